@@ -1,0 +1,29 @@
+//! Errors that stop tsumo before or instead of a run. Each renders as one line for stderr;
+//! `main` prints it and exits 1. Failures during a run are not errors: they are counted.
+
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum Error {
+    /// Bad command line (message already says what is wrong and how to fix it).
+    #[error("{0}")]
+    Usage(String),
+    #[error("unable to resolve {host}:{port}: {reason}")]
+    Resolve {
+        host: String,
+        port: u16,
+        reason: String,
+    },
+    #[error("unable to connect to {addr}: {reason}")]
+    Connect { addr: String, reason: String },
+    #[error("TLS handshake with {host} failed: {reason}")]
+    Tls { host: String, reason: String },
+    #[error("{0}")]
+    Limits(String),
+    #[error("{path}: {reason}")]
+    File { path: String, reason: String },
+    #[error("cannot start worker thread: {0}")]
+    Thread(String),
+}
+
+pub type Result<T> = std::result::Result<T, Error>;

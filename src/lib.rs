@@ -1,0 +1,33 @@
+//! tsumo — a constant-rate HTTP(S) load generator, compatible with wrk2's command line, Lua
+//! scripts and report, that measures latency truthfully (sub-millisecond pacing, coordinated
+//! omission corrected, its own lateness reported).
+//!
+//! # Layout
+//!
+//! A run flows `argv → cli → Plan → engine (N workers) → Recorder per worker → RunResult →
+//! report`. Read the modules in that order:
+//!
+//! - [`cli`]: the wrk2 command line (clap), wrk's number and duration units, bad input as one
+//!   clear error line.
+//! - [`plan`]: the validated, immutable description of a run.
+//! - [`engine`]: worker threads (one current-thread tokio runtime each, share-nothing), the
+//!   per-connection schedule, the sub-millisecond pacer (timerfd), shutdown (duration end or
+//!   Ctrl-C) and live progress.
+//! - [`http`]: one HTTP/1.1 connection over TCP or TLS: request bytes built once, the response
+//!   parser and body framing, error categories.
+//! - [`tls`]: rustls client configuration (ring provider, roots, `--insecure`, `--cacert`).
+//! - [`stats`]: the per-worker `Recorder` (HdrHistograms and counters) and wrk2-compatible
+//!   histogram arithmetic.
+//! - [`report`]: renderers of a finished run: wrk2's text layout and JSON.
+//! - [`sys`]: process limits (open files).
+//! - [`error`]: the typed errors that end a run before traffic starts.
+
+pub mod cli;
+pub mod engine;
+pub mod error;
+pub mod http;
+pub mod plan;
+pub mod report;
+pub mod stats;
+pub mod sys;
+pub mod tls;

@@ -1,0 +1,136 @@
+//! Recording what happened: histograms and counters, knowing nothing about the network.
+//!
+//! Every worker owns one `Recorder` (no locks on the hot path); the engine merges them once at
+//! the end into a [`RunResult`](crate::report::RunResult). `hdr` holds the arithmetic that
+//! reproduces the C HdrHistogram used by wrk2 (percentiles, mean, stdev), so printed numbers match
+//! wrk2's for the same samples.
+
+pub mod hdr;
+
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+/// Highest value a histogram holds: one day in µs, wrk2's `MAX_LATENCY`.
+pub const HIST_MAX_US: u64 = 86_400_000_000;
+
+/// A histogram with wrk2's parameters: 1 µs to 1 day, 3 significant figures.
+pub fn new_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, HIST_MAX_US, 3).expect("constant histogram bounds are valid")
+}
+
+/// Error counts by kind, as wrk reports them, plus the ones tsumo explains.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Errors {
+    /// connect() failed, or the TLS handshake failed.
+    pub connect: u64,
+    /// read failed, the connection closed mid-response, or the response did not parse.
+    pub read: u64,
+    /// write failed.
+    pub write: u64,
+    /// no complete response within `--timeout`.
+    pub timeout: u64,
+    /// responses with status > 399 (wrk's "Non-2xx or 3xx responses").
+    pub status: u64,
+}
+
+impl Errors {
+    pub fn add(&mut self, other: &Errors) {
+        self.connect += other.connect;
+        self.read += other.read;
+        self.write += other.write;
+        self.timeout += other.timeout;
+        self.status += other.status;
+    }
+
+    /// Socket-level errors (everything but status), as in wrk's "Socket errors" line.
+    pub fn socket_total(&self) -> u64 {
+        self.connect + self.read + self.write + self.timeout
+    }
+}
+
+/// Counters of one worker, or of a whole run once merged.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Counters {
+    /// Complete responses.
+    pub requests: u64,
+    /// Bytes read from the server (after TLS decryption), headers included, as wrk counts them.
+    pub bytes_read: u64,
+    /// Bytes written (requests).
+    pub bytes_written: u64,
+    pub errors: Errors,
+    /// TCP connections established (including reconnects).
+    pub connections_opened: u64,
+    /// TLS handshakes completed in full.
+    pub tls_full_handshakes: u64,
+    /// TLS handshakes completed by session resumption.
+    pub tls_resumed_handshakes: u64,
+    /// connect() failures with EMFILE/ENFILE (out of file descriptors).
+    pub emfile: u64,
+    /// connect() failures with EADDRNOTAVAIL (out of ephemeral ports).
+    pub eaddrnotavail: u64,
+}
+
+impl Counters {
+    pub fn add(&mut self, other: &Counters) {
+        self.requests += other.requests;
+        self.bytes_read += other.bytes_read;
+        self.bytes_written += other.bytes_written;
+        self.errors.add(&other.errors);
+        self.connections_opened += other.connections_opened;
+        self.tls_full_handshakes += other.tls_full_handshakes;
+        self.tls_resumed_handshakes += other.tls_resumed_handshakes;
+        self.emfile += other.emfile;
+        self.eaddrnotavail += other.eaddrnotavail;
+    }
+}
+
+/// One worker's record of a run. Values are in µs.
+#[derive(Debug, Clone)]
+pub struct Recorder {
+    /// Response time − intended send time (coordinated-omission corrected).
+    pub latency: Histogram<u64>,
+    /// Response time − actual send time.
+    pub uncorrected: Histogram<u64>,
+    /// Actual send time − intended send time: how late tsumo itself was.
+    pub send_lateness: Histogram<u64>,
+    pub counters: Counters,
+}
+
+impl Default for Recorder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Recorder {
+    pub fn new() -> Self {
+        Recorder {
+            latency: new_histogram(),
+            uncorrected: new_histogram(),
+            send_lateness: new_histogram(),
+            counters: Counters::default(),
+        }
+    }
+
+    /// Records one response's corrected and uncorrected latency, in µs.
+    #[inline]
+    pub fn record_latency(&mut self, corrected_us: u64, uncorrected_us: u64) {
+        self.latency.saturating_record(corrected_us);
+        self.uncorrected.saturating_record(uncorrected_us);
+    }
+
+    /// Records how late a send was against its schedule, in µs (0 allowed: on time).
+    #[inline]
+    pub fn record_send_lateness(&mut self, lateness_us: u64) {
+        self.send_lateness.saturating_record(lateness_us);
+    }
+
+    /// Adds another recorder into this one (exact: histograms have the same layout).
+    pub fn merge(&mut self, other: &Recorder) {
+        // Same bounds on both sides, so add() cannot fail; saturate rather than panic if it does.
+        let _ = self.latency.add(&other.latency);
+        let _ = self.uncorrected.add(&other.uncorrected);
+        let _ = self.send_lateness.add(&other.send_lateness);
+        self.counters.add(&other.counters);
+    }
+}
