@@ -1,1 +1,39 @@
-fn main() {}
+//! tsumo's entry point: parse, run, render, exit code. Nothing else.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use tsumo::cli::{self, Parsed};
+use tsumo::plan::JsonOut;
+use tsumo::{engine, report};
+
+fn main() -> ExitCode {
+    let plan = match cli::parse(std::env::args_os()) {
+        Ok(Parsed::Run(plan)) => plan,
+        Ok(Parsed::Print(text)) => {
+            print!("{text}");
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => return fail(&e),
+    };
+    let result = match engine::run(&plan) {
+        Ok(result) => result,
+        Err(e) => return fail(&e),
+    };
+    if !plan.quiet && plan.json != Some(JsonOut::Stdout) {
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(report::text::render(&result).as_bytes());
+        let _ = out.flush();
+    }
+    if let Some(json) = &plan.json {
+        if let Err(e) = report::json::write(&result, json) {
+            return fail(&e);
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+fn fail(e: &dyn std::fmt::Display) -> ExitCode {
+    eprintln!("tsumo: {e}");
+    ExitCode::FAILURE
+}
