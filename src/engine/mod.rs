@@ -1,8 +1,258 @@
-//! (stub — being written) the engine.
+//! The engine: runs a [`Plan`] on `-t` worker threads and returns the merged [`RunResult`].
+//!
+//! The main thread resolves the target and checks it answers (a TCP connect and, for https, a
+//! full TLS handshake, so a bad certificate stops the run before any traffic), starts the workers,
+//! opens the start gate, then supervises: once a second it samples each worker's completed
+//! requests (the report's Req/Sec samples and the live progress line), and at the end of the
+//! duration or on Ctrl-C it sends the one shutdown signal every worker listens to.
+
+pub mod clock;
+pub mod pacer;
+pub mod progress;
+pub mod schedule;
+pub mod worker;
+
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::sync::Arc;
+use std::time::Duration;
+
+use hdrhistogram::Histogram;
+use tokio::io::AsyncWriteExt;
+use tokio::sync::watch;
+
 use crate::error::Error;
-use crate::plan::Plan;
+use crate::http::request;
+use crate::http::stream::{ConnectError, Endpoint, Stream, TlsTarget};
+use crate::plan::{Plan, Scheme};
 use crate::report::RunResult;
-/// Runs a plan to completion.
-pub fn run(_plan: &Plan) -> Result<RunResult, Error> {
-    Err(Error::Usage("engine not written yet".into()))
+use crate::stats::{new_histogram, Recorder};
+use crate::{sys, tls};
+use progress::{LiveCounters, ProgressMode};
+use worker::{StartGate, WorkerPlan};
+
+/// Runs a plan to completion (duration end or Ctrl-C).
+pub fn run(plan: &Plan) -> Result<RunResult, Error> {
+    sys::check_open_files(plan.connections, plan.threads)?;
+    let batch = request::from_plan(plan)?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::Thread(e.to_string()))?;
+    let endpoint = runtime.block_on(preflight(plan))?;
+
+    let (shutdown_tx, shutdown_rx) = watch::channel(false);
+    let gate = StartGate::new(plan.threads);
+    let mut workers = Vec::with_capacity(plan.threads);
+    let mut live = Vec::with_capacity(plan.threads);
+    let mut first_connection = 0;
+    for index in 0..plan.threads {
+        let counters = Arc::new(LiveCounters::default());
+        let connections = plan.connections_for_thread(index);
+        let worker_plan = WorkerPlan {
+            index,
+            first_connection,
+            connections,
+            total_connections: plan.connections,
+            rate: plan.rate,
+            endpoint: endpoint.clone(),
+            batch: batch.clone(),
+            timeout: plan.timeout,
+            record_all: !plan.batch_latency,
+            live: Arc::clone(&counters),
+        };
+        first_connection += connections;
+        match worker::spawn(worker_plan, Arc::clone(&gate), shutdown_rx.clone()) {
+            Ok(handle) => workers.push(handle),
+            // Workers already started wait at the gate for ever; the process exits with the
+            // error and takes them with it.
+            Err(e) => return Err(e),
+        }
+        live.push(counters);
+    }
+
+    let t0 = gate.open(clock::now);
+    let progress = ProgressMode::choose(plan.progress, plan.quiet);
+    let supervised = runtime.block_on(supervise(plan, t0, &live, progress));
+    let _ = shutdown_tx.send(true);
+    progress.finish();
+
+    let mut total = Recorder::new();
+    for handle in workers {
+        let recorder = handle
+            .join()
+            .map_err(|_| Error::Thread("a worker thread panicked".into()))??;
+        total.merge(&recorder);
+    }
+    let notes = notes(&total, &endpoint.addr);
+    Ok(RunResult {
+        plan: plan.clone(),
+        elapsed: supervised.elapsed,
+        interrupted: supervised.interrupted,
+        counters: total.counters,
+        latency: total.latency,
+        uncorrected: total.uncorrected,
+        send_lateness: total.send_lateness,
+        req_per_sec: supervised.req_per_sec,
+        notes,
+    })
+}
+
+/// Resolves the target and proves it answers: TCP connect, and the TLS handshake for https.
+async fn preflight(plan: &Plan) -> Result<Endpoint, Error> {
+    let target = &plan.target;
+    let port = target.port();
+    let addrs: Vec<SocketAddr> = (target.host.as_str(), port)
+        .to_socket_addrs()
+        .map_err(|e| Error::Resolve {
+            host: target.host.clone(),
+            port,
+            reason: e.to_string(),
+        })?
+        .collect();
+    if addrs.is_empty() {
+        return Err(Error::Resolve {
+            host: target.host.clone(),
+            port,
+            reason: "no addresses".into(),
+        });
+    }
+    let tls = match target.scheme {
+        Scheme::Http => None,
+        Scheme::Https => Some(TlsTarget::new(
+            tls::client_config(plan.insecure, plan.cacert.as_deref())?,
+            tls::server_name(&target.host)?,
+        )),
+    };
+    let mut last_error = None;
+    for addr in addrs {
+        let endpoint = Endpoint {
+            addr,
+            tls: tls.clone(),
+        };
+        match tokio::time::timeout(plan.timeout, endpoint.connect()).await {
+            Ok(Ok((stream, _))) => {
+                close_politely(stream).await;
+                return Ok(endpoint);
+            }
+            Ok(Err(ConnectError::Tls(e))) => {
+                return Err(Error::Tls {
+                    host: target.host.clone(),
+                    reason: tls::explain_handshake_error(&e),
+                })
+            }
+            Ok(Err(ConnectError::Tcp(e))) => last_error = Some((addr, e.to_string())),
+            Err(_) => last_error = Some((addr, format!("no answer within {:?}", plan.timeout))),
+        }
+    }
+    let (addr, reason) =
+        last_error.unwrap_or_else(|| (SocketAddr::from(([0, 0, 0, 0], port)), String::new()));
+    Err(Error::Connect {
+        addr: addr.to_string(),
+        reason,
+    })
+}
+
+/// Closes the pre-flight connection with a TLS close_notify, so the server logs no error.
+async fn close_politely(mut stream: Stream) {
+    let _ = tokio::time::timeout(Duration::from_millis(100), stream.shutdown()).await;
+}
+
+struct Supervised {
+    elapsed: Duration,
+    interrupted: bool,
+    req_per_sec: Histogram<u64>,
+}
+
+/// Waits for the end of the run, sampling each worker's rate once a second.
+async fn supervise(
+    plan: &Plan,
+    t0: clock::Nanos,
+    live: &[Arc<LiveCounters>],
+    progress: ProgressMode,
+) -> Supervised {
+    const TICK: u64 = 1_000_000_000;
+    let duration_ns = plan.duration.as_nanos().min(u64::MAX as u128) as u64;
+    let stop_at = t0.saturating_add(duration_ns);
+    let mut req_per_sec = new_histogram();
+    let mut last_counts: Vec<u64> = vec![0; live.len()];
+    let mut last_tick = t0;
+    let mut samples = 0u64;
+    let mut interrupted = false;
+    let ctrl_c = tokio::signal::ctrl_c();
+    tokio::pin!(ctrl_c);
+    let mut record_samples = |now: clock::Nanos, last_tick: clock::Nanos| -> f64 {
+        let span = (now - last_tick) as f64 / 1e9;
+        let mut total_rate = 0.0;
+        for (counters, last) in live.iter().zip(last_counts.iter_mut()) {
+            let count = counters.requests();
+            let rate = (count - *last) as f64 / span.max(1e-9);
+            *last = count;
+            req_per_sec.saturating_record(rate.round() as u64);
+            total_rate += rate;
+        }
+        total_rate
+    };
+    loop {
+        let next_tick = (last_tick + TICK).min(stop_at);
+        let wait = Duration::from_nanos(next_tick.saturating_sub(clock::now()));
+        tokio::select! {
+            _ = tokio::time::sleep(wait) => {}
+            _ = &mut ctrl_c => {
+                interrupted = true;
+                break;
+            }
+        }
+        let now = clock::now();
+        if now < next_tick {
+            continue;
+        }
+        if next_tick == stop_at {
+            break;
+        }
+        let rate = record_samples(now, last_tick);
+        samples += 1;
+        last_tick = now;
+        let requests: u64 = live.iter().map(|c| c.requests()).sum();
+        let errors: u64 = live.iter().map(|c| c.errors()).sum();
+        progress.show(
+            Duration::from_nanos(now - t0),
+            plan.duration,
+            rate,
+            requests,
+            errors,
+        );
+    }
+    let end = clock::now();
+    // The last, partial second counts if it is at least half a second, or if it is all there is.
+    if samples == 0 || end - last_tick >= TICK / 2 {
+        record_samples(end, last_tick);
+    }
+    Supervised {
+        elapsed: Duration::from_nanos(end - t0),
+        interrupted,
+        req_per_sec,
+    }
+}
+
+/// Explanations of conditions that silently cap a test, printed once in the report.
+fn notes(total: &Recorder, addr: &SocketAddr) -> Vec<String> {
+    let c = &total.counters;
+    let mut notes = Vec::new();
+    if c.emfile > 0 {
+        let (soft, _) = sys::raise_open_files();
+        notes.push(format!(
+            "Note: {} connects failed with EMFILE (too many open files, limit {soft}): raise \
+             `ulimit -n` or use fewer connections (-c).",
+            c.emfile
+        ));
+    }
+    if c.eaddrnotavail > 0 {
+        notes.push(format!(
+            "Note: {} connects failed with EADDRNOTAVAIL (no free local port towards {addr}): \
+             widen net.ipv4.ip_local_port_range, enable net.ipv4.tcp_tw_reuse, or use fewer \
+             connections.",
+            c.eaddrnotavail
+        ));
+    }
+    notes
 }

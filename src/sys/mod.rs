@@ -1,1 +1,48 @@
-//! (stub)
+//! The process's own limits: tsumo raises its open-file soft limit to the hard limit at start and
+//! refuses, before any traffic, a run whose connections cannot fit.
+
+use crate::error::Error;
+
+/// File descriptors a run needs besides its sockets: stdio, each worker's epoll, timerfd and
+/// wakeup fds, and some headroom for scripts and output files.
+pub fn fds_needed(connections: usize, threads: usize) -> u64 {
+    connections as u64 + threads as u64 * 4 + 32
+}
+
+/// Raises the soft RLIMIT_NOFILE to the hard limit; returns the (soft, hard) limits now in force.
+pub fn raise_open_files() -> (u64, u64) {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: plain syscalls with a valid rlimit struct.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) != 0 {
+            return (0, 0);
+        }
+        if lim.rlim_cur < lim.rlim_max {
+            let raised = libc::rlimit {
+                rlim_cur: lim.rlim_max,
+                rlim_max: lim.rlim_max,
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &raised) == 0 {
+                lim.rlim_cur = lim.rlim_max;
+            }
+        }
+    }
+    (lim.rlim_cur, lim.rlim_max)
+}
+
+/// Fails, naming `ulimit -n`, when `connections` cannot fit under the open-file limit.
+pub fn check_open_files(connections: usize, threads: usize) -> Result<(), Error> {
+    let (soft, hard) = raise_open_files();
+    let needed = fds_needed(connections, threads);
+    if soft != 0 && needed > soft {
+        return Err(Error::Limits(format!(
+            "{connections} connections need about {needed} open files, but the limit is {soft} \
+             (hard limit {hard}): raise it with `ulimit -n {needed}` (as root if above the hard \
+             limit) or use fewer connections (-c)"
+        )));
+    }
+    Ok(())
+}

@@ -1,0 +1,166 @@
+//! One worker thread: its own current-thread tokio runtime, its own pacer, its own connections and
+//! its own Recorder — share-nothing, like wrk's threads. It connects its connections, waits at the
+//! start gate for the common start time, runs until shutdown, and hands back its Recorder.
+
+use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Barrier};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use tokio::sync::watch;
+use tokio::task::LocalSet;
+
+use super::pacer::Pacer;
+use super::progress::LiveCounters;
+use super::schedule::Schedule;
+use crate::error::Error;
+use crate::http::conn::{Connection, Shared};
+use crate::http::request::Batch;
+use crate::http::stream::Endpoint;
+use crate::stats::Recorder;
+
+/// What one worker is asked to do.
+pub struct WorkerPlan {
+    pub index: usize,
+    /// Global index of this worker's first connection (schedules are phase-shifted by it).
+    pub first_connection: usize,
+    pub connections: usize,
+    pub total_connections: usize,
+    /// `None`: closed loop.
+    pub rate: Option<u64>,
+    pub endpoint: Endpoint,
+    pub batch: Batch,
+    pub timeout: Duration,
+    pub record_all: bool,
+    pub live: Arc<LiveCounters>,
+}
+
+/// Synchronises the start: every worker connects, then all start their schedules at `t0`.
+pub struct StartGate {
+    barrier: Barrier,
+    t0: AtomicU64,
+}
+
+impl StartGate {
+    /// A gate for `workers` workers and the main thread.
+    pub fn new(workers: usize) -> Arc<StartGate> {
+        Arc::new(StartGate {
+            barrier: Barrier::new(workers + 1),
+            t0: AtomicU64::new(0),
+        })
+    }
+
+    /// Main thread: waits for every worker to be connected, sets the start time, releases them.
+    pub fn open(&self, t0: impl FnOnce() -> u64) -> u64 {
+        self.barrier.wait();
+        let t0 = t0();
+        self.t0.store(t0, Ordering::SeqCst);
+        self.barrier.wait();
+        t0
+    }
+
+    /// Worker: reports ready and waits for the start time.
+    fn pass(&self) -> u64 {
+        self.barrier.wait();
+        self.barrier.wait();
+        self.t0.load(Ordering::SeqCst)
+    }
+}
+
+/// Starts a worker thread. It always passes the gate (even when it fails to start), so the main
+/// thread never waits for ever.
+pub fn spawn(
+    plan: WorkerPlan,
+    gate: Arc<StartGate>,
+    shutdown: watch::Receiver<bool>,
+) -> Result<JoinHandle<Result<Recorder, Error>>, Error> {
+    std::thread::Builder::new()
+        .name(format!("tsumo-worker-{}", plan.index))
+        .spawn(move || run(plan, &gate, shutdown))
+        .map_err(|e| Error::Thread(e.to_string()))
+}
+
+fn run(
+    plan: WorkerPlan,
+    gate: &StartGate,
+    mut shutdown: watch::Receiver<bool>,
+) -> Result<Recorder, Error> {
+    // Timer slack lets the kernel delay wake-ups by up to 50 µs; a pacer wants none.
+    // SAFETY: prctl with an integer argument affects only this thread.
+    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build();
+    let runtime = match runtime {
+        Ok(rt) => rt,
+        Err(e) => {
+            gate.pass();
+            return Err(Error::Thread(e.to_string()));
+        }
+    };
+    let local = LocalSet::new();
+    let pacer = match runtime.block_on(async { Pacer::new() }) {
+        Ok(p) => p,
+        Err(e) => {
+            gate.pass();
+            return Err(Error::Thread(format!("cannot create timerfd: {e}")));
+        }
+    };
+    let shared = Rc::new(Shared {
+        endpoint: plan.endpoint.clone(),
+        batch: Rc::new(plan.batch),
+        recorder: Default::default(),
+        pacer: Rc::clone(&pacer),
+        timeout: plan.timeout,
+        record_all: plan.record_all,
+        live: plan.live,
+    });
+
+    // Connect first, so that connection set-up does not eat into the first interval.
+    let streams = local.block_on(&runtime, async {
+        let handles: Vec<_> = (0..plan.connections)
+            .map(|_| {
+                let shared = Rc::clone(&shared);
+                tokio::task::spawn_local(async move {
+                    tokio::time::timeout(shared.timeout, shared.connect())
+                        .await
+                        .ok()
+                        .and_then(Result::ok)
+                })
+            })
+            .collect();
+        let mut streams = Vec::with_capacity(handles.len());
+        for handle in handles {
+            streams.push(handle.await.ok().flatten());
+        }
+        streams
+    });
+
+    let t0 = gate.pass();
+    local.block_on(&runtime, async {
+        tokio::task::spawn_local(Rc::clone(&pacer).drive());
+        for (i, stream) in streams.into_iter().enumerate() {
+            let schedule = plan.rate.map(|rate| Schedule {
+                t0,
+                index: (plan.first_connection + i) as u64,
+                connections: plan.total_connections as u64,
+                rate,
+            });
+            let conn = Connection::new(Rc::clone(&shared), schedule, stream);
+            tokio::task::spawn_local(conn.run());
+        }
+        while !*shutdown.borrow_and_update() {
+            if shutdown.changed().await.is_err() {
+                break;
+            }
+        }
+    });
+    // Dropping the LocalSet cancels every connection task (in-flight requests are not counted).
+    {
+        let _guard = runtime.enter();
+        drop(local);
+    }
+    let recorder = shared.recorder.take();
+    Ok(recorder)
+}

@@ -1,0 +1,317 @@
+//! One HTTP/1.1 connection's life: connect, wait for the next intended send time, write the
+//! request batch, read its responses, record, repeat — reconnecting whenever the server closes,
+//! resets, times out or sends garbage, and counting each failure by kind.
+//!
+//! Latency is measured from the intended send time (corrected) and from the actual send time
+//! (uncorrected). A connection that falls behind its schedule sends the next request as soon as
+//! the previous response is in, so its backlog is never dropped.
+
+use std::cell::RefCell;
+use std::io;
+use std::rc::Rc;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use super::request::Batch;
+use super::response::ResponseParser;
+use super::stream::{ConnectError, Endpoint, Handshake, Stream};
+use crate::engine::clock::{self, Nanos};
+use crate::engine::pacer::Pacer;
+use crate::engine::progress::LiveCounters;
+use crate::engine::schedule::Schedule;
+use crate::stats::Recorder;
+
+const INITIAL_BUFFER: usize = 16 * 1024;
+const MAX_BUFFER: usize = super::response::MAX_HEAD * 2;
+const MIN_BACKOFF: Duration = Duration::from_millis(10);
+const MAX_BACKOFF: Duration = Duration::from_millis(500);
+
+/// What every connection of one worker shares.
+pub struct Shared {
+    pub endpoint: Endpoint,
+    pub batch: Rc<Batch>,
+    pub recorder: RefCell<Recorder>,
+    pub pacer: Rc<Pacer>,
+    pub timeout: Duration,
+    /// `false` with `-B`: record only the last response of a pipelined batch.
+    pub record_all: bool,
+    pub live: Arc<LiveCounters>,
+}
+
+impl Shared {
+    /// Opens a connection, counting it (and its TLS handshake, or its failure).
+    pub async fn connect(&self) -> Result<Stream, ConnectError> {
+        let result = self.endpoint.connect().await;
+        let mut rec = self.recorder.borrow_mut();
+        let counters = &mut rec.counters;
+        match result {
+            Ok((stream, handshake)) => {
+                counters.connections_opened += 1;
+                match handshake {
+                    Handshake::Full => counters.tls_full_handshakes += 1,
+                    Handshake::Resumed => counters.tls_resumed_handshakes += 1,
+                    Handshake::None => {}
+                }
+                Ok(stream)
+            }
+            Err(e) => {
+                counters.errors.connect += 1;
+                if let ConnectError::Tcp(io) = &e {
+                    match io.raw_os_error() {
+                        Some(libc::EMFILE) | Some(libc::ENFILE) => counters.emfile += 1,
+                        Some(libc::EADDRNOTAVAIL) => counters.eaddrnotavail += 1,
+                        _ => {}
+                    }
+                }
+                drop(rec);
+                self.live.errors.fetch_add(1, Ordering::Relaxed);
+                Err(e)
+            }
+        }
+    }
+}
+
+/// How a batch ended.
+enum Outcome {
+    /// Every response arrived; the stream comes back if it may carry another request.
+    Done(Option<Stream>),
+    /// The server closed or reset a reused keep-alive connection before answering: resend.
+    Stale,
+    /// The connection failed; the error is already counted and the batch's remaining responses
+    /// are lost.
+    Failed,
+}
+
+/// One connection and its schedule.
+pub struct Connection {
+    shared: Rc<Shared>,
+    stream: Option<Stream>,
+    /// Whether the current stream has completed a response (so a close may be a stale
+    /// keep-alive, not a failure).
+    reused: bool,
+    schedule: Option<Schedule>,
+    /// Index of this connection's next request on its schedule.
+    next: u64,
+    parser: ResponseParser,
+    buf: Vec<u8>,
+    start: usize,
+    end: usize,
+}
+
+impl Connection {
+    /// A connection following `schedule` (`None`: closed loop), with an optional stream already
+    /// open.
+    pub fn new(shared: Rc<Shared>, schedule: Option<Schedule>, stream: Option<Stream>) -> Self {
+        Connection {
+            shared,
+            stream,
+            reused: false,
+            schedule,
+            next: 0,
+            parser: ResponseParser::new(),
+            buf: vec![0; INITIAL_BUFFER],
+            start: 0,
+            end: 0,
+        }
+    }
+
+    /// Runs until the task is dropped (the worker's shutdown).
+    pub async fn run(mut self) {
+        let mut ready_at = clock::now();
+        let mut backoff = MIN_BACKOFF;
+        loop {
+            let stream = match self.stream.take() {
+                Some(stream) => stream,
+                None => match self.shared.connect().await {
+                    Ok(stream) => {
+                        self.reused = false;
+                        self.parser.reset();
+                        self.start = 0;
+                        self.end = 0;
+                        backoff = MIN_BACKOFF;
+                        ready_at = clock::now();
+                        stream
+                    }
+                    Err(_) => {
+                        // Not sent, so the schedule does not advance: the outage is charged
+                        // to these requests' corrected latency once the server is back.
+                        tokio::time::sleep(backoff).await;
+                        backoff = (backoff * 2).min(MAX_BACKOFF);
+                        continue;
+                    }
+                },
+            };
+            let intended = match &self.schedule {
+                Some(schedule) => {
+                    let intended = schedule.intended(self.next);
+                    if intended > clock::now() {
+                        self.shared.pacer.sleep_until(intended).await;
+                    }
+                    intended
+                }
+                None => clock::now(),
+            };
+            let sent = clock::now();
+            if self.schedule.is_some() {
+                // Only the delay tsumo caused: the request was due and the connection free.
+                let due = intended.max(ready_at);
+                let lateness = clock::to_us(sent.saturating_sub(due));
+                self.shared
+                    .recorder
+                    .borrow_mut()
+                    .record_send_lateness(lateness);
+            }
+            let batch = Rc::clone(&self.shared.batch);
+            let timeout = self.shared.timeout;
+            let exchange = self.exchange(stream, &batch, intended, sent);
+            match tokio::time::timeout(timeout, exchange).await {
+                Ok(Outcome::Done(stream)) => {
+                    self.next += batch.len() as u64;
+                    self.reused = stream.is_some();
+                    self.stream = stream;
+                }
+                // The same requests go again on a new connection; their intended time stays,
+                // so the reconnect is charged to their corrected latency.
+                Ok(Outcome::Stale) => {}
+                Ok(Outcome::Failed) => self.next += batch.len() as u64,
+                Err(_elapsed) => {
+                    // The stream was dropped with the exchange: the connection is closed.
+                    self.shared.recorder.borrow_mut().counters.errors.timeout += 1;
+                    self.shared.live.errors.fetch_add(1, Ordering::Relaxed);
+                    self.next += batch.len() as u64;
+                }
+            }
+            ready_at = clock::now();
+        }
+    }
+
+    /// Writes one batch and reads its responses.
+    async fn exchange(
+        &mut self,
+        mut stream: Stream,
+        batch: &Batch,
+        intended: Nanos,
+        sent: Nanos,
+    ) -> Outcome {
+        let shared = Rc::clone(&self.shared);
+        if let Err(e) = write_batch(&mut stream, &batch.bytes).await {
+            if self.reused && is_stale(&e) {
+                return Outcome::Stale;
+            }
+            shared.recorder.borrow_mut().counters.errors.write += 1;
+            shared.live.errors.fetch_add(1, Ordering::Relaxed);
+            return Outcome::Failed;
+        }
+        shared.recorder.borrow_mut().counters.bytes_written += batch.bytes.len() as u64;
+        let expected = batch.len();
+        let mut completed = 0;
+        let mut read_any = false;
+        let mut keep_alive = true;
+        while completed < expected {
+            let head_request = batch.head[completed];
+            match self
+                .parser
+                .parse(&self.buf[self.start..self.end], head_request)
+            {
+                Ok((used, done)) => {
+                    self.start += used;
+                    if let Some(done) = done {
+                        keep_alive = done.keep_alive;
+                        completed += 1;
+                        self.record(done.status, completed == expected, intended, sent);
+                        if !keep_alive && completed < expected {
+                            return self.fail_read();
+                        }
+                        continue;
+                    }
+                }
+                Err(_) => return self.fail_read(),
+            }
+            if self.start == self.end {
+                self.start = 0;
+                self.end = 0;
+            } else if self.end == self.buf.len() {
+                if self.start > 0 {
+                    self.buf.copy_within(self.start..self.end, 0);
+                    self.end -= self.start;
+                    self.start = 0;
+                } else if self.buf.len() < MAX_BUFFER {
+                    self.buf.resize(self.buf.len() * 2, 0);
+                } else {
+                    return self.fail_read();
+                }
+            }
+            match stream.read(&mut self.buf[self.end..]).await {
+                Ok(0) => match self.parser.eof() {
+                    Ok(Some(done)) => {
+                        keep_alive = false;
+                        completed += 1;
+                        self.record(done.status, completed == expected, intended, sent);
+                        if completed < expected {
+                            return self.fail_read();
+                        }
+                    }
+                    Ok(None) if self.reused && !read_any => return Outcome::Stale,
+                    _ => return self.fail_read(),
+                },
+                Ok(n) => {
+                    read_any = true;
+                    self.end += n;
+                    shared.recorder.borrow_mut().counters.bytes_read += n as u64;
+                }
+                Err(e) => {
+                    if self.reused && !read_any && is_stale(&e) {
+                        return Outcome::Stale;
+                    }
+                    return self.fail_read();
+                }
+            }
+        }
+        shared
+            .live
+            .requests
+            .fetch_add(expected as u64, Ordering::Relaxed);
+        Outcome::Done(keep_alive.then_some(stream))
+    }
+
+    /// Records one complete response.
+    fn record(&self, status: u16, last_of_batch: bool, intended: Nanos, sent: Nanos) {
+        let now = clock::now();
+        let mut rec = self.shared.recorder.borrow_mut();
+        rec.counters.requests += 1;
+        if status > 399 {
+            rec.counters.errors.status += 1;
+        }
+        if self.shared.record_all || last_of_batch {
+            rec.record_latency(
+                clock::to_us(now.saturating_sub(intended)),
+                clock::to_us(now.saturating_sub(sent)),
+            );
+        }
+    }
+
+    fn fail_read(&mut self) -> Outcome {
+        self.shared.recorder.borrow_mut().counters.errors.read += 1;
+        self.shared.live.errors.fetch_add(1, Ordering::Relaxed);
+        Outcome::Failed
+    }
+}
+
+async fn write_batch(stream: &mut Stream, bytes: &[u8]) -> io::Result<()> {
+    stream.write_all(bytes).await?;
+    stream.flush().await
+}
+
+/// Errors that mean the server dropped an idle keep-alive connection.
+fn is_stale(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::ConnectionReset
+            | io::ErrorKind::BrokenPipe
+            | io::ErrorKind::ConnectionAborted
+            | io::ErrorKind::UnexpectedEof
+    )
+}

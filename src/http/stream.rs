@@ -1,0 +1,138 @@
+//! A connection's byte stream: plain TCP or TLS, chosen once per connection (an enum, not a trait
+//! object, so the hot path has no dynamic dispatch).
+
+use std::io;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use rustls::pki_types::ServerName;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::TcpStream;
+use tokio_rustls::client::TlsStream;
+use tokio_rustls::TlsConnector;
+
+/// Where and how to connect: the address, and TLS settings for https.
+#[derive(Clone)]
+pub struct Endpoint {
+    pub addr: SocketAddr,
+    pub tls: Option<TlsTarget>,
+}
+
+/// TLS settings of an https endpoint.
+#[derive(Clone)]
+pub struct TlsTarget {
+    pub connector: TlsConnector,
+    pub server_name: ServerName<'static>,
+}
+
+impl TlsTarget {
+    pub fn new(config: Arc<rustls::ClientConfig>, server_name: ServerName<'static>) -> Self {
+        TlsTarget {
+            connector: TlsConnector::from(config),
+            server_name,
+        }
+    }
+}
+
+/// How a connection attempt failed.
+#[derive(Debug)]
+pub enum ConnectError {
+    /// The TCP connect failed.
+    Tcp(io::Error),
+    /// The TLS handshake failed.
+    Tls(io::Error),
+}
+
+impl std::fmt::Display for ConnectError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ConnectError::Tcp(e) => write!(f, "{e}"),
+            ConnectError::Tls(e) => write!(f, "{}", crate::tls::explain_handshake_error(e)),
+        }
+    }
+}
+
+/// An open connection.
+pub enum Stream {
+    Plain(TcpStream),
+    Tls(Box<TlsStream<TcpStream>>),
+}
+
+/// Whether a completed TLS handshake resumed a session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Handshake {
+    None,
+    Full,
+    Resumed,
+}
+
+impl Endpoint {
+    /// Opens a connection (TCP_NODELAY set) and, for https, completes the TLS handshake.
+    pub async fn connect(&self) -> Result<(Stream, Handshake), ConnectError> {
+        let tcp = TcpStream::connect(self.addr)
+            .await
+            .map_err(ConnectError::Tcp)?;
+        // Without NODELAY, small requests wait for the previous ACK (Nagle) and latency lies.
+        tcp.set_nodelay(true).map_err(ConnectError::Tcp)?;
+        match &self.tls {
+            None => Ok((Stream::Plain(tcp), Handshake::None)),
+            Some(tls) => {
+                let stream = tls
+                    .connector
+                    .connect(tls.server_name.clone(), tcp)
+                    .await
+                    .map_err(ConnectError::Tls)?;
+                let kind = match stream.get_ref().1.handshake_kind() {
+                    Some(rustls::HandshakeKind::Resumed) => Handshake::Resumed,
+                    _ => Handshake::Full,
+                };
+                Ok((Stream::Tls(Box::new(stream)), kind))
+            }
+        }
+    }
+}
+
+impl AsyncRead for Stream {
+    #[inline]
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Stream::Plain(s) => Pin::new(s).poll_read(cx, buf),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
+        }
+    }
+}
+
+impl AsyncWrite for Stream {
+    #[inline]
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            Stream::Plain(s) => Pin::new(s).poll_write(cx, buf),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
+        }
+    }
+
+    #[inline]
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Stream::Plain(s) => Pin::new(s).poll_flush(cx),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Stream::Plain(s) => Pin::new(s).poll_shutdown(cx),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
+        }
+    }
+}
