@@ -1,0 +1,316 @@
+//! In-process HTTP/1.1 servers that misbehave on purpose, for the failures nginx will not
+//! produce on demand: a dropped keep-alive connection, a reset in the middle of a body, silence,
+//! a status line that does not parse, periodic stalls, and every body framing a client must
+//! handle (chunked with a trailer, close-delimited, no body on 204/304).
+//!
+//! Each server runs on its own thread with its own current-thread tokio runtime, listens on
+//! 127.0.0.1:0, counts the requests it received and the connections it accepted, and stops when
+//! dropped (the runtime goes, and with it every connection).
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::oneshot;
+use tokio::time::Instant;
+
+/// Body of every ordinary (Content-Length) response.
+pub const BODY: &[u8] = b"hello from a faulty server\n";
+
+/// How a [`FaultyServer`] answers.
+#[derive(Debug, Clone, Copy)]
+pub enum Behavior {
+    /// Keep-alive Content-Length responses; the `n`th response on a connection says
+    /// `Connection: close` and the server closes after it.
+    CloseEvery(u64),
+    /// As `CloseEvery`, but without the header: the client learns only from the FIN.
+    CloseEverySilently(u64),
+    /// Every `n`th response (1 = all) announces 1000 bytes, sends part of them, then resets the
+    /// connection (SO_LINGER 0, so the peer gets RST, not FIN). The others are normal.
+    ResetMidResponse(u64),
+    /// Accepts and reads, never writes.
+    NeverAnswers,
+    /// Answers `HTTP/1.1 abc` (a status that is not a number).
+    MalformedStatus,
+    /// Normal responses, except that a request arriving in `[k·period, k·period + hold)` since the
+    /// server started is answered only at the end of that window.
+    Stall { period: Duration, hold: Duration },
+    /// `Transfer-Encoding: chunked` with a trailer, the chunks split awkwardly over several
+    /// TCP writes. Keep-alive.
+    Chunked,
+    /// No Content-Length: the body ends when the server closes (`Connection: close`).
+    CloseDelimited,
+    /// Alternates `204 No Content` (no length) and `304 Not Modified` carrying
+    /// `Content-Length: 2048` but, as HTTP says, no body. Keep-alive.
+    NoBody,
+}
+
+/// The chunked body, as the client should reassemble it.
+pub const CHUNKED_BODY: &str = "Wikipedia in\r\n\r\nchunks.";
+
+/// The wire pieces of one chunked response body, each one TCP write: boundaries fall inside
+/// chunk-size lines, inside data and inside CRLFs on purpose.
+const CHUNKED_PIECES: &[&str] = &[
+    "4\r\nWi",
+    "ki\r\n5\r",
+    "\npedia\r\nE\r\n in\r\n\r\nchunks.\r",
+    "\n0\r\nX-Checksum: 42\r",
+    "\n\r\n",
+];
+
+/// The body of close-delimited responses, also written in pieces.
+pub const CLOSE_DELIMITED_BODY: &str = "no length, read until close\n";
+
+/// A running misbehaving server. Dropping it stops it.
+pub struct FaultyServer {
+    addr: SocketAddr,
+    counts: Arc<Counts>,
+    shutdown: Option<oneshot::Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+#[derive(Debug, Default)]
+struct Counts {
+    requests: Arc<AtomicU64>,
+    connections: AtomicU64,
+}
+
+impl FaultyServer {
+    pub fn start(behavior: Behavior) -> FaultyServer {
+        let std_listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+        std_listener.set_nonblocking(true).expect("nonblocking");
+        let addr = std_listener.local_addr().expect("local addr");
+        let counts = Arc::new(Counts::default());
+        let (shutdown, stop) = oneshot::channel();
+        let thread_counts = counts.clone();
+        let thread = std::thread::Builder::new()
+            .name(format!("faulty-{behavior:?}"))
+            .spawn(move || {
+                let rt = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .expect("tokio runtime");
+                rt.block_on(async move {
+                    let listener = TcpListener::from_std(std_listener).expect("tokio listener");
+                    let started = Instant::now();
+                    tokio::select! {
+                        _ = stop => {}
+                        _ = accept_loop(listener, behavior, thread_counts, started) => {}
+                    }
+                });
+            })
+            .expect("spawn server thread");
+        FaultyServer {
+            addr,
+            counts,
+            shutdown: Some(shutdown),
+            thread: Some(thread),
+        }
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `http://127.0.0.1:PORT{path}`.
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+
+    /// Complete requests received so far.
+    pub fn requests(&self) -> u64 {
+        self.counts.requests.load(Ordering::Relaxed)
+    }
+
+    /// The shared request counter itself, for a test that watches it while a run goes on.
+    pub fn request_counter(&self) -> Arc<AtomicU64> {
+        self.counts.requests.clone()
+    }
+
+    /// Connections accepted so far.
+    pub fn connections(&self) -> u64 {
+        self.counts.connections.load(Ordering::Relaxed)
+    }
+}
+
+impl Drop for FaultyServer {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+async fn accept_loop(
+    listener: TcpListener,
+    behavior: Behavior,
+    counts: Arc<Counts>,
+    started: Instant,
+) {
+    loop {
+        let Ok((stream, _)) = listener.accept().await else {
+            // EMFILE and the like: back off instead of spinning.
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            continue;
+        };
+        counts.connections.fetch_add(1, Ordering::Relaxed);
+        let _ = stream.set_nodelay(true);
+        let counts = counts.clone();
+        tokio::spawn(async move {
+            // An error ends this connection only; the client sees it as a close or a reset.
+            let _ = serve(stream, behavior, counts, started).await;
+        });
+    }
+}
+
+/// Reads requests one after another (pipelined ones included) and answers each per `behavior`.
+async fn serve(
+    mut stream: TcpStream,
+    behavior: Behavior,
+    counts: Arc<Counts>,
+    started: Instant,
+) -> std::io::Result<()> {
+    let mut reader = RequestReader::default();
+    let mut answered: u64 = 0;
+    loop {
+        if reader.next_request(&mut stream).await?.is_none() {
+            return Ok(());
+        }
+        counts.requests.fetch_add(1, Ordering::Relaxed);
+        answered += 1;
+        match behavior {
+            Behavior::CloseEvery(n) | Behavior::CloseEverySilently(n) => {
+                let last = answered.is_multiple_of(n);
+                let announce = last && matches!(behavior, Behavior::CloseEvery(_));
+                stream.write_all(&ok_response(announce)).await?;
+                if last {
+                    return Ok(());
+                }
+            }
+            Behavior::ResetMidResponse(n) => {
+                if answered.is_multiple_of(n) {
+                    stream
+                        .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n")
+                        .await?;
+                    stream.write_all(&[b'x'; 300]).await?;
+                    stream.flush().await?;
+                    stream.set_zero_linger()?;
+                    return Ok(()); // dropped here: RST
+                }
+                stream.write_all(&ok_response(false)).await?;
+            }
+            Behavior::NeverAnswers => {}
+            Behavior::MalformedStatus => {
+                stream
+                    .write_all(b"HTTP/1.1 abc\r\nContent-Length: 0\r\n\r\n")
+                    .await?;
+            }
+            Behavior::Stall { period, hold } => {
+                let since_start = started.elapsed();
+                let phase =
+                    Duration::from_nanos((since_start.as_nanos() % period.as_nanos()) as u64);
+                if phase < hold {
+                    tokio::time::sleep_until(started + since_start - phase + hold).await;
+                }
+                stream.write_all(&ok_response(false)).await?;
+            }
+            Behavior::Chunked => {
+                stream
+                    .write_all(
+                        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTrailer: X-Checksum\r\n\r\n",
+                    )
+                    .await?;
+                for piece in CHUNKED_PIECES {
+                    stream.write_all(piece.as_bytes()).await?;
+                    stream.flush().await?;
+                    // Let each piece leave as its own segment.
+                    tokio::task::yield_now().await;
+                }
+            }
+            Behavior::CloseDelimited => {
+                stream
+                    .write_all(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n")
+                    .await?;
+                let (a, b) = CLOSE_DELIMITED_BODY.split_at(7);
+                stream.write_all(a.as_bytes()).await?;
+                tokio::task::yield_now().await;
+                stream.write_all(b.as_bytes()).await?;
+                stream.shutdown().await?;
+                return Ok(());
+            }
+            Behavior::NoBody => {
+                let response: &[u8] = if answered % 2 == 1 {
+                    b"HTTP/1.1 204 No Content\r\n\r\n"
+                } else {
+                    b"HTTP/1.1 304 Not Modified\r\nContent-Length: 2048\r\nETag: \"x\"\r\n\r\n"
+                };
+                stream.write_all(response).await?;
+            }
+        }
+    }
+}
+
+fn ok_response(close: bool) -> Vec<u8> {
+    let mut r = format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {}\r\n{}\r\n",
+        BODY.len(),
+        if close { "Connection: close\r\n" } else { "" }
+    )
+    .into_bytes();
+    r.extend_from_slice(BODY);
+    r
+}
+
+/// Buffers a connection's bytes and splits them into requests (headers + Content-Length body).
+#[derive(Default)]
+struct RequestReader {
+    buf: Vec<u8>,
+}
+
+impl RequestReader {
+    /// The next complete request's length in bytes, or `None` at a clean end of stream.
+    async fn next_request(&mut self, stream: &mut TcpStream) -> std::io::Result<Option<usize>> {
+        loop {
+            if let Some(len) = self.complete_request()? {
+                self.buf.drain(..len);
+                return Ok(Some(len));
+            }
+            let mut chunk = [0u8; 16 * 1024];
+            let n = stream.read(&mut chunk).await?;
+            if n == 0 {
+                return Ok(None);
+            }
+            self.buf.extend_from_slice(&chunk[..n]);
+        }
+    }
+
+    fn complete_request(&self) -> std::io::Result<Option<usize>> {
+        let mut headers = [httparse::EMPTY_HEADER; 64];
+        let mut req = httparse::Request::new(&mut headers);
+        let head_len = match req.parse(&self.buf) {
+            Ok(httparse::Status::Complete(n)) => n,
+            Ok(httparse::Status::Partial) => return Ok(None),
+            Err(e) => return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, e)),
+        };
+        let body_len = req
+            .headers
+            .iter()
+            .find(|h| h.name.eq_ignore_ascii_case("content-length"))
+            .and_then(|h| {
+                std::str::from_utf8(h.value)
+                    .ok()?
+                    .trim()
+                    .parse::<usize>()
+                    .ok()
+            })
+            .unwrap_or(0);
+        Ok((self.buf.len() >= head_len + body_len).then_some(head_len + body_len))
+    }
+}

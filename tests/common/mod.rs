@@ -1,0 +1,163 @@
+//! Shared pieces of the integration tests: the `tsumo` binary under a hard time limit, a
+//! throw-away directory, and the servers the tests aim it at.
+//!
+//! Every test file that says `mod common;` compiles all of this but uses only part of it, hence
+//! the `dead_code` allowance. Servers: [`nginx`] (the real thing, when installed) and
+//! [`faulty`] (in-process servers that misbehave on purpose).
+
+#![allow(dead_code)]
+
+pub mod faulty;
+pub mod nginx;
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// The `tsumo` binary built by cargo for this test run.
+pub fn tsumo() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_tsumo"))
+}
+
+/// What a finished `tsumo` run left behind.
+#[derive(Debug)]
+pub struct Run {
+    pub status: std::process::ExitStatus,
+    pub stdout: String,
+    pub stderr: String,
+    /// Wall time from spawn to exit.
+    pub wall: Duration,
+}
+
+impl Run {
+    /// Parses stdout as the `--json -` document.
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
+            panic!(
+                "stdout is not JSON ({e}):\n{}\nstderr:\n{}",
+                self.stdout, self.stderr
+            )
+        })
+    }
+
+    /// Panics with both streams unless the exit code is 0.
+    pub fn assert_success(&self) -> &Self {
+        assert!(
+            self.status.success(),
+            "tsumo failed ({}):\nstdout:\n{}\nstderr:\n{}",
+            self.status,
+            self.stdout,
+            self.stderr
+        );
+        self
+    }
+}
+
+/// Runs `tsumo ARGS`, killing it and failing the test if it is still running after `limit`.
+/// Every test passes `-d` as well; the limit only catches a hung process.
+pub fn run_tsumo(args: &[&str], limit: Duration) -> Run {
+    let started = Instant::now();
+    let mut child = tsumo()
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn tsumo");
+    // Drain both pipes on threads so a chatty child cannot block on a full pipe.
+    let mut out = child.stdout.take().expect("stdout piped");
+    let mut err = child.stderr.take().expect("stderr piped");
+    let out_reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = out.read_to_string(&mut s);
+        s
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = err.read_to_string(&mut s);
+        s
+    });
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for tsumo") {
+            break status;
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            let stdout = out_reader.join().unwrap_or_default();
+            let stderr = err_reader.join().unwrap_or_default();
+            panic!(
+                "tsumo {args:?} still running after {limit:?}; killed.\nstdout:\n{stdout}\nstderr:\n{stderr}"
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let wall = started.elapsed();
+    Run {
+        status,
+        stdout: out_reader.join().unwrap_or_default(),
+        stderr: err_reader.join().unwrap_or_default(),
+        wall,
+    }
+}
+
+/// Reads a number at a dotted path (`"counters.errors.read"`) of a JSON document.
+pub fn json_f64(doc: &serde_json::Value, path: &str) -> f64 {
+    let mut v = doc;
+    for key in path.split('.') {
+        v = v
+            .get(key)
+            .unwrap_or_else(|| panic!("JSON has no `{path}` (missing `{key}`):\n{doc:#}"));
+    }
+    v.as_f64()
+        .unwrap_or_else(|| panic!("JSON `{path}` is not a number: {v}"))
+}
+
+/// [`json_f64`] for counters.
+pub fn json_u64(doc: &serde_json::Value, path: &str) -> u64 {
+    json_f64(doc, path) as u64
+}
+
+/// A directory under the system temp dir, removed with its contents on drop.
+#[derive(Debug)]
+pub struct TempDir {
+    path: PathBuf,
+}
+
+impl TempDir {
+    pub fn new(prefix: &str) -> TempDir {
+        static SEQ: AtomicU64 = AtomicU64::new(0);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        let path = std::env::temp_dir().join(format!(
+            "{prefix}-{}-{}-{nanos}",
+            std::process::id(),
+            SEQ.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&path).expect("create temp dir");
+        TempDir { path }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
+}
+
+/// A port on 127.0.0.1 that was free a moment ago (bind to port 0, read it, let it go).
+/// Another process may take it before we use it; callers that can, retry.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("bind 127.0.0.1:0")
+}
