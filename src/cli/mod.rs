@@ -1,7 +1,37 @@
-//! (stub — being written) wrk2's command line.
+//! wrk2's command line, turned into a validated [`Plan`].
+//!
+//! Existing wrk2 command lines must keep working unchanged (same flags, defaults, unit suffixes,
+//! options before or after the URL, script arguments), so clap only splits argv here; values
+//! are converted by our own parsers (`units`, `url`, `header`) so every mistake comes back
+//! as one line that names the option, the value and the fix — never wrk's bare usage dump and
+//! never clap's multi-line report. `main` prefixes the line with `tsumo: ` and exits 1.
+//!
+//! Differences from wrk2, all deliberate: `-R` is optional (no `-R` runs a closed loop at full
+//! speed); `-h` prints help and `-v` the version, both exit 0; durations accept `ms`/`us`;
+//! `-H "Name:value"` without a space is accepted instead of silently dropped; the URL fragment
+//! is not sent; plus the long options `--insecure`, `--cacert`, `--json`, `--quiet`,
+//! `--progress`.
+//!
+//! Subcommands (`tsumo compare …`) are meant to be dispatched in [`parse`] on the first
+//! argument before the wrk2 parser runs; a URL can never be mistaken for a subcommand word.
+
+mod header;
+mod units;
+mod url;
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::error::{ContextKind, ContextValue, ErrorKind};
+use clap::{Arg, ArgAction, ArgMatches, Command};
 
 use crate::error::Error;
-use crate::plan::Plan;
+use crate::plan::{JsonOut, Plan};
+
+pub use header::parse_header;
+pub use units::{parse_duration, parse_metric};
+pub use url::parse_url;
 
 /// What the command line asks for.
 #[derive(Debug)]
@@ -12,11 +42,603 @@ pub enum Parsed {
     Print(String),
 }
 
-/// Parses argv (including argv[0]).
-pub fn parse<I, T>(_args: I) -> Result<Parsed, Error>
+const DEFAULT_THREADS: usize = 2;
+const DEFAULT_CONNECTIONS: usize = 10;
+const DEFAULT_DURATION: Duration = Duration::from_secs(10);
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(2);
+
+const USAGE: &str = "usage: tsumo [options] <url>";
+
+const HELP: &str = "\
+tsumo — a constant-rate HTTP(S) load generator, compatible with wrk2
+
+Usage: tsumo [options] <url> [script arguments...]
+
+Options:
+  -c, --connections <N>  Total connections to keep open [default: 10]. Spread over the
+                         threads (the remainder goes to the first ones); at least -t.
+  -d, --duration <T>     Duration of the test [default: 10s]
+  -t, --threads <N>      Number of worker threads [default: 2]
+  -R, --rate <N>         Target throughput in requests/s, total over all connections.
+                         Without -R: closed loop, each connection as fast as it can.
+  -s, --script <FILE>    Lua script file (wrk's scripting API)
+  -H, --header <H>       Add a request header, 'Name: value'. Repeatable; a later
+                         header with the same name replaces the earlier one.
+  -L, --latency          Print the latency distribution and percentile spectrum
+  -U, --u_latency        Also print the uncorrected latency distribution (implies -L)
+  -B, --batch_latency    With pipelining, measure only the last response of each batch
+  -T, --timeout <T>      Per-request timeout [default: 2s]
+  -k, --insecure         Do not verify the server's TLS certificate
+      --cacert <FILE>    Also trust the CA certificates in this PEM file
+      --json <FILE>      Write the results as JSON to FILE; '-' writes them to stdout
+                         instead of the text report
+      --quiet            Do not print the text report
+      --progress         Show the live status line on stderr even when it is not a terminal
+  -h, --help             Print this help
+  -v, --version          Print the version
+
+Options may come before or after the URL. Arguments after the URL, and everything
+after '--', are passed to the script's init(args).
+
+Units:
+  <N>  A whole number, optionally with a suffix k, M, G, T or P (each x1000,
+       case-insensitive, so 1m is one million): -c 1k, -R 50k
+  <T>  Seconds, optionally with a suffix s, m (minutes) or h, or — unlike wrk2 —
+       ms or us: -d 2m, -T 500ms
+
+Examples:
+  tsumo -t2 -c100 -d30s -R2000 -L http://127.0.0.1:8080/index.html
+  tsumo -c 8 -d 1m --json run.json https://example.com/api?id=1
+";
+
+/// Parses argv (including `argv[0]`).
+pub fn parse<I, T>(args: I) -> Result<Parsed, Error>
 where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
 {
-    Err(Error::Usage("command line parsing is not written yet".into()))
+    let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    // Subcommands will be matched on `args.get(1)` here; today every command line is wrk2's.
+    parse_wrk(args).map_err(Error::Usage)
+}
+
+/// The wrk2-compatible command line. Errors are the one-line message.
+fn parse_wrk(args: Vec<OsString>) -> Result<Parsed, String> {
+    let command = wrk_command();
+    let matches = command
+        .clone()
+        .try_get_matches_from(args)
+        .map_err(|e| clap_message(&command, &e))?;
+
+    if matches.get_flag("help") {
+        return Ok(Parsed::Print(HELP.to_string()));
+    }
+    if matches.get_flag("version") {
+        return Ok(Parsed::Print(format!(
+            "tsumo {}\n",
+            env!("CARGO_PKG_VERSION")
+        )));
+    }
+
+    let threads = count_option(&matches, "threads")?.unwrap_or(DEFAULT_THREADS);
+    let connections = count_option(&matches, "connections")?.unwrap_or(DEFAULT_CONNECTIONS);
+    let duration = duration_option(&matches, "duration")?.unwrap_or(DEFAULT_DURATION);
+    let rate = metric_option(&matches, "rate")?;
+    let timeout = duration_option(&matches, "timeout")?.unwrap_or(DEFAULT_TIMEOUT);
+
+    let Some(url) = matches.get_one::<String>("url") else {
+        return Err(format!("missing URL ({USAGE})"));
+    };
+    let target = url::parse_url(url).map_err(|reason| format!("invalid URL '{url}': {reason}"))?;
+
+    let mut headers = Vec::new();
+    for text in matches.get_many::<String>("header").into_iter().flatten() {
+        let (name, value) = header::parse_header(text)
+            .map_err(|reason| format!("invalid header '{text}' for -H: {reason}"))?;
+        header::add_header(&mut headers, name, value);
+    }
+
+    if threads == 0 {
+        return Err(invalid(&matches, "threads", "must be at least 1"));
+    }
+    if connections == 0 {
+        return Err(invalid(&matches, "connections", "must be at least 1"));
+    }
+    if connections < threads {
+        return Err(format!(
+            "-c {connections} is fewer connections than -t {threads} threads; \
+             each thread needs at least one connection"
+        ));
+    }
+    if duration.is_zero() {
+        return Err(invalid(&matches, "duration", "must be longer than zero"));
+    }
+    if rate == Some(0) {
+        return Err(invalid(
+            &matches,
+            "rate",
+            "must be at least 1 (leave out -R to run at full speed)",
+        ));
+    }
+    if timeout.is_zero() {
+        return Err(invalid(&matches, "timeout", "must be longer than zero"));
+    }
+
+    let json = match path_option(&matches, "json") {
+        Some(p) if p.as_os_str() == "-" => Some(JsonOut::Stdout),
+        Some(p) => Some(JsonOut::File(p)),
+        None => None,
+    };
+    let u_latency = matches.get_flag("u_latency");
+
+    Ok(Parsed::Run(Box::new(Plan {
+        target,
+        threads,
+        connections,
+        duration,
+        rate,
+        script: path_option(&matches, "script"),
+        headers,
+        latency: matches.get_flag("latency") || u_latency,
+        u_latency,
+        batch_latency: matches.get_flag("batch_latency"),
+        timeout,
+        insecure: matches.get_flag("insecure"),
+        cacert: path_option(&matches, "cacert"),
+        json,
+        quiet: matches.get_flag("quiet"),
+        progress: matches.get_flag("progress"),
+        script_args: matches
+            .get_many::<String>("script_args")
+            .into_iter()
+            .flatten()
+            .cloned()
+            .collect(),
+    })))
+}
+
+/// The option table. Values stay strings: our parsers give better errors than clap's.
+fn wrk_command() -> Command {
+    // getopt hands the next word to an option whatever it looks like (`-t -1`, `--json -`).
+    let value = |id: &'static str, short: Option<char>, long: &'static str| {
+        Arg::new(id)
+            .short(short)
+            .long(long)
+            .action(ArgAction::Set)
+            .num_args(1)
+            .allow_hyphen_values(true)
+    };
+    let flag = |id: &'static str, short: Option<char>, long: &'static str| {
+        Arg::new(id)
+            .short(short)
+            .long(long)
+            .action(ArgAction::SetTrue)
+    };
+    Command::new("tsumo")
+        .disable_help_flag(true)
+        .disable_version_flag(true)
+        .disable_help_subcommand(true)
+        // A repeated option wins, as with getopt; unique prefixes of long options work too.
+        .args_override_self(true)
+        .infer_long_args(true)
+        .args([
+            value("threads", Some('t'), "threads"),
+            value("connections", Some('c'), "connections"),
+            value("duration", Some('d'), "duration"),
+            value("rate", Some('R'), "rate"),
+            value("script", Some('s'), "script").value_parser(clap::value_parser!(PathBuf)),
+            value("header", Some('H'), "header").action(ArgAction::Append),
+            flag("latency", Some('L'), "latency"),
+            flag("u_latency", Some('U'), "u_latency"),
+            flag("batch_latency", Some('B'), "batch_latency"),
+            value("timeout", Some('T'), "timeout"),
+            flag("insecure", Some('k'), "insecure"),
+            value("cacert", None, "cacert").value_parser(clap::value_parser!(PathBuf)),
+            value("json", None, "json").value_parser(clap::value_parser!(PathBuf)),
+            flag("quiet", None, "quiet"),
+            flag("progress", None, "progress"),
+            flag("help", Some('h'), "help"),
+            flag("version", Some('v'), "version"),
+            Arg::new("url").index(1).action(ArgAction::Set),
+            Arg::new("script_args")
+                .index(2)
+                .action(ArgAction::Append)
+                .num_args(0..),
+        ])
+}
+
+/// How messages name an option: its short form when it has one (`-c`), else `--json`.
+fn option_label(command: &Command, id: &str) -> String {
+    let arg = command.get_arguments().find(|a| a.get_id() == id);
+    match (arg.and_then(Arg::get_short), arg.and_then(Arg::get_long)) {
+        (Some(short), _) => format!("-{short}"),
+        (None, Some(long)) => format!("--{long}"),
+        (None, None) => id.to_string(),
+    }
+}
+
+/// `invalid value 'X' for -t: reason`, quoting the value as typed.
+fn invalid(matches: &ArgMatches, id: &str, reason: &str) -> String {
+    let typed = matches
+        .get_one::<String>(id)
+        .map(String::as_str)
+        .unwrap_or_default();
+    format!(
+        "invalid value '{typed}' for {}: {reason}",
+        option_label(&wrk_command(), id)
+    )
+}
+
+fn metric_option(matches: &ArgMatches, id: &str) -> Result<Option<u64>, String> {
+    matches
+        .get_one::<String>(id)
+        .map(|text| units::parse_metric(text).map_err(|reason| invalid(matches, id, &reason)))
+        .transpose()
+}
+
+/// A metric count that must also fit the platform's `usize` (threads, connections).
+fn count_option(matches: &ArgMatches, id: &str) -> Result<Option<usize>, String> {
+    metric_option(matches, id)?
+        .map(|n| usize::try_from(n).map_err(|_| invalid(matches, id, "number is too large")))
+        .transpose()
+}
+
+fn duration_option(matches: &ArgMatches, id: &str) -> Result<Option<Duration>, String> {
+    matches
+        .get_one::<String>(id)
+        .map(|text| units::parse_duration(text).map_err(|reason| invalid(matches, id, &reason)))
+        .transpose()
+}
+
+/// A file option (clap already refuses an empty name).
+fn path_option(matches: &ArgMatches, id: &str) -> Option<PathBuf> {
+    matches.get_one::<PathBuf>(id).cloned()
+}
+
+/// Rewrites a clap error as our one line (clap's own text spans several lines and says
+/// `error:`).
+fn clap_message(command: &Command, error: &clap::Error) -> String {
+    let context = |kind| match error.get(kind) {
+        Some(ContextValue::String(s)) => Some(s.clone()),
+        Some(ContextValue::Strings(v)) => v.first().cloned(),
+        _ => None,
+    };
+    // clap names an option as `--connections <connections>`; we say `-c`.
+    let option = || {
+        let shown = context(ContextKind::InvalidArg).unwrap_or_default();
+        let word = shown
+            .split([' ', '='])
+            .next()
+            .unwrap_or_default()
+            .to_string();
+        command
+            .get_arguments()
+            .find(|a| {
+                word.strip_prefix("--")
+                    .is_some_and(|l| a.get_long() == Some(l))
+                    || word
+                        .strip_prefix('-')
+                        .is_some_and(|s| s.chars().eq(a.get_short()))
+            })
+            .map(|a| option_label(command, a.get_id().as_str()))
+            .unwrap_or(word)
+    };
+    match error.kind() {
+        ErrorKind::UnknownArgument => {
+            let word = context(ContextKind::InvalidArg).unwrap_or_default();
+            match context(ContextKind::SuggestedArg) {
+                Some(suggestion) => format!(
+                    "unknown option '{word}' (did you mean '{suggestion}'? see tsumo --help)"
+                ),
+                None => format!("unknown option '{word}' (see tsumo --help)"),
+            }
+        }
+        ErrorKind::InvalidValue | ErrorKind::TooFewValues | ErrorKind::WrongNumberOfValues
+            if context(ContextKind::InvalidValue)
+                .unwrap_or_default()
+                .is_empty() =>
+        {
+            format!("option '{}' needs a value", option())
+        }
+        ErrorKind::TooManyValues | ErrorKind::NoEquals => {
+            format!("option '{}' does not take a value", option())
+        }
+        ErrorKind::InvalidUtf8 => "an argument is not valid UTF-8".to_string(),
+        _ => {
+            // Unexpected kinds: clap's first line, without its `error: ` prefix.
+            let text = error.render().to_string();
+            let first = text.lines().next().unwrap_or_default();
+            first.strip_prefix("error: ").unwrap_or(first).to_string()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(args: &[&str]) -> Result<Plan, String> {
+        let argv = std::iter::once("tsumo").chain(args.iter().copied());
+        match parse(argv) {
+            Ok(Parsed::Run(plan)) => Ok(*plan),
+            Ok(Parsed::Print(text)) => Err(format!("printed: {text}")),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    fn plan(args: &[&str]) -> Plan {
+        match run(args) {
+            Ok(plan) => plan,
+            Err(e) => panic!("{args:?}: {e}"),
+        }
+    }
+
+    fn error(args: &[&str]) -> String {
+        match run(args) {
+            Ok(plan) => panic!("{args:?} parsed: {plan:?}"),
+            Err(e) => e,
+        }
+    }
+
+    #[test]
+    fn defaults() {
+        let p = plan(&["http://localhost:8080/"]);
+        assert_eq!(p.threads, 2);
+        assert_eq!(p.connections, 10);
+        assert_eq!(p.duration, Duration::from_secs(10));
+        assert_eq!(p.rate, None);
+        assert_eq!(p.timeout, Duration::from_secs(2));
+        assert_eq!(p.script, None);
+        assert!(p.headers.is_empty());
+        assert!(!p.latency && !p.u_latency && !p.batch_latency);
+        assert!(!p.insecure && !p.quiet && !p.progress);
+        assert_eq!(p.cacert, None);
+        assert_eq!(p.json, None);
+        assert!(p.script_args.is_empty());
+        assert_eq!(p.target.explicit_port, Some(8080));
+    }
+
+    #[test]
+    fn every_option() {
+        let p = plan(&[
+            "-t4",
+            "-c",
+            "1k",
+            "-d2m",
+            "-R",
+            "50k",
+            "-s",
+            "x.lua",
+            "-H",
+            "X-A: 1",
+            "-L",
+            "-B",
+            "-T",
+            "500ms",
+            "-k",
+            "--cacert",
+            "ca.pem",
+            "--json",
+            "out.json",
+            "--quiet",
+            "--progress",
+            "https://h/p",
+        ]);
+        assert_eq!((p.threads, p.connections), (4, 1000));
+        assert_eq!(p.duration, Duration::from_secs(120));
+        assert_eq!(p.rate, Some(50_000));
+        assert_eq!(p.script, Some(PathBuf::from("x.lua")));
+        assert_eq!(p.headers, vec![("X-A".to_string(), "1".to_string())]);
+        assert!(p.latency && !p.u_latency && p.batch_latency);
+        assert_eq!(p.timeout, Duration::from_millis(500));
+        assert!(p.insecure && p.quiet && p.progress);
+        assert_eq!(p.cacert, Some(PathBuf::from("ca.pem")));
+        assert_eq!(p.json, Some(JsonOut::File(PathBuf::from("out.json"))));
+    }
+
+    #[test]
+    fn long_forms() {
+        let p = plan(&[
+            "--threads=3",
+            "--connections",
+            "6",
+            "--duration",
+            "1h",
+            "--rate=10",
+            "--script=s.lua",
+            "--header",
+            "A: b",
+            "--latency",
+            "--batch_latency",
+            "--timeout",
+            "5",
+            "--insecure",
+            "--json",
+            "-",
+            "http://h",
+        ]);
+        assert_eq!((p.threads, p.connections, p.rate), (3, 6, Some(10)));
+        assert_eq!(p.duration, Duration::from_secs(3600));
+        assert_eq!(p.timeout, Duration::from_secs(5));
+        assert!(p.latency && p.batch_latency && p.insecure);
+        assert_eq!(p.json, Some(JsonOut::Stdout));
+        // getopt_long accepts unique prefixes.
+        assert_eq!(plan(&["--conn", "4", "http://h"]).connections, 4);
+    }
+
+    #[test]
+    fn u_latency_implies_latency() {
+        let p = plan(&["-U", "http://h"]);
+        assert!(p.latency && p.u_latency);
+        let p = plan(&["--u_latency", "http://h"]);
+        assert!(p.latency && p.u_latency);
+    }
+
+    #[test]
+    fn options_after_the_url_and_script_args() {
+        // wrk2.md §1.1, verified against wrk.
+        let p = plan(&[
+            "-R1",
+            "-d1s",
+            "-s",
+            "args.lua",
+            "http://h/",
+            "foo",
+            "-t1",
+            "-c1",
+            "bar",
+            "--",
+            "-x",
+            "baz",
+        ]);
+        assert_eq!((p.threads, p.connections), (1, 1));
+        assert_eq!(p.script_args, ["foo", "bar", "-x", "baz"]);
+        assert_eq!(p.target.url, "http://h/");
+
+        let p = plan(&["http://h", "-t1", "-c1", "--", "--help", "-v", "--", "x"]);
+        assert_eq!(p.script_args, ["--help", "-v", "--", "x"]);
+        let p = plan(&["--", "http://h", "-t9"]);
+        assert_eq!(p.threads, 2);
+        assert_eq!(p.script_args, ["-t9"]);
+    }
+
+    #[test]
+    fn repeated_options_last_wins_and_headers_accumulate() {
+        let p = plan(&[
+            "-t1", "-t3", "-c9", "-H", "A: 1", "-H", "B:2", "-H", "a: 3", "http://h",
+        ]);
+        assert_eq!(p.threads, 3);
+        assert_eq!(
+            p.headers,
+            vec![
+                ("a".to_string(), "3".to_string()),
+                ("B".to_string(), "2".to_string())
+            ]
+        );
+    }
+
+    #[test]
+    fn connections_spread_over_threads() {
+        let p = plan(&["-t3", "-c10", "http://h"]);
+        let per_thread: Vec<usize> = (0..3).map(|t| p.connections_for_thread(t)).collect();
+        assert_eq!(per_thread, [4, 3, 3]);
+        let p = plan(&["-t4", "-c4", "http://h"]);
+        assert!((0..4).all(|t| p.connections_for_thread(t) == 1));
+        let p = plan(&["-t1", "-c1k", "http://h"]);
+        assert_eq!(p.connections_for_thread(0), 1000);
+    }
+
+    #[test]
+    fn help_and_version() {
+        for args in [["-h"], ["--help"]] {
+            let argv = std::iter::once("tsumo").chain(args);
+            match parse(argv) {
+                Ok(Parsed::Print(text)) => assert!(text.contains("Usage: tsumo")),
+                other => panic!("{other:?}"),
+            }
+        }
+        match parse(["tsumo", "http://h", "-v"]) {
+            Ok(Parsed::Print(text)) => {
+                assert_eq!(text, format!("tsumo {}\n", env!("CARGO_PKG_VERSION")))
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn help_mentions_every_option() {
+        for arg in wrk_command().get_arguments() {
+            if let Some(long) = arg.get_long() {
+                assert!(HELP.contains(&format!("--{long}")), "--{long}");
+            }
+            if let Some(short) = arg.get_short() {
+                assert!(HELP.contains(&format!("-{short},")), "-{short}");
+            }
+        }
+        assert!(HELP.contains("ms"));
+    }
+
+    #[test]
+    fn error_messages() {
+        let cases: &[(&[&str], &str)] = &[
+            (
+                &["--foo", "http://h"],
+                "unknown option '--foo' (see tsumo --help)",
+            ),
+            (
+                &["-x", "http://h"],
+                "unknown option '-x' (see tsumo --help)",
+            ),
+            (&["http://h", "-c"], "option '-c' needs a value"),
+            (&["http://h", "--connections"], "option '-c' needs a value"),
+            (&["http://h", "--json"], "option '--json' needs a value"),
+            (
+                &["--latency=yes", "http://h"],
+                "option '-L' does not take a value",
+            ),
+            (
+                &["-d", "1.5", "http://h"],
+                "invalid value '1.5' for -d: fractions",
+            ),
+            (
+                &["-t", "-1", "http://h"],
+                "invalid value '-1' for -t: must not be negative",
+            ),
+            (
+                &["-c", "10s", "http://h"],
+                "invalid value '10s' for -c: unknown suffix 's'",
+            ),
+            (
+                &["-t0", "http://h"],
+                "invalid value '0' for -t: must be at least 1",
+            ),
+            (
+                &["-c0", "http://h"],
+                "invalid value '0' for -c: must be at least 1",
+            ),
+            (
+                &["-t2", "-c1", "http://h"],
+                "-c 1 is fewer connections than -t 2 threads; \
+                 each thread needs at least one connection",
+            ),
+            (
+                &["-d0", "http://h"],
+                "invalid value '0' for -d: must be longer than zero",
+            ),
+            (
+                &["-R0", "http://h"],
+                "invalid value '0' for -R: must be at least 1",
+            ),
+            (
+                &["-T0ms", "http://h"],
+                "invalid value '0ms' for -T: must be longer than zero",
+            ),
+            (&[], "missing URL (usage: tsumo [options] <url>)"),
+            (&["-t1"], "missing URL (usage: tsumo [options] <url>)"),
+            (
+                &["ftp://x"],
+                "invalid URL 'ftp://x': scheme must be http or https",
+            ),
+            (
+                &["http://h:0/"],
+                "invalid URL 'http://h:0/': port '0' must be",
+            ),
+            (
+                &["-H", "nocolon", "http://h"],
+                "invalid header 'nocolon' for -H:",
+            ),
+            (
+                &["-H", ": v", "http://h"],
+                "invalid header ': v' for -H: the header name is empty",
+            ),
+            (&["--json", "", "http://h"], "option '--json' needs a value"),
+            (&["--c", "1", "http://h"], "unknown option '--c'"),
+        ];
+        for (args, want) in cases {
+            let got = error(args);
+            assert!(got.starts_with(want), "{args:?}: {got}");
+            assert!(!got.contains('\n'), "{args:?}: {got:?}");
+            assert!(!got.starts_with("error"), "{args:?}: {got}");
+        }
+    }
 }

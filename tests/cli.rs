@@ -1,0 +1,149 @@
+//! The command line as a user meets it: the real binary, its exit code and what lands on
+//! stdout and stderr. Scripts rely on exit 1 with exactly one `tsumo: ` line for every bad
+//! command line, and on `-h`/`-v` printing to stdout with exit 0. No server is needed: every
+//! command line here is rejected before the engine starts.
+
+use std::process::{Command, Output};
+
+fn tsumo(args: &[&str]) -> Output {
+    match Command::new(env!("CARGO_BIN_EXE_tsumo"))
+        .args(args)
+        .output()
+    {
+        Ok(output) => output,
+        Err(e) => panic!("cannot run tsumo: {e}"),
+    }
+}
+
+/// Each bad command line and the start of the one line it must print (after `tsumo: `).
+const BAD: &[(&[&str], &str)] = &[
+    (&["--foo", "http://127.0.0.1/"], "unknown option '--foo'"),
+    (&["http://127.0.0.1/", "-x"], "unknown option '-x'"),
+    (&["http://127.0.0.1/", "-c"], "option '-c' needs a value"),
+    (
+        &["http://127.0.0.1/", "--rate"],
+        "option '-R' needs a value",
+    ),
+    (
+        &["--quiet=yes", "http://127.0.0.1/"],
+        "option '--quiet' does not take a value",
+    ),
+    (
+        &["-d", "1.5", "http://127.0.0.1/"],
+        "invalid value '1.5' for -d:",
+    ),
+    (
+        &["-c", "1k5", "http://127.0.0.1/"],
+        "invalid value '1k5' for -c:",
+    ),
+    (
+        &["-R", "10s", "http://127.0.0.1/"],
+        "invalid value '10s' for -R:",
+    ),
+    (
+        &["-T", "1k", "http://127.0.0.1/"],
+        "invalid value '1k' for -T:",
+    ),
+    (
+        &["-t", "-1", "http://127.0.0.1/"],
+        "invalid value '-1' for -t:",
+    ),
+    (&["-t", "", "http://127.0.0.1/"], "invalid value '' for -t:"),
+    (
+        &["-c", "99999999999999999999", "http://127.0.0.1/"],
+        "invalid value '99999999999999999999' for -c:",
+    ),
+    (
+        &["-t0", "http://127.0.0.1/"],
+        "invalid value '0' for -t: must be at least 1",
+    ),
+    (
+        &["-t2", "-c1", "http://127.0.0.1/"],
+        "-c 1 is fewer connections than -t 2 threads; each thread needs at least one connection",
+    ),
+    (&["-d0", "http://127.0.0.1/"], "invalid value '0' for -d:"),
+    (&["-R0", "http://127.0.0.1/"], "invalid value '0' for -R:"),
+    (&["-T0", "http://127.0.0.1/"], "invalid value '0' for -T:"),
+    (&[], "missing URL (usage: tsumo [options] <url>)"),
+    (&["-t1", "-c1", "-d1s"], "missing URL"),
+    (&["localhost:8080"], "invalid URL 'localhost:8080':"),
+    (
+        &["ftp://x"],
+        "invalid URL 'ftp://x': scheme must be http or https",
+    ),
+    (&["http://"], "invalid URL 'http://': missing host"),
+    (
+        &["http://127.0.0.1:0/"],
+        "invalid URL 'http://127.0.0.1:0/': port",
+    ),
+    (
+        &["http://127.0.0.1:65536/"],
+        "invalid URL 'http://127.0.0.1:65536/': port",
+    ),
+    (&["http://[::1/"], "invalid URL 'http://[::1/':"),
+    (
+        &["http://127.0.0.1/a b"],
+        "invalid URL 'http://127.0.0.1/a b':",
+    ),
+    (
+        &["-H", "NoColon", "http://127.0.0.1/"],
+        "invalid header 'NoColon' for -H:",
+    ),
+    (
+        &["-H", ": value", "http://127.0.0.1/"],
+        "invalid header ': value' for -H:",
+    ),
+    (
+        &["--json", "", "http://127.0.0.1/"],
+        "option '--json' needs a value",
+    ),
+];
+
+#[test]
+fn bad_command_lines_fail_with_one_line() {
+    let mut failures = Vec::new();
+    for (args, want) in BAD {
+        let out = tsumo(args);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let ok = out.status.code() == Some(1)
+            && stdout.is_empty()
+            && stderr.ends_with('\n')
+            && stderr.lines().count() == 1
+            && stderr.starts_with(&format!("tsumo: {want}"));
+        if !ok {
+            failures.push(format!(
+                "{args:?}: exit {:?}, stdout {stdout:?}, stderr {stderr:?}, wanted 'tsumo: {want}…'",
+                out.status.code()
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "\n{}", failures.join("\n"));
+}
+
+#[test]
+fn help_prints_usage_on_stdout() {
+    for flag in ["-h", "--help"] {
+        let out = tsumo(&[flag]);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{flag}");
+        assert!(out.stderr.is_empty(), "{flag}");
+        assert!(stdout.contains("Usage: tsumo"), "{flag}: {stdout}");
+        for option in ["--connections", "--rate", "--timeout", "--json", "500ms"] {
+            assert!(stdout.contains(option), "{flag}: help lacks {option}");
+        }
+    }
+}
+
+#[test]
+fn version_prints_name_and_version() {
+    for args in [&["-v"][..], &["--version"], &["http://127.0.0.1/", "-v"]] {
+        let out = tsumo(args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        assert!(out.stderr.is_empty(), "{args:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            format!("tsumo {}\n", env!("CARGO_PKG_VERSION"))
+        );
+    }
+}
