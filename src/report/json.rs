@@ -1,8 +1,422 @@
-//! (stub — being written) JSON results.
+//! A run as JSON (`--json FILE|-`): for scripts, and to be read back by tsumo later.
+//!
+//! [`SavedRun`] is the schema, both written and read, so merging or comparing saved runs works
+//! from the same types. Conventions: latencies and lateness are in µs (integers for histogram
+//! values, floats for mean/stdev); durations are seconds as floats (`duration_s`, `timeout_s`,
+//! `elapsed_s`) rather than serde's `{secs, nanos}`; every histogram is kept whole as a
+//! base64 HdrHistogram compressed V2 string (`HISTF…`, readable by any HdrHistogram library), so
+//! percentiles can be recomputed or merged exactly later.
+
+use std::io::{Cursor, Write};
+use std::path::Path;
+
+use base64::engine::general_purpose::STANDARD as BASE64;
+use base64::Engine;
+use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
 use super::RunResult;
 use crate::error::Error;
-use crate::plan::JsonOut;
-/// Writes the JSON result to a file or stdout.
-pub fn write(_r: &RunResult, _out: &JsonOut) -> Result<(), Error> {
-    Ok(())
+use crate::plan::{JsonOut, Plan};
+use crate::stats::{hdr, Counters};
+
+/// Version of this JSON layout; bumped when a field changes meaning.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// One run as saved to JSON.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SavedRun {
+    /// Always `"tsumo"`.
+    pub tool: String,
+    /// tsumo's version (`CARGO_PKG_VERSION`) that wrote the file.
+    pub version: String,
+    /// See [`SCHEMA_VERSION`].
+    pub schema: u32,
+    /// A name for the run in comparisons; the URL for now.
+    pub label: String,
+    pub plan: SavedPlan,
+    /// Wall time of the run, seconds.
+    pub elapsed_s: f64,
+    /// Stopped by Ctrl-C before the planned duration.
+    pub interrupted: bool,
+    /// Requests, bytes, errors by kind, connections, TLS handshakes.
+    pub counters: Counters,
+    /// Completed requests / elapsed, as in `Requests/sec`.
+    pub requests_per_sec: f64,
+    /// Bytes read / elapsed, as in `Transfer/sec`.
+    pub bytes_per_sec: f64,
+    /// Corrected latency, µs.
+    pub latency: Percentiles,
+    /// Uncorrected latency, µs.
+    pub uncorrected: Percentiles,
+    /// Send lateness (actual − intended send time), µs.
+    pub send_lateness: Percentiles,
+    pub histograms: SavedHistograms,
+    /// Conditions met during the run, as printed after the text report.
+    pub notes: Vec<String>,
+}
+
+/// The plan's settings that shape the results (output options are left out).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SavedPlan {
+    /// The URL as typed.
+    pub url: String,
+    pub threads: usize,
+    pub connections: usize,
+    /// Planned run length, seconds.
+    pub duration_s: f64,
+    /// Total target rate (requests/s); `null` for a closed-loop run.
+    pub rate: Option<u64>,
+    /// Per-request timeout, seconds.
+    pub timeout_s: f64,
+    pub script: Option<String>,
+    pub script_args: Vec<String>,
+    /// Extra headers as `[name, value]` pairs.
+    pub headers: Vec<(String, String)>,
+    pub latency: bool,
+    pub u_latency: bool,
+    pub batch_latency: bool,
+    pub insecure: bool,
+    pub cacert: Option<String>,
+}
+
+impl SavedPlan {
+    pub fn from_plan(plan: &Plan) -> SavedPlan {
+        let path = |p: &Option<std::path::PathBuf>| p.as_ref().map(|p| p.display().to_string());
+        SavedPlan {
+            url: plan.target.url.clone(),
+            threads: plan.threads,
+            connections: plan.connections,
+            duration_s: plan.duration.as_secs_f64(),
+            rate: plan.rate,
+            timeout_s: plan.timeout.as_secs_f64(),
+            script: path(&plan.script),
+            script_args: plan.script_args.clone(),
+            headers: plan.headers.clone(),
+            latency: plan.latency,
+            u_latency: plan.u_latency,
+            batch_latency: plan.batch_latency,
+            insecure: plan.insecure,
+            cacert: path(&plan.cacert),
+        }
+    }
+}
+
+/// Summary of one histogram, µs, computed with wrk2's arithmetic (as the text report prints).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Percentiles {
+    /// Samples in the histogram.
+    pub count: u64,
+    pub p50: u64,
+    pub p75: u64,
+    pub p90: u64,
+    pub p99: u64,
+    #[serde(rename = "p99.9")]
+    pub p99_9: u64,
+    #[serde(rename = "p99.99")]
+    pub p99_99: u64,
+    /// Lowest equivalent value of the highest bucket (wrk2's Max).
+    pub max: u64,
+    pub min: u64,
+    pub mean: f64,
+    pub stdev: f64,
+}
+
+impl Percentiles {
+    pub fn of(h: &Histogram<u64>) -> Percentiles {
+        Percentiles {
+            count: h.len(),
+            p50: hdr::value_at_percentile(h, 50.0),
+            p75: hdr::value_at_percentile(h, 75.0),
+            p90: hdr::value_at_percentile(h, 90.0),
+            p99: hdr::value_at_percentile(h, 99.0),
+            p99_9: hdr::value_at_percentile(h, 99.9),
+            p99_99: hdr::value_at_percentile(h, 99.99),
+            max: hdr::max(h),
+            min: hdr::min(h),
+            mean: hdr::mean(h),
+            stdev: hdr::stdev(h),
+        }
+    }
+}
+
+/// Whole histograms, each a base64 HdrHistogram compressed V2 string.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SavedHistograms {
+    pub latency: String,
+    pub uncorrected: String,
+    pub send_lateness: String,
+    /// Requests per second per thread, one sample per thread per second.
+    pub req_per_sec: String,
+}
+
+impl SavedRun {
+    /// Everything in `r`, in the saved layout.
+    pub fn from_result(r: &RunResult) -> SavedRun {
+        let elapsed_s = r.elapsed.as_secs_f64();
+        // Whole µs, as wrk2 (and the text report) measure the run.
+        let runtime_s = r.elapsed.as_micros() as f64 / 1_000_000.0;
+        let per_second = |n: u64| {
+            if runtime_s > 0.0 {
+                n as f64 / runtime_s
+            } else {
+                0.0
+            }
+        };
+        SavedRun {
+            tool: "tsumo".to_string(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            schema: SCHEMA_VERSION,
+            label: r.plan.target.url.clone(),
+            plan: SavedPlan::from_plan(&r.plan),
+            elapsed_s,
+            interrupted: r.interrupted,
+            counters: r.counters,
+            requests_per_sec: per_second(r.counters.requests),
+            bytes_per_sec: per_second(r.counters.bytes_read),
+            latency: Percentiles::of(&r.latency),
+            uncorrected: Percentiles::of(&r.uncorrected),
+            send_lateness: Percentiles::of(&r.send_lateness),
+            histograms: SavedHistograms {
+                latency: encode_histogram(&r.latency),
+                uncorrected: encode_histogram(&r.uncorrected),
+                send_lateness: encode_histogram(&r.send_lateness),
+                req_per_sec: encode_histogram(&r.req_per_sec),
+            },
+            notes: r.notes.clone(),
+        }
+    }
+
+    /// Reads a file written by `--json`.
+    pub fn load(path: &Path) -> Result<SavedRun, Error> {
+        let file_error = |reason: String| Error::File {
+            path: path.display().to_string(),
+            reason,
+        };
+        let text = std::fs::read_to_string(path).map_err(|e| file_error(e.to_string()))?;
+        serde_json::from_str(&text).map_err(|e| file_error(format!("not a tsumo JSON result: {e}")))
+    }
+
+    /// Decodes one of [`SavedHistograms`]' strings back into a histogram.
+    pub fn decode_histogram(encoded: &str) -> Result<Histogram<u64>, Error> {
+        let invalid = |reason: String| Error::File {
+            path: "(histogram in JSON result)".to_string(),
+            reason,
+        };
+        let bytes = BASE64
+            .decode(encoded.trim())
+            .map_err(|e| invalid(format!("not base64: {e}")))?;
+        Deserializer::new()
+            .deserialize(&mut Cursor::new(bytes))
+            .map_err(|e| invalid(format!("not an HdrHistogram: {e}")))
+    }
+}
+
+/// base64 of the compressed V2 encoding. Serializing into memory fails only for counts that do
+/// not fit an i64, which a run cannot reach; such a histogram is saved as an empty string.
+pub fn encode_histogram(h: &Histogram<u64>) -> String {
+    let mut bytes = Vec::new();
+    match V2DeflateSerializer::new().serialize(h, &mut bytes) {
+        Ok(_) => BASE64.encode(bytes),
+        Err(_) => String::new(),
+    }
+}
+
+/// The JSON value of a run (see [`SavedRun`] for the layout).
+pub fn to_json(r: &RunResult) -> serde_json::Value {
+    // Only non-string map keys make to_value fail; SavedRun has none.
+    serde_json::to_value(SavedRun::from_result(r)).unwrap_or(serde_json::Value::Null)
+}
+
+/// Writes the JSON result to a file or stdout, pretty-printed, ending with a newline.
+pub fn write(r: &RunResult, out: &JsonOut) -> Result<(), Error> {
+    let path = match out {
+        JsonOut::Stdout => "stdout".to_string(),
+        JsonOut::File(file) => file.display().to_string(),
+    };
+    let error = |reason: String| Error::File {
+        path: path.clone(),
+        reason,
+    };
+    let text = render(r).map_err(|e| error(e.to_string()))?;
+    let written = match out {
+        JsonOut::Stdout => {
+            let mut stdout = std::io::stdout().lock();
+            stdout
+                .write_all(text.as_bytes())
+                .and_then(|()| stdout.flush())
+        }
+        JsonOut::File(file) => std::fs::write(file, text.as_bytes()),
+    };
+    written.map_err(|e| error(e.to_string()))
+}
+
+fn render(r: &RunResult) -> Result<String, serde_json::Error> {
+    let mut text = serde_json::to_string_pretty(&SavedRun::from_result(r))?;
+    text.push('\n');
+    Ok(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::plan::{Scheme, Target};
+    use crate::stats::{new_histogram, Errors};
+
+    fn result() -> RunResult {
+        let mut latency = new_histogram();
+        let mut uncorrected = new_histogram();
+        let mut send_lateness = new_histogram();
+        let mut req_per_sec = new_histogram();
+        for i in 0..5000u64 {
+            latency.record(200 + (i * 7919) % 90_000).unwrap();
+            uncorrected.record(100 + (i * 31) % 2000).unwrap();
+            send_lateness.record(i % 50).unwrap();
+        }
+        for i in 0..20u64 {
+            req_per_sec.record(400 + i).unwrap();
+        }
+        RunResult {
+            plan: Plan {
+                target: Target {
+                    url: "https://example.test/x".to_string(),
+                    scheme: Scheme::Https,
+                    host: "example.test".to_string(),
+                    explicit_port: None,
+                    path: "/x".to_string(),
+                },
+                threads: 2,
+                connections: 4,
+                duration: Duration::from_millis(10_500),
+                rate: Some(500),
+                script: Some("s.lua".into()),
+                headers: vec![("X-A".to_string(), "1".to_string())],
+                latency: true,
+                u_latency: false,
+                batch_latency: false,
+                timeout: Duration::from_secs(2),
+                insecure: true,
+                cacert: None,
+                json: Some(JsonOut::Stdout),
+                quiet: false,
+                progress: false,
+                script_args: vec!["a".to_string()],
+            },
+            elapsed: Duration::from_secs(10),
+            interrupted: true,
+            counters: Counters {
+                requests: 5000,
+                bytes_read: 1_000_000,
+                errors: Errors {
+                    timeout: 3,
+                    status: 2,
+                    ..Errors::default()
+                },
+                ..Counters::default()
+            },
+            latency,
+            uncorrected,
+            send_lateness,
+            req_per_sec,
+            notes: vec!["a note".to_string()],
+        }
+    }
+
+    #[test]
+    fn json_has_the_documented_fields() {
+        let r = result();
+        let v = to_json(&r);
+        assert_eq!(v["tool"], "tsumo");
+        assert_eq!(v["version"], env!("CARGO_PKG_VERSION"));
+        assert_eq!(v["label"], "https://example.test/x");
+        assert_eq!(v["plan"]["duration_s"], 10.5);
+        assert_eq!(v["plan"]["rate"], 500);
+        assert_eq!(v["plan"]["headers"][0][0], "X-A");
+        assert_eq!(v["elapsed_s"], 10.0);
+        assert_eq!(v["interrupted"], true);
+        assert_eq!(v["counters"]["errors"]["timeout"], 3);
+        assert_eq!(v["counters"]["errors"]["status"], 2);
+        assert_eq!(v["requests_per_sec"], 500.0);
+        assert_eq!(v["bytes_per_sec"], 100_000.0);
+        assert_eq!(
+            v["latency"]["p50"],
+            hdr::value_at_percentile(&r.latency, 50.0)
+        );
+        assert_eq!(
+            v["latency"]["p99.9"],
+            hdr::value_at_percentile(&r.latency, 99.9)
+        );
+        assert_eq!(v["uncorrected"]["max"], hdr::max(&r.uncorrected));
+        assert_eq!(v["send_lateness"]["min"], 0);
+        assert_eq!(v["send_lateness"]["count"], 5000);
+        for name in ["latency", "uncorrected", "send_lateness", "req_per_sec"] {
+            let s = v["histograms"][name].as_str().unwrap();
+            assert!(s.starts_with("HISTF"), "{name}: {s}");
+        }
+        assert_eq!(v["notes"][0], "a note");
+    }
+
+    #[test]
+    fn histograms_round_trip_exactly() {
+        let r = result();
+        let saved: SavedRun = serde_json::from_value(to_json(&r)).unwrap();
+        assert_eq!(saved, SavedRun::from_result(&r));
+        let pairs = [
+            (&saved.histograms.latency, &r.latency),
+            (&saved.histograms.uncorrected, &r.uncorrected),
+            (&saved.histograms.send_lateness, &r.send_lateness),
+            (&saved.histograms.req_per_sec, &r.req_per_sec),
+        ];
+        for (encoded, original) in pairs {
+            let decoded = SavedRun::decode_histogram(encoded).unwrap();
+            assert_eq!(&decoded, original);
+            assert_eq!(decoded.high(), original.high());
+            assert_eq!(
+                hdr::value_at_percentile(&decoded, 99.0),
+                hdr::value_at_percentile(original, 99.0)
+            );
+        }
+        let empty = SavedRun::decode_histogram(&encode_histogram(&new_histogram())).unwrap();
+        assert_eq!(empty.len(), 0);
+    }
+
+    #[test]
+    fn bad_histogram_strings_are_errors_not_panics() {
+        assert!(SavedRun::decode_histogram("not base64!").is_err());
+        assert!(SavedRun::decode_histogram("SElTVEY=").is_err());
+    }
+
+    #[test]
+    fn write_to_file_and_load_back() {
+        let r = result();
+        let dir = std::env::temp_dir().join(format!("tsumo-json-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("run.json");
+        write(&r, &JsonOut::File(path.clone())).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.ends_with("}\n"));
+        let loaded = SavedRun::load(&path).unwrap();
+        assert_eq!(loaded, SavedRun::from_result(&r));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn unwritable_file_names_the_path() {
+        let path = std::path::PathBuf::from("/nonexistent-dir-for-tsumo/run.json");
+        match write(&result(), &JsonOut::File(path)) {
+            Err(Error::File { path, .. }) => {
+                assert_eq!(path, "/nonexistent-dir-for-tsumo/run.json")
+            }
+            other => panic!("expected a file error, got {other:?}"),
+        }
+        match SavedRun::load(Path::new("/nonexistent-dir-for-tsumo/run.json")) {
+            Err(Error::File { path, .. }) => {
+                assert_eq!(path, "/nonexistent-dir-for-tsumo/run.json")
+            }
+            other => panic!("expected a file error, got {other:?}"),
+        }
+    }
 }

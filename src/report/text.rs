@@ -1,6 +1,482 @@
-//! (stub — being written) wrk2's text report.
+//! wrk2's text report, to the character, plus tsumo's few additions at the end.
+//!
+//! People paste wrk2 output into issues and parse it with scripts; keeping the layout identical
+//! (widths, trailing spaces, the spectrum rows) lets tsumo drop in. What tsumo adds comes after
+//! `Transfer/sec`, where wrk2 prints the script's `done()` output, so parsers that stop there are
+//! unaffected: TLS handshake counts, its own send lateness, a warning when it fell behind, and
+//! the run's notes. Where wrk2 would print `-nan` (empty histogram), tsumo prints 0.
+
+use hdrhistogram::Histogram;
+
+use super::format::{format_binary, format_metric, format_time_s, format_time_us, print_units};
 use super::RunResult;
-/// Renders the whole text report.
-pub fn render(_r: &RunResult) -> String {
-    String::new()
+use crate::stats::hdr;
+
+/// Percentiles of the `Latency Distribution` table.
+const DISTRIBUTION_PERCENTILES: [f64; 8] = [50.0, 75.0, 90.0, 99.0, 99.9, 99.99, 99.999, 100.0];
+
+/// wrk2's spectrum resolution (`hdr_percentiles_print(…, 5, …)`).
+const TICKS_PER_HALF_DISTANCE: u32 = 5;
+
+/// Send lateness p99 (µs) above which the report warns that tsumo itself fell behind.
+const LATENESS_WARNING_US: u64 = 1000;
+
+const SEPARATOR: &str = "----------------------------------------------------------";
+
+/// Renders the whole text report; every line ends with `\n`.
+pub fn render(r: &RunResult) -> String {
+    let mut lines: Vec<String> = Vec::new();
+    let plan = &r.plan;
+
+    lines.push(format!(
+        "Running {} test @ {}",
+        format_time_s(plan.duration.as_secs_f64()),
+        plan.target.url
+    ));
+    lines.push(format!(
+        "  {} threads and {} connections",
+        plan.threads, plan.connections
+    ));
+    if plan.rate.is_none() {
+        lines.push(
+            "  closed loop (no -R): latency is not corrected for coordinated omission".to_string(),
+        );
+    }
+
+    lines.push(format!(
+        "  Thread Stats{:>6}{:>11}{:>8}{:>12}",
+        "Avg", "Stdev", "Max", "+/- Stdev"
+    ));
+    lines.push(stats_row("Latency", &r.latency, format_time_us));
+    lines.push(stats_row("Req/Sec", &r.req_per_sec, format_metric));
+
+    if plan.latency || plan.u_latency {
+        latency_block(&mut lines, &r.latency, "Recorded Latency");
+        lines.push(SEPARATOR.to_string());
+    }
+    if plan.u_latency {
+        lines.push(String::new());
+        latency_block(
+            &mut lines,
+            &r.uncorrected,
+            "Uncorrected Latency (measured without taking delayed starts into account)",
+        );
+        lines.push(SEPARATOR.to_string());
+    }
+
+    totals(&mut lines, r);
+    additions(&mut lines, r);
+
+    let mut out = lines.join("\n");
+    out.push('\n');
+    out
+}
+
+/// A `Thread Stats` row: mean, stdev, max and the share within one stdev.
+fn stats_row(name: &str, h: &Histogram<u64>, formatter: fn(f64) -> String) -> String {
+    let mean = hdr::mean(h);
+    let stdev = hdr::stdev(h);
+    let max = hdr::max(h) as f64;
+    let within = hdr::within_stdev_percent(h, mean, stdev);
+    format!(
+        "    {name:<10}{}{}{}{within:8.2}%",
+        print_units(mean, formatter, 8),
+        print_units(stdev, formatter, 10),
+        print_units(max, formatter, 9),
+    )
+}
+
+/// The percentile table, the detailed spectrum and its footer (`print_hdr_latency`).
+fn latency_block(lines: &mut Vec<String>, h: &Histogram<u64>, title: &str) {
+    lines.push(format!("  Latency Distribution (HdrHistogram - {title})"));
+    for p in DISTRIBUTION_PERCENTILES {
+        let value = hdr::value_at_percentile(h, p) as f64;
+        lines.push(format!(
+            "{p:7.3}%{}",
+            print_units(value, format_time_us, 10)
+        ));
+    }
+    lines.push(String::new());
+    lines.push("  Detailed Percentile spectrum:".to_string());
+    lines.push(format!(
+        "{:>12} {:>12} {:>12} {:>12}",
+        "Value", "Percentile", "TotalCount", "1/(1-Percentile)"
+    ));
+    lines.push(String::new());
+    for row in hdr::spectrum(h, TICKS_PER_HALF_DISTANCE) {
+        let value = row.value as f64 / 1000.0;
+        let percentile = row.percentile / 100.0;
+        let inverted = 1.0 / (1.0 - percentile);
+        lines.push(format!(
+            "{value:12.3} {percentile:12.6} {:12} {inverted:12.2}",
+            row.count_to_index
+        ));
+    }
+    // counts_len = (buckets + 1) × sub_bucket_count / 2.
+    let sub_buckets = 2 * h.distinct_values() / (usize::from(h.buckets()) + 1);
+    lines.push(format!(
+        "#[Mean    = {:12.3}, StdDeviation   = {:12.3}]",
+        hdr::mean(h) / 1000.0,
+        hdr::stdev(h) / 1000.0
+    ));
+    lines.push(format!(
+        "#[Max     = {:12.3}, Total count    = {:12}]",
+        hdr::max(h) as f64 / 1000.0,
+        h.len()
+    ));
+    lines.push(format!(
+        "#[Buckets = {:12}, SubBuckets     = {:12}]",
+        h.buckets(),
+        sub_buckets
+    ));
+}
+
+/// Requests, bytes, errors and rates, as wrk prints them.
+fn totals(lines: &mut Vec<String>, r: &RunResult) {
+    let c = &r.counters;
+    // wrk2 measures the run in whole µs.
+    let runtime_us = r.elapsed.as_micros() as f64;
+    let runtime_s = runtime_us / 1_000_000.0;
+    let per_second = |n: u64| {
+        if runtime_s > 0.0 {
+            n as f64 / runtime_s
+        } else {
+            0.0
+        }
+    };
+
+    lines.push(format!(
+        "  {} requests in {}, {}B read",
+        c.requests,
+        format_time_us(runtime_us),
+        format_binary(c.bytes_read as f64)
+    ));
+    let e = &c.errors;
+    if e.socket_total() > 0 {
+        lines.push(format!(
+            "  Socket errors: connect {}, read {}, write {}, timeout {}",
+            e.connect, e.read, e.write, e.timeout
+        ));
+    }
+    if e.status > 0 {
+        lines.push(format!("  Non-2xx or 3xx responses: {}", e.status));
+    }
+    lines.push(format!("Requests/sec: {:9.2}", per_second(c.requests)));
+    lines.push(format!(
+        "Transfer/sec: {:>10}B",
+        format_binary(per_second(c.bytes_read))
+    ));
+}
+
+/// tsumo's lines after wrk2's report: TLS, send lateness, the fell-behind warning, notes.
+fn additions(lines: &mut Vec<String>, r: &RunResult) {
+    let c = &r.counters;
+    if c.tls_full_handshakes + c.tls_resumed_handshakes > 0 {
+        lines.push(format!(
+            "TLS handshakes: {} full, {} resumed",
+            c.tls_full_handshakes, c.tls_resumed_handshakes
+        ));
+    }
+    if r.plan.rate.is_some() {
+        let p50 = hdr::value_at_percentile(&r.send_lateness, 50.0);
+        let p99 = hdr::value_at_percentile(&r.send_lateness, 99.0);
+        let max = hdr::max(&r.send_lateness);
+        lines.push(format!(
+            "Send lateness: p50 {}, p99 {}, max {}",
+            format_time_us(p50 as f64),
+            format_time_us(p99 as f64),
+            format_time_us(max as f64)
+        ));
+        if p99 > LATENESS_WARNING_US {
+            lines.push(format!(
+                "Warning: tsumo fell behind its own schedule (send lateness p99 {}); latencies \
+                 include its delay: add threads (-t) or lower the rate (-R).",
+                format_time_us(p99 as f64)
+            ));
+        }
+    }
+    lines.extend(r.notes.iter().cloned());
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::plan::{Plan, Scheme, Target};
+    use crate::stats::{new_histogram, Counters, Errors};
+
+    fn plan(rate: Option<u64>, latency: bool, u_latency: bool) -> Plan {
+        Plan {
+            target: Target {
+                url: "http://127.0.0.1:8080/index.html".to_string(),
+                scheme: Scheme::Http,
+                host: "127.0.0.1".to_string(),
+                explicit_port: Some(8080),
+                path: "/index.html".to_string(),
+            },
+            threads: 2,
+            connections: 10,
+            duration: Duration::from_secs(12),
+            rate,
+            script: None,
+            headers: Vec::new(),
+            latency,
+            u_latency,
+            batch_latency: false,
+            timeout: Duration::from_secs(2),
+            insecure: false,
+            cacert: None,
+            json: None,
+            quiet: false,
+            progress: false,
+            script_args: Vec::new(),
+        }
+    }
+
+    fn result(plan: Plan) -> RunResult {
+        let mut latency = new_histogram();
+        let mut uncorrected = new_histogram();
+        let mut send_lateness = new_histogram();
+        let mut req_per_sec = new_histogram();
+        for i in 0..3950u64 {
+            latency.record(300 + (i * 37) % 1500).unwrap();
+            uncorrected.record(50 + (i * 13) % 400).unwrap();
+            send_lateness.record((i * 7) % 120).unwrap();
+        }
+        latency.record(4038).unwrap();
+        for i in 0..24u64 {
+            req_per_sec.record(950 + (i * 17) % 200).unwrap();
+        }
+        RunResult {
+            plan,
+            elapsed: Duration::from_micros(12_001_234),
+            interrupted: false,
+            counters: Counters {
+                requests: 23_986,
+                bytes_read: 5_924_542,
+                bytes_written: 1_000_000,
+                errors: Errors::default(),
+                connections_opened: 10,
+                ..Counters::default()
+            },
+            latency,
+            uncorrected,
+            send_lateness,
+            req_per_sec,
+            notes: vec!["note: one".to_string()],
+        }
+    }
+
+    fn matches(pattern: &str, line: &str) -> bool {
+        // A tiny matcher: `#` one digit, `~` one space-or-digit, `*` any run of characters;
+        // everything else literal. Enough for line shapes without a regex crate.
+        fn go(p: &[char], s: &[char]) -> bool {
+            match p.first() {
+                None => s.is_empty(),
+                Some('*') => (0..=s.len()).any(|i| go(&p[1..], &s[i..])),
+                Some('#') => s.first().is_some_and(char::is_ascii_digit) && go(&p[1..], &s[1..]),
+                Some('~') => {
+                    s.first().is_some_and(|c| c.is_ascii_digit() || *c == ' ')
+                        && go(&p[1..], &s[1..])
+                }
+                Some(c) => s.first() == Some(c) && go(&p[1..], &s[1..]),
+            }
+        }
+        let p: Vec<char> = pattern.chars().collect();
+        let s: Vec<char> = line.chars().collect();
+        go(&p, &s)
+    }
+
+    #[test]
+    fn full_report_has_wrk2_line_shapes() {
+        let out = render(&result(plan(Some(2000), true, true)));
+        let lines: Vec<&str> = out.lines().collect();
+        assert!(out.ends_with('\n'));
+        assert_eq!(
+            lines[0],
+            "Running 12s test @ http://127.0.0.1:8080/index.html"
+        );
+        assert_eq!(lines[1], "  2 threads and 10 connections");
+        assert_eq!(
+            lines[2],
+            "  Thread Stats   Avg      Stdev     Max   +/- Stdev"
+        );
+        // 50 columns each, as in wrk2 (`%-10s` + 8 + 10 + 9 + `%8.2f%%`).
+        assert_eq!(
+            lines[3],
+            "    Latency     1.05ms  435.78us   4.04ms   58.21%"
+        );
+        assert_eq!(
+            lines[4],
+            "    Req/Sec     1.05k    58.72     1.14k    58.33%"
+        );
+        assert_eq!(
+            lines[5],
+            "  Latency Distribution (HdrHistogram - Recorded Latency)"
+        );
+        assert_eq!(lines[6], " 50.000%    1.05ms");
+        assert_eq!(lines[13], "100.000%    4.04ms");
+        for line in &lines[6..14] {
+            assert_eq!(line.len(), 18, "{line:?}");
+            assert!(matches("~~#.###% *#.##*s", line), "{line:?}");
+        }
+        assert_eq!(lines[14], "");
+        assert_eq!(lines[15], "  Detailed Percentile spectrum:");
+        assert_eq!(
+            lines[16],
+            "       Value   Percentile   TotalCount 1/(1-Percentile)"
+        );
+        assert_eq!(lines[17], "");
+        assert_eq!(
+            lines[18],
+            "       0.300     0.000000            3         1.00"
+        );
+        assert_eq!(
+            lines[19],
+            "       0.449     0.100000          397         1.11"
+        );
+        assert_eq!(
+            lines[24],
+            "       1.122     0.550000         2175         2.22"
+        );
+        assert_eq!(
+            lines[29],
+            "       1.461     0.775000         3064         4.44"
+        );
+        let footer = lines.iter().position(|l| l.starts_with("#[Mean")).unwrap();
+        for row in &lines[18..footer] {
+            assert!(
+                matches("~~~~~~~#.### ~~~~#.###### ~~~~~~~~~~~# ~~~~~~*#.##", row)
+                    || row.ends_with("inf"),
+                "{row:?}"
+            );
+        }
+        assert_eq!(
+            lines[footer - 2],
+            "       4.039     0.999756         3951      4096.00"
+        );
+        assert_eq!(
+            lines[footer - 1],
+            "       4.039     1.000000         3951          inf"
+        );
+        assert_eq!(
+            lines[footer],
+            "#[Mean    =        1.049, StdDeviation   =        0.436]"
+        );
+        assert_eq!(
+            lines[footer + 1],
+            "#[Max     =        4.038, Total count    =         3951]"
+        );
+        assert_eq!(
+            lines[footer + 2],
+            "#[Buckets =           27, SubBuckets     =         2048]"
+        );
+        assert_eq!(lines[footer + 3], SEPARATOR);
+        assert_eq!(SEPARATOR.len(), 58);
+        assert_eq!(lines[footer + 4], "");
+        assert_eq!(
+            lines[footer + 5],
+            "  Latency Distribution (HdrHistogram - Uncorrected Latency (measured without taking \
+             delayed starts into account))"
+        );
+        assert_eq!(lines[footer + 6], " 50.000%  249.00us");
+        let tail: Vec<&str> = lines[lines.len() - 6..].to_vec();
+        assert_eq!(
+            tail,
+            vec![
+                SEPARATOR,
+                "  23986 requests in 12.00s, 5.65MB read",
+                "Requests/sec:   1998.63",
+                "Transfer/sec:    482.09KB",
+                "Send lateness: p50 59.00us, p99 118.00us, max 119.00us",
+                "note: one",
+            ]
+        );
+    }
+
+    #[test]
+    fn short_report_without_latency_flags() {
+        let mut r = result(plan(None, false, false));
+        r.counters.errors = Errors {
+            connect: 1,
+            read: 2,
+            write: 3,
+            timeout: 4,
+            status: 5,
+        };
+        r.counters.tls_full_handshakes = 10;
+        r.counters.tls_resumed_handshakes = 2;
+        r.notes.clear();
+        let out = render(&r);
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(
+            lines,
+            vec![
+                "Running 12s test @ http://127.0.0.1:8080/index.html",
+                "  2 threads and 10 connections",
+                "  closed loop (no -R): latency is not corrected for coordinated omission",
+                "  Thread Stats   Avg      Stdev     Max   +/- Stdev",
+                lines[4],
+                lines[5],
+                "  23986 requests in 12.00s, 5.65MB read",
+                "  Socket errors: connect 1, read 2, write 3, timeout 4",
+                "  Non-2xx or 3xx responses: 5",
+                "Requests/sec:   1998.63",
+                "Transfer/sec:    482.09KB",
+                "TLS handshakes: 10 full, 2 resumed",
+            ]
+        );
+    }
+
+    #[test]
+    fn empty_run_prints_zeros_not_nan() {
+        let mut r = result(plan(Some(100), true, false));
+        r.latency = new_histogram();
+        r.req_per_sec = new_histogram();
+        r.send_lateness = new_histogram();
+        r.counters = Counters::default();
+        r.elapsed = Duration::ZERO;
+        let out = render(&r);
+        assert!(!out.contains("nan"), "{out}");
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(
+            lines[2],
+            "  Thread Stats   Avg      Stdev     Max   +/- Stdev"
+        );
+        assert_eq!(
+            lines[3],
+            "    Latency     0.00us    0.00us   0.00us    0.00%"
+        );
+        assert_eq!(
+            lines[4],
+            "    Req/Sec     0.00      0.00     0.00      0.00%"
+        );
+        assert_eq!(lines[6], " 50.000%    0.00us");
+        assert!(out.contains("\n       0.000     1.000000            0          inf\n"));
+        assert!(out.contains("#[Mean    =        0.000, StdDeviation   =        0.000]"));
+        assert!(out.contains("Requests/sec:      0.00\n"));
+        assert!(out.contains("Send lateness: p50 0.00us, p99 0.00us, max 0.00us\n"));
+    }
+
+    #[test]
+    fn warns_when_send_lateness_p99_exceeds_a_millisecond() {
+        let mut r = result(plan(Some(100), false, false));
+        r.send_lateness = new_histogram();
+        r.send_lateness.record_n(10, 90).unwrap();
+        r.send_lateness.record_n(5000, 10).unwrap();
+        let out = render(&r);
+        assert!(
+            out.contains(
+                "\nWarning: tsumo fell behind its own schedule (send lateness p99 5.00ms); \
+                 latencies include its delay: add threads (-t) or lower the rate (-R).\n"
+            ),
+            "{out}"
+        );
+        assert!(out.contains("Send lateness: p50 10.00us, p99 5.00ms, max 5.00ms\n"));
+        // At exactly 1 ms nothing is said.
+        r.send_lateness = new_histogram();
+        r.send_lateness.record(1000).unwrap();
+        assert!(!render(&r).contains("Warning"));
+    }
 }
