@@ -141,3 +141,301 @@ fn fixture_carries_wrk_load_without_errors() {
     assert!(log.len() > 1000, "only {} requests", log.len());
     assert_eq!(connections.len(), 2, "{text}");
 }
+
+// ---- tsumo against nginx ---------------------------------------------------------------------
+
+use common::{json_f64, json_u64, run_tsumo};
+
+/// Requests/sec of a paced run must be the rate asked for: the schedule is absolute, so
+/// completed / elapsed ≈ R whatever the latency, as long as nginx keeps up (it does, at 2000/s).
+#[test]
+fn rate_is_held_within_two_percent() {
+    let nginx = Nginx::start();
+    let url = nginx.http_url("/index.html");
+    let run = run_tsumo(
+        &["-t2", "-c10", "-d3s", "-R2000", "--json", "-", &url],
+        Duration::from_secs(20),
+    );
+    run.assert_success();
+    let json = run.json();
+    let rate = json_f64(&json, "requests_per_sec");
+    assert!(
+        (1960.0..=2040.0).contains(&rate),
+        "requests/sec {rate}: {json:#}"
+    );
+    for kind in ["connect", "read", "write", "timeout", "status"] {
+        assert_eq!(
+            json_u64(&json, &format!("counters.errors.{kind}")),
+            0,
+            "{kind}: {json:#}"
+        );
+    }
+    // nginx saw at least every request tsumo counted, all GET /index.html on 10 connections.
+    let log = nginx.access_log();
+    let requests = json_u64(&json, "counters.requests");
+    assert!(
+        log.len() as u64 >= requests,
+        "{} logged, {requests} counted",
+        log.len()
+    );
+    assert!(log
+        .iter()
+        .all(|l| l.method == "GET" && l.uri == "/index.html" && l.status == 200));
+    let connections: std::collections::HashSet<u64> = log.iter().map(|l| l.connection).collect();
+    assert_eq!(
+        connections.len(),
+        10,
+        "keep-alive: one nginx connection per -c"
+    );
+}
+
+/// The text report, line by line, in wrk2's layout (reference/wrk2.md §2.2): a script that
+/// parses wrk2 output must parse tsumo's.
+#[test]
+fn text_report_has_wrk2_layout() {
+    let nginx = Nginx::start();
+    let url = nginx.http_url("/index.html");
+    let run = run_tsumo(
+        &["-t2", "-c10", "-d3s", "-R2000", "--latency", &url],
+        Duration::from_secs(20),
+    );
+    run.assert_success();
+    let out = &run.stdout;
+    assert!(!out.to_lowercase().contains("nan"), "nan in report:\n{out}");
+    let mut lines = out.lines().peekable();
+    let mut next = |what: &str| {
+        lines
+            .next()
+            .unwrap_or_else(|| panic!("report ends before {what}:\n{out}"))
+            .to_string()
+    };
+
+    assert_eq!(next("header"), format!("Running 3s test @ {url}"));
+    assert_eq!(next("header 2"), "  2 threads and 10 connections");
+    assert_eq!(
+        next("stats header"),
+        "  Thread Stats   Avg      Stdev     Max   +/- Stdev"
+    );
+    let latency = next("Latency row");
+    let fields = stats_row(&latency, "Latency", out);
+    for value in &fields[..3] {
+        assert!(parse_time_us(value).is_some(), "{value:?} in {latency:?}");
+    }
+    let req = next("Req/Sec row");
+    let fields = stats_row(&req, "Req/Sec", out);
+    // One sample per thread per second: each thread did ~1000/s.
+    let mean = parse_metric(&fields[0]).unwrap_or_else(|| panic!("{req:?}"));
+    assert!((900.0..=1100.0).contains(&mean), "{req:?}");
+
+    assert_eq!(
+        next("distribution title"),
+        "  Latency Distribution (HdrHistogram - Recorded Latency)"
+    );
+    let mut previous = 0.0;
+    for label in [
+        " 50.000%", " 75.000%", " 90.000%", " 99.000%", " 99.900%", " 99.990%", " 99.999%",
+        "100.000%",
+    ] {
+        let line = next(label);
+        let value = line
+            .strip_prefix(label)
+            .and_then(|v| parse_time_us(v.trim()))
+            .unwrap_or_else(|| panic!("{line:?} is not `{label}  <time>`"));
+        assert!(value >= previous, "percentiles decrease at {line:?}");
+        previous = value;
+    }
+    assert_eq!(next("blank"), "");
+    assert_eq!(next("spectrum title"), "  Detailed Percentile spectrum:");
+    assert_eq!(
+        next("spectrum header"),
+        "       Value   Percentile   TotalCount 1/(1-Percentile)"
+    );
+    assert_eq!(next("blank"), "");
+    let mut rows = Vec::new();
+    loop {
+        let line = next("spectrum row");
+        if line.starts_with("#[") {
+            check_footer(&line, &next("footer 2"), &next("footer 3"), &rows, out);
+            break;
+        }
+        let row: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(row.len(), 4, "spectrum row {line:?}");
+        assert_eq!(line.len(), 51, "spectrum row width {line:?}");
+        rows.push((
+            row[0].parse::<f64>().unwrap(),
+            row[1].parse::<f64>().unwrap(),
+            row[2].parse::<u64>().unwrap(),
+            row[3].to_string(),
+        ));
+    }
+    assert_eq!(next("separator"), "-".repeat(58));
+
+    let totals = next("totals");
+    let words: Vec<&str> = totals.split_whitespace().collect();
+    assert!(
+        totals.starts_with("  ") && words.len() == 6 && words[1] == "requests" && words[2] == "in",
+        "{totals:?}"
+    );
+    let requests: u64 = words[0].parse().unwrap();
+    let runtime_us = words[3].strip_suffix(',').and_then(parse_time_us);
+    assert!(
+        runtime_us.is_some_and(|us| (2.9e6..3.5e6).contains(&us)),
+        "{totals:?}"
+    );
+    assert!(words[4].ends_with("MB") && words[5] == "read", "{totals:?}");
+    let rate_line = next("Requests/sec");
+    let rate: f64 = rate_line
+        .strip_prefix("Requests/sec: ")
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("{rate_line:?}"));
+    assert!((1960.0..=2040.0).contains(&rate), "{rate_line:?}");
+    assert!(requests >= 5800, "{totals:?}");
+    let transfer = next("Transfer/sec");
+    // 2000 responses/s of ~2.3 KB each: ~4.5 MB/s.
+    assert!(
+        transfer.starts_with("Transfer/sec: ") && transfer.ends_with("MB"),
+        "{transfer:?}"
+    );
+    // tsumo's additions follow; send lateness is always there for a paced run.
+    let rest: Vec<String> = std::iter::from_fn(|| lines.next().map(str::to_string)).collect();
+    assert!(
+        rest.iter().any(|l| l.starts_with("Send lateness: p50 ")),
+        "{out}"
+    );
+}
+
+/// Splits a `Thread Stats` row into its four values, checking the name and the % column.
+fn stats_row(line: &str, name: &str, out: &str) -> Vec<String> {
+    let rest = line
+        .strip_prefix(&format!("    {name:<10}"))
+        .unwrap_or_else(|| panic!("{line:?} is not the {name} row:\n{out}"));
+    let fields: Vec<String> = rest.split_whitespace().map(str::to_string).collect();
+    assert_eq!(fields.len(), 4, "{line:?}");
+    let share: f64 = fields[3]
+        .strip_suffix('%')
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("{line:?}"));
+    assert!((0.0..=100.0).contains(&share), "{line:?}");
+    fields
+}
+
+fn check_footer(
+    first: &str,
+    second: &str,
+    third: &str,
+    rows: &[(f64, f64, u64, String)],
+    out: &str,
+) {
+    assert!(
+        first.starts_with("#[Mean    = ") && first.contains(", StdDeviation   = "),
+        "{out}"
+    );
+    assert!(
+        second.starts_with("#[Max     = ") && second.contains(", Total count    = "),
+        "{out}"
+    );
+    assert_eq!(
+        third, "#[Buckets =           27, SubBuckets     =         2048]",
+        "{out}"
+    );
+    assert!(rows.len() > 10, "spectrum too short:\n{out}");
+    for pair in rows.windows(2) {
+        assert!(
+            pair[0].0 <= pair[1].0 && pair[0].1 <= pair[1].1 && pair[0].2 <= pair[1].2,
+            "{out}"
+        );
+    }
+    let (first_row, last_row) = (&rows[0], &rows[rows.len() - 1]);
+    assert_eq!(first_row.1, 0.0, "{out}");
+    assert_eq!((last_row.1, last_row.3.as_str()), (1.0, "inf"), "{out}");
+    let total: u64 = second
+        .trim_end_matches(']')
+        .rsplit('=')
+        .next()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("{second:?}"));
+    assert_eq!(total, last_row.2, "{out}");
+}
+
+/// `823.62us`, `4.04ms`, `1.42s`, `0.92m` → µs.
+fn parse_time_us(s: &str) -> Option<f64> {
+    let (number, scale) = if let Some(n) = s.strip_suffix("us") {
+        (n, 1.0)
+    } else if let Some(n) = s.strip_suffix("ms") {
+        (n, 1e3)
+    } else if let Some(n) = s.strip_suffix('s') {
+        (n, 1e6)
+    } else if let Some(n) = s.strip_suffix('m') {
+        (n, 60e6)
+    } else {
+        return None;
+    };
+    number.parse::<f64>().ok().map(|n| n * scale)
+}
+
+/// `125.00`, `1.08k`, `2.00M` → number.
+fn parse_metric(s: &str) -> Option<f64> {
+    let (number, scale) = match s.chars().last()? {
+        'k' => (&s[..s.len() - 1], 1e3),
+        'M' => (&s[..s.len() - 1], 1e6),
+        'G' => (&s[..s.len() - 1], 1e9),
+        _ => (s, 1.0),
+    };
+    number.parse::<f64>().ok().map(|n| n * scale)
+}
+
+/// With verification on (the default), a self-signed certificate must stop the run at once,
+/// with exit code 1 and one line on stderr that tells the user about `--insecure`.
+#[test]
+fn https_self_signed_without_insecure_fails_naming_the_flag() {
+    let nginx = Nginx::start();
+    let run = run_tsumo(
+        &[
+            "-t1",
+            "-c1",
+            "-d2s",
+            "-R10",
+            &nginx.https_url("/index.html"),
+        ],
+        Duration::from_secs(15),
+    );
+    assert_eq!(run.status.code(), Some(1), "{run:?}");
+    let lines: Vec<&str> = run.stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "stderr: {:?}", run.stderr);
+    assert!(lines[0].contains("--insecure"), "stderr: {:?}", run.stderr);
+}
+
+fn assert_https_run_clean(extra: &[&str], nginx: &Nginx) {
+    let url = nginx.https_url("/index.html");
+    let mut args = vec!["-t1", "-c2", "-d2s", "-R200", "--json", "-"];
+    args.extend_from_slice(extra);
+    args.push(&url);
+    let run = run_tsumo(&args, Duration::from_secs(15));
+    run.assert_success();
+    let json = run.json();
+    let requests = json_u64(&json, "counters.requests");
+    assert!(requests >= 360, "{json:#}");
+    for kind in ["connect", "read", "write", "timeout", "status"] {
+        assert_eq!(
+            json_u64(&json, &format!("counters.errors.{kind}")),
+            0,
+            "{kind}: {json:#}"
+        );
+    }
+    let log = nginx.access_log();
+    assert!(log.len() as u64 >= requests);
+    assert!(log.iter().all(|l| l.ssl_protocol.is_some()), "all over TLS");
+}
+
+#[test]
+fn https_with_insecure_runs_without_errors() {
+    let nginx = Nginx::start();
+    assert_https_run_clean(&["--insecure"], &nginx);
+}
+
+#[test]
+fn https_with_cacert_verifies_and_runs_without_errors() {
+    let nginx = Nginx::start();
+    let cert = nginx.cert_path();
+    assert_https_run_clean(&["--cacert", cert.to_str().unwrap()], &nginx);
+}
