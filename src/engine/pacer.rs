@@ -5,7 +5,14 @@
 //! therefore owns one `timerfd` armed at the earliest pending deadline (absolute, nanosecond
 //! precision, CLOCK_MONOTONIC), registered with tokio's reactor through `AsyncFd`. Waiting tasks
 //! sit in a min-heap; when the timerfd fires, the driver task wakes every due task and re-arms the
-//! timerfd for the next deadline. No spinning: an idle worker sleeps in epoll.
+//! timerfd for the next deadline.
+//!
+//! Waking a sleeping CPU takes tens of microseconds (on a VM, ~30 µs on loopback-idle machines),
+//! which would show up as send lateness and so as corrected latency. The timerfd is therefore
+//! armed a little *before* the deadline — by a margin that tracks how late the kernel actually
+//! wakes us (an EWMA of the overshoot) — and the last stretch is a short busy-wait. The spin is
+//! bounded by [`MAX_MARGIN`] per wake-up, so an idle worker still sleeps in epoll almost all the
+//! time.
 
 use std::cell::{Cell, RefCell};
 use std::cmp::{Ordering, Reverse};
@@ -21,6 +28,11 @@ use tokio::io::unix::AsyncFd;
 use tokio::io::Interest;
 
 use super::clock::{self, Nanos};
+
+/// Upper bound of the early-wake margin (and so of the busy-wait per wake-up).
+pub const MAX_MARGIN: Nanos = 200_000;
+const INITIAL_MARGIN: Nanos = 50_000;
+const MIN_MARGIN: Nanos = 5_000;
 
 struct Waiter {
     deadline: Nanos,
@@ -50,9 +62,11 @@ impl Ord for Waiter {
 pub struct Pacer {
     fd: AsyncFd<OwnedFd>,
     waiters: RefCell<BinaryHeap<Reverse<Waiter>>>,
-    /// Deadline the timerfd is armed for; 0 when disarmed.
+    /// Deadline the timerfd is armed for (already early by the margin); 0 when disarmed.
     armed: Cell<Nanos>,
     seq: Cell<u64>,
+    /// EWMA of how late the timerfd wakes us, in ns (×16 fixed point).
+    overshoot_x16: Cell<Nanos>,
 }
 
 impl Pacer {
@@ -78,6 +92,7 @@ impl Pacer {
             waiters: RefCell::new(BinaryHeap::new()),
             armed: Cell::new(0),
             seq: Cell::new(0),
+            overshoot_x16: Cell::new(INITIAL_MARGIN / 2 * 16),
         }))
     }
 
@@ -107,21 +122,47 @@ impl Pacer {
                 )
             };
             guard.clear_ready();
-            self.armed.set(0);
+            let armed = self.armed.replace(0);
+            if armed != 0 {
+                self.learn_overshoot(clock::now().saturating_sub(armed));
+            }
             self.wake_due();
         }
     }
 
+    /// How early the timerfd is armed: twice the typical overshoot, bounded.
+    fn margin(&self) -> Nanos {
+        (self.overshoot_x16.get() / 8).clamp(MIN_MARGIN, MAX_MARGIN)
+    }
+
+    fn learn_overshoot(&self, overshoot: Nanos) {
+        // EWMA with weight 1/16; one huge outlier (a preempted thread) moves it only a little.
+        let old = self.overshoot_x16.get();
+        let sample = overshoot.min(MAX_MARGIN * 4);
+        self.overshoot_x16.set(old - old / 16 + sample);
+    }
+
     fn wake_due(&self) {
-        let now = clock::now();
+        let mut now = clock::now();
+        let margin = self.margin();
         let next = {
             let mut waiters = self.waiters.borrow_mut();
+            let mut woken = false;
             while let Some(Reverse(top)) = waiters.peek() {
                 if top.deadline > now {
-                    break;
+                    // Spin only before the first wake: a woken task runs only once we yield.
+                    if woken || top.deadline - now > margin {
+                        break;
+                    }
+                    // Close enough: spin the last stretch instead of sleeping through it.
+                    while now < top.deadline {
+                        std::hint::spin_loop();
+                        now = clock::now();
+                    }
                 }
                 if let Some(Reverse(w)) = waiters.pop() {
                     w.waker.wake();
+                    woken = true;
                 }
             }
             waiters.peek().map(|Reverse(w)| w.deadline)
@@ -140,15 +181,17 @@ impl Pacer {
             waker,
         }));
         let armed = self.armed.get();
-        if armed == 0 || deadline < armed {
+        if armed == 0 || deadline.saturating_sub(self.margin()) < armed {
             self.arm(deadline);
         }
     }
 
+    /// Arms the timerfd to fire the margin ahead of `deadline`.
     fn arm(&self, deadline: Nanos) {
+        let deadline = deadline.saturating_sub(self.margin()).max(1);
         let spec = libc::itimerspec {
             it_interval: clock::timespec(0),
-            it_value: clock::timespec(deadline.max(1)),
+            it_value: clock::timespec(deadline),
         };
         // SAFETY: valid fd and itimerspec; failure only leaves the timer unarmed, and the
         // waiters are then woken by the next arm (never by a dangling pointer).
@@ -161,7 +204,7 @@ impl Pacer {
             )
         };
         if rc == 0 {
-            self.armed.set(deadline.max(1));
+            self.armed.set(deadline);
         }
     }
 }
