@@ -1,0 +1,129 @@
+# Shell helpers shared by scripts/test and scripts/demo (sourced, not run).
+#
+# They install what the project needs when it is missing (a fresh CI machine has no nginx or
+# wrk) and run a throw-away nginx on 127.0.0.1 with the same configuration the Rust test fixture
+# writes (tests/common/nginx.rs): keep the two in step.
+
+# Installs the Debian packages whose commands are missing: "command:package" pairs.
+# apt-get update runs only when something has to be installed.
+ensure_commands() {
+    local missing=() pair cmd pkg
+    for pair in "$@"; do
+        cmd=${pair%%:*}
+        pkg=${pair##*:}
+        if ! command -v "$cmd" >/dev/null 2>&1 && [ ! -x "/usr/sbin/$cmd" ]; then
+            missing+=("$pkg")
+        fi
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    echo "installing: ${missing[*]}" >&2
+    local sudo=()
+    [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+# The nginx binary (Debian puts it in /usr/sbin, which is not always on PATH).
+nginx_bin() {
+    if [ -x /usr/sbin/nginx ]; then echo /usr/sbin/nginx; else command -v nginx; fi
+}
+
+# A TCP port on 127.0.0.1 that nothing listens on right now.
+free_port() {
+    local port
+    while :; do
+        port=$((20000 + RANDOM % 40000))
+        if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+            echo "$port"
+            return
+        fi
+    done
+}
+
+# Writes DIR/www/index.html: 2048 bytes, lines of 63 letters (a..z repeating) and a newline,
+# byte for byte what tests/common/nginx.rs serves.
+write_index_html() {
+    mkdir -p "$1/www"
+    awk 'BEGIN { for (i = 0; i < 2048; i++) printf "%c", (i % 64 == 63) ? 10 : 97 + i % 26 }' \
+        >"$1/www/index.html"
+}
+
+# Writes DIR/nginx.conf: static files from DIR/www over HTTP_PORT and HTTPS_PORT (certificate
+# DIR/cert.pem, key DIR/key.pem), everything else (pid, logs, temp files) inside DIR.
+write_nginx_conf() {
+    local dir=$1 http_port=$2 https_port=$3 user=""
+    [ "$(id -u)" -eq 0 ] && user="user root root;"
+    mkdir -p "$dir/tmp"
+    cat >"$dir/nginx.conf" <<CONF
+# Written by scripts/lib.sh (tests/common/nginx.rs writes the same for the tests).
+daemon off;
+master_process on;
+worker_processes 1;
+$user
+pid $dir/nginx.pid;
+error_log $dir/error.log warn;
+
+events {
+    worker_connections 4096;
+}
+
+http {
+    default_type application/octet-stream;
+    log_format tsumo '"\$request" \$status \$request_length \$content_length \$body_bytes_sent \$connection \$connection_requests \$server_port \$ssl_protocol';
+    access_log $dir/access.log tsumo;
+    client_body_temp_path $dir/tmp/client_body;
+    proxy_temp_path $dir/tmp/proxy;
+    fastcgi_temp_path $dir/tmp/fastcgi;
+    uwsgi_temp_path $dir/tmp/uwsgi;
+    scgi_temp_path $dir/tmp/scgi;
+    keepalive_requests 1000000;
+    keepalive_timeout 75s;
+    ssl_certificate $dir/cert.pem;
+    ssl_certificate_key $dir/key.pem;
+    ssl_session_cache shared:TLS:1m;
+
+    server {
+        listen 127.0.0.1:$http_port;
+        listen 127.0.0.1:$https_port ssl;
+        root $dir/www;
+        error_page 405 =200 \$uri;
+    }
+}
+CONF
+}
+
+# Self-signed certificate for localhost and 127.0.0.1 into DIR/cert.pem and DIR/key.pem.
+write_self_signed_cert() {
+    openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=localhost \
+        -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" \
+        -keyout "$1/key.pem" -out "$1/cert.pem" 2>/dev/null
+}
+
+# Starts nginx on DIR/nginx.conf in the background, sets NGINX_PID, waits for the given ports.
+start_nginx() {
+    local dir=$1 port tries
+    shift
+    "$(nginx_bin)" -p "$dir" -c "$dir/nginx.conf" -e "$dir/error.log" &
+    NGINX_PID=$!
+    for port in "$@"; do
+        tries=0
+        until (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do
+            tries=$((tries + 1))
+            if [ $tries -gt 200 ] || ! kill -0 "$NGINX_PID" 2>/dev/null; then
+                echo "nginx did not open port $port:" >&2
+                cat "$dir/error.log" >&2 || true
+                return 1
+            fi
+            sleep 0.05
+        done
+    done
+}
+
+# Stops the nginx started by start_nginx (fast shutdown) and waits for it.
+stop_nginx() {
+    if [ -n "${NGINX_PID:-}" ] && kill -0 "$NGINX_PID" 2>/dev/null; then
+        kill -TERM "$NGINX_PID"
+        wait "$NGINX_PID" 2>/dev/null || true
+    fi
+    NGINX_PID=
+}
