@@ -3,36 +3,37 @@
 //! Scripts and people compare tsumo's report with wrk2's by eye and by regex, so the suffixes,
 //! the promotion rule (a value moves to the next unit at 85% of the scale, and the last unit of
 //! each list is never reached) and the padding (trailing spaces depend on how many letters the
-//! string ends with; longer strings are truncated) are reproduced exactly. One difference: a NaN
-//! input prints as 0 (wrk2 prints `-nan` for empty histograms).
+//! string ends with; longer strings are truncated) are reproduced exactly, down to the `long
+//! double` arithmetic that decides the last digit. One difference: a NaN input prints as 0 (wrk2
+//! prints `-nan` for empty histograms).
 
 /// A unit ladder: the base suffix, then the suffixes reached by dividing by `scale`.
 struct Units {
-    scale: f64,
+    scale: u64,
     base: &'static str,
     units: &'static [&'static str],
 }
 
 const TIME_UNITS_US: Units = Units {
-    scale: 1000.0,
+    scale: 1000,
     base: "us",
     units: &["ms", "s"],
 };
 
 const TIME_UNITS_S: Units = Units {
-    scale: 60.0,
+    scale: 60,
     base: "s",
     units: &["m", "h"],
 };
 
 const BINARY_UNITS: Units = Units {
-    scale: 1024.0,
+    scale: 1024,
     base: "",
     units: &["K", "M", "G", "T", "P"],
 };
 
 const METRIC_UNITS: Units = Units {
-    scale: 1000.0,
+    scale: 1000,
     base: "",
     units: &["k", "M", "G", "T", "P"],
 };
@@ -40,23 +41,175 @@ const METRIC_UNITS: Units = Units {
 /// `format_units`: divide while the amount is at least 85% of the scale and a further unit
 /// exists after the one being moved to, then print with `precision` decimals.
 fn format_units(n: f64, units: &Units, precision: usize) -> String {
-    // NaN (0/0 on an empty histogram) and -0.0 print as plain 0.
-    let mut amount = if n.is_nan() || n == 0.0 { 0.0 } else { n };
+    format_extended(LongDouble::from_f64(n), units, precision)
+}
+
+fn format_extended(n: LongDouble, units: &Units, precision: usize) -> String {
+    let mut amount = n;
     let mut unit = units.base;
-    let threshold = units.scale * 0.85;
+    // C computes `scale * 0.85` in double, then compares in long double.
+    let threshold = LongDouble::from_f64(units.scale as f64 * 0.85);
     let mut i = 0;
     while i + 1 < units.units.len() && amount >= threshold {
-        amount /= units.scale;
+        amount = amount.div_int(units.scale);
         unit = units.units[i];
         i += 1;
     }
-    format!("{amount:.precision$}{unit}")
+    format!("{}{unit}", amount.to_fixed(precision))
+}
+
+/// A non-negative x87 80-bit `long double` (64-bit mantissa), the type `units.c` divides and
+/// prints in. Emulated because the last printed digit depends on it: 73215 µs is exactly
+/// 73.215 ms, and whether it prints `73.21ms` or `73.22ms` depends on which side of 73.215 the
+/// rounded quotient falls — a different side in `f64` than in `long double` for many values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct LongDouble {
+    /// 0, or normalized with the top bit set.
+    mantissa: u64,
+    /// value = mantissa × 2^exponent
+    exponent: i32,
+}
+
+impl LongDouble {
+    const ZERO: LongDouble = LongDouble {
+        mantissa: 0,
+        exponent: 0,
+    };
+
+    /// Exact conversion; NaN, negative values and -0.0 become 0 (tsumo never prints `nan`);
+    /// infinity saturates to the largest value.
+    fn from_f64(x: f64) -> LongDouble {
+        if x.is_nan() || x <= 0.0 {
+            return LongDouble::ZERO;
+        }
+        if x.is_infinite() {
+            return LongDouble {
+                mantissa: u64::MAX,
+                exponent: i32::MAX / 2,
+            };
+        }
+        let bits = x.to_bits();
+        let biased = ((bits >> 52) & 0x7ff) as i32;
+        let fraction = bits & ((1 << 52) - 1);
+        let (significand, exponent) = if biased == 0 {
+            (fraction, -1074)
+        } else {
+            (fraction | (1 << 52), biased - 1075)
+        };
+        let shift = significand.leading_zeros() as i32;
+        LongDouble {
+            mantissa: significand << shift,
+            exponent: exponent - shift,
+        }
+    }
+
+    /// `self / divisor`, rounded to nearest-even like the FPU.
+    fn div_int(self, divisor: u64) -> LongDouble {
+        if self.mantissa == 0 || divisor == 0 {
+            return self;
+        }
+        let numerator = u128::from(self.mantissa) << 64;
+        let divisor = u128::from(divisor);
+        let mut quotient = numerator / divisor;
+        let mut remainder = numerator % divisor;
+        let mut exponent = self.exponent - 64;
+        let bits = 128 - quotient.leading_zeros() as i32;
+        let round_up = if bits > 64 {
+            let shift = bits - 64;
+            let dropped = quotient & ((1u128 << shift) - 1);
+            let half = 1u128 << (shift - 1);
+            quotient >>= shift;
+            exponent += shift;
+            dropped > half || (dropped == half && (remainder > 0 || quotient & 1 == 1))
+        } else {
+            // Bring in quotient bits from the remainder until the mantissa is full.
+            while quotient < 1u128 << 63 {
+                remainder <<= 1;
+                quotient <<= 1;
+                if remainder >= divisor {
+                    remainder -= divisor;
+                    quotient |= 1;
+                }
+                exponent -= 1;
+            }
+            let twice = remainder << 1;
+            twice > divisor || (twice == divisor && quotient & 1 == 1)
+        };
+        if round_up {
+            quotient += 1;
+            if quotient == 1u128 << 64 {
+                quotient >>= 1;
+                exponent += 1;
+            }
+        }
+        LongDouble {
+            mantissa: quotient as u64,
+            exponent,
+        }
+    }
+
+    /// `printf("%.*Lf", precision, self)`: exact decimal rounding, ties to even.
+    fn to_fixed(self, precision: usize) -> String {
+        let scale = 10u128.pow(precision.min(6) as u32);
+        let precision = precision.min(6);
+        let scaled = if self.mantissa == 0 {
+            0
+        } else if self.exponent >= 0 {
+            if self.exponent > 40 {
+                // Beyond any count or duration tsumo holds; f64 is close enough there.
+                let value = self.mantissa as f64 * 2f64.powi(self.exponent);
+                return format!("{value:.precision$}");
+            }
+            (u128::from(self.mantissa) << self.exponent) * scale
+        } else {
+            let shift = (-self.exponent) as u32;
+            let numerator = u128::from(self.mantissa) * scale;
+            if shift >= 128 {
+                0
+            } else {
+                let quotient = numerator >> shift;
+                let dropped = numerator & ((1u128 << shift) - 1);
+                let half = 1u128 << (shift - 1);
+                if dropped > half || (dropped == half && quotient & 1 == 1) {
+                    quotient + 1
+                } else {
+                    quotient
+                }
+            }
+        };
+        if precision == 0 {
+            scaled.to_string()
+        } else {
+            format!("{}.{:0precision$}", scaled / scale, scaled % scale)
+        }
+    }
+}
+
+impl PartialOrd for LongDouble {
+    fn partial_cmp(&self, other: &LongDouble) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for LongDouble {
+    fn cmp(&self, other: &LongDouble) -> std::cmp::Ordering {
+        match (self.mantissa == 0, other.mantissa == 0) {
+            (true, true) => std::cmp::Ordering::Equal,
+            (true, false) => std::cmp::Ordering::Less,
+            (false, true) => std::cmp::Ordering::Greater,
+            (false, false) => self
+                .exponent
+                .cmp(&other.exponent)
+                .then(self.mantissa.cmp(&other.mantissa)),
+        }
+    }
 }
 
 /// A duration in µs: `us`/`ms` below one second, else `s`/`m` (never `h`), 2 decimals.
 pub fn format_time_us(us: f64) -> String {
     if us >= 1_000_000.0 {
-        format_units(us / 1_000_000.0, &TIME_UNITS_S, 2)
+        let seconds = LongDouble::from_f64(us).div_int(1_000_000);
+        format_extended(seconds, &TIME_UNITS_S, 2)
     } else {
         format_units(us, &TIME_UNITS_US, 2)
     }
@@ -179,5 +332,38 @@ mod tests {
         // "1024000.00T" is 11 characters in an 8-column field (9 − 1 pad).
         let huge = 1024f64.powi(4) * 1_024_000.0;
         assert_eq!(print_units(huge, format_binary, 9), "1024000. ");
+    }
+
+    #[test]
+    fn last_digit_follows_long_double_rounding() {
+        // Exact ties (x.xx5 ms) land on the side the x87 quotient falls, as printed by wrk2;
+        // plain f64 division prints 73.22ms, 1.06ms and 2.04ms here.
+        assert_eq!(format_time_us(73_215.0), "73.21ms");
+        assert_eq!(format_time_us(1065.0), "1.07ms");
+        assert_eq!(format_time_us(2045.0), "2.05ms");
+        assert_eq!(format_time_us(4095.0), "4.09ms");
+        assert_eq!(format_time_us(100_005.0), "100.00ms");
+    }
+
+    #[test]
+    fn long_double_division_rounds_to_nearest() {
+        let one = LongDouble::from_f64(1.0);
+        assert_eq!(one.mantissa, 1 << 63);
+        assert_eq!(one.exponent, -63);
+        // 1/3 = 0.0101…: the 64-bit mantissa 0xAAAA…AAAB is rounded up.
+        let third = one.div_int(3);
+        assert_eq!(third.mantissa, 0xAAAA_AAAA_AAAA_AAAB);
+        assert_eq!(third.exponent, -65);
+        assert_eq!(
+            LongDouble::from_f64(6.0).div_int(3),
+            LongDouble::from_f64(2.0)
+        );
+        assert_eq!(LongDouble::from_f64(0.125).to_fixed(2), "0.12");
+        assert_eq!(LongDouble::from_f64(0.375).to_fixed(2), "0.38");
+        assert_eq!(LongDouble::from_f64(2.5).to_fixed(0), "2");
+        assert_eq!(LongDouble::from_f64(3.5).to_fixed(0), "4");
+        assert_eq!(LongDouble::from_f64(1e12).to_fixed(2), "1000000000000.00");
+        assert!(LongDouble::from_f64(850.0) >= LongDouble::from_f64(1000.0 * 0.85));
+        assert!(LongDouble::from_f64(849.9) < LongDouble::from_f64(1000.0 * 0.85));
     }
 }
