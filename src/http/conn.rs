@@ -144,26 +144,29 @@ impl Connection {
                     }
                 },
             };
-            let intended = match &self.schedule {
+            let (intended, sent) = match &self.schedule {
                 Some(schedule) => {
                     let intended = schedule.intended(self.next);
-                    if intended > clock::now() {
+                    let mut sent = clock::now();
+                    if intended > sent {
                         self.shared.pacer.sleep_until(intended).await;
+                        sent = clock::now();
                     }
-                    intended
+                    // Only the delay tsumo caused: the request was due and the connection free.
+                    let due = intended.max(ready_at);
+                    let lateness = clock::to_us(sent.saturating_sub(due));
+                    self.shared
+                        .recorder
+                        .borrow_mut()
+                        .record_send_lateness(lateness);
+                    (intended, sent)
                 }
-                None => clock::now(),
+                // Closed loop: the request is due the moment the connection is free.
+                None => {
+                    let now = clock::now();
+                    (now, now)
+                }
             };
-            let sent = clock::now();
-            if self.schedule.is_some() {
-                // Only the delay tsumo caused: the request was due and the connection free.
-                let due = intended.max(ready_at);
-                let lateness = clock::to_us(sent.saturating_sub(due));
-                self.shared
-                    .recorder
-                    .borrow_mut()
-                    .record_send_lateness(lateness);
-            }
             let batch = Rc::clone(&self.shared.batch);
             let timeout = self.shared.timeout;
             let exchange = self.exchange(stream, &batch, intended, sent);
@@ -184,7 +187,9 @@ impl Connection {
                     self.next += batch.len() as u64;
                 }
             }
-            ready_at = clock::now();
+            if self.schedule.is_some() {
+                ready_at = clock::now();
+            }
         }
     }
 
