@@ -3,7 +3,9 @@
 //! Bytes arrive in arbitrary pieces; the parser consumes what it can and says how much it used.
 //! Headers are parsed by `httparse` once complete; bodies are framed by Content-Length, chunked
 //! encoding (sizes, data and trailers split anywhere across reads), or the connection closing —
-//! and HEAD, 1xx, 204 and 304 responses have none. Bodies are skipped, not copied.
+//! and HEAD, 1xx, 204 and 304 responses have none. Bodies are skipped, not copied — unless a
+//! script's `response()` hook needs them, in which case headers and the decoded body are kept
+//! (see [`ResponseParser::collecting`]).
 
 use std::fmt;
 
@@ -66,6 +68,10 @@ pub struct ResponseParser {
     state: State,
     status: u16,
     keep_alive: bool,
+    /// Keep headers and body for a script's `response()` hook.
+    collect: bool,
+    headers: Vec<(String, Vec<u8>)>,
+    body: Vec<u8>,
 }
 
 impl Default for ResponseParser {
@@ -80,7 +86,29 @@ impl ResponseParser {
             state: State::Head,
             status: 0,
             keep_alive: true,
+            collect: false,
+            headers: Vec::new(),
+            body: Vec::new(),
         }
+    }
+
+    /// A parser that keeps each response's headers and decoded body (chunked framing removed),
+    /// readable with [`headers`](Self::headers) and [`body`](Self::body) once it completes.
+    pub fn collecting() -> Self {
+        ResponseParser {
+            collect: true,
+            ..ResponseParser::new()
+        }
+    }
+
+    /// Headers of the last completed response (only when collecting), names as received.
+    pub fn headers(&self) -> &[(String, Vec<u8>)] {
+        &self.headers
+    }
+
+    /// Decoded body of the last completed response (only when collecting).
+    pub fn body(&self) -> &[u8] {
+        &self.body
     }
 
     /// True when no byte of a response has been consumed yet.
@@ -90,7 +118,9 @@ impl ResponseParser {
 
     /// Forgets any response in progress (after a reconnect).
     pub fn reset(&mut self) {
-        *self = ResponseParser::new();
+        self.state = State::Head;
+        self.headers.clear();
+        self.body.clear();
     }
 
     /// Consumes bytes of the current response from `buf`. Returns the number of bytes used and,
@@ -119,6 +149,7 @@ impl ResponseParser {
                 }
                 State::Fixed(remaining) => {
                     let take = remaining.min(rest.len() as u64);
+                    self.keep_body(&rest[..take as usize]);
                     used += take as usize;
                     if take == remaining {
                         return Ok((used, Some(self.finish())));
@@ -140,6 +171,7 @@ impl ResponseParser {
                 }
                 State::ChunkData(remaining) => {
                     let take = remaining.min(rest.len() as u64);
+                    self.keep_body(&rest[..take as usize]);
                     used += take as usize;
                     if take < remaining {
                         self.state = State::ChunkData(remaining - take);
@@ -166,7 +198,10 @@ impl ResponseParser {
                         return Ok((used, Some(self.finish())));
                     }
                 }
-                State::UntilClose => return Ok((buf.len(), None)),
+                State::UntilClose => {
+                    self.keep_body(rest);
+                    return Ok((buf.len(), None));
+                }
             }
         }
     }
@@ -197,6 +232,15 @@ impl ResponseParser {
         };
         let status = resp.code.unwrap_or(0);
         self.status = status;
+        if self.collect {
+            self.headers.clear();
+            self.body.clear();
+            self.headers.extend(
+                resp.headers
+                    .iter()
+                    .map(|h| (h.name.to_string(), h.value.to_vec())),
+            );
+        }
         if (100..200).contains(&status) {
             // Interim response (100 Continue, 103 Early Hints): the real one follows.
             self.state = State::Head;
@@ -239,6 +283,13 @@ impl ResponseParser {
             }
         };
         Ok(Some(n))
+    }
+
+    #[inline]
+    fn keep_body(&mut self, bytes: &[u8]) {
+        if self.collect {
+            self.body.extend_from_slice(bytes);
+        }
     }
 
     fn finish(&mut self) -> Complete {
@@ -413,6 +464,21 @@ mod tests {
             feed_all(b"HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n", &[], false),
             Err(ParseError::ContentLength)
         ));
+    }
+
+    #[test]
+    fn collects_headers_and_decoded_body() {
+        let r = b"HTTP/1.1 200 OK\r\nX-Token: abc\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nfoo\r\n3\r\nbar\r\n0\r\n\r\n";
+        let mut p = ResponseParser::collecting();
+        let (used, done) = p.parse(r, false).unwrap();
+        assert_eq!(used, r.len());
+        assert_eq!(done.map(|d| d.status), Some(200));
+        assert_eq!(p.body(), b"foobar");
+        assert!(p.headers().iter().any(|(n, v)| n == "X-Token" && v == b"abc"));
+        let r2 = b"HTTP/1.1 204 No Content\r\n\r\n";
+        p.parse(r2, false).unwrap();
+        assert_eq!(p.body(), b"");
+        assert!(!p.headers().iter().any(|(n, _)| n == "X-Token"));
     }
 
     #[test]
