@@ -43,7 +43,8 @@ pub struct Target {
 impl Target {
     /// The port to connect to.
     pub fn port(&self) -> u16 {
-        self.explicit_port.unwrap_or_else(|| self.scheme.default_port())
+        self.explicit_port
+            .unwrap_or_else(|| self.scheme.default_port())
     }
 
     /// The default `Host` header value: host (bracketed for IPv6), plus `:port` only if the URL
