@@ -12,7 +12,7 @@ use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 use common::faulty::{Behavior, FaultyServer, CHUNKED_BODY};
-use common::{json_f64, json_u64, run_tsumo, Run};
+use common::{json_errors_total, json_f64, json_u64, run_tsumo, Run};
 
 const GET: &[u8] = b"GET / HTTP/1.1\r\nHost: x\r\n\r\n";
 
@@ -124,13 +124,6 @@ fn errors(json: &serde_json::Value, kind: &str) -> u64 {
     json_u64(json, &format!("counters.errors.{kind}"))
 }
 
-fn all_errors(json: &serde_json::Value) -> u64 {
-    ["connect", "read", "write", "timeout", "status"]
-        .iter()
-        .map(|k| errors(json, k))
-        .sum()
-}
-
 #[test]
 fn announced_close_every_n_responses_reconnects_without_errors() {
     let server = FaultyServer::start(Behavior::CloseEvery(10));
@@ -141,7 +134,7 @@ fn announced_close_every_n_responses_reconnects_without_errors() {
     );
     // 400/s for 3 s; a reconnect every 10 responses must not cost the schedule much.
     assert!(requests(&json) >= 1080, "{json:#}");
-    assert_eq!(all_errors(&json), 0, "{json:#}");
+    assert_eq!(json_errors_total(&json), 0, "{json:#}");
     assert!(server.connections() >= requests(&json) / 10, "{json:#}");
 }
 
@@ -221,7 +214,7 @@ fn assert_framing_handled(behavior: Behavior) {
         Duration::from_secs(15),
     );
     assert!(requests(&json) >= 180, "{behavior:?}: {json:#}");
-    assert_eq!(all_errors(&json), 0, "{behavior:?}: {json:#}");
+    assert_eq!(json_errors_total(&json), 0, "{behavior:?}: {json:#}");
     assert!(server.requests() >= requests(&json), "{behavior:?}");
 }
 
@@ -264,7 +257,7 @@ fn stall_shows_in_corrected_latency_not_in_uncorrected() {
         &server.url("/"),
         Duration::from_secs(20),
     );
-    assert_eq!(all_errors(&json), 0, "{json:#}");
+    assert_eq!(json_errors_total(&json), 0, "{json:#}");
     let corrected_p99_ms = json_f64(&json, "latency.p99") / 1000.0;
     let uncorrected_p99_ms = json_f64(&json, "uncorrected.p99") / 1000.0;
     assert!(

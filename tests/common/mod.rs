@@ -120,6 +120,14 @@ pub fn json_u64(doc: &serde_json::Value, path: &str) -> u64 {
     json_f64(doc, path) as u64
 }
 
+/// Errors of every kind in a `--json` document (`counters.errors.*`).
+pub fn json_errors_total(doc: &serde_json::Value) -> u64 {
+    ["connect", "read", "write", "timeout", "status"]
+        .iter()
+        .map(|kind| json_u64(doc, &format!("counters.errors.{kind}")))
+        .sum()
+}
+
 /// A directory under the system temp dir, removed with its contents on drop.
 #[derive(Debug)]
 pub struct TempDir {

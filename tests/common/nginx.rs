@@ -330,6 +330,19 @@ impl Nginx {
         std::fs::read_to_string(self.dir().join("error.log")).unwrap_or_default()
     }
 
+    /// The access log once it has at least `lines` lines (or after 2 s, whatever it has):
+    /// nginx logs a request after answering it, so a client can be done before the line is.
+    pub fn access_log_wait(&self, lines: usize) -> Vec<AccessLogLine> {
+        let deadline = Instant::now() + Duration::from_secs(2);
+        loop {
+            let log = self.access_log();
+            if log.len() >= lines || Instant::now() > deadline {
+                return log;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
     /// Every request nginx has logged so far (nginx writes each line as the request ends).
     pub fn access_log(&self) -> Vec<AccessLogLine> {
         std::fs::read_to_string(self.dir().join("access.log"))
