@@ -474,7 +474,10 @@ mod tests {
         assert_eq!(used, r.len());
         assert_eq!(done.map(|d| d.status), Some(200));
         assert_eq!(p.body(), b"foobar");
-        assert!(p.headers().iter().any(|(n, v)| n == "X-Token" && v == b"abc"));
+        assert!(p
+            .headers()
+            .iter()
+            .any(|(n, v)| n == "X-Token" && v == b"abc"));
         let r2 = b"HTTP/1.1 204 No Content\r\n\r\n";
         p.parse(r2, false).unwrap();
         assert_eq!(p.body(), b"");

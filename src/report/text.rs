@@ -172,8 +172,9 @@ fn totals(lines: &mut Vec<String>, r: &RunResult) {
 fn additions(lines: &mut Vec<String>, r: &RunResult) {
     let c = &r.counters;
     if c.tls_full_handshakes + c.tls_resumed_handshakes > 0 {
+        // The pre-flight check made the first, full handshake; the run's connections resume it.
         lines.push(format!(
-            "TLS handshakes: {} full, {} resumed",
+            "TLS handshakes: {} full, {} resumed (after the pre-flight check's full handshake)",
             c.tls_full_handshakes, c.tls_resumed_handshakes
         ));
     }
@@ -424,7 +425,7 @@ mod tests {
                 "  Non-2xx or 3xx responses: 5",
                 "Requests/sec:   1998.63",
                 "Transfer/sec:    482.09KB",
-                "TLS handshakes: 10 full, 2 resumed",
+                "TLS handshakes: 10 full, 2 resumed (after the pre-flight check's full handshake)",
             ]
         );
     }
