@@ -24,6 +24,8 @@ pub enum Error {
     File { path: String, reason: String },
     #[error("cannot start worker thread: {0}")]
     Thread(String),
+    #[error("{0}")]
+    Script(String),
 }
 
 pub type Result<T> = std::result::Result<T, Error>;

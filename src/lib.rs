@@ -19,6 +19,7 @@
 //! - [`stats`]: the per-worker `Recorder` (HdrHistograms and counters) and wrk2-compatible
 //!   histogram arithmetic.
 //! - [`report`]: renderers of a finished run: wrk2's text layout and JSON.
+//! - [`script`]: the wrk Lua API on LuaJIT (mlua): the `wrk` table, hooks, thread objects.
 //! - [`sys`]: process limits (open files).
 //! - [`error`]: the typed errors that end a run before traffic starts.
 
@@ -28,6 +29,7 @@ pub mod error;
 pub mod http;
 pub mod plan;
 pub mod report;
+pub mod script;
 pub mod stats;
 pub mod sys;
 pub mod tls;
