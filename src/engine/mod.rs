@@ -7,6 +7,7 @@
 //! duration or on Ctrl-C it sends the one shutdown signal every worker listens to.
 
 pub mod clock;
+pub mod deadline;
 pub mod pacer;
 pub mod progress;
 pub mod schedule;

@@ -11,6 +11,7 @@ use std::time::Duration;
 use tokio::sync::watch;
 use tokio::task::LocalSet;
 
+use super::deadline::Watchdog;
 use super::pacer::Pacer;
 use super::progress::LiveCounters;
 use super::schedule::Schedule;
@@ -112,7 +113,7 @@ fn run(
         batch: Rc::new(plan.batch),
         recorder: Default::default(),
         pacer: Rc::clone(&pacer),
-        timeout: plan.timeout,
+        watchdog: Watchdog::new(plan.timeout),
         record_all: plan.record_all,
         live: plan.live,
     });
@@ -123,7 +124,7 @@ fn run(
             .map(|_| {
                 let shared = Rc::clone(&shared);
                 tokio::task::spawn_local(async move {
-                    tokio::time::timeout(shared.timeout, shared.connect())
+                    tokio::time::timeout(plan.timeout, shared.connect())
                         .await
                         .ok()
                         .and_then(Result::ok)
@@ -140,6 +141,7 @@ fn run(
     let t0 = gate.pass();
     local.block_on(&runtime, async {
         tokio::task::spawn_local(Rc::clone(&pacer).drive());
+        tokio::task::spawn_local(Rc::clone(&shared.watchdog).run());
         for (i, stream) in streams.into_iter().enumerate() {
             let schedule = plan.rate.map(|rate| Schedule {
                 t0,

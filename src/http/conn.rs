@@ -19,6 +19,7 @@ use super::request::Batch;
 use super::response::ResponseParser;
 use super::stream::{ConnectError, Endpoint, Handshake, Stream};
 use crate::engine::clock::{self, Nanos};
+use crate::engine::deadline::{Deadline, Watchdog};
 use crate::engine::pacer::Pacer;
 use crate::engine::progress::LiveCounters;
 use crate::engine::schedule::Schedule;
@@ -35,7 +36,8 @@ pub struct Shared {
     pub batch: Rc<Batch>,
     pub recorder: RefCell<Recorder>,
     pub pacer: Rc<Pacer>,
-    pub timeout: Duration,
+    /// Sweeps the connections' request deadlines (`--timeout`).
+    pub watchdog: Rc<Watchdog>,
     /// `false` with `-B`: record only the last response of a pipelined batch.
     pub record_all: bool,
     pub live: Arc<LiveCounters>,
@@ -88,6 +90,8 @@ enum Outcome {
 /// One connection and its schedule.
 pub struct Connection {
     shared: Rc<Shared>,
+    /// Bounds each exchange by `--timeout`.
+    deadline: Rc<Deadline>,
     stream: Option<Stream>,
     /// Whether the current stream has completed a response (so a close may be a stale
     /// keep-alive, not a failure).
@@ -106,6 +110,7 @@ impl Connection {
     /// open.
     pub fn new(shared: Rc<Shared>, schedule: Option<Schedule>, stream: Option<Stream>) -> Self {
         Connection {
+            deadline: shared.watchdog.slot(),
             shared,
             stream,
             reused: false,
@@ -168,9 +173,9 @@ impl Connection {
                 }
             };
             let batch = Rc::clone(&self.shared.batch);
-            let timeout = self.shared.timeout;
+            let deadline = Rc::clone(&self.deadline);
             let exchange = self.exchange(stream, &batch, intended, sent);
-            match tokio::time::timeout(timeout, exchange).await {
+            match deadline.guard(sent, exchange).await {
                 Ok(Outcome::Done(stream)) => {
                     self.next += batch.len() as u64;
                     self.reused = stream.is_some();

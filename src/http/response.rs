@@ -8,6 +8,7 @@
 //! (see [`ResponseParser::collecting`]).
 
 use std::fmt;
+use std::mem::MaybeUninit;
 
 /// Longest response head (status line + headers) accepted.
 pub const MAX_HEAD: usize = 64 * 1024;
@@ -218,9 +219,16 @@ impl ResponseParser {
 
     /// Parses a complete head if `buf` holds one; sets the body state.
     fn parse_head(&mut self, buf: &[u8], head_request: bool) -> Result<Option<usize>, ParseError> {
-        let mut headers = [httparse::EMPTY_HEADER; 100];
-        let mut resp = httparse::Response::new(&mut headers);
-        let n = match resp.parse(buf) {
+        // Uninitialised header slots: zeroing 100 of them per response would cost more than
+        // parsing a small response.
+        let mut headers = [const { MaybeUninit::<httparse::Header<'_>>::uninit() }; 100];
+        let mut resp = httparse::Response::new(&mut []);
+        let parsed = httparse::ParserConfig::default().parse_response_with_uninit_headers(
+            &mut resp,
+            buf,
+            &mut headers,
+        );
+        let n = match parsed {
             Ok(httparse::Status::Complete(n)) => n,
             Ok(httparse::Status::Partial) => {
                 if buf.len() > MAX_HEAD {
