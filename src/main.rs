@@ -16,19 +16,30 @@ fn main() -> ExitCode {
         }
         Err(e) => return fail(&e),
     };
-    let result = match engine::run(&plan) {
-        Ok(result) => result,
+    let finished = match engine::run(&plan) {
+        Ok(finished) => finished,
         Err(e) => return fail(&e),
     };
+    let result = &finished.result;
     if !plan.quiet && plan.json != Some(JsonOut::Stdout) {
         let mut out = std::io::stdout().lock();
-        let _ = out.write_all(report::text::render(&result).as_bytes());
+        let _ = out.write_all(report::text::render(result).as_bytes());
         let _ = out.flush();
     }
-    if let Some(json) = &plan.json {
-        if let Err(e) = report::json::write(&result, json) {
+    // As wrk: the script's done() runs after the report, in the main Lua state.
+    if let Some(script) = &finished.script {
+        if let Err(e) = script.done(result) {
             return fail(&e);
         }
+    }
+    if let Some(json) = &plan.json {
+        if let Err(e) = report::json::write(result, json) {
+            return fail(&e);
+        }
+    }
+    // A script error stops the run; the report of what ran is printed, then the error.
+    if let Some(e) = &finished.script_error {
+        return fail(&format_args!("script error: {e}"));
     }
     ExitCode::SUCCESS
 }

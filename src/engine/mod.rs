@@ -14,6 +14,7 @@ pub mod schedule;
 pub mod worker;
 
 use std::net::{SocketAddr, ToSocketAddrs};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -22,44 +23,84 @@ use tokio::io::AsyncWriteExt;
 use tokio::sync::watch;
 
 use crate::error::Error;
-use crate::http::request;
+use crate::http::request::{self, Batch};
 use crate::http::stream::{ConnectError, Endpoint, Stream, TlsTarget};
 use crate::plan::{Plan, Scheme};
 use crate::report::RunResult;
+use crate::script::{Script, ScriptError, ThreadScript};
 use crate::stats::{new_histogram, Recorder};
 use crate::{sys, tls};
 use progress::{LiveCounters, ProgressMode};
-use worker::{StartGate, WorkerPlan};
+use worker::{RunControl, StartGate, WorkerPlan};
 
-/// Runs a plan to completion (duration end or Ctrl-C).
-pub fn run(plan: &Plan) -> Result<RunResult, Error> {
+/// A finished run, with what the caller still has to do: the script's `done()` and its error.
+pub struct Finished {
+    pub result: RunResult,
+    /// The main Lua state, for `done(summary, latency, requests)` after the report.
+    pub script: Option<Script>,
+    /// The first error a script hook raised during the run (the run stopped there).
+    pub script_error: Option<ScriptError>,
+}
+
+/// Runs a plan to completion (duration end, Ctrl-C, the script stopping every thread, or a
+/// script error).
+pub fn run(plan: &Plan) -> Result<Finished, Error> {
     sys::check_open_files(plan.connections, plan.threads)?;
-    let batch = request::from_plan(plan)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| Error::Thread(e.to_string()))?;
     let endpoint = runtime.block_on(preflight(plan))?;
+    // As wrk: the script is loaded in the main state and one state per thread; setup() and
+    // init() run now, before any traffic, and their errors stop the run here.
+    let (script, thread_scripts) = match &plan.script {
+        Some(_) => {
+            let (script, threads) = Script::load(plan, endpoint.addr)?;
+            (Some(script), threads.into_iter().map(Some).collect())
+        }
+        None => (None, Vec::new()),
+    };
+    let mut thread_scripts: Vec<Option<ThreadScript>> = thread_scripts;
+    // One entry per worker; `None` where there is no script.
+    thread_scripts.resize_with(plan.threads, || None);
+    let plain_batch = match &script {
+        None => Some(request::from_plan(plan)?),
+        Some(_) => None,
+    };
+    let control = Arc::new(RunControl::default());
 
     let (shutdown_tx, shutdown_rx) = watch::channel(false);
     let gate = StartGate::new(plan.threads);
     let mut workers = Vec::with_capacity(plan.threads);
     let mut live = Vec::with_capacity(plan.threads);
     let mut first_connection = 0;
-    for index in 0..plan.threads {
+    for (index, script) in thread_scripts.into_iter().enumerate() {
         let counters = Arc::new(LiveCounters::default());
         let connections = plan.connections_for_thread(index);
+        // The bytes to send every time, unless the script's request() makes each batch.
+        let static_batch = match (&script, &plain_batch) {
+            (Some(s), _) if s.hooks().request => None,
+            (Some(s), _) => Some(Batch::parse(s.static_request())?),
+            (None, Some(batch)) => Some(batch.clone()),
+            (None, None) => Some(request::from_plan(plan)?),
+        };
         let worker_plan = WorkerPlan {
             index,
             first_connection,
             connections,
             total_connections: plan.connections,
             rate: plan.rate,
-            endpoint: endpoint.clone(),
-            batch: batch.clone(),
+            // A script's setup() may point a thread elsewhere (addr.lua).
+            endpoint: Endpoint {
+                addr: script.as_ref().map_or(endpoint.addr, ThreadScript::addr),
+                tls: endpoint.tls.clone(),
+            },
+            static_batch,
+            script,
             timeout: plan.timeout,
             record_all: !plan.batch_latency,
             live: Arc::clone(&counters),
+            control: Arc::clone(&control),
         };
         first_connection += connections;
         match worker::spawn(worker_plan, Arc::clone(&gate), shutdown_rx.clone()) {
@@ -73,19 +114,21 @@ pub fn run(plan: &Plan) -> Result<RunResult, Error> {
 
     let t0 = gate.open(clock::now);
     let progress = ProgressMode::choose(plan.progress, plan.quiet);
-    let supervised = runtime.block_on(supervise(plan, t0, &live, progress));
+    let supervised = runtime.block_on(supervise(plan, t0, &live, &control, progress));
     let _ = shutdown_tx.send(true);
     progress.finish();
 
     let mut total = Recorder::new();
+    let mut script_error = None;
     for handle in workers {
-        let recorder = handle
+        let outcome = handle
             .join()
             .map_err(|_| Error::Thread("a worker thread panicked".into()))??;
-        total.merge(&recorder);
+        total.merge(&outcome.recorder);
+        script_error = script_error.or(outcome.script_error);
     }
     let notes = notes(&total, &endpoint.addr);
-    Ok(RunResult {
+    let result = RunResult {
         plan: plan.clone(),
         elapsed: supervised.elapsed,
         interrupted: supervised.interrupted,
@@ -95,6 +138,11 @@ pub fn run(plan: &Plan) -> Result<RunResult, Error> {
         send_lateness: total.send_lateness,
         req_per_sec: supervised.req_per_sec,
         notes,
+    };
+    Ok(Finished {
+        result,
+        script,
+        script_error,
     })
 }
 
@@ -169,6 +217,7 @@ async fn supervise(
     plan: &Plan,
     t0: clock::Nanos,
     live: &[Arc<LiveCounters>],
+    control: &RunControl,
     progress: ProgressMode,
 ) -> Supervised {
     const TICK: u64 = 1_000_000_000;
@@ -201,6 +250,13 @@ async fn supervise(
             _ = &mut ctrl_c => {
                 interrupted = true;
                 break;
+            }
+            _ = control.wake.notified() => {
+                let all_stopped = control.stopped_workers.load(Ordering::SeqCst) >= live.len();
+                if all_stopped || control.script_failed.load(Ordering::SeqCst) {
+                    break;
+                }
+                continue;
             }
         }
         let now = clock::now();

@@ -2,13 +2,14 @@
 //! its own Recorder — share-nothing, like wrk's threads. It connects its connections, waits at the
 //! start gate for the common start time, runs until shutdown, and hands back its Recorder.
 
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use tokio::sync::watch;
+use tokio::sync::{watch, Notify};
 use tokio::task::LocalSet;
 
 use super::deadline::Watchdog;
@@ -16,9 +17,10 @@ use super::pacer::Pacer;
 use super::progress::LiveCounters;
 use super::schedule::Schedule;
 use crate::error::Error;
-use crate::http::conn::{Connection, Shared};
+use crate::http::conn::{Connection, Requests, Shared};
 use crate::http::request::Batch;
 use crate::http::stream::Endpoint;
+use crate::script::{ScriptError, ThreadScript};
 use crate::stats::Recorder;
 
 /// What one worker is asked to do.
@@ -31,10 +33,30 @@ pub struct WorkerPlan {
     /// `None`: closed loop.
     pub rate: Option<u64>,
     pub endpoint: Endpoint,
-    pub batch: Batch,
+    /// The request bytes sent every time; `None` when the script's `request()` makes them.
+    pub static_batch: Option<Batch>,
+    /// This worker's Lua state (moved into the thread), when the run has a script.
+    pub script: Option<ThreadScript>,
     pub timeout: Duration,
     pub record_all: bool,
     pub live: Arc<LiveCounters>,
+    pub control: Arc<RunControl>,
+}
+
+/// What a worker hands back.
+pub struct WorkerOutcome {
+    pub recorder: Recorder,
+    /// The first error a script hook raised (the run then stopped).
+    pub script_error: Option<ScriptError>,
+}
+
+/// Early ends decided by workers, watched by the main thread: a script's `thread:stop()` ends
+/// one worker (the run ends when all have), a script error ends the run.
+#[derive(Default)]
+pub struct RunControl {
+    pub stopped_workers: AtomicUsize,
+    pub script_failed: AtomicBool,
+    pub wake: Notify,
 }
 
 /// Synchronises the start: every worker connects, then all start their schedules at `t0`.
@@ -75,7 +97,7 @@ pub fn spawn(
     plan: WorkerPlan,
     gate: Arc<StartGate>,
     shutdown: watch::Receiver<bool>,
-) -> Result<JoinHandle<Result<Recorder, Error>>, Error> {
+) -> Result<JoinHandle<Result<WorkerOutcome, Error>>, Error> {
     std::thread::Builder::new()
         .name(format!("tsumo-worker-{}", plan.index))
         .spawn(move || run(plan, &gate, shutdown))
@@ -86,7 +108,7 @@ fn run(
     plan: WorkerPlan,
     gate: &StartGate,
     mut shutdown: watch::Receiver<bool>,
-) -> Result<Recorder, Error> {
+) -> Result<WorkerOutcome, Error> {
     // Timer slack lets the kernel delay wake-ups by up to 50 µs; a pacer wants none.
     // SAFETY: prctl with an integer argument affects only this thread.
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
@@ -108,9 +130,24 @@ fn run(
             return Err(Error::Thread(format!("cannot create timerfd: {e}")));
         }
     };
+    let hooks = plan
+        .script
+        .as_ref()
+        .map(ThreadScript::hooks)
+        .unwrap_or_default();
     let shared = Rc::new(Shared {
         endpoint: plan.endpoint.clone(),
-        batch: Rc::new(plan.batch),
+        requests: match (plan.static_batch, &plan.script) {
+            (Some(batch), _) => Requests::Static(Rc::new(batch)),
+            (None, script) => Requests::Script {
+                pipeline: script.as_ref().map_or(1, ThreadScript::pipeline),
+            },
+        },
+        script: plan.script,
+        hooks,
+        stop: Cell::new(false),
+        stop_wake: Notify::new(),
+        script_error: RefCell::new(None),
         recorder: Default::default(),
         pacer: Rc::clone(&pacer),
         watchdog: Watchdog::new(plan.timeout),
@@ -152,17 +189,32 @@ fn run(
             let conn = Connection::new(Rc::clone(&shared), schedule, stream);
             tokio::task::spawn_local(conn.run());
         }
-        while !*shutdown.borrow_and_update() {
-            if shutdown.changed().await.is_err() {
+        loop {
+            if *shutdown.borrow_and_update() || shared.stop.get() {
                 break;
+            }
+            tokio::select! {
+                changed = shutdown.changed() => if changed.is_err() { break },
+                _ = shared.stop_wake.notified() => {}
             }
         }
     });
+    if shared.stop.get() {
+        // Stopped early by the script: tell the main thread.
+        let control = &plan.control;
+        if shared.script_error.borrow().is_some() {
+            control.script_failed.store(true, Ordering::SeqCst);
+        }
+        control.stopped_workers.fetch_add(1, Ordering::SeqCst);
+        control.wake.notify_one();
+    }
     // Dropping the LocalSet cancels every connection task (in-flight requests are not counted).
     {
         let _guard = runtime.enter();
         drop(local);
     }
-    let recorder = shared.recorder.take();
-    Ok(recorder)
+    Ok(WorkerOutcome {
+        recorder: shared.recorder.take(),
+        script_error: shared.script_error.take(),
+    })
 }

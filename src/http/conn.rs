@@ -6,7 +6,7 @@
 //! (uncorrected). A connection that falls behind its schedule sends the next request as soon as
 //! the previous response is in, so its backlog is never dropped.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::io;
 use std::rc::Rc;
 use std::sync::atomic::Ordering;
@@ -14,6 +14,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::sync::Notify;
 
 use super::request::Batch;
 use super::response::ResponseParser;
@@ -23,6 +24,7 @@ use crate::engine::deadline::{Deadline, Watchdog};
 use crate::engine::pacer::Pacer;
 use crate::engine::progress::LiveCounters;
 use crate::engine::schedule::Schedule;
+use crate::script::{Hooks, ScriptError, ThreadScript};
 use crate::stats::Recorder;
 
 const INITIAL_BUFFER: usize = 16 * 1024;
@@ -30,10 +32,26 @@ const MAX_BUFFER: usize = super::response::MAX_HEAD * 2;
 const MIN_BACKOFF: Duration = Duration::from_millis(10);
 const MAX_BACKOFF: Duration = Duration::from_millis(500);
 
+/// Where a connection's requests come from.
+pub enum Requests {
+    /// The same bytes every time (no script, or a script without `request()`).
+    Static(Rc<Batch>),
+    /// The script's `request()`, called for every batch; it returns `pipeline` requests.
+    Script { pipeline: usize },
+}
+
 /// What every connection of one worker shares.
 pub struct Shared {
     pub endpoint: Endpoint,
-    pub batch: Rc<Batch>,
+    pub requests: Requests,
+    /// This worker's Lua state, when the run has a script.
+    pub script: Option<ThreadScript>,
+    pub hooks: Hooks,
+    /// Set when this worker must stop early: the script called `thread:stop()` or failed.
+    pub stop: Cell<bool>,
+    pub stop_wake: Notify,
+    /// The first error a script hook raised in this worker.
+    pub script_error: RefCell<Option<ScriptError>>,
     pub recorder: RefCell<Recorder>,
     pub pacer: Rc<Pacer>,
     /// Sweeps the connections' request deadlines (`--timeout`).
@@ -44,6 +62,45 @@ pub struct Shared {
 }
 
 impl Shared {
+    /// Stops this worker early, keeping the first script error.
+    pub fn stop_worker(&self, error: Option<ScriptError>) {
+        if let Some(e) = error {
+            self.script_error.borrow_mut().get_or_insert(e);
+        }
+        self.stop.set(true);
+        self.stop_wake.notify_one();
+    }
+
+    /// The next batch of requests, from the script's `request()` when it has one.
+    fn next_batch(&self) -> Result<Rc<Batch>, ScriptError> {
+        match (&self.requests, &self.script) {
+            (Requests::Script { pipeline }, Some(script)) => {
+                let bytes = script.request()?;
+                if *pipeline == 1 {
+                    let head = vec![bytes.starts_with(b"HEAD ")];
+                    return Ok(Rc::new(Batch { bytes, head }));
+                }
+                Batch::parse(bytes)
+                    .map(Rc::new)
+                    .map_err(|e| ScriptError(format!("request() returned an invalid request: {e}")))
+            }
+            (Requests::Static(batch), _) => Ok(Rc::clone(batch)),
+            (Requests::Script { .. }, None) => Err(ScriptError(
+                "request(): no script state in this worker".into(),
+            )),
+        }
+    }
+
+    /// The script's think time before the next request (`delay()`), if it defines one.
+    fn think_time(&self) -> Result<Nanos, ScriptError> {
+        match &self.script {
+            Some(script) if self.hooks.delay => {
+                Ok(script.delay()?.as_nanos().min(u64::MAX as u128) as Nanos)
+            }
+            _ => Ok(0),
+        }
+    }
+
     /// Opens a connection, counting it (and its TLS handshake, or its failure).
     pub async fn connect(&self) -> Result<Stream, ConnectError> {
         let result = self.endpoint.connect().await;
@@ -78,6 +135,8 @@ impl Shared {
 
 /// How a batch ended.
 enum Outcome {
+    /// The script stopped this worker (`thread:stop()`, or an error in `response()`).
+    Stopped,
     /// Every response arrived; the stream comes back if it may carry another request.
     Done(Option<Stream>),
     /// The server closed or reset a reused keep-alive connection before answering: resend.
@@ -103,6 +162,9 @@ pub struct Connection {
     buf: Vec<u8>,
     start: usize,
     end: usize,
+    /// A batch to send again on a new connection (the old one turned out stale), with its
+    /// think time.
+    retry: Option<(Rc<Batch>, Nanos)>,
 }
 
 impl Connection {
@@ -111,23 +173,28 @@ impl Connection {
     pub fn new(shared: Rc<Shared>, schedule: Option<Schedule>, stream: Option<Stream>) -> Self {
         Connection {
             deadline: shared.watchdog.slot(),
-            shared,
             stream,
             reused: false,
             schedule,
             next: 0,
-            parser: ResponseParser::new(),
+            parser: if shared.hooks.response {
+                ResponseParser::collecting()
+            } else {
+                ResponseParser::new()
+            },
             buf: vec![0; INITIAL_BUFFER],
             start: 0,
             end: 0,
+            retry: None,
+            shared,
         }
     }
 
-    /// Runs until the task is dropped (the worker's shutdown).
+    /// Runs until the task is dropped (the worker's shutdown) or the script stops the worker.
     pub async fn run(mut self) {
         let mut ready_at = clock::now();
         let mut backoff = MIN_BACKOFF;
-        loop {
+        while !self.shared.stop.get() {
             let stream = match self.stream.take() {
                 Some(stream) => stream,
                 None => match self.shared.connect().await {
@@ -149,9 +216,25 @@ impl Connection {
                     }
                 },
             };
+            let (batch, think) = match self.retry.take() {
+                Some(retry) => retry,
+                None => match self
+                    .shared
+                    .think_time()
+                    .and_then(|think| self.shared.next_batch().map(|batch| (batch, think)))
+                {
+                    Ok(next) => next,
+                    Err(e) => {
+                        self.shared.stop_worker(Some(e));
+                        return;
+                    }
+                },
+            };
             let (intended, sent) = match &self.schedule {
                 Some(schedule) => {
-                    let intended = schedule.intended(self.next);
+                    // A script's think time moves this request's intended send time, so it
+                    // adds no corrected latency.
+                    let intended = schedule.intended(self.next) + think;
                     let mut sent = clock::now();
                     if intended > sent {
                         self.shared.pacer.sleep_until(intended).await;
@@ -168,11 +251,14 @@ impl Connection {
                 }
                 // Closed loop: the request is due the moment the connection is free.
                 None => {
-                    let now = clock::now();
+                    let mut now = clock::now();
+                    if think > 0 {
+                        self.shared.pacer.sleep_until(now + think).await;
+                        now = clock::now();
+                    }
                     (now, now)
                 }
             };
-            let batch = Rc::clone(&self.shared.batch);
             let deadline = Rc::clone(&self.deadline);
             let exchange = self.exchange(stream, &batch, intended, sent);
             match deadline.guard(sent, exchange).await {
@@ -183,7 +269,8 @@ impl Connection {
                 }
                 // The same requests go again on a new connection; their intended time stays,
                 // so the reconnect is charged to their corrected latency.
-                Ok(Outcome::Stale) => {}
+                Ok(Outcome::Stale) => self.retry = Some((batch, think)),
+                Ok(Outcome::Stopped) => return,
                 Ok(Outcome::Failed) => self.next += batch.len() as u64,
                 Err(_elapsed) => {
                     // The stream was dropped with the exchange: the connection is closed.
@@ -232,6 +319,9 @@ impl Connection {
                         keep_alive = done.keep_alive;
                         completed += 1;
                         self.record(done.status, completed == expected, intended, sent);
+                        if !self.run_response_hook(done.status) {
+                            return Outcome::Stopped;
+                        }
                         if !keep_alive && completed < expected {
                             return self.fail_read();
                         }
@@ -260,6 +350,9 @@ impl Connection {
                         keep_alive = false;
                         completed += 1;
                         self.record(done.status, completed == expected, intended, sent);
+                        if !self.run_response_hook(done.status) {
+                            return Outcome::Stopped;
+                        }
                         if completed < expected {
                             return self.fail_read();
                         }
@@ -301,6 +394,24 @@ impl Connection {
                 clock::to_us(now.saturating_sub(sent)),
             );
         }
+    }
+
+    /// Calls the script's `response()` with the response just completed. Returns false when
+    /// the worker must stop (the hook failed or called `thread:stop()`).
+    fn run_response_hook(&self, status: u16) -> bool {
+        let shared = &self.shared;
+        let Some(script) = shared.script.as_ref().filter(|_| shared.hooks.response) else {
+            return true;
+        };
+        if let Err(e) = script.response(status, self.parser.headers(), self.parser.body()) {
+            shared.stop_worker(Some(e));
+            return false;
+        }
+        if script.stop_requested() {
+            shared.stop_worker(None);
+            return false;
+        }
+        true
     }
 
     fn fail_read(&mut self) -> Outcome {
