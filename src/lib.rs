@@ -11,15 +11,18 @@
 //!   clear error line.
 //! - [`plan`]: the validated, immutable description of a run.
 //! - [`engine`]: worker threads (one current-thread tokio runtime each, share-nothing), the
-//!   per-connection schedule, the sub-millisecond pacer (timerfd), shutdown (duration end or
-//!   Ctrl-C) and live progress.
+//!   per-connection schedule, the sub-millisecond pacer (timerfd), request deadlines (one
+//!   watchdog sweep per worker instead of a timer per request), shutdown (duration end, Ctrl-C,
+//!   or the script stopping) and live progress.
 //! - [`http`]: one HTTP/1.1 connection over TCP or TLS: request bytes built once, the response
 //!   parser and body framing, error categories.
 //! - [`tls`]: rustls client configuration (ring provider, roots, `--insecure`, `--cacert`).
 //! - [`stats`]: the per-worker `Recorder` (HdrHistograms and counters) and wrk2-compatible
 //!   histogram arithmetic.
+//! - [`script`]: the wrk Lua API on LuaJIT (mlua): one Lua state per worker plus the main
+//!   state, the `wrk` table, hooks, thread objects. Without `request()`/`response()` hooks no Lua
+//!   runs per request.
 //! - [`report`]: renderers of a finished run: wrk2's text layout and JSON.
-//! - [`script`]: the wrk Lua API on LuaJIT (mlua): the `wrk` table, hooks, thread objects.
 //! - [`sys`]: process limits (open files).
 //! - [`error`]: the typed errors that end a run before traffic starts.
 

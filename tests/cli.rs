@@ -147,3 +147,22 @@ fn version_prints_name_and_version() {
         );
     }
 }
+
+/// Too many connections for the open-file limit: refused before any traffic, naming `ulimit -n`
+/// (the hard limit is lowered for the child only, so tsumo cannot raise its way out).
+#[test]
+fn connections_beyond_the_open_file_limit_are_refused_up_front() {
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -n 100 && exec {} -c 200 -d1s http://127.0.0.1:9/",
+            env!("CARGO_BIN_EXE_tsumo")
+        ))
+        .output()
+        .expect("run sh");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(out.stdout.is_empty());
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("ulimit -n"), "{stderr}");
+}

@@ -489,3 +489,29 @@ fn ctrl_c_prints_the_report_of_what_ran_at_once() {
         serde_json::from_str(&std::fs::read_to_string(&json).expect("JSON written")).unwrap();
     assert_eq!(doc["interrupted"], serde_json::Value::Bool(true));
 }
+
+/// `--progress` writes a status line per second on stderr (not a terminal here) and leaves
+/// stdout alone: with `--quiet`, nothing at all.
+#[test]
+fn progress_goes_to_stderr_only() {
+    let nginx = Nginx::start();
+    let url = nginx.http_url("/index.html");
+    let run = common::run_tsumo(
+        &["-t1", "-c2", "-d3s", "-R200", "--progress", "--quiet", &url],
+        Duration::from_secs(15),
+    );
+    run.assert_success();
+    assert!(run.stdout.is_empty(), "stdout: {}", run.stdout);
+    let lines: Vec<&str> = run.stderr.lines().collect();
+    assert!(
+        (2..=3).contains(&lines.len()),
+        "one line per second expected:\n{}",
+        run.stderr
+    );
+    for line in lines {
+        assert!(
+            line.starts_with('[') && line.contains("req/s") && line.contains("0 errors"),
+            "{line}"
+        );
+    }
+}
