@@ -23,6 +23,8 @@
 //!   state, the `wrk` table, hooks, thread objects. Without `request()`/`response()` hooks no Lua
 //!   runs per request.
 //! - [`report`]: renderers of a finished run: wrk2's text layout and JSON.
+//! - [`ws`]: the Engine.IO / socket.io text framing that majiang-server speaks over WebSocket.
+//! - [`mahjong`]: the mahjong mode's game side: lobby events, the complete rule object, the bot.
 //! - [`sys`]: process limits (open files).
 //! - [`error`]: the typed errors that end a run before traffic starts.
 
@@ -30,9 +32,11 @@ pub mod cli;
 pub mod engine;
 pub mod error;
 pub mod http;
+pub mod mahjong;
 pub mod plan;
 pub mod report;
 pub mod script;
 pub mod stats;
 pub mod sys;
 pub mod tls;
+pub mod ws;

@@ -1,0 +1,623 @@
+//! One player's view of a game, as a state machine fed every `GAME` message. It answers every
+//! request (the server stalls a table until all four reply) and keeps just enough state to know
+//! whose turn it is and where the game stands. What to do on its own turn is a [`Strategy`]:
+//! [`Tsumogiri`] (discard the drawn tile) is the load-test default, because it makes every game
+//! the same length whatever the tiles; smarter players can plug in later.
+//!
+//! Pure logic: no clock and no socket. The driver sends [`Reply::body`] and applies think time
+//! when [`Reply::own_turn`] is set.
+
+use crate::mahjong::messages::{quote, ProtocolError};
+use serde_json::{json, Map, Value};
+
+/// The kind of request that opened a step; the driver splits step intervals by it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum StepKind {
+    Kaiju,
+    Qipai,
+    Zimo,
+    Dapai,
+    Fulou,
+    Gang,
+    Gangzimo,
+    Hule,
+    Pingju,
+    Jieju,
+    Unknown,
+}
+
+impl StepKind {
+    /// Every kind, in report order.
+    pub const ALL: [StepKind; 11] = [
+        StepKind::Kaiju,
+        StepKind::Qipai,
+        StepKind::Zimo,
+        StepKind::Dapai,
+        StepKind::Fulou,
+        StepKind::Gang,
+        StepKind::Gangzimo,
+        StepKind::Hule,
+        StepKind::Pingju,
+        StepKind::Jieju,
+        StepKind::Unknown,
+    ];
+
+    /// The protocol's own name for the step (stable: used as a key in reports).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StepKind::Kaiju => "kaiju",
+            StepKind::Qipai => "qipai",
+            StepKind::Zimo => "zimo",
+            StepKind::Dapai => "dapai",
+            StepKind::Fulou => "fulou",
+            StepKind::Gang => "gang",
+            StepKind::Gangzimo => "gangzimo",
+            StepKind::Hule => "hule",
+            StepKind::Pingju => "pingju",
+            StepKind::Jieju => "jieju",
+            StepKind::Unknown => "unknown",
+        }
+    }
+
+    fn from_key(key: &str) -> StepKind {
+        StepKind::ALL
+            .into_iter()
+            .find(|kind| *kind != StepKind::Unknown && kind.as_str() == key)
+            .unwrap_or(StepKind::Unknown)
+    }
+}
+
+/// The answer to one request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reply {
+    pub seq: u64,
+    /// `{"seq":n}` or `{"dapai":"<tile>_","seq":n}`: the argument of the `GAME` event.
+    pub body: Value,
+    pub step: StepKind,
+    /// Our own draw (zimo or gangzimo): the driver applies think time before sending.
+    pub own_turn: bool,
+}
+
+/// What a strategy decides for a request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// `{seq}` alone: OK / pass (on our own draw the server then discards the drawn tile).
+    Pass,
+    /// `{dapai: tile}`: discard, with the protocol's suffixes (`_` drawn tile, `*` riichi).
+    Discard(String),
+}
+
+/// A request as a strategy sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct Request<'a> {
+    pub seq: u64,
+    pub step: StepKind,
+    /// The object under the request's payload key (`{"l":3,"p":"m0"}` for a zimo).
+    pub payload: &'a Value,
+    /// The tile we drew, on our own zimo/gangzimo.
+    pub drawn: Option<&'a str>,
+}
+
+/// How a player plays. Only requests need an answer; notifications are offered for strategies
+/// that keep their own view of the table.
+pub trait Strategy {
+    fn decide(&mut self, game: &GameState, request: &Request<'_>) -> Action;
+
+    /// A notification (`players`, `say`, `kaigang`, reconnect `kaiju`): its key and payload.
+    fn notice(&mut self, _game: &GameState, _key: &str, _payload: &Value) {}
+}
+
+/// Discards every drawn tile and passes on everything else: never calls, never wins, so every
+/// hand is an exhaustive draw of fixed length.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Tsumogiri;
+
+impl Strategy for Tsumogiri {
+    fn decide(&mut self, _game: &GameState, request: &Request<'_>) -> Action {
+        match request.drawn {
+            Some(tile) => Action::Discard(format!("{tile}_")),
+            None => Action::Pass,
+        }
+    }
+}
+
+/// Where the game stands, from this player's seat.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GameState {
+    /// Our seat id (0–3, fixed for the game), from `kaiju.id`.
+    pub seat: Option<u8>,
+    /// Seat id of the first dealer, from `kaiju.qijia`.
+    pub qijia: Option<u8>,
+    /// Round wind of the current hand (0 = East).
+    pub zhuangfeng: u8,
+    /// Hand number within the round (0–3).
+    pub jushu: u8,
+    /// Hands dealt (`qipai`).
+    pub hands: u32,
+    /// Wins announced (`hule`; a double ron counts twice).
+    pub wins: u32,
+    /// Drawn hands (`pingju`).
+    pub draws: u32,
+    /// Our own draws answered (zimo + gangzimo).
+    pub own_draws: u32,
+    /// The last request's seq.
+    pub last_seq: Option<u64>,
+    /// `jieju` seen: the game is over (`END` follows our reply).
+    pub ended: bool,
+    /// Our final rank (1–4) from `jieju`.
+    pub rank: Option<u8>,
+}
+
+impl GameState {
+    /// Our wind position in the current hand (0 = dealer): `(id + 8 - qijia - jushu) % 4`.
+    pub fn my_l(&self) -> Option<u8> {
+        let (seat, qijia) = (self.seat?, self.qijia?);
+        Some((seat + 8 - qijia - self.jushu) % 4)
+    }
+}
+
+/// A player: game state plus a strategy.
+#[derive(Debug, Clone, Default)]
+pub struct Bot<S = Tsumogiri> {
+    strategy: S,
+    game: GameState,
+}
+
+impl Bot<Tsumogiri> {
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+impl<S: Strategy> Bot<S> {
+    pub fn with_strategy(strategy: S) -> Self {
+        Bot {
+            strategy,
+            game: GameState::default(),
+        }
+    }
+
+    pub fn state(&self) -> &GameState {
+        &self.game
+    }
+
+    /// Feeds one `GAME` message. A request (it has `seq`) gets a reply; a notification updates
+    /// state and gets none.
+    pub fn on_game(&mut self, msg: &Value) -> Result<Option<Reply>, ProtocolError> {
+        let Some(obj) = msg.as_object() else {
+            return Err(ProtocolError::NotObject(quote(msg)));
+        };
+        let Some(seq) = obj.get("seq") else {
+            self.on_notification(obj)?;
+            return Ok(None);
+        };
+        let seq = seq
+            .as_u64()
+            .ok_or_else(|| ProtocolError::BadSeq(quote(msg)))?;
+        let (key, payload) = obj
+            .iter()
+            .find(|(key, _)| *key != "seq" && *key != "timer")
+            .ok_or_else(|| ProtocolError::NoPayload {
+                seq,
+                message: quote(msg),
+            })?;
+        let step = StepKind::from_key(key);
+        let drawn = self.apply(step, payload)?;
+        self.game.last_seq = Some(seq);
+        let request = Request {
+            seq,
+            step,
+            payload,
+            drawn,
+        };
+        let body = match self.strategy.decide(&self.game, &request) {
+            Action::Pass => json!({ "seq": seq }),
+            Action::Discard(tile) => json!({ "dapai": tile, "seq": seq }),
+        };
+        Ok(Some(Reply {
+            seq,
+            body,
+            step,
+            own_turn: drawn.is_some(),
+        }))
+    }
+
+    /// Updates state for a request; returns the tile we drew, on our own draw.
+    fn apply<'a>(
+        &mut self,
+        step: StepKind,
+        payload: &'a Value,
+    ) -> Result<Option<&'a str>, ProtocolError> {
+        let game = &mut self.game;
+        if step == StepKind::Unknown {
+            return Ok(None);
+        }
+        let Some(fields) = payload.as_object() else {
+            return Err(bad_field(step.as_str(), "payload object", payload));
+        };
+        match step {
+            StepKind::Kaiju => {
+                let (seat, qijia) = kaiju_seats(fields, payload)?;
+                *game = GameState {
+                    seat: Some(seat),
+                    qijia: Some(qijia),
+                    ..GameState::default()
+                };
+            }
+            StepKind::Qipai => {
+                game.zhuangfeng = small(fields, "zhuangfeng", "qipai", payload)?;
+                game.jushu = small(fields, "jushu", "qipai", payload)?;
+                game.hands += 1;
+            }
+            StepKind::Zimo | StepKind::Gangzimo => {
+                small(fields, "l", step.as_str(), payload)?;
+                let Some(tile) = fields.get("p").and_then(Value::as_str) else {
+                    return Err(bad_field(step.as_str(), "p", payload));
+                };
+                if !tile.is_empty() {
+                    game.own_draws += 1;
+                    return Ok(Some(tile));
+                }
+            }
+            StepKind::Hule => game.wins += 1,
+            StepKind::Pingju => game.draws += 1,
+            StepKind::Jieju => {
+                game.ended = true;
+                game.rank = game
+                    .seat
+                    .and_then(|seat| fields.get("rank")?.get(usize::from(seat))?.as_u64())
+                    .and_then(|rank| u8::try_from(rank).ok());
+            }
+            StepKind::Dapai | StepKind::Fulou | StepKind::Gang | StepKind::Unknown => {}
+        }
+        Ok(None)
+    }
+
+    fn on_notification(&mut self, obj: &Map<String, Value>) -> Result<(), ProtocolError> {
+        for (key, payload) in obj {
+            if key == "kaiju" {
+                self.on_rejoin(payload)?;
+            }
+            self.strategy.notice(&self.game, key, payload);
+        }
+        Ok(())
+    }
+
+    /// The `kaiju` sent on reconnect, without seq: rebuild state from its `log` (one array of
+    /// events per hand so far, the last being the current hand).
+    fn on_rejoin(&mut self, payload: &Value) -> Result<(), ProtocolError> {
+        let Some(fields) = payload.as_object() else {
+            return Err(bad_field("kaiju", "payload object", payload));
+        };
+        let (seat, qijia) = kaiju_seats(fields, payload)?;
+        let mut game = GameState {
+            seat: Some(seat),
+            qijia: Some(qijia),
+            last_seq: self.game.last_seq,
+            ..GameState::default()
+        };
+        let hands = match fields.get("log") {
+            None => &[][..],
+            Some(Value::Array(hands)) => hands.as_slice(),
+            Some(_) => return Err(bad_field("kaiju", "log", payload)),
+        };
+        for hand in hands {
+            let Some(events) = hand.as_array() else {
+                return Err(bad_field("kaiju", "log", payload));
+            };
+            for event in events {
+                if let Some(qipai) = event.get("qipai").and_then(Value::as_object) {
+                    game.zhuangfeng = small(qipai, "zhuangfeng", "kaiju log qipai", payload)?;
+                    game.jushu = small(qipai, "jushu", "kaiju log qipai", payload)?;
+                    game.hands += 1;
+                } else if event.get("hule").is_some() {
+                    game.wins += 1;
+                } else if event.get("pingju").is_some() {
+                    game.draws += 1;
+                }
+            }
+        }
+        self.game = game;
+        Ok(())
+    }
+}
+
+fn bad_field(step: &'static str, field: &'static str, message: &Value) -> ProtocolError {
+    ProtocolError::BadField {
+        step,
+        field,
+        message: quote(message),
+    }
+}
+
+/// A field that must be a number 0–3 (seat ids, wind positions, winds, hand numbers).
+fn small(
+    fields: &Map<String, Value>,
+    field: &'static str,
+    step: &'static str,
+    payload: &Value,
+) -> Result<u8, ProtocolError> {
+    fields
+        .get(field)
+        .and_then(Value::as_u64)
+        .filter(|n| *n <= 3)
+        .map(|n| n as u8)
+        .ok_or_else(|| bad_field(step, field, payload))
+}
+
+fn kaiju_seats(fields: &Map<String, Value>, payload: &Value) -> Result<(u8, u8), ProtocolError> {
+    Ok((
+        small(fields, "id", "kaiju", payload)?,
+        small(fields, "qijia", "kaiju", payload)?,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kaiju(id: u8, qijia: u8, seq: u64) -> Value {
+        json!({"kaiju": {"id": id, "rule": {}, "title": "電脳麻将: ネット対戦\n2026/11/30",
+            "player": ["carol", "dave", "bob", "alice"], "qijia": qijia}, "seq": seq})
+    }
+
+    fn qipai(jushu: u8, seq: u64) -> Value {
+        json!({"qipai": {"zhuangfeng": 0, "jushu": jushu, "changbang": 0, "lizhibang": 0,
+            "defen": [25000, 25000, 25000, 25000], "baopai": "m3",
+            "shoupai": ["", "", "", "m669p12247s16z167"]}, "seq": seq})
+    }
+
+    fn reply(bot: &mut Bot, msg: Value) -> Reply {
+        bot.on_game(&msg).unwrap().expect("a request gets a reply")
+    }
+
+    #[test]
+    fn verified_sequence_for_alice() {
+        let mut bot = Bot::new();
+        let players = json!({"players": [{"name": "carol", "uid": "c"}, {"name": "dave", "uid": "d"},
+            {"name": "bob", "uid": "b"}, {"name": "alice", "uid": "a"}]});
+        for _ in 0..4 {
+            assert_eq!(bot.on_game(&players).unwrap(), None);
+        }
+        let r = reply(&mut bot, kaiju(3, 0, 1));
+        assert_eq!(
+            (r.body, r.step, r.own_turn),
+            (json!({"seq": 1}), StepKind::Kaiju, false)
+        );
+        let r = reply(&mut bot, qipai(0, 2));
+        assert_eq!((r.body, r.step), (json!({"seq": 2}), StepKind::Qipai));
+        assert_eq!(bot.state().my_l(), Some(3));
+        let others = [
+            (json!({"zimo": {"l": 0, "p": ""}, "seq": 3}), StepKind::Zimo),
+            (
+                json!({"dapai": {"l": 0, "p": "s9_"}, "seq": 4}),
+                StepKind::Dapai,
+            ),
+            (json!({"zimo": {"l": 1, "p": ""}, "seq": 5}), StepKind::Zimo),
+            (
+                json!({"dapai": {"l": 1, "p": "s0_"}, "seq": 6}),
+                StepKind::Dapai,
+            ),
+            (json!({"zimo": {"l": 2, "p": ""}, "seq": 7}), StepKind::Zimo),
+            (
+                json!({"dapai": {"l": 2, "p": "s6_"}, "seq": 8}),
+                StepKind::Dapai,
+            ),
+        ];
+        for (msg, step) in others {
+            let seq = msg["seq"].as_u64().unwrap();
+            let r = reply(&mut bot, msg);
+            assert_eq!(
+                (r.seq, r.body, r.step, r.own_turn),
+                (seq, json!({"seq": seq}), step, false)
+            );
+        }
+        let r = reply(&mut bot, json!({"zimo": {"l": 3, "p": "m0"}, "seq": 9}));
+        assert_eq!(r.body, json!({"dapai": "m0_", "seq": 9}));
+        assert_eq!((r.step, r.own_turn), (StepKind::Zimo, true));
+        let r = reply(&mut bot, json!({"dapai": {"l": 3, "p": "m0_"}, "seq": 10}));
+        assert_eq!((r.body, r.own_turn), (json!({"seq": 10}), false));
+        let r = reply(
+            &mut bot,
+            json!({"pingju": {"name": "荒牌平局", "shoupai": ["", "", "", ""],
+            "fenpei": [0, 0, 0, 0]}, "seq": 143}),
+        );
+        assert_eq!((r.body, r.step), (json!({"seq": 143}), StepKind::Pingju));
+        let r = reply(
+            &mut bot,
+            json!({"jieju": {"title": "t", "player": [], "qijia": 0, "log": [[]],
+            "defen": [25000, 25000, 25000, 25000], "point": ["35.0", "5.0", "-15.0", "-25.0"],
+            "rank": [1, 2, 3, 4]}, "seq": 570}),
+        );
+        assert_eq!((r.body, r.step), (json!({"seq": 570}), StepKind::Jieju));
+        let state = bot.state();
+        assert!(state.ended);
+        assert_eq!(state.rank, Some(4));
+        assert_eq!(
+            (state.hands, state.draws, state.wins, state.own_draws),
+            (1, 1, 0, 1)
+        );
+        assert_eq!(state.last_seq, Some(570));
+    }
+
+    #[test]
+    fn timer_field_is_not_the_payload() {
+        let mut bot = Bot::new();
+        let r = reply(
+            &mut bot,
+            json!({"timer": [10, 20], "zimo": {"l": 0, "p": "z7"}, "seq": 3}),
+        );
+        assert_eq!(r.body, json!({"dapai": "z7_", "seq": 3}));
+        let r = reply(&mut bot, json!({"hule": {"l": 1}, "seq": 4, "timer": null}));
+        assert_eq!((r.step, r.body), (StepKind::Hule, json!({"seq": 4})));
+        assert_eq!(bot.state().wins, 1);
+    }
+
+    #[test]
+    fn notifications_get_no_reply() {
+        let mut bot = Bot::new();
+        reply(&mut bot, kaiju(1, 2, 1));
+        for msg in [
+            json!({"players": [null, null, null, null]}),
+            json!({"say": {"l": 0, "name": "peng"}}),
+            json!({"kaigang": {"baopai": "m6"}}),
+            json!({"something_new": 1}),
+        ] {
+            assert_eq!(bot.on_game(&msg).unwrap(), None, "{msg}");
+        }
+        assert_eq!(bot.state().seat, Some(1));
+    }
+
+    #[test]
+    fn own_gangzimo_discards_the_replacement_tile() {
+        let mut bot = Bot::new();
+        reply(&mut bot, kaiju(0, 0, 1));
+        let r = reply(
+            &mut bot,
+            json!({"gang": {"l": 0, "m": "p444+4"}, "seq": 88}),
+        );
+        assert_eq!((r.step, r.body), (StepKind::Gang, json!({"seq": 88})));
+        let r = reply(
+            &mut bot,
+            json!({"gangzimo": {"l": 0, "p": "p7"}, "seq": 89}),
+        );
+        assert_eq!(r.body, json!({"dapai": "p7_", "seq": 89}));
+        assert_eq!((r.step, r.own_turn), (StepKind::Gangzimo, true));
+        let r = reply(&mut bot, json!({"gangzimo": {"l": 2, "p": ""}, "seq": 90}));
+        assert_eq!((r.body, r.own_turn), (json!({"seq": 90}), false));
+        let r = reply(
+            &mut bot,
+            json!({"fulou": {"l": 0, "m": "p444+"}, "seq": 15}),
+        );
+        assert_eq!((r.step, r.body), (StepKind::Fulou, json!({"seq": 15})));
+    }
+
+    #[test]
+    fn wind_position_follows_the_hand_number() {
+        let mut bot = Bot::new();
+        reply(&mut bot, kaiju(3, 0, 1));
+        let mut positions = Vec::new();
+        for jushu in 0..4u8 {
+            reply(&mut bot, qipai(jushu, 2 + u64::from(jushu)));
+            positions.push(bot.state().my_l().unwrap());
+        }
+        assert_eq!(positions, [3, 2, 1, 0]);
+        let mut bot = Bot::new();
+        reply(&mut bot, kaiju(0, 2, 1));
+        reply(&mut bot, qipai(1, 2));
+        assert_eq!(bot.state().my_l(), Some(1));
+        assert_eq!(bot.state().hands, 1);
+    }
+
+    #[test]
+    fn reconnect_kaiju_rebuilds_state_from_the_log() {
+        let mut bot = Bot::new();
+        let rejoin = json!({"kaiju": {"id": 2, "qijia": 1, "rule": {}, "title": "t", "player": [],
+        "log": [
+            [{"qipai": {"zhuangfeng": 0, "jushu": 0}}, {"zimo": {"l": 0, "p": ""}},
+             {"pingju": {"name": "荒牌平局"}}],
+            [{"qipai": {"zhuangfeng": 0, "jushu": 1}}, {"zimo": {"l": 0, "p": ""}}],
+        ]}});
+        assert_eq!(bot.on_game(&rejoin).unwrap(), None);
+        let state = bot.state();
+        assert_eq!(
+            (state.seat, state.qijia, state.jushu),
+            (Some(2), Some(1), 1)
+        );
+        assert_eq!((state.hands, state.draws), (2, 1));
+        assert_eq!(state.my_l(), Some(0));
+        assert!(!state.ended);
+    }
+
+    #[test]
+    fn unknown_request_still_gets_a_reply() {
+        let mut bot = Bot::new();
+        let r = reply(&mut bot, json!({"newthing": {"x": 1}, "seq": 7}));
+        assert_eq!((r.step, r.body), (StepKind::Unknown, json!({"seq": 7})));
+    }
+
+    #[test]
+    fn malformed_messages_are_protocol_errors() {
+        let cases = [
+            (json!([1, 2]), "not a JSON object"),
+            (json!("GAME"), "not a JSON object"),
+            (json!({"zimo": {"l": 0, "p": ""}, "seq": "3"}), "seq"),
+            (json!({"zimo": {"l": 0, "p": ""}, "seq": -1}), "seq"),
+            (json!({"zimo": {"l": 0, "p": ""}, "seq": 1.5}), "seq"),
+            (json!({"seq": 3}), "no payload"),
+            (json!({"seq": 3, "timer": [1, 0]}), "no payload"),
+            (
+                json!({"zimo": {"l": 0}, "seq": 3}),
+                "zimo without a valid p",
+            ),
+            (
+                json!({"zimo": {"l": 0, "p": 5}, "seq": 3}),
+                "zimo without a valid p",
+            ),
+            (
+                json!({"zimo": {"p": "m1"}, "seq": 3}),
+                "zimo without a valid l",
+            ),
+            (
+                json!({"gangzimo": "m1", "seq": 3}),
+                "gangzimo without a valid payload object",
+            ),
+            (
+                json!({"kaiju": {"id": 4, "qijia": 0}, "seq": 1}),
+                "kaiju without a valid id",
+            ),
+            (
+                json!({"kaiju": {"id": 0}, "seq": 1}),
+                "kaiju without a valid qijia",
+            ),
+            (
+                json!({"qipai": {"zhuangfeng": 0}, "seq": 2}),
+                "qipai without a valid jushu",
+            ),
+            (
+                json!({"kaiju": {"id": 0, "qijia": 0, "log": 3}}),
+                "kaiju without a valid log",
+            ),
+        ];
+        for (msg, expected) in cases {
+            let mut bot = Bot::new();
+            let err = bot.on_game(&msg).unwrap_err().to_string();
+            assert!(err.contains(expected), "{msg}: {err}");
+            assert!(!err.contains('\n'), "{err}");
+        }
+    }
+
+    #[test]
+    fn step_names_are_stable() {
+        let names: Vec<&str> = StepKind::ALL.iter().map(|k| k.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "kaiju", "qipai", "zimo", "dapai", "fulou", "gang", "gangzimo", "hule", "pingju",
+                "jieju", "unknown"
+            ]
+        );
+        for kind in StepKind::ALL {
+            if kind != StepKind::Unknown {
+                assert_eq!(StepKind::from_key(kind.as_str()), kind);
+            }
+        }
+        assert_eq!(StepKind::from_key("unknown"), StepKind::Unknown);
+    }
+
+    #[test]
+    fn a_strategy_can_replace_tsumogiri() {
+        struct AlwaysPass;
+        impl Strategy for AlwaysPass {
+            fn decide(&mut self, _game: &GameState, _request: &Request<'_>) -> Action {
+                Action::Pass
+            }
+        }
+        let mut bot = Bot::with_strategy(AlwaysPass);
+        let r = bot
+            .on_game(&json!({"zimo": {"l": 0, "p": "m1"}, "seq": 3}))
+            .unwrap()
+            .unwrap();
+        assert_eq!((r.body, r.own_turn), (json!({"seq": 3}), true));
+    }
+}
