@@ -4,12 +4,13 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use tsumo::cli::{self, Parsed};
-use tsumo::plan::JsonOut;
-use tsumo::{engine, report};
+use tsumo::plan::{JsonOut, MahjongPlan};
+use tsumo::{engine, mahjong, report};
 
 fn main() -> ExitCode {
     let plan = match cli::parse(std::env::args_os()) {
         Ok(Parsed::Run(plan)) => plan,
+        Ok(Parsed::Mahjong(plan)) => return run_mahjong(&plan),
         Ok(Parsed::Print(text)) => {
             print!("{text}");
             return ExitCode::SUCCESS;
@@ -40,6 +41,25 @@ fn main() -> ExitCode {
     // A script error stops the run; the report of what ran is printed, then the error.
     if let Some(e) = &finished.script_error {
         return fail(&format_args!("script error: {e}"));
+    }
+    ExitCode::SUCCESS
+}
+
+/// `tsumo mahjong …`: run the session, print its report, write its JSON.
+fn run_mahjong(plan: &MahjongPlan) -> ExitCode {
+    let result = match mahjong::session::run(plan) {
+        Ok(result) => result,
+        Err(e) => return fail(&e),
+    };
+    if !plan.quiet && plan.json != Some(JsonOut::Stdout) {
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(mahjong::report::render(&result).as_bytes());
+        let _ = out.flush();
+    }
+    if let Some(json) = &plan.json {
+        if let Err(e) = mahjong::report::write(&result, json) {
+            return fail(&e);
+        }
     }
     ExitCode::SUCCESS
 }

@@ -115,3 +115,51 @@ impl Plan {
         base + usize::from(thread < self.connections % self.threads)
     }
 }
+
+/// Everything a mahjong session run needs, validated (`tsumo mahjong …`).
+#[derive(Debug, Clone, Serialize)]
+pub struct MahjongPlan {
+    /// The server's base URL, e.g. `http://127.0.0.1:4615/server` (path = the base path).
+    pub server: Target,
+    /// Bot players (`-c`), a multiple of 4: four to a table.
+    pub players: usize,
+    /// Worker threads (`-t`); every table lives on one thread.
+    pub threads: usize,
+    /// The longest the whole session may last (`-d`); players still playing then are logged out.
+    pub duration: Duration,
+    /// Interval between successive players' logins, and between their connects (`--ramp`).
+    pub ramp: Duration,
+    /// Delay before each own-turn action (`--think`), plus a uniform random `0..think_jitter`.
+    pub think: Duration,
+    pub think_jitter: Duration,
+    /// Games per table (`--games`).
+    pub games: u32,
+    /// The complete rule object sent with `START` (`--rule FILE` merged onto the default).
+    pub rule: serde_json::Value,
+    /// The `START` timer (`--timer LIMIT[+BANK]`), seconds.
+    pub timer: Option<Vec<u64>>,
+    /// Every phase completes for every player before the next starts; with `--start-when-full`
+    /// each table starts as soon as it is full instead.
+    pub lockstep: bool,
+    /// Time allowed for each login, logout and connect + handshake (`--connect-timeout`).
+    pub connect_timeout: Duration,
+    /// Tries of a failed login, connect or logout before it counts as failed (`--retries`).
+    pub retries: u32,
+    /// The run's name in reports and comparisons (`--label`; default: the URL).
+    pub label: String,
+    /// `-L`: print the latency distributions.
+    pub latency: bool,
+    pub insecure: bool,
+    pub cacert: Option<PathBuf>,
+    pub json: Option<JsonOut>,
+    pub quiet: bool,
+    pub progress: bool,
+}
+
+impl MahjongPlan {
+    /// Tables on worker `thread`: tables are spread like connections in HTTP mode.
+    pub fn tables_for_thread(&self, thread: usize) -> usize {
+        let tables = self.players / 4;
+        tables / self.threads + usize::from(thread < tables % self.threads)
+    }
+}

@@ -16,6 +16,7 @@
 //! argument before the wrk2 parser runs; a URL can never be mistaken for a subcommand word.
 
 mod header;
+mod mahjong;
 mod units;
 mod url;
 
@@ -27,7 +28,7 @@ use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{Arg, ArgAction, ArgMatches, Command};
 
 use crate::error::Error;
-use crate::plan::{JsonOut, Plan};
+use crate::plan::{JsonOut, MahjongPlan, Plan};
 
 pub use header::parse_header;
 pub use units::{parse_duration, parse_metric};
@@ -38,6 +39,8 @@ pub use url::parse_url;
 pub enum Parsed {
     /// Run this plan.
     Run(Box<Plan>),
+    /// Run this mahjong session (`tsumo mahjong …`).
+    Mahjong(Box<MahjongPlan>),
     /// Print this text on stdout and exit 0 (`--help`, `--version`).
     Print(String),
 }
@@ -98,8 +101,11 @@ where
     T: Into<std::ffi::OsString> + Clone,
 {
     let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
-    // Subcommands will be matched on `args.get(1)` here; today every command line is wrk2's.
-    parse_wrk(args).map_err(Error::Usage)
+    // A subcommand is the first argument; a URL can never be mistaken for one.
+    match args.get(1).and_then(|a| a.to_str()) {
+        Some("mahjong") => mahjong::parse(args[2..].to_vec()).map_err(Error::Usage),
+        _ => parse_wrk(args).map_err(Error::Usage),
+    }
 }
 
 /// The wrk2-compatible command line. Errors are the one-line message.
@@ -362,6 +368,7 @@ mod tests {
         match parse(argv) {
             Ok(Parsed::Run(plan)) => Ok(*plan),
             Ok(Parsed::Print(text)) => Err(format!("printed: {text}")),
+            Ok(Parsed::Mahjong(plan)) => Err(format!("mahjong plan: {plan:?}")),
             Err(e) => Err(e.to_string()),
         }
     }

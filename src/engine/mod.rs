@@ -25,7 +25,7 @@ use tokio::sync::watch;
 use crate::error::Error;
 use crate::http::request::{self, Batch};
 use crate::http::stream::{ConnectError, Endpoint, Stream, TlsTarget};
-use crate::plan::{Plan, Scheme};
+use crate::plan::{Plan, Scheme, Target};
 use crate::report::RunResult;
 use crate::script::{Script, ScriptError, ThreadScript};
 use crate::stats::{new_histogram, Recorder};
@@ -50,7 +50,12 @@ pub fn run(plan: &Plan) -> Result<Finished, Error> {
         .enable_all()
         .build()
         .map_err(|e| Error::Thread(e.to_string()))?;
-    let endpoint = runtime.block_on(preflight(plan))?;
+    let endpoint = runtime.block_on(preflight(
+        &plan.target,
+        plan.insecure,
+        plan.cacert.as_deref(),
+        plan.timeout,
+    ))?;
     // As wrk: the script is loaded in the main state and one state per thread; setup() and
     // init() run now, before any traffic, and their errors stop the run here.
     let (script, thread_scripts) = match &plan.script {
@@ -147,8 +152,13 @@ pub fn run(plan: &Plan) -> Result<Finished, Error> {
 }
 
 /// Resolves the target and proves it answers: TCP connect, and the TLS handshake for https.
-async fn preflight(plan: &Plan) -> Result<Endpoint, Error> {
-    let target = &plan.target;
+/// Shared by every mode: the mahjong players reach their server through the same check.
+pub async fn preflight(
+    target: &Target,
+    insecure: bool,
+    cacert: Option<&std::path::Path>,
+    timeout: Duration,
+) -> Result<Endpoint, Error> {
     let port = target.port();
     let addrs: Vec<SocketAddr> = (target.host.as_str(), port)
         .to_socket_addrs()
@@ -168,7 +178,7 @@ async fn preflight(plan: &Plan) -> Result<Endpoint, Error> {
     let tls = match target.scheme {
         Scheme::Http => None,
         Scheme::Https => Some(TlsTarget::new(
-            tls::client_config(plan.insecure, plan.cacert.as_deref())?,
+            tls::client_config(insecure, cacert)?,
             tls::server_name(&target.host)?,
         )),
     };
@@ -178,7 +188,7 @@ async fn preflight(plan: &Plan) -> Result<Endpoint, Error> {
             addr,
             tls: tls.clone(),
         };
-        match tokio::time::timeout(plan.timeout, endpoint.connect()).await {
+        match tokio::time::timeout(timeout, endpoint.connect()).await {
             Ok(Ok((stream, _))) => {
                 close_politely(stream).await;
                 return Ok(endpoint);
@@ -190,7 +200,7 @@ async fn preflight(plan: &Plan) -> Result<Endpoint, Error> {
                 })
             }
             Ok(Err(ConnectError::Tcp(e))) => last_error = Some((addr, e.to_string())),
-            Err(_) => last_error = Some((addr, format!("no answer within {:?}", plan.timeout))),
+            Err(_) => last_error = Some((addr, format!("no answer within {timeout:?}"))),
         }
     }
     let (addr, reason) =

@@ -46,14 +46,18 @@ impl ProgressMode {
 
     /// Shows one status update.
     pub fn show(self, elapsed: Duration, total: Duration, rate: f64, requests: u64, errors: u64) {
-        let line = format!(
+        self.show_line(&format!(
             "[{:>5.1}s / {:.0}s] {} req/s, {} requests, {} errors",
             elapsed.as_secs_f64(),
             total.as_secs_f64(),
             format_metric(rate),
             requests,
             errors
-        );
+        ));
+    }
+
+    /// Shows one status line (any mode).
+    pub fn show_line(self, line: &str) {
         let mut err = std::io::stderr().lock();
         let _ = match self {
             ProgressMode::Off => Ok(()),

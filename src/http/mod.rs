@@ -3,6 +3,7 @@
 //! incrementally without copying bodies.
 
 pub mod conn;
+pub mod oneshot;
 pub mod request;
 pub mod response;
 pub mod stream;

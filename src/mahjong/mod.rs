@@ -2,11 +2,17 @@
 //! `@kobalab/majiang-server` to measure how many concurrent players it (or a proxy in front of
 //! it) can carry. These modules are pure logic, testable without a server: the protocol's lobby
 //! events and client frames ([`messages`]), the rule object every `START` must carry in full
-//! ([`rules`]), and the player that answers every game request ([`bot`]). The driver that logs
-//! in, connects and paces players builds on them.
+//! ([`rules`]), and the player that answers every game request ([`bot`]). On them stand the
+//! driver: one player's session ([`player`]: login, socket, table, games, logout), the run of all
+//! players in lockstep phases over worker threads ([`session`]), what is recorded ([`record`]) and
+//! the report ([`report`]).
 
 pub mod bot;
 pub mod messages;
+pub mod player;
+pub mod record;
+pub mod report;
 pub mod rules;
+pub mod session;
 
 pub use messages::ProtocolError;

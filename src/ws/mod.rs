@@ -5,3 +5,4 @@
 //! next to it.
 
 pub mod socketio;
+pub mod transport;

@@ -1,0 +1,295 @@
+//! `tsumo mahjong [options] <server-url>`: the mahjong session command line, turned into a
+//! validated [`MahjongPlan`]. Same conventions as the wrk2 command line: wrk's units, options
+//! before or after the URL, every mistake one line naming the option and the fix.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Arg, ArgAction, Command};
+
+use super::{clap_message, units, url, Parsed};
+use crate::mahjong::rules;
+use crate::plan::{JsonOut, MahjongPlan};
+
+const DEFAULT_PLAYERS: usize = 4;
+const DEFAULT_THREADS: usize = 2;
+const DEFAULT_DURATION: Duration = Duration::from_secs(30 * 60);
+const DEFAULT_RAMP: Duration = Duration::from_millis(40);
+const DEFAULT_THINK: Duration = Duration::from_secs(1);
+const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+const DEFAULT_RETRIES: u32 = 3;
+
+const USAGE: &str = "usage: tsumo mahjong [options] <server-url>";
+
+const HELP: &str = "\
+tsumo mahjong — bot players in full mahjong games against a majiang-server
+
+Usage: tsumo mahjong [options] <server-url>     (e.g. http://127.0.0.1:4615/server)
+
+Every player logs in, opens its socket.io WebSocket, sits at a table (four to a table: one
+creates the room, three join), all tables start together, play their games with a think time
+on every own turn (tsumogiri: the drawn tile is discarded), and every player logs out. Each
+phase completes for every player before the next starts. The report shows how long each phase
+took, how the server paced the games, and how late tsumo itself replied.
+
+Options:
+  -c, --players <N>          Bot players, a multiple of 4 [default: 4]
+  -t, --threads <N>          Worker threads [default: 2]; a table lives on one thread
+  -d, --duration <T>         Longest the session may last [default: 30m]; players still
+                             playing then are logged out
+      --ramp <T>             Interval between successive logins, and connects [default: 40ms]
+      --think <T>            Delay before each own-turn discard [default: 1s]
+      --think-jitter <T>     Add a uniform random 0..T to each think time [default: 0]
+      --games <N>            Games each table plays [default: 1]
+      --rule <FILE>          JSON rule object merged onto tsumo's complete default rule
+                             (東風戦, no dealer repeat, no bankruptcy end, no abortive draws)
+      --timer <L[+B]>        START timer: L seconds per action plus a bank of B (e.g. 10+20);
+                             without it a silent player stalls its table for ever
+      --start-when-full      Start each table as soon as it is full, not all together
+      --connect-timeout <T>  Time for each login, connect and logout [default: 30s]
+      --retries <N>          Tries of a failed login, connect or logout [default: 3]
+      --label <NAME>         Name of the run in reports [default: the URL]
+  -L, --latency              Print each phase's latency distribution
+  -k, --insecure             Do not verify the server's certificate (https://, wss://)
+      --cacert <FILE>        Also trust the certificates in this PEM file
+      --json <FILE>          Write the results as JSON (`-` for stdout)
+      --quiet                No text report on stdout
+      --progress             Live status line on stderr even when it is not a terminal
+  -h, --help                 Print this help
+
+Units: numbers take k/M/G; times take us, ms, s, m, h (e.g. 500ms, 2m).
+";
+
+/// Parses the arguments after the `mahjong` word.
+pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
+    let command = command();
+    let matches = command
+        .clone()
+        .try_get_matches_from(args)
+        .map_err(|e| clap_message(&command, &e))?;
+    if matches.get_flag("help") {
+        return Ok(Parsed::Print(HELP.to_string()));
+    }
+    let invalid = |id: &str, reason: &str| {
+        let typed = matches
+            .get_one::<String>(id)
+            .map(String::as_str)
+            .unwrap_or_default();
+        format!(
+            "invalid value '{typed}' for {}: {reason}",
+            super::option_label(&command, id)
+        )
+    };
+    let count = |id: &str, default: usize| -> Result<usize, String> {
+        match matches.get_one::<String>(id) {
+            None => Ok(default),
+            Some(text) => units::parse_metric(text)
+                .map_err(|r| invalid(id, &r))
+                .and_then(|n| usize::try_from(n).map_err(|_| invalid(id, "number is too large"))),
+        }
+    };
+    let duration = |id: &str, default: Duration| -> Result<Duration, String> {
+        match matches.get_one::<String>(id) {
+            None => Ok(default),
+            Some(text) => units::parse_duration(text).map_err(|r| invalid(id, &r)),
+        }
+    };
+
+    let players = count("players", DEFAULT_PLAYERS)?;
+    let threads = count("threads", DEFAULT_THREADS)?;
+    let games = count("games", 1)?;
+    let retries = count("retries", DEFAULT_RETRIES as usize)?;
+    let max_duration = duration("duration", DEFAULT_DURATION)?;
+    let ramp = duration("ramp", DEFAULT_RAMP)?;
+    let think = duration("think", DEFAULT_THINK)?;
+    let think_jitter = duration("think_jitter", Duration::ZERO)?;
+    let connect_timeout = duration("connect_timeout", DEFAULT_CONNECT_TIMEOUT)?;
+
+    let Some(url) = matches.get_one::<String>("url") else {
+        return Err(format!("missing server URL ({USAGE})"));
+    };
+    let mut server =
+        url::parse_url(url).map_err(|reason| format!("invalid URL '{url}': {reason}"))?;
+    // The base path: majiang-server strips a trailing slash from --baseurl too.
+    let base = server.path.split('?').next().unwrap_or("/").trim_end_matches('/');
+    server.path = base.to_string();
+    if let Some(extra) = matches.get_many::<String>("extra").and_then(|mut v| v.next()) {
+        return Err(format!(
+            "unexpected argument '{extra}' after the server URL ({USAGE})"
+        ));
+    }
+
+    if players == 0 || players % 4 != 0 {
+        return Err(invalid(
+            "players",
+            "must be a positive multiple of 4 (four players to a table)",
+        ));
+    }
+    if threads == 0 {
+        return Err(invalid("threads", "must be at least 1"));
+    }
+    if games == 0 {
+        return Err(invalid("games", "must be at least 1"));
+    }
+    if retries == 0 {
+        return Err(invalid("retries", "must be at least 1"));
+    }
+    let retries = u32::try_from(retries).map_err(|_| invalid("retries", "number is too large"))?;
+    let games = u32::try_from(games).map_err(|_| invalid("games", "number is too large"))?;
+    if max_duration.is_zero() {
+        return Err(invalid("duration", "must be longer than zero"));
+    }
+    if connect_timeout.is_zero() {
+        return Err(invalid("connect_timeout", "must be longer than zero"));
+    }
+    let rule = match matches.get_one::<PathBuf>("rule") {
+        Some(path) => rules::load(path).map_err(|e| format!("--rule {}: {e}", path.display()))?,
+        None => rules::default_rule(),
+    };
+    let timer = matches
+        .get_one::<String>("timer")
+        .map(|text| rules::parse_timer(text).map_err(|e| invalid("timer", &e.to_string())))
+        .transpose()?;
+    let json = match matches.get_one::<PathBuf>("json") {
+        Some(p) if p.as_os_str() == "-" => Some(JsonOut::Stdout),
+        Some(p) => Some(JsonOut::File(p.clone())),
+        None => None,
+    };
+    Ok(Parsed::Mahjong(Box::new(MahjongPlan {
+        label: matches
+            .get_one::<String>("label")
+            .cloned()
+            .unwrap_or_else(|| url.clone()),
+        server,
+        players,
+        threads: threads.min(players / 4),
+        duration: max_duration,
+        ramp,
+        think,
+        think_jitter,
+        games,
+        rule,
+        timer,
+        lockstep: !matches.get_flag("start_when_full"),
+        connect_timeout,
+        retries,
+        latency: matches.get_flag("latency"),
+        insecure: matches.get_flag("insecure"),
+        cacert: matches.get_one::<PathBuf>("cacert").cloned(),
+        json,
+        quiet: matches.get_flag("quiet"),
+        progress: matches.get_flag("progress"),
+    })))
+}
+
+fn command() -> Command {
+    let value = |id: &'static str, short: Option<char>, long: &'static str| {
+        Arg::new(id)
+            .short(short)
+            .long(long)
+            .action(ArgAction::Set)
+            .num_args(1)
+            .allow_hyphen_values(true)
+    };
+    let flag = |id: &'static str, short: Option<char>, long: &'static str| {
+        Arg::new(id)
+            .short(short)
+            .long(long)
+            .action(ArgAction::SetTrue)
+    };
+    Command::new("tsumo mahjong")
+        .no_binary_name(true)
+        .disable_help_flag(true)
+        .disable_version_flag(true)
+        .disable_help_subcommand(true)
+        .args_override_self(true)
+        .infer_long_args(true)
+        .args([
+            value("players", Some('c'), "players"),
+            value("threads", Some('t'), "threads"),
+            value("duration", Some('d'), "duration"),
+            value("ramp", None, "ramp"),
+            value("think", None, "think"),
+            value("think_jitter", None, "think-jitter"),
+            value("games", None, "games"),
+            value("rule", None, "rule").value_parser(clap::value_parser!(PathBuf)),
+            value("timer", None, "timer"),
+            flag("start_when_full", None, "start-when-full"),
+            value("connect_timeout", None, "connect-timeout"),
+            value("retries", None, "retries"),
+            value("label", None, "label"),
+            flag("latency", Some('L'), "latency"),
+            flag("insecure", Some('k'), "insecure"),
+            value("cacert", None, "cacert").value_parser(clap::value_parser!(PathBuf)),
+            value("json", None, "json").value_parser(clap::value_parser!(PathBuf)),
+            flag("quiet", None, "quiet"),
+            flag("progress", None, "progress"),
+            flag("help", Some('h'), "help"),
+            Arg::new("url").index(1).action(ArgAction::Set),
+            Arg::new("extra")
+                .index(2)
+                .action(ArgAction::Append)
+                .num_args(0..),
+        ])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(args: &[&str]) -> Result<MahjongPlan, String> {
+        match parse(args.iter().map(OsString::from).collect()) {
+            Ok(Parsed::Mahjong(plan)) => Ok(*plan),
+            Ok(_) => Err("not a mahjong plan".into()),
+            Err(e) => Err(e),
+        }
+    }
+
+    #[test]
+    fn defaults_and_base_path() {
+        let p = run(&["http://127.0.0.1:4615/server/"]).unwrap();
+        assert_eq!(p.players, 4);
+        assert_eq!(p.threads, 1, "threads are capped at the number of tables");
+        assert_eq!(p.server.path, "/server");
+        assert_eq!(p.ramp, Duration::from_millis(40));
+        assert_eq!(p.think, Duration::from_secs(1));
+        assert!(p.lockstep);
+        assert_eq!(p.rule.as_object().map(|o| o.len()), Some(rules::RULE_KEYS));
+        assert_eq!(p.label, "http://127.0.0.1:4615/server/");
+    }
+
+    #[test]
+    fn options() {
+        let p = run(&[
+            "-c16", "-t", "2", "--think", "0", "--ramp", "5ms", "--games", "2", "--timer",
+            "10+20", "--start-when-full", "http://h:1/s", "--label", "direct",
+        ])
+        .unwrap();
+        assert_eq!((p.players, p.threads, p.games), (16, 2, 2));
+        assert_eq!(p.think, Duration::ZERO);
+        assert_eq!(p.timer, Some(vec![10, 20]));
+        assert!(!p.lockstep);
+        assert_eq!(p.label, "direct");
+        assert_eq!(p.tables_for_thread(0) + p.tables_for_thread(1), 4);
+    }
+
+    #[test]
+    fn errors_are_one_line() {
+        for (args, needle) in [
+            (&["-c", "6", "http://h/s"][..], "multiple of 4"),
+            (&["-c", "0", "http://h/s"][..], "multiple of 4"),
+            (&["http://h/s", "extra"][..], "unexpected argument"),
+            (&[][..], "missing server URL"),
+            (&["--games", "0", "http://h/s"][..], "--games"),
+            (&["--timer", "x", "http://h/s"][..], "--timer"),
+            (&["--rule", "/nonexistent.json", "http://h/s"][..], "--rule"),
+            (&["--bogus", "http://h/s"][..], "unknown option"),
+            (&["ftp://h/s"][..], "invalid URL"),
+        ] {
+            let e = run(args).unwrap_err();
+            assert!(e.contains(needle), "{args:?}: {e}");
+            assert!(!e.contains('\n'), "{e}");
+        }
+    }
+}

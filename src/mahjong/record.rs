@@ -1,0 +1,156 @@
+//! What a mahjong session records: one histogram and pair of counts per phase, the games, the
+//! server's pacing of each step, tsumo's own reply lateness, and message traffic. Like the HTTP
+//! Recorder it knows nothing about sockets; each worker owns one and they are merged at the end.
+
+use std::collections::BTreeMap;
+
+use hdrhistogram::Histogram;
+
+use crate::stats::new_histogram;
+
+/// The phases every player goes through, in order.
+pub const PHASES: [&str; 6] = ["login", "connect", "ready", "formed", "started", "logout"];
+
+/// Succeeded and failed counts of one phase, and the latency of the successes (µs).
+#[derive(Debug, Clone)]
+pub struct PhaseStats {
+    pub ok: u64,
+    pub failed: u64,
+    pub latency: Histogram<u64>,
+}
+
+impl Default for PhaseStats {
+    fn default() -> Self {
+        PhaseStats {
+            ok: 0,
+            failed: 0,
+            latency: new_histogram(),
+        }
+    }
+}
+
+impl PhaseStats {
+    pub fn success(&mut self, micros: u64) {
+        self.ok += 1;
+        self.latency.saturating_record(micros);
+    }
+
+    pub fn failure(&mut self) {
+        self.failed += 1;
+    }
+
+    fn merge(&mut self, other: &PhaseStats) {
+        self.ok += other.ok;
+        self.failed += other.failed;
+        let _ = self.latency.add(&other.latency);
+    }
+}
+
+/// Protocol errors kept verbatim for the report (the first few only).
+pub const KEPT_ERRORS: usize = 5;
+
+/// One worker's record of a mahjong session (values in µs unless named otherwise).
+#[derive(Debug, Clone)]
+pub struct MahjongRecorder {
+    /// Per phase, in [`PHASES`] order.
+    pub phases: BTreeMap<&'static str, PhaseStats>,
+    pub games_started: u64,
+    pub games_completed: u64,
+    pub games_aborted: u64,
+    /// Duration of completed games, µs.
+    pub game_time: Histogram<u64>,
+    /// Time between consecutive requests of one table, by the kind of step that opened it.
+    pub steps: BTreeMap<&'static str, Histogram<u64>>,
+    /// Own-draw steps: interval beyond the think time.
+    pub draw_overshoot: Histogram<u64>,
+    /// Deal (`qipai`) steps: interval beyond the server's 400 ms step minimum.
+    pub deal_overshoot: Histogram<u64>,
+    /// Per table: `START` sent to `kaiju` received.
+    pub start_burst: Histogram<u64>,
+    /// Actual − intended reply time (intended = receipt + think time).
+    pub reply_lateness: Histogram<u64>,
+    pub messages_in: u64,
+    pub messages_out: u64,
+    pub bytes_in: u64,
+    pub bytes_out: u64,
+    /// WebSockets the server closed (or that failed) before the player was done.
+    pub disconnects: u64,
+    pub protocol_errors: u64,
+    pub first_errors: Vec<String>,
+}
+
+impl Default for MahjongRecorder {
+    fn default() -> Self {
+        MahjongRecorder {
+            phases: PHASES.iter().map(|&p| (p, PhaseStats::default())).collect(),
+            games_started: 0,
+            games_completed: 0,
+            games_aborted: 0,
+            game_time: new_histogram(),
+            steps: BTreeMap::new(),
+            draw_overshoot: new_histogram(),
+            deal_overshoot: new_histogram(),
+            start_burst: new_histogram(),
+            reply_lateness: new_histogram(),
+            messages_in: 0,
+            messages_out: 0,
+            bytes_in: 0,
+            bytes_out: 0,
+            disconnects: 0,
+            protocol_errors: 0,
+            first_errors: Vec::new(),
+        }
+    }
+}
+
+impl MahjongRecorder {
+    /// The stats of a phase (one of [`PHASES`]).
+    pub fn phase(&mut self, name: &'static str) -> &mut PhaseStats {
+        self.phases.entry(name).or_default()
+    }
+
+    /// Records a step interval opened by a step of kind `kind`.
+    pub fn step(&mut self, kind: &'static str, micros: u64) {
+        self.steps
+            .entry(kind)
+            .or_insert_with(new_histogram)
+            .saturating_record(micros);
+    }
+
+    /// Counts a protocol error, keeping the first few messages.
+    pub fn protocol_error(&mut self, what: String) {
+        self.protocol_errors += 1;
+        if self.first_errors.len() < KEPT_ERRORS {
+            self.first_errors.push(what);
+        }
+    }
+
+    /// Adds another worker's record into this one.
+    pub fn merge(&mut self, other: &MahjongRecorder) {
+        for (name, stats) in &other.phases {
+            self.phase(name).merge(stats);
+        }
+        self.games_started += other.games_started;
+        self.games_completed += other.games_completed;
+        self.games_aborted += other.games_aborted;
+        let _ = self.game_time.add(&other.game_time);
+        for (kind, h) in &other.steps {
+            let _ = self.steps.entry(kind).or_insert_with(new_histogram).add(h);
+        }
+        let _ = self.draw_overshoot.add(&other.draw_overshoot);
+        let _ = self.deal_overshoot.add(&other.deal_overshoot);
+        let _ = self.start_burst.add(&other.start_burst);
+        let _ = self.reply_lateness.add(&other.reply_lateness);
+        self.messages_in += other.messages_in;
+        self.messages_out += other.messages_out;
+        self.bytes_in += other.bytes_in;
+        self.bytes_out += other.bytes_out;
+        self.disconnects += other.disconnects;
+        self.protocol_errors += other.protocol_errors;
+        for e in &other.first_errors {
+            if self.first_errors.len() < KEPT_ERRORS {
+                self.first_errors.push(e.clone());
+            }
+        }
+    }
+}

@@ -1,0 +1,260 @@
+//! The mahjong session report: text (in the spirit of wrk's layout: aligned columns, wrk's units)
+//! and JSON (the same conventions as HTTP mode: numbers in µs, histograms in HdrHistogram's
+//! compressed base64 form so sessions can later be merged and compared).
+
+use std::fmt::Write as _;
+
+use hdrhistogram::Histogram;
+use serde_json::{json, Value};
+
+use super::record::PHASES;
+use super::session::MahjongResult;
+use crate::error::Error;
+use crate::plan::JsonOut;
+use crate::report::format::{format_binary, format_metric, format_time_us};
+use crate::report::json::encode_histogram;
+use crate::stats::hdr;
+
+/// Percentiles shown in every row: p50, p90, p99, max.
+fn row(h: &Histogram<u64>) -> [String; 4] {
+    [
+        hdr::value_at_percentile(h, 50.0),
+        hdr::value_at_percentile(h, 90.0),
+        hdr::value_at_percentile(h, 99.0),
+        hdr::max(h),
+    ]
+    .map(|v| format_time_us(v as f64))
+}
+
+/// The whole text report.
+pub fn render(r: &MahjongResult) -> String {
+    let p = &r.plan;
+    let rec = &r.record;
+    let mut out = String::new();
+    let secs = r.elapsed.as_secs_f64().max(1e-9);
+    let _ = writeln!(out, "Mahjong session @ {}", p.label);
+    let _ = writeln!(
+        out,
+        "  {} players at {} tables, {} threads, think {}, ramp {}, {} game{} per table, {}",
+        p.players,
+        p.players / 4,
+        p.threads,
+        format_time_us(p.think.as_micros() as f64),
+        format_time_us(p.ramp.as_micros() as f64),
+        p.games,
+        if p.games == 1 { "" } else { "s" },
+        if p.lockstep {
+            "lockstep phases"
+        } else {
+            "tables start when full"
+        }
+    );
+    let _ = writeln!(
+        out,
+        "  {:<10}{:>8}{:>8}{:>11}{:>11}{:>11}{:>11}",
+        "Phase", "OK", "Failed", "p50", "p90", "p99", "Max"
+    );
+    for name in PHASES {
+        if let Some(stats) = rec.phases.get(name) {
+            let [p50, p90, p99, max] = row(&stats.latency);
+            let _ = writeln!(
+                out,
+                "    {:<8}{:>8}{:>8}{:>11}{:>11}{:>11}{:>11}",
+                name, stats.ok, stats.failed, p50, p90, p99, max
+            );
+        }
+    }
+    let game_p50 = hdr::value_at_percentile(&rec.game_time, 50.0) as f64 / 1e6;
+    let game_max = hdr::max(&rec.game_time) as f64 / 1e6;
+    let _ = writeln!(
+        out,
+        "  Games: {} started, {} completed, {} aborted; {:.1}s per game (p50), {:.1}s max",
+        rec.games_started, rec.games_completed, rec.games_aborted, game_p50, game_max
+    );
+    if !rec.steps.is_empty() {
+        let _ = writeln!(
+            out,
+            "  Step interval, by the step that opened it (one table's view: its owner's)"
+        );
+        let _ = writeln!(
+            out,
+            "    {:<20}{:>9}{:>11}{:>11}{:>11}{:>11}",
+            "step", "count", "p50", "p90", "p99", "Max"
+        );
+        for (kind, h) in &rec.steps {
+            let [p50, p90, p99, max] = row(h);
+            let _ = writeln!(
+                out,
+                "    {:<20}{:>9}{:>11}{:>11}{:>11}{:>11}",
+                kind,
+                h.len(),
+                p50,
+                p90,
+                p99,
+                max
+            );
+        }
+        let mut derived = |label: &str, h: &Histogram<u64>| {
+            if !h.is_empty() {
+                let [p50, p90, p99, max] = row(h);
+                let _ = writeln!(
+                    out,
+                    "    {:<20}{:>9}{:>11}{:>11}{:>11}{:>11}",
+                    label,
+                    h.len(),
+                    p50,
+                    p90,
+                    p99,
+                    max
+                );
+            }
+        };
+        derived("draw over think", &rec.draw_overshoot);
+        derived("deal over 400ms", &rec.deal_overshoot);
+        derived("start burst", &rec.start_burst);
+        derived("reply lateness", &rec.reply_lateness);
+    }
+    let _ = writeln!(
+        out,
+        "  Messages: {} in ({}/s), {} out ({}/s); {}B in, {}B out",
+        rec.messages_in,
+        format_metric(rec.messages_in as f64 / secs),
+        rec.messages_out,
+        format_metric(rec.messages_out as f64 / secs),
+        format_binary(rec.bytes_in as f64),
+        format_binary(rec.bytes_out as f64)
+    );
+    let _ = writeln!(
+        out,
+        "  Disconnects: {}, errors: {}",
+        rec.disconnects, rec.protocol_errors
+    );
+    for e in &rec.first_errors {
+        let _ = writeln!(out, "    {e}");
+    }
+    let players = p.players.max(1) as f64;
+    let _ = writeln!(
+        out,
+        "  tsumo: {:.2}s CPU ({:.1}ms per player), peak RSS {}B ({}B per player)",
+        r.cpu_seconds,
+        r.cpu_seconds * 1000.0 / players,
+        format_binary(r.peak_rss_bytes as f64),
+        format_binary(r.peak_rss_bytes as f64 / players)
+    );
+    let ended = if r.interrupted {
+        " (interrupted by Ctrl-C)"
+    } else if r.timed_out {
+        " (stopped at the -d limit)"
+    } else {
+        ""
+    };
+    let _ = writeln!(out, "Session: {:.2}s{ended}", r.elapsed.as_secs_f64());
+    out
+}
+
+fn summary(h: &Histogram<u64>) -> Value {
+    json!({
+        "count": h.len(),
+        "p50": hdr::value_at_percentile(h, 50.0),
+        "p90": hdr::value_at_percentile(h, 90.0),
+        "p99": hdr::value_at_percentile(h, 99.0),
+        "max": hdr::max(h),
+        "mean": hdr::mean(h),
+        "histogram": encode_histogram(h),
+    })
+}
+
+/// The JSON document of a session.
+pub fn to_json(r: &MahjongResult) -> Value {
+    let p = &r.plan;
+    let rec = &r.record;
+    let phases: serde_json::Map<String, Value> = PHASES
+        .iter()
+        .filter_map(|name| {
+            rec.phases.get(name).map(|s| {
+                let mut v = summary(&s.latency);
+                v["ok"] = json!(s.ok);
+                v["failed"] = json!(s.failed);
+                (name.to_string(), v)
+            })
+        })
+        .collect();
+    let steps: serde_json::Map<String, Value> = rec
+        .steps
+        .iter()
+        .map(|(k, h)| (k.to_string(), summary(h)))
+        .collect();
+    json!({
+        "tool": "tsumo",
+        "version": env!("CARGO_PKG_VERSION"),
+        "mode": "mahjong",
+        "schema": 1,
+        "label": p.label,
+        "plan": {
+            "url": p.server.url,
+            "players": p.players,
+            "threads": p.threads,
+            "duration_s": p.duration.as_secs_f64(),
+            "ramp_s": p.ramp.as_secs_f64(),
+            "think_s": p.think.as_secs_f64(),
+            "think_jitter_s": p.think_jitter.as_secs_f64(),
+            "games": p.games,
+            "timer": p.timer,
+            "lockstep": p.lockstep,
+            "rule": p.rule,
+        },
+        "elapsed_s": r.elapsed.as_secs_f64(),
+        "interrupted": r.interrupted,
+        "timed_out": r.timed_out,
+        "phases": phases,
+        "games": {
+            "started": rec.games_started,
+            "completed": rec.games_completed,
+            "aborted": rec.games_aborted,
+            "duration": summary(&rec.game_time),
+        },
+        "steps": steps,
+        "draw_overshoot": summary(&rec.draw_overshoot),
+        "deal_overshoot": summary(&rec.deal_overshoot),
+        "start_burst": summary(&rec.start_burst),
+        "reply_lateness": summary(&rec.reply_lateness),
+        "messages": {
+            "in": rec.messages_in,
+            "out": rec.messages_out,
+            "bytes_in": rec.bytes_in,
+            "bytes_out": rec.bytes_out,
+        },
+        "disconnects": rec.disconnects,
+        "errors": rec.protocol_errors,
+        "first_errors": rec.first_errors,
+        "tsumo": {
+            "cpu_s": r.cpu_seconds,
+            "peak_rss_bytes": r.peak_rss_bytes,
+        },
+    })
+}
+
+/// Writes the JSON document to a file or stdout.
+pub fn write(r: &MahjongResult, out: &JsonOut) -> Result<(), Error> {
+    let text = serde_json::to_string_pretty(&to_json(r)).map_err(|e| Error::File {
+        path: "JSON".into(),
+        reason: e.to_string(),
+    })? + "\n";
+    match out {
+        JsonOut::Stdout => {
+            use std::io::Write;
+            let mut stdout = std::io::stdout().lock();
+            stdout
+                .write_all(text.as_bytes())
+                .and_then(|()| stdout.flush())
+                .map_err(|e| Error::File {
+                    path: "stdout".into(),
+                    reason: e.to_string(),
+                })
+        }
+        JsonOut::File(path) => std::fs::write(path, text).map_err(|e| Error::File {
+            path: path.display().to_string(),
+            reason: e.to_string(),
+        }),
+    }
+}
