@@ -2,7 +2,8 @@
 #
 # They install what the project needs when it is missing (a fresh CI machine has no nginx or
 # wrk) and run a throw-away nginx on 127.0.0.1 with the same configuration the Rust test fixture
-# writes (tests/common/nginx.rs): keep the two in step.
+# writes (tests/common/nginx.rs): keep the two in step. The same goes for majiang-server, the
+# mahjong mode's server (tests/common/majiang.rs), installed with npm ci from scripts/.
 
 # Installs the Debian packages whose commands are missing: "command:package" pairs.
 # apt-get update runs only when something has to be installed.
@@ -126,4 +127,100 @@ stop_nginx() {
         wait "$NGINX_PID" 2>/dev/null || true
     fi
     NGINX_PID=
+}
+
+# --- majiang-server (the mahjong mode's real server; tests/common/majiang.rs does the same) ---
+
+# The scripts/ directory, wherever the caller's working directory is.
+majiang_scripts_dir() {
+    (cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+}
+
+# Installs the pinned @kobalab/majiang-server (scripts/package-lock.json) into
+# scripts/node_modules when it is missing. npm ci installs exactly what the lock file names.
+ensure_majiang() {
+    local scripts
+    scripts=$(majiang_scripts_dir)
+    [ -d "$scripts/node_modules/@kobalab/majiang-server" ] && return 0
+    echo "installing majiang-server: npm ci in $scripts" >&2
+    (cd "$scripts" && npm ci --no-audit --no-fund) >&2
+}
+
+# Starts majiang-server in the background on 127.0.0.1:PORT (the loopback.js preload: the server
+# itself binds every interface), sessions stored in DIR/sessions, stdout and stderr in
+# DIR/majiang.log. Sets MAJIANG_PID and waits (up to 15 s) for the server's start line.
+start_majiang() {
+    local dir=$1 port=$2 scripts tries=0
+    scripts=$(majiang_scripts_dir)
+    mkdir -p "$dir/sessions"
+    node -r "$scripts/loopback.js" "$scripts/node_modules/@kobalab/majiang-server/bin/server.js" \
+        --port "$port" --store "$dir/sessions" >"$dir/majiang.log" 2>&1 &
+    MAJIANG_PID=$!
+    until grep -q "^Server start on http://127.0.0.1:$port/server/" "$dir/majiang.log" 2>/dev/null; do
+        tries=$((tries + 1))
+        if [ $tries -gt 300 ] || ! kill -0 "$MAJIANG_PID" 2>/dev/null; then
+            echo "majiang-server did not start on port $port:" >&2
+            cat "$dir/majiang.log" >&2 || true
+            stop_majiang
+            return 1
+        fi
+        sleep 0.05
+    done
+}
+
+# Stops the majiang-server started by start_majiang and waits for it.
+stop_majiang() {
+    if [ -n "${MAJIANG_PID:-}" ] && kill -0 "$MAJIANG_PID" 2>/dev/null; then
+        kill -TERM "$MAJIANG_PID"
+        wait "$MAJIANG_PID" 2>/dev/null || true
+    fi
+    MAJIANG_PID=
+}
+
+# Writes DIR/nginx.conf: a reverse proxy on 127.0.0.1:PORT passing /server/ (HTTP login and
+# logout, and the socket.io WebSocket upgrade) to majiang-server on 127.0.0.1:UPSTREAM_PORT.
+# The same proxy block as NginxBuilder::ws_proxy in tests/common/nginx.rs.
+write_nginx_ws_proxy_conf() {
+    local dir=$1 port=$2 upstream_port=$3 user=""
+    [ "$(id -u)" -eq 0 ] && user="user root root;"
+    mkdir -p "$dir/tmp"
+    cat >"$dir/nginx.conf" <<CONF
+# Written by scripts/lib.sh (tests/common/nginx.rs writes the same proxy block for the tests).
+daemon off;
+master_process on;
+worker_processes 1;
+$user
+pid $dir/nginx.pid;
+error_log $dir/error.log warn;
+
+events {
+    worker_connections 4096;
+}
+
+http {
+    access_log $dir/access.log;
+    client_body_temp_path $dir/tmp/client_body;
+    proxy_temp_path $dir/tmp/proxy;
+    fastcgi_temp_path $dir/tmp/fastcgi;
+    uwsgi_temp_path $dir/tmp/uwsgi;
+    scgi_temp_path $dir/tmp/scgi;
+    map \$http_upgrade \$connection_upgrade {
+        default upgrade;
+        '' close;
+    }
+
+    server {
+        listen 127.0.0.1:$port;
+        location /server/ {
+            proxy_pass http://127.0.0.1:$upstream_port;
+            proxy_http_version 1.1;
+            proxy_set_header Host \$http_host;
+            proxy_set_header Upgrade \$http_upgrade;
+            proxy_set_header Connection \$connection_upgrade;
+            proxy_read_timeout 3600s;
+            proxy_send_timeout 3600s;
+        }
+    }
+}
+CONF
 }

@@ -2,12 +2,14 @@
 //! throw-away directory, and the servers the tests aim it at.
 //!
 //! Every test file that says `mod common;` compiles all of this but uses only part of it, hence
-//! the `dead_code` allowance. Servers: [`nginx`] (the real thing, when installed) and
+//! the `dead_code` allowance. Servers: [`nginx`] (the real thing, when installed),
+//! [`majiang`] (the real mahjong server, installed from `scripts/package-lock.json`) and
 //! [`faulty`] (in-process servers that misbehave on purpose).
 
 #![allow(dead_code)]
 
 pub mod faulty;
+pub mod majiang;
 pub mod nginx;
 
 use std::io::Read;
@@ -168,4 +170,31 @@ pub fn free_port() -> u16 {
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
         .expect("bind 127.0.0.1:0")
+}
+
+/// The IPv4 addresses of this machine's interfaces other than loopback (none on a machine with
+/// only `lo`), to check that a server bound to 127.0.0.1 is not reachable on them.
+pub fn non_loopback_ipv4() -> Vec<std::net::Ipv4Addr> {
+    let mut found = Vec::new();
+    let mut list: *mut libc::ifaddrs = std::ptr::null_mut();
+    // SAFETY: getifaddrs fills `list`, which is walked read-only and freed once.
+    unsafe {
+        if libc::getifaddrs(&mut list) != 0 {
+            return found;
+        }
+        let mut entry = list;
+        while !entry.is_null() {
+            let addr = (*entry).ifa_addr;
+            if !addr.is_null() && i32::from((*addr).sa_family) == libc::AF_INET {
+                let v4 = &*(addr as *const libc::sockaddr_in);
+                let ip = std::net::Ipv4Addr::from(u32::from_be(v4.sin_addr.s_addr));
+                if !ip.is_loopback() && !ip.is_unspecified() {
+                    found.push(ip);
+                }
+            }
+            entry = (*entry).ifa_next;
+        }
+        libc::freeifaddrs(list);
+    }
+    found
 }

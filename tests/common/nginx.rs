@@ -10,7 +10,8 @@
 //!
 //! The access log records what the server received (`AccessLogLine`), so a test can check the
 //! method, path, request size and body length tsumo actually sent. More server blocks (a reverse
-//! proxy, say) are added with [`NginxBuilder::server`] and [`NginxBuilder::http_snippet`].
+//! proxy, say) are added with [`NginxBuilder::server`] and [`NginxBuilder::http_snippet`]; a
+//! WebSocket reverse proxy in front of majiang-server with [`NginxBuilder::ws_proxy`].
 
 use std::fmt::Write as _;
 use std::net::{SocketAddr, TcpStream};
@@ -63,6 +64,8 @@ struct ExtraServer {
 pub struct NginxBuilder {
     servers: Vec<ExtraServer>,
     http_snippets: Vec<String>,
+    /// A [`NginxBuilder::ws_proxy`] was added: the `$connection_upgrade` map goes in `http { }`.
+    upgrade_map: bool,
 }
 
 impl NginxBuilder {
@@ -80,6 +83,26 @@ impl NginxBuilder {
     pub fn http_snippet(mut self, text: &str) -> Self {
         self.http_snippets.push(text.to_string());
         self
+    }
+
+    /// Adds a reverse proxy on a port of its own (`nginx.port(name)`) that passes `/server/` to
+    /// 127.0.0.1:`upstream_port`: majiang-server's HTTP login and logout and its socket.io
+    /// WebSocket upgrade. Connections stay open for an hour without traffic (a game is quiet
+    /// between socket.io pings, but a table waiting on a slow player can be quieter).
+    pub fn ws_proxy(mut self, name: &str, upstream_port: u16) -> Self {
+        self.upgrade_map = true;
+        let body = format!(
+            r#"location /server/ {{
+            proxy_pass http://127.0.0.1:{upstream_port};
+            proxy_http_version 1.1;
+            proxy_set_header Host $http_host;
+            proxy_set_header Upgrade $http_upgrade;
+            proxy_set_header Connection $connection_upgrade;
+            proxy_read_timeout 3600s;
+            proxy_send_timeout 3600s;
+        }}"#
+        );
+        self.server(name, &body)
     }
 
     /// Writes the files, starts nginx and waits until every port accepts connections.
@@ -134,7 +157,13 @@ impl NginxBuilder {
                 ports.extra[&s.name], s.body
             );
         }
-        let snippets = self.http_snippets.join("\n    ");
+        let mut snippets = self.http_snippets.join("\n    ");
+        if self.upgrade_map {
+            // WebSocket proxying: pass the client's Upgrade on, and close plain requests upstream.
+            snippets.push_str(
+                "\n    map $http_upgrade $connection_upgrade {\n        default upgrade;\n        '' close;\n    }",
+            );
+        }
         format!(
             r#"# Written by tests/common/nginx.rs (scripts/lib.sh writes the same for scripts/demo).
 daemon off;
