@@ -112,9 +112,17 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
     let mut server =
         url::parse_url(url).map_err(|reason| format!("invalid URL '{url}': {reason}"))?;
     // The base path: majiang-server strips a trailing slash from --baseurl too.
-    let base = server.path.split('?').next().unwrap_or("/").trim_end_matches('/');
+    let base = server
+        .path
+        .split('?')
+        .next()
+        .unwrap_or("/")
+        .trim_end_matches('/');
     server.path = base.to_string();
-    if let Some(extra) = matches.get_many::<String>("extra").and_then(|mut v| v.next()) {
+    if let Some(extra) = matches
+        .get_many::<String>("extra")
+        .and_then(|mut v| v.next())
+    {
         return Err(format!(
             "unexpected argument '{extra}' after the server URL ({USAGE})"
         ));
@@ -262,8 +270,21 @@ mod tests {
     #[test]
     fn options() {
         let p = run(&[
-            "-c16", "-t", "2", "--think", "0", "--ramp", "5ms", "--games", "2", "--timer",
-            "10+20", "--start-when-full", "http://h:1/s", "--label", "direct",
+            "-c16",
+            "-t",
+            "2",
+            "--think",
+            "0",
+            "--ramp",
+            "5ms",
+            "--games",
+            "2",
+            "--timer",
+            "10+20",
+            "--start-when-full",
+            "http://h:1/s",
+            "--label",
+            "direct",
         ])
         .unwrap();
         assert_eq!((p.players, p.threads, p.games), (16, 2, 2));

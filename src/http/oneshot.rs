@@ -71,7 +71,10 @@ pub async fn send(
 
 async fn exchange(endpoint: &Endpoint, request: &[u8]) -> Result<Response, OneshotError> {
     let (mut stream, _) = endpoint.connect().await.map_err(OneshotError::Connect)?;
-    stream.write_all(request).await.map_err(OneshotError::Write)?;
+    stream
+        .write_all(request)
+        .await
+        .map_err(OneshotError::Write)?;
     stream.flush().await.map_err(OneshotError::Write)?;
     let head_request = request.starts_with(b"HEAD ");
     let mut parser = ResponseParser::collecting();
@@ -102,7 +105,9 @@ async fn exchange(endpoint: &Endpoint, request: &[u8]) -> Result<Response, Onesh
                     headers: parser.headers().to_vec(),
                     body: parser.body().to_vec(),
                 }),
-                Ok(None) => Err(OneshotError::Read("connection closed before a response".into())),
+                Ok(None) => Err(OneshotError::Read(
+                    "connection closed before a response".into(),
+                )),
                 Err(e) => Err(OneshotError::Read(e.to_string())),
             };
         }

@@ -234,9 +234,7 @@ impl Player {
             }
             if self.ws.is_some() {
                 // Keep the socket served while waiting (pings, late messages).
-                let result = self
-                    .serve_until_changed(&mut phases)
-                    .await;
+                let result = self.serve_until_changed(&mut phases).await;
                 result?;
             } else {
                 let mut shutdown = self.ctx.shutdown.clone();
@@ -348,7 +346,8 @@ impl Player {
                     let mut rec = self.ctx.recorder.borrow_mut();
                     match cookie {
                         Some(cookie) if response.status == 302 || response.status == 200 => {
-                            rec.phase("login").success(clock::to_us(clock::now() - started));
+                            rec.phase("login")
+                                .success(clock::to_us(clock::now() - started));
                             self.cookie = Some(cookie);
                             self.ctx.live.logged_in.fetch_add(1, Ordering::Relaxed);
                             return true;
@@ -491,23 +490,30 @@ impl Player {
                 self.start_sent = Some(clock::now());
                 self.kaiju_at = None;
                 self.last_request = None;
-                self.send(messages::start(&room_no, &plan.rule, &timer)).await?;
+                self.send(messages::start(&room_no, &plan.rule, &timer))
+                    .await?;
             }
         }
         self.start_event_at = None;
         let result = self.serve_until(None, |p| p.ended.is_some()).await;
         let mut rec = self.ctx.recorder.borrow_mut();
         match self.start_event_at {
-            Some(at) => rec.phase("started").success(clock::to_us(at.saturating_sub(started))),
+            Some(at) => rec
+                .phase("started")
+                .success(clock::to_us(at.saturating_sub(started))),
             None => rec.phase("started").failure(),
         }
         match (&result, self.ended) {
             (Ok(()), Some(true)) if self.owner => {
                 rec.games_completed += 1;
                 if let Some(kaiju) = self.kaiju_at {
-                    rec.game_time.saturating_record(clock::to_us(clock::now() - kaiju));
+                    rec.game_time
+                        .saturating_record(clock::to_us(clock::now() - kaiju));
                 }
-                self.ctx.live.games_completed.fetch_add(1, Ordering::Relaxed);
+                self.ctx
+                    .live
+                    .games_completed
+                    .fetch_add(1, Ordering::Relaxed);
             }
             (_, Some(false)) | (Err(_), _) if self.owner && self.kaiju_at.is_some() => {
                 rec.games_aborted += 1;
@@ -532,10 +538,7 @@ impl Player {
                 self.table.set_broken();
                 self.ctx.recorder.borrow_mut().disconnects += 1;
                 self.ctx.live.errors.fetch_add(1, Ordering::Relaxed);
-                if self.playing && self.owner {
-                    self.ctx.recorder.borrow_mut().games_aborted += 1;
-                    self.playing = false;
-                }
+                // play_game counts the aborted game.
                 return Err(Interrupt::Disconnected);
             }
             Some(Ok(_)) => return Ok(()),
@@ -552,7 +555,10 @@ impl Player {
             Ok(Packet::Open { .. }) => self.send(socketio::CONNECT.to_string()).await,
             Ok(Packet::Event { name, args }) => self.on_event(&name, &args, received).await,
             Ok(Packet::Disconnected) => {
-                self.note_error(format!("{}: the server disconnected the socket", self.name()));
+                self.note_error(format!(
+                    "{}: the server disconnected the socket",
+                    self.name()
+                ));
                 self.close_socket().await;
                 Err(Interrupt::Disconnected)
             }
@@ -668,7 +674,8 @@ impl Player {
         let mut rec = self.ctx.recorder.borrow_mut();
         if step == StepKind::Kaiju {
             if let Some(start) = self.start_sent.take() {
-                rec.start_burst.saturating_record(clock::to_us(received - start));
+                rec.start_burst
+                    .saturating_record(clock::to_us(received - start));
             }
             self.kaiju_at = Some(received);
             rec.games_started += 1;
@@ -750,7 +757,9 @@ impl Player {
             }
         }
         if let Some(mut ws) = self.ws.take() {
-            let _ = ws.send(Message::text(socketio::DISCONNECT.to_string())).await;
+            let _ = ws
+                .send(Message::text(socketio::DISCONNECT.to_string()))
+                .await;
             let _ = tokio::time::timeout(std::time::Duration::from_secs(2), ws.close(None)).await;
         }
         if self.playing {

@@ -64,6 +64,9 @@ pub fn render(r: &MahjongResult) -> String {
             );
         }
     }
+    if p.latency {
+        latency_distributions(&mut out, r);
+    }
     let game_p50 = hdr::value_at_percentile(&rec.game_time, 50.0) as f64 / 1e6;
     let game_max = hdr::max(&rec.game_time) as f64 / 1e6;
     let _ = writeln!(
@@ -150,6 +153,28 @@ pub fn render(r: &MahjongResult) -> String {
     };
     let _ = writeln!(out, "Session: {:.2}s{ended}", r.elapsed.as_secs_f64());
     out
+}
+
+/// `-L`: each phase's latency distribution, in wrk's percentile layout.
+fn latency_distributions(out: &mut String, r: &MahjongResult) {
+    const PERCENTILES: [f64; 7] = [50.0, 75.0, 90.0, 99.0, 99.9, 99.99, 100.0];
+    let _ = writeln!(out, "  Latency Distribution (HdrHistogram), by phase");
+    let _ = write!(out, "    {:<10}", "");
+    for p in PERCENTILES {
+        let _ = write!(out, "{:>10}", format!("{p}%"));
+    }
+    let _ = writeln!(out);
+    for name in PHASES {
+        let Some(stats) = r.record.phases.get(name).filter(|s| !s.latency.is_empty()) else {
+            continue;
+        };
+        let _ = write!(out, "    {name:<10}");
+        for p in PERCENTILES {
+            let v = hdr::value_at_percentile(&stats.latency, p);
+            let _ = write!(out, "{:>10}", format_time_us(v as f64));
+        }
+        let _ = writeln!(out);
+    }
 }
 
 fn summary(h: &Histogram<u64>) -> Value {

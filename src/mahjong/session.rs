@@ -324,7 +324,8 @@ fn worker(
         .map_err(|e| Error::Thread(e.to_string()))?;
     let local = LocalSet::new();
     let recorder = local.block_on(&runtime, async {
-        let pacer = Pacer::new().map_err(|e| Error::Thread(format!("cannot create timerfd: {e}")))?;
+        let pacer =
+            Pacer::new().map_err(|e| Error::Thread(format!("cannot create timerfd: {e}")))?;
         tokio::task::spawn_local(Rc::clone(&pacer).drive());
         let (phase_tx, phase_rx) = watch::channel(Phase::Idle);
         let board = PhaseBoard::new(tables * 4);

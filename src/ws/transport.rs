@@ -52,8 +52,9 @@ pub async fn connect(
         // Every frame is flushed as it is sent; nothing waits in a write buffer.
         .write_buffer_size(0)
         .max_message_size(Some(4 << 20));
-    let (ws, _response) = tokio_tungstenite::client_async_with_config(request, stream, Some(config))
-        .await
-        .map_err(|e| WsConnectError::Handshake(e.to_string()))?;
+    let (ws, _response) =
+        tokio_tungstenite::client_async_with_config(request, stream, Some(config))
+            .await
+            .map_err(|e| WsConnectError::Handshake(e.to_string()))?;
     Ok(ws)
 }

@@ -1,0 +1,259 @@
+//! `tsumo mahjong` against the real majiang-server (tests/common/majiang.rs), directly and through
+//! an nginx WebSocket reverse proxy: full games played to the end, runs cut short by `-d` and by
+//! Ctrl-C, and the failures a user meets (server down, wrong base path, no cookie, the proxy
+//! going away). Every test checks what a user would: games completed, phases counted, and the
+//! server's session store empty afterwards — nobody left logged in.
+
+mod common;
+
+use std::time::Duration;
+
+use common::majiang::Majiang;
+use common::nginx::Nginx;
+use common::{run_tsumo, Run};
+use serde_json::Value;
+
+fn mahjong(args: &[&str], limit: Duration) -> Run {
+    let mut all = vec!["mahjong"];
+    all.extend_from_slice(args);
+    run_tsumo(&all, limit)
+}
+
+fn phase(doc: &Value, name: &str, field: &str) -> u64 {
+    doc["phases"][name][field]
+        .as_u64()
+        .unwrap_or_else(|| panic!("phases.{name}.{field} missing in {doc:#}"))
+}
+
+/// 16 players (4 tables) play one 東風戦 to the end; returns the JSON result.
+fn full_game(url: &str) -> Value {
+    let run = mahjong(
+        &[
+            "-c16", "-t2", "--think", "0", "--ramp", "5ms", "-d", "8m", "--json", "-", url,
+        ],
+        Duration::from_secs(9 * 60),
+    );
+    run.assert_success();
+    let doc = run.json();
+    assert_eq!(doc["games"]["started"], 4, "{doc:#}");
+    assert_eq!(doc["games"]["completed"], 4, "{doc:#}");
+    assert_eq!(doc["games"]["aborted"], 0, "{doc:#}");
+    assert_eq!(doc["errors"], 0, "{doc:#}");
+    assert_eq!(doc["disconnects"], 0, "{doc:#}");
+    for name in ["login", "connect", "ready", "formed", "started", "logout"] {
+        assert_eq!(phase(&doc, name, "ok"), 16, "phase {name}: {doc:#}");
+        assert_eq!(phase(&doc, name, "failed"), 0, "phase {name}: {doc:#}");
+    }
+    // Tsumogiri tables play exactly four hands of exhaustive draws: 4 deals per table.
+    assert_eq!(doc["steps"]["qipai"]["count"], 16, "{doc:#}");
+    // The server paces every step at ≥ 400 ms.
+    let zimo_p50 = doc["steps"]["zimo"]["p50"].as_u64().unwrap();
+    assert!((395_000..2_000_000).contains(&zimo_p50), "{doc:#}");
+    doc
+}
+
+#[test]
+fn full_game_straight_to_the_server() {
+    let server = Majiang::start();
+    full_game(&server.url());
+    assert_eq!(
+        server.wait_session_files(0, Duration::from_secs(5)),
+        0,
+        "sessions left behind:\n{}",
+        server.log()
+    );
+}
+
+#[test]
+fn full_game_through_nginx() {
+    let server = Majiang::start();
+    let nginx = Nginx::builder().ws_proxy("majiang", server.port()).start();
+    let url = format!("http://127.0.0.1:{}/server", nginx.port("majiang"));
+    full_game(&url);
+    assert_eq!(server.wait_session_files(0, Duration::from_secs(5)), 0);
+}
+
+/// `-d` ends the session mid-game: everyone is logged out and the report says so.
+#[test]
+fn duration_limit_logs_everyone_out_mid_game() {
+    let server = Majiang::start();
+    let url = server.url();
+    let run = mahjong(
+        &[
+            "-c8", "-t2", "--think", "0", "--ramp", "1ms", "-d", "4s", &url,
+        ],
+        Duration::from_secs(60),
+    );
+    run.assert_success();
+    assert!(run.wall < Duration::from_secs(20), "took {:?}", run.wall);
+    assert!(
+        run.stdout.contains("stopped at the -d limit"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("Games: 2 started, 0 completed, 2 aborted"),
+        "{}",
+        run.stdout
+    );
+    let logout = run
+        .stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("logout"))
+        .unwrap_or_else(|| panic!("no logout row:\n{}", run.stdout));
+    assert_eq!(
+        logout.split_whitespace().nth(1),
+        Some("8"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(server.wait_session_files(0, Duration::from_secs(5)), 0);
+}
+
+/// Ctrl-C mid-game: report printed, exit 0, nobody left logged in.
+#[test]
+fn ctrl_c_logs_everyone_out() {
+    use std::io::Read as _;
+    use std::process::Stdio;
+    use std::time::Instant;
+
+    let server = Majiang::start();
+    let mut child = common::tsumo()
+        .args([
+            "mahjong", "-c8", "-t2", "--think", "0", "--ramp", "1ms", "-d", "5m",
+        ])
+        .arg(server.url())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn tsumo");
+    assert!(
+        server.wait_session_files(8, Duration::from_secs(10)) == 8,
+        "players did not log in"
+    );
+    std::thread::sleep(Duration::from_secs(3));
+    // SAFETY: kill(2) on our own child.
+    assert_eq!(
+        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) },
+        0
+    );
+    let signalled = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        assert!(
+            signalled.elapsed() < Duration::from_secs(20),
+            "still running 20 s after Ctrl-C"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut stdout = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut stdout)
+        .unwrap();
+    assert!(status.success(), "{status:?}\n{stdout}");
+    assert!(stdout.contains("interrupted by Ctrl-C"), "{stdout}");
+    assert_eq!(server.wait_session_files(0, Duration::from_secs(5)), 0);
+}
+
+#[test]
+fn server_down_is_one_clear_line() {
+    let port = common::free_port();
+    let url = format!("http://127.0.0.1:{port}/server");
+    let run = mahjong(&["-c4", &url], Duration::from_secs(20));
+    assert_eq!(run.status.code(), Some(1), "{run:?}");
+    assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+    assert!(run
+        .stderr
+        .starts_with("tsumo: unable to connect to 127.0.0.1:"));
+}
+
+/// A wrong base path: every login is refused (404, no cookie), counted and explained; the
+/// session still ends promptly.
+#[test]
+fn wrong_base_path_counts_failed_logins() {
+    let server = Majiang::start();
+    let url = format!("http://127.0.0.1:{}/wrong", server.port());
+    let run = mahjong(
+        &["-c4", "-t1", "--ramp", "0", "--json", "-", &url],
+        Duration::from_secs(30),
+    );
+    run.assert_success();
+    let doc = run.json();
+    assert_eq!(phase(&doc, "login", "failed"), 4, "{doc:#}");
+    assert_eq!(phase(&doc, "login", "ok"), 0);
+    assert_eq!(doc["games"]["started"], 0);
+    let first = doc["first_errors"][0].as_str().unwrap_or_default();
+    assert!(
+        first.contains("404") && first.contains("base path"),
+        "{first}"
+    );
+    assert_eq!(server.session_files(), 0);
+}
+
+/// A login answered without a session cookie (here: an nginx location standing in for a
+/// misconfigured proxy): counted as a failed login, with the reason.
+#[test]
+fn login_without_cookie_is_a_counted_failure() {
+    let nginx = Nginx::builder()
+        .server("nocookie", "location /server/ { return 302 /; }")
+        .start();
+    let url = format!("http://127.0.0.1:{}/server", nginx.port("nocookie"));
+    let run = mahjong(
+        &["-c4", "-t1", "--ramp", "0", "--json", "-", &url],
+        Duration::from_secs(30),
+    );
+    run.assert_success();
+    let doc = run.json();
+    assert_eq!(phase(&doc, "login", "failed"), 4, "{doc:#}");
+    let first = doc["first_errors"][0].as_str().unwrap_or_default();
+    assert!(first.contains("without a MAJIANG cookie"), "{first}");
+}
+
+/// The proxy goes away mid-game: every socket is closed under the players. Disconnects are
+/// counted, the games are aborted, and the run ends on its own — no hang.
+#[test]
+fn sockets_closed_by_the_server_side_are_counted_without_a_hang() {
+    let server = Majiang::start();
+    let nginx = Nginx::builder().ws_proxy("majiang", server.port()).start();
+    let url = format!("http://127.0.0.1:{}/server", nginx.port("majiang"));
+    let handle = std::thread::spawn(move || {
+        mahjong(
+            &[
+                "-c4",
+                "-t1",
+                "--think",
+                "0",
+                "--ramp",
+                "0",
+                "--retries",
+                "1",
+                "--connect-timeout",
+                "2s",
+                "-d",
+                "2m",
+                "--json",
+                "-",
+                &url,
+            ],
+            Duration::from_secs(60),
+        )
+    });
+    assert_eq!(server.wait_session_files(4, Duration::from_secs(10)), 4);
+    std::thread::sleep(Duration::from_secs(3));
+    drop(nginx);
+    let run = handle.join().expect("tsumo thread");
+    run.assert_success();
+    assert!(run.wall < Duration::from_secs(45), "took {:?}", run.wall);
+    let doc = run.json();
+    assert_eq!(doc["disconnects"], 4, "{doc:#}");
+    assert_eq!(doc["games"]["aborted"], 1, "{doc:#}");
+    // The proxy is gone, so the logouts cannot reach the server: counted, not hidden.
+    assert_eq!(phase(&doc, "logout", "failed"), 4, "{doc:#}");
+}
