@@ -5,7 +5,8 @@
 //! # Layout
 //!
 //! A run flows `argv → cli → Plan → engine (N workers) → Recorder per worker → RunResult →
-//! report`. Read the modules in that order:
+//! report` (a mahjong session: `cli → MahjongPlan → mahjong::session → MahjongRecorder per
+//! worker → mahjong::report`). Read the modules in that order:
 //!
 //! - [`cli`]: the wrk2 command line (clap), wrk's number and duration units, bad input as one
 //!   clear error line.
@@ -23,8 +24,12 @@
 //!   state, the `wrk` table, hooks, thread objects. Without `request()`/`response()` hooks no Lua
 //!   runs per request.
 //! - [`report`]: renderers of a finished run: wrk2's text layout and JSON.
-//! - [`ws`]: the Engine.IO / socket.io text framing that majiang-server speaks over WebSocket.
-//! - [`mahjong`]: the mahjong mode's game side: lobby events, the complete rule object, the bot.
+//! - [`ws`]: the WebSocket transport (tokio-tungstenite over our TCP/TLS stream, small read
+//!   buffers) and the Engine.IO / socket.io text framing that majiang-server speaks over it.
+//! - [`mahjong`]: `tsumo mahjong`: bot players in lockstep phases over worker threads (login,
+//!   socket, table, games, logout — always logged out), the bot, the complete rule object, and
+//!   the session report. It shares the clock, pacer, pre-flight check, progress line, histograms
+//!   and unit formatting with HTTP mode.
 //! - [`sys`]: process limits (open files).
 //! - [`error`]: the typed errors that end a run before traffic starts.
 
