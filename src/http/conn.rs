@@ -71,24 +71,37 @@ impl Shared {
         self.stop_wake.notify_one();
     }
 
-    /// The next batch of requests, from the script's `request()` when it has one.
-    fn next_batch(&self) -> Result<Rc<Batch>, ScriptError> {
-        match (&self.requests, &self.script) {
-            (Requests::Script { pipeline }, Some(script)) => {
-                let bytes = script.request()?;
-                if *pipeline == 1 {
-                    let head = vec![bytes.starts_with(b"HEAD ")];
-                    return Ok(Rc::new(Batch { bytes, head }));
-                }
-                Batch::parse(bytes)
-                    .map(Rc::new)
-                    .map_err(|e| ScriptError(format!("request() returned an invalid request: {e}")))
-            }
-            (Requests::Static(batch), _) => Ok(Rc::clone(batch)),
-            (Requests::Script { .. }, None) => Err(ScriptError(
-                "request(): no script state in this worker".into(),
-            )),
+    /// The next batch of requests, from the script's `request()` when it has one. `reuse` is
+    /// the connection's own batch, refilled in place when no one else holds it (no allocation
+    /// per request).
+    fn next_batch(&self, reuse: &mut Rc<Batch>) -> Result<Rc<Batch>, ScriptError> {
+        let (Requests::Script { pipeline }, Some(script)) = (&self.requests, &self.script) else {
+            return match &self.requests {
+                Requests::Static(batch) => Ok(Rc::clone(batch)),
+                Requests::Script { .. } => Err(ScriptError(
+                    "request(): no script state in this worker".into(),
+                )),
+            };
+        };
+        if Rc::get_mut(reuse).is_none() {
+            *reuse = Rc::new(Batch {
+                bytes: Vec::new(),
+                head: Vec::new(),
+            });
         }
+        let Some(batch) = Rc::get_mut(reuse) else {
+            return Err(ScriptError("request(): batch buffer in use".into()));
+        };
+        script.request_into(&mut batch.bytes)?;
+        if *pipeline == 1 {
+            batch.head.clear();
+            batch.head.push(batch.bytes.starts_with(b"HEAD "));
+        } else {
+            let parsed = Batch::parse(std::mem::take(&mut batch.bytes))
+                .map_err(|e| ScriptError(format!("request() returned an invalid request: {e}")))?;
+            *batch = parsed;
+        }
+        Ok(Rc::clone(reuse))
     }
 
     /// The script's think time before the next request (`delay()`), if it defines one.
@@ -165,6 +178,8 @@ pub struct Connection {
     /// A batch to send again on a new connection (the old one turned out stale), with its
     /// think time.
     retry: Option<(Rc<Batch>, Nanos)>,
+    /// The buffer a script's `request()` fills, reused batch after batch.
+    own_batch: Rc<Batch>,
 }
 
 impl Connection {
@@ -186,6 +201,10 @@ impl Connection {
             start: 0,
             end: 0,
             retry: None,
+            own_batch: Rc::new(Batch {
+                bytes: Vec::new(),
+                head: Vec::new(),
+            }),
             shared,
         }
     }
@@ -218,11 +237,11 @@ impl Connection {
             };
             let (batch, think) = match self.retry.take() {
                 Some(retry) => retry,
-                None => match self
-                    .shared
-                    .think_time()
-                    .and_then(|think| self.shared.next_batch().map(|batch| (batch, think)))
-                {
+                None => match self.shared.think_time().and_then(|think| {
+                    self.shared
+                        .next_batch(&mut self.own_batch)
+                        .map(|batch| (batch, think))
+                }) {
                     Ok(next) => next,
                     Err(e) => {
                         self.shared.stop_worker(Some(e));

@@ -66,6 +66,8 @@ pub struct ThreadScript {
     hooks: Hooks,
     static_request: Vec<u8>,
     pipeline: usize,
+    /// The global `request` function, looked up once: it runs for every batch.
+    request_fn: Option<Function>,
 }
 
 impl Script {
@@ -146,6 +148,10 @@ impl Script {
                 Err(_) if hooks.request => Vec::new(),
                 Err(e) => return Err(Error::Script(e.0)),
             };
+            let request_fn = match lua.globals().get::<Value>("request") {
+                Ok(Value::Function(f)) if hooks.request => Some(f),
+                _ => None,
+            };
             threads.push(ThreadScript {
                 lua,
                 name: name.clone(),
@@ -153,6 +159,7 @@ impl Script {
                 hooks,
                 static_request,
                 pipeline,
+                request_fn,
             });
         }
         flush_lua_output();
@@ -205,7 +212,31 @@ impl ThreadScript {
 
     /// Calls the global `request()` and returns its bytes.
     pub fn request(&self) -> Result<Vec<u8>, ScriptError> {
-        call_request(&self.lua, &self.name)
+        let mut bytes = Vec::new();
+        self.request_into(&mut bytes)?;
+        Ok(bytes)
+    }
+
+    /// Calls the script's `request()` and puts its bytes in `out` (replacing what was there):
+    /// the hot path of a dynamic script, with no allocation once `out` has grown.
+    pub fn request_into(&self, out: &mut Vec<u8>) -> Result<(), ScriptError> {
+        let Some(request) = &self.request_fn else {
+            *out = call_request(&self.lua, &self.name)?;
+            return Ok(());
+        };
+        match request.call::<Value>(()) {
+            Ok(Value::String(s)) => {
+                out.clear();
+                out.extend_from_slice(&s.as_bytes());
+                Ok(())
+            }
+            Ok(other) => Err(ScriptError(format!(
+                "{}: request() must return a string, not a {}",
+                self.name,
+                type_name(&other)
+            ))),
+            Err(e) => Err(ScriptError(lua_message(&e))),
+        }
     }
 
     /// Calls `response(status, headers, body)`; `headers` maps names as received to values (the
