@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use clap::{Arg, ArgAction, Command};
 
-use super::{clap_message, units, url, Parsed};
+use super::{clap_message, flag, units, url, value, Parsed};
 use crate::mahjong::rules;
 use crate::plan::{JsonOut, MahjongPlan};
 
@@ -192,20 +192,6 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
 }
 
 fn command() -> Command {
-    let value = |id: &'static str, short: Option<char>, long: &'static str| {
-        Arg::new(id)
-            .short(short)
-            .long(long)
-            .action(ArgAction::Set)
-            .num_args(1)
-            .allow_hyphen_values(true)
-    };
-    let flag = |id: &'static str, short: Option<char>, long: &'static str| {
-        Arg::new(id)
-            .short(short)
-            .long(long)
-            .action(ArgAction::SetTrue)
-    };
     Command::new("tsumo mahjong")
         .no_binary_name(true)
         .disable_help_flag(true)

@@ -203,23 +203,27 @@ fn parse_wrk(args: Vec<OsString>) -> Result<Parsed, String> {
     })))
 }
 
-/// The option table. Values stay strings: our parsers give better errors than clap's.
+/// An option that takes a value. As with getopt, the next word is the value whatever it looks
+/// like (`-t -1`, `--json -`); values stay strings: our parsers give better errors than clap's.
+fn value(id: &'static str, short: Option<char>, long: &'static str) -> Arg {
+    Arg::new(id)
+        .short(short)
+        .long(long)
+        .action(ArgAction::Set)
+        .num_args(1)
+        .allow_hyphen_values(true)
+}
+
+/// An option without a value.
+fn flag(id: &'static str, short: Option<char>, long: &'static str) -> Arg {
+    Arg::new(id)
+        .short(short)
+        .long(long)
+        .action(ArgAction::SetTrue)
+}
+
+/// The option table.
 fn wrk_command() -> Command {
-    // getopt hands the next word to an option whatever it looks like (`-t -1`, `--json -`).
-    let value = |id: &'static str, short: Option<char>, long: &'static str| {
-        Arg::new(id)
-            .short(short)
-            .long(long)
-            .action(ArgAction::Set)
-            .num_args(1)
-            .allow_hyphen_values(true)
-    };
-    let flag = |id: &'static str, short: Option<char>, long: &'static str| {
-        Arg::new(id)
-            .short(short)
-            .long(long)
-            .action(ArgAction::SetTrue)
-    };
     Command::new("tsumo")
         .disable_help_flag(true)
         .disable_version_flag(true)

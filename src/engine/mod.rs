@@ -58,15 +58,14 @@ pub fn run(plan: &Plan) -> Result<Finished, Error> {
     ))?;
     // As wrk: the script is loaded in the main state and one state per thread; setup() and
     // init() run now, before any traffic, and their errors stop the run here.
-    let (script, thread_scripts) = match &plan.script {
+    // One script state per worker; `None` for every worker when there is no script.
+    let (script, mut thread_scripts): (_, Vec<Option<ThreadScript>>) = match &plan.script {
         Some(_) => {
             let (script, threads) = Script::load(plan, endpoint.addr)?;
             (Some(script), threads.into_iter().map(Some).collect())
         }
         None => (None, Vec::new()),
     };
-    let mut thread_scripts: Vec<Option<ThreadScript>> = thread_scripts;
-    // One entry per worker; `None` where there is no script.
     thread_scripts.resize_with(plan.threads, || None);
     let plain_batch = match &script {
         None => Some(request::from_plan(plan)?),
@@ -83,11 +82,10 @@ pub fn run(plan: &Plan) -> Result<Finished, Error> {
         let counters = Arc::new(LiveCounters::default());
         let connections = plan.connections_for_thread(index);
         // The bytes to send every time, unless the script's request() makes each batch.
-        let static_batch = match (&script, &plain_batch) {
-            (Some(s), _) if s.hooks().request => None,
-            (Some(s), _) => Some(Batch::parse(s.static_request())?),
-            (None, Some(batch)) => Some(batch.clone()),
-            (None, None) => Some(request::from_plan(plan)?),
+        let static_batch = match &script {
+            Some(s) if s.hooks().request => None,
+            Some(s) => Some(Batch::parse(s.static_request())?),
+            None => plain_batch.clone(),
         };
         let worker_plan = WorkerPlan {
             index,

@@ -12,7 +12,7 @@ use super::session::MahjongResult;
 use crate::error::Error;
 use crate::plan::JsonOut;
 use crate::report::format::{format_binary, format_metric, format_time_us};
-use crate::report::json::encode_histogram;
+use crate::report::json::{encode_histogram, write_value};
 use crate::stats::hdr;
 
 /// Percentiles shown in every row: p50, p90, p99, max.
@@ -261,25 +261,5 @@ pub fn to_json(r: &MahjongResult) -> Value {
 
 /// Writes the JSON document to a file or stdout.
 pub fn write(r: &MahjongResult, out: &JsonOut) -> Result<(), Error> {
-    let text = serde_json::to_string_pretty(&to_json(r)).map_err(|e| Error::File {
-        path: "JSON".into(),
-        reason: e.to_string(),
-    })? + "\n";
-    match out {
-        JsonOut::Stdout => {
-            use std::io::Write;
-            let mut stdout = std::io::stdout().lock();
-            stdout
-                .write_all(text.as_bytes())
-                .and_then(|()| stdout.flush())
-                .map_err(|e| Error::File {
-                    path: "stdout".into(),
-                    reason: e.to_string(),
-                })
-        }
-        JsonOut::File(path) => std::fs::write(path, text).map_err(|e| Error::File {
-            path: path.display().to_string(),
-            reason: e.to_string(),
-        }),
-    }
+    write_value(&to_json(r), out)
 }

@@ -231,6 +231,12 @@ pub fn to_json(r: &RunResult) -> serde_json::Value {
 
 /// Writes the JSON result to a file or stdout, pretty-printed, ending with a newline.
 pub fn write(r: &RunResult, out: &JsonOut) -> Result<(), Error> {
+    write_value(&SavedRun::from_result(r), out)
+}
+
+/// Writes any JSON document (pretty, with a final newline) to a file or stdout; every mode's
+/// `--json` goes through here.
+pub fn write_value<T: Serialize>(document: &T, out: &JsonOut) -> Result<(), Error> {
     let path = match out {
         JsonOut::Stdout => "stdout".to_string(),
         JsonOut::File(file) => file.display().to_string(),
@@ -239,7 +245,8 @@ pub fn write(r: &RunResult, out: &JsonOut) -> Result<(), Error> {
         path: path.clone(),
         reason,
     };
-    let text = render(r).map_err(|e| error(e.to_string()))?;
+    let mut text = serde_json::to_string_pretty(document).map_err(|e| error(e.to_string()))?;
+    text.push('\n');
     let written = match out {
         JsonOut::Stdout => {
             let mut stdout = std::io::stdout().lock();
@@ -250,12 +257,6 @@ pub fn write(r: &RunResult, out: &JsonOut) -> Result<(), Error> {
         JsonOut::File(file) => std::fs::write(file, text.as_bytes()),
     };
     written.map_err(|e| error(e.to_string()))
-}
-
-fn render(r: &RunResult) -> Result<String, serde_json::Error> {
-    let mut text = serde_json::to_string_pretty(&SavedRun::from_result(r))?;
-    text.push('\n');
-    Ok(text)
 }
 
 #[cfg(test)]
