@@ -91,6 +91,18 @@ impl StartGate {
     }
 }
 
+/// The runtime of a worker thread (either mode): current-thread tokio, and no timer slack for
+/// the calling thread — the kernel may otherwise delay its wake-ups by up to 50 µs, and a pacer
+/// wants none.
+pub fn thread_runtime() -> Result<tokio::runtime::Runtime, Error> {
+    // SAFETY: prctl with an integer argument affects only this thread.
+    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::Thread(e.to_string()))
+}
+
 /// Starts a worker thread. It always passes the gate (even when it fails to start), so the main
 /// thread never waits for ever.
 pub fn spawn(
@@ -109,17 +121,11 @@ fn run(
     gate: &StartGate,
     mut shutdown: watch::Receiver<bool>,
 ) -> Result<WorkerOutcome, Error> {
-    // Timer slack lets the kernel delay wake-ups by up to 50 µs; a pacer wants none.
-    // SAFETY: prctl with an integer argument affects only this thread.
-    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build();
-    let runtime = match runtime {
+    let runtime = match thread_runtime() {
         Ok(rt) => rt,
         Err(e) => {
             gate.pass();
-            return Err(Error::Thread(e.to_string()));
+            return Err(e);
         }
     };
     let local = LocalSet::new();

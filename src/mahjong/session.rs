@@ -21,6 +21,7 @@ use crate::engine::clock::{self, Nanos};
 use crate::engine::pacer::Pacer;
 use crate::engine::preflight;
 use crate::engine::progress::ProgressMode;
+use crate::engine::worker::thread_runtime;
 use crate::error::Error;
 use crate::http::stream::Endpoint;
 use crate::plan::{MahjongPlan, Scheme};
@@ -316,12 +317,7 @@ fn worker(
     tables: usize,
     shutdown: watch::Receiver<bool>,
 ) -> Result<MahjongRecorder, Error> {
-    // SAFETY: prctl with an integer argument affects only this thread.
-    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| Error::Thread(e.to_string()))?;
+    let runtime = thread_runtime()?;
     let local = LocalSet::new();
     let recorder = local.block_on(&runtime, async {
         let pacer =
