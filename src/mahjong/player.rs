@@ -105,7 +105,6 @@ pub struct Player {
     members: usize,
     /// A ROOM message arrived since the last join was sent.
     room_seen: bool,
-    started: bool,
     /// When this player's `START` arrived in the current game.
     start_event_at: Option<Nanos>,
     playing: bool,
@@ -134,7 +133,6 @@ impl Player {
             room: None,
             members: 0,
             room_seen: false,
-            started: false,
             start_event_at: None,
             playing: false,
             ended: None,
@@ -442,7 +440,7 @@ impl Player {
         let plan = std::sync::Arc::clone(&self.ctx.plan);
         let started = clock::now();
         let deadline = started + plan.connect_timeout.as_nanos() as u64;
-        self.started = false;
+        self.start_event_at = None;
         self.ended = None;
         if self.owner {
             self.room = None;
@@ -482,7 +480,13 @@ impl Player {
 
     /// Owner sends `START`; everyone plays until `END`.
     async fn play_game(&mut self) -> Result<(), Interrupt> {
-        let started = clock::now();
+        // In lockstep every table starts as the play phase opens; a joiner may even get its
+        // START before its own task saw the phase change, so time from the opening.
+        let started = if self.ctx.plan.lockstep {
+            self.ctx.board.opened_at()
+        } else {
+            clock::now()
+        };
         if self.owner {
             if let Some(room_no) = self.room.clone() {
                 let plan = std::sync::Arc::clone(&self.ctx.plan);
@@ -494,7 +498,6 @@ impl Player {
                     .await?;
             }
         }
-        self.start_event_at = None;
         let result = self.serve_until(None, |p| p.ended.is_some()).await;
         let mut rec = self.ctx.recorder.borrow_mut();
         match self.start_event_at {
@@ -610,7 +613,6 @@ impl Player {
                 }
             }
             ServerEvent::Start => {
-                self.started = true;
                 self.start_event_at = Some(received);
                 self.playing = true;
                 self.ctx.live.playing.fetch_add(1, Ordering::Relaxed);
