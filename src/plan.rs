@@ -106,6 +106,20 @@ pub struct Plan {
     pub progress: bool,
     /// Positional arguments after the URL (and after `--`), for the script's `init(args)`.
     pub script_args: Vec<String>,
+    /// The run's name in reports and comparisons (`--label`; default: the URL as typed).
+    pub label: String,
+    /// Server processes to sample during the run (`--server-pid`, repeatable; children count).
+    pub server_pids: Vec<u32>,
+    /// `--hgrm FILE`: also write the corrected latency distribution in the format of
+    /// HdrHistogram's plotter.
+    pub hgrm: Option<PathBuf>,
+    /// `--vs URL`: the same load against a second target, alternated with the first in
+    /// `rounds` rounds, then compared.
+    pub vs: Option<Target>,
+    /// The second target's name (`--vs-label`; default: its URL).
+    pub vs_label: Option<String>,
+    /// Rounds of an A/B run (`--rounds`).
+    pub rounds: u32,
 }
 
 impl Plan {
@@ -147,6 +161,8 @@ pub struct MahjongPlan {
     pub retries: u32,
     /// The run's name in reports and comparisons (`--label`; default: the URL).
     pub label: String,
+    /// Server processes to sample during the session (`--server-pid`, repeatable).
+    pub server_pids: Vec<u32>,
     /// `-L`: print the latency distributions.
     pub latency: bool,
     pub insecure: bool,

@@ -50,6 +50,8 @@ Options:
       --connect-timeout <T>  Time for each login, connect and logout [default: 30s]
       --retries <N>          Tries of a failed login, connect or logout [default: 3]
       --label <NAME>         Name of the run in reports [default: the URL]
+      --server-pid <PID>     Sample this server process (and its children) once a second:
+                             CPU and memory in the report. Repeatable.
   -L, --latency              Print each phase's latency distribution
   -k, --insecure             Do not verify the server's certificate (https://, wss://)
       --cacert <FILE>        Also trust the certificates in this PEM file
@@ -169,6 +171,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
             .get_one::<String>("label")
             .cloned()
             .unwrap_or_else(|| url.clone()),
+        server_pids: super::server_pids(&matches)?,
         server,
         players,
         threads: threads.min(players / 4),
@@ -213,6 +216,7 @@ fn command() -> Command {
             value("connect_timeout", None, "connect-timeout"),
             value("retries", None, "retries"),
             value("label", None, "label"),
+            value("server_pid", None, "server-pid").action(ArgAction::Append),
             flag("latency", Some('L'), "latency"),
             flag("insecure", Some('k'), "insecure"),
             value("cacert", None, "cacert").value_parser(clap::value_parser!(PathBuf)),

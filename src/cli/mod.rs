@@ -77,6 +77,14 @@ Options:
                          instead of the text report
       --quiet            Do not print the text report
       --progress         Show the live status line on stderr even when it is not a terminal
+      --label <NAME>     Name of the run in reports and comparisons [default: the URL]
+      --server-pid <PID> Sample this server process (and its children) once a second: CPU
+                         and memory in the report. Repeatable.
+      --hgrm <FILE>      Also write the latency distribution for HdrHistogram's plotter
+      --vs <URL>         Run the same load against URL too, alternating with the first URL
+                         in rounds, and end with the comparison table (see --rounds)
+      --vs-label <NAME>  Name of the --vs run [default: its URL]
+      --rounds <N>       Rounds of the --vs comparison [default: 3]
   -h, --help             Print this help
   -v, --version          Print the version
 
@@ -92,6 +100,14 @@ Units:
 Examples:
   tsumo -t2 -c100 -d30s -R2000 -L http://127.0.0.1:8080/index.html
   tsumo -c 8 -d 1m --json run.json https://example.com/api?id=1
+  tsumo -R2000 -d10s --label direct http://127.0.0.1:8080/ --vs http://127.0.0.1:80/ --vs-label nginx
+
+Other commands (each has --help):
+  tsumo mahjong   bot players in mahjong games against a majiang-server
+  tsumo compare   side-by-side table of saved runs (--json files)
+  tsumo merge     add up runs from several processes or machines
+  tsumo plot      latency-by-percentile chart of saved runs (SVG)
+  tsumo doctor    find the system limits that would cap a test
 ";
 
 /// Parses argv (including `argv[0]`).
@@ -177,6 +193,21 @@ fn parse_wrk(args: Vec<OsString>) -> Result<Parsed, String> {
     };
     let u_latency = matches.get_flag("u_latency");
 
+    let server_pids = server_pids(&matches)?;
+    let vs = match matches.get_one::<String>("vs") {
+        Some(text) => Some(
+            url::parse_url(text)
+                .map_err(|reason| format!("invalid URL '{text}' for --vs: {reason}"))?,
+        ),
+        None => None,
+    };
+    let rounds = count_option(&matches, "rounds")?.unwrap_or(3);
+    if rounds == 0 {
+        return Err(invalid(&matches, "rounds", "must be at least 1"));
+    }
+    let rounds =
+        u32::try_from(rounds).map_err(|_| invalid(&matches, "rounds", "number is too large"))?;
+
     Ok(Parsed::Run(Box::new(Plan {
         target,
         threads,
@@ -194,6 +225,15 @@ fn parse_wrk(args: Vec<OsString>) -> Result<Parsed, String> {
         json,
         quiet: matches.get_flag("quiet"),
         progress: matches.get_flag("progress"),
+        label: matches
+            .get_one::<String>("label")
+            .cloned()
+            .unwrap_or_else(|| url.clone()),
+        server_pids,
+        hgrm: path_option(&matches, "hgrm"),
+        vs,
+        vs_label: matches.get_one::<String>("vs_label").cloned(),
+        rounds,
         script_args: matches
             .get_many::<String>("script_args")
             .into_iter()
@@ -247,6 +287,12 @@ fn wrk_command() -> Command {
             value("json", None, "json").value_parser(clap::value_parser!(PathBuf)),
             flag("quiet", None, "quiet"),
             flag("progress", None, "progress"),
+            value("label", None, "label"),
+            value("server_pid", None, "server-pid").action(ArgAction::Append),
+            value("hgrm", None, "hgrm").value_parser(clap::value_parser!(PathBuf)),
+            value("vs", None, "vs"),
+            value("vs_label", None, "vs-label"),
+            value("rounds", None, "rounds"),
             flag("help", Some('h'), "help"),
             flag("version", Some('v'), "version"),
             Arg::new("url").index(1).action(ArgAction::Set),
@@ -298,6 +344,24 @@ fn duration_option(matches: &ArgMatches, id: &str) -> Result<Option<Duration>, S
         .get_one::<String>(id)
         .map(|text| units::parse_duration(text).map_err(|reason| invalid(matches, id, &reason)))
         .transpose()
+}
+
+/// `--server-pid`, repeatable: process ids (existence is checked when sampling starts).
+pub(crate) fn server_pids(matches: &ArgMatches) -> Result<Vec<u32>, String> {
+    matches
+        .get_many::<String>("server_pid")
+        .into_iter()
+        .flatten()
+        .map(|text| {
+            text.trim()
+                .parse::<u32>()
+                .ok()
+                .filter(|&pid| pid > 0)
+                .ok_or_else(|| {
+                    format!("invalid value '{text}' for --server-pid: expected a process id")
+                })
+        })
+        .collect()
 }
 
 /// A file option (clap already refuses an empty name).

@@ -232,6 +232,12 @@ mod tests {
             quiet: false,
             progress: false,
             script_args: Vec::new(),
+            label: String::from("test"),
+            server_pids: Vec::new(),
+            hgrm: None,
+            vs: None,
+            vs_label: None,
+            rounds: 1,
         }
     }
 

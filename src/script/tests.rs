@@ -37,6 +37,12 @@ fn plan(script: &str) -> Plan {
         quiet: true,
         progress: false,
         script_args: Vec::new(),
+        label: String::from("test"),
+        server_pids: Vec::new(),
+        hgrm: None,
+        vs: None,
+        vs_label: None,
+        rounds: 1,
     }
 }
 
