@@ -11,6 +11,7 @@ fn main() -> ExitCode {
     let plan = match cli::parse(std::env::args_os()) {
         Ok(Parsed::Run(plan)) => plan,
         Ok(Parsed::Mahjong(plan)) => return run_mahjong(&plan),
+        Ok(Parsed::Doctor(plan)) => return tsumo::sys::doctor::run(&plan),
         Ok(Parsed::Print(text)) => {
             print!("{text}");
             return ExitCode::SUCCESS;

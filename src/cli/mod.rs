@@ -15,6 +15,7 @@
 //! Subcommands (`tsumo compare …`) are meant to be dispatched in [`parse`] on the first
 //! argument before the wrk2 parser runs; a URL can never be mistaken for a subcommand word.
 
+mod doctor;
 mod header;
 mod mahjong;
 mod units;
@@ -41,6 +42,8 @@ pub enum Parsed {
     Run(Box<Plan>),
     /// Run this mahjong session (`tsumo mahjong …`).
     Mahjong(Box<MahjongPlan>),
+    /// Check the machine's limits for a planned run (`tsumo doctor …`).
+    Doctor(Box<crate::sys::doctor::DoctorPlan>),
     /// Print this text on stdout and exit 0 (`--help`, `--version`).
     Print(String),
 }
@@ -120,6 +123,7 @@ where
     // A subcommand is the first argument; a URL can never be mistaken for one.
     match args.get(1).and_then(|a| a.to_str()) {
         Some("mahjong") => mahjong::parse(args[2..].to_vec()).map_err(Error::Usage),
+        Some("doctor") => doctor::parse(args[2..].to_vec()).map_err(Error::Usage),
         _ => parse_wrk(args).map_err(Error::Usage),
     }
 }
@@ -437,6 +441,7 @@ mod tests {
             Ok(Parsed::Run(plan)) => Ok(*plan),
             Ok(Parsed::Print(text)) => Err(format!("printed: {text}")),
             Ok(Parsed::Mahjong(plan)) => Err(format!("mahjong plan: {plan:?}")),
+            Ok(Parsed::Doctor(plan)) => Err(format!("doctor plan: {plan:?}")),
             Err(e) => Err(e.to_string()),
         }
     }

@@ -1,6 +1,9 @@
 //! The process's own limits: tsumo raises its open-file soft limit to the hard limit at start and
 //! refuses, before any traffic, a run whose connections cannot fit.
 
+pub mod doctor;
+pub mod procstat;
+
 use crate::error::Error;
 
 /// File descriptors a run needs besides its sockets: stdio, each worker's epoll, timerfd and

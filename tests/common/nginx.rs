@@ -66,6 +66,10 @@ pub struct NginxBuilder {
     http_snippets: Vec<String>,
     /// A [`NginxBuilder::ws_proxy`] was added: the `$connection_upgrade` map goes in `http { }`.
     upgrade_map: bool,
+    /// Directives for the main context (`worker_rlimit_nofile 1024;`, ...).
+    main_snippets: Vec<String>,
+    /// `worker_connections` in `events { }`; 4096 when not set.
+    worker_connections: Option<u32>,
 }
 
 impl NginxBuilder {
@@ -76,6 +80,19 @@ impl NginxBuilder {
             name: name.to_string(),
             body: body.to_string(),
         });
+        self
+    }
+
+    /// Adds raw directives to the main context, outside every block (`worker_rlimit_nofile
+    /// 1024;`, say).
+    pub fn main_snippet(mut self, text: &str) -> Self {
+        self.main_snippets.push(text.to_string());
+        self
+    }
+
+    /// Sets `worker_connections` (default 4096).
+    pub fn worker_connections(mut self, n: u32) -> Self {
+        self.worker_connections = Some(n);
         self
     }
 
@@ -164,6 +181,8 @@ impl NginxBuilder {
                 "\n    map $http_upgrade $connection_upgrade {\n        default upgrade;\n        '' close;\n    }",
             );
         }
+        let main_snippets = self.main_snippets.join("\n");
+        let worker_connections = self.worker_connections.unwrap_or(4096);
         format!(
             r#"# Written by tests/common/nginx.rs (scripts/lib.sh writes the same for scripts/demo).
 daemon off;
@@ -171,9 +190,9 @@ master_process on;
 worker_processes 1;
 {user}pid {dir}/nginx.pid;
 error_log {dir}/error.log warn;
-
+{main_snippets}
 events {{
-    worker_connections 4096;
+    worker_connections {worker_connections};
 }}
 
 http {{
@@ -317,6 +336,11 @@ impl Nginx {
 
     pub fn builder() -> NginxBuilder {
         NginxBuilder::default()
+    }
+
+    /// The PID of the master process (the fixture runs nginx in the foreground).
+    pub fn master_pid(&self) -> u32 {
+        self.child.id()
     }
 
     pub fn http_port(&self) -> u16 {

@@ -1,0 +1,187 @@
+//! `tsumo doctor [-c N] [-t N] [--proxy-pid PID] [URL]`: the command line of the pre-flight
+//! checks, turned into a [`DoctorPlan`]. Same conventions as the other command lines: wrk's
+//! units, one-line errors naming the option and the fix.
+
+use std::ffi::OsString;
+
+use clap::{Arg, ArgAction, Command};
+
+use super::{clap_message, flag, units, url, value, Parsed};
+use crate::sys::doctor::DoctorPlan;
+
+const DEFAULT_CONNECTIONS: usize = 10;
+const DEFAULT_THREADS: usize = 2;
+
+const USAGE: &str = "usage: tsumo doctor [-c N] [-t N] [--proxy-pid PID] [URL]";
+
+const HELP: &str = "\
+tsumo doctor — find the limits that would silently cap a run, before running it
+
+Usage: tsumo doctor [options] [URL]
+
+One line per check, each OK, WARN or FAIL; a line that is not OK ends with the exact
+command or config line that fixes it. Checks: tsumo's own open-file limit, the ephemeral
+port range for connections to one destination (URL's host:port, with the sockets already
+open to it), net.core.somaxconn, the conntrack table (nf_conntrack_max against the entries
+in use plus the planned connections), and with --proxy-pid an nginx's workers: their
+open-file limit, worker_connections (read with the master's own binary and `-T`) and how
+many proxied clients fit (each uses two connections: client side and upstream side).
+
+Exit status: 0 when nothing would cap the run (WARN included), 1 when a check FAILs.
+
+Options:
+  -c, --connections <N>  Planned connections (or mahjong players) [default: 10]
+  -t, --threads <N>      Planned worker threads [default: 2]
+      --proxy-pid <PID>  The master process of an nginx the traffic goes through
+  -h, --help             Print this help
+
+Examples:
+  tsumo doctor -c 4096 --proxy-pid $(cat /run/nginx.pid) http://127.0.0.1:8080/
+  tsumo doctor -c 1k
+";
+
+/// Parses the arguments after the `doctor` word.
+pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
+    let command = command();
+    let matches = command
+        .clone()
+        .try_get_matches_from(args)
+        .map_err(|e| clap_message(&command, &e))?;
+    if matches.get_flag("help") {
+        return Ok(Parsed::Print(HELP.to_string()));
+    }
+    let invalid = |id: &str, reason: &str| {
+        let typed = matches
+            .get_one::<String>(id)
+            .map(String::as_str)
+            .unwrap_or_default();
+        format!(
+            "invalid value '{typed}' for {}: {reason}",
+            super::option_label(&command, id)
+        )
+    };
+    let count = |id: &str, default: usize| -> Result<usize, String> {
+        let n = match matches.get_one::<String>(id) {
+            None => return Ok(default),
+            Some(text) => units::parse_metric(text).map_err(|r| invalid(id, &r))?,
+        };
+        match usize::try_from(n) {
+            Ok(0) => Err(invalid(id, "must be at least 1")),
+            Ok(n) => Ok(n),
+            Err(_) => Err(invalid(id, "number is too large")),
+        }
+    };
+    let connections = count("connections", DEFAULT_CONNECTIONS)?;
+    let threads = count("threads", DEFAULT_THREADS)?;
+    let proxy_pid = matches
+        .get_one::<String>("proxy_pid")
+        .map(|text| match text.parse::<u32>() {
+            Ok(0) | Err(_) => Err(invalid("proxy_pid", "expected a process ID (a number ≥ 1)")),
+            Ok(pid) => Ok(pid),
+        })
+        .transpose()?;
+    let target = matches
+        .get_one::<String>("url")
+        .map(|text| url::parse_url(text).map_err(|r| format!("invalid URL '{text}': {r}")))
+        .transpose()?;
+    if let Some(extra) = matches
+        .get_many::<String>("extra")
+        .and_then(|mut v| v.next())
+    {
+        return Err(format!("unexpected argument '{extra}' ({USAGE})"));
+    }
+    Ok(Parsed::Doctor(Box::new(DoctorPlan {
+        connections,
+        threads,
+        proxy_pid,
+        target,
+    })))
+}
+
+fn command() -> Command {
+    Command::new("tsumo doctor")
+        .no_binary_name(true)
+        .disable_help_flag(true)
+        .disable_version_flag(true)
+        .disable_help_subcommand(true)
+        .args_override_self(true)
+        .infer_long_args(true)
+        .args([
+            value("connections", Some('c'), "connections"),
+            value("threads", Some('t'), "threads"),
+            value("proxy_pid", None, "proxy-pid"),
+            flag("help", Some('h'), "help"),
+            Arg::new("url").index(1).action(ArgAction::Set),
+            Arg::new("extra")
+                .index(2)
+                .action(ArgAction::Append)
+                .num_args(0..),
+        ])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(args: &[&str]) -> Result<DoctorPlan, String> {
+        match parse(args.iter().map(OsString::from).collect()) {
+            Ok(Parsed::Doctor(plan)) => Ok(*plan),
+            Ok(_) => Err("not a doctor plan".into()),
+            Err(e) => Err(e),
+        }
+    }
+
+    #[test]
+    fn defaults_and_options() {
+        let p = run(&[]).expect("defaults");
+        assert_eq!((p.connections, p.threads, p.proxy_pid), (10, 2, None));
+        assert!(p.target.is_none());
+        let p = run(&[
+            "-c",
+            "4k",
+            "--proxy-pid",
+            "77",
+            "http://127.0.0.1:81/x",
+            "-t4",
+        ])
+        .expect("options");
+        assert_eq!((p.connections, p.threads, p.proxy_pid), (4000, 4, Some(77)));
+        assert_eq!(p.target.map(|t| t.port()), Some(81));
+    }
+
+    #[test]
+    fn help() {
+        match parse(vec![OsString::from("-h")]) {
+            Ok(Parsed::Print(text)) => {
+                assert!(text.contains("Usage: tsumo doctor"));
+                for arg in command().get_arguments() {
+                    if let Some(long) = arg.get_long() {
+                        assert!(text.contains(&format!("--{long}")), "--{long}");
+                    }
+                }
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn errors_are_one_line() {
+        let cases: &[(&[&str], &str)] = &[
+            (&["-c0"], "invalid value '0' for -c: must be at least 1"),
+            (&["-c", "x"], "invalid value 'x' for -c:"),
+            (
+                &["--proxy-pid", "nginx"],
+                "invalid value 'nginx' for --proxy-pid: expected a process ID",
+            ),
+            (&["--proxy-pid"], "option '--proxy-pid' needs a value"),
+            (&["ftp://h"], "invalid URL 'ftp://h':"),
+            (&["http://h", "extra"], "unexpected argument 'extra'"),
+            (&["--bogus"], "unknown option '--bogus'"),
+        ];
+        for (args, want) in cases {
+            let got = run(args).map(|p| format!("{p:?}")).expect_err("error");
+            assert!(got.starts_with(want), "{args:?}: {got}");
+            assert!(!got.contains('\n'), "{args:?}: {got:?}");
+        }
+    }
+}

@@ -1,0 +1,155 @@
+//! `tsumo doctor` against a real nginx whose workers are capped the way the seed author's were
+//! (1024 open files, 1024 worker_connections): the doctor must name the cap and the fix lines
+//! and exit 1 for a run that does not fit, and pass one that does.
+
+mod common;
+
+use std::time::Duration;
+
+use common::nginx::Nginx;
+use common::{run_tsumo, Run};
+
+const LIMIT: Duration = Duration::from_secs(30);
+
+fn capped_nginx() -> Nginx {
+    Nginx::builder()
+        .main_snippet("worker_rlimit_nofile 1024;")
+        .worker_connections(1024)
+        .start()
+}
+
+fn line<'a>(run: &'a Run, name: &str) -> &'a str {
+    run.stdout
+        .lines()
+        .find(|l| l.split_whitespace().nth(1) == Some(name))
+        .unwrap_or_else(|| panic!("no `{name}` line in:\n{}", run.stdout))
+}
+
+/// Waits until the master has started its worker (the fixture only waits for the ports).
+fn wait_for_worker(master: u32) {
+    let children = format!("/proc/{master}/task/{master}/children");
+    for _ in 0..200 {
+        if std::fs::read_to_string(&children).is_ok_and(|c| !c.trim().is_empty()) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn nginx_with_1024_open_files_caps_4096_clients() {
+    let nginx = capped_nginx();
+    let master = nginx.master_pid();
+    wait_for_worker(master);
+    let pid = master.to_string();
+    let url = nginx.http_url("/");
+    let run = run_tsumo(&["doctor", "-c", "4096", "--proxy-pid", &pid, &url], LIMIT);
+    println!("{}", run.stdout);
+    assert_eq!(run.status.code(), Some(1), "stderr: {}", run.stderr);
+
+    let workers = line(&run, "nginx");
+    assert!(workers.starts_with("OK "), "{workers}");
+    assert!(workers.contains("1 of master"), "{workers}");
+    assert!(workers.contains("1024 each"), "{workers}");
+
+    let config = run
+        .stdout
+        .lines()
+        .find(|l| l.contains("nginx config"))
+        .unwrap_or_else(|| panic!("no config line:\n{}", run.stdout));
+    assert!(config.starts_with("OK "), "{config}");
+    assert!(config.contains("worker_connections 1024"), "{config}");
+    assert!(config.contains("-T"), "{config}");
+
+    let capacity = run
+        .stdout
+        .lines()
+        .find(|l| l.contains("nginx capacity"))
+        .unwrap_or_else(|| panic!("no capacity line:\n{}", run.stdout));
+    assert!(capacity.starts_with("FAIL "), "{capacity}");
+    assert!(
+        capacity.contains("512 proxied clients < 4096"),
+        "{capacity}"
+    );
+    // 4096 clients, two connections each, on one worker, plus headroom.
+    assert!(
+        capacity.contains("worker_rlimit_nofile 16512;"),
+        "{capacity}"
+    );
+    assert!(capacity.contains("worker_connections 8256;"), "{capacity}");
+    assert!(capacity.contains("ulimit -n"), "{capacity}");
+    assert_eq!(run.stdout.lines().count(), 7, "{}", run.stdout);
+}
+
+#[test]
+fn nginx_with_1024_open_files_carries_100_clients() {
+    let nginx = capped_nginx();
+    let master = nginx.master_pid();
+    wait_for_worker(master);
+    let pid = master.to_string();
+    let run = run_tsumo(&["doctor", "-c", "100", "--proxy-pid", &pid], LIMIT);
+    println!("{}", run.stdout);
+    assert_eq!(run.status.code(), Some(0), "stderr: {}", run.stderr);
+    let nginx_lines: Vec<&str> = run.stdout.lines().filter(|l| l.contains("nginx")).collect();
+    assert_eq!(nginx_lines.len(), 3, "{}", run.stdout);
+    for l in &nginx_lines {
+        assert!(l.starts_with("OK "), "{l}");
+    }
+    assert!(
+        run.stdout.contains("512 proxied clients ≥ 100"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn plain_small_run_passes_with_one_line_per_check() {
+    let run = run_tsumo(&["doctor", "-c", "10"], LIMIT);
+    println!("{}", run.stdout);
+    run.assert_success();
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert_eq!(lines.len(), 4, "{}", run.stdout);
+    for (l, name) in lines
+        .iter()
+        .zip(["open files", "ephemeral ports", "somaxconn", "conntrack"])
+    {
+        assert!(l.contains(name), "{l}");
+        let verdict = l.split_whitespace().next().unwrap_or("");
+        assert!(["OK", "WARN"].contains(&verdict), "{l}");
+        assert_eq!(verdict != "OK", l.contains(" — fix: "), "{l}");
+    }
+    assert!(run.stderr.is_empty(), "{}", run.stderr);
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_1() {
+    for (args, want) in [
+        (
+            &["doctor", "--proxy-pid", "4000000000"][..],
+            "tsumo: --proxy-pid 4000000000: no such process",
+        ),
+        (
+            &["doctor", "-c", "ten"][..],
+            "tsumo: invalid value 'ten' for -c",
+        ),
+        (&["doctor", "--nope"][..], "tsumo: unknown option '--nope'"),
+    ] {
+        let run = run_tsumo(args, LIMIT);
+        assert_eq!(run.status.code(), Some(1), "{args:?}");
+        assert!(run.stderr.starts_with(want), "{args:?}: {}", run.stderr);
+        assert_eq!(run.stderr.lines().count(), 1, "{args:?}: {}", run.stderr);
+        assert!(run.stdout.is_empty(), "{args:?}: {}", run.stdout);
+    }
+    let own = std::process::id().to_string();
+    let run = run_tsumo(&["doctor", "--proxy-pid", &own], LIMIT);
+    assert_eq!(run.status.code(), Some(1));
+    assert!(run.stderr.contains("not nginx"), "{}", run.stderr);
+}
+
+#[test]
+fn help_exits_0() {
+    let run = run_tsumo(&["doctor", "-h"], LIMIT);
+    run.assert_success();
+    assert!(run.stdout.contains("Usage: tsumo doctor"), "{}", run.stdout);
+    assert!(run.stdout.contains("--proxy-pid"), "{}", run.stdout);
+}
