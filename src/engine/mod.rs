@@ -29,6 +29,7 @@ use crate::plan::{Plan, Scheme, Target};
 use crate::report::RunResult;
 use crate::script::{Script, ScriptError, ThreadScript};
 use crate::stats::{new_histogram, Recorder};
+use crate::sys::procstat::Sampler;
 use crate::{sys, tls};
 use progress::{LiveCounters, ProgressMode};
 use worker::{RunControl, StartGate, WorkerPlan};
@@ -115,10 +116,13 @@ pub fn run(plan: &Plan) -> Result<Finished, Error> {
         live.push(counters);
     }
 
+    // Sampling starts before the gate opens so that a bad --server-pid stops the run first.
+    let sampler = start_sampler(&plan.server_pids)?;
     let t0 = gate.open(clock::now);
     let progress = ProgressMode::choose(plan.progress, plan.quiet);
     let supervised = runtime.block_on(supervise(plan, t0, &live, &control, progress));
     let _ = shutdown_tx.send(true);
+    let server = sampler.map(Sampler::stop);
     progress.finish();
 
     let mut total = Recorder::new();
@@ -141,6 +145,7 @@ pub fn run(plan: &Plan) -> Result<Finished, Error> {
         send_lateness: total.send_lateness,
         req_per_sec: supervised.req_per_sec,
         notes,
+        server,
     };
     Ok(Finished {
         result,
@@ -150,6 +155,14 @@ pub fn run(plan: &Plan) -> Result<Finished, Error> {
 }
 
 /// Resolves the target and proves it answers: TCP connect, and the TLS handshake for https.
+/// Samples the `--server-pid` processes once a second, if any were given (every mode).
+pub fn start_sampler(pids: &[u32]) -> Result<Option<Sampler>, Error> {
+    if pids.is_empty() {
+        return Ok(None);
+    }
+    Sampler::start(pids, Duration::from_secs(1)).map(Some)
+}
+
 /// Shared by every mode: the mahjong players reach their server through the same check.
 pub async fn preflight(
     target: &Target,

@@ -13,6 +13,7 @@ use crate::error::Error;
 use crate::plan::JsonOut;
 use crate::report::format::{format_binary, format_metric, format_time_us};
 use crate::report::json::{encode_histogram, write_value};
+use crate::report::text::server_line;
 use crate::stats::hdr;
 
 /// Percentiles shown in every row: p50, p90, p99, max.
@@ -144,6 +145,9 @@ pub fn render(r: &MahjongResult) -> String {
         format_binary(r.peak_rss_bytes as f64),
         format_binary(r.peak_rss_bytes as f64 / players)
     );
+    if let Some(server) = &r.server {
+        let _ = writeln!(out, "{}", server_line(server));
+    }
     let ended = if r.interrupted {
         " (interrupted by Ctrl-C)"
     } else if r.timed_out {
@@ -209,7 +213,7 @@ pub fn to_json(r: &MahjongResult) -> Value {
         .iter()
         .map(|(k, h)| (k.to_string(), summary(h)))
         .collect();
-    json!({
+    let mut doc = json!({
         "tool": "tsumo",
         "version": env!("CARGO_PKG_VERSION"),
         "mode": "mahjong",
@@ -256,7 +260,15 @@ pub fn to_json(r: &MahjongResult) -> Value {
             "cpu_s": r.cpu_seconds,
             "peak_rss_bytes": r.peak_rss_bytes,
         },
-    })
+        "server": r.server,
+    });
+    // As in HTTP mode's file: no `server` key without --server-pid.
+    if r.server.is_none() {
+        if let Some(map) = doc.as_object_mut() {
+            map.remove("server");
+        }
+    }
+    doc
 }
 
 /// Writes the JSON document to a file or stdout.

@@ -19,13 +19,14 @@ use super::player::{Player, Table, WorkerCtx};
 use super::record::MahjongRecorder;
 use crate::engine::clock::{self, Nanos};
 use crate::engine::pacer::Pacer;
-use crate::engine::preflight;
 use crate::engine::progress::ProgressMode;
 use crate::engine::worker::thread_runtime;
+use crate::engine::{preflight, start_sampler};
 use crate::error::Error;
 use crate::http::stream::Endpoint;
 use crate::plan::{MahjongPlan, Scheme};
 use crate::sys;
+use crate::sys::procstat::{Sampler, ServerUsage};
 
 /// A step of the session. Ordered as the session runs (see [`Phase::order`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -161,6 +162,8 @@ pub struct MahjongResult {
     /// tsumo's own CPU time (user + system) and peak resident memory.
     pub cpu_seconds: f64,
     pub peak_rss_bytes: u64,
+    /// CPU and memory of the `--server-pid` processes during the session.
+    pub server: Option<ServerUsage>,
 }
 
 /// What the main thread and the workers share.
@@ -205,6 +208,7 @@ pub fn run(plan: &MahjongPlan) -> Result<MahjongResult, Error> {
         live: Arc::new(SessionLive::default()),
     });
 
+    let sampler = start_sampler(&plan.server_pids)?;
     let (shutdown_tx, shutdown_rx) = watch::channel(false);
     let (done_tx, done_rx) = mpsc::channel::<Result<MahjongRecorder, Error>>();
     let finished = Arc::new(Notify::new());
@@ -253,6 +257,7 @@ pub fn run(plan: &MahjongPlan) -> Result<MahjongResult, Error> {
         }
     }
     progress.finish();
+    let server = sampler.map(Sampler::stop);
     let elapsed = Duration::from_nanos(clock::now() - t0);
     let (cpu_seconds, peak_rss_bytes) = own_usage();
     Ok(MahjongResult {
@@ -263,6 +268,7 @@ pub fn run(plan: &MahjongPlan) -> Result<MahjongResult, Error> {
         record,
         cpu_seconds,
         peak_rss_bytes,
+        server,
     })
 }
 

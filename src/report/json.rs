@@ -20,6 +20,7 @@ use super::RunResult;
 use crate::error::Error;
 use crate::plan::{JsonOut, Plan};
 use crate::stats::{hdr, Counters};
+use crate::sys::procstat::ServerUsage;
 
 /// Version of this JSON layout; bumped when a field changes meaning.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -33,7 +34,10 @@ pub struct SavedRun {
     pub version: String,
     /// See [`SCHEMA_VERSION`].
     pub schema: u32,
-    /// A name for the run in comparisons; the URL for now.
+    /// `"http"`: tells an HTTP run's file from a mahjong session's (`"mode": "mahjong"`).
+    #[serde(default = "http_mode")]
+    pub mode: String,
+    /// The run's name in comparisons (`--label`; default: the URL).
     pub label: String,
     pub plan: SavedPlan,
     /// Wall time of the run, seconds.
@@ -55,6 +59,13 @@ pub struct SavedRun {
     pub histograms: SavedHistograms,
     /// Conditions met during the run, as printed after the text report.
     pub notes: Vec<String>,
+    /// CPU and memory of the `--server-pid` processes during the run; absent without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<ServerUsage>,
+}
+
+fn http_mode() -> String {
+    "http".to_string()
 }
 
 /// The plan's settings that shape the results (output options are left out).
@@ -168,6 +179,7 @@ impl SavedRun {
             tool: "tsumo".to_string(),
             version: env!("CARGO_PKG_VERSION").to_string(),
             schema: SCHEMA_VERSION,
+            mode: http_mode(),
             label: r.plan.label.clone(),
             plan: SavedPlan::from_plan(&r.plan),
             elapsed_s,
@@ -185,6 +197,7 @@ impl SavedRun {
                 req_per_sec: encode_histogram(&r.req_per_sec),
             },
             notes: r.notes.clone(),
+            server: r.server.clone(),
         }
     }
 
@@ -329,6 +342,7 @@ mod tests {
             send_lateness,
             req_per_sec,
             notes: vec!["a note".to_string()],
+            server: None,
         }
     }
 

@@ -12,6 +12,7 @@ use hdrhistogram::Histogram;
 
 use crate::plan::Plan;
 use crate::stats::Counters;
+use crate::sys::procstat::ServerUsage;
 
 /// The merged outcome of one run.
 #[derive(Debug, Clone)]
@@ -33,4 +34,6 @@ pub struct RunResult {
     /// Explanations of conditions met during the run (EMFILE, EADDRNOTAVAIL, the generator
     /// falling behind), each printed once after the totals.
     pub notes: Vec<String>,
+    /// CPU and memory of the server processes sampled during the run (`--server-pid`).
+    pub server: Option<ServerUsage>,
 }

@@ -11,6 +11,7 @@ use hdrhistogram::Histogram;
 use super::format::{format_binary, format_metric, format_time_s, format_time_us, print_units};
 use super::RunResult;
 use crate::stats::hdr;
+use crate::sys::procstat::ServerUsage;
 
 /// Percentiles of the `Latency Distribution` table.
 const DISTRIBUTION_PERCENTILES: [f64; 8] = [50.0, 75.0, 90.0, 99.0, 99.9, 99.99, 99.999, 100.0];
@@ -168,6 +169,20 @@ fn totals(lines: &mut Vec<String>, r: &RunResult) {
     ));
 }
 
+/// The `--server-pid` line, shared by both modes' reports.
+pub fn server_line(server: &ServerUsage) -> String {
+    let pids: Vec<String> = server.pids.iter().map(u32::to_string).collect();
+    format!(
+        "Server CPU: {:.1}% mean, {:.1}% peak; RSS: {}B mean, {}B peak (PID {} with children, {} samples)",
+        server.cpu_percent_mean,
+        server.cpu_percent_peak,
+        format_binary(server.rss_bytes_mean as f64),
+        format_binary(server.rss_bytes_peak as f64),
+        pids.join(", "),
+        server.samples
+    )
+}
+
 /// tsumo's lines after wrk2's report: TLS, send lateness, the fell-behind warning, notes.
 fn additions(lines: &mut Vec<String>, r: &RunResult) {
     let c = &r.counters;
@@ -195,6 +210,9 @@ fn additions(lines: &mut Vec<String>, r: &RunResult) {
                 format_time_us(p99 as f64)
             ));
         }
+    }
+    if let Some(server) = &r.server {
+        lines.push(server_line(server));
     }
     lines.extend(r.notes.iter().cloned());
 }
@@ -272,6 +290,7 @@ mod tests {
             send_lateness,
             req_per_sec,
             notes: vec!["note: one".to_string()],
+            server: None,
         }
     }
 

@@ -90,6 +90,7 @@ fn run_result(latency: &[u64]) -> RunResult {
         send_lateness: new_histogram(),
         req_per_sec,
         notes: Vec::new(),
+        server: None,
     }
 }
 
