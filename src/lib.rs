@@ -30,7 +30,9 @@
 //!   socket, table, games, logout — always logged out), the bot, the complete rule object, and
 //!   the session report. It shares the clock, pacer, pre-flight check, progress line, histograms
 //!   and unit formatting with HTTP mode.
-//! - [`sys`]: process limits (open files).
+//! - [`sys`]: the machine around a run: tsumo's open-file limit, the `/proc` sampler of the
+//!   server's CPU and memory (`--server-pid`), and `tsumo doctor`'s checks of the limits that
+//!   silently cap a test (open files, ephemeral ports, somaxconn, conntrack, nginx workers).
 //! - [`error`]: the typed errors that end a run before traffic starts.
 
 pub mod cli;
