@@ -12,6 +12,9 @@ fn main() -> ExitCode {
         Ok(Parsed::Run(plan)) => plan,
         Ok(Parsed::Mahjong(plan)) => return run_mahjong(&plan),
         Ok(Parsed::Doctor(plan)) => return tsumo::sys::doctor::run(&plan),
+        Ok(Parsed::Compare(options)) => return report::compare::run(&options),
+        Ok(Parsed::Merge(options)) => return report::merge::run(&options),
+        Ok(Parsed::Plot(options)) => return report::plot::run(&options),
         Ok(Parsed::Print(text)) => {
             print!("{text}");
             return ExitCode::SUCCESS;

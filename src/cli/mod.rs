@@ -18,6 +18,7 @@
 mod doctor;
 mod header;
 mod mahjong;
+mod tools;
 mod units;
 mod url;
 
@@ -44,6 +45,12 @@ pub enum Parsed {
     Mahjong(Box<MahjongPlan>),
     /// Check the machine's limits for a planned run (`tsumo doctor …`).
     Doctor(Box<crate::sys::doctor::DoctorPlan>),
+    /// Compare saved runs side by side (`tsumo compare …`).
+    Compare(crate::report::compare::CompareOptions),
+    /// Merge saved runs into one (`tsumo merge …`).
+    Merge(crate::report::merge::MergeOptions),
+    /// Plot saved runs' latency by percentile (`tsumo plot …`).
+    Plot(crate::report::plot::PlotOptions),
     /// Print this text on stdout and exit 0 (`--help`, `--version`).
     Print(String),
 }
@@ -124,6 +131,9 @@ where
     match args.get(1).and_then(|a| a.to_str()) {
         Some("mahjong") => mahjong::parse(args[2..].to_vec()).map_err(Error::Usage),
         Some("doctor") => doctor::parse(args[2..].to_vec()).map_err(Error::Usage),
+        Some("compare") => tools::parse_compare(args[2..].to_vec()).map_err(Error::Usage),
+        Some("merge") => tools::parse_merge(args[2..].to_vec()).map_err(Error::Usage),
+        Some("plot") => tools::parse_plot(args[2..].to_vec()).map_err(Error::Usage),
         _ => parse_wrk(args).map_err(Error::Usage),
     }
 }
@@ -442,6 +452,9 @@ mod tests {
             Ok(Parsed::Print(text)) => Err(format!("printed: {text}")),
             Ok(Parsed::Mahjong(plan)) => Err(format!("mahjong plan: {plan:?}")),
             Ok(Parsed::Doctor(plan)) => Err(format!("doctor plan: {plan:?}")),
+            Ok(Parsed::Compare(o)) => Err(format!("compare: {o:?}")),
+            Ok(Parsed::Merge(o)) => Err(format!("merge: {o:?}")),
+            Ok(Parsed::Plot(o)) => Err(format!("plot: {o:?}")),
             Err(e) => Err(e.to_string()),
         }
     }

@@ -2,8 +2,12 @@
 //!
 //! A [`RunResult`] is everything a renderer needs; renderers never look at the engine.
 
+pub mod compare;
 pub mod format;
+pub mod hgrm;
 pub mod json;
+pub mod merge;
+pub mod plot;
 pub mod text;
 
 use std::time::Duration;

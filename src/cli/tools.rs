@@ -1,0 +1,259 @@
+//! `tsumo compare`, `tsumo merge` and `tsumo plot`: the command lines of the tools that read
+//! saved `--json` results. Same conventions as the run commands: options before or after the
+//! files, every mistake one line that says what to do; the work is in `report::{compare, merge,
+//! plot}`.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use clap::{Arg, ArgAction, ArgMatches, Command};
+
+use super::{clap_message, flag, value, Parsed};
+use crate::plan::JsonOut;
+use crate::report::compare::CompareOptions;
+use crate::report::merge::MergeOptions;
+use crate::report::plot::PlotOptions;
+
+const COMPARE_HELP: &str = "\
+tsumo compare — saved runs side by side
+
+Usage: tsumo compare <run.json>...
+
+One column per label (a run's --label, else its URL), holding the mean of that label's runs,
+then each label's ratio to the first (B/A). HTTP runs compare on rate, transfer, corrected and
+uncorrected latency percentiles, send lateness, errors by kind, connections opened, TLS
+handshakes and, when sampled (--server-pid), the server's CPU and memory. Mahjong sessions
+compare on phases, games, step intervals, overshoots, reply lateness, messages, errors and
+CPU/memory per player. Runs of both modes cannot be mixed.
+
+Give each label several runs (rounds) and a sentence under the table says, for rate, p50, p99
+and server CPU, whether the difference between labels is beyond run-to-run noise: larger than
+the spread (max - min) of one label's rounds.
+
+Example:
+  tsumo -R2000 -d30s --json direct1.json http://127.0.0.1:8080/   (and direct2, nginx1, nginx2)
+  tsumo compare direct1.json direct2.json nginx1.json nginx2.json
+";
+
+const MERGE_HELP: &str = "\
+tsumo merge — one result from runs that went on at the same time
+
+Usage: tsumo merge <run.json>... -o <merged.json>
+
+For runs from several processes or machines against one server, started together: histograms
+are added exactly and percentiles recomputed from the sum, counters and rates are summed,
+elapsed time is the longest. Works for HTTP runs and for mahjong sessions (phases, games,
+steps, messages); runs of both modes cannot be mixed. Runs against different URLs are merged
+with a warning.
+
+Options:
+  -o, --output <FILE>   Where to write the merged JSON ('-' for stdout) [required]
+      --label <NAME>    Label of the merged run [default: merged (N runs)]
+  -h, --help            Print this help
+";
+
+const PLOT_HELP: &str = "\
+tsumo plot — latency by percentile of saved runs, as an SVG chart
+
+Usage: tsumo plot <run.json>... -o <chart.svg>
+
+One line per run on HdrHistogram's percentile axis (0%, 90%, 99%, 99.9% ... evenly spaced),
+latency in ms, drawn from the whole saved histogram. HTTP runs plot corrected latency; mahjong
+sessions plot tsumo's reply lateness unless --metric names another histogram.
+
+Options:
+  -o, --output <FILE>   Where to write the SVG ('-' for stdout) [required]
+      --metric <NAME>   HTTP: latency (default), uncorrected, send_lateness.
+                        Mahjong: reply_lateness (default), draw_overshoot, deal_overshoot,
+                        start_burst, games, a phase (login, connect, ...) or a step kind
+  -h, --help            Print this help
+";
+
+/// A command that takes files plus the given options.
+fn command(name: &'static str, options: Vec<Arg>) -> Command {
+    Command::new(name)
+        .no_binary_name(true)
+        .disable_help_flag(true)
+        .disable_version_flag(true)
+        .disable_help_subcommand(true)
+        .args_override_self(true)
+        .infer_long_args(true)
+        .args(options)
+        .args([
+            flag("help", Some('h'), "help"),
+            Arg::new("files")
+                .index(1)
+                .action(ArgAction::Append)
+                .num_args(0..)
+                .value_parser(clap::value_parser!(PathBuf)),
+        ])
+}
+
+/// Parses `args` with `command`; a clap error becomes our one line.
+fn matches(command: &Command, args: Vec<OsString>) -> Result<ArgMatches, String> {
+    command
+        .clone()
+        .try_get_matches_from(args)
+        .map_err(|e| clap_message(command, &e))
+}
+
+fn files(matches: &ArgMatches, usage: &str) -> Result<Vec<PathBuf>, String> {
+    let files: Vec<PathBuf> = matches
+        .get_many::<PathBuf>("files")
+        .into_iter()
+        .flatten()
+        .cloned()
+        .collect();
+    if files.is_empty() {
+        return Err(format!("no result files given (usage: {usage})"));
+    }
+    Ok(files)
+}
+
+fn output(matches: &ArgMatches, usage: &str) -> Result<PathBuf, String> {
+    matches
+        .get_one::<PathBuf>("output")
+        .cloned()
+        .ok_or_else(|| format!("missing -o FILE: where to write the result (usage: {usage})"))
+}
+
+/// `tsumo compare FILE…` (the arguments after `compare`).
+pub fn parse_compare(args: Vec<OsString>) -> Result<Parsed, String> {
+    const USAGE: &str = "tsumo compare <run.json>...";
+    let command = command("tsumo compare", vec![]);
+    let m = matches(&command, args)?;
+    if m.get_flag("help") {
+        return Ok(Parsed::Print(COMPARE_HELP.to_string()));
+    }
+    Ok(Parsed::Compare(CompareOptions {
+        files: files(&m, USAGE)?,
+    }))
+}
+
+/// `tsumo merge FILE… -o OUT [--label NAME]`.
+pub fn parse_merge(args: Vec<OsString>) -> Result<Parsed, String> {
+    const USAGE: &str = "tsumo merge <run.json>... -o <merged.json>";
+    let command = command(
+        "tsumo merge",
+        vec![
+            value("output", Some('o'), "output").value_parser(clap::value_parser!(PathBuf)),
+            value("label", None, "label"),
+        ],
+    );
+    let m = matches(&command, args)?;
+    if m.get_flag("help") {
+        return Ok(Parsed::Print(MERGE_HELP.to_string()));
+    }
+    let files = files(&m, USAGE)?;
+    let output = output(&m, USAGE)?;
+    Ok(Parsed::Merge(MergeOptions {
+        files,
+        output: if output.as_os_str() == "-" {
+            JsonOut::Stdout
+        } else {
+            JsonOut::File(output)
+        },
+        label: m.get_one::<String>("label").cloned(),
+    }))
+}
+
+/// `tsumo plot FILE… -o OUT.svg [--metric NAME]`.
+pub fn parse_plot(args: Vec<OsString>) -> Result<Parsed, String> {
+    const USAGE: &str = "tsumo plot <run.json>... -o <chart.svg>";
+    let command = command(
+        "tsumo plot",
+        vec![
+            value("output", Some('o'), "output").value_parser(clap::value_parser!(PathBuf)),
+            value("metric", None, "metric"),
+        ],
+    );
+    let m = matches(&command, args)?;
+    if m.get_flag("help") {
+        return Ok(Parsed::Print(PLOT_HELP.to_string()));
+    }
+    let files = files(&m, USAGE)?;
+    let output = output(&m, USAGE)?;
+    Ok(Parsed::Plot(PlotOptions {
+        files,
+        output,
+        metric: m.get_one::<String>("metric").cloned(),
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(list: &[&str]) -> Vec<OsString> {
+        list.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn compare_takes_files() {
+        match parse_compare(args(&["a.json", "b.json"])) {
+            Ok(Parsed::Compare(o)) => {
+                assert_eq!(o.files, [PathBuf::from("a.json"), PathBuf::from("b.json")])
+            }
+            other => panic!("{other:?}"),
+        }
+        match parse_compare(args(&["--help"])) {
+            Ok(Parsed::Print(text)) => assert!(text.contains("Usage: tsumo compare")),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn merge_and_plot_options_anywhere() {
+        match parse_merge(args(&[
+            "a.json", "-o", "all.json", "b.json", "--label", "x",
+        ])) {
+            Ok(Parsed::Merge(o)) => {
+                assert_eq!(o.files.len(), 2);
+                assert_eq!(o.output, JsonOut::File(PathBuf::from("all.json")));
+                assert_eq!(o.label.as_deref(), Some("x"));
+            }
+            other => panic!("{other:?}"),
+        }
+        match parse_merge(args(&["a.json", "-o-"])) {
+            Ok(Parsed::Merge(o)) => assert_eq!(o.output, JsonOut::Stdout),
+            other => panic!("{other:?}"),
+        }
+        match parse_plot(args(&["-o", "l.svg", "a.json", "--metric", "uncorrected"])) {
+            Ok(Parsed::Plot(o)) => {
+                assert_eq!(o.output, PathBuf::from("l.svg"));
+                assert_eq!(o.metric.as_deref(), Some("uncorrected"));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn errors_are_one_line() {
+        let cases: [(Result<Parsed, String>, &str); 6] = [
+            (parse_compare(args(&[])), "no result files given"),
+            (
+                parse_compare(args(&["--bogus", "a"])),
+                "unknown option '--bogus'",
+            ),
+            (parse_merge(args(&["a.json"])), "missing -o FILE"),
+            (
+                parse_merge(args(&["-o", "x.json"])),
+                "no result files given",
+            ),
+            (
+                parse_plot(args(&["a.json", "-o"])),
+                "option '-o' needs a value",
+            ),
+            (parse_plot(args(&["a.json"])), "missing -o FILE"),
+        ];
+        for (result, needle) in cases {
+            match result {
+                Err(e) => {
+                    assert!(e.contains(needle), "{e}");
+                    assert!(!e.contains('\n'), "{e}");
+                }
+                Ok(p) => panic!("parsed: {p:?}"),
+            }
+        }
+    }
+}

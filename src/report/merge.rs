@@ -1,0 +1,532 @@
+//! `tsumo merge`: one result from runs that went on at the same time in several processes or on
+//! several machines (one generator is often not enough to load a server).
+//!
+//! The sum is exact because every saved histogram is whole: histograms are decoded, added and
+//! encoded again, and percentiles are recomputed from the sums with wrk2's arithmetic — never
+//! averaged, since a mean of p99s is not the p99 of anything. Counters are summed; rates are
+//! summed too (the runs ran side by side); elapsed time is the longest. Mahjong sessions merge
+//! the same way: phase counts and histograms, games, step intervals, messages, errors.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use hdrhistogram::Histogram;
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+
+use super::compare::{self, LoadedRun, RunData};
+use super::json::{encode_histogram, write_value, Percentiles, SavedRun};
+use crate::error::Error;
+use crate::plan::JsonOut;
+use crate::stats::{hdr, new_histogram};
+use crate::sys::procstat::ServerUsage;
+
+/// Options of `tsumo merge FILE… -o OUT`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MergeOptions {
+    pub files: Vec<PathBuf>,
+    pub output: JsonOut,
+    /// `--label`; default `merged (N runs)`.
+    pub label: Option<String>,
+}
+
+/// The merged run (ready for [`compare::render`] or [`super::plot::render_svg`] as it is), the
+/// sources it was made of, and what the user should know about it (printed on stderr).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Merged {
+    pub run: LoadedRun,
+    pub merged_from: Vec<String>,
+    pub warnings: Vec<String>,
+}
+
+/// An HTTP run with the list of its sources after its own fields, in the `--json` field order.
+#[derive(Serialize)]
+struct HttpDocument<'a> {
+    #[serde(flatten)]
+    run: &'a SavedRun,
+    merged_from: &'a [String],
+}
+
+impl Merged {
+    /// The document as `--json` lays it out, plus `"merged_from"`: the sources.
+    pub fn to_json(&self) -> Value {
+        match &self.run.data {
+            RunData::Http(saved) => serde_json::to_value(HttpDocument {
+                run: saved,
+                merged_from: &self.merged_from,
+            })
+            .unwrap_or(Value::Null),
+            RunData::Mahjong(doc) => {
+                let mut doc = doc.as_ref().clone();
+                doc["merged_from"] = json!(self.merged_from);
+                doc
+            }
+        }
+    }
+
+    /// Writes the merged document (pretty JSON) to a file or stdout.
+    pub fn write(&self, out: &JsonOut) -> Result<(), Error> {
+        match &self.run.data {
+            // Through the struct, so the fields keep the order of a `--json` file.
+            RunData::Http(saved) => write_value(
+                &HttpDocument {
+                    run: saved,
+                    merged_from: &self.merged_from,
+                },
+                out,
+            ),
+            RunData::Mahjong(_) => write_value(&self.to_json(), out),
+        }
+    }
+}
+
+/// Most `first_errors` a merged mahjong document keeps (as one session does).
+const KEPT_ERRORS: usize = crate::mahjong::record::KEPT_ERRORS;
+
+/// Merges runs of one mode into one run of that mode.
+pub fn merge(runs: &[LoadedRun], label: Option<&str>) -> Result<Merged, Error> {
+    compare::check_same_mode(runs, "merge")?;
+    let mut warnings = Vec::new();
+    let first = &runs[0];
+    if let Some(other) = runs.iter().find(|r| r.url() != first.url()) {
+        warnings.push(format!(
+            "merging runs against different URLs ({} in {}, {} in {})",
+            first.url(),
+            first.source,
+            other.url(),
+            other.source
+        ));
+    }
+    let label = label.map_or_else(|| format!("merged ({} runs)", runs.len()), str::to_string);
+    let server = merge_server(runs, &mut warnings);
+    let data = match &first.data {
+        RunData::Http(_) => {
+            let mut saved = merge_http(runs, &label)?;
+            saved.server = server.clone();
+            RunData::Http(Box::new(saved))
+        }
+        RunData::Mahjong(_) => {
+            let mut doc = merge_mahjong(runs, &label)?;
+            if let Value::Object(map) = &mut doc {
+                map.remove("server");
+                if let Some(server) = &server {
+                    let value = serde_json::to_value(server).unwrap_or(Value::Null);
+                    map.insert("server".to_string(), value);
+                }
+            }
+            RunData::Mahjong(Box::new(doc))
+        }
+    };
+    let merged_from: Vec<String> = runs.iter().map(|r| r.source.clone()).collect();
+    Ok(Merged {
+        run: LoadedRun {
+            source: format!("merge of {}", merged_from.join(", ")),
+            label,
+            data,
+            server,
+        },
+        merged_from,
+        warnings,
+    })
+}
+
+/// Decodes a saved histogram, naming the run's source when it is not one.
+fn decode(encoded: &str, source: &str, what: &str) -> Result<Histogram<u64>, Error> {
+    SavedRun::decode_histogram(encoded).map_err(|e| Error::File {
+        path: source.to_string(),
+        reason: format!("histogram '{what}': {e}"),
+    })
+}
+
+/// Adds `encoded` into `sum` (histograms of wrk2's layout always add).
+fn add(sum: &mut Histogram<u64>, encoded: &str, source: &str, what: &str) -> Result<(), Error> {
+    let h = decode(encoded, source, what)?;
+    sum.add(&h).map_err(|e| Error::File {
+        path: source.to_string(),
+        reason: format!("histogram '{what}' does not add up: {e:?}"),
+    })
+}
+
+fn merge_http(runs: &[LoadedRun], label: &str) -> Result<SavedRun, Error> {
+    let saved: Vec<(&SavedRun, &str)> = runs
+        .iter()
+        .filter_map(|r| match &r.data {
+            RunData::Http(s) => Some((s.as_ref(), r.source.as_str())),
+            RunData::Mahjong(_) => None,
+        })
+        .collect();
+    // Every field not summed below is the first run's (the same tool wrote them all).
+    let mut merged = saved[0].0.clone();
+    let mut histograms: [Histogram<u64>; 4] = std::array::from_fn(|_| new_histogram());
+    let names = ["latency", "uncorrected", "send_lateness", "req_per_sec"];
+    merged.counters = Default::default();
+    merged.requests_per_sec = 0.0;
+    merged.bytes_per_sec = 0.0;
+    merged.elapsed_s = 0.0;
+    merged.notes.clear();
+    merged.plan.threads = 0;
+    merged.plan.connections = 0;
+    merged.plan.rate = Some(0);
+    for (run, source) in &saved {
+        merged.counters.add(&run.counters);
+        merged.requests_per_sec += run.requests_per_sec;
+        merged.bytes_per_sec += run.bytes_per_sec;
+        merged.elapsed_s = merged.elapsed_s.max(run.elapsed_s);
+        merged.interrupted |= run.interrupted;
+        merged.plan.threads += run.plan.threads;
+        merged.plan.connections += run.plan.connections;
+        merged.plan.duration_s = merged.plan.duration_s.max(run.plan.duration_s);
+        merged.plan.rate = merged.plan.rate.zip(run.plan.rate).map(|(a, b)| a + b);
+        let h = &run.histograms;
+        let encoded = [&h.latency, &h.uncorrected, &h.send_lateness, &h.req_per_sec];
+        for ((sum, encoded), name) in histograms.iter_mut().zip(encoded).zip(names) {
+            add(sum, encoded, source, name)?;
+        }
+        for note in &run.notes {
+            if !merged.notes.contains(note) {
+                merged.notes.push(note.clone());
+            }
+        }
+    }
+    let [latency, uncorrected, send_lateness, req_per_sec] = &histograms;
+    merged.latency = Percentiles::of(latency);
+    merged.uncorrected = Percentiles::of(uncorrected);
+    merged.send_lateness = Percentiles::of(send_lateness);
+    merged.histograms.latency = encode_histogram(latency);
+    merged.histograms.uncorrected = encode_histogram(uncorrected);
+    merged.histograms.send_lateness = encode_histogram(send_lateness);
+    merged.histograms.req_per_sec = encode_histogram(req_per_sec);
+    merged.label = label.to_string();
+    Ok(merged)
+}
+
+/// A mahjong histogram summary, as `mahjong::report` writes it.
+fn summary(h: &Histogram<u64>) -> Value {
+    json!({
+        "count": h.len(),
+        "p50": hdr::value_at_percentile(h, 50.0),
+        "p90": hdr::value_at_percentile(h, 90.0),
+        "p99": hdr::value_at_percentile(h, 99.0),
+        "max": hdr::max(h),
+        "mean": hdr::mean(h),
+        "histogram": encode_histogram(h),
+    })
+}
+
+/// Sums the numbers at `pointers` over the documents.
+fn sum_at(docs: &[(&Value, &str)], pointer: &str) -> Value {
+    let values = docs.iter().filter_map(|(d, _)| d.pointer(pointer));
+    if values.clone().all(|v| v.is_u64()) {
+        json!(values.filter_map(Value::as_u64).sum::<u64>())
+    } else {
+        json!(values.filter_map(Value::as_f64).sum::<f64>())
+    }
+}
+
+/// Adds the summaries at `pointer` of every document that has one (`"{pointer}/histogram"`).
+fn add_summaries(docs: &[(&Value, &str)], pointer: &str) -> Result<Value, Error> {
+    let mut sum = new_histogram();
+    for (doc, source) in docs {
+        let at = format!("{pointer}/histogram");
+        if let Some(encoded) = doc.pointer(&at).and_then(Value::as_str) {
+            add(&mut sum, encoded, source, pointer.trim_start_matches('/'))?;
+        }
+    }
+    Ok(summary(&sum))
+}
+
+/// Writes `value` at a `/`-separated pointer, creating objects on the way.
+fn set(doc: &mut Value, pointer: &str, value: Value) {
+    let mut at = doc;
+    let keys: Vec<&str> = pointer.trim_start_matches('/').split('/').collect();
+    for (i, key) in keys.iter().enumerate() {
+        if !at.is_object() {
+            *at = Value::Object(Map::new());
+        }
+        let Value::Object(map) = at else { return };
+        if i + 1 == keys.len() {
+            map.insert(key.to_string(), value);
+            return;
+        }
+        at = map.entry(key.to_string()).or_insert(Value::Null);
+    }
+}
+
+/// Keys of the object at `pointer` over all documents, each once (sorted).
+fn keys_at(docs: &[(&Value, &str)], pointer: &str) -> Vec<String> {
+    let mut keys: BTreeMap<String, ()> = BTreeMap::new();
+    for (doc, _) in docs {
+        if let Some(map) = doc.pointer(pointer).and_then(Value::as_object) {
+            keys.extend(map.keys().map(|k| (k.clone(), ())));
+        }
+    }
+    keys.into_keys().collect()
+}
+
+fn merge_mahjong(runs: &[LoadedRun], label: &str) -> Result<Value, Error> {
+    let docs: Vec<(&Value, &str)> = runs
+        .iter()
+        .filter_map(|r| match &r.data {
+            RunData::Mahjong(doc) => Some((doc.as_ref(), r.source.as_str())),
+            RunData::Http(_) => None,
+        })
+        .collect();
+    let mut merged = docs[0].0.clone();
+    for phase in keys_at(&docs, "/phases") {
+        let at = format!("/phases/{phase}");
+        let mut value = add_summaries(&docs, &at)?;
+        value["ok"] = sum_at(&docs, &format!("{at}/ok"));
+        value["failed"] = sum_at(&docs, &format!("{at}/failed"));
+        set(&mut merged, &at, value);
+    }
+    let mut steps = Map::new();
+    for kind in keys_at(&docs, "/steps") {
+        steps.insert(
+            kind.clone(),
+            add_summaries(&docs, &format!("/steps/{kind}"))?,
+        );
+    }
+    set(&mut merged, "/steps", Value::Object(steps));
+    for pointer in [
+        "/games/duration",
+        "/draw_overshoot",
+        "/deal_overshoot",
+        "/start_burst",
+        "/reply_lateness",
+    ] {
+        set(&mut merged, pointer, add_summaries(&docs, pointer)?);
+    }
+    for pointer in [
+        "/games/started",
+        "/games/completed",
+        "/games/aborted",
+        "/messages/in",
+        "/messages/out",
+        "/messages/bytes_in",
+        "/messages/bytes_out",
+        "/disconnects",
+        "/errors",
+        "/plan/players",
+        "/plan/threads",
+        // Separate processes: CPU adds up, and so do their peaks of memory.
+        "/tsumo/cpu_s",
+        "/tsumo/peak_rss_bytes",
+    ] {
+        set(&mut merged, pointer, sum_at(&docs, pointer));
+    }
+    let longest = |pointer: &str| {
+        let values = docs
+            .iter()
+            .filter_map(|(d, _)| d.pointer(pointer)?.as_f64());
+        json!(values.fold(0.0, f64::max))
+    };
+    set(&mut merged, "/elapsed_s", longest("/elapsed_s"));
+    set(&mut merged, "/plan/duration_s", longest("/plan/duration_s"));
+    for flag in ["/interrupted", "/timed_out"] {
+        let any = docs
+            .iter()
+            .any(|(d, _)| d.pointer(flag).and_then(Value::as_bool) == Some(true));
+        set(&mut merged, flag, json!(any));
+    }
+    let errors: Vec<Value> = docs
+        .iter()
+        .filter_map(|(d, _)| d.get("first_errors").and_then(Value::as_array))
+        .flatten()
+        .take(KEPT_ERRORS)
+        .cloned()
+        .collect();
+    set(&mut merged, "/first_errors", Value::Array(errors));
+    set(&mut merged, "/label", json!(label));
+    Ok(merged)
+}
+
+/// The server's figures, when every run sampled the same processes: means weighted by samples,
+/// peaks the highest. Runs that sampled different processes (or none) give no server figures.
+fn merge_server(runs: &[LoadedRun], warnings: &mut Vec<String>) -> Option<ServerUsage> {
+    let servers: Vec<&ServerUsage> = runs.iter().filter_map(|r| r.server.as_ref()).collect();
+    if servers.is_empty() {
+        return None;
+    }
+    let sorted = |s: &ServerUsage| {
+        let mut pids = s.pids.clone();
+        pids.sort_unstable();
+        pids
+    };
+    let pids = sorted(servers[0]);
+    if servers.len() != runs.len() || servers.iter().any(|s| sorted(s) != pids) {
+        warnings.push(
+            "server CPU and memory left out: the runs did not all sample the same server \
+             processes"
+                .to_string(),
+        );
+        return None;
+    }
+    let samples: u64 = servers.iter().map(|s| s.samples).sum();
+    let weighted = |f: fn(&ServerUsage) -> f64| {
+        if samples == 0 {
+            servers.iter().map(|s| f(s)).sum::<f64>() / servers.len() as f64
+        } else {
+            servers.iter().map(|s| f(s) * s.samples as f64).sum::<f64>() / samples as f64
+        }
+    };
+    Some(ServerUsage {
+        pids,
+        samples,
+        cpu_percent_mean: weighted(|s| s.cpu_percent_mean),
+        cpu_percent_peak: servers
+            .iter()
+            .map(|s| s.cpu_percent_peak)
+            .fold(0.0, f64::max),
+        rss_bytes_mean: weighted(|s| s.rss_bytes_mean as f64).round() as u64,
+        rss_bytes_peak: servers.iter().map(|s| s.rss_bytes_peak).max().unwrap_or(0),
+    })
+}
+
+/// `tsumo merge FILE… -o OUT`: writes the merged JSON; warnings and errors go to stderr.
+pub fn run(options: &MergeOptions) -> ExitCode {
+    let merged = options
+        .files
+        .iter()
+        .map(|f| compare::load(f))
+        .collect::<Result<Vec<_>, _>>()
+        .and_then(|runs| merge(&runs, options.label.as_deref()));
+    let result = merged.and_then(|merged| {
+        for warning in &merged.warnings {
+            eprintln!("tsumo: warning: {warning}");
+        }
+        merged.write(&options.output)
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("tsumo: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::plot::render_svg;
+
+    fn summary_of(values: &[u64]) -> Value {
+        let mut h = new_histogram();
+        for &v in values {
+            h.record(v).unwrap();
+        }
+        summary(&h)
+    }
+
+    /// A session document in `mahjong::report::to_json`'s layout.
+    fn session(label: &str, offset: u64, server: Option<(u32, f64)>) -> LoadedRun {
+        let mut login = summary_of(&[1000 + offset, 2000 + offset, 3000 + offset, 4000]);
+        login["ok"] = json!(4);
+        login["failed"] = json!(1);
+        let mut doc = json!({
+            "tool": "tsumo", "version": "0", "mode": "mahjong", "schema": 1, "label": label,
+            "plan": {"url": "http://127.0.0.1:4615/server", "players": 4, "threads": 1,
+                     "duration_s": 60.0},
+            "elapsed_s": 10.0 + offset as f64 / 1000.0, "interrupted": false, "timed_out": false,
+            "phases": {"login": login},
+            "games": {"started": 1, "completed": 1, "aborted": 0,
+                      "duration": summary_of(&[9_000_000])},
+            "steps": {"dapai": summary_of(&[400_000 + offset, 401_000])},
+            "draw_overshoot": summary_of(&[]),
+            "deal_overshoot": summary_of(&[2000]),
+            "start_burst": summary_of(&[1500]),
+            "reply_lateness": summary_of(&[10 + offset, 20, 30, 400]),
+            "messages": {"in": 100, "out": 50, "bytes_in": 10_000, "bytes_out": 2000},
+            "disconnects": 0, "errors": 1, "first_errors": ["x"],
+            "tsumo": {"cpu_s": 0.5, "peak_rss_bytes": 10_000_000},
+        });
+        if let Some((pid, cpu)) = server {
+            doc["server"] = json!({"pids": [pid], "samples": 10, "cpu_percent_mean": cpu,
+                "cpu_percent_peak": cpu * 2.0, "rss_bytes_mean": 1000, "rss_bytes_peak": 2000});
+        }
+        compare::from_value(doc, &format!("{label}-{offset}.json")).unwrap()
+    }
+
+    #[test]
+    fn mahjong_sessions_merge_exactly() {
+        let runs = [
+            session("a", 0, Some((7, 10.0))),
+            session("a", 5, Some((7, 30.0))),
+        ];
+        let merged = merge(&runs, None).unwrap();
+        assert!(merged.warnings.is_empty(), "{:?}", merged.warnings);
+        let doc = merged.to_json();
+        assert_eq!(doc["label"], "merged (2 runs)");
+        assert_eq!(doc["phases"]["login"]["ok"], 8);
+        assert_eq!(doc["phases"]["login"]["failed"], 2);
+        assert_eq!(doc["phases"]["login"]["count"], 8);
+        assert_eq!(doc["phases"]["login"]["max"], 4000);
+        assert_eq!(doc["steps"]["dapai"]["count"], 4);
+        assert_eq!(doc["reply_lateness"]["count"], 8);
+        assert_eq!(doc["draw_overshoot"]["count"], 0);
+        assert_eq!(doc["games"]["completed"], 2);
+        assert_eq!(doc["messages"]["in"], 200);
+        assert_eq!(doc["plan"]["players"], 8);
+        assert_eq!(doc["tsumo"]["cpu_s"], 1.0);
+        assert_eq!(doc["elapsed_s"], 10.005);
+        assert_eq!(doc["first_errors"], json!(["x", "x"]));
+        assert_eq!(doc["server"]["cpu_percent_mean"], 20.0);
+        assert_eq!(doc["server"]["cpu_percent_peak"], 60.0);
+        assert_eq!(doc["merged_from"], json!(["a-0.json", "a-5.json"]));
+        // The merged document reads back as a session.
+        let again = compare::from_value(doc, "merged.json").unwrap();
+        assert_eq!(again.mode(), "mahjong");
+        // Different server processes: no server figures, and a warning saying so.
+        let runs = [
+            session("a", 0, Some((7, 10.0))),
+            session("a", 5, Some((8, 1.0))),
+        ];
+        let merged = merge(&runs, Some("both")).unwrap();
+        assert_eq!(merged.run.label, "both");
+        assert!(merged.run.server.is_none());
+        assert_eq!(merged.warnings.len(), 1);
+    }
+
+    #[test]
+    fn mahjong_sessions_compare_and_plot() {
+        let runs = [
+            session("direct", 0, Some((7, 10.0))),
+            session("direct", 5, Some((7, 11.0))),
+            session("nginx", 300, Some((7, 20.0))),
+            session("nginx", 310, Some((7, 21.0))),
+        ];
+        let table = compare::render(&runs).unwrap();
+        for row in [
+            "Players",
+            "login ok",
+            "login p99",
+            "Games completed",
+            "Step dapai p50",
+            "Reply lateness p99",
+            "Messages in/sec",
+            "tsumo CPU per player",
+            "Server CPU% mean",
+            "Server RSS peak",
+        ] {
+            assert!(table.contains(&format!("\n  {row} ")), "{row}:\n{table}");
+        }
+        // An empty histogram has no percentile to show.
+        assert!(!table.contains("Draw overshoot"), "{table}");
+        assert!(
+            table.contains("server CPU: nginx is 1.95× direct; beyond run-to-run noise"),
+            "{table}"
+        );
+        assert!(table.contains("messages in/s: nginx is"), "{table}");
+        let svg = render_svg(&runs, None).unwrap();
+        assert_eq!(svg.matches("<polyline").count(), 4);
+        assert!(svg.contains("reply lateness"));
+        let svg = render_svg(&runs, Some("login")).unwrap();
+        assert!(svg.contains("Mahjong login by percentile"));
+        let e = render_svg(&runs, Some("nope")).unwrap_err().to_string();
+        assert!(
+            e.contains("no histogram 'nope'") && e.contains("dapai"),
+            "{e}"
+        );
+    }
+}

@@ -1,0 +1,439 @@
+//! `tsumo plot`: saved runs' latency by percentile, overlaid in one SVG.
+//!
+//! The chart is HdrHistogram's usual one: x is `1/(1−p)` on a log axis, so 90%, 99%, 99.9% …
+//! are equally spaced and the tail — where a proxy or a stall shows — gets as much room as the
+//! median; y is latency in ms on a linear axis. Points come from the same percentile iterator as
+//! wrk2's spectrum, read from the whole saved histogram, so the curve is exact, not a handful of
+//! summary percentiles joined by lines. Hand-written SVG: a few dozen elements do not need a
+//! dependency.
+//!
+//! HTTP runs plot their corrected latency (`--metric uncorrected` or `send_lateness` for the
+//! others). Mahjong sessions plot `reply_lateness` by default — the one histogram every session
+//! fills — and any other histogram of the session by name (`draw_overshoot`, a phase such as
+//! `login`, a step kind such as `dapai`).
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use hdrhistogram::Histogram;
+use serde_json::Value;
+
+use super::compare::{self, LoadedRun, RunData};
+use super::json::SavedRun;
+use crate::error::Error;
+use crate::stats::hdr;
+
+/// Options of `tsumo plot FILE… -o OUT.svg`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlotOptions {
+    pub files: Vec<PathBuf>,
+    /// Where the SVG goes; `-` is stdout.
+    pub output: PathBuf,
+    /// Which histogram to plot; `None` is the mode's default.
+    pub metric: Option<String>,
+}
+
+const WIDTH: f64 = 900.0;
+const HEIGHT: f64 = 500.0;
+const LEFT: f64 = 75.0;
+const RIGHT: f64 = 25.0;
+const TOP: f64 = 45.0;
+const BOTTOM: f64 = 55.0;
+
+/// Distinct colours (Tableau 10), one per label.
+const COLOURS: [&str; 10] = [
+    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
+    "#7f7f7f", "#bcbd22",
+];
+
+/// Dash patterns for the second, third … run of one label.
+const DASHES: [&str; 4] = ["", "6 3", "2 3", "8 3 2 3"];
+
+/// The histogram of `run` that the plot shows, and its name in the title.
+fn histogram_of(run: &LoadedRun, metric: Option<&str>) -> Result<(Histogram<u64>, String), Error> {
+    let unknown = |choices: &str| {
+        Error::Usage(format!(
+            "{}: no histogram '{}' to plot (choose one of: {choices})",
+            run.source,
+            metric.unwrap_or_default()
+        ))
+    };
+    let encoded: &str = match &run.data {
+        RunData::Http(saved) => {
+            let h = &saved.histograms;
+            match metric.unwrap_or("latency") {
+                "latency" => &h.latency,
+                "uncorrected" => &h.uncorrected,
+                "send_lateness" => &h.send_lateness,
+                _ => return Err(unknown("latency, uncorrected, send_lateness")),
+            }
+        }
+        RunData::Mahjong(doc) => {
+            let name = metric.unwrap_or("reply_lateness");
+            let candidates = [
+                format!("/{name}/histogram"),
+                format!("/phases/{name}/histogram"),
+                format!("/steps/{name}/histogram"),
+            ];
+            let found = match name {
+                "games" | "game_time" => doc.pointer("/games/duration/histogram"),
+                _ => candidates.iter().find_map(|p| doc.pointer(p)),
+            };
+            match found.and_then(Value::as_str) {
+                Some(encoded) => encoded,
+                None => {
+                    let mut choices = vec![
+                        "reply_lateness",
+                        "draw_overshoot",
+                        "deal_overshoot",
+                        "start_burst",
+                        "games",
+                    ]
+                    .into_iter()
+                    .map(str::to_string)
+                    .collect::<Vec<_>>();
+                    choices.extend(compare::phase_names(doc));
+                    if let Some(steps) = doc.get("steps").and_then(Value::as_object) {
+                        choices.extend(steps.keys().cloned());
+                    }
+                    return Err(unknown(&choices.join(", ")));
+                }
+            }
+        }
+    };
+    let h = SavedRun::decode_histogram(encoded).map_err(|e| Error::File {
+        path: run.source.clone(),
+        reason: e.to_string(),
+    })?;
+    let title = match (&run.data, metric) {
+        (RunData::Http(_), None | Some("latency")) => {
+            "Latency by percentile (corrected for coordinated omission)".to_string()
+        }
+        (RunData::Http(_), Some(m)) => format!("{} by percentile", m.replace('_', " ")),
+        (RunData::Mahjong(_), m) => format!(
+            "Mahjong {} by percentile",
+            m.unwrap_or("reply lateness (tsumo's own)")
+                .replace('_', " ")
+        ),
+    };
+    Ok((h, title))
+}
+
+/// Points `(1/(1−p), ms)` of a histogram's percentile spectrum. The 100% row, whose `1/(1−p)` is
+/// infinite, is placed at `n` (the max of n samples is their 1−1/n quantile).
+fn curve(h: &Histogram<u64>) -> Vec<(f64, f64)> {
+    let n = h.len() as f64;
+    let mut points: Vec<(f64, f64)> = Vec::new();
+    for row in hdr::spectrum(h, 5) {
+        let ms = row.value as f64 / 1000.0;
+        let x = if row.percentile < 100.0 {
+            1.0 / (1.0 - row.percentile / 100.0)
+        } else {
+            n.max(points.last().map_or(1.0, |p| p.0))
+        };
+        points.push((x.max(1.0), ms));
+    }
+    points
+}
+
+/// A round step for about `target` intervals over `0..max`: 1, 2, 2.5 or 5 × 10^k.
+fn nice_step(max: f64, target: f64) -> f64 {
+    let raw = (max / target).max(f64::MIN_POSITIVE);
+    let magnitude = 10f64.powf(raw.log10().floor());
+    [1.0, 2.0, 2.5, 5.0, 10.0]
+        .into_iter()
+        .map(|m| m * magnitude)
+        .find(|s| *s >= raw)
+        .unwrap_or(10.0 * magnitude)
+}
+
+/// Decimals that show every multiple of `step` exactly (0.25 → 2, 5 → 0).
+fn decimals(step: f64) -> usize {
+    (0..6)
+        .find(|d| {
+            let scaled = step * 10f64.powi(*d as i32);
+            (scaled - scaled.round()).abs() < 1e-6
+        })
+        .unwrap_or(6)
+}
+
+/// `99.9%` for the decade 10^k.
+fn percentile_label(decade: i32) -> String {
+    match decade {
+        0 => "0%".to_string(),
+        1 => "90%".to_string(),
+        2 => "99%".to_string(),
+        d => format!("99.{}%", "9".repeat((d - 2).max(0) as usize)),
+    }
+}
+
+/// Text for SVG: `&`, `<`, `>` and quotes escaped.
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// The SVG document of the runs (one mode), one polyline per run.
+pub fn render_svg(runs: &[LoadedRun], metric: Option<&str>) -> Result<String, Error> {
+    compare::check_same_mode(runs, "plot")?;
+    let mut curves = Vec::new();
+    let mut title = String::new();
+    for run in runs {
+        let (h, t) = histogram_of(run, metric)?;
+        title = t;
+        curves.push(if h.is_empty() { Vec::new() } else { curve(&h) });
+    }
+    let points = curves.iter().flatten();
+    let x_max = points.clone().map(|p| p.0).fold(1.0, f64::max);
+    let y_max = points.map(|p| p.1).fold(0.0, f64::max);
+    // A 100% point just past a decade (1001 samples) is drawn at that decade's edge.
+    let decades = ((x_max.log10() - 0.05).ceil() as i32).clamp(2, 9);
+    let x_end = 10f64.powi(decades);
+    let y_step = nice_step(if y_max > 0.0 { y_max } else { 1.0 }, 6.0);
+    let y_top = (y_max / y_step).ceil().max(1.0) * y_step;
+    let plot_w = WIDTH - LEFT - RIGHT;
+    let plot_h = HEIGHT - TOP - BOTTOM;
+    let px = |x: f64| LEFT + x.clamp(1.0, x_end).log10() / f64::from(decades) * plot_w;
+    let py = |y: f64| TOP + plot_h - y / y_top * plot_h;
+
+    let mut svg = String::new();
+    let _ = writeln!(
+        svg,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" height="{HEIGHT}" font-family="sans-serif" font-size="12">"#
+    );
+    let _ = writeln!(
+        svg,
+        r#"<rect x="0" y="0" width="{WIDTH}" height="{HEIGHT}" fill="white"/>"#
+    );
+    let _ = writeln!(
+        svg,
+        r#"<text x="{}" y="26" text-anchor="middle" font-size="15" font-weight="bold">{}</text>"#,
+        WIDTH / 2.0,
+        escape(&title)
+    );
+    // Grid and ticks.
+    let _ = writeln!(svg, r##"<g stroke="#e0e0e0" stroke-width="1">"##);
+    for d in 0..=decades {
+        let x = px(10f64.powi(d));
+        let _ = writeln!(
+            svg,
+            r#"<line x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{:.1}"/>"#,
+            TOP + plot_h
+        );
+    }
+    let ticks = (y_top / y_step).round() as usize;
+    for i in 0..=ticks {
+        let y = py(i as f64 * y_step);
+        let _ = writeln!(
+            svg,
+            r#"<line x1="{LEFT}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}"/>"#,
+            LEFT + plot_w
+        );
+    }
+    let _ = writeln!(svg, "</g>");
+    let _ = writeln!(svg, r#"<g fill="black">"#);
+    for d in 0..=decades {
+        let _ = writeln!(
+            svg,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
+            px(10f64.powi(d)),
+            TOP + plot_h + 18.0,
+            percentile_label(d)
+        );
+    }
+    let places = decimals(y_step);
+    for i in 0..=ticks {
+        let value = i as f64 * y_step;
+        let _ = writeln!(
+            svg,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="end">{value:.places$}</text>"#,
+            LEFT - 6.0,
+            py(value) + 4.0
+        );
+    }
+    let _ = writeln!(
+        svg,
+        r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" font-size="13">Percentile</text>"#,
+        LEFT + plot_w / 2.0,
+        HEIGHT - 12.0
+    );
+    let _ = writeln!(
+        svg,
+        r#"<text x="18" y="{:.1}" text-anchor="middle" font-size="13" transform="rotate(-90 18 {:.1})">Latency (ms)</text>"#,
+        TOP + plot_h / 2.0,
+        TOP + plot_h / 2.0
+    );
+    let _ = writeln!(svg, "</g>");
+    let _ = writeln!(
+        svg,
+        r##"<rect x="{LEFT}" y="{TOP}" width="{plot_w}" height="{plot_h}" fill="none" stroke="#666"/>"##
+    );
+
+    // One colour per label; a label's later rounds dashed.
+    let mut labels: Vec<&str> = Vec::new();
+    let style: Vec<(&str, &str, usize)> = runs
+        .iter()
+        .map(|run| {
+            let index = match labels.iter().position(|l| *l == run.label) {
+                Some(i) => i,
+                None => {
+                    labels.push(&run.label);
+                    labels.len() - 1
+                }
+            };
+            let round = runs[..]
+                .iter()
+                .take_while(|r| !std::ptr::eq(*r, run))
+                .filter(|r| r.label == run.label)
+                .count();
+            (
+                COLOURS[index % COLOURS.len()],
+                DASHES[round % DASHES.len()],
+                round,
+            )
+        })
+        .collect();
+    for (points, (colour, dash, _)) in curves.iter().zip(&style) {
+        if points.is_empty() {
+            continue;
+        }
+        let coords: Vec<String> = points
+            .iter()
+            .map(|(x, y)| format!("{:.1},{:.1}", px(*x), py(*y)))
+            .collect();
+        let dash = if dash.is_empty() {
+            String::new()
+        } else {
+            format!(r#" stroke-dasharray="{dash}""#)
+        };
+        let _ = writeln!(
+            svg,
+            r#"<polyline fill="none" stroke="{colour}" stroke-width="2"{dash} points="{}"/>"#,
+            coords.join(" ")
+        );
+    }
+
+    // Legend, top left inside the plot (curves rise to the right).
+    let entries: Vec<String> = runs
+        .iter()
+        .zip(&style)
+        .zip(&curves)
+        .map(|((run, (_, _, round)), points)| {
+            let mut text = run.label.clone();
+            if *round > 0 {
+                let _ = write!(text, " (round {})", round + 1);
+            }
+            if points.is_empty() {
+                text.push_str(" (no samples)");
+            }
+            text
+        })
+        .collect();
+    let longest = entries.iter().map(|e| e.chars().count()).max().unwrap_or(0);
+    let box_w = (longest as f64 * 7.0 + 50.0).min(plot_w - 20.0);
+    let box_h = entries.len() as f64 * 18.0 + 10.0;
+    let (bx, by) = (LEFT + 12.0, TOP + 12.0);
+    let _ = writeln!(
+        svg,
+        r##"<rect x="{bx}" y="{by}" width="{box_w:.1}" height="{box_h:.1}" fill="white" fill-opacity="0.9" stroke="#bbb"/>"##
+    );
+    for (i, (entry, (colour, dash, _))) in entries.iter().zip(&style).enumerate() {
+        let y = by + 17.0 + i as f64 * 18.0;
+        let dash = if dash.is_empty() {
+            String::new()
+        } else {
+            format!(r#" stroke-dasharray="{dash}""#)
+        };
+        let _ = writeln!(
+            svg,
+            r#"<line x1="{:.1}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="{colour}" stroke-width="2"{dash}/>"#,
+            bx + 8.0,
+            y - 4.0,
+            bx + 32.0,
+            y - 4.0
+        );
+        let _ = writeln!(
+            svg,
+            r#"<text x="{:.1}" y="{y:.1}" font-size="13">{}</text>"#,
+            bx + 40.0,
+            escape(entry)
+        );
+    }
+    let _ = writeln!(svg, "</svg>");
+    Ok(svg)
+}
+
+/// `tsumo plot FILE… -o OUT.svg`: writes the SVG; exit 1 with one line on a bad input.
+pub fn run(options: &PlotOptions) -> ExitCode {
+    let svg = options
+        .files
+        .iter()
+        .map(|f| compare::load(f))
+        .collect::<Result<Vec<_>, _>>()
+        .and_then(|runs| render_svg(&runs, options.metric.as_deref()));
+    let written = svg.and_then(|svg| {
+        let path = options.output.display().to_string();
+        let result = if path == "-" {
+            use std::io::Write as _;
+            let mut stdout = std::io::stdout().lock();
+            stdout
+                .write_all(svg.as_bytes())
+                .and_then(|()| stdout.flush())
+        } else {
+            std::fs::write(&options.output, svg)
+        };
+        result.map_err(|e| Error::File {
+            path,
+            reason: e.to_string(),
+        })
+    });
+    match written {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("tsumo: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::new_histogram;
+
+    #[test]
+    fn axis_ticks() {
+        let labels: Vec<String> = (0..=5).map(percentile_label).collect();
+        assert_eq!(labels, ["0%", "90%", "99%", "99.9%", "99.99%", "99.999%"]);
+        assert_eq!(nice_step(1.76, 6.0), 0.5);
+        assert_eq!(nice_step(12.0, 6.0), 2.0);
+        assert_eq!(nice_step(0.9, 6.0), 0.2);
+        assert_eq!(nice_step(14.0, 6.0), 2.5);
+        assert_eq!(decimals(0.25), 2);
+        assert_eq!(decimals(5.0), 0);
+        assert_eq!(escape("a<b & \"c\">"), "a&lt;b &amp; &quot;c&quot;&gt;");
+    }
+
+    #[test]
+    fn curve_follows_the_spectrum_and_ends_at_n() {
+        let mut h = new_histogram();
+        for v in 1..=1000u64 {
+            h.record(v * 10).unwrap();
+        }
+        let points = curve(&h);
+        assert_eq!(points[0], (1.0, 0.01));
+        assert!(points
+            .windows(2)
+            .all(|w| w[0].0 <= w[1].0 && w[0].1 <= w[1].1));
+        // The 100% row sits at n, or at the last row's x when the spectrum went past n.
+        let (x, ms) = points[points.len() - 1];
+        assert_eq!(ms, 10.007);
+        assert!(
+            x >= 1000.0 && x == points[points.len() - 2].0.max(1000.0),
+            "{x}"
+        );
+    }
+}

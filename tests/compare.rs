@@ -1,0 +1,373 @@
+//! `tsumo compare`, `tsumo merge` and `tsumo plot` on real runs: nginx serving a static page
+//! ("direct") and a second nginx proxying to it ("nginx"), each run twice by the tsumo binary.
+//!
+//! What a user would notice is asserted: the table's rows and its B/A ratio, the noise sentences
+//! that repeated runs earn, a merge that adds up exactly, an SVG with one curve per run, and one
+//! error line with exit code 1 for a bad input.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use common::nginx::Nginx;
+use common::{json_u64, run_tsumo, Run, TempDir};
+
+const LIMIT: Duration = Duration::from_secs(30);
+
+/// Two runs against each of the two servers, made once for every test in this file.
+struct Runs {
+    dir: TempDir,
+    direct: [PathBuf; 2],
+    proxied: [PathBuf; 2],
+}
+
+fn runs() -> &'static Runs {
+    static RUNS: OnceLock<Runs> = OnceLock::new();
+    RUNS.get_or_init(|| {
+        let direct_server = Nginx::start();
+        let proxy_body = format!(
+            "location / {{ proxy_pass http://127.0.0.1:{}; proxy_http_version 1.1; \
+             proxy_set_header Connection \"\"; }}",
+            direct_server.http_port()
+        );
+        let proxy_server = Nginx::builder().server("proxy", &proxy_body).start();
+        let proxy_url = format!("http://127.0.0.1:{}/index.html", proxy_server.port("proxy"));
+        let direct_url = direct_server.http_url("/index.html");
+        let dir = TempDir::new("tsumo-compare");
+        let run = |url: &str, label: &str, name: &str| {
+            let path = dir.path().join(name);
+            let out = path.to_string_lossy().to_string();
+            let args = [
+                "-t1", "-c4", "-d2s", "-R500", "--label", label, "--quiet", "--json", &out, url,
+            ];
+            run_tsumo(&args, LIMIT).assert_success();
+            path
+        };
+        // Alternating, so a drift of the machine hits both labels alike.
+        let d1 = run(&direct_url, "direct", "direct1.json");
+        let p1 = run(&proxy_url, "nginx", "nginx1.json");
+        let d2 = run(&direct_url, "direct", "direct2.json");
+        let p2 = run(&proxy_url, "nginx", "nginx2.json");
+        Runs {
+            dir,
+            direct: [d1, d2],
+            proxied: [p1, p2],
+        }
+    })
+}
+
+fn tsumo(args: &[&Path]) -> Run {
+    let args: Vec<&str> = args
+        .iter()
+        .map(|p| p.to_str().unwrap_or_default())
+        .collect();
+    run_tsumo(&args, LIMIT)
+}
+
+fn load(path: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(path).expect("read JSON");
+    serde_json::from_str(&text).expect("parse JSON")
+}
+
+/// A number as compare prints it: `500.21`, `1.00k`, `27.00us`, `1.09MB`, `1.35×`.
+fn parse_number(cell: &str) -> f64 {
+    let cell = cell.trim_end_matches('×').trim_end_matches('B');
+    let (digits, scale) = match cell.chars().last() {
+        Some('k') => (&cell[..cell.len() - 1], 1e3),
+        Some('M') => (&cell[..cell.len() - 1], 1e6),
+        Some('K') => (&cell[..cell.len() - 1], 1024.0),
+        _ => (cell, 1.0),
+    };
+    digits
+        .parse::<f64>()
+        .unwrap_or_else(|e| panic!("not a number: {cell:?} ({e})"))
+        * scale
+}
+
+/// The cells after the row name of the table row named `name`.
+fn table_row(table: &str, name: &str) -> Vec<String> {
+    let line = table
+        .lines()
+        .find(|l| l.trim_start().starts_with(name) && !l.contains(':'))
+        .unwrap_or_else(|| panic!("no row {name:?} in:\n{table}"));
+    line.trim_start()[name.len()..]
+        .split_whitespace()
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn compare_shows_rows_ratios_and_noise_sentences() {
+    let r = runs();
+    let [d1, d2] = &r.direct;
+    let [p1, p2] = &r.proxied;
+    let out = tsumo(&[Path::new("compare"), d1, p1, d2, p2]);
+    out.assert_success();
+    let table = &out.stdout;
+    let header = table
+        .lines()
+        .find(|l| l.contains("nginx/direct"))
+        .unwrap_or_else(|| panic!("no ratio heading:\n{table}"));
+    assert!(
+        header.contains("direct") && header.contains("nginx"),
+        "{header}"
+    );
+    for name in [
+        "Requests/sec",
+        "Transfer/sec",
+        "Latency p50",
+        "Latency p90",
+        "Latency p99",
+        "Latency p99.9",
+        "Latency max",
+        "Uncorrected p50",
+        "Uncorrected p99",
+        "Send lateness p99",
+        "Errors connect",
+        "Errors read",
+        "Errors write",
+        "Errors timeout",
+        "Errors status",
+        "Connections opened",
+        "TLS full handshakes",
+        "TLS resumed handshakes",
+    ] {
+        assert_eq!(table_row(table, name).len(), 3, "{name}:\n{table}");
+    }
+    // Columns are the means of each label's two runs; the ratio is nginx / direct.
+    let rate = |p: &PathBuf| load(p)["requests_per_sec"].as_f64().unwrap_or(0.0);
+    let direct_mean = (rate(d1) + rate(d2)) / 2.0;
+    let nginx_mean = (rate(p1) + rate(p2)) / 2.0;
+    let cells = table_row(table, "Requests/sec");
+    assert!(
+        (parse_number(&cells[0]) - direct_mean).abs() < 0.01,
+        "{cells:?}"
+    );
+    assert!(
+        (parse_number(&cells[1]) - nginx_mean).abs() < 0.01,
+        "{cells:?}"
+    );
+    let ratio = parse_number(&cells[2]);
+    assert!(
+        (ratio - nginx_mean / direct_mean).abs() <= 0.006,
+        "{cells:?}"
+    );
+    assert_eq!(table_row(table, "Runs"), ["2", "2"]);
+    // One sentence per key metric, in words.
+    for metric in ["rate", "p50", "p99"] {
+        let line = table
+            .lines()
+            .find(|l| l.starts_with(&format!("{metric}: nginx is ")))
+            .unwrap_or_else(|| panic!("no sentence for {metric}:\n{table}"));
+        assert!(line.contains("× direct; "), "{line}");
+        assert!(
+            line.contains("within run-to-run noise") || line.contains("beyond run-to-run noise"),
+            "{line}"
+        );
+        assert!(line.contains("(direct varies ") && line.ends_with(" between rounds)"));
+    }
+    // A single run per label: no noise verdict, a hint instead.
+    let single = tsumo(&[Path::new("compare"), d1, p1]);
+    single.assert_success();
+    assert!(
+        !single.stdout.contains("run-to-run noise ("),
+        "{}",
+        single.stdout
+    );
+    assert!(single.stdout.contains("One run per label"));
+}
+
+#[test]
+fn merge_adds_runs_exactly() {
+    let r = runs();
+    let [d1, d2] = &r.direct;
+    let out_path = r.dir.path().join("merged.json");
+    let merged = tsumo(&[Path::new("merge"), d1, d2, Path::new("-o"), &out_path]);
+    merged.assert_success();
+    assert_eq!(merged.stderr, "", "same URL: no warning");
+    let (a, b, m) = (load(d1), load(d2), load(&out_path));
+    assert_eq!(m["label"], "merged (2 runs)");
+    for counter in ["requests", "bytes_read", "connections_opened"] {
+        let path = format!("counters.{counter}");
+        assert_eq!(
+            json_u64(&m, &path),
+            json_u64(&a, &path) + json_u64(&b, &path),
+            "{counter}"
+        );
+    }
+    let sum_rate = a["requests_per_sec"].as_f64().unwrap_or(0.0)
+        + b["requests_per_sec"].as_f64().unwrap_or(0.0);
+    assert!((m["requests_per_sec"].as_f64().unwrap_or(0.0) - sum_rate).abs() < 1e-6);
+    assert_eq!(
+        json_u64(&m, "latency.count"),
+        json_u64(&a, "latency.count") + json_u64(&b, "latency.count")
+    );
+    // The top bucket of the sum is the higher of the two tops.
+    assert_eq!(
+        json_u64(&m, "latency.max"),
+        json_u64(&a, "latency.max").max(json_u64(&b, "latency.max"))
+    );
+    let p50 = json_u64(&m, "latency.p50");
+    let lower = json_u64(&a, "latency.p50").min(json_u64(&b, "latency.p50"));
+    let upper = json_u64(&a, "latency.p50").max(json_u64(&b, "latency.p50"));
+    assert!(lower <= p50 && p50 <= upper, "{lower} <= {p50} <= {upper}");
+    assert_eq!(m["merged_from"].as_array().map(Vec::len), Some(2));
+
+    // A merge of one run is that run, but for its label and the list of sources.
+    let one_path = r.dir.path().join("one.json");
+    let one = tsumo(&[
+        Path::new("merge"),
+        d1,
+        Path::new("-o"),
+        &one_path,
+        Path::new("--label"),
+        Path::new("direct"),
+    ]);
+    one.assert_success();
+    let mut one = load(&one_path);
+    if let Some(map) = one.as_object_mut() {
+        map.remove("merged_from");
+    }
+    assert_eq!(one, a);
+
+    // Different URLs: merged, with a warning.
+    let mixed_path = r.dir.path().join("mixed.json");
+    let mixed = tsumo(&[
+        Path::new("merge"),
+        d1,
+        &r.proxied[0],
+        Path::new("-o"),
+        &mixed_path,
+    ]);
+    mixed.assert_success();
+    assert!(mixed
+        .stderr
+        .starts_with("tsumo: warning: merging runs against different URLs"));
+    assert_eq!(mixed.stderr.lines().count(), 1, "{}", mixed.stderr);
+}
+
+#[test]
+fn plot_draws_one_curve_per_run() {
+    let r = runs();
+    let [d1, d2] = &r.direct;
+    let [p1, p2] = &r.proxied;
+    let svg_path = r.dir.path().join("latency.svg");
+    let out = tsumo(&[
+        Path::new("plot"),
+        d1,
+        d2,
+        p1,
+        p2,
+        Path::new("-o"),
+        &svg_path,
+    ]);
+    out.assert_success();
+    let svg = std::fs::read_to_string(&svg_path).expect("read SVG");
+    check_well_formed(&svg);
+    assert!(svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""));
+    assert_eq!(svg.matches("<polyline").count(), 4, "{svg}");
+    assert!(svg.contains(">direct<") && svg.contains(">nginx<"));
+    assert!(svg.contains(">nginx (round 2)<"));
+    for tick in [">0%<", ">90%<", ">99%<", ">99.9%<"] {
+        assert!(svg.contains(tick), "{tick}");
+    }
+    // Keep one for people to look at.
+    let _ = std::fs::copy(&svg_path, "/tmp/tsumo-plot-sample.svg");
+}
+
+/// Tags balance, attributes are quoted, nothing but `<!--`/`<?` comments elsewhere: enough to
+/// catch a broken hand-written SVG without an XML dependency.
+fn check_well_formed(xml: &str) {
+    let mut stack: Vec<String> = Vec::new();
+    let mut rest = xml;
+    while let Some(start) = rest.find('<') {
+        let text = &rest[..start];
+        assert!(!text.contains('>'), "stray '>' in text: {text:?}");
+        let end = rest[start..]
+            .find('>')
+            .map(|e| start + e)
+            .unwrap_or_else(|| panic!("unclosed tag at {:?}", &rest[start..]));
+        let tag = &rest[start + 1..end];
+        assert_eq!(
+            tag.matches('"').count() % 2,
+            0,
+            "unbalanced quotes in <{tag}>"
+        );
+        if let Some(name) = tag.strip_prefix('/') {
+            assert_eq!(
+                stack.pop().as_deref(),
+                Some(name.trim()),
+                "mismatched </{name}>"
+            );
+        } else if !tag.ends_with('/') && !tag.starts_with('?') && !tag.starts_with('!') {
+            let name = tag.split_whitespace().next().unwrap_or_default();
+            stack.push(name.to_string());
+        }
+        rest = &rest[end + 1..];
+    }
+    assert!(rest.trim().is_empty(), "text after the root: {rest:?}");
+    assert!(stack.is_empty(), "unclosed tags: {stack:?}");
+}
+
+#[test]
+fn bad_inputs_are_one_line_and_exit_1() {
+    let r = runs();
+    let dir = r.dir.path();
+    let not_tsumo = dir.join("not-tsumo.json");
+    std::fs::write(&not_tsumo, "{\"hello\": 1}\n").expect("write");
+    let not_json = dir.join("not-json.json");
+    std::fs::write(&not_json, "Running 2s test\n").expect("write");
+    let mahjong = dir.join("mahjong.json");
+    let doc = serde_json::json!({
+        "tool": "tsumo", "mode": "mahjong", "label": "m",
+        "plan": {"players": 4, "url": "http://127.0.0.1:1/server"}, "phases": {},
+    });
+    std::fs::write(&mahjong, doc.to_string()).expect("write");
+    let missing = dir.join("missing.json");
+    let d1 = &r.direct[0];
+    let out_path = dir.join("out");
+    let cases: Vec<(Vec<&Path>, &str)> = vec![
+        (vec![Path::new("compare"), d1, &missing], "missing.json: "),
+        (
+            vec![Path::new("compare"), d1, &not_tsumo],
+            "not a tsumo JSON result",
+        ),
+        (
+            vec![Path::new("compare"), &not_json],
+            "not a tsumo JSON result",
+        ),
+        (
+            vec![Path::new("compare"), d1, &mahjong],
+            "cannot compare an HTTP run",
+        ),
+        (
+            vec![Path::new("merge"), &mahjong, d1, Path::new("-o"), &out_path],
+            "cannot merge a mahjong run",
+        ),
+        (
+            vec![Path::new("plot"), d1, &mahjong, Path::new("-o"), &out_path],
+            "cannot plot an HTTP run",
+        ),
+        (
+            vec![Path::new("plot"), d1, &missing, Path::new("-o"), &out_path],
+            "missing.json",
+        ),
+        (vec![Path::new("merge"), d1], "missing -o FILE"),
+        (vec![Path::new("compare")], "no result files given"),
+    ];
+    for (args, needle) in cases {
+        let out = tsumo(&args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {out:?}");
+        assert!(
+            out.stderr.starts_with("tsumo: "),
+            "{args:?}: {}",
+            out.stderr
+        );
+        assert!(out.stderr.contains(needle), "{args:?}: {}", out.stderr);
+        assert_eq!(out.stderr.lines().count(), 1, "{args:?}: {}", out.stderr);
+        assert_eq!(out.stdout, "", "{args:?}");
+    }
+    assert!(!out_path.exists(), "nothing written on an error");
+}
