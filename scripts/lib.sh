@@ -177,13 +177,32 @@ stop_majiang() {
     MAJIANG_PID=
 }
 
-# Writes DIR/nginx.conf: a reverse proxy on 127.0.0.1:PORT passing /server/ (HTTP login and
-# logout, and the socket.io WebSocket upgrade) to majiang-server on 127.0.0.1:UPSTREAM_PORT.
-# The same proxy block as NginxBuilder::ws_proxy in tests/common/nginx.rs.
-write_nginx_ws_proxy_conf() {
-    local dir=$1 port=$2 upstream_port=$3 user=""
+# Writes DIR/nginx.conf: the nginx in front of the backends, on 127.0.0.1 — a WebSocket reverse
+# proxy on WS_PORT passing /server/ (majiang-server's HTTP login and logout and its socket.io
+# upgrade) to WS_UPSTREAM, and, when HTTPS_PORT is given, an HTTPS server terminating TLS with
+# CERT_DIR/cert.pem and passing every request to the backend at 127.0.0.1:HTTP_UPSTREAM.
+write_nginx_proxy_conf() {
+    local dir=$1 ws_port=$2 ws_upstream=$3 https_port=${4:-} http_upstream=${5:-} cert_dir=${6:-} user="" https=""
     [ "$(id -u)" -eq 0 ] && user="user root root;"
     mkdir -p "$dir/tmp"
+    if [ -n "$https_port" ]; then
+        https="
+    upstream backend {
+        server 127.0.0.1:$http_upstream;
+        keepalive 64;
+    }
+
+    server {
+        listen 127.0.0.1:$https_port ssl;
+        ssl_certificate $cert_dir/cert.pem;
+        ssl_certificate_key $cert_dir/key.pem;
+        location / {
+            proxy_pass http://backend;
+            proxy_http_version 1.1;
+            proxy_set_header Connection \"\";
+        }
+    }"
+    fi
     cat >"$dir/nginx.conf" <<CONF
 # Written by scripts/lib.sh (tests/common/nginx.rs writes the same proxy block for the tests).
 daemon off;
@@ -198,7 +217,8 @@ events {
 }
 
 http {
-    access_log $dir/access.log;
+    access_log off;
+    keepalive_requests 1000000;
     client_body_temp_path $dir/tmp/client_body;
     proxy_temp_path $dir/tmp/proxy;
     fastcgi_temp_path $dir/tmp/fastcgi;
@@ -210,9 +230,9 @@ http {
     }
 
     server {
-        listen 127.0.0.1:$port;
+        listen 127.0.0.1:$ws_port;
         location /server/ {
-            proxy_pass http://127.0.0.1:$upstream_port;
+            proxy_pass http://127.0.0.1:$ws_upstream;
             proxy_http_version 1.1;
             proxy_set_header Host \$http_host;
             proxy_set_header Upgrade \$http_upgrade;
@@ -221,6 +241,7 @@ http {
             proxy_send_timeout 3600s;
         }
     }
+$https
 }
 CONF
 }

@@ -4,7 +4,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use tsumo::cli::{self, Parsed};
-use tsumo::plan::{JsonOut, MahjongPlan};
+use tsumo::plan::{JsonOut, MahjongPlan, Plan};
 use tsumo::{engine, mahjong, report};
 
 fn main() -> ExitCode {
@@ -21,7 +21,15 @@ fn main() -> ExitCode {
         }
         Err(e) => return fail(&e),
     };
-    let finished = match engine::run(&plan) {
+    match plan.vs {
+        Some(_) => run_ab(&plan),
+        None => run_http(&plan),
+    }
+}
+
+/// One HTTP run: report, the script's `done()`, JSON, `.hgrm`.
+fn run_http(plan: &Plan) -> ExitCode {
+    let finished = match engine::run(plan) {
         Ok(finished) => finished,
         Err(e) => return fail(&e),
     };
@@ -42,9 +50,78 @@ fn main() -> ExitCode {
             return fail(&e);
         }
     }
+    if let Some(path) = &plan.hgrm {
+        if let Err(e) = report::hgrm::write_hgrm(&result.latency, path) {
+            return fail(&e);
+        }
+    }
     // A script error stops the run; the report of what ran is printed, then the error.
     if let Some(e) = &finished.script_error {
         return fail(&format_args!("script error: {e}"));
+    }
+    ExitCode::SUCCESS
+}
+
+/// `--vs URL2`: the same load against both targets, alternated round by round so that a shared
+/// machine's drift hits both alike, then the comparison table. `--json` gets every run.
+fn run_ab(plan: &Plan) -> ExitCode {
+    let Some(vs) = &plan.vs else {
+        return run_http(plan);
+    };
+    let first = Plan {
+        vs: None,
+        json: None,
+        hgrm: None,
+        ..plan.clone()
+    };
+    let second = Plan {
+        target: vs.clone(),
+        label: plan.vs_label.clone().unwrap_or_else(|| vs.url.clone()),
+        ..first.clone()
+    };
+    let text = !plan.quiet && plan.json != Some(JsonOut::Stdout);
+    let mut runs = Vec::new();
+    let mut documents = Vec::new();
+    for round in 1..=plan.rounds {
+        for run in [&first, &second] {
+            let finished = match engine::run(run) {
+                Ok(finished) => finished,
+                Err(e) => return fail(&format_args!("{}: {e}", run.label)),
+            };
+            if text {
+                let mut out = std::io::stdout().lock();
+                let _ = writeln!(out, "== {}, round {round} of {} ==", run.label, plan.rounds);
+                let _ = out.write_all(report::text::render(&finished.result).as_bytes());
+                let _ = writeln!(out);
+                let _ = out.flush();
+            }
+            if let Some(e) = &finished.script_error {
+                return fail(&format_args!("script error: {e}"));
+            }
+            let saved = report::json::SavedRun::from_result(&finished.result);
+            let document = match serde_json::to_value(&saved) {
+                Ok(document) => document,
+                Err(e) => return fail(&e),
+            };
+            let source = format!("{} round {round}", run.label);
+            match report::compare::from_value(document.clone(), &source) {
+                Ok(loaded) => runs.push(loaded),
+                Err(e) => return fail(&e),
+            }
+            documents.push(document);
+        }
+    }
+    if text {
+        match report::compare::render(&runs) {
+            Ok(table) => print!("{table}"),
+            Err(e) => return fail(&e),
+        }
+    }
+    if let Some(json) = &plan.json {
+        let all = serde_json::json!({ "runs": documents });
+        if let Err(e) = report::json::write_value(&all, json) {
+            return fail(&e);
+        }
     }
     ExitCode::SUCCESS
 }

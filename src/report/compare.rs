@@ -6,7 +6,8 @@
 //! percent, and so is the noise between two runs of the same command; a ratio alone invites
 //! reading noise as a result (peers.md §0.7: comparing runs is weak across peer tools). The rule
 //! is simple and stated: a difference is *beyond run-to-run noise* when the labels' means differ
-//! by more than the larger spread (max − min) of the rounds within one label.
+//! by more than 1 % and by more than the larger spread (max − min) of the rounds within one
+//! label.
 //!
 //! [`LoadedRun`] is the one reader of saved JSON shared by compare, merge and plot: HTTP runs are
 //! read into [`SavedRun`], mahjong sessions stay a JSON value (their report owns that layout).
@@ -494,7 +495,10 @@ fn noise_sentence(metric: &str, a: (&Group<'_>, &[f64]), b: (&Group<'_>, &[f64])
     } else {
         format!("{} {mean_b:.3} vs {} 0", group_b.heading, group_a.heading)
     };
-    let noise = spread(values_a).max(spread(values_b));
+    // A difference under 1 % is no difference worth a word, however steady the rounds were.
+    let noise = spread(values_a)
+        .max(spread(values_b))
+        .max(0.01 * mean_a.abs().max(mean_b.abs()));
     let verdict = if (mean_b - mean_a).abs() > noise {
         "beyond run-to-run noise"
     } else {
