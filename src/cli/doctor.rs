@@ -99,24 +99,17 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
 }
 
 fn command() -> Command {
-    Command::new("tsumo doctor")
-        .no_binary_name(true)
-        .disable_help_flag(true)
-        .disable_version_flag(true)
-        .disable_help_subcommand(true)
-        .args_override_self(true)
-        .infer_long_args(true)
-        .args([
-            value("connections", Some('c'), "connections"),
-            value("threads", Some('t'), "threads"),
-            value("proxy_pid", None, "proxy-pid"),
-            flag("help", Some('h'), "help"),
-            Arg::new("url").index(1).action(ArgAction::Set),
-            Arg::new("extra")
-                .index(2)
-                .action(ArgAction::Append)
-                .num_args(0..),
-        ])
+    super::subcommand("tsumo doctor").args([
+        value("connections", Some('c'), "connections"),
+        value("threads", Some('t'), "threads"),
+        value("proxy_pid", None, "proxy-pid"),
+        flag("help", Some('h'), "help"),
+        Arg::new("url").index(1).action(ArgAction::Set),
+        Arg::new("extra")
+            .index(2)
+            .action(ArgAction::Append)
+            .num_args(0..),
+    ])
 }
 
 #[cfg(test)]

@@ -195,41 +195,34 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
 }
 
 fn command() -> Command {
-    Command::new("tsumo mahjong")
-        .no_binary_name(true)
-        .disable_help_flag(true)
-        .disable_version_flag(true)
-        .disable_help_subcommand(true)
-        .args_override_self(true)
-        .infer_long_args(true)
-        .args([
-            value("players", Some('c'), "players"),
-            value("threads", Some('t'), "threads"),
-            value("duration", Some('d'), "duration"),
-            value("ramp", None, "ramp"),
-            value("think", None, "think"),
-            value("think_jitter", None, "think-jitter"),
-            value("games", None, "games"),
-            value("rule", None, "rule").value_parser(clap::value_parser!(PathBuf)),
-            value("timer", None, "timer"),
-            flag("start_when_full", None, "start-when-full"),
-            value("connect_timeout", None, "connect-timeout"),
-            value("retries", None, "retries"),
-            value("label", None, "label"),
-            value("server_pid", None, "server-pid").action(ArgAction::Append),
-            flag("latency", Some('L'), "latency"),
-            flag("insecure", Some('k'), "insecure"),
-            value("cacert", None, "cacert").value_parser(clap::value_parser!(PathBuf)),
-            value("json", None, "json").value_parser(clap::value_parser!(PathBuf)),
-            flag("quiet", None, "quiet"),
-            flag("progress", None, "progress"),
-            flag("help", Some('h'), "help"),
-            Arg::new("url").index(1).action(ArgAction::Set),
-            Arg::new("extra")
-                .index(2)
-                .action(ArgAction::Append)
-                .num_args(0..),
-        ])
+    super::subcommand("tsumo mahjong").args([
+        value("players", Some('c'), "players"),
+        value("threads", Some('t'), "threads"),
+        value("duration", Some('d'), "duration"),
+        value("ramp", None, "ramp"),
+        value("think", None, "think"),
+        value("think_jitter", None, "think-jitter"),
+        value("games", None, "games"),
+        value("rule", None, "rule").value_parser(clap::value_parser!(PathBuf)),
+        value("timer", None, "timer"),
+        flag("start_when_full", None, "start-when-full"),
+        value("connect_timeout", None, "connect-timeout"),
+        value("retries", None, "retries"),
+        value("label", None, "label"),
+        value("server_pid", None, "server-pid").action(ArgAction::Append),
+        flag("latency", Some('L'), "latency"),
+        flag("insecure", Some('k'), "insecure"),
+        value("cacert", None, "cacert").value_parser(clap::value_parser!(PathBuf)),
+        value("json", None, "json").value_parser(clap::value_parser!(PathBuf)),
+        flag("quiet", None, "quiet"),
+        flag("progress", None, "progress"),
+        flag("help", Some('h'), "help"),
+        Arg::new("url").index(1).action(ArgAction::Set),
+        Arg::new("extra")
+            .index(2)
+            .action(ArgAction::Append)
+            .num_args(0..),
+    ])
 }
 
 #[cfg(test)]

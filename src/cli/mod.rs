@@ -276,6 +276,18 @@ fn flag(id: &'static str, short: Option<char>, long: &'static str) -> Arg {
         .action(ArgAction::SetTrue)
 }
 
+/// A subcommand's parser (`tsumo mahjong …`, `tsumo doctor …`): our own help and errors, the
+/// last of a repeated option wins, unique prefixes of long options work — as for wrk2's line.
+fn subcommand(name: &'static str) -> Command {
+    Command::new(name)
+        .no_binary_name(true)
+        .disable_help_flag(true)
+        .disable_version_flag(true)
+        .disable_help_subcommand(true)
+        .args_override_self(true)
+        .infer_long_args(true)
+}
+
 /// The option table.
 fn wrk_command() -> Command {
     Command::new("tsumo")

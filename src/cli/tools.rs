@@ -71,22 +71,14 @@ Options:
 
 /// A command that takes files plus the given options.
 fn command(name: &'static str, options: Vec<Arg>) -> Command {
-    Command::new(name)
-        .no_binary_name(true)
-        .disable_help_flag(true)
-        .disable_version_flag(true)
-        .disable_help_subcommand(true)
-        .args_override_self(true)
-        .infer_long_args(true)
-        .args(options)
-        .args([
-            flag("help", Some('h'), "help"),
-            Arg::new("files")
-                .index(1)
-                .action(ArgAction::Append)
-                .num_args(0..)
-                .value_parser(clap::value_parser!(PathBuf)),
-        ])
+    super::subcommand(name).args(options).args([
+        flag("help", Some('h'), "help"),
+        Arg::new("files")
+            .index(1)
+            .action(ArgAction::Append)
+            .num_args(0..)
+            .value_parser(clap::value_parser!(PathBuf)),
+    ])
 }
 
 /// Parses `args` with `command`; a clap error becomes our one line.
