@@ -181,7 +181,9 @@ fn latency_distributions(out: &mut String, r: &MahjongResult) {
     }
 }
 
-fn summary(h: &Histogram<u64>) -> Value {
+/// A histogram as every mahjong JSON document holds it: the usual percentiles and the histogram
+/// itself (merge writes the same shape).
+pub fn summary(h: &Histogram<u64>) -> Value {
     json!({
         "count": h.len(),
         "p50": hdr::value_at_percentile(h, 50.0),

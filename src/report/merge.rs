@@ -18,8 +18,9 @@ use serde_json::{json, Map, Value};
 use super::compare::{self, LoadedRun, RunData};
 use super::json::{encode_histogram, write_value, Percentiles, SavedRun};
 use crate::error::Error;
+use crate::mahjong::report::summary;
 use crate::plan::JsonOut;
-use crate::stats::{hdr, new_histogram};
+use crate::stats::new_histogram;
 use crate::sys::procstat::ServerUsage;
 
 /// Options of `tsumo merge FILE… -o OUT`.
@@ -199,19 +200,6 @@ fn merge_http(runs: &[LoadedRun], label: &str) -> Result<SavedRun, Error> {
     merged.histograms.req_per_sec = encode_histogram(req_per_sec);
     merged.label = label.to_string();
     Ok(merged)
-}
-
-/// A mahjong histogram summary, as `mahjong::report` writes it.
-fn summary(h: &Histogram<u64>) -> Value {
-    json!({
-        "count": h.len(),
-        "p50": hdr::value_at_percentile(h, 50.0),
-        "p90": hdr::value_at_percentile(h, 90.0),
-        "p99": hdr::value_at_percentile(h, 99.0),
-        "max": hdr::max(h),
-        "mean": hdr::mean(h),
-        "histogram": encode_histogram(h),
-    })
 }
 
 /// Sums the numbers at `pointers` over the documents.
