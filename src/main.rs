@@ -10,7 +10,12 @@ use tsumo::{engine, mahjong, report};
 fn main() -> ExitCode {
     let plan = match cli::parse(std::env::args_os()) {
         Ok(Parsed::Run(plan)) => plan,
-        Ok(Parsed::Mahjong(plan)) => return run_mahjong(&plan),
+        Ok(Parsed::Mahjong(plan)) => {
+            return match plan.vs {
+                Some(_) => run_mahjong_ab(&plan),
+                None => run_mahjong(&plan),
+            }
+        }
         Ok(Parsed::Doctor(plan)) => return tsumo::sys::doctor::run(&plan),
         Ok(Parsed::Compare(options)) => return report::compare::run(&options),
         Ok(Parsed::Merge(options)) => return report::merge::run(&options),
@@ -62,8 +67,7 @@ fn run_http(plan: &Plan) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// `--vs URL2`: the same load against both targets, alternated round by round so that a shared
-/// machine's drift hits both alike, then the comparison table. `--json` gets every run.
+/// `--vs URL2`: the same load against both targets, alternated round by round, then compared.
 fn run_ab(plan: &Plan) -> ExitCode {
     let Some(vs) = &plan.vs else {
         return run_http(plan);
@@ -79,31 +83,87 @@ fn run_ab(plan: &Plan) -> ExitCode {
         label: plan.vs_label.clone().unwrap_or_else(|| vs.url.clone()),
         ..first.clone()
     };
-    let text = !plan.quiet && plan.json != Some(JsonOut::Stdout);
+    let show = !plan.quiet && plan.json != Some(JsonOut::Stdout);
+    compare_rounds(
+        [&first, &second],
+        plan.rounds,
+        show,
+        plan.json.as_ref(),
+        |run| {
+            let finished = engine::run(run).map_err(|e| format!("{}: {e}", run.label))?;
+            if let Some(e) = &finished.script_error {
+                return Err(format!("script error: {e}"));
+            }
+            let document =
+                serde_json::to_value(report::json::SavedRun::from_result(&finished.result))
+                    .map_err(|e| e.to_string())?;
+            Ok((
+                run.label.clone(),
+                report::text::render(&finished.result),
+                document,
+            ))
+        },
+    )
+}
+
+/// `tsumo mahjong --vs URL2`: the same session against both servers, alternated, then compared.
+fn run_mahjong_ab(plan: &MahjongPlan) -> ExitCode {
+    let Some(vs) = &plan.vs else {
+        return run_mahjong(plan);
+    };
+    let first = MahjongPlan {
+        vs: None,
+        json: None,
+        ..plan.clone()
+    };
+    let second = MahjongPlan {
+        server: vs.clone(),
+        label: plan.vs_label.clone().unwrap_or_else(|| vs.url.clone()),
+        ..first.clone()
+    };
+    let show = !plan.quiet && plan.json != Some(JsonOut::Stdout);
+    compare_rounds(
+        [&first, &second],
+        plan.rounds,
+        show,
+        plan.json.as_ref(),
+        |run| {
+            let result = mahjong::session::run(run).map_err(|e| format!("{}: {e}", run.label))?;
+            Ok((
+                run.label.clone(),
+                mahjong::report::render(&result),
+                mahjong::report::to_json(&result),
+            ))
+        },
+    )
+}
+
+/// The A/B loop of both modes: `run` runs one of the two plans and gives its label, text report
+/// and JSON document; rounds alternate the two so that a shared machine's drift hits both alike.
+/// Ends with the comparison table; `--json` gets every run.
+fn compare_rounds<P>(
+    plans: [&P; 2],
+    rounds: u32,
+    show: bool,
+    json: Option<&JsonOut>,
+    mut run: impl FnMut(&P) -> Result<(String, String, serde_json::Value), String>,
+) -> ExitCode {
     let mut runs = Vec::new();
     let mut documents = Vec::new();
-    for round in 1..=plan.rounds {
-        for run in [&first, &second] {
-            let finished = match engine::run(run) {
-                Ok(finished) => finished,
-                Err(e) => return fail(&format_args!("{}: {e}", run.label)),
+    for round in 1..=rounds {
+        for plan in plans {
+            let (label, text, document) = match run(plan) {
+                Ok(done) => done,
+                Err(e) => return fail(&e),
             };
-            if text {
+            if show {
                 let mut out = std::io::stdout().lock();
-                let _ = writeln!(out, "== {}, round {round} of {} ==", run.label, plan.rounds);
-                let _ = out.write_all(report::text::render(&finished.result).as_bytes());
+                let _ = writeln!(out, "== {label}, round {round} of {rounds} ==");
+                let _ = out.write_all(text.as_bytes());
                 let _ = writeln!(out);
                 let _ = out.flush();
             }
-            if let Some(e) = &finished.script_error {
-                return fail(&format_args!("script error: {e}"));
-            }
-            let saved = report::json::SavedRun::from_result(&finished.result);
-            let document = match serde_json::to_value(&saved) {
-                Ok(document) => document,
-                Err(e) => return fail(&e),
-            };
-            let source = format!("{} round {round}", run.label);
+            let source = format!("{label} round {round}");
             match report::compare::from_value(document.clone(), &source) {
                 Ok(loaded) => runs.push(loaded),
                 Err(e) => return fail(&e),
@@ -111,13 +171,13 @@ fn run_ab(plan: &Plan) -> ExitCode {
             documents.push(document);
         }
     }
-    if text {
+    if show {
         match report::compare::render(&runs) {
             Ok(table) => print!("{table}"),
             Err(e) => return fail(&e),
         }
     }
-    if let Some(json) = &plan.json {
+    if let Some(json) = json {
         let all = serde_json::json!({ "runs": documents });
         if let Err(e) = report::json::write_value(&all, json) {
             return fail(&e);

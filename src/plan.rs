@@ -163,6 +163,13 @@ pub struct MahjongPlan {
     pub label: String,
     /// Server processes to sample during the session (`--server-pid`, repeatable).
     pub server_pids: Vec<u32>,
+    /// `--vs URL`: the same session against a second server, alternated in `rounds` rounds,
+    /// then compared.
+    pub vs: Option<Target>,
+    /// The second server's name (`--vs-label`; default: its URL).
+    pub vs_label: Option<String>,
+    /// Rounds of an A/B session (`--rounds`).
+    pub rounds: u32,
     /// `-L`: print the latency distributions.
     pub latency: bool,
     pub insecure: bool,

@@ -257,3 +257,52 @@ fn sockets_closed_by_the_server_side_are_counted_without_a_hang() {
     // The proxy is gone, so the logouts cannot reach the server: counted, not hidden.
     assert_eq!(phase(&doc, "logout", "failed"), 4, "{doc:#}");
 }
+
+/// `--vs`: the same session against a second server (here: the proxy in front of the first),
+/// then the comparison table; everyone logged out of both.
+#[test]
+fn vs_compares_two_sessions() {
+    let server = Majiang::start();
+    let nginx = Nginx::builder().ws_proxy("majiang", server.port()).start();
+    let direct = server.url();
+    let proxied = format!("http://127.0.0.1:{}/server", nginx.port("majiang"));
+    let run = mahjong(
+        &[
+            "-c4",
+            "-t1",
+            "--think",
+            "0",
+            "--ramp",
+            "0",
+            "-d",
+            "3s",
+            "--label",
+            "direct",
+            "--vs",
+            &proxied,
+            "--vs-label",
+            "nginx",
+            &direct,
+        ],
+        Duration::from_secs(60),
+    );
+    run.assert_success();
+    let headers: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("== "))
+        .collect();
+    assert_eq!(
+        headers,
+        ["== direct, round 1 of 1 ==", "== nginx, round 1 of 1 =="],
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("Comparing 2 mahjong runs"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("nginx/direct"), "{}", run.stdout);
+    assert_eq!(server.wait_session_files(0, Duration::from_secs(5)), 0);
+}

@@ -52,6 +52,10 @@ Options:
       --label <NAME>         Name of the run in reports [default: the URL]
       --server-pid <PID>     Sample this server process (and its children) once a second:
                              CPU and memory in the report. Repeatable.
+      --vs <URL>             Run the same session against a second server too, alternating
+                             in rounds, and end with the comparison table (see --rounds)
+      --vs-label <NAME>      Name of the --vs session [default: its URL]
+      --rounds <N>           Rounds of the --vs comparison [default: 1]
   -L, --latency              Print each phase's latency distribution
   -k, --insecure             Do not verify the server's certificate (https://, wss://)
       --cacert <FILE>        Also trust the certificates in this PEM file
@@ -113,14 +117,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
     };
     let mut server =
         url::parse_url(url).map_err(|reason| format!("invalid URL '{url}': {reason}"))?;
-    // The base path: majiang-server strips a trailing slash from --baseurl too.
-    let base = server
-        .path
-        .split('?')
-        .next()
-        .unwrap_or("/")
-        .trim_end_matches('/');
-    server.path = base.to_string();
+    server.path = base_path(&server.path);
     if let Some(extra) = matches
         .get_many::<String>("extra")
         .and_then(|mut v| v.next())
@@ -153,6 +150,20 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
     if connect_timeout.is_zero() {
         return Err(invalid("connect_timeout", "must be longer than zero"));
     }
+    let rounds = count("rounds", 1)?;
+    if rounds == 0 {
+        return Err(invalid("rounds", "must be at least 1"));
+    }
+    let rounds = u32::try_from(rounds).map_err(|_| invalid("rounds", "number is too large"))?;
+    let vs = match matches.get_one::<String>("vs") {
+        Some(text) => {
+            let mut target = url::parse_url(text)
+                .map_err(|reason| format!("invalid URL '{text}' for --vs: {reason}"))?;
+            target.path = base_path(&target.path);
+            Some(target)
+        }
+        None => None,
+    };
     let rule = match matches.get_one::<PathBuf>("rule") {
         Some(path) => rules::load(path).map_err(|e| format!("--rule {}: {e}", path.display()))?,
         None => rules::default_rule(),
@@ -172,6 +183,9 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
             .cloned()
             .unwrap_or_else(|| url.clone()),
         server_pids: super::server_pids(&matches)?,
+        vs,
+        vs_label: matches.get_one::<String>("vs_label").cloned(),
+        rounds,
         server,
         players,
         threads: threads.min(players / 4),
@@ -194,6 +208,16 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
     })))
 }
 
+/// The server's base path from a URL's path: no query, no trailing slash (majiang-server strips
+/// a trailing slash from its --baseurl too).
+fn base_path(path: &str) -> String {
+    path.split('?')
+        .next()
+        .unwrap_or("/")
+        .trim_end_matches('/')
+        .to_string()
+}
+
 fn command() -> Command {
     super::subcommand("tsumo mahjong").args([
         value("players", Some('c'), "players"),
@@ -210,6 +234,9 @@ fn command() -> Command {
         value("retries", None, "retries"),
         value("label", None, "label"),
         value("server_pid", None, "server-pid").action(ArgAction::Append),
+        value("vs", None, "vs"),
+        value("vs_label", None, "vs-label"),
+        value("rounds", None, "rounds"),
         flag("latency", Some('L'), "latency"),
         flag("insecure", Some('k'), "insecure"),
         value("cacert", None, "cacert").value_parser(clap::value_parser!(PathBuf)),
