@@ -8,6 +8,7 @@ pub mod hgrm;
 pub mod json;
 pub mod merge;
 pub mod plot;
+pub mod saved;
 pub mod text;
 
 use std::time::Duration;
