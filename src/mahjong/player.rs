@@ -154,7 +154,9 @@ impl Player {
         let plan = std::sync::Arc::clone(&self.ctx.plan);
         let outcome = self.play_session(&plan).await;
         if let Err(Interrupt::Disconnected) = outcome {
-            self.finish_phases_quietly().await;
+            // A player without its socket takes no further part: let the phases go on without
+            // waiting for its logout.
+            self.ctx.board.retire(self.index);
         }
         self.log_out().await;
         // Whatever happened, the coordinator must not wait for this player.
@@ -164,28 +166,24 @@ impl Player {
     async fn play_session(&mut self, plan: &MahjongPlan) -> Result<(), Interrupt> {
         self.wait_phase(Phase::Login).await?;
         self.ramp().await?;
-        let ok = self.log_in().await;
-        self.report(Phase::Login, ok);
-        if !ok {
+        if !self.log_in().await {
             self.table.set_broken();
         }
+        self.report(Phase::Login);
 
         self.wait_phase(Phase::Connect).await?;
         if self.cookie.is_some() {
             self.ramp().await?;
-            let ok = self.connect().await?;
-            self.report(Phase::Connect, ok);
-            if !ok {
+            if !self.connect().await? {
                 self.table.set_broken();
             }
-        } else {
-            self.report(Phase::Connect, true);
         }
+        self.report(Phase::Connect);
 
         for game in 0..plan.games {
             self.wait_phase(Phase::Form(game)).await?;
             let formed = !self.table.broken.get() && self.form_table().await?;
-            self.report(Phase::Form(game), formed);
+            self.report(Phase::Form(game));
             if !plan.lockstep {
                 // Start as soon as the table is full, and play it out within this phase.
                 if formed {
@@ -197,16 +195,10 @@ impl Player {
             if formed {
                 self.play_game().await?;
             }
-            self.report(Phase::Play(game), true);
+            self.report(Phase::Play(game));
         }
         self.wait_phase(Phase::Logout).await?;
         Ok(())
-    }
-
-    /// After a disconnect, keep reporting phases done so the coordinator is not held up.
-    async fn finish_phases_quietly(&mut self) {
-        self.ws = None;
-        self.ctx.board.retire(self.index);
     }
 
     /// Waits for `--ramp × index` after the phase opened.
@@ -220,8 +212,10 @@ impl Player {
         self.serve_until(Some(due), |_| false).await
     }
 
-    fn report(&self, phase: Phase, ok: bool) {
-        self.ctx.board.done(self.index, phase, ok);
+    /// Tells the coordinator this player is done with `phase` (its success or failure is in the
+    /// recorder already).
+    fn report(&self, phase: Phase) {
+        self.ctx.board.done(self.index, phase);
     }
 
     async fn wait_phase(&mut self, phase: Phase) -> Result<(), Interrupt> {

@@ -125,7 +125,7 @@ impl PhaseBoard {
     }
 
     /// A player finished `phase` (successfully or not).
-    pub fn done(&self, player: usize, phase: Phase, _ok: bool) {
+    pub fn done(&self, player: usize, phase: Phase) {
         if phase == self.current.get() {
             self.done.borrow_mut().insert(player);
             self.wake.notify_one();
