@@ -23,7 +23,9 @@
 //! - [`script`]: the wrk Lua API on LuaJIT (mlua): one Lua state per worker plus the main
 //!   state, the `wrk` table, hooks, thread objects. Without `request()`/`response()` hooks no Lua
 //!   runs per request.
-//! - [`report`]: renderers of a finished run: wrk2's text layout and JSON.
+//! - [`report`]: renderers of a finished run (wrk2's text layout, JSON, `.hgrm`) and the tools
+//!   on saved runs: `compare` (side by side, with words on run-to-run noise), `merge` (exact
+//!   sums of runs made at the same time) and `plot` (latency by percentile, SVG).
 //! - [`ws`]: the WebSocket transport (tokio-tungstenite over our TCP/TLS stream, small read
 //!   buffers) and the Engine.IO / socket.io text framing that majiang-server speaks over it.
 //! - [`mahjong`]: `tsumo mahjong`: bot players in lockstep phases over worker threads (login,
