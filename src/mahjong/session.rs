@@ -28,7 +28,7 @@ use crate::plan::{MahjongPlan, Scheme};
 use crate::sys;
 use crate::sys::procstat::{Sampler, ServerUsage};
 
-/// A step of the session. Ordered as the session runs (see [`Phase::order`]).
+/// A step of the session, ordered as the session runs (Form and Play of each game in turn).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Phase {
     Idle,
