@@ -6,7 +6,7 @@ use std::ffi::OsString;
 
 use clap::{Arg, ArgAction, Command};
 
-use super::{clap_message, flag, units, url, value, Parsed};
+use super::{clap_message, flag, url, value, Parsed};
 use crate::sys::doctor::DoctorPlan;
 
 const DEFAULT_CONNECTIONS: usize = 10;
@@ -50,25 +50,16 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
     if matches.get_flag("help") {
         return Ok(Parsed::Print(HELP.to_string()));
     }
-    let invalid = |id: &str, reason: &str| {
-        let typed = matches
-            .get_one::<String>(id)
-            .map(String::as_str)
-            .unwrap_or_default();
-        format!(
-            "invalid value '{typed}' for {}: {reason}",
-            super::option_label(&command, id)
-        )
+    let options = super::Options {
+        command: &command,
+        matches: &matches,
     };
+    let invalid = |id: &str, reason: &str| options.invalid(id, reason);
     let count = |id: &str, default: usize| -> Result<usize, String> {
-        let n = match matches.get_one::<String>(id) {
-            None => return Ok(default),
-            Some(text) => units::parse_metric(text).map_err(|r| invalid(id, &r))?,
-        };
-        match usize::try_from(n) {
-            Ok(0) => Err(invalid(id, "must be at least 1")),
-            Ok(n) => Ok(n),
-            Err(_) => Err(invalid(id, "number is too large")),
+        match options.count(id)? {
+            None => Ok(default),
+            Some(0) => Err(invalid(id, "must be at least 1")),
+            Some(n) => Ok(n),
         }
     };
     let connections = count("connections", DEFAULT_CONNECTIONS)?;

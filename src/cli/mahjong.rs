@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use clap::{Arg, ArgAction, Command};
 
-use super::{clap_message, flag, units, url, value, Parsed};
+use super::{clap_message, flag, url, value, Parsed};
 use crate::mahjong::rules;
 use crate::plan::{JsonOut, MahjongPlan};
 
@@ -77,30 +77,13 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
     if matches.get_flag("help") {
         return Ok(Parsed::Print(HELP.to_string()));
     }
-    let invalid = |id: &str, reason: &str| {
-        let typed = matches
-            .get_one::<String>(id)
-            .map(String::as_str)
-            .unwrap_or_default();
-        format!(
-            "invalid value '{typed}' for {}: {reason}",
-            super::option_label(&command, id)
-        )
+    let options = super::Options {
+        command: &command,
+        matches: &matches,
     };
-    let count = |id: &str, default: usize| -> Result<usize, String> {
-        match matches.get_one::<String>(id) {
-            None => Ok(default),
-            Some(text) => units::parse_metric(text)
-                .map_err(|r| invalid(id, &r))
-                .and_then(|n| usize::try_from(n).map_err(|_| invalid(id, "number is too large"))),
-        }
-    };
-    let duration = |id: &str, default: Duration| -> Result<Duration, String> {
-        match matches.get_one::<String>(id) {
-            None => Ok(default),
-            Some(text) => units::parse_duration(text).map_err(|r| invalid(id, &r)),
-        }
-    };
+    let invalid = |id: &str, reason: &str| options.invalid(id, reason);
+    let count = |id: &str, default: usize| options.count(id).map(|n| n.unwrap_or(default));
+    let duration = |id: &str, default: Duration| options.duration(id).map(|d| d.unwrap_or(default));
 
     let players = count("players", DEFAULT_PLAYERS)?;
     let threads = count("threads", DEFAULT_THREADS)?;

@@ -146,6 +146,10 @@ fn parse_wrk(args: Vec<OsString>) -> Result<Parsed, String> {
         .try_get_matches_from(args)
         .map_err(|e| clap_message(&command, &e))?;
 
+    let options = Options {
+        command: &command,
+        matches: &matches,
+    };
     if matches.get_flag("help") {
         return Ok(Parsed::Print(HELP.to_string()));
     }
@@ -156,11 +160,11 @@ fn parse_wrk(args: Vec<OsString>) -> Result<Parsed, String> {
         )));
     }
 
-    let threads = count_option(&matches, "threads")?.unwrap_or(DEFAULT_THREADS);
-    let connections = count_option(&matches, "connections")?.unwrap_or(DEFAULT_CONNECTIONS);
-    let duration = duration_option(&matches, "duration")?.unwrap_or(DEFAULT_DURATION);
-    let rate = metric_option(&matches, "rate")?;
-    let timeout = duration_option(&matches, "timeout")?.unwrap_or(DEFAULT_TIMEOUT);
+    let threads = options.count("threads")?.unwrap_or(DEFAULT_THREADS);
+    let connections = options.count("connections")?.unwrap_or(DEFAULT_CONNECTIONS);
+    let duration = options.duration("duration")?.unwrap_or(DEFAULT_DURATION);
+    let rate = options.metric("rate")?;
+    let timeout = options.duration("timeout")?.unwrap_or(DEFAULT_TIMEOUT);
 
     let Some(url) = matches.get_one::<String>("url") else {
         return Err(format!("missing URL ({USAGE})"));
@@ -175,10 +179,10 @@ fn parse_wrk(args: Vec<OsString>) -> Result<Parsed, String> {
     }
 
     if threads == 0 {
-        return Err(invalid(&matches, "threads", "must be at least 1"));
+        return Err(options.invalid("threads", "must be at least 1"));
     }
     if connections == 0 {
-        return Err(invalid(&matches, "connections", "must be at least 1"));
+        return Err(options.invalid("connections", "must be at least 1"));
     }
     if connections < threads {
         return Err(format!(
@@ -187,17 +191,16 @@ fn parse_wrk(args: Vec<OsString>) -> Result<Parsed, String> {
         ));
     }
     if duration.is_zero() {
-        return Err(invalid(&matches, "duration", "must be longer than zero"));
+        return Err(options.invalid("duration", "must be longer than zero"));
     }
     if rate == Some(0) {
-        return Err(invalid(
-            &matches,
+        return Err(options.invalid(
             "rate",
             "must be at least 1 (leave out -R to run at full speed)",
         ));
     }
     if timeout.is_zero() {
-        return Err(invalid(&matches, "timeout", "must be longer than zero"));
+        return Err(options.invalid("timeout", "must be longer than zero"));
     }
 
     let json = match path_option(&matches, "json") {
@@ -215,12 +218,12 @@ fn parse_wrk(args: Vec<OsString>) -> Result<Parsed, String> {
         ),
         None => None,
     };
-    let rounds = count_option(&matches, "rounds")?.unwrap_or(3);
+    let rounds = options.count("rounds")?.unwrap_or(3);
     if rounds == 0 {
-        return Err(invalid(&matches, "rounds", "must be at least 1"));
+        return Err(options.invalid("rounds", "must be at least 1"));
     }
     let rounds =
-        u32::try_from(rounds).map_err(|_| invalid(&matches, "rounds", "number is too large"))?;
+        u32::try_from(rounds).map_err(|_| options.invalid("rounds", "number is too large"))?;
 
     Ok(Parsed::Run(Box::new(Plan {
         target,
@@ -339,37 +342,50 @@ fn option_label(command: &Command, id: &str) -> String {
     }
 }
 
-/// `invalid value 'X' for -t: reason`, quoting the value as typed.
-fn invalid(matches: &ArgMatches, id: &str, reason: &str) -> String {
-    let typed = matches
-        .get_one::<String>(id)
-        .map(String::as_str)
-        .unwrap_or_default();
-    format!(
-        "invalid value '{typed}' for {}: {reason}",
-        option_label(&wrk_command(), id)
-    )
+/// A parsed command line and the command it was parsed with: turns option values into numbers
+/// and durations, and names the option and the value as typed when one is wrong. Shared by the
+/// wrk2 line and every subcommand.
+pub(crate) struct Options<'a> {
+    pub command: &'a Command,
+    pub matches: &'a ArgMatches,
 }
 
-fn metric_option(matches: &ArgMatches, id: &str) -> Result<Option<u64>, String> {
-    matches
-        .get_one::<String>(id)
-        .map(|text| units::parse_metric(text).map_err(|reason| invalid(matches, id, &reason)))
-        .transpose()
-}
+impl Options<'_> {
+    /// `invalid value 'X' for -t: reason`, quoting the value as typed.
+    pub fn invalid(&self, id: &str, reason: &str) -> String {
+        let typed = self
+            .matches
+            .get_one::<String>(id)
+            .map(String::as_str)
+            .unwrap_or_default();
+        format!(
+            "invalid value '{typed}' for {}: {reason}",
+            option_label(self.command, id)
+        )
+    }
 
-/// A metric count that must also fit the platform's `usize` (threads, connections).
-fn count_option(matches: &ArgMatches, id: &str) -> Result<Option<usize>, String> {
-    metric_option(matches, id)?
-        .map(|n| usize::try_from(n).map_err(|_| invalid(matches, id, "number is too large")))
-        .transpose()
-}
+    /// A number with wrk's metric suffixes.
+    pub fn metric(&self, id: &str) -> Result<Option<u64>, String> {
+        self.matches
+            .get_one::<String>(id)
+            .map(|text| units::parse_metric(text).map_err(|reason| self.invalid(id, &reason)))
+            .transpose()
+    }
 
-fn duration_option(matches: &ArgMatches, id: &str) -> Result<Option<Duration>, String> {
-    matches
-        .get_one::<String>(id)
-        .map(|text| units::parse_duration(text).map_err(|reason| invalid(matches, id, &reason)))
-        .transpose()
+    /// A metric count that must also fit the platform's `usize` (threads, connections).
+    pub fn count(&self, id: &str) -> Result<Option<usize>, String> {
+        self.metric(id)?
+            .map(|n| usize::try_from(n).map_err(|_| self.invalid(id, "number is too large")))
+            .transpose()
+    }
+
+    /// A duration with wrk's suffixes (and ms, us).
+    pub fn duration(&self, id: &str) -> Result<Option<Duration>, String> {
+        self.matches
+            .get_one::<String>(id)
+            .map(|text| units::parse_duration(text).map_err(|reason| self.invalid(id, &reason)))
+            .transpose()
+    }
 }
 
 /// `--server-pid`, repeatable: process ids (existence is checked when sampling starts).
