@@ -17,9 +17,9 @@ fn main() -> ExitCode {
             }
         }
         Ok(Parsed::Doctor(plan)) => return tsumo::sys::doctor::run(&plan),
-        Ok(Parsed::Compare(options)) => return report::compare::run(&options),
-        Ok(Parsed::Merge(options)) => return report::merge::run(&options),
-        Ok(Parsed::Plot(options)) => return report::plot::run(&options),
+        Ok(Parsed::Compare(options)) => return exit(report::compare::run(&options)),
+        Ok(Parsed::Merge(options)) => return exit(report::merge::run(&options)),
+        Ok(Parsed::Plot(options)) => return exit(report::plot::run(&options)),
         Ok(Parsed::Print(text)) => {
             print!("{text}");
             return ExitCode::SUCCESS;
@@ -203,6 +203,14 @@ fn run_mahjong(plan: &MahjongPlan) -> ExitCode {
         }
     }
     ExitCode::SUCCESS
+}
+
+/// The exit code of a command that either worked or failed with one error line.
+fn exit(result: Result<(), tsumo::error::Error>) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => fail(&e),
+    }
 }
 
 fn fail(e: &dyn std::fmt::Display) -> ExitCode {

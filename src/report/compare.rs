@@ -15,13 +15,12 @@
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use serde_json::Value;
 
 use super::format::{format_binary, format_metric, format_time_us};
 use super::json::SavedRun;
-pub use super::saved::{check_same_mode, from_value, load, LoadedRun, RunData};
+pub use super::saved::{check_same_mode, from_value, load, load_all, LoadedRun, RunData};
 use crate::error::Error;
 use crate::mahjong::record::PHASES;
 use crate::sys::procstat::ServerUsage;
@@ -505,22 +504,9 @@ pub fn render(runs: &[LoadedRun]) -> Result<String, Error> {
     Ok(out)
 }
 
-/// `tsumo compare FILE…`: prints the table; exit 1 with one line on a bad input.
-pub fn run(options: &CompareOptions) -> ExitCode {
-    let rendered = options
-        .files
-        .iter()
-        .map(|f| load(f))
-        .collect::<Result<Vec<_>, _>>()
-        .and_then(|runs| render(&runs));
-    match rendered {
-        Ok(text) => {
-            print!("{text}");
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("tsumo: {e}");
-            ExitCode::FAILURE
-        }
-    }
+/// `tsumo compare FILE…`: prints the table; a bad input is the error (main prints it, exit 1).
+pub fn run(options: &CompareOptions) -> Result<(), Error> {
+    let table = render(&load_all(&options.files)?)?;
+    print!("{table}");
+    Ok(())
 }

@@ -9,7 +9,6 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use hdrhistogram::Histogram;
 use serde::Serialize;
@@ -371,27 +370,17 @@ fn merge_server(runs: &[LoadedRun], warnings: &mut Vec<String>) -> Option<Server
     })
 }
 
-/// `tsumo merge FILE… -o OUT`: writes the merged JSON; warnings and errors go to stderr.
-pub fn run(options: &MergeOptions) -> ExitCode {
-    let merged = options
-        .files
-        .iter()
-        .map(|f| compare::load(f))
-        .collect::<Result<Vec<_>, _>>()
-        .and_then(|runs| merge(&runs, options.label.as_deref()));
-    let result = merged.and_then(|merged| {
-        for warning in &merged.warnings {
-            eprintln!("tsumo: warning: {warning}");
-        }
-        merged.write(&options.output)
-    });
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("tsumo: {e}");
-            ExitCode::FAILURE
-        }
+/// `tsumo merge FILE… -o OUT`: writes the merged JSON; warnings go to stderr, a bad input is the
+/// error (main prints it, exit 1).
+pub fn run(options: &MergeOptions) -> Result<(), Error> {
+    let merged = merge(
+        &compare::load_all(&options.files)?,
+        options.label.as_deref(),
+    )?;
+    for warning in &merged.warnings {
+        eprintln!("tsumo: warning: {warning}");
     }
+    merged.write(&options.output)
 }
 
 #[cfg(test)]

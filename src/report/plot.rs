@@ -14,7 +14,6 @@
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use hdrhistogram::Histogram;
 use serde_json::Value;
@@ -366,37 +365,26 @@ pub fn render_svg(runs: &[LoadedRun], metric: Option<&str>) -> Result<String, Er
     Ok(svg)
 }
 
-/// `tsumo plot FILE… -o OUT.svg`: writes the SVG; exit 1 with one line on a bad input.
-pub fn run(options: &PlotOptions) -> ExitCode {
-    let svg = options
-        .files
-        .iter()
-        .map(|f| compare::load(f))
-        .collect::<Result<Vec<_>, _>>()
-        .and_then(|runs| render_svg(&runs, options.metric.as_deref()));
-    let written = svg.and_then(|svg| {
-        let path = options.output.display().to_string();
-        let result = if path == "-" {
-            use std::io::Write as _;
-            let mut stdout = std::io::stdout().lock();
-            stdout
-                .write_all(svg.as_bytes())
-                .and_then(|()| stdout.flush())
-        } else {
-            std::fs::write(&options.output, svg)
-        };
-        result.map_err(|e| Error::File {
-            path,
-            reason: e.to_string(),
-        })
-    });
-    match written {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("tsumo: {e}");
-            ExitCode::FAILURE
-        }
-    }
+/// `tsumo plot FILE… -o OUT.svg`: writes the SVG; a bad input is the error (main prints it, exit 1).
+pub fn run(options: &PlotOptions) -> Result<(), Error> {
+    let svg = render_svg(
+        &compare::load_all(&options.files)?,
+        options.metric.as_deref(),
+    )?;
+    let path = options.output.display().to_string();
+    let written = if path == "-" {
+        use std::io::Write as _;
+        let mut stdout = std::io::stdout().lock();
+        stdout
+            .write_all(svg.as_bytes())
+            .and_then(|()| stdout.flush())
+    } else {
+        std::fs::write(&options.output, svg)
+    };
+    written.map_err(|e| Error::File {
+        path,
+        reason: e.to_string(),
+    })
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 //! (`report::compare` re-exports it for the paths callers already use). HTTP runs are read into
 //! [`SavedRun`], mahjong sessions stay a JSON value (their report owns that layout).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
@@ -66,6 +66,11 @@ pub fn load(path: &Path) -> Result<LoadedRun, Error> {
     let value: Value = serde_json::from_str(&text)
         .map_err(|e| file_error(format!("not a tsumo JSON result (not JSON: {e})")))?;
     from_value(value, &source)
+}
+
+/// Every file of a command line, in order; the first that cannot be read is the error.
+pub fn load_all(paths: &[PathBuf]) -> Result<Vec<LoadedRun>, Error> {
+    paths.iter().map(|path| load(path)).collect()
 }
 
 /// A run from a JSON document already in memory; `source` names it in messages.
