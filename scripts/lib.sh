@@ -49,13 +49,13 @@ write_index_html() {
         >"$1/www/index.html"
 }
 
-# Writes DIR/nginx.conf: static files from DIR/www over HTTP_PORT and HTTPS_PORT (certificate
-# DIR/cert.pem, key DIR/key.pem), everything else (pid, logs, temp files) inside DIR.
-write_nginx_conf() {
-    local dir=$1 http_port=$2 https_port=$3 user=""
+# Prints the part every nginx.conf here shares: the main and events contexts, and the opening of
+# http { } with its temp paths, all inside DIR (pid, logs and temp files stay in the temp dir).
+nginx_conf_head() {
+    local dir=$1 user=""
     [ "$(id -u)" -eq 0 ] && user="user root root;"
     mkdir -p "$dir/tmp"
-    cat >"$dir/nginx.conf" <<CONF
+    cat <<CONF
 # Written by scripts/lib.sh (tests/common/nginx.rs writes the same for the tests).
 daemon off;
 master_process on;
@@ -69,14 +69,24 @@ events {
 }
 
 http {
-    default_type application/octet-stream;
-    log_format tsumo '"\$request" \$status \$request_length \$content_length \$body_bytes_sent \$connection \$connection_requests \$server_port \$ssl_protocol';
-    access_log $dir/access.log tsumo;
     client_body_temp_path $dir/tmp/client_body;
     proxy_temp_path $dir/tmp/proxy;
     fastcgi_temp_path $dir/tmp/fastcgi;
     uwsgi_temp_path $dir/tmp/uwsgi;
     scgi_temp_path $dir/tmp/scgi;
+CONF
+}
+
+# Writes DIR/nginx.conf: static files from DIR/www over HTTP_PORT and HTTPS_PORT (certificate
+# DIR/cert.pem, key DIR/key.pem), everything else (pid, logs, temp files) inside DIR.
+write_nginx_conf() {
+    local dir=$1 http_port=$2 https_port=$3
+    {
+        nginx_conf_head "$dir"
+        cat <<CONF
+    default_type application/octet-stream;
+    log_format tsumo '"\$request" \$status \$request_length \$content_length \$body_bytes_sent \$connection \$connection_requests \$server_port \$ssl_protocol';
+    access_log $dir/access.log tsumo;
     keepalive_requests 1000000;
     keepalive_timeout 75s;
     ssl_certificate $dir/cert.pem;
@@ -91,6 +101,7 @@ http {
     }
 }
 CONF
+    } >"$dir/nginx.conf"
 }
 
 # Self-signed certificate for localhost and 127.0.0.1 into DIR/cert.pem and DIR/key.pem.
@@ -182,9 +193,7 @@ stop_majiang() {
 # upgrade) to WS_UPSTREAM, and, when HTTPS_PORT is given, an HTTPS server terminating TLS with
 # CERT_DIR/cert.pem and passing every request to the backend at 127.0.0.1:HTTP_UPSTREAM.
 write_nginx_proxy_conf() {
-    local dir=$1 ws_port=$2 ws_upstream=$3 https_port=${4:-} http_upstream=${5:-} cert_dir=${6:-} user="" https=""
-    [ "$(id -u)" -eq 0 ] && user="user root root;"
-    mkdir -p "$dir/tmp"
+    local dir=$1 ws_port=$2 ws_upstream=$3 https_port=${4:-} http_upstream=${5:-} cert_dir=${6:-} https=""
     if [ -n "$https_port" ]; then
         https="
     upstream backend {
@@ -203,27 +212,11 @@ write_nginx_proxy_conf() {
         }
     }"
     fi
-    cat >"$dir/nginx.conf" <<CONF
-# Written by scripts/lib.sh (tests/common/nginx.rs writes the same proxy block for the tests).
-daemon off;
-master_process on;
-worker_processes 1;
-$user
-pid $dir/nginx.pid;
-error_log $dir/error.log warn;
-
-events {
-    worker_connections 4096;
-}
-
-http {
+    {
+        nginx_conf_head "$dir"
+        cat <<CONF
     access_log off;
     keepalive_requests 1000000;
-    client_body_temp_path $dir/tmp/client_body;
-    proxy_temp_path $dir/tmp/proxy;
-    fastcgi_temp_path $dir/tmp/fastcgi;
-    uwsgi_temp_path $dir/tmp/uwsgi;
-    scgi_temp_path $dir/tmp/scgi;
     map \$http_upgrade \$connection_upgrade {
         default upgrade;
         '' close;
@@ -244,4 +237,5 @@ http {
 $https
 }
 CONF
+    } >"$dir/nginx.conf"
 }
