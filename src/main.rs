@@ -131,8 +131,8 @@ fn run_mahjong_ab(plan: &MahjongPlan) -> ExitCode {
             let result = mahjong::session::run(run).map_err(|e| format!("{}: {e}", run.label))?;
             Ok((
                 run.label.clone(),
-                mahjong::report::render(&result),
-                mahjong::report::to_json(&result),
+                report::mahjong::render(&result),
+                report::mahjong::to_json(&result),
             ))
         },
     )
@@ -194,11 +194,11 @@ fn run_mahjong(plan: &MahjongPlan) -> ExitCode {
     };
     if !plan.quiet && plan.json != Some(JsonOut::Stdout) {
         let mut out = std::io::stdout().lock();
-        let _ = out.write_all(mahjong::report::render(&result).as_bytes());
+        let _ = out.write_all(report::mahjong::render(&result).as_bytes());
         let _ = out.flush();
     }
     if let Some(json) = &plan.json {
-        if let Err(e) = mahjong::report::write(&result, json) {
+        if let Err(e) = report::mahjong::write(&result, json) {
             return fail(&e);
         }
     }

@@ -6,31 +6,28 @@
 //! requests (the report's Req/Sec samples and the live progress line), and at the end of the
 //! duration or on Ctrl-C it sends the one shutdown signal every worker listens to.
 
-pub mod clock;
-pub mod deadline;
-pub mod pacer;
 pub mod progress;
-pub mod schedule;
 pub mod worker;
 
-use std::net::{SocketAddr, ToSocketAddrs};
+use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
 use hdrhistogram::Histogram;
-use tokio::io::AsyncWriteExt;
 use tokio::sync::watch;
 
 use crate::error::Error;
-use crate::http::request::{self, Batch};
-use crate::http::stream::{ConnectError, Endpoint, Stream, TlsTarget};
-use crate::plan::{Plan, Scheme, Target};
-use crate::report::RunResult;
+use crate::net::http1::request::{self, Batch};
+use crate::net::preflight::preflight;
+use crate::net::stream::Endpoint;
+use crate::plan::Plan;
 use crate::script::{Script, ScriptError, ThreadScript};
+use crate::stats::RunResult;
 use crate::stats::{new_histogram, Recorder};
+use crate::sys;
 use crate::sys::procstat::Sampler;
-use crate::{sys, tls};
+use crate::timing::clock;
 use progress::{LiveCounters, ProgressMode};
 use worker::{RunControl, StartGate, WorkerPlan};
 
@@ -154,77 +151,12 @@ pub fn run(plan: &Plan) -> Result<Finished, Error> {
     })
 }
 
-/// Resolves the target and proves it answers: TCP connect, and the TLS handshake for https.
 /// Samples the `--server-pid` processes once a second, if any were given (every mode).
 pub fn start_sampler(pids: &[u32]) -> Result<Option<Sampler>, Error> {
     if pids.is_empty() {
         return Ok(None);
     }
     Sampler::start(pids, Duration::from_secs(1)).map(Some)
-}
-
-/// Shared by every mode: the mahjong players reach their server through the same check.
-pub async fn preflight(
-    target: &Target,
-    insecure: bool,
-    cacert: Option<&std::path::Path>,
-    timeout: Duration,
-) -> Result<Endpoint, Error> {
-    let port = target.port();
-    let addrs: Vec<SocketAddr> = (target.host.as_str(), port)
-        .to_socket_addrs()
-        .map_err(|e| Error::Resolve {
-            host: target.host.clone(),
-            port,
-            reason: e.to_string(),
-        })?
-        .collect();
-    if addrs.is_empty() {
-        return Err(Error::Resolve {
-            host: target.host.clone(),
-            port,
-            reason: "no addresses".into(),
-        });
-    }
-    let tls = match target.scheme {
-        Scheme::Http => None,
-        Scheme::Https => Some(TlsTarget::new(
-            tls::client_config(insecure, cacert)?,
-            tls::server_name(&target.host)?,
-        )),
-    };
-    let mut last_error = None;
-    for addr in addrs {
-        let endpoint = Endpoint {
-            addr,
-            tls: tls.clone(),
-        };
-        match tokio::time::timeout(timeout, endpoint.connect()).await {
-            Ok(Ok((stream, _))) => {
-                close_politely(stream).await;
-                return Ok(endpoint);
-            }
-            Ok(Err(ConnectError::Tls(e))) => {
-                return Err(Error::Tls {
-                    host: target.host.clone(),
-                    reason: tls::explain_handshake_error(&e),
-                })
-            }
-            Ok(Err(ConnectError::Tcp(e))) => last_error = Some((addr, e.to_string())),
-            Err(_) => last_error = Some((addr, format!("no answer within {timeout:?}"))),
-        }
-    }
-    let (addr, reason) =
-        last_error.unwrap_or_else(|| (SocketAddr::from(([0, 0, 0, 0], port)), String::new()));
-    Err(Error::Connect {
-        addr: addr.to_string(),
-        reason,
-    })
-}
-
-/// Closes the pre-flight connection with a TLS close_notify, so the server logs no error.
-async fn close_politely(mut stream: Stream) {
-    let _ = tokio::time::timeout(Duration::from_millis(100), stream.shutdown()).await;
 }
 
 struct Supervised {

@@ -5,7 +5,7 @@ use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use crate::report::format::format_metric;
+use crate::stats::format::format_metric;
 
 /// Counters a worker updates as it goes (relaxed atomics: read for display only).
 #[derive(Debug, Default)]

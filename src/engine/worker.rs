@@ -12,16 +12,16 @@ use std::time::Duration;
 use tokio::sync::{watch, Notify};
 use tokio::task::LocalSet;
 
-use super::deadline::Watchdog;
-use super::pacer::Pacer;
 use super::progress::LiveCounters;
-use super::schedule::Schedule;
 use crate::error::Error;
 use crate::http::conn::{Connection, Requests, Shared};
-use crate::http::request::Batch;
-use crate::http::stream::Endpoint;
+use crate::net::http1::request::Batch;
+use crate::net::stream::Endpoint;
 use crate::script::{ScriptError, ThreadScript};
 use crate::stats::Recorder;
+use crate::timing::deadline::Watchdog;
+use crate::timing::pacer::Pacer;
+use crate::timing::schedule::Schedule;
 
 /// What one worker is asked to do.
 pub struct WorkerPlan {

@@ -16,19 +16,19 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::Notify;
 
-use super::request::Batch;
-use super::response::ResponseParser;
-use super::stream::{ConnectError, Endpoint, Handshake, Stream};
-use crate::engine::clock::{self, Nanos};
-use crate::engine::deadline::{Deadline, Watchdog};
-use crate::engine::pacer::Pacer;
 use crate::engine::progress::LiveCounters;
-use crate::engine::schedule::Schedule;
+use crate::net::http1::request::Batch;
+use crate::net::http1::response::ResponseParser;
+use crate::net::stream::{ConnectError, Endpoint, Handshake, Stream};
 use crate::script::{Hooks, ScriptError, ThreadScript};
 use crate::stats::Recorder;
+use crate::timing::clock::{self, Nanos};
+use crate::timing::deadline::{Deadline, Watchdog};
+use crate::timing::pacer::Pacer;
+use crate::timing::schedule::Schedule;
 
 const INITIAL_BUFFER: usize = 16 * 1024;
-const MAX_BUFFER: usize = super::response::MAX_HEAD * 2;
+const MAX_BUFFER: usize = crate::net::http1::response::MAX_HEAD * 2;
 const MIN_BACKOFF: Duration = Duration::from_millis(10);
 const MAX_BACKOFF: Duration = Duration::from_millis(500);
 

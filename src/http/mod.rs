@@ -3,7 +3,3 @@
 //! incrementally without copying bodies.
 
 pub mod conn;
-pub mod oneshot;
-pub mod request;
-pub mod response;
-pub mod stream;

@@ -10,8 +10,6 @@
 pub mod bot;
 pub mod messages;
 pub mod player;
-pub mod record;
-pub mod report;
 pub mod rules;
 pub mod session;
 

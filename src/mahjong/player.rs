@@ -18,14 +18,14 @@ use tokio_tungstenite::tungstenite::Message;
 
 use super::bot::{Bot, StepKind};
 use super::messages::{self, ServerEvent};
-use super::record::MahjongRecorder;
 use super::session::{Phase, PhaseBoard, SessionLive};
-use crate::engine::clock::{self, Nanos};
-use crate::engine::pacer::Pacer;
-use crate::http::oneshot;
-use crate::http::request;
-use crate::http::stream::Endpoint;
+use crate::net::http1::oneshot;
+use crate::net::http1::request;
+use crate::net::stream::Endpoint;
 use crate::plan::MahjongPlan;
+use crate::stats::mahjong::MahjongRecorder;
+use crate::timing::clock::{self, Nanos};
+use crate::timing::pacer::Pacer;
 use crate::ws::socketio::{self, Packet};
 use crate::ws::transport::{self, WebSocket};
 

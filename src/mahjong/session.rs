@@ -16,17 +16,19 @@ use tokio::sync::{watch, Barrier, Notify};
 use tokio::task::LocalSet;
 
 use super::player::{Player, Table, WorkerCtx};
-use super::record::MahjongRecorder;
-use crate::engine::clock::{self, Nanos};
-use crate::engine::pacer::Pacer;
 use crate::engine::progress::ProgressMode;
+use crate::engine::start_sampler;
 use crate::engine::worker::thread_runtime;
-use crate::engine::{preflight, start_sampler};
 use crate::error::Error;
-use crate::http::stream::Endpoint;
+use crate::net::preflight::preflight;
+use crate::net::stream::Endpoint;
 use crate::plan::{MahjongPlan, Scheme};
+use crate::stats::mahjong::MahjongRecorder;
+pub use crate::stats::mahjong::MahjongResult;
 use crate::sys;
-use crate::sys::procstat::{Sampler, ServerUsage};
+use crate::sys::procstat::Sampler;
+use crate::timing::clock::{self, Nanos};
+use crate::timing::pacer::Pacer;
 
 /// A step of the session, ordered as the session runs (Form and Play of each game in turn).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -147,23 +149,6 @@ impl PhaseBoard {
     fn all_retired(&self) -> bool {
         self.retired.borrow().len() >= self.players
     }
-}
-
-/// A finished session.
-#[derive(Debug, Clone)]
-pub struct MahjongResult {
-    pub plan: MahjongPlan,
-    pub elapsed: Duration,
-    /// Ctrl-C.
-    pub interrupted: bool,
-    /// The `-d` limit ended the session before every game was over.
-    pub timed_out: bool,
-    pub record: MahjongRecorder,
-    /// tsumo's own CPU time (user + system) and peak resident memory.
-    pub cpu_seconds: f64,
-    pub peak_rss_bytes: u64,
-    /// CPU and memory of the `--server-pid` processes during the session.
-    pub server: Option<ServerUsage>,
 }
 
 /// What the main thread and the workers share.

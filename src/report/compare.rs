@@ -18,11 +18,11 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use super::format::{format_binary, format_metric, format_time_us};
 use super::json::SavedRun;
 pub use super::saved::{check_same_mode, from_value, load, load_all, LoadedRun, RunData};
 use crate::error::Error;
-use crate::mahjong::record::PHASES;
+use crate::stats::format::{format_binary, format_metric, format_time_us};
+use crate::stats::mahjong::PHASES;
 use crate::sys::procstat::ServerUsage;
 
 /// Options of `tsumo compare FILE…`.

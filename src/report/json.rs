@@ -16,9 +16,9 @@ use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer}
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
-use super::RunResult;
 use crate::error::Error;
 use crate::plan::{JsonOut, Plan};
+use crate::stats::RunResult;
 use crate::stats::{hdr, Counters};
 use crate::sys::procstat::ServerUsage;
 

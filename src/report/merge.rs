@@ -17,8 +17,8 @@ use serde_json::{json, Map, Value};
 use super::compare::{self, LoadedRun, RunData};
 use super::json::{encode_histogram, write_value, Percentiles, SavedRun};
 use crate::error::Error;
-use crate::mahjong::report::summary;
 use crate::plan::JsonOut;
+use crate::report::mahjong::summary;
 use crate::stats::new_histogram;
 use crate::sys::procstat::ServerUsage;
 
@@ -82,7 +82,7 @@ impl Merged {
 }
 
 /// Most `first_errors` a merged mahjong document keeps (as one session does).
-const KEPT_ERRORS: usize = crate::mahjong::record::KEPT_ERRORS;
+const KEPT_ERRORS: usize = crate::stats::mahjong::KEPT_ERRORS;
 
 /// Merges runs of one mode into one run of that mode.
 pub fn merge(runs: &[LoadedRun], label: Option<&str>) -> Result<Merged, Error> {

@@ -8,9 +8,11 @@
 
 use hdrhistogram::Histogram;
 
-use super::format::{format_binary, format_metric, format_time_s, format_time_us, print_units};
-use super::RunResult;
+use crate::stats::format::{
+    format_binary, format_metric, format_time_s, format_time_us, print_units,
+};
 use crate::stats::hdr;
+use crate::stats::RunResult;
 use crate::sys::procstat::ServerUsage;
 
 /// Percentiles of the `Latency Distribution` table.

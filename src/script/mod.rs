@@ -23,9 +23,9 @@ use std::time::Duration;
 use mlua::{Function, Lua, Table, Value};
 
 use crate::error::Error;
-use crate::http::request::Batch;
+use crate::net::http1::request::Batch;
 use crate::plan::Plan;
-use crate::report::RunResult;
+use crate::stats::RunResult;
 
 use stats::Stats;
 use thread::{type_name, Addr, ThreadHandle, ThreadShared};

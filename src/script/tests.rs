@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::*;
-use crate::http::request;
+use crate::net::http1::request;
 use crate::plan::{Scheme, Target};
 use crate::stats::{hdr, new_histogram, Counters};
 

@@ -1,14 +1,21 @@
 //! Recording what happened: histograms and counters, knowing nothing about the network.
 //!
 //! Every worker owns one `Recorder` (no locks on the hot path); the engine merges them once at
-//! the end into a [`RunResult`](crate::report::RunResult). `hdr` holds the arithmetic that
+//! the end into a [`RunResult`]. `hdr` holds the arithmetic that
 //! reproduces the C HdrHistogram used by wrk2 (percentiles, mean, stdev), so printed numbers match
 //! wrk2's for the same samples.
 
+pub mod format;
 pub mod hdr;
+pub mod mahjong;
+
+use std::time::Duration;
 
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
+
+use crate::plan::Plan;
+use crate::sys::procstat::ServerUsage;
 
 /// Highest value a histogram holds: one day in µs, wrk2's `MAX_LATENCY`.
 pub const HIST_MAX_US: u64 = 86_400_000_000;
@@ -133,4 +140,28 @@ impl Recorder {
         let _ = self.send_lateness.add(&other.send_lateness);
         self.counters.add(&other.counters);
     }
+}
+
+/// The merged outcome of one run.
+#[derive(Debug, Clone)]
+pub struct RunResult {
+    pub plan: Plan,
+    /// Wall time from the start of traffic to the stop (duration end, Ctrl-C or script stop).
+    pub elapsed: Duration,
+    /// Stopped by Ctrl-C before the planned duration.
+    pub interrupted: bool,
+    pub counters: Counters,
+    /// Corrected latency, µs (with no `-R`, the same samples as `uncorrected`).
+    pub latency: Histogram<u64>,
+    /// Uncorrected latency, µs.
+    pub uncorrected: Histogram<u64>,
+    /// Send lateness (actual − intended send time), µs.
+    pub send_lateness: Histogram<u64>,
+    /// Requests completed per second per thread: one sample per thread per second of the run.
+    pub req_per_sec: Histogram<u64>,
+    /// Explanations of conditions met during the run (EMFILE, EADDRNOTAVAIL, the generator
+    /// falling behind), each printed once after the totals.
+    pub notes: Vec<String>,
+    /// CPU and memory of the server processes sampled during the run (`--server-pid`).
+    pub server: Option<ServerUsage>,
 }

@@ -8,7 +8,7 @@ use tokio_tungstenite::tungstenite::http::HeaderValue;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::WebSocketStream;
 
-use crate::http::stream::{ConnectError, Endpoint, Stream};
+use crate::net::stream::{ConnectError, Endpoint, Stream};
 
 /// An open WebSocket.
 pub type WebSocket = WebSocketStream<Stream>;

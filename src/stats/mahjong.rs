@@ -4,9 +4,13 @@
 
 use std::collections::BTreeMap;
 
+use std::time::Duration;
+
 use hdrhistogram::Histogram;
 
+use crate::plan::MahjongPlan;
 use crate::stats::new_histogram;
+use crate::sys::procstat::ServerUsage;
 
 /// The phases every player goes through, in order.
 pub const PHASES: [&str; 6] = ["login", "connect", "ready", "formed", "started", "logout"];
@@ -153,4 +157,21 @@ impl MahjongRecorder {
             }
         }
     }
+}
+
+/// A finished session.
+#[derive(Debug, Clone)]
+pub struct MahjongResult {
+    pub plan: MahjongPlan,
+    pub elapsed: Duration,
+    /// Ctrl-C.
+    pub interrupted: bool,
+    /// The `-d` limit ended the session before every game was over.
+    pub timed_out: bool,
+    pub record: MahjongRecorder,
+    /// tsumo's own CPU time (user + system) and peak resident memory.
+    pub cpu_seconds: f64,
+    pub peak_rss_bytes: u64,
+    /// CPU and memory of the `--server-pid` processes during the session.
+    pub server: Option<ServerUsage>,
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::response::ResponseParser;
-use super::stream::{ConnectError, Endpoint};
+use crate::net::stream::{ConnectError, Endpoint};
 
 /// A complete response.
 #[derive(Debug, Clone)]

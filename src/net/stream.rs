@@ -49,7 +49,7 @@ impl std::fmt::Display for ConnectError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             ConnectError::Tcp(e) => write!(f, "{e}"),
-            ConnectError::Tls(e) => write!(f, "{}", crate::tls::explain_handshake_error(e)),
+            ConnectError::Tls(e) => write!(f, "{}", crate::net::tls::explain_handshake_error(e)),
         }
     }
 }

@@ -7,14 +7,14 @@ use std::fmt::Write as _;
 use hdrhistogram::Histogram;
 use serde_json::{json, Value};
 
-use super::record::PHASES;
-use super::session::MahjongResult;
 use crate::error::Error;
 use crate::plan::JsonOut;
-use crate::report::format::{format_binary, format_metric, format_time_us};
 use crate::report::json::{encode_histogram, write_value};
 use crate::report::text::server_line;
+use crate::stats::format::{format_binary, format_metric, format_time_us};
 use crate::stats::hdr;
+use crate::stats::mahjong::MahjongResult;
+use crate::stats::mahjong::PHASES;
 
 /// Percentiles shown in every row: p50, p90, p99, max.
 fn row(h: &Histogram<u64>) -> [String; 4] {
