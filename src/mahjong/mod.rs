@@ -9,6 +9,7 @@
 
 pub mod bot;
 pub mod messages;
+pub mod phase;
 pub mod player;
 pub mod rules;
 pub mod session;

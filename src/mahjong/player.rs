@@ -18,7 +18,7 @@ use tokio_tungstenite::tungstenite::Message;
 
 use super::bot::{Bot, StepKind};
 use super::messages::{self, ServerEvent};
-use super::session::{Phase, PhaseBoard, SessionLive};
+use super::phase::{Phase, PhaseBoard, SessionLive};
 use crate::net::http1::oneshot;
 use crate::net::http1::request;
 use crate::net::stream::Endpoint;

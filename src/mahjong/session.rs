@@ -5,16 +5,16 @@
 //! `START` at once), log out. Shutdown (the `-d` limit or Ctrl-C) sends every player straight
 //! to logging out; the run waits for that, bounded, then reports.
 
-use std::cell::{Cell, RefCell};
-use std::collections::HashSet;
+use std::cell::RefCell;
 use std::rc::Rc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
 use tokio::sync::{watch, Barrier, Notify};
 use tokio::task::LocalSet;
 
+use super::phase::{Phase, PhaseBoard, SessionLive};
 use super::player::{Player, Table, WorkerCtx};
 use crate::engine::progress::ProgressMode;
 use crate::engine::start_sampler;
@@ -29,127 +29,6 @@ use crate::sys;
 use crate::sys::procstat::Sampler;
 use crate::timing::clock::{self, Nanos};
 use crate::timing::pacer::Pacer;
-
-/// A step of the session, ordered as the session runs (Form and Play of each game in turn).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Phase {
-    Idle,
-    Login,
-    Connect,
-    /// Form the tables for game `g`.
-    Form(u32),
-    /// Play game `g` (owners send `START` as it opens).
-    Play(u32),
-    Logout,
-}
-
-impl Phase {
-    fn order(self) -> u64 {
-        match self {
-            Phase::Idle => 0,
-            Phase::Login => 1,
-            Phase::Connect => 2,
-            Phase::Form(g) => 3 + 2 * g as u64,
-            Phase::Play(g) => 4 + 2 * g as u64,
-            Phase::Logout => u64::MAX,
-        }
-    }
-
-    /// The phases of a session, in order.
-    fn sequence(plan: &MahjongPlan) -> Vec<Phase> {
-        let mut phases = vec![Phase::Login, Phase::Connect];
-        for g in 0..plan.games {
-            phases.push(Phase::Form(g));
-            if plan.lockstep {
-                phases.push(Phase::Play(g));
-            }
-        }
-        phases.push(Phase::Logout);
-        phases
-    }
-}
-
-impl PartialOrd for Phase {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for Phase {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.order().cmp(&other.order())
-    }
-}
-
-/// Counters the main thread reads once a second for the progress line.
-#[derive(Debug, Default)]
-pub struct SessionLive {
-    pub logged_in: AtomicU64,
-    pub connected: AtomicU64,
-    pub playing: AtomicU64,
-    pub games_completed: AtomicU64,
-    pub messages: AtomicU64,
-    pub errors: AtomicU64,
-}
-
-/// Which players of a worker are done with the open phase.
-pub struct PhaseBoard {
-    current: Cell<Phase>,
-    opened: Cell<Nanos>,
-    done: RefCell<HashSet<usize>>,
-    /// Players that finished their session (logged out or gave up): done with every phase.
-    retired: RefCell<HashSet<usize>>,
-    players: usize,
-    wake: Notify,
-}
-
-impl PhaseBoard {
-    fn new(players: usize) -> Rc<PhaseBoard> {
-        Rc::new(PhaseBoard {
-            current: Cell::new(Phase::Idle),
-            opened: Cell::new(clock::now()),
-            done: RefCell::new(HashSet::new()),
-            retired: RefCell::new(HashSet::new()),
-            players,
-            wake: Notify::new(),
-        })
-    }
-
-    fn open(&self, phase: Phase) {
-        self.current.set(phase);
-        self.opened.set(clock::now());
-        self.done.borrow_mut().clear();
-    }
-
-    /// When the open phase opened on this worker (the ramp counts from here).
-    pub fn opened_at(&self) -> Nanos {
-        self.opened.get()
-    }
-
-    /// A player finished `phase` (successfully or not).
-    pub fn done(&self, player: usize, phase: Phase) {
-        if phase == self.current.get() {
-            self.done.borrow_mut().insert(player);
-            self.wake.notify_one();
-        }
-    }
-
-    /// A player finished its session.
-    pub fn retire(&self, player: usize) {
-        self.retired.borrow_mut().insert(player);
-        self.wake.notify_one();
-    }
-
-    fn all_done(&self) -> bool {
-        let retired = self.retired.borrow();
-        let done = self.done.borrow();
-        retired.len() + done.difference(&retired).count() >= self.players
-    }
-
-    fn all_retired(&self) -> bool {
-        self.retired.borrow().len() >= self.players
-    }
-}
 
 /// What the main thread and the workers share.
 struct Shared {
