@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use tsumo::cli::{self, Parsed};
 use tsumo::plan::{JsonOut, MahjongPlan, Plan};
-use tsumo::{engine, mahjong, report};
+use tsumo::{http, mahjong, report};
 
 fn main() -> ExitCode {
     let plan = match cli::parse(std::env::args_os()) {
@@ -34,7 +34,7 @@ fn main() -> ExitCode {
 
 /// One HTTP run: report, the script's `done()`, JSON, `.hgrm`.
 fn run_http(plan: &Plan) -> ExitCode {
-    let finished = match engine::run(plan) {
+    let finished = match http::run(plan) {
         Ok(finished) => finished,
         Err(e) => return fail(&e),
     };
@@ -90,7 +90,7 @@ fn run_ab(plan: &Plan) -> ExitCode {
         show,
         plan.json.as_ref(),
         |run| {
-            let finished = engine::run(run).map_err(|e| format!("{}: {e}", run.label))?;
+            let finished = http::run(run).map_err(|e| format!("{}: {e}", run.label))?;
             if let Some(e) = &finished.script_error {
                 return Err(format!("script error: {e}"));
             }

@@ -1,27 +1,7 @@
-//! Live progress: per-worker atomic counters that the main thread reads once a second, both for
-//! the status line on stderr and for the per-second Req/Sec samples of the report.
+//! The live status line on stderr: rewritten in place on a terminal, one line a second with
+//! `--progress` otherwise; each mode writes its own line.
 
 use std::io::{IsTerminal, Write};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
-
-use crate::stats::format::format_metric;
-
-/// Counters a worker updates as it goes (relaxed atomics: read for display only).
-#[derive(Debug, Default)]
-pub struct LiveCounters {
-    pub requests: AtomicU64,
-    pub errors: AtomicU64,
-}
-
-impl LiveCounters {
-    pub fn requests(&self) -> u64 {
-        self.requests.load(Ordering::Relaxed)
-    }
-    pub fn errors(&self) -> u64 {
-        self.errors.load(Ordering::Relaxed)
-    }
-}
 
 /// How progress is shown on stderr.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,18 +22,6 @@ impl ProgressMode {
             (false, true, _) => ProgressMode::Lines,
             _ => ProgressMode::Off,
         }
-    }
-
-    /// Shows one status update.
-    pub fn show(self, elapsed: Duration, total: Duration, rate: f64, requests: u64, errors: u64) {
-        self.show_line(&format!(
-            "[{:>5.1}s / {:.0}s] {} req/s, {} requests, {} errors",
-            elapsed.as_secs_f64(),
-            total.as_secs_f64(),
-            format_metric(rate),
-            requests,
-            errors
-        ));
     }
 
     /// Shows one status line (any mode).

@@ -1,99 +1,215 @@
-//! One worker thread: its own current-thread tokio runtime, its own pacer, its own connections and
-//! its own Recorder — share-nothing, like wrk's threads. It connects its connections, waits at the
-//! start gate for the common start time, runs until shutdown, and hands back its Recorder.
+//! The worker threads: each runs one [`Worker`] on its own current-thread tokio runtime, with its
+//! own `LocalSet` and [`Pacer`] — share-nothing, like wrk's threads — and hands its recorder back
+//! over a channel when it ends. The main thread joins them with a bound.
 
-use std::cell::{Cell, RefCell};
 use std::rc::Rc;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Barrier};
-use std::thread::JoinHandle;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::{watch, Notify};
+use tokio::sync::{mpsc, watch, Notify};
 use tokio::task::LocalSet;
 
-use super::progress::LiveCounters;
+use super::gate::StartGate;
+use super::supervisor::Signals;
+use super::{Recorder, Worker};
 use crate::error::Error;
-use crate::http::conn::{Connection, Requests, Shared};
-use crate::net::http1::request::Batch;
-use crate::net::stream::Endpoint;
-use crate::script::{ScriptError, ThreadScript};
-use crate::stats::Recorder;
-use crate::timing::deadline::Watchdog;
+use crate::sys::usage::ThreadUsage;
+use crate::timing::clock::Nanos;
 use crate::timing::pacer::Pacer;
-use crate::timing::schedule::Schedule;
 
-/// What one worker is asked to do.
-pub struct WorkerPlan {
+/// What a worker gets from the engine.
+pub struct WorkerContext<L> {
+    /// This worker's index, 0-based.
     pub index: usize,
-    /// Global index of this worker's first connection (schedules are phase-shifted by it).
-    pub first_connection: usize,
-    pub connections: usize,
-    pub total_connections: usize,
-    /// `None`: closed loop.
-    pub rate: Option<u64>,
-    pub endpoint: Endpoint,
-    /// The request bytes sent every time; `None` when the script's `request()` makes them.
-    pub static_batch: Option<Batch>,
-    /// This worker's Lua state (moved into the thread), when the run has a script.
-    pub script: Option<ThreadScript>,
-    pub timeout: Duration,
-    pub record_all: bool,
-    pub live: Arc<LiveCounters>,
-    pub control: Arc<RunControl>,
+    /// This worker's live counters (the supervisor reads them).
+    pub live: Arc<L>,
+    /// This worker's sub-millisecond timer, already driven.
+    pub pacer: Rc<Pacer>,
+    shutdown: watch::Receiver<bool>,
+    gate: Arc<StartGate>,
+    control: Arc<Control>,
 }
 
-/// What a worker hands back.
-pub struct WorkerOutcome {
-    pub recorder: Recorder,
-    /// The first error a script hook raised (the run then stopped).
-    pub script_error: Option<ScriptError>,
+impl<L> WorkerContext<L> {
+    /// Reports this worker ready and waits for the common start; returns the start time.
+    /// (Blocks the thread: call it once everything of the worker's own is set up.)
+    pub fn start(&self) -> Nanos {
+        self.gate.pass(self.index)
+    }
+
+    /// The one shutdown signal: `true` once the run is over.
+    pub fn shutdown(&self) -> watch::Receiver<bool> {
+        self.shutdown.clone()
+    }
+
+    /// Ends the whole run now (a script error): every worker gets the shutdown.
+    pub fn end_run(&self) {
+        self.control.end_requested.store(true, Ordering::SeqCst);
+        self.control.wake.notify_one();
+    }
 }
 
-/// Early ends decided by workers, watched by the main thread: a script's `thread:stop()` ends
-/// one worker (the run ends when all have), a script error ends the run.
+/// What the workers tell the supervisor.
 #[derive(Default)]
-pub struct RunControl {
-    pub stopped_workers: AtomicUsize,
-    pub script_failed: AtomicBool,
+pub(super) struct Control {
+    pub finished: AtomicUsize,
+    pub end_requested: AtomicBool,
     pub wake: Notify,
 }
 
-/// Synchronises the start: every worker connects, then all start their schedules at `t0`.
-pub struct StartGate {
-    barrier: Barrier,
-    t0: AtomicU64,
+struct Ended<R> {
+    index: usize,
+    result: Result<R, Error>,
+    usage: ThreadUsage,
 }
 
-impl StartGate {
-    /// A gate for `workers` workers and the main thread.
-    pub fn new(workers: usize) -> Arc<StartGate> {
-        Arc::new(StartGate {
-            barrier: Barrier::new(workers + 1),
-            t0: AtomicU64::new(0),
-        })
+/// The running workers.
+pub(super) struct Started<W: Worker> {
+    pub gate: Arc<StartGate>,
+    pub control: Arc<Control>,
+    pub live: Vec<Arc<W::Live>>,
+    shutdown: watch::Sender<bool>,
+    ended: mpsc::UnboundedReceiver<Ended<W::Recorder>>,
+}
+
+/// The workers' outcome once joined.
+pub(super) struct Joined<R> {
+    pub recorder: R,
+    pub threads: Vec<ThreadUsage>,
+    pub abandoned: usize,
+    /// The first error a worker failed with (the run fails with it).
+    pub error: Option<Error>,
+}
+
+/// Starts one thread per worker.
+pub(super) fn start_all<W: Worker>(workers: Vec<W>) -> Result<Started<W>, Error> {
+    let gate = Arc::new(StartGate::new(workers.len()));
+    let control = Arc::new(Control::default());
+    let (shutdown, shutdown_rx) = watch::channel(false);
+    let (ended_tx, ended) = mpsc::unbounded_channel();
+    let mut live = Vec::with_capacity(workers.len());
+    for (index, worker) in workers.into_iter().enumerate() {
+        let counters = Arc::new(W::Live::default());
+        live.push(Arc::clone(&counters));
+        let worker_gate = Arc::clone(&gate);
+        let worker_control = Arc::clone(&control);
+        let shutdown_rx = shutdown_rx.clone();
+        let ended_tx = ended_tx.clone();
+        let spawned = std::thread::Builder::new()
+            .name(format!("tsumo-worker-{index}"))
+            .spawn(move || {
+                let (gate, control) = (worker_gate, worker_control);
+                let result = run_thread(worker, index, counters, &gate, shutdown_rx, &control);
+                gate.leave(index);
+                let _ = ended_tx.send(Ended {
+                    index,
+                    result,
+                    usage: ThreadUsage::now(),
+                });
+                control.finished.fetch_add(1, Ordering::SeqCst);
+                control.wake.notify_one();
+            });
+        if let Err(e) = spawned {
+            // The workers already started see the shutdown as soon as they pass the gate.
+            let _ = shutdown.send(true);
+            gate.open_at_once();
+            return Err(Error::Thread(e.to_string()));
+        }
+    }
+    Ok(Started {
+        gate,
+        control,
+        live,
+        shutdown,
+        ended,
+    })
+}
+
+fn run_thread<W: Worker>(
+    worker: W,
+    index: usize,
+    live: Arc<W::Live>,
+    gate: &Arc<StartGate>,
+    shutdown: watch::Receiver<bool>,
+    control: &Arc<Control>,
+) -> Result<W::Recorder, Error> {
+    let runtime = thread_runtime()?;
+    let local = LocalSet::new();
+    let result = local.block_on(&runtime, async {
+        let pacer =
+            Pacer::new().map_err(|e| Error::Thread(format!("cannot create timerfd: {e}")))?;
+        tokio::task::spawn_local(Rc::clone(&pacer).drive());
+        let ctx = WorkerContext {
+            index,
+            live,
+            pacer,
+            shutdown,
+            gate: Arc::clone(gate),
+            control: Arc::clone(control),
+        };
+        worker.run(ctx).await
+    });
+    // Dropping the LocalSet cancels the worker's remaining tasks; they may touch the runtime.
+    let _guard = runtime.enter();
+    drop(local);
+    result
+}
+
+impl<W: Worker> Started<W> {
+    /// Sends the one shutdown to every worker.
+    pub fn shut_down(&self) {
+        let _ = self.shutdown.send(true);
     }
 
-    /// Main thread: waits for every worker to be connected, sets the start time, releases them.
-    pub fn open(&self, t0: impl FnOnce() -> u64) -> u64 {
-        self.barrier.wait();
-        let t0 = t0();
-        self.t0.store(t0, Ordering::SeqCst);
-        self.barrier.wait();
-        t0
+    /// Abandons the run before it started.
+    pub fn abort(&self) {
+        self.shut_down();
+        self.gate.open_at_once();
     }
 
-    /// Worker: reports ready and waits for the start time.
-    fn pass(&self) -> u64 {
-        self.barrier.wait();
-        self.barrier.wait();
-        self.t0.load(Ordering::SeqCst)
+    /// Shuts every worker down and waits for them, at most `grace`; a signal during the wait
+    /// stops waiting at once.
+    pub async fn join(mut self, grace: Duration, mut signals: Signals) -> Joined<W::Recorder> {
+        self.shut_down();
+        let workers = self.live.len();
+        let mut recorders: Vec<Option<W::Recorder>> = (0..workers).map(|_| None).collect();
+        let mut threads = vec![ThreadUsage::default(); workers];
+        let mut error = None;
+        let mut joined = 0;
+        let give_up = tokio::time::sleep(grace);
+        tokio::pin!(give_up);
+        while joined < workers {
+            tokio::select! {
+                ended = self.ended.recv() => {
+                    let Some(ended) = ended else { break };
+                    joined += 1;
+                    threads[ended.index] = ended.usage;
+                    match ended.result {
+                        Ok(recorder) => recorders[ended.index] = Some(recorder),
+                        Err(e) => { error.get_or_insert(e); }
+                    }
+                }
+                _ = &mut give_up => break,
+                // Another signal: the user will not wait; report what has ended.
+                _ = signals.recv() => break,
+            }
+        }
+        let mut recorder = W::Recorder::default();
+        for worker_recorder in recorders.into_iter().flatten() {
+            recorder.merge(worker_recorder);
+        }
+        Joined {
+            recorder,
+            threads,
+            abandoned: workers - joined,
+            error,
+        }
     }
 }
 
-/// The runtime of a worker thread (either mode): current-thread tokio, and no timer slack for
-/// the calling thread — the kernel may otherwise delay its wake-ups by up to 50 µs, and a pacer
-/// wants none.
+/// The runtime of a worker thread: current-thread tokio, and no timer slack for the calling
+/// thread — the kernel may otherwise delay its wake-ups by up to 50 µs, and a pacer wants none.
 pub fn thread_runtime() -> Result<tokio::runtime::Runtime, Error> {
     // SAFETY: prctl with an integer argument affects only this thread.
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
@@ -101,126 +217,4 @@ pub fn thread_runtime() -> Result<tokio::runtime::Runtime, Error> {
         .enable_all()
         .build()
         .map_err(|e| Error::Thread(e.to_string()))
-}
-
-/// Starts a worker thread. It always passes the gate (even when it fails to start), so the main
-/// thread never waits for ever.
-pub fn spawn(
-    plan: WorkerPlan,
-    gate: Arc<StartGate>,
-    shutdown: watch::Receiver<bool>,
-) -> Result<JoinHandle<Result<WorkerOutcome, Error>>, Error> {
-    std::thread::Builder::new()
-        .name(format!("tsumo-worker-{}", plan.index))
-        .spawn(move || run(plan, &gate, shutdown))
-        .map_err(|e| Error::Thread(e.to_string()))
-}
-
-fn run(
-    plan: WorkerPlan,
-    gate: &StartGate,
-    mut shutdown: watch::Receiver<bool>,
-) -> Result<WorkerOutcome, Error> {
-    let runtime = match thread_runtime() {
-        Ok(rt) => rt,
-        Err(e) => {
-            gate.pass();
-            return Err(e);
-        }
-    };
-    let local = LocalSet::new();
-    let pacer = match runtime.block_on(async { Pacer::new() }) {
-        Ok(p) => p,
-        Err(e) => {
-            gate.pass();
-            return Err(Error::Thread(format!("cannot create timerfd: {e}")));
-        }
-    };
-    let hooks = plan
-        .script
-        .as_ref()
-        .map(ThreadScript::hooks)
-        .unwrap_or_default();
-    let shared = Rc::new(Shared {
-        endpoint: plan.endpoint.clone(),
-        requests: match (plan.static_batch, &plan.script) {
-            (Some(batch), _) => Requests::Static(Rc::new(batch)),
-            (None, script) => Requests::Script {
-                pipeline: script.as_ref().map_or(1, ThreadScript::pipeline),
-            },
-        },
-        script: plan.script,
-        hooks,
-        stop: Cell::new(false),
-        stop_wake: Notify::new(),
-        script_error: RefCell::new(None),
-        recorder: Default::default(),
-        pacer: Rc::clone(&pacer),
-        watchdog: Watchdog::new(plan.timeout),
-        record_all: plan.record_all,
-        live: plan.live,
-    });
-
-    // Connect first, so that connection set-up does not eat into the first interval.
-    let streams = local.block_on(&runtime, async {
-        let handles: Vec<_> = (0..plan.connections)
-            .map(|_| {
-                let shared = Rc::clone(&shared);
-                tokio::task::spawn_local(async move {
-                    tokio::time::timeout(plan.timeout, shared.connect())
-                        .await
-                        .ok()
-                        .and_then(Result::ok)
-                })
-            })
-            .collect();
-        let mut streams = Vec::with_capacity(handles.len());
-        for handle in handles {
-            streams.push(handle.await.ok().flatten());
-        }
-        streams
-    });
-
-    let t0 = gate.pass();
-    local.block_on(&runtime, async {
-        tokio::task::spawn_local(Rc::clone(&pacer).drive());
-        tokio::task::spawn_local(Rc::clone(&shared.watchdog).run());
-        for (i, stream) in streams.into_iter().enumerate() {
-            let schedule = plan.rate.map(|rate| Schedule {
-                t0,
-                index: (plan.first_connection + i) as u64,
-                connections: plan.total_connections as u64,
-                rate,
-            });
-            let conn = Connection::new(Rc::clone(&shared), schedule, stream);
-            tokio::task::spawn_local(conn.run());
-        }
-        loop {
-            if *shutdown.borrow_and_update() || shared.stop.get() {
-                break;
-            }
-            tokio::select! {
-                changed = shutdown.changed() => if changed.is_err() { break },
-                _ = shared.stop_wake.notified() => {}
-            }
-        }
-    });
-    if shared.stop.get() {
-        // Stopped early by the script: tell the main thread.
-        let control = &plan.control;
-        if shared.script_error.borrow().is_some() {
-            control.script_failed.store(true, Ordering::SeqCst);
-        }
-        control.stopped_workers.fetch_add(1, Ordering::SeqCst);
-        control.wake.notify_one();
-    }
-    // Dropping the LocalSet cancels every connection task (in-flight requests are not counted).
-    {
-        let _guard = runtime.enter();
-        drop(local);
-    }
-    Ok(WorkerOutcome {
-        recorder: shared.recorder.take(),
-        script_error: shared.script_error.take(),
-    })
 }

@@ -16,7 +16,7 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::Notify;
 
-use crate::engine::progress::LiveCounters;
+use super::worker::LiveCounters;
 use crate::net::http1::request::Batch;
 use crate::net::http1::response::ResponseParser;
 use crate::net::stream::{ConnectError, Endpoint, Handshake, Stream};
@@ -262,10 +262,12 @@ impl Connection {
                     // Only the delay tsumo caused: the request was due and the connection free.
                     let due = intended.max(ready_at);
                     let lateness = clock::to_us(sent.saturating_sub(due));
-                    self.shared
-                        .recorder
-                        .borrow_mut()
-                        .record_send_lateness(lateness);
+                    let mut recorder = self.shared.recorder.borrow_mut();
+                    recorder.record_send_lateness(lateness);
+                    if ready_at > intended {
+                        recorder.counters.due_while_busy += 1;
+                    }
+                    drop(recorder);
                     (intended, sent)
                 }
                 // Closed loop: the request is due the moment the connection is free.

@@ -1,5 +1,221 @@
-//! HTTP/1.1 over TCP or TLS, written on `httparse` for the hot path: request bytes are built once
-//! and written raw (so wrk's Lua API and pipelining can be honoured), responses are parsed
-//! incrementally without copying bodies.
+//! HTTP mode: HTTP/1.1 over TCP or TLS at a constant rate (or closed loop), written on
+//! `httparse` for the hot path: request bytes are built once and written raw (so wrk's Lua API
+//! and pipelining can be honoured), responses are parsed incrementally without copying bodies.
+//!
+//! This module is what the engine runs for an HTTP plan: the main thread's side ([`HttpMode`]:
+//! pre-flight, the script's `setup()`/`init()`, one worker per thread), one worker's connections
+//! ([`worker`]), and one connection's paced life ([`conn`]).
 
 pub mod conn;
+pub mod worker;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::engine::{self, Mode, Settings};
+use crate::error::Error;
+use crate::net::http1::request::{self, Batch};
+use crate::net::preflight::preflight;
+use crate::net::stream::Endpoint;
+use crate::plan::Plan;
+use crate::script::{Script, ScriptError, ThreadScript};
+use crate::stats::format::format_metric;
+use crate::stats::shortfall::Shortfall;
+use crate::stats::{Recorder, RunResult};
+use crate::sys;
+use worker::{HttpWorker, LiveCounters};
+
+/// A finished run, with what the caller still has to do: the script's `done()` and its error.
+pub struct Finished {
+    pub result: RunResult,
+    /// The main Lua state, for `done(summary, latency, requests)` after the report.
+    pub script: Option<Script>,
+    /// The first error a script hook raised during the run (the run stopped there).
+    pub script_error: Option<ScriptError>,
+}
+
+/// Runs a plan to completion (duration end, a signal, the script stopping every thread, or a
+/// script error).
+pub fn run(plan: &Plan) -> Result<Finished, Error> {
+    sys::check_open_files(plan.connections, plan.threads)?;
+    let mut mode = HttpMode::prepare(plan)?;
+    let run = engine::run(&mut mode)?;
+    let HttpMode {
+        endpoint, script, ..
+    } = mode;
+    let total = run.recorder.recorder;
+    let elapsed = run.elapsed;
+    let shortfall = plan
+        .rate
+        .and_then(|rate| Shortfall::judge(rate, plan.connections, &total, elapsed, &run.threads));
+    let result = RunResult {
+        plan: plan.clone(),
+        elapsed,
+        interrupted: run.ended_by.is_signal(),
+        ended_by: run.ended_by.name().to_string(),
+        notes: notes(&total, &endpoint.addr),
+        counters: total.counters,
+        latency: total.latency,
+        uncorrected: total.uncorrected,
+        send_lateness: total.send_lateness,
+        req_per_sec: run.per_second,
+        server: run.server,
+        usage: run.usage,
+        shortfall,
+    };
+    Ok(Finished {
+        result,
+        script,
+        script_error: run.recorder.script_error,
+    })
+}
+
+/// The main thread's side of an HTTP run.
+pub struct HttpMode<'a> {
+    plan: &'a Plan,
+    settings: Settings,
+    endpoint: Endpoint,
+    /// The main Lua state (`done()` runs in it after the report).
+    script: Option<Script>,
+    /// One Lua state per worker, moved into the workers.
+    thread_scripts: Vec<Option<ThreadScript>>,
+}
+
+impl<'a> HttpMode<'a> {
+    /// Resolves and checks the target, loads the script and runs its `setup()` and `init()`:
+    /// every error here stops the run before any traffic.
+    pub fn prepare(plan: &'a Plan) -> Result<HttpMode<'a>, Error> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| Error::Thread(e.to_string()))?;
+        let endpoint = runtime.block_on(preflight(
+            &plan.target,
+            plan.insecure,
+            plan.cacert.as_deref(),
+            plan.timeout,
+        ))?;
+        // As wrk: the script is loaded in the main state and one state per thread.
+        let (script, mut thread_scripts): (_, Vec<Option<ThreadScript>>) = match &plan.script {
+            Some(_) => {
+                let (script, threads) = Script::load(plan, endpoint.addr)?;
+                (Some(script), threads.into_iter().map(Some).collect())
+            }
+            None => (None, Vec::new()),
+        };
+        thread_scripts.resize_with(plan.threads, || None);
+        Ok(HttpMode {
+            plan,
+            settings: Settings {
+                threads: plan.threads,
+                duration: plan.duration,
+                grace: Duration::from_secs(5),
+                progress: engine::ProgressMode::choose(plan.progress, plan.quiet),
+                server_pids: plan.server_pids.clone(),
+            },
+            endpoint,
+            script,
+            thread_scripts,
+        })
+    }
+}
+
+impl Mode for HttpMode<'_> {
+    type Worker = HttpWorker;
+
+    fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    fn workers(&mut self) -> Result<Vec<HttpWorker>, Error> {
+        let plan = self.plan;
+        let plain_batch = match &self.script {
+            None => Some(request::from_plan(plan)?),
+            Some(_) => None,
+        };
+        let mut first_connection = 0;
+        let mut workers = Vec::with_capacity(plan.threads);
+        for (index, script) in std::mem::take(&mut self.thread_scripts)
+            .into_iter()
+            .enumerate()
+        {
+            let connections = plan.connections_for_thread(index);
+            // The bytes to send every time, unless the script's request() makes each batch.
+            let static_batch = match &script {
+                Some(s) if s.hooks().request => None,
+                Some(s) => Some(Batch::parse(s.static_request())?),
+                None => plain_batch.clone(),
+            };
+            workers.push(HttpWorker {
+                first_connection,
+                connections,
+                total_connections: plan.connections,
+                rate: plan.rate,
+                // A script's setup() may point a thread elsewhere (addr.lua).
+                endpoint: Endpoint {
+                    addr: script
+                        .as_ref()
+                        .map_or(self.endpoint.addr, ThreadScript::addr),
+                    tls: self.endpoint.tls.clone(),
+                },
+                static_batch,
+                script,
+                timeout: plan.timeout,
+                record_all: !plan.batch_latency,
+            });
+            first_connection += connections;
+        }
+        Ok(workers)
+    }
+
+    fn progress_line(&self, elapsed: Duration, live: &[Arc<LiveCounters>], rate: f64) -> String {
+        let requests: u64 = live.iter().map(|c| c.requests()).sum();
+        let errors: u64 = live.iter().map(|c| c.errors()).sum();
+        format!(
+            "[{:>5.1}s / {:.0}s] {} req/s, {} requests, {} errors",
+            elapsed.as_secs_f64(),
+            self.plan.duration.as_secs_f64(),
+            format_metric(rate),
+            requests,
+            errors
+        )
+    }
+}
+
+/// What an HTTP worker hands back: its recorder and the first error its script raised.
+#[derive(Default)]
+pub struct HttpRecord {
+    pub recorder: Recorder,
+    pub script_error: Option<ScriptError>,
+}
+
+impl engine::Recorder for HttpRecord {
+    fn merge(&mut self, other: HttpRecord) {
+        self.recorder.merge(&other.recorder);
+        self.script_error = self.script_error.take().or(other.script_error);
+    }
+}
+
+/// Explanations of conditions that silently cap a test, printed once in the report.
+fn notes(total: &Recorder, addr: &SocketAddr) -> Vec<String> {
+    let c = &total.counters;
+    let mut notes = Vec::new();
+    if c.emfile > 0 {
+        let (soft, _) = sys::raise_open_files();
+        notes.push(format!(
+            "Note: {} connects failed with EMFILE (too many open files, limit {soft}): raise \
+             `ulimit -n` or use fewer connections (-c).",
+            c.emfile
+        ));
+    }
+    if c.eaddrnotavail > 0 {
+        notes.push(format!(
+            "Note: {} connects failed with EADDRNOTAVAIL (no free local port towards {addr}): \
+             widen net.ipv4.ip_local_port_range, enable net.ipv4.tcp_tw_reuse, or use fewer \
+             connections.",
+            c.eaddrnotavail
+        ));
+    }
+    notes
+}

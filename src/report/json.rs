@@ -18,9 +18,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
 use crate::plan::{JsonOut, Plan};
+use crate::stats::shortfall::Shortfall;
 use crate::stats::RunResult;
 use crate::stats::{hdr, Counters};
 use crate::sys::procstat::ServerUsage;
+use crate::sys::usage::OwnUsage;
 
 /// Version of this JSON layout; bumped when a field changes meaning.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -62,6 +64,15 @@ pub struct SavedRun {
     /// CPU and memory of the `--server-pid` processes during the run; absent without one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<ServerUsage>,
+    /// What ended the run: `duration`, `SIGINT`, `SIGTERM`, `SIGHUP`, `done` or `ended`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended_by: Option<String>,
+    /// tsumo's own CPU time and peak memory (`cpu_s`, `peak_rss_bytes`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tsumo: Option<OwnUsage>,
+    /// Present when a fixed-rate run did not reach its rate: by how much and which side.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_shortfall: Option<Shortfall>,
 }
 
 fn http_mode() -> String {
@@ -198,6 +209,9 @@ impl SavedRun {
             },
             notes: r.notes.clone(),
             server: r.server.clone(),
+            ended_by: Some(r.ended_by.clone()),
+            tsumo: Some(r.usage),
+            rate_shortfall: r.shortfall.clone(),
         }
     }
 
@@ -343,6 +357,9 @@ mod tests {
             req_per_sec,
             notes: vec!["a note".to_string()],
             server: None,
+            ended_by: "SIGINT".into(),
+            usage: Default::default(),
+            shortfall: None,
         }
     }
 

@@ -185,7 +185,8 @@ pub fn server_line(server: &ServerUsage) -> String {
     )
 }
 
-/// tsumo's lines after wrk2's report: TLS, send lateness, the fell-behind warning, notes.
+/// tsumo's lines after wrk2's report: TLS, send lateness, the fell-behind warning, the rate
+/// not reached, tsumo's own CPU and memory, the server's, notes.
 fn additions(lines: &mut Vec<String>, r: &RunResult) {
     let c = &r.counters;
     if c.tls_full_handshakes + c.tls_resumed_handshakes > 0 {
@@ -213,10 +214,25 @@ fn additions(lines: &mut Vec<String>, r: &RunResult) {
             ));
         }
     }
+    if let Some(shortfall) = &r.shortfall {
+        lines.push(shortfall.line());
+    }
+    lines.push(own_usage_line(r));
     if let Some(server) = &r.server {
         lines.push(server_line(server));
     }
     lines.extend(r.notes.iter().cloned());
+}
+
+/// tsumo's own CPU and peak memory, per completed request.
+fn own_usage_line(r: &RunResult) -> String {
+    let requests = r.counters.requests.max(1) as f64;
+    format!(
+        "tsumo: {:.2}s CPU ({} per request), peak RSS {}B",
+        r.usage.cpu_seconds,
+        format_time_us(r.usage.cpu_seconds * 1e6 / requests),
+        format_binary(r.usage.peak_rss_bytes as f64)
+    )
 }
 
 #[cfg(test)]
@@ -226,6 +242,7 @@ mod tests {
     use super::*;
     use crate::plan::{Plan, Scheme, Target};
     use crate::stats::{new_histogram, Counters, Errors};
+    use crate::sys::usage::OwnUsage;
 
     fn plan(rate: Option<u64>, latency: bool, u_latency: bool) -> Plan {
         Plan {
@@ -293,6 +310,12 @@ mod tests {
             req_per_sec,
             notes: vec!["note: one".to_string()],
             server: None,
+            ended_by: "duration".into(),
+            usage: OwnUsage {
+                cpu_seconds: 0.24,
+                peak_rss_bytes: 8 << 20,
+            },
+            shortfall: None,
         }
     }
 
@@ -409,7 +432,7 @@ mod tests {
              delayed starts into account))"
         );
         assert_eq!(lines[footer + 6], " 50.000%  249.00us");
-        let tail: Vec<&str> = lines[lines.len() - 6..].to_vec();
+        let tail: Vec<&str> = lines[lines.len() - 7..].to_vec();
         assert_eq!(
             tail,
             vec![
@@ -418,6 +441,7 @@ mod tests {
                 "Requests/sec:   1998.63",
                 "Transfer/sec:    482.09KB",
                 "Send lateness: p50 59.00us, p99 118.00us, max 119.00us",
+                "tsumo: 0.24s CPU (10.01us per request), peak RSS 8.00MB",
                 "note: one",
             ]
         );
@@ -453,6 +477,7 @@ mod tests {
                 "Requests/sec:   1998.63",
                 "Transfer/sec:    482.09KB",
                 "TLS handshakes: 10 full, 2 resumed (after the pre-flight check's full handshake)",
+                "tsumo: 0.24s CPU (10.01us per request), peak RSS 8.00MB",
             ]
         );
     }

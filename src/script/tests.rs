@@ -91,6 +91,9 @@ fn run_result(latency: &[u64]) -> RunResult {
         req_per_sec,
         notes: Vec::new(),
         server: None,
+        ended_by: "duration".into(),
+        usage: Default::default(),
+        shortfall: None,
     }
 }
 

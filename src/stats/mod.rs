@@ -8,6 +8,7 @@
 pub mod format;
 pub mod hdr;
 pub mod mahjong;
+pub mod shortfall;
 
 use std::time::Duration;
 
@@ -16,6 +17,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::plan::Plan;
 use crate::sys::procstat::ServerUsage;
+use crate::sys::usage::OwnUsage;
+use shortfall::Shortfall;
 
 /// Highest value a histogram holds: one day in µs, wrk2's `MAX_LATENCY`.
 pub const HIST_MAX_US: u64 = 86_400_000_000;
@@ -75,6 +78,10 @@ pub struct Counters {
     pub emfile: u64,
     /// connect() failures with EADDRNOTAVAIL (out of ephemeral ports).
     pub eaddrnotavail: u64,
+    /// Paced sends whose connection was still waiting for an earlier response when the
+    /// request fell due (the server, not tsumo, delayed them).
+    #[serde(default)]
+    pub due_while_busy: u64,
 }
 
 impl Counters {
@@ -88,6 +95,7 @@ impl Counters {
         self.tls_resumed_handshakes += other.tls_resumed_handshakes;
         self.emfile += other.emfile;
         self.eaddrnotavail += other.eaddrnotavail;
+        self.due_while_busy += other.due_while_busy;
     }
 }
 
@@ -164,4 +172,11 @@ pub struct RunResult {
     pub notes: Vec<String>,
     /// CPU and memory of the server processes sampled during the run (`--server-pid`).
     pub server: Option<ServerUsage>,
+    /// What ended the run: `duration`, `SIGINT`, `SIGTERM`, `SIGHUP`, `done` (every script
+    /// thread stopped) or `ended` (a script error).
+    pub ended_by: String,
+    /// tsumo's own CPU time and peak memory.
+    pub usage: OwnUsage,
+    /// Set when a fixed-rate run did not reach its rate.
+    pub shortfall: Option<Shortfall>,
 }

@@ -3,6 +3,7 @@
 
 pub mod doctor;
 pub mod procstat;
+pub mod usage;
 
 use crate::error::Error;
 

@@ -1,0 +1,153 @@
+//! The main thread during a run: once a second it samples each worker's completions (the
+//! report's per-second samples and the live progress line); it ends the run at the duration, on
+//! SIGINT, SIGTERM or SIGHUP (what Ctrl-C, `timeout`, CI runners and Kubernetes send), when a
+//! worker asks to end it, or when every worker has finished its work.
+
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use hdrhistogram::Histogram;
+use tokio::signal::unix::{signal, Signal, SignalKind};
+
+use super::worker::Started;
+use super::{Live, Mode, Settings};
+use crate::error::Error;
+use crate::stats::new_histogram;
+use crate::timing::clock::{self, Nanos};
+
+/// Why a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EndReason {
+    /// The planned duration passed.
+    Duration,
+    /// A signal: `"SIGINT"`, `"SIGTERM"` or `"SIGHUP"`.
+    Signal(&'static str),
+    /// Every worker finished its work (every game played; every script thread stopped).
+    Done,
+    /// A worker ended the run (a script error).
+    Ended,
+}
+
+impl EndReason {
+    /// How the JSON and the report name it.
+    pub fn name(self) -> &'static str {
+        match self {
+            EndReason::Duration => "duration",
+            EndReason::Signal(name) => name,
+            EndReason::Done => "done",
+            EndReason::Ended => "ended",
+        }
+    }
+
+    pub fn is_signal(self) -> bool {
+        matches!(self, EndReason::Signal(_))
+    }
+}
+
+/// The signals that end a run, caught for the whole run.
+pub struct Signals {
+    interrupt: Signal,
+    terminate: Signal,
+    hangup: Signal,
+}
+
+impl Signals {
+    /// Registers the handlers (inside a runtime).
+    pub fn new() -> Result<Signals, Error> {
+        let catch = |kind| signal(kind).map_err(|e| Error::Thread(format!("signal handler: {e}")));
+        Ok(Signals {
+            interrupt: catch(SignalKind::interrupt())?,
+            terminate: catch(SignalKind::terminate())?,
+            hangup: catch(SignalKind::hangup())?,
+        })
+    }
+
+    /// The next signal's name.
+    pub async fn recv(&mut self) -> &'static str {
+        tokio::select! {
+            _ = self.interrupt.recv() => "SIGINT",
+            _ = self.terminate.recv() => "SIGTERM",
+            _ = self.hangup.recv() => "SIGHUP",
+        }
+    }
+}
+
+pub(super) struct Supervised {
+    pub elapsed: Duration,
+    pub ended_by: EndReason,
+    pub per_second: Histogram<u64>,
+    /// Still caught: a signal during the join stops waiting.
+    pub signals: Signals,
+}
+
+const TICK: Nanos = 1_000_000_000;
+
+/// Waits for the end of the run, sampling each worker's completions once a second.
+pub(super) async fn supervise<M: Mode>(
+    mode: &M,
+    settings: &Settings,
+    t0: Nanos,
+    started: &Started<M::Worker>,
+    mut signals: Signals,
+) -> Supervised {
+    let live = &started.live;
+    let control = &started.control;
+    let duration_ns = settings.duration.as_nanos().min(u64::MAX as u128) as Nanos;
+    let stop_at = t0.saturating_add(duration_ns);
+    let mut per_second = new_histogram();
+    let mut last_counts: Vec<u64> = vec![0; live.len()];
+    let mut last_tick = t0;
+    let mut samples = 0u64;
+    let mut sample = |now: Nanos, last_tick: Nanos| -> f64 {
+        let span = (now - last_tick) as f64 / 1e9;
+        let mut total = 0.0;
+        for (counters, last) in live.iter().zip(last_counts.iter_mut()) {
+            let count = counters.completed();
+            let rate = count.saturating_sub(*last) as f64 / span.max(1e-9);
+            *last = count;
+            per_second.saturating_record(rate.round() as u64);
+            total += rate;
+        }
+        total
+    };
+    let ended_by = loop {
+        let next_tick = last_tick.saturating_add(TICK).min(stop_at);
+        let wait = Duration::from_nanos(next_tick.saturating_sub(clock::now()));
+        tokio::select! {
+            _ = tokio::time::sleep(wait) => {}
+            name = signals.recv() => break EndReason::Signal(name),
+            _ = control.wake.notified() => {
+                if control.end_requested.load(Ordering::SeqCst) {
+                    break EndReason::Ended;
+                }
+                if control.finished.load(Ordering::SeqCst) >= live.len() {
+                    break EndReason::Done;
+                }
+                continue;
+            }
+        }
+        let now = clock::now();
+        if now < next_tick {
+            continue;
+        }
+        if next_tick == stop_at {
+            break EndReason::Duration;
+        }
+        let rate = sample(now, last_tick);
+        samples += 1;
+        last_tick = now;
+        let line = mode.progress_line(Duration::from_nanos(now - t0), live, rate);
+        settings.progress.show_line(&line);
+    };
+    let end = clock::now();
+    // The last, partial second counts if it is at least half a second, or if it is all there is.
+    if samples == 0 || end - last_tick >= TICK / 2 {
+        sample(end, last_tick);
+    }
+    Supervised {
+        elapsed: Duration::from_nanos(end - t0),
+        ended_by,
+        per_second,
+        signals,
+    }
+}

@@ -1,0 +1,143 @@
+//! One HTTP worker: its share of the connections, its own Lua state and recorder. It connects
+//! every connection first (so set-up does not eat into the first interval), waits at the start
+//! gate, then runs each connection's schedule until the shutdown or the script stops it.
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use tokio::sync::Notify;
+
+use super::conn::{Connection, Requests, Shared};
+use super::HttpRecord;
+use crate::engine::{Live, Worker, WorkerContext};
+use crate::error::Error;
+use crate::net::http1::request::Batch;
+use crate::net::stream::Endpoint;
+use crate::script::ThreadScript;
+use crate::timing::deadline::Watchdog;
+use crate::timing::schedule::Schedule;
+
+/// Counters a worker updates as it goes (relaxed atomics: read for display and the per-second
+/// samples only).
+#[derive(Debug, Default)]
+pub struct LiveCounters {
+    pub requests: AtomicU64,
+    pub errors: AtomicU64,
+}
+
+impl LiveCounters {
+    pub fn requests(&self) -> u64 {
+        self.requests.load(Ordering::Relaxed)
+    }
+    pub fn errors(&self) -> u64 {
+        self.errors.load(Ordering::Relaxed)
+    }
+}
+
+impl Live for LiveCounters {
+    fn completed(&self) -> u64 {
+        self.requests()
+    }
+}
+
+/// What one worker is asked to do.
+pub struct HttpWorker {
+    /// Global index of this worker's first connection (schedules are phase-shifted by it).
+    pub first_connection: usize,
+    pub connections: usize,
+    pub total_connections: usize,
+    /// `None`: closed loop.
+    pub rate: Option<u64>,
+    pub endpoint: Endpoint,
+    /// The request bytes sent every time; `None` when the script's `request()` makes them.
+    pub static_batch: Option<Batch>,
+    /// This worker's Lua state, when the run has a script.
+    pub script: Option<ThreadScript>,
+    pub timeout: Duration,
+    pub record_all: bool,
+}
+
+impl Worker for HttpWorker {
+    type Live = LiveCounters;
+    type Recorder = HttpRecord;
+
+    async fn run(self, ctx: WorkerContext<LiveCounters>) -> Result<HttpRecord, Error> {
+        let hooks = self
+            .script
+            .as_ref()
+            .map(ThreadScript::hooks)
+            .unwrap_or_default();
+        let shared = Rc::new(Shared {
+            endpoint: self.endpoint,
+            requests: match (self.static_batch, &self.script) {
+                (Some(batch), _) => Requests::Static(Rc::new(batch)),
+                (None, script) => Requests::Script {
+                    pipeline: script.as_ref().map_or(1, ThreadScript::pipeline),
+                },
+            },
+            script: self.script,
+            hooks,
+            stop: Cell::new(false),
+            stop_wake: Notify::new(),
+            script_error: RefCell::new(None),
+            recorder: Default::default(),
+            pacer: Rc::clone(&ctx.pacer),
+            watchdog: Watchdog::new(self.timeout),
+            record_all: self.record_all,
+            live: std::sync::Arc::clone(&ctx.live),
+        });
+
+        // Connect first, so that connection set-up does not eat into the first interval.
+        let handles: Vec<_> = (0..self.connections)
+            .map(|_| {
+                let shared = Rc::clone(&shared);
+                let timeout = self.timeout;
+                tokio::task::spawn_local(async move {
+                    tokio::time::timeout(timeout, shared.connect())
+                        .await
+                        .ok()
+                        .and_then(Result::ok)
+                })
+            })
+            .collect();
+        let mut streams = Vec::with_capacity(handles.len());
+        for handle in handles {
+            streams.push(handle.await.ok().flatten());
+        }
+
+        let t0 = ctx.start();
+        tokio::task::spawn_local(Rc::clone(&shared.watchdog).run());
+        for (i, stream) in streams.into_iter().enumerate() {
+            let schedule = self.rate.map(|rate| Schedule {
+                t0,
+                index: (self.first_connection + i) as u64,
+                connections: self.total_connections as u64,
+                rate,
+            });
+            let conn = Connection::new(Rc::clone(&shared), schedule, stream);
+            tokio::task::spawn_local(conn.run());
+        }
+        let mut shutdown = ctx.shutdown();
+        loop {
+            if *shutdown.borrow_and_update() || shared.stop.get() {
+                break;
+            }
+            tokio::select! {
+                changed = shutdown.changed() => if changed.is_err() { break },
+                _ = shared.stop_wake.notified() => {}
+            }
+        }
+        // A script error ends the whole run; `thread:stop()` ends this worker only.
+        if shared.script_error.borrow().is_some() {
+            ctx.end_run();
+        }
+        // The connection tasks are cancelled with the worker's LocalSet (in-flight requests are
+        // not counted).
+        Ok(HttpRecord {
+            recorder: shared.recorder.take(),
+            script_error: shared.script_error.take(),
+        })
+    }
+}

@@ -1,0 +1,126 @@
+//! When a fixed-rate run does not reach its rate: by how much, and which side held it back —
+//! the server (or the network), whose responses kept every connection busy when requests fell
+//! due, or tsumo itself, whose worker threads ran out of CPU and sent behind its own schedule.
+//! Neither wrk2 nor oha says this; a user sizing a server must know which one they measured.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::format::{format_metric, format_time_us};
+use super::{hdr, Recorder};
+use crate::sys::usage::ThreadUsage;
+
+/// Below this share of the target the rate counts as not reached (requests still in flight at
+/// the end are allowed for besides).
+const REACHED_SHARE: f64 = 0.98;
+
+/// A worker thread that used this share of a core (or more) was the bottleneck.
+const SATURATED_THREAD: f64 = 0.90;
+
+/// Which side held the rate back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Side {
+    /// Connections were busy waiting for responses when requests fell due.
+    Server,
+    /// Connections could not be opened (or re-opened): requests had nowhere to go.
+    Connect,
+    /// tsumo's worker threads were out of CPU.
+    Generator,
+}
+
+/// A rate not reached.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Shortfall {
+    pub target_rate: u64,
+    pub achieved_rate: f64,
+    /// achieved / target.
+    pub share: f64,
+    pub side: Side,
+    /// Share of the sends whose connection was still waiting for an earlier response when the
+    /// request fell due.
+    pub due_while_busy_share: f64,
+    /// The busiest worker thread's CPU time over the run's duration (1.0 = a whole core).
+    pub busiest_thread_cpu: f64,
+    pub send_lateness_p99_us: u64,
+    pub connections: usize,
+    pub connect_errors: u64,
+}
+
+impl Shortfall {
+    /// `None` when the run reached its rate.
+    pub fn judge(
+        rate: u64,
+        connections: usize,
+        total: &Recorder,
+        elapsed: Duration,
+        threads: &[ThreadUsage],
+    ) -> Option<Shortfall> {
+        let seconds = elapsed.as_secs_f64();
+        let expected = rate as f64 * seconds;
+        let completed = total.counters.requests as f64;
+        if seconds <= 0.0 || completed + connections as f64 >= expected * REACHED_SHARE {
+            return None;
+        }
+        let sends = total.send_lateness.len();
+        let due_while_busy_share = if sends == 0 {
+            0.0
+        } else {
+            total.counters.due_while_busy as f64 / sends as f64
+        };
+        let busiest_thread_cpu = threads
+            .iter()
+            .map(|t| t.cpu_seconds / seconds)
+            .fold(0.0, f64::max);
+        let connect_errors = total.counters.errors.connect;
+        let side = if busiest_thread_cpu >= SATURATED_THREAD {
+            Side::Generator
+        } else if connect_errors > 0 && due_while_busy_share < 0.5 {
+            Side::Connect
+        } else {
+            Side::Server
+        };
+        Some(Shortfall {
+            target_rate: rate,
+            achieved_rate: completed / seconds,
+            share: completed / expected,
+            side,
+            due_while_busy_share,
+            busiest_thread_cpu,
+            send_lateness_p99_us: hdr::value_at_percentile(&total.send_lateness, 99.0),
+            connections,
+            connect_errors,
+        })
+    }
+
+    /// The report's one line.
+    pub fn line(&self) -> String {
+        let head = format!(
+            "Rate not reached: {} of {} requests/sec ({:.1}%)",
+            format_metric(self.achieved_rate),
+            format_metric(self.target_rate as f64),
+            self.share * 100.0
+        );
+        let why = match self.side {
+            Side::Server => format!(
+                "held back by the server or the network: {:.1}% of requests fell due while \
+                 their connection still waited for a response (-c {})",
+                self.due_while_busy_share * 100.0,
+                self.connections
+            ),
+            Side::Connect => format!(
+                "held back by the server or the network: connections could not be opened \
+                 ({} connect errors)",
+                self.connect_errors
+            ),
+            Side::Generator => format!(
+                "held back by tsumo itself: its busiest worker thread used {:.0}% of a core and \
+                 sent behind schedule (send lateness p99 {}); add threads (-t) or generators",
+                self.busiest_thread_cpu * 100.0,
+                format_time_us(self.send_lateness_p99_us as f64)
+            ),
+        };
+        format!("{head}; {why}.")
+    }
+}
