@@ -428,17 +428,17 @@ fn https_with_cacert_verifies_and_runs_without_errors() {
     assert_https_run_clean(&["--cacert", cert.to_str().unwrap()], &nginx);
 }
 
-/// Ctrl-C two seconds into a 30 s run: the report of the two seconds that ran comes out within a
-/// second, with exit code 0, as wrk2 users expect (wrk2 itself takes up to 2 s to notice).
-#[test]
-fn ctrl_c_prints_the_report_of_what_ran_at_once() {
+/// A signal two seconds into a 30 s run (Ctrl-C's SIGINT, or the SIGTERM and SIGHUP that
+/// `timeout`, CI runners and Kubernetes send): the report of the two seconds that ran comes out
+/// within a second, with exit code 0, and the JSON is written and names the signal.
+fn assert_signal_ends_the_run_with_its_report(signal: libc::c_int, name: &str) {
     use std::io::Read as _;
     use std::process::Stdio;
     use std::time::Instant;
 
     let nginx = Nginx::start();
     let url = nginx.http_url("/index.html");
-    let json_dir = common::TempDir::new("ctrl-c");
+    let json_dir = common::TempDir::new("signal");
     let json = json_dir.path().join("run.json");
     let mut child = common::tsumo()
         .args(["-t2", "-c10", "-d30s", "-R1000", "--json"])
@@ -451,8 +451,8 @@ fn ctrl_c_prints_the_report_of_what_ran_at_once() {
         .expect("spawn tsumo");
     std::thread::sleep(Duration::from_secs(2));
     // SAFETY: kill(2) on our own child's pid.
-    let rc = unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
-    assert_eq!(rc, 0, "SIGINT could not be sent");
+    let rc = unsafe { libc::kill(child.id() as libc::pid_t, signal) };
+    assert_eq!(rc, 0, "{name} could not be sent");
     let signalled = Instant::now();
     let status = loop {
         if let Some(status) = child.try_wait().expect("wait for tsumo") {
@@ -460,7 +460,7 @@ fn ctrl_c_prints_the_report_of_what_ran_at_once() {
         }
         assert!(
             signalled.elapsed() < Duration::from_secs(5),
-            "tsumo still running 5 s after Ctrl-C"
+            "tsumo still running 5 s after {name}"
         );
         std::thread::sleep(Duration::from_millis(10));
     };
@@ -472,22 +472,38 @@ fn ctrl_c_prints_the_report_of_what_ran_at_once() {
         .expect("stdout piped")
         .read_to_string(&mut stdout)
         .expect("read stdout");
-    assert!(status.success(), "exit status {status:?}\n{stdout}");
+    assert!(status.success(), "{name}: exit status {status:?}\n{stdout}");
     assert!(
         stopped_in < Duration::from_secs(1),
-        "report took {stopped_in:?} after Ctrl-C"
+        "report took {stopped_in:?} after {name}"
     );
     // The totals cover the ~2 s that ran, not 30 s.
     let totals = stdout
         .lines()
         .find(|l| l.contains(" requests in "))
-        .unwrap_or_else(|| panic!("no totals line:\n{stdout}"));
+        .unwrap_or_else(|| panic!("no totals line after {name}:\n{stdout}"));
     let requests: u64 = totals.split_whitespace().next().unwrap().parse().unwrap();
     assert!((1500..=2600).contains(&requests), "{totals}");
-    // The JSON is written too, and says the run was interrupted.
+    // The JSON is written too, and says the run was interrupted, and by what.
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).expect("JSON written")).unwrap();
     assert_eq!(doc["interrupted"], serde_json::Value::Bool(true));
+    assert_eq!(doc["ended_by"], name);
+}
+
+#[test]
+fn ctrl_c_prints_the_report_of_what_ran_at_once() {
+    assert_signal_ends_the_run_with_its_report(libc::SIGINT, "SIGINT");
+}
+
+#[test]
+fn sigterm_prints_the_report_of_what_ran_at_once() {
+    assert_signal_ends_the_run_with_its_report(libc::SIGTERM, "SIGTERM");
+}
+
+#[test]
+fn sighup_prints_the_report_of_what_ran_at_once() {
+    assert_signal_ends_the_run_with_its_report(libc::SIGHUP, "SIGHUP");
 }
 
 /// `--progress` writes a status line per second on stderr (not a terminal here) and leaves

@@ -2,6 +2,7 @@
 //! own `LocalSet` and [`Pacer`] — share-nothing, like wrk's threads — and hands its recorder back
 //! over a channel when it ends. The main thread joins them with a bound.
 
+use std::cell::Cell;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -29,13 +30,17 @@ pub struct WorkerContext<L> {
     shutdown: watch::Receiver<bool>,
     gate: Arc<StartGate>,
     control: Arc<Control>,
+    /// The thread's usage when it passed the gate: the run's share is counted from there.
+    at_start: Rc<Cell<Option<ThreadUsage>>>,
 }
 
 impl<L> WorkerContext<L> {
     /// Reports this worker ready and waits for the common start; returns the start time.
     /// (Blocks the thread: call it once everything of the worker's own is set up.)
     pub fn start(&self) -> Nanos {
-        self.gate.pass(self.index)
+        let t0 = self.gate.pass(self.index);
+        self.at_start.set(Some(ThreadUsage::now()));
+        t0
     }
 
     /// The one shutdown signal: `true` once the run is over.
@@ -100,12 +105,22 @@ pub(super) fn start_all<W: Worker>(workers: Vec<W>) -> Result<Started<W>, Error>
             .name(format!("tsumo-worker-{index}"))
             .spawn(move || {
                 let (gate, control) = (worker_gate, worker_control);
-                let result = run_thread(worker, index, counters, &gate, shutdown_rx, &control);
+                let at_start = Rc::new(Cell::new(None));
+                let result = run_thread(
+                    worker,
+                    index,
+                    counters,
+                    (&gate, &control),
+                    shutdown_rx,
+                    Rc::clone(&at_start),
+                );
                 gate.leave(index);
+                let now = ThreadUsage::now();
+                let usage = at_start.get().map_or(now, |start| now.since(start));
                 let _ = ended_tx.send(Ended {
                     index,
                     result,
-                    usage: ThreadUsage::now(),
+                    usage,
                 });
                 control.finished.fetch_add(1, Ordering::SeqCst);
                 control.wake.notify_one();
@@ -130,9 +145,9 @@ fn run_thread<W: Worker>(
     worker: W,
     index: usize,
     live: Arc<W::Live>,
-    gate: &Arc<StartGate>,
+    (gate, control): (&Arc<StartGate>, &Arc<Control>),
     shutdown: watch::Receiver<bool>,
-    control: &Arc<Control>,
+    at_start: Rc<Cell<Option<ThreadUsage>>>,
 ) -> Result<W::Recorder, Error> {
     let runtime = thread_runtime()?;
     let local = LocalSet::new();
@@ -147,6 +162,7 @@ fn run_thread<W: Worker>(
             shutdown,
             gate: Arc::clone(gate),
             control: Arc::clone(control),
+            at_start,
         };
         worker.run(ctx).await
     });

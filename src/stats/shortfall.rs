@@ -15,7 +15,8 @@ use crate::sys::usage::ThreadUsage;
 /// the end are allowed for besides).
 const REACHED_SHARE: f64 = 0.98;
 
-/// A worker thread that used this share of a core (or more) was the bottleneck.
+/// A worker thread runnable (on a CPU or waiting for one) this share of the run (or more) never
+/// had to wait for the network: it was the bottleneck.
 const SATURATED_THREAD: f64 = 0.90;
 
 /// Which side held the rate back.
@@ -41,7 +42,10 @@ pub struct Shortfall {
     /// Share of the sends whose connection was still waiting for an earlier response when the
     /// request fell due.
     pub due_while_busy_share: f64,
-    /// The busiest worker thread's CPU time over the run's duration (1.0 = a whole core).
+    /// The busiest worker thread's time runnable (on a CPU or waiting for one) over the run's
+    /// duration: 1.0 = it never waited for the network.
+    pub busiest_thread_runnable: f64,
+    /// That thread's CPU time over the run's duration (1.0 = a whole core).
     pub busiest_thread_cpu: f64,
     pub send_lateness_p99_us: u64,
     pub connections: usize,
@@ -69,12 +73,15 @@ impl Shortfall {
         } else {
             total.counters.due_while_busy as f64 / sends as f64
         };
-        let busiest_thread_cpu = threads
+        let busiest = threads
             .iter()
-            .map(|t| t.cpu_seconds / seconds)
-            .fold(0.0, f64::max);
+            .copied()
+            .max_by(|a, b| a.runnable_seconds.total_cmp(&b.runnable_seconds))
+            .unwrap_or_default();
+        let busiest_thread_runnable = busiest.runnable_seconds / seconds;
+        let busiest_thread_cpu = busiest.cpu_seconds / seconds;
         let connect_errors = total.counters.errors.connect;
-        let side = if busiest_thread_cpu >= SATURATED_THREAD {
+        let side = if busiest_thread_runnable >= SATURATED_THREAD {
             Side::Generator
         } else if connect_errors > 0 && due_while_busy_share < 0.5 {
             Side::Connect
@@ -87,6 +94,7 @@ impl Shortfall {
             share: completed / expected,
             side,
             due_while_busy_share,
+            busiest_thread_runnable,
             busiest_thread_cpu,
             send_lateness_p99_us: hdr::value_at_percentile(&total.send_lateness, 99.0),
             connections,
@@ -115,8 +123,10 @@ impl Shortfall {
                 self.connect_errors
             ),
             Side::Generator => format!(
-                "held back by tsumo itself: its busiest worker thread used {:.0}% of a core and \
+                "held back by tsumo itself: its busiest worker thread never waited for the \
+                 network ({:.0}% of the run on or waiting for a CPU, {:.0}% of a core used) and \
                  sent behind schedule (send lateness p99 {}); add threads (-t) or generators",
+                self.busiest_thread_runnable * 100.0,
                 self.busiest_thread_cpu * 100.0,
                 format_time_us(self.send_lateness_p99_us as f64)
             ),

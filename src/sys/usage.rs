@@ -25,17 +25,41 @@ impl OwnUsage {
     }
 }
 
-/// One worker thread's CPU time (user + system) when it ended.
+/// One worker thread's time: on a CPU, and runnable but waiting for one (from
+/// `/proc/thread-self/schedstat`). Their sum over a run's duration says whether the thread ever
+/// had nothing to do: a thread runnable all the time was the bottleneck, even on a machine that
+/// gave it less than a core.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct ThreadUsage {
     pub cpu_seconds: f64,
+    pub runnable_seconds: f64,
 }
 
 impl ThreadUsage {
     /// The calling thread's, so far.
     pub fn now() -> ThreadUsage {
+        let cpu_seconds = rusage(libc::RUSAGE_THREAD).map_or(0.0, |u| cpu_seconds(&u));
+        let runnable_seconds = std::fs::read_to_string("/proc/thread-self/schedstat")
+            .ok()
+            .and_then(|s| {
+                let mut fields = s.split_whitespace().map(str::parse::<u64>);
+                let on_cpu = fields.next()?.ok()?;
+                let waiting = fields.next()?.ok()?;
+                Some((on_cpu + waiting) as f64 / 1e9)
+            })
+            // Without schedstat, the CPU time is the best lower bound.
+            .unwrap_or(cpu_seconds);
         ThreadUsage {
-            cpu_seconds: rusage(libc::RUSAGE_THREAD).map_or(0.0, |u| cpu_seconds(&u)),
+            cpu_seconds,
+            runnable_seconds,
+        }
+    }
+
+    /// What was used between `earlier` and `self`.
+    pub fn since(self, earlier: ThreadUsage) -> ThreadUsage {
+        ThreadUsage {
+            cpu_seconds: (self.cpu_seconds - earlier.cpu_seconds).max(0.0),
+            runnable_seconds: (self.runnable_seconds - earlier.runnable_seconds).max(0.0),
         }
     }
 }

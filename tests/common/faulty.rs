@@ -1,6 +1,6 @@
 //! In-process HTTP/1.1 servers that misbehave on purpose, for the failures nginx will not
 //! produce on demand: a dropped keep-alive connection, a reset in the middle of a body, silence,
-//! a status line that does not parse, periodic stalls, and every body framing a client must
+//! a status line that does not parse, periodic stalls, a slow server, and every body framing a client must
 //! handle (chunked with a trailer, close-delimited, no body on 204/304).
 //!
 //! Each server runs on its own thread with its own current-thread tokio runtime, listens on
@@ -47,6 +47,9 @@ pub enum Behavior {
     /// Alternates `204 No Content` (no length) and `304 Not Modified` carrying
     /// `Content-Length: 2048` but, as HTTP says, no body. Keep-alive.
     NoBody,
+    /// Normal keep-alive responses, each sent this long after its request arrived: a server
+    /// that carries at most (connections / delay) requests a second.
+    Slow(Duration),
 }
 
 /// The chunked body, as the client should reassemble it.
@@ -207,6 +210,10 @@ async fn serve(
                 stream.write_all(&ok_response(false)).await?;
             }
             Behavior::NeverAnswers => {}
+            Behavior::Slow(delay) => {
+                tokio::time::sleep(delay).await;
+                stream.write_all(&ok_response(false)).await?;
+            }
             Behavior::MalformedStatus => {
                 stream
                     .write_all(b"HTTP/1.1 abc\r\nContent-Length: 0\r\n\r\n")

@@ -1,0 +1,116 @@
+//! A fixed-rate run that does not reach its rate says so in one line, with the share reached and
+//! the side that held it back — the server (every connection busy waiting for responses) or
+//! tsumo itself (its worker thread out of CPU) — and only then.
+
+mod common;
+
+use std::time::Duration;
+
+use common::faulty::{Behavior, FaultyServer};
+use common::nginx::Nginx;
+
+/// Runs tsumo with `--json FILE` (the text report stays on stdout); returns both.
+fn run(args: &[&str], url: &str) -> (common::Run, serde_json::Value) {
+    let dir = common::TempDir::new("shortfall");
+    let json = dir.path().join("run.json");
+    let json = json.to_str().unwrap();
+    let mut all: Vec<&str> = args.to_vec();
+    all.extend(["--json", json, url]);
+    let run = common::run_tsumo(&all, Duration::from_secs(30));
+    run.assert_success();
+    let doc = serde_json::from_str(&std::fs::read_to_string(json).expect("JSON written"))
+        .expect("JSON parses");
+    (run, doc)
+}
+
+fn shortfall_lines(stdout: &str) -> Vec<&str> {
+    stdout
+        .lines()
+        .filter(|l| l.starts_with("Rate not reached:"))
+        .collect()
+}
+
+/// Two connections to a server that answers after 50 ms carry at most 40 requests a second: at
+/// `-R200` the report names the server.
+#[test]
+fn a_slow_server_is_named_as_what_held_the_rate_back() {
+    let server = FaultyServer::start(Behavior::Slow(Duration::from_millis(50)));
+    let (run, doc) = run(&["-t1", "-c2", "-d3s", "-R200"], &server.url("/"));
+    let lines = shortfall_lines(&run.stdout);
+    assert_eq!(lines.len(), 1, "{}", run.stdout);
+    assert!(
+        lines[0].contains("held back by the server or the network"),
+        "{}",
+        lines[0]
+    );
+    let shortfall = &doc["rate_shortfall"];
+    assert_eq!(shortfall["side"], "server", "{shortfall}");
+    let share = shortfall["share"].as_f64().unwrap();
+    assert!(
+        (0.1..0.3).contains(&share),
+        "40 of 200 req/s expected: {share}"
+    );
+    assert!(
+        shortfall["due_while_busy_share"].as_f64().unwrap() > 0.9,
+        "{shortfall}"
+    );
+}
+
+/// One thread whose script spends ~0.5 ms of CPU on every request cannot send 20,000 a second to
+/// an nginx that could answer them: the report names tsumo.
+#[test]
+fn a_starved_generator_is_named_as_what_held_the_rate_back() {
+    let nginx = Nginx::start();
+    let dir = common::TempDir::new("starved");
+    let script = dir.path().join("busy.lua");
+    std::fs::write(
+        &script,
+        "local n = 0\n\
+         request = function()\n\
+           local t = os.clock() + 0.0005\n\
+           while os.clock() < t do n = n + 1 end\n\
+           return wrk.format(nil, '/index.html')\n\
+         end\n",
+    )
+    .unwrap();
+    let (run, doc) = run(
+        &[
+            "-t1",
+            "-c10",
+            "-d3s",
+            "-R20000",
+            "-s",
+            script.to_str().unwrap(),
+        ],
+        &nginx.http_url("/index.html"),
+    );
+    let lines = shortfall_lines(&run.stdout);
+    assert_eq!(lines.len(), 1, "{}", run.stdout);
+    assert!(
+        lines[0].contains("held back by tsumo itself"),
+        "{}",
+        lines[0]
+    );
+    assert_eq!(doc["rate_shortfall"]["side"], "generator");
+}
+
+/// A rate nginx carries with ease: no such line, no such JSON field.
+#[test]
+fn a_rate_reached_says_nothing() {
+    let nginx = Nginx::start();
+    let (run, doc) = run(
+        &["-t2", "-c10", "-d3s", "-R1000"],
+        &nginx.http_url("/index.html"),
+    );
+    assert!(shortfall_lines(&run.stdout).is_empty(), "{}", run.stdout);
+    assert!(doc.get("rate_shortfall").is_none(), "{doc}");
+    // tsumo's own cost is reported in every HTTP run.
+    assert!(
+        run.stdout.lines().any(|l| l.starts_with("tsumo: ")),
+        "{}",
+        run.stdout
+    );
+    assert!(doc["tsumo"]["cpu_s"].as_f64().unwrap() > 0.0);
+    assert!(doc["tsumo"]["peak_rss_bytes"].as_u64().unwrap() > 1 << 20);
+    assert_eq!(doc["ended_by"], "duration");
+}
