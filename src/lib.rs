@@ -4,38 +4,41 @@
 //!
 //! # Layout
 //!
-//! A run flows `argv → cli → Plan → engine (N workers) → Recorder per worker → RunResult →
-//! report` (a mahjong session: `cli → MahjongPlan → mahjong::session → MahjongRecorder per
-//! worker → mahjong::report`). Read the modules in that order:
+//! A run flows `argv → cli → Plan → a mode on the engine (N workers, a recorder each) → merged
+//! result → report`. The modules, top to bottom; each imports only modules below it (checked
+//! by `tests/layering.rs`):
 //!
-//! - [`cli`]: the wrk2 command line (clap), wrk's number and duration units, bad input as one
-//!   clear error line.
-//! - [`plan`]: the validated, immutable description of a run.
-//! - [`engine`]: worker threads (one current-thread tokio runtime each, share-nothing), the
-//!   per-connection schedule, the sub-millisecond pacer (timerfd), request deadlines (one
-//!   watchdog sweep per worker instead of a timer per request), shutdown (duration end, Ctrl-C,
-//!   or the script stopping) and live progress.
-//! - [`http`]: one HTTP/1.1 connection over TCP or TLS: request bytes built once, the response
-//!   parser and body framing, error categories.
-//! - [`tls`]: rustls client configuration (ring provider, roots, `--insecure`, `--cacert`).
-//! - [`stats`]: the per-worker `Recorder` (HdrHistograms and counters) and wrk2-compatible
-//!   histogram arithmetic.
+//! - [`cli`]: the wrk2 command line and the subcommands (clap), wrk's number and duration
+//!   units, bad input as one clear error line.
+//! - [`report`]: renderers of a finished run (wrk2's text layout, JSON, `.hgrm`, the mahjong
+//!   session report) and the tools on saved runs: `compare` (side by side, with words on
+//!   run-to-run noise), `merge` (exact sums of runs made at the same time) and `plot`.
+//! - The modes, side by side, neither importing the other: [`http`] (HTTP/1.1 at a constant
+//!   rate or closed loop: the main thread's side, one worker's connections, one connection's
+//!   paced life) and [`mahjong`] (bot players in lockstep phases — login, socket, table, games,
+//!   logout, always logged out — the bot, the rule object). Each is one implementation of the
+//!   engine's `Mode` and `Worker` traits.
+//! - [`engine`]: one run for every mode: worker threads (one current-thread tokio runtime and
+//!   one pacer each, share-nothing), the start gate, one shutdown (duration, SIGINT, SIGTERM,
+//!   SIGHUP, a worker ending the run, all work done), the supervisor's tick (progress line,
+//!   per-second samples), the bounded join and merge, the server sampler, tsumo's own CPU and
+//!   memory. It holds no mode-specific code.
 //! - [`script`]: the wrk Lua API on LuaJIT (mlua): one Lua state per worker plus the main
 //!   state, the `wrk` table, hooks, thread objects. Without `request()`/`response()` hooks no Lua
 //!   runs per request.
-//! - [`report`]: renderers of a finished run (wrk2's text layout, JSON, `.hgrm`) and the tools
-//!   on saved runs: `compare` (side by side, with words on run-to-run noise), `merge` (exact
-//!   sums of runs made at the same time) and `plot` (latency by percentile, SVG).
 //! - [`ws`]: the WebSocket transport (tokio-tungstenite over our TCP/TLS stream, small read
 //!   buffers) and the Engine.IO / socket.io text framing that majiang-server speaks over it.
-//! - [`mahjong`]: `tsumo mahjong`: bot players in lockstep phases over worker threads (login,
-//!   socket, table, games, logout — always logged out), the bot, the complete rule object, and
-//!   the session report. It shares the clock, pacer, pre-flight check, progress line, histograms
-//!   and unit formatting with HTTP mode.
-//! - [`sys`]: the machine around a run: tsumo's open-file limit, the `/proc` sampler of the
-//!   server's CPU and memory (`--server-pid`), and `tsumo doctor`'s checks of the limits that
-//!   silently cap a test (open files, ephemeral ports, somaxconn, conntrack, nginx workers).
-//! - [`error`]: the typed errors that end a run before traffic starts.
+//! - [`net`]: sockets for every mode: one TCP-or-TLS stream type, the rustls configuration
+//!   (ring provider, roots, `--insecure`, `--cacert`), the pre-flight check, and HTTP/1.1 on the
+//!   wire (request bytes built once, the response parser and body framing, one-shot exchanges).
+//! - [`timing`]: the clock, the sub-millisecond pacer (timerfd), the per-connection schedule,
+//!   request deadlines (one watchdog sweep per worker instead of a timer per request).
+//! - [`stats`]: what is recorded and what a run results in: the per-worker recorders
+//!   (HdrHistograms and counters), the result types of both modes, wrk2-compatible histogram
+//!   arithmetic, number formatting, and the judgement of a rate not reached.
+//! - [`plan`], [`sys`], [`error`]: the validated, immutable description of a run; the machine
+//!   around it (open-file limit, the `/proc` sampler of the server, tsumo's own usage, `tsumo
+//!   doctor`); the typed errors that end a run before traffic starts.
 
 pub mod cli;
 pub mod engine;

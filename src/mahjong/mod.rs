@@ -4,8 +4,8 @@
 //! events and client frames ([`messages`]), the rule object every `START` must carry in full
 //! ([`rules`]), and the player that answers every game request ([`bot`]). On them stand the
 //! driver: one player's session ([`player`]: login, socket, table, games, logout), the run of all
-//! players in lockstep phases over worker threads ([`session`]), what is recorded ([`record`]) and
-//! the report ([`report`]).
+//! players in lockstep phases, as the engine's mode ([`session`]), and the phases themselves
+//! ([`phase`]). What is recorded lives in `stats::mahjong`, the report in `report::mahjong`.
 
 pub mod bot;
 pub mod messages;

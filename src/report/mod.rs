@@ -1,6 +1,7 @@
 //! Renderers of a finished run: wrk2's text layout (`text`), JSON (`json`).
 //!
-//! A [`RunResult`] is everything a renderer needs; renderers never look at the engine.
+//! A result ([`RunResult`](crate::stats::RunResult), a mahjong session's) is everything a
+//! renderer needs; renderers never look at the engine.
 
 pub mod compare;
 pub mod hgrm;
