@@ -64,6 +64,13 @@ fn run_http(plan: &Plan) -> ExitCode {
     if let Some(e) = &finished.script_error {
         return fail(&format_args!("script error: {e}"));
     }
+    if result.counters.requests == 0 {
+        let errors = result.counters.errors.socket_total();
+        return fail(&format_args!(
+            "no response was received ({errors} socket errors, {} requests never sent)",
+            result.counters.unsent.total()
+        ));
+    }
     ExitCode::SUCCESS
 }
 

@@ -159,6 +159,24 @@ enum Outcome {
     Failed,
 }
 
+/// Why a connection is down.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Down {
+    ConnectFailed,
+    ConnectTimedOut,
+}
+
+/// How far one connection got along its schedule, which its worker reads at the end of the
+/// run (the connection's task is cancelled then) to account for the requests that fell due but
+/// were never sent.
+#[derive(Debug, Default)]
+pub struct Progress {
+    /// Requests of the schedule sent, or being sent, so far.
+    pub sent: Cell<u64>,
+    /// Set while the connection cannot be opened again.
+    pub down: Cell<Option<Down>>,
+}
+
 /// One connection and its schedule.
 pub struct Connection {
     shared: Rc<Shared>,
@@ -180,6 +198,7 @@ pub struct Connection {
     retry: Option<(Rc<Batch>, Nanos)>,
     /// The buffer a script's `request()` fills, reused batch after batch.
     own_batch: Rc<Batch>,
+    progress: Rc<Progress>,
 }
 
 impl Connection {
@@ -205,8 +224,14 @@ impl Connection {
                 bytes: Vec::new(),
                 head: Vec::new(),
             }),
+            progress: Rc::default(),
             shared,
         }
+    }
+
+    /// This connection's progress along its schedule, for the end-of-run accounting.
+    pub fn progress(&self) -> Rc<Progress> {
+        Rc::clone(&self.progress)
     }
 
     /// Runs until the task is dropped (the worker's shutdown) or the script stops the worker.
@@ -216,8 +241,14 @@ impl Connection {
         while !self.shared.stop.get() {
             let stream = match self.stream.take() {
                 Some(stream) => stream,
-                None => match self.shared.connect().await {
-                    Ok(stream) => {
+                // `--timeout` bounds a connect as it bounds a response.
+                None => match self
+                    .deadline
+                    .guard(clock::now(), self.shared.connect())
+                    .await
+                {
+                    Ok(Ok(stream)) => {
+                        self.progress.down.set(None);
                         self.reused = false;
                         self.parser.reset();
                         self.start = 0;
@@ -226,9 +257,20 @@ impl Connection {
                         ready_at = clock::now();
                         stream
                     }
-                    Err(_) => {
+                    failed => {
+                        let down = match failed {
+                            Ok(_) => Down::ConnectFailed,
+                            // Dropped before it counted itself.
+                            Err(_elapsed) => {
+                                self.shared.recorder.borrow_mut().counters.errors.connect += 1;
+                                self.shared.live.errors.fetch_add(1, Ordering::Relaxed);
+                                Down::ConnectTimedOut
+                            }
+                        };
+                        self.progress.down.set(Some(down));
                         // Not sent, so the schedule does not advance: the outage is charged
-                        // to these requests' corrected latency once the server is back.
+                        // to these requests' corrected latency once the server is back, or
+                        // counted as unsent if it never is.
                         tokio::time::sleep(backoff).await;
                         backoff = (backoff * 2).min(MAX_BACKOFF);
                         continue;
@@ -280,6 +322,7 @@ impl Connection {
                     (now, now)
                 }
             };
+            self.progress.sent.set(self.next + batch.len() as u64);
             let deadline = Rc::clone(&self.deadline);
             let exchange = self.exchange(stream, &batch, intended, sent);
             match deadline.guard(sent, exchange).await {
@@ -290,7 +333,10 @@ impl Connection {
                 }
                 // The same requests go again on a new connection; their intended time stays,
                 // so the reconnect is charged to their corrected latency.
-                Ok(Outcome::Stale) => self.retry = Some((batch, think)),
+                Ok(Outcome::Stale) => {
+                    self.progress.sent.set(self.next);
+                    self.retry = Some((batch, think));
+                }
                 Ok(Outcome::Stopped) => return,
                 Ok(Outcome::Failed) => self.next += batch.len() as u64,
                 Err(_elapsed) => {

@@ -12,7 +12,7 @@ use crate::stats::format::{
     format_binary, format_metric, format_time_s, format_time_us, print_units,
 };
 use crate::stats::hdr;
-use crate::stats::RunResult;
+use crate::stats::{RunResult, Unsent};
 use crate::sys::procstat::ServerUsage;
 
 /// Percentiles of the `Latency Distribution` table.
@@ -214,6 +214,9 @@ fn additions(lines: &mut Vec<String>, r: &RunResult) {
             ));
         }
     }
+    if let Some(line) = unsent_line(&c.unsent) {
+        lines.push(line);
+    }
     if let Some(shortfall) = &r.shortfall {
         lines.push(shortfall.line());
     }
@@ -222,6 +225,36 @@ fn additions(lines: &mut Vec<String>, r: &RunResult) {
         lines.push(server_line(server));
     }
     lines.extend(r.notes.iter().cloned());
+}
+
+/// The requests that fell due but were never sent, by why; `None` when there are none.
+fn unsent_line(unsent: &Unsent) -> Option<String> {
+    if unsent.total() == 0 {
+        return None;
+    }
+    let parts: Vec<String> = [
+        (
+            unsent.busy,
+            "while their connection waited for earlier responses",
+        ),
+        (
+            unsent.connect_failed,
+            "while their connection could not be opened (connect failed)",
+        ),
+        (
+            unsent.connect_timeout,
+            "while their connection could not be opened (connect timed out, -T)",
+        ),
+    ]
+    .iter()
+    .filter(|(n, _)| *n > 0)
+    .map(|(n, why)| format!("{n} {why}"))
+    .collect();
+    Some(format!(
+        "Unsent: {} requests fell due but were never sent: {}",
+        unsent.total(),
+        parts.join(", ")
+    ))
 }
 
 /// tsumo's own CPU and peak memory, per completed request.

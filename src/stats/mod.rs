@@ -82,6 +82,32 @@ pub struct Counters {
     /// request fell due (the server, not tsumo, delayed them).
     #[serde(default)]
     pub due_while_busy: u64,
+    /// Requests that fell due before the end of the run but were never sent, by why.
+    #[serde(default)]
+    pub unsent: Unsent,
+}
+
+/// Requests that were due but never sent, by what kept them back.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Unsent {
+    /// Their connection was still waiting for earlier responses.
+    pub busy: u64,
+    /// Their connection was down and could not be opened again (connect failed).
+    pub connect_failed: u64,
+    /// Their connection was down and its connect did not finish within `--timeout`.
+    pub connect_timeout: u64,
+}
+
+impl Unsent {
+    pub fn add(&mut self, other: &Unsent) {
+        self.busy += other.busy;
+        self.connect_failed += other.connect_failed;
+        self.connect_timeout += other.connect_timeout;
+    }
+
+    pub fn total(&self) -> u64 {
+        self.busy + self.connect_failed + self.connect_timeout
+    }
 }
 
 impl Counters {
@@ -96,6 +122,7 @@ impl Counters {
         self.emfile += other.emfile;
         self.eaddrnotavail += other.eaddrnotavail;
         self.due_while_busy += other.due_while_busy;
+        self.unsent.add(&other.unsent);
     }
 }
 
