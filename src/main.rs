@@ -1,31 +1,52 @@
 //! tsumo's entry point: parse, run, render, exit code. Nothing else.
 
 use std::io::Write;
+use std::path::Path;
 use std::process::ExitCode;
 
 use tsumo::cli::{self, Parsed};
+use tsumo::net::preflight;
 use tsumo::plan::{JsonOut, MahjongPlan, Plan};
-use tsumo::{http, mahjong, report};
+use tsumo::{http, mahjong, report, sys};
 
 fn main() -> ExitCode {
     let plan = match cli::parse(std::env::args_os()) {
         Ok(Parsed::Run(plan)) => plan,
         Ok(Parsed::Mahjong(plan)) => {
+            if let Err(e) = check_outputs(plan.json.as_ref(), None) {
+                return fail(&e);
+            }
             return match plan.vs {
                 Some(_) => run_mahjong_ab(&plan),
                 None => run_mahjong(&plan),
-            }
+            };
         }
         Ok(Parsed::Doctor(plan)) => return tsumo::sys::doctor::run(&plan),
         Ok(Parsed::Compare(options)) => return exit(report::compare::run(&options)),
-        Ok(Parsed::Merge(options)) => return exit(report::merge::run(&options)),
-        Ok(Parsed::Plot(options)) => return exit(report::plot::run(&options)),
+        Ok(Parsed::Merge(options)) => {
+            let checked = match &options.output {
+                JsonOut::File(path) => sys::output::check_writable("-o", path),
+                JsonOut::Stdout => Ok(()),
+            };
+            return exit(checked.and_then(|()| report::merge::run(&options)));
+        }
+        Ok(Parsed::Plot(options)) => {
+            let output = (options.output.as_os_str() != "-").then_some(options.output.as_path());
+            return exit(
+                output
+                    .map_or(Ok(()), |path| sys::output::check_writable("-o", path))
+                    .and_then(|()| report::plot::run(&options)),
+            );
+        }
         Ok(Parsed::Print(text)) => {
             print!("{text}");
             return ExitCode::SUCCESS;
         }
         Err(e) => return fail(&e),
     };
+    if let Err(e) = check_outputs(plan.json.as_ref(), plan.hgrm.as_deref()) {
+        return fail(&e);
+    }
     match plan.vs {
         Some(_) => run_ab(&plan),
         None => run_http(&plan),
@@ -52,12 +73,12 @@ fn run_http(plan: &Plan) -> ExitCode {
     }
     if let Some(json) = &plan.json {
         if let Err(e) = report::json::write(result, json) {
-            return fail(&e);
+            return fail(&format_args!("--json {e}"));
         }
     }
     if let Some(path) = &plan.hgrm {
         if let Err(e) = report::hgrm::write_hgrm(&result.latency, path) {
-            return fail(&e);
+            return fail(&format_args!("--hgrm {e}"));
         }
     }
     // A script error stops the run; the report of what ran is printed, then the error.
@@ -91,6 +112,18 @@ fn run_ab(plan: &Plan) -> ExitCode {
         ..first.clone()
     };
     let show = !plan.quiet && plan.json != Some(JsonOut::Stdout);
+    // Both targets answer before round 1, or nothing runs.
+    for run in [&first, &second] {
+        let checked = preflight::check_blocking(
+            &run.target,
+            run.insecure,
+            run.cacert.as_deref(),
+            run.timeout,
+        );
+        if let Err(e) = checked {
+            return fail(&format_args!("{}: {e}", run.label));
+        }
+    }
     compare_rounds(
         [&first, &second],
         plan.rounds,
@@ -129,6 +162,18 @@ fn run_mahjong_ab(plan: &MahjongPlan) -> ExitCode {
         ..first.clone()
     };
     let show = !plan.quiet && plan.json != Some(JsonOut::Stdout);
+    // Both servers answer before round 1, or nothing runs.
+    for run in [&first, &second] {
+        let checked = preflight::check_blocking(
+            &run.server,
+            run.insecure,
+            run.cacert.as_deref(),
+            run.connect_timeout,
+        );
+        if let Err(e) = checked {
+            return fail(&format_args!("{}: {e}", run.label));
+        }
+    }
     compare_rounds(
         [&first, &second],
         plan.rounds,
@@ -157,11 +202,22 @@ fn compare_rounds<P>(
 ) -> ExitCode {
     let mut runs = Vec::new();
     let mut documents = Vec::new();
+    // `--json` gets every run that finished, also when a later one fails.
+    let write_json = |documents: &[serde_json::Value]| match json {
+        Some(json) => report::json::write_value(&serde_json::json!({ "runs": documents }), json)
+            .map_err(|e| format!("--json {e}")),
+        None => Ok(()),
+    };
     for round in 1..=rounds {
         for plan in plans {
             let (label, text, document) = match run(plan) {
                 Ok(done) => done,
-                Err(e) => return fail(&e),
+                Err(e) => {
+                    if let Err(written) = write_json(&documents) {
+                        eprintln!("tsumo: {written}");
+                    }
+                    return fail(&e);
+                }
             };
             if show {
                 let mut out = std::io::stdout().lock();
@@ -184,11 +240,8 @@ fn compare_rounds<P>(
             Err(e) => return fail(&e),
         }
     }
-    if let Some(json) = json {
-        let all = serde_json::json!({ "runs": documents });
-        if let Err(e) = report::json::write_value(&all, json) {
-            return fail(&e);
-        }
+    if let Err(e) = write_json(&documents) {
+        return fail(&e);
     }
     ExitCode::SUCCESS
 }
@@ -206,10 +259,21 @@ fn run_mahjong(plan: &MahjongPlan) -> ExitCode {
     }
     if let Some(json) = &plan.json {
         if let Err(e) = report::mahjong::write(&result, json) {
-            return fail(&e);
+            return fail(&format_args!("--json {e}"));
         }
     }
     ExitCode::SUCCESS
+}
+
+/// `--json FILE` (or `-o FILE`) and `--hgrm FILE` can be written: checked before any traffic.
+fn check_outputs(json: Option<&JsonOut>, hgrm: Option<&Path>) -> Result<(), tsumo::error::Error> {
+    if let Some(JsonOut::File(path)) = json {
+        sys::output::check_writable("--json", path)?;
+    }
+    if let Some(path) = hgrm {
+        sys::output::check_writable("--hgrm", path)?;
+    }
+    Ok(())
 }
 
 /// The exit code of a command that either worked or failed with one error line.

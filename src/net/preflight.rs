@@ -76,3 +76,20 @@ pub async fn preflight(
 async fn close_politely(mut stream: Stream) {
     let _ = tokio::time::timeout(Duration::from_millis(100), stream.shutdown()).await;
 }
+
+/// [`preflight`] from outside a runtime: for checking every target before the first of several
+/// runs (`--vs`).
+pub fn check_blocking(
+    target: &Target,
+    insecure: bool,
+    cacert: Option<&std::path::Path>,
+    timeout: Duration,
+) -> Result<(), Error> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::Thread(e.to_string()))?;
+    runtime
+        .block_on(preflight(target, insecure, cacert, timeout))
+        .map(drop)
+}
