@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use tsumo::cli::{self, Parsed};
 use tsumo::plan::{JsonOut, MahjongPlan, Plan};
+use tsumo::report::saved::{LoadedRun, RunData};
 use tsumo::{engine, mahjong, report};
 
 fn main() -> ExitCode {
@@ -94,13 +95,11 @@ fn run_ab(plan: &Plan) -> ExitCode {
             if let Some(e) = &finished.script_error {
                 return Err(format!("script error: {e}"));
             }
-            let document =
-                serde_json::to_value(report::json::SavedRun::from_result(&finished.result))
-                    .map_err(|e| e.to_string())?;
+            let saved = report::json::SavedRun::from_result(&finished.result);
             Ok((
                 run.label.clone(),
                 report::text::render(&finished.result),
-                document,
+                RunData::Http(Box::new(saved)),
             ))
         },
     )
@@ -129,30 +128,30 @@ fn run_mahjong_ab(plan: &MahjongPlan) -> ExitCode {
         plan.json.as_ref(),
         |run| {
             let result = mahjong::session::run(run).map_err(|e| format!("{}: {e}", run.label))?;
+            let saved = report::session::SavedSession::from_result(&result);
             Ok((
                 run.label.clone(),
                 report::mahjong::render(&result),
-                report::mahjong::to_json(&result),
+                RunData::Mahjong(Box::new(saved)),
             ))
         },
     )
 }
 
 /// The A/B loop of both modes: `run` runs one of the two plans and gives its label, text report
-/// and JSON document; rounds alternate the two so that a shared machine's drift hits both alike.
+/// and saved result; rounds alternate the two so that a shared machine's drift hits both alike.
 /// Ends with the comparison table; `--json` gets every run.
 fn compare_rounds<P>(
     plans: [&P; 2],
     rounds: u32,
     show: bool,
     json: Option<&JsonOut>,
-    mut run: impl FnMut(&P) -> Result<(String, String, serde_json::Value), String>,
+    mut run: impl FnMut(&P) -> Result<(String, String, RunData), String>,
 ) -> ExitCode {
     let mut runs = Vec::new();
-    let mut documents = Vec::new();
     for round in 1..=rounds {
         for plan in plans {
-            let (label, text, document) = match run(plan) {
+            let (label, text, data) = match run(plan) {
                 Ok(done) => done,
                 Err(e) => return fail(&e),
             };
@@ -163,12 +162,7 @@ fn compare_rounds<P>(
                 let _ = writeln!(out);
                 let _ = out.flush();
             }
-            let source = format!("{label} round {round}");
-            match report::compare::from_value(document.clone(), &source) {
-                Ok(loaded) => runs.push(loaded),
-                Err(e) => return fail(&e),
-            }
-            documents.push(document);
+            runs.push(LoadedRun::new(data, &format!("{label} round {round}")));
         }
     }
     if show {
@@ -178,7 +172,14 @@ fn compare_rounds<P>(
         }
     }
     if let Some(json) = json {
-        let all = serde_json::json!({ "runs": documents });
+        /// `--json` of an A/B session: every run's document, in the order run.
+        #[derive(serde::Serialize)]
+        struct Rounds<'a> {
+            runs: Vec<&'a RunData>,
+        }
+        let all = Rounds {
+            runs: runs.iter().map(|r| &r.data).collect(),
+        };
         if let Err(e) = report::json::write_value(&all, json) {
             return fail(&e);
         }

@@ -16,14 +16,26 @@ use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer}
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
+use super::saved::RunData;
 use crate::error::Error;
 use crate::plan::{JsonOut, Plan};
 use crate::stats::RunResult;
 use crate::stats::{hdr, Counters};
 use crate::sys::procstat::ServerUsage;
 
-/// Version of this JSON layout; bumped when a field changes meaning.
+/// The format version of saved results, written as `"schema"` in both kinds of file (an HTTP
+/// run's [`SavedRun`] and a mahjong session's [`SavedSession`](super::session::SavedSession)).
+///
+/// Bumped when a field changes meaning or goes away, never for an added field: readers ignore
+/// fields they do not know, so a file with new fields is still version 1 and older tsumos read
+/// it. A file without `"schema"` is version 1; a file of a higher version than this is refused
+/// with one line naming the file and its version (see [`super::saved::load`]).
 pub const SCHEMA_VERSION: u32 = 1;
+
+/// The version of a file that does not say (the first layout had no other).
+pub(crate) fn first_schema() -> u32 {
+    1
+}
 
 /// One run as saved to JSON.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -32,7 +44,8 @@ pub struct SavedRun {
     pub tool: String,
     /// tsumo's version (`CARGO_PKG_VERSION`) that wrote the file.
     pub version: String,
-    /// See [`SCHEMA_VERSION`].
+    /// The format version, see [`SCHEMA_VERSION`].
+    #[serde(default = "first_schema")]
     pub schema: u32,
     /// `"http"`: tells an HTTP run's file from a mahjong session's (`"mode": "mahjong"`).
     #[serde(default = "http_mode")]
@@ -62,6 +75,9 @@ pub struct SavedRun {
     /// CPU and memory of the `--server-pid` processes during the run; absent without one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<ServerUsage>,
+    /// The files a `tsumo merge` was made of; absent in a run's own file.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub merged_from: Vec<String>,
 }
 
 fn http_mode() -> String {
@@ -198,17 +214,20 @@ impl SavedRun {
             },
             notes: r.notes.clone(),
             server: r.server.clone(),
+            merged_from: Vec::new(),
         }
     }
 
-    /// Reads a file written by `--json`.
+    /// Reads a file written by `tsumo URL --json` (the format version checked as for
+    /// [`super::saved::load`]); a mahjong session's file is an error.
     pub fn load(path: &Path) -> Result<SavedRun, Error> {
-        let file_error = |reason: String| Error::File {
-            path: path.display().to_string(),
-            reason,
-        };
-        let text = std::fs::read_to_string(path).map_err(|e| file_error(e.to_string()))?;
-        serde_json::from_str(&text).map_err(|e| file_error(format!("not a tsumo JSON result: {e}")))
+        match super::saved::load(path)?.data {
+            RunData::Http(saved) => Ok(*saved),
+            RunData::Mahjong(_) => Err(Error::File {
+                path: path.display().to_string(),
+                reason: "a mahjong session, not an HTTP run".to_string(),
+            }),
+        }
     }
 
     /// Decodes one of [`SavedHistograms`]' strings back into a histogram.
