@@ -5,7 +5,9 @@
 //! values, floats for mean/stdev); durations are seconds as floats (`duration_s`, `timeout_s`,
 //! `elapsed_s`) rather than serde's `{secs, nanos}`; every histogram is kept whole as a
 //! base64 HdrHistogram compressed V2 string (`HISTF…`, readable by any HdrHistogram library), so
-//! percentiles can be recomputed or merged exactly later.
+//! percentiles can be recomputed or merged exactly later. `"schema"` is the format version of
+//! both kinds of saved file ([`SCHEMA_VERSION`]); a mahjong session's layout is
+//! [`SavedSession`](super::session::SavedSession).
 
 use std::io::{Cursor, Write};
 use std::path::Path;

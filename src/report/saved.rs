@@ -1,7 +1,7 @@
 //! Saved runs: the one reader of `--json` output shared by `tsumo compare`, `merge` and `plot`
-//! and the A/B rounds.
+//! (the A/B rounds of `--vs` build the same [`LoadedRun`] from the runs they just made).
 //!
-//! Why a module of its own: four callers read the same files and must agree on what a valid
+//! Why a module of its own: three commands read the same files and must agree on what a valid
 //! one is, on which format versions they read, and on refusing a mix of modes, so the reader is
 //! kept apart from compare's table (`report::compare` re-exports it for the paths callers
 //! already use). Both kinds are typed: HTTP runs are read into [`SavedRun`], mahjong sessions

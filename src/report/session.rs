@@ -1,5 +1,5 @@
 //! A mahjong session as saved to JSON (`tsumo mahjong --json`): [`SavedSession`] is the schema,
-//! written and read, as [`SavedRun`](super::json::SavedRun) is for an HTTP run.
+//! written and read, as [`SavedRun`] is for an HTTP run.
 //!
 //! Why typed: `compare`, `merge`, `plot` and the A/B rounds all read sessions back, and a
 //! layout kept in one struct is checked by the compiler in all four places (before, each spelled
