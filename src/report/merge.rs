@@ -7,6 +7,7 @@
 //! summed too (the runs ran side by side); elapsed time is the longest. Mahjong sessions merge
 //! the same way: phase counts and histograms, games, step intervals, messages, errors.
 
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use hdrhistogram::Histogram;
@@ -186,33 +187,31 @@ fn merge_mahjong(runs: &[LoadedRun], label: &str) -> Result<SavedSession, Error>
     let all = || sessions.iter().map(|(s, _)| *s);
     let sum = |f: fn(&SavedSession) -> u64| all().map(f).sum::<u64>();
 
-    // Phases and step kinds: every name any session has, sorted (as the maps keep them).
-    merged.phases = Default::default();
-    for (session, _) in &sessions {
-        for name in session.phases.keys() {
-            if merged.phases.contains_key(name) {
-                continue;
-            }
+    // Phases and step kinds: every name any session has (sorted, as the maps keep them).
+    let phase_names: BTreeSet<&String> = all().flat_map(|s| s.phases.keys()).collect();
+    merged.phases = phase_names
+        .into_iter()
+        .map(|name| {
             let phases = all().filter_map(|s| s.phases.get(name));
+            let latency = add_all(&sessions, &format!("phases/{name}"), |s| {
+                s.phases.get(name).map(|p| &p.latency)
+            })?;
             let phase = SavedPhase {
                 ok: phases.clone().map(|p| p.ok).sum(),
                 failed: phases.map(|p| p.failed).sum(),
-                latency: add_all(&sessions, &format!("phases/{name}"), |s| {
-                    s.phases.get(name).map(|p| &p.latency)
-                })?,
+                latency,
             };
-            merged.phases.insert(name.clone(), phase);
-        }
-    }
-    merged.steps = Default::default();
-    for (session, _) in &sessions {
-        for kind in session.steps.keys() {
-            if !merged.steps.contains_key(kind) {
-                let step = add_all(&sessions, &format!("steps/{kind}"), |s| s.steps.get(kind))?;
-                merged.steps.insert(kind.clone(), step);
-            }
-        }
-    }
+            Ok((name.clone(), phase))
+        })
+        .collect::<Result<_, Error>>()?;
+    let step_kinds: BTreeSet<&String> = all().flat_map(|s| s.steps.keys()).collect();
+    merged.steps = step_kinds
+        .into_iter()
+        .map(|kind| {
+            let step = add_all(&sessions, &format!("steps/{kind}"), |s| s.steps.get(kind))?;
+            Ok((kind.clone(), step))
+        })
+        .collect::<Result<_, Error>>()?;
     merged.games.duration = add_all(&sessions, "games/duration", |s| Some(&s.games.duration))?;
     merged.draw_overshoot = add_all(&sessions, "draw_overshoot", |s| Some(&s.draw_overshoot))?;
     merged.deal_overshoot = add_all(&sessions, "deal_overshoot", |s| Some(&s.deal_overshoot))?;
