@@ -125,16 +125,9 @@ impl SavedHistogram {
         })
     }
 
-    /// A percentile field (`p50`, `p90`, `p99`, `max`), absent when there were no samples.
-    pub fn value(&self, field: &str) -> Option<u64> {
-        let value = match field {
-            "p50" => self.p50,
-            "p90" => self.p90,
-            "p99" => self.p99,
-            "max" => self.max,
-            _ => return None,
-        };
-        (self.count > 0).then_some(value)
+    /// The summary, when the histogram holds samples (an empty one's percentiles say 0).
+    pub fn sampled(&self) -> Option<&SavedHistogram> {
+        (self.count > 0).then_some(self)
     }
 }
 

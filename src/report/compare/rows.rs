@@ -6,7 +6,7 @@
 
 use super::{LoadedRun, RunData};
 use crate::report::json::{Percentiles, SavedRun};
-use crate::report::session::SavedSession;
+use crate::report::session::{SavedHistogram, SavedSession};
 use crate::stats::format::{format_binary, format_metric, format_time_us};
 use crate::sys::procstat::ServerUsage;
 
@@ -82,6 +82,8 @@ fn mahjong_rows(s: &SavedSession) -> Vec<Row> {
     let elapsed = Some(s.elapsed_s).filter(|e| *e > 0.0);
     let count = |name: String, n: u64| row(name, Some(n as f64), Unit::Count);
     let time = |name: String, us: Option<u64>| row(name, us.map(|us| us as f64), Unit::Time);
+    type Pick = fn(&SavedHistogram) -> u64;
+    let p50_p99: [(&str, Pick); 2] = [("p50", |h| h.p50), ("p99", |h| h.p99)];
     let mut rows = vec![
         count("Players".to_string(), s.plan.players),
         row("Elapsed", elapsed.map(|e| e * 1e6), Unit::Time),
@@ -92,8 +94,11 @@ fn mahjong_rows(s: &SavedSession) -> Vec<Row> {
         };
         rows.push(count(format!("{name} ok"), phase.ok));
         rows.push(count(format!("{name} failed"), phase.failed));
-        for p in ["p50", "p99"] {
-            rows.push(time(format!("{name} {p}"), phase.latency.value(p)));
+        for (p, pick) in p50_p99 {
+            rows.push(time(
+                format!("{name} {p}"),
+                phase.latency.sampled().map(pick),
+            ));
         }
     }
     let games = &s.games;
@@ -101,18 +106,19 @@ fn mahjong_rows(s: &SavedSession) -> Vec<Row> {
     rows.push(count("Games completed".to_string(), games.completed));
     rows.push(count("Games aborted".to_string(), games.aborted));
     for (kind, h) in &s.steps {
-        for p in ["p50", "p99"] {
-            rows.push(time(format!("Step {kind} {p}"), h.value(p)));
+        for (p, pick) in p50_p99 {
+            rows.push(time(format!("Step {kind} {p}"), h.sampled().map(pick)));
         }
     }
-    for (name, h, field) in [
-        ("Draw overshoot p99", &s.draw_overshoot, "p99"),
-        ("Deal overshoot p99", &s.deal_overshoot, "p99"),
-        ("Start burst p99", &s.start_burst, "p99"),
-        ("Start burst max", &s.start_burst, "max"),
-        ("Reply lateness p99", &s.reply_lateness, "p99"),
+    let (p99, max): (Pick, Pick) = (|h| h.p99, |h| h.max);
+    for (name, h, pick) in [
+        ("Draw overshoot p99", &s.draw_overshoot, p99),
+        ("Deal overshoot p99", &s.deal_overshoot, p99),
+        ("Start burst p99", &s.start_burst, p99),
+        ("Start burst max", &s.start_burst, max),
+        ("Reply lateness p99", &s.reply_lateness, p99),
     ] {
-        rows.push(time(name.to_string(), h.value(field)));
+        rows.push(time(name.to_string(), h.sampled().map(pick)));
     }
     let per_second = |n: u64| elapsed.map(|e| n as f64 / e);
     let messages = &s.messages;
