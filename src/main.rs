@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use tsumo::cli::{self, Parsed};
 use tsumo::net::preflight;
 use tsumo::plan::{JsonOut, MahjongPlan, Plan};
+use tsumo::report::saved::{LoadedRun, RunData};
 use tsumo::{http, mahjong, report, sys};
 
 fn main() -> ExitCode {
@@ -134,13 +135,11 @@ fn run_ab(plan: &Plan) -> ExitCode {
             if let Some(e) = &finished.script_error {
                 return Err(format!("script error: {e}"));
             }
-            let document =
-                serde_json::to_value(report::json::SavedRun::from_result(&finished.result))
-                    .map_err(|e| e.to_string())?;
+            let saved = report::json::SavedRun::from_result(&finished.result);
             Ok((
                 run.label.clone(),
                 report::text::render(&finished.result),
-                document,
+                RunData::Http(Box::new(saved)),
             ))
         },
     )
@@ -181,39 +180,48 @@ fn run_mahjong_ab(plan: &MahjongPlan) -> ExitCode {
         plan.json.as_ref(),
         |run| {
             let result = mahjong::session::run(run).map_err(|e| format!("{}: {e}", run.label))?;
+            let saved = report::session::SavedSession::from_result(&result);
             Ok((
                 run.label.clone(),
                 report::mahjong::render(&result),
-                report::mahjong::to_json(&result),
+                RunData::Mahjong(Box::new(saved)),
             ))
         },
     )
 }
 
 /// The A/B loop of both modes: `run` runs one of the two plans and gives its label, text report
-/// and JSON document; rounds alternate the two so that a shared machine's drift hits both alike.
+/// and saved result; rounds alternate the two so that a shared machine's drift hits both alike.
 /// Ends with the comparison table; `--json` gets every run.
 fn compare_rounds<P>(
     plans: [&P; 2],
     rounds: u32,
     show: bool,
     json: Option<&JsonOut>,
-    mut run: impl FnMut(&P) -> Result<(String, String, serde_json::Value), String>,
+    mut run: impl FnMut(&P) -> Result<(String, String, RunData), String>,
 ) -> ExitCode {
-    let mut runs = Vec::new();
-    let mut documents = Vec::new();
-    // `--json` gets every run that finished, also when a later one fails.
-    let write_json = |documents: &[serde_json::Value]| match json {
-        Some(json) => report::json::write_value(&serde_json::json!({ "runs": documents }), json)
-            .map_err(|e| format!("--json {e}")),
-        None => Ok(()),
+    let mut runs: Vec<LoadedRun> = Vec::new();
+    // `--json` gets every run that finished, in the order run, also when a later one fails.
+    let write_json = |runs: &[LoadedRun]| {
+        /// `--json` of an A/B session: every run's document.
+        #[derive(serde::Serialize)]
+        struct Rounds<'a> {
+            runs: Vec<&'a RunData>,
+        }
+        let Some(json) = json else {
+            return Ok(());
+        };
+        let all = Rounds {
+            runs: runs.iter().map(|r| &r.data).collect(),
+        };
+        report::json::write_value(&all, json).map_err(|e| format!("--json {e}"))
     };
     for round in 1..=rounds {
         for plan in plans {
-            let (label, text, document) = match run(plan) {
+            let (label, text, data) = match run(plan) {
                 Ok(done) => done,
                 Err(e) => {
-                    if let Err(written) = write_json(&documents) {
+                    if let Err(written) = write_json(&runs) {
                         eprintln!("tsumo: {written}");
                     }
                     return fail(&e);
@@ -226,12 +234,7 @@ fn compare_rounds<P>(
                 let _ = writeln!(out);
                 let _ = out.flush();
             }
-            let source = format!("{label} round {round}");
-            match report::compare::from_value(document.clone(), &source) {
-                Ok(loaded) => runs.push(loaded),
-                Err(e) => return fail(&e),
-            }
-            documents.push(document);
+            runs.push(LoadedRun::new(data, &format!("{label} round {round}")));
         }
     }
     if show {
@@ -240,7 +243,7 @@ fn compare_rounds<P>(
             Err(e) => return fail(&e),
         }
     }
-    if let Err(e) = write_json(&documents) {
+    if let Err(e) = write_json(&runs) {
         return fail(&e);
     }
     ExitCode::SUCCESS

@@ -319,12 +319,9 @@ fn bad_inputs_are_one_line_and_exit_1() {
     std::fs::write(&not_tsumo, "{\"hello\": 1}\n").expect("write");
     let not_json = dir.join("not-json.json");
     std::fs::write(&not_json, "Running 2s test\n").expect("write");
-    let mahjong = dir.join("mahjong.json");
-    let doc = serde_json::json!({
-        "tool": "tsumo", "mode": "mahjong", "label": "m",
-        "plan": {"players": 4, "url": "http://127.0.0.1:1/server"}, "phases": {},
-    });
-    std::fs::write(&mahjong, doc.to_string()).expect("write");
+    // A whole session as `tsumo mahjong --json` writes it (the typed reader wants every field).
+    let mahjong =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mahjong-direct-v1.json");
     let missing = dir.join("missing.json");
     let d1 = &r.direct[0];
     let out_path = dir.join("out");
