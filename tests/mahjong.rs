@@ -111,9 +111,9 @@ fn duration_limit_logs_everyone_out_mid_game() {
     assert_eq!(server.wait_session_files(0, Duration::from_secs(5)), 0);
 }
 
-/// Ctrl-C mid-game: report printed, exit 0, nobody left logged in.
-#[test]
-fn ctrl_c_logs_everyone_out() {
+/// A signal mid-game (Ctrl-C, or the SIGTERM that `timeout`, CI runners and Kubernetes send):
+/// report printed, exit 0, nobody left logged in.
+fn assert_signal_logs_everyone_out(signal: libc::c_int, name: &str) {
     use std::io::Read as _;
     use std::process::Stdio;
     use std::time::Instant;
@@ -135,10 +135,7 @@ fn ctrl_c_logs_everyone_out() {
     );
     std::thread::sleep(Duration::from_secs(3));
     // SAFETY: kill(2) on our own child.
-    assert_eq!(
-        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) },
-        0
-    );
+    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, signal) }, 0);
     let signalled = Instant::now();
     let status = loop {
         if let Some(status) = child.try_wait().expect("wait") {
@@ -146,7 +143,7 @@ fn ctrl_c_logs_everyone_out() {
         }
         assert!(
             signalled.elapsed() < Duration::from_secs(20),
-            "still running 20 s after Ctrl-C"
+            "still running 20 s after {name}"
         );
         std::thread::sleep(Duration::from_millis(20));
     };
@@ -158,8 +155,21 @@ fn ctrl_c_logs_everyone_out() {
         .read_to_string(&mut stdout)
         .unwrap();
     assert!(status.success(), "{status:?}\n{stdout}");
-    assert!(stdout.contains("interrupted by Ctrl-C"), "{stdout}");
+    assert!(
+        stdout.contains(&format!("interrupted by {name}")),
+        "{stdout}"
+    );
     assert_eq!(server.wait_session_files(0, Duration::from_secs(5)), 0);
+}
+
+#[test]
+fn ctrl_c_logs_everyone_out() {
+    assert_signal_logs_everyone_out(libc::SIGINT, "SIGINT");
+}
+
+#[test]
+fn sigterm_logs_everyone_out() {
+    assert_signal_logs_everyone_out(libc::SIGTERM, "SIGTERM");
 }
 
 #[test]

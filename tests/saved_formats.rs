@@ -97,6 +97,7 @@ fn session(label: &str, offset: u64) -> MahjongResult {
         plan: plan(label),
         elapsed: Duration::from_micros(130_250_000 + offset),
         interrupted: false,
+        ended_by: "done".into(),
         timed_out: false,
         record,
         cpu_seconds: 1.25,
@@ -290,7 +291,7 @@ fn todays_files_load_compare_merge_and_plot() {
     assert!(table.contains("Comparing 2 HTTP runs"), "{table}");
     assert!(table.contains("proxied/direct"), "{table}");
     assert!(table.contains("\n  Server CPU% mean "), "{table}");
-    let merged = merge::merge(&runs, None).unwrap();
+    let merged = merge::merge(&runs, None, false).unwrap();
     assert!(merged.warnings.is_empty(), "{:?}", merged.warnings);
     let (a, b, m) = (http(&runs[0]), http(&runs[1]), http(&merged.run));
     assert_eq!(
@@ -319,7 +320,7 @@ fn todays_files_load_compare_merge_and_plot() {
     ] {
         assert!(table.contains(&format!("\n  {row} ")), "{row}:\n{table}");
     }
-    let merged = merge::merge(&runs, Some("both")).unwrap();
+    let merged = merge::merge(&runs, Some("both"), false).unwrap();
     assert!(merged.warnings.is_empty(), "{:?}", merged.warnings);
     let (a, b, m) = (mahjong(&runs[0]), mahjong(&runs[1]), mahjong(&merged.run));
     assert_eq!(m.label, "both");

@@ -51,6 +51,7 @@ pub fn run(plan: &MahjongPlan) -> Result<MahjongResult, Error> {
         plan: plan.clone(),
         elapsed: run.finished,
         interrupted: run.ended_by.is_signal(),
+        ended_by: run.ended_by.name().to_string(),
         timed_out: run.ended_by == engine::EndReason::Duration,
         record,
         cpu_seconds: run.usage.cpu_seconds,

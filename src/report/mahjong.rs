@@ -150,8 +150,9 @@ pub fn render(r: &MahjongResult) -> String {
     if let Some(server) = &r.server {
         let _ = writeln!(out, "{}", server_line(server));
     }
+    let by_signal = format!(" (interrupted by {})", r.ended_by);
     let ended = if r.interrupted {
-        " (interrupted by Ctrl-C)"
+        by_signal.as_str()
     } else if r.timed_out {
         " (stopped at the -d limit)"
     } else {

@@ -28,6 +28,8 @@ pub struct MergeOptions {
     pub output: JsonOut,
     /// `--label`; default `merged (N runs)`.
     pub label: Option<String>,
+    /// `--force`: merge runs of different plans (with a warning per difference).
+    pub force: bool,
 }
 
 /// The merged run (ready for [`compare::render`] or [`super::plot::render_svg`] as it is; its
@@ -55,20 +57,22 @@ impl Merged {
 /// Most `first_errors` a merged mahjong document keeps (as one session does).
 const KEPT_ERRORS: usize = crate::stats::mahjong::KEPT_ERRORS;
 
-/// Merges runs of one mode into one run of that mode.
-pub fn merge(runs: &[LoadedRun], label: Option<&str>) -> Result<Merged, Error> {
+/// Merges runs of one mode into one run of that mode. Runs of different plans are refused,
+/// unless `force` (then each difference is a warning); so is one run given twice.
+pub fn merge(runs: &[LoadedRun], label: Option<&str>, force: bool) -> Result<Merged, Error> {
     compare::check_same_mode(runs, "merge")?;
+    refuse_duplicates(runs)?;
     let mut warnings = Vec::new();
-    let first = &runs[0];
-    if let Some(other) = runs.iter().find(|r| r.url() != first.url()) {
-        warnings.push(format!(
-            "merging runs against different URLs ({} in {}, {} in {})",
-            first.url(),
-            first.source,
-            other.url(),
-            other.source
-        ));
+    for difference in plan_differences(runs) {
+        if !force {
+            return Err(Error::Usage(format!(
+                "merge: {difference}; these are not parts of one run (use --force to merge \
+                 them anyway)"
+            )));
+        }
+        warnings.push(format!("merging runs of different plans: {difference}"));
     }
+    let first = &runs[0];
     let label = label.map_or_else(|| format!("merged ({} runs)", runs.len()), str::to_string);
     let server = merge_server(runs, &mut warnings);
     let merged_from: Vec<String> = runs.iter().map(|r| r.source.clone()).collect();
@@ -91,6 +95,66 @@ pub fn merge(runs: &[LoadedRun], label: Option<&str>) -> Result<Merged, Error> {
         run: LoadedRun::new(data, &source),
         warnings,
     })
+}
+
+/// One run given twice (the same file, or a copy of it) would count twice.
+fn refuse_duplicates(runs: &[LoadedRun]) -> Result<(), Error> {
+    for (i, a) in runs.iter().enumerate() {
+        for b in &runs[i + 1..] {
+            if a.data == b.data {
+                return Err(Error::Usage(format!(
+                    "merge: {} and {} are the same run; each run may be merged once",
+                    a.source, b.source
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What makes two runs not parts of one run: mode aside (checked first), the URL, the planned
+/// duration, the rate (HTTP) or the players and games (mahjong), each against the first run.
+fn plan_differences(runs: &[LoadedRun]) -> Vec<String> {
+    let first = &runs[0];
+    let mut differences = Vec::new();
+    for other in &runs[1..] {
+        let mut differ = |what: &str, a: String, b: String| {
+            if a != b {
+                differences.push(format!(
+                    "{what} {a} in {} but {b} in {}",
+                    first.source, other.source
+                ));
+            }
+        };
+        differ("URL", first.url().to_string(), other.url().to_string());
+        match (&first.data, &other.data) {
+            (RunData::Http(a), RunData::Http(b)) => {
+                differ(
+                    "duration",
+                    format!("{}s", a.plan.duration_s),
+                    format!("{}s", b.plan.duration_s),
+                );
+                let rate =
+                    |r: Option<u64>| r.map_or("none (closed loop)".into(), |r| format!("{r}/s"));
+                differ("rate", rate(a.plan.rate), rate(b.plan.rate));
+            }
+            (RunData::Mahjong(a), RunData::Mahjong(b)) => {
+                differ(
+                    "duration",
+                    format!("{}s", a.plan.duration_s),
+                    format!("{}s", b.plan.duration_s),
+                );
+                differ(
+                    "players",
+                    a.plan.players.to_string(),
+                    b.plan.players.to_string(),
+                );
+                differ("games", a.plan.games.to_string(), b.plan.games.to_string());
+            }
+            _ => {}
+        }
+    }
+    differences
 }
 
 /// Adds `encoded` into `sum` (histograms of wrk2's layout always add).
@@ -127,8 +191,6 @@ fn merge_http(runs: &[LoadedRun], label: &str) -> Result<SavedRun, Error> {
     merged.plan.rate = Some(0);
     for (run, source) in &saved {
         merged.counters.add(&run.counters);
-        merged.requests_per_sec += run.requests_per_sec;
-        merged.bytes_per_sec += run.bytes_per_sec;
         merged.elapsed_s = merged.elapsed_s.max(run.elapsed_s);
         merged.interrupted |= run.interrupted;
         merged.plan.threads += run.plan.threads;
@@ -154,6 +216,18 @@ fn merge_http(runs: &[LoadedRun], label: &str) -> Result<SavedRun, Error> {
     merged.histograms.uncorrected = encode_histogram(uncorrected);
     merged.histograms.send_lateness = encode_histogram(send_lateness);
     merged.histograms.req_per_sec = encode_histogram(req_per_sec);
+    // The runs went on side by side: the rates are the totals over the whole interval, the
+    // longest run's (a 1 s run and an 8 s run did not add their rates for 8 s).
+    if merged.elapsed_s > 0.0 {
+        let over_all = |rate: fn(&SavedRun) -> f64| -> f64 {
+            saved
+                .iter()
+                .map(|(run, _)| rate(run) * (run.elapsed_s / merged.elapsed_s))
+                .sum()
+        };
+        merged.requests_per_sec = over_all(|r| r.requests_per_sec);
+        merged.bytes_per_sec = over_all(|r| r.bytes_per_sec);
+    }
     merged.label = label.to_string();
     Ok(merged)
 }
@@ -293,6 +367,7 @@ pub fn run(options: &MergeOptions) -> Result<(), Error> {
     let merged = merge(
         &compare::load_all(&options.files)?,
         options.label.as_deref(),
+        options.force,
     )?;
     for warning in &merged.warnings {
         eprintln!("tsumo: warning: {warning}");
@@ -351,7 +426,7 @@ mod tests {
             session("a", 0, Some((7, 10.0))),
             session("a", 5, Some((7, 30.0))),
         ];
-        let merged = merge(&runs, None).unwrap();
+        let merged = merge(&runs, None, false).unwrap();
         assert!(merged.warnings.is_empty(), "{:?}", merged.warnings);
         let doc = merged.to_json();
         assert_eq!(doc["label"], "merged (2 runs)");
@@ -379,7 +454,7 @@ mod tests {
             session("a", 0, Some((7, 10.0))),
             session("a", 5, Some((8, 1.0))),
         ];
-        let merged = merge(&runs, Some("both")).unwrap();
+        let merged = merge(&runs, Some("both"), false).unwrap();
         assert_eq!(merged.run.label, "both");
         assert!(merged.run.server().is_none());
         assert_eq!(merged.warnings.len(), 1);

@@ -35,8 +35,11 @@ pub struct SavedSession {
     pub plan: SavedSessionPlan,
     /// Wall time of the session, seconds.
     pub elapsed_s: f64,
-    /// Stopped by Ctrl-C.
+    /// Stopped by a signal (Ctrl-C, SIGTERM, SIGHUP).
     pub interrupted: bool,
+    /// What ended it: `done`, `duration`, `SIGINT`, `SIGTERM`, `SIGHUP`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended_by: Option<String>,
     /// The `-d` limit ended the session before every game was over.
     pub timed_out: bool,
     /// By phase name (see [`PHASES`]; [`SavedSession::phase_names`] gives their order).
@@ -210,6 +213,7 @@ impl SavedSession {
             },
             elapsed_s: r.elapsed.as_secs_f64(),
             interrupted: r.interrupted,
+            ended_by: Some(r.ended_by.clone()),
             timed_out: r.timed_out,
             phases,
             games: SavedGames {
