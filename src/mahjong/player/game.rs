@@ -3,11 +3,13 @@
 //! The owner also times the table's steps — the interval between successive requests, split
 //! by the kind of step that opened it — since the server's pace is what the run measures.
 
+use std::pin::Pin;
 use std::sync::atomic::Ordering;
 
 use serde_json::Value;
+use tokio::time::Sleep;
 
-use super::{Interrupt, Player};
+use super::{serve, Interrupt, Player};
 use crate::mahjong::bot::StepKind;
 use crate::mahjong::messages;
 use crate::timing::clock::{self, Nanos};
@@ -17,7 +19,9 @@ const STEP_MINIMUM: Nanos = 400_000_000;
 
 /// A reply held back for the think time.
 pub(super) struct PendingReply {
-    pub(super) due: Nanos,
+    due: Nanos,
+    /// Fires at `due`; the event loop waits on it.
+    pub(super) timer: Pin<Box<Sleep>>,
     frame: String,
 }
 
@@ -90,8 +94,10 @@ impl Player {
         if reply.own_turn {
             let think = self.think_time();
             if think > 0 {
+                let due = received + think;
                 self.pending = Some(PendingReply {
-                    due: received + think,
+                    due,
+                    timer: serve::timer(due),
                     frame,
                 });
                 return Ok(());

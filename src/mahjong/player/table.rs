@@ -9,9 +9,10 @@ use std::cell::{Cell, RefCell};
 use tokio::sync::futures::Notified;
 use tokio::sync::Notify;
 
+use super::serve::Wait;
 use super::{Interrupt, Player};
 use crate::mahjong::messages;
-use crate::timing::clock;
+use crate::timing::clock::{self, Nanos};
 
 /// The four players of a table share this: the owner publishes the room number here.
 #[derive(Default)]
@@ -57,6 +58,21 @@ impl Table {
 }
 
 impl Player {
+    /// Serves the socket until `done` holds or `deadline` passes, checking `done` again
+    /// whenever the table changes.
+    async fn serve_table(
+        &mut self,
+        deadline: Nanos,
+        done: impl Fn(&Player) -> bool,
+    ) -> Result<(), Interrupt> {
+        let wait = Wait {
+            done,
+            deadline: Some(deadline),
+            table: true,
+        };
+        self.serve(wait, None).await
+    }
+
     /// Owner: creates the room and waits for three members; the others join it.
     pub(super) async fn form_table(&mut self) -> Result<bool, Interrupt> {
         let plan = std::sync::Arc::clone(&self.ctx.plan);
@@ -68,17 +84,17 @@ impl Player {
             self.room = None;
             self.members = 0;
             self.send(messages::create_room()).await?;
-            self.serve_until(Some(deadline), |p| p.members >= 4 || p.table.is_broken())
+            self.serve_table(deadline, |p| p.members >= 4 || p.table.is_broken())
                 .await?;
         } else {
-            self.serve_until(Some(deadline), |p| {
+            self.serve_table(deadline, |p| {
                 p.table.room().is_some() || p.table.is_broken()
             })
             .await?;
             if let Some(room_no) = self.table.room() {
                 self.room_seen = false;
                 self.send(messages::join_room(&room_no)).await?;
-                self.serve_until(Some(deadline), |p| p.room_seen || p.table.is_broken())
+                self.serve_table(deadline, |p| p.room_seen || p.table.is_broken())
                     .await?;
             }
         }
