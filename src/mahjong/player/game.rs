@@ -90,7 +90,7 @@ impl Player {
         if self.owner {
             self.time_step(reply.step, received);
         }
-        let frame = messages::game_reply(&reply.body);
+        let frame = messages::game_reply(reply.seq, &reply.action);
         if reply.own_turn {
             let think = self.think_time();
             if think > 0 {
