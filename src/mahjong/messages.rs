@@ -154,7 +154,10 @@ pub fn game_reply(seq: u64, action: &Action) -> String {
     out.push_str(r#"42["GAME",{"#);
     if let Action::Discard(tile) = action {
         out.push_str(r#""dapai":"#);
-        if tile.bytes().all(|b| b.is_ascii_graphic() && b != b'"' && b != b'\\') {
+        if tile
+            .bytes()
+            .all(|b| b.is_ascii_graphic() && b != b'"' && b != b'\\')
+        {
             out.push('"');
             out.push_str(tile);
             out.push('"');
