@@ -30,8 +30,9 @@
 //!   buffers) and the Engine.IO / socket.io text framing that majiang-server speaks over it.
 //! - [`mahjong`]: `tsumo mahjong`: bot players in lockstep phases over worker threads (login,
 //!   socket, table, games, logout — always logged out), the bot, the complete rule object, and
-//!   the session report. It shares the clock, pacer, pre-flight check, progress line, histograms
-//!   and unit formatting with HTTP mode.
+//!   the session report. It shares the clock, pre-flight check, progress line, histograms and
+//!   unit formatting with HTTP mode; its think time waits on tokio's millisecond timer, not the
+//!   pacer, whose sub-millisecond last stretch costs CPU a 400 ms game step does not need.
 //! - [`sys`]: the machine around a run: tsumo's open-file limit, the `/proc` sampler of the
 //!   server's CPU and memory (`--server-pid`), and `tsumo doctor`'s checks of the limits that
 //!   silently cap a test (open files, ephemeral ports, somaxconn, conntrack, nginx workers).
