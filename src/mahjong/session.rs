@@ -194,7 +194,6 @@ impl Worker for MahjongWorker {
             ws_url: shared.ws_url.clone(),
             host: shared.host.clone(),
             recorder: RefCell::new(MahjongRecorder::default()),
-            pacer: Rc::clone(&ctx.pacer),
             phases: phase_rx,
             board: Rc::clone(&board),
             shutdown: shutdown.clone(),
