@@ -87,8 +87,11 @@ impl Check {
 /// Runs every check, prints the report and returns 1 if any check failed. `target` is the
 /// target check, made by the caller (it connects: `net`, above this module, knows how).
 pub fn run(plan: &DoctorPlan, target: Result<Option<Check>, Error>) -> ExitCode {
+    // The target first: when nothing answers there, the limits below matter less.
     let all = checks(plan).and_then(|mut list| {
-        list.extend(target?);
+        if let Some(check) = target? {
+            list.insert(0, check);
+        }
         Ok(list)
     });
     match all {
