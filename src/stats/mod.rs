@@ -282,3 +282,36 @@ pub struct RunResult {
     /// Set when a fixed-rate run did not reach its rate.
     pub shortfall: Option<Shortfall>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tls_failures_are_counted_merged_and_quoted_a_few_times() {
+        let mut a = Recorder::new();
+        let mut b = Recorder::new();
+        for i in 0..5 {
+            a.record_tls_failure(TlsFailure::WrongName, || format!("name {}", i % 2));
+        }
+        b.record_tls_failure(TlsFailure::Expired, || "expired".to_string());
+        b.record_tls_failure(TlsFailure::PlainHttp, || "plain".to_string());
+        a.merge(&b);
+        let f = a.counters.tls_failures;
+        assert_eq!(
+            (f.wrong_name, f.expired, f.plain_http, f.total()),
+            (5, 1, 1, 7)
+        );
+        assert_eq!(a.tls_failure_quotes, ["name 0", "name 1", "expired"]);
+    }
+
+    #[test]
+    fn counters_saved_before_tls_failures_still_load() {
+        let old = r#"{"requests":1,"bytes_read":2,"bytes_written":3,
+            "errors":{"connect":0,"read":0,"write":0,"timeout":0,"status":0},
+            "connections_opened":1,"tls_full_handshakes":0,"tls_resumed_handshakes":0,
+            "emfile":0,"eaddrnotavail":0}"#;
+        let counters: Counters = serde_json::from_str(old).expect("old counters load");
+        assert_eq!(counters.tls_failures, TlsFailures::default());
+    }
+}

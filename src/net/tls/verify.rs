@@ -389,3 +389,99 @@ fn explained(
         fix,
     }))))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::tls::explain::explain;
+
+    /// 2026-05-28, and 2031-02-27: before and after the test certificates expire (2030-01-01).
+    const BEFORE: u64 = 1_780_000_000;
+    const AFTER: u64 = 1_930_000_000;
+
+    /// A self-signed certificate for `names` (the first is also its CN), CA:TRUE as openssl
+    /// makes them, expiring on 2030-01-01.
+    fn self_signed(names: &[&str]) -> CertificateDer<'static> {
+        let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+        let mut params = rcgen::CertificateParams::new(names.clone()).expect("params");
+        params.distinguished_name = rcgen::DistinguishedName::new();
+        params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, names[0].as_str());
+        params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        params.not_after = rcgen::date_time_ymd(2030, 1, 1);
+        let key = rcgen::KeyPair::generate().expect("key");
+        params.self_signed(&key).expect("sign").der().clone()
+    }
+
+    fn verifier(cacert: Option<Vec<CertificateDer<'static>>>) -> Verifier {
+        let cacert = cacert.map(|certs| Cacert {
+            path: "ca.pem".to_string(),
+            certs,
+        });
+        Verifier::new(
+            None,
+            cacert,
+            Arc::new(rustls::crypto::ring::default_provider()),
+        )
+    }
+
+    fn verify(v: &Verifier, cert: &CertificateDer<'_>, host: &str, now: u64) -> Result<(), String> {
+        let name = ServerName::try_from(host.to_string()).expect("name");
+        let now = UnixTime::since_unix_epoch(Duration::from_secs(now));
+        v.verify_server_cert(cert, &[], &name, &[], now)
+            .map(|_| ())
+            .map_err(|e| {
+                let x = explain(&std::io::Error::new(std::io::ErrorKind::InvalidData, e));
+                format!("{:?}: {}", x.kind, x.problem)
+            })
+    }
+
+    #[test]
+    fn certificate_given_as_cacert_is_trusted_as_it_is() {
+        let cert = self_signed(&["localhost", "127.0.0.1"]);
+        let v = verifier(Some(vec![cert.clone()]));
+        assert_eq!(verify(&v, &cert, "localhost", BEFORE), Ok(()));
+        assert_eq!(verify(&v, &cert, "127.0.0.1", BEFORE), Ok(()));
+    }
+
+    #[test]
+    fn certificate_given_as_cacert_still_expires_and_has_its_names() {
+        let cert = self_signed(&["localhost", "127.0.0.1"]);
+        let v = verifier(Some(vec![cert.clone()]));
+        assert_eq!(
+            verify(&v, &cert, "localhost", AFTER),
+            Err(
+                "Expired: the server's certificate (CN=localhost) expired on 2030-01-01 \
+                 00:00:00 UTC"
+                    .to_string()
+            )
+        );
+        assert_eq!(
+            verify(&v, &cert, "example.test", BEFORE),
+            Err(
+                "WrongName: the server's certificate (CN=localhost) is for localhost, \
+                 127.0.0.1, not for example.test"
+                    .to_string()
+            )
+        );
+    }
+
+    #[test]
+    fn self_signed_certificate_not_given_is_named() {
+        let cert = self_signed(&["localhost"]);
+        assert_eq!(
+            verify(&verifier(None), &cert, "localhost", BEFORE),
+            Err("SelfSigned: the server's certificate (CN=localhost) is self-signed".to_string())
+        );
+        let other = self_signed(&["other.test"]);
+        assert_eq!(
+            verify(&verifier(Some(vec![other])), &cert, "localhost", BEFORE),
+            Err(
+                "SelfSigned: ca.pem does not contain the server's self-signed certificate \
+                 (CN=localhost)"
+                    .to_string()
+            )
+        );
+    }
+}
