@@ -102,15 +102,13 @@ pub fn explain(e: &io::Error) -> Explanation {
     }
 }
 
-/// A certificate refusal the verifier could not explain (no parsable certificate).
+/// A certificate refusal the verifier could not explain (no parsable certificate): whether
+/// `--cacert` was given is unknown here, so it is not suggested.
 fn certificate(e: &rustls::Error, kind: TlsFailure) -> Explanation {
     Explanation {
         kind,
         problem: format!("the server's certificate was refused: {e}"),
-        fix: Some(
-            "pass --cacert FILE to trust its issuer; --insecure (-k) skips verification"
-                .to_string(),
-        ),
+        fix: Some("--insecure (-k) skips verification".to_string()),
     }
 }
 

@@ -292,6 +292,14 @@ fn utc(t: ASN1Time) -> String {
 
 const INSECURE: &str = "--insecure (-k) skips verification";
 
+/// webpki's own word for a refusal rustls has no variant for (`CaUsedAsEndEntity`, say).
+fn other_reason(reason: &CertificateError) -> String {
+    match reason {
+        CertificateError::Other(inner) => inner.to_string(),
+        known => known.to_string(),
+    }
+}
+
 /// Turns a refusal into one that says which certificate was refused, why, and what to do.
 fn explained(
     refused: &Error,
@@ -379,7 +387,10 @@ fn explained(
         },
         other => (
             TlsFailure::OtherCertificate,
-            format!("the server's certificate ({subject}) was refused: {other:?}"),
+            format!(
+                "the server's certificate ({subject}) was refused: {}",
+                other_reason(other)
+            ),
             INSECURE.to_string(),
         ),
     };
