@@ -22,7 +22,10 @@ fn main() -> ExitCode {
                 None => run_mahjong(&plan),
             };
         }
-        Ok(Parsed::Doctor(plan)) => return tsumo::sys::doctor::run(&plan),
+        Ok(Parsed::Doctor(plan)) => {
+            let target = tsumo::net::preflight::doctor_check(&plan);
+            return tsumo::sys::doctor::run(&plan, target);
+        }
         Ok(Parsed::Compare(options)) => return exit(report::compare::run(&options)),
         Ok(Parsed::Merge(options)) => {
             let checked = match &options.output {

@@ -180,6 +180,8 @@ const ADDED_SINCE_V1: &[&str] = &[
     // Counters of requests the server delayed and of requests never sent (HTTP).
     "/counters/due_while_busy",
     "/counters/unsent",
+    // TLS handshakes that failed during the run, by reason.
+    "/counters/tls_failures",
     // What ended an HTTP run, tsumo's own cost, and a rate not reached.
     "/ended_by",
     "/tsumo",

@@ -20,6 +20,7 @@ use super::worker::LiveCounters;
 use crate::net::http1::request::Batch;
 use crate::net::http1::response::ResponseParser;
 use crate::net::stream::{ConnectError, Endpoint, Handshake, Stream};
+use crate::net::tls;
 use crate::script::{Hooks, ScriptError, ThreadScript};
 use crate::stats::Recorder;
 use crate::timing::clock::{self, Nanos};
@@ -131,11 +132,15 @@ impl Shared {
             }
             Err(e) => {
                 counters.errors.connect += 1;
-                if let ConnectError::Tcp(io) = &e {
-                    match io.raw_os_error() {
+                match &e {
+                    ConnectError::Tcp(io) => match io.raw_os_error() {
                         Some(libc::EMFILE) | Some(libc::ENFILE) => counters.emfile += 1,
                         Some(libc::EADDRNOTAVAIL) => counters.eaddrnotavail += 1,
                         _ => {}
+                    },
+                    ConnectError::Tls(io) => {
+                        let explained = tls::explain(io);
+                        rec.record_tls_failure(explained.kind, || explained.to_string());
                     }
                 }
                 drop(rec);

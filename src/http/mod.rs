@@ -217,5 +217,34 @@ fn notes(total: &Recorder, addr: &SocketAddr) -> Vec<String> {
             c.eaddrnotavail
         ));
     }
+    if let Some(line) = tls_failures_note(total) {
+        notes.push(line);
+    }
     notes
+}
+
+/// TLS handshakes that failed after the pre-flight (a server that changed its certificate, a
+/// thread sent elsewhere by its script): how many, why, and the first few in words.
+fn tls_failures_note(total: &Recorder) -> Option<String> {
+    let failures = &total.counters.tls_failures;
+    if failures.total() == 0 {
+        return None;
+    }
+    let reasons: Vec<String> = failures
+        .by_reason()
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, reason)| format!("{n} {reason}"))
+        .collect();
+    let quotes: Vec<String> = total
+        .tls_failure_quotes
+        .iter()
+        .map(|q| format!("\"{q}\""))
+        .collect();
+    Some(format!(
+        "TLS handshakes failed during the run: {} ({}); first: {}",
+        failures.total(),
+        reasons.join(", "),
+        quotes.join(" | ")
+    ))
 }
