@@ -268,7 +268,10 @@ fn run_mahjong(plan: &MahjongPlan) -> ExitCode {
             return fail(&format_args!("--json {e}"));
         }
     }
-    ExitCode::SUCCESS
+    match report::mahjong::failure(&result) {
+        Some(failure) => fail(&failure),
+        None => ExitCode::SUCCESS,
+    }
 }
 
 /// `--json FILE` (or `-o FILE`) and `--hgrm FILE` can be written: checked before any traffic.

@@ -705,7 +705,13 @@ fn certificate_failures_during_the_run_are_counted_and_quoted() {
         ],
         Duration::from_secs(20),
     );
-    run.assert_success();
+    // No response at all: the report and JSON are written, and the exit status says so.
+    assert_eq!(run.status.code(), Some(1), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("no response was received"),
+        "{}",
+        run.stderr
+    );
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json_path).unwrap()).unwrap();
     let connect = json_u64(&json, "counters.errors.connect");

@@ -316,3 +316,26 @@ fn vs_compares_two_sessions() {
     assert!(run.stdout.contains("nginx/direct"), "{}", run.stdout);
     assert_eq!(server.wait_session_files(0, Duration::from_secs(5)), 0);
 }
+
+/// A server that accepts connections but never answers a login: the `-d` limit still ends the
+/// session within about a second (not after the login timeout × tries, 90 s by default), and
+/// a session in which no one could log in exits 1 and says so.
+#[test]
+fn logins_never_answered_end_at_the_duration_limit() {
+    let server = common::faulty::FaultyServer::start(common::faulty::Behavior::NeverAnswers);
+    let url = server.url("/server");
+    let run = mahjong(&["-c4", "-t1", "-d", "3s", &url], Duration::from_secs(30));
+    assert!(
+        run.wall < Duration::from_secs(8),
+        "took {:?}:\n{}",
+        run.wall,
+        run.stderr
+    );
+    assert_eq!(run.status.code(), Some(1), "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr
+            .contains("most logins failed: 4 of 4 players could not log in"),
+        "{}",
+        run.stderr
+    );
+}

@@ -185,6 +185,34 @@ fn latency_distributions(out: &mut String, r: &MahjongResult) {
 }
 
 /// The JSON document of a session (see [`SavedSession`] for the layout).
+/// What makes a session a failure for scripts (exit status 1), in one line: sessions left on
+/// the server (they live there for 14 days), or a session in which most logins failed (the
+/// server refused or never answered, or a proxy reset the connections). `None`: it went well
+/// enough to read the report.
+pub fn failure(r: &MahjongResult) -> Option<String> {
+    let phase = |name: &str| {
+        r.record
+            .phases
+            .get(name)
+            .map_or((0, 0), |p| (p.ok, p.failed))
+    };
+    let (_, logouts_failed) = phase("logout");
+    if logouts_failed > 0 {
+        return Some(format!(
+            "{logouts_failed} sessions could not be logged out and stay on the server for 14 \
+             days (the errors above name the players)"
+        ));
+    }
+    let (logins_ok, logins_failed) = phase("login");
+    if logins_failed > logins_ok {
+        return Some(format!(
+            "most logins failed: {logins_failed} of {} players could not log in",
+            logins_ok + logins_failed
+        ));
+    }
+    None
+}
+
 pub fn to_json(r: &MahjongResult) -> Value {
     // Only non-string map keys make to_value fail; SavedSession has none.
     serde_json::to_value(SavedSession::from_result(r)).unwrap_or(Value::Null)

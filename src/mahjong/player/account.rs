@@ -10,7 +10,7 @@ use futures_util::SinkExt;
 use thiserror::Error;
 use tokio_tungstenite::tungstenite::Message;
 
-use super::retry::{retry, Failed};
+use super::retry::{retry, until_stopped, Failed, SHUTDOWN_GRACE};
 use super::{Interrupt, Player};
 use crate::mahjong::messages;
 use crate::net::http1::oneshot::{self, OneshotError};
@@ -71,25 +71,37 @@ impl Player {
         );
         let started = clock::now();
         let bytes = &bytes;
-        let logged_in = retry(plan.retries, self.retry_seed(LOGIN), || async {
-            let response = oneshot::send(&ctx.endpoint, bytes, plan.connect_timeout)
-                .await
-                .map_err(request_failed)?;
-            let cookie = response
-                .header_values("set-cookie")
-                .filter_map(|v| std::str::from_utf8(v).ok())
-                .find_map(|v| {
-                    v.split(';')
-                        .next()
-                        .filter(|kv| kv.starts_with("MAJIANG=") && kv.len() > 8)
-                })
-                .map(str::to_string);
-            match cookie {
-                Some(cookie) if response.status == 302 || response.status == 200 => Ok(cookie),
-                _ => Err(Failed::Final(AccountError::NoCookie(response.status))),
-            }
-        })
-        .await;
+        let attempts = retry(
+            plan.retries,
+            self.retry_seed(LOGIN),
+            Some(&ctx.shutdown),
+            || async {
+                let response = oneshot::send(&ctx.endpoint, bytes, plan.connect_timeout)
+                    .await
+                    .map_err(request_failed)?;
+                let cookie = response
+                    .header_values("set-cookie")
+                    .filter_map(|v| std::str::from_utf8(v).ok())
+                    .find_map(|v| {
+                        v.split(';')
+                            .next()
+                            .filter(|kv| kv.starts_with("MAJIANG=") && kv.len() > 8)
+                    })
+                    .map(str::to_string);
+                match cookie {
+                    Some(cookie) if response.status == 302 || response.status == 200 => Ok(cookie),
+                    _ => Err(Failed::Final(AccountError::NoCookie(response.status))),
+                }
+            },
+        );
+        let Some(logged_in) = until_stopped(&ctx.shutdown, SHUTDOWN_GRACE, attempts).await else {
+            ctx.recorder.borrow_mut().phase("login").failure();
+            self.note_error(format!(
+                "login of {}: no answer by the end of the run",
+                self.name()
+            ));
+            return false;
+        };
         match logged_in {
             Ok(cookie) => {
                 ctx.recorder
@@ -117,19 +129,28 @@ impl Player {
         };
         let started = clock::now();
         let cookie = cookie.as_str();
-        let opened = retry(plan.retries, self.retry_seed(CONNECT), || async {
-            match tokio::time::timeout(
-                plan.connect_timeout,
-                transport::connect(&ctx.endpoint, &ctx.ws_url, cookie),
-            )
-            .await
-            {
-                Ok(Ok(ws)) => Ok(ws),
-                Ok(Err(e)) => Err(Failed::Transient(AccountError::Socket(e))),
-                Err(_) => Err(Failed::Transient(AccountError::TimedOut)),
-            }
-        })
-        .await;
+        let attempts = retry(
+            plan.retries,
+            self.retry_seed(CONNECT),
+            Some(&ctx.shutdown),
+            || async {
+                match tokio::time::timeout(
+                    plan.connect_timeout,
+                    transport::connect(&ctx.endpoint, &ctx.ws_url, cookie),
+                )
+                .await
+                {
+                    Ok(Ok(ws)) => Ok(ws),
+                    Ok(Err(e)) => Err(Failed::Transient(AccountError::Socket(e))),
+                    Err(_) => Err(Failed::Transient(AccountError::TimedOut)),
+                }
+            },
+        );
+        // The run is over: the player logs out instead.
+        let Some(opened) = until_stopped(&ctx.shutdown, SHUTDOWN_GRACE, attempts).await else {
+            ctx.recorder.borrow_mut().phase("connect").failure();
+            return Err(Interrupt::Shutdown);
+        };
         match opened {
             Ok(ws) => {
                 ctx.recorder
@@ -209,7 +230,7 @@ impl Player {
         );
         let started = clock::now();
         let bytes = &bytes;
-        let logged_out = retry(plan.retries, self.retry_seed(LOGOUT), || async {
+        let logged_out = retry(plan.retries, self.retry_seed(LOGOUT), None, || async {
             let response = oneshot::send(&ctx.endpoint, bytes, plan.connect_timeout)
                 .await
                 .map_err(request_failed)?;

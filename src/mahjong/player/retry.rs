@@ -11,8 +11,12 @@ use std::fmt;
 use std::future::Future;
 use std::time::Duration;
 
+use tokio::sync::watch;
+
 /// The wait before the second try (at most; at least half of it).
 pub(super) const FIRST_BACKOFF: Duration = Duration::from_millis(50);
+/// How long a login or connect under way may still take once the run is over.
+pub(super) const SHUTDOWN_GRACE: Duration = Duration::from_secs(1);
 /// The longest wait between two tries, so the retries of a whole session stay within the
 /// slack the session allows for logging everyone out.
 pub(super) const MAX_BACKOFF: Duration = Duration::from_secs(1);
@@ -73,10 +77,13 @@ impl Backoff {
 }
 
 /// Runs `attempt` up to `tries` times (at least once), waiting a [`Backoff`] between tries,
-/// until it succeeds or fails for good.
+/// until it succeeds or fails for good. With `stop`, no new try starts once the run is over
+/// (the `-d` limit or a signal): a login or connect must not hold the end of a run for its
+/// timeout × tries; a logout passes `None`, since it is what the end of a run is for.
 pub(super) async fn retry<T, E, F, Fut>(
     tries: u32,
     seed: u64,
+    stop: Option<&watch::Receiver<bool>>,
     mut attempt: F,
 ) -> Result<T, GaveUp<E>>
 where
@@ -88,14 +95,49 @@ where
     let mut made = 0;
     loop {
         made += 1;
-        match attempt().await {
+        let last = match attempt().await {
             Ok(value) => return Ok(value),
             Err(Failed::Final(last)) => return Err(GaveUp { tries: made, last }),
-            Err(Failed::Transient(last)) if made >= tries => {
-                return Err(GaveUp { tries: made, last })
-            }
-            Err(Failed::Transient(_)) => tokio::time::sleep(backoff.next_wait()).await,
+            Err(Failed::Transient(last)) => last,
+        };
+        if made >= tries {
+            return Err(GaveUp { tries: made, last });
         }
+        let wait = tokio::time::sleep(backoff.next_wait());
+        match stop {
+            Some(stop) => {
+                let mut stop = stop.clone();
+                tokio::select! {
+                    _ = wait => {}
+                    _ = stopped(&mut stop) => return Err(GaveUp { tries: made, last }),
+                }
+            }
+            None => wait.await,
+        }
+    }
+}
+
+/// Runs `operation` (a login or connect with its retries); once the run is over it gets `grace`
+/// more to finish — a login the server is answering right now should still get its cookie, so
+/// that its session is logged out — and is dropped after that (`None`).
+pub(super) async fn until_stopped<T>(
+    stop: &watch::Receiver<bool>,
+    grace: Duration,
+    operation: impl Future<Output = T>,
+) -> Option<T> {
+    let mut stop = stop.clone();
+    tokio::pin!(operation);
+    tokio::select! {
+        out = &mut operation => return Some(out),
+        _ = stopped(&mut stop) => {}
+    }
+    tokio::time::timeout(grace, operation).await.ok()
+}
+
+/// Completes once the run is over (never, if the run's sender is gone without saying so).
+async fn stopped(stop: &mut watch::Receiver<bool>) {
+    if stop.wait_for(|over| *over).await.is_err() {
+        std::future::pending::<()>().await;
     }
 }
 
@@ -140,7 +182,7 @@ mod tests {
         let started = tokio::time::Instant::now;
         let (result, waited) = run(async {
             let t0 = started();
-            let result: Result<(), _> = retry(3, 1, || {
+            let result: Result<(), _> = retry(3, 1, None, || {
                 calls.set(calls.get() + 1);
                 let n = calls.get();
                 async move { Err(Failed::Transient(format!("refused #{n}"))) }
@@ -158,7 +200,7 @@ mod tests {
     #[test]
     fn a_final_failure_stops_at_once_and_success_ends_early() {
         let calls = Cell::new(0);
-        let result: Result<(), _> = run(retry(5, 1, || {
+        let result: Result<(), _> = run(retry(5, 1, None, || {
             calls.set(calls.get() + 1);
             async { Err(Failed::Final("answered 404")) }
         }));
@@ -166,7 +208,7 @@ mod tests {
         assert_eq!(result.unwrap_err().to_string(), "answered 404");
 
         calls.set(0);
-        let result = run(retry(5, 1, || {
+        let result = run(retry(5, 1, None, || {
             calls.set(calls.get() + 1);
             let n = calls.get();
             async move {
