@@ -267,15 +267,18 @@ impl Future for TimerWait<'_> {
     type Output = ();
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        // As loose as any poll window: a waiter taken off the heap always completes here.
-        if clock::now() + MAX_LEAD + POLL_SLACK >= self.deadline {
-            return Poll::Ready(());
-        }
         if !self.registered {
+            // The caller has just found the deadline beyond its poll window.
             self.registered = true;
             self.pacer.register(self.deadline, cx.waker().clone());
+            return Poll::Pending;
         }
-        Poll::Pending
+        // As loose as any poll window: a waiter taken off the heap always completes here.
+        if clock::now() + MAX_LEAD + POLL_SLACK >= self.deadline {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
     }
 }
 
