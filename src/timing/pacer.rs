@@ -38,15 +38,17 @@
 //! wake-ups that matter, and the runtime is built by the engine, not here).
 //!
 //! Measured (`scripts/bench 3 rates`, BENCHMARKS.md; `-t1 -c50`, generator and nginx pinned to
-//! one core each, shared 2-core VM): CPU per completed request 0.6–1.0× oha's at 1k, 5k, 20k,
-//! 50k req/s (medians 0.63–0.82); at 20k 1.1–1.6× tsumo's own closed loop (median 1.2); against
-//! the previous pacer 2.2–2.4× less CPU per request at 1k and 1.4–2.6× less at 5k. A poll
-//! window of 0, 5 or 15 µs and a lead at the 50th instead of the 75th percentile were within the
-//! machine's noise on CPU; the 75th percentile kept send lateness p50 at 2 µs where lower ones
-//! gave 8–10 µs. Send lateness p99 15–44 µs at real-time priority; without it, preemption by the
-//! machine's other processes dominates (milliseconds). At 1k the wait costs about two wake-ups
-//! per request (one for the send, one for the response) and 2–5 zero-timeout polls; at 20k about
-//! one wake-up, one `timerfd_settime` every two requests, and 0.5 polls (`perf stat`).
+//! one core each, shared 2-core VM): CPU per completed request at or below oha's at 1k, 5k, 20k,
+//! 50k req/s in 22 of 24 rounds (medians 0.56–0.86, worst 1.08); at 20k 1.1–2.7× tsumo's own
+//! closed loop (medians 1.2 and 1.7: the gap is the sleep and wake-up each paced request costs,
+//! 0.76 context switches per request against the closed loop's 0.17); against the previous
+//! pacer 2.2–2.4× less CPU per request at 1k and 1.4–2.6× less at 5k. A poll window of 0, 5 or
+//! 15 µs and a lead at the 50th instead of the 75th percentile were within the machine's noise
+//! on CPU; the 75th percentile kept send lateness p50 at 2 µs where lower ones gave 8–10 µs.
+//! Send lateness p99 ≤ 44 µs at real-time priority (23 of 24 rounds; one 74 µs); without it,
+//! preemption by the machine's other processes dominates (milliseconds). At 1k the wait costs
+//! about two wake-ups per request (one for the send, one for the response) and 2–5 zero-timeout
+//! polls; at 20k about 0.8 wake-ups, 0.65 `timerfd_settime` and 0.7 polls (`perf stat`).
 
 use std::cell::{Cell, RefCell};
 use std::cmp::{Ordering, Reverse};
