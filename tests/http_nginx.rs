@@ -122,9 +122,9 @@ fn fixture_extra_server_block_gets_its_own_port() {
     );
 }
 
-/// Proves the fixture carries load from a known-good generator: `cargo test -- --ignored`.
+/// Proves the fixture carries load from a known-good generator, wrk (`scripts/test` installs
+/// it, as it installs nginx).
 #[test]
-#[ignore = "needs wrk; a manual check of the fixture"]
 fn fixture_carries_wrk_load_without_errors() {
     let nginx = Nginx::start();
     let out = std::process::Command::new("wrk")

@@ -19,6 +19,18 @@ fn mahjong(args: &[&str], limit: Duration) -> Run {
     run_tsumo(&all, limit)
 }
 
+/// A session that failed as a whole: the report and JSON are still written, the exit status is
+/// 1, and stderr's last line says why.
+fn assert_failed_with(run: &Run, why: &str) {
+    assert_eq!(run.status.code(), Some(1), "{}\n{}", run.stdout, run.stderr);
+    let last = run.stderr.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("tsumo: ") && last.contains(why),
+        "{}",
+        run.stderr
+    );
+}
+
 fn phase(doc: &Value, name: &str, field: &str) -> u64 {
     doc["phases"][name][field]
         .as_u64()
@@ -194,7 +206,7 @@ fn wrong_base_path_counts_failed_logins() {
         &["-c4", "-t1", "--ramp", "0", "--json", "-", &url],
         Duration::from_secs(30),
     );
-    run.assert_success();
+    assert_failed_with(&run, "most logins failed: 4 of 4 players could not log in");
     let doc = run.json();
     assert_eq!(phase(&doc, "login", "failed"), 4, "{doc:#}");
     assert_eq!(phase(&doc, "login", "ok"), 0);
@@ -219,7 +231,7 @@ fn login_without_cookie_is_a_counted_failure() {
         &["-c4", "-t1", "--ramp", "0", "--json", "-", &url],
         Duration::from_secs(30),
     );
-    run.assert_success();
+    assert_failed_with(&run, "most logins failed: 4 of 4 players could not log in");
     let doc = run.json();
     assert_eq!(phase(&doc, "login", "failed"), 4, "{doc:#}");
     let first = doc["first_errors"][0].as_str().unwrap_or_default();
@@ -259,7 +271,8 @@ fn sockets_closed_by_the_server_side_are_counted_without_a_hang() {
     std::thread::sleep(Duration::from_secs(3));
     drop(nginx);
     let run = handle.join().expect("tsumo thread");
-    run.assert_success();
+    // Sessions left on the server are a failure of the run, said in one line.
+    assert_failed_with(&run, "4 sessions could not be logged out");
     assert!(run.wall < Duration::from_secs(45), "took {:?}", run.wall);
     let doc = run.json();
     assert_eq!(doc["disconnects"], 4, "{doc:#}");

@@ -26,6 +26,10 @@ use crate::stats::{Recorder, RunResult};
 use crate::sys;
 use worker::{HttpWorker, LiveCounters};
 
+/// How long the workers may take to end after the run (they stop at once unless a script
+/// hook is still running).
+const WORKER_GRACE: Duration = Duration::from_secs(5);
+
 /// A finished run, with what the caller still has to do: the script's `done()` and its error.
 pub struct Finished {
     pub result: RunResult,
@@ -54,7 +58,7 @@ pub fn run(plan: &Plan) -> Result<Finished, Error> {
         elapsed,
         interrupted: run.ended_by.is_signal(),
         ended_by: run.ended_by.name().to_string(),
-        notes: notes(&total, &endpoint.addr),
+        notes: notes(&total, &endpoint.addr, run.abandoned),
         counters: total.counters,
         latency: total.latency,
         uncorrected: total.uncorrected,
@@ -110,7 +114,7 @@ impl<'a> HttpMode<'a> {
             settings: Settings {
                 threads: plan.threads,
                 duration: plan.duration,
-                grace: Duration::from_secs(5),
+                grace: WORKER_GRACE,
                 progress: engine::ProgressMode::choose(plan.progress, plan.quiet),
                 server_pids: plan.server_pids.clone(),
             },
@@ -198,9 +202,16 @@ impl engine::Recorder for HttpRecord {
 }
 
 /// Explanations of conditions that silently cap a test, printed once in the report.
-fn notes(total: &Recorder, addr: &SocketAddr) -> Vec<String> {
+fn notes(total: &Recorder, addr: &SocketAddr, abandoned: usize) -> Vec<String> {
     let c = &total.counters;
     let mut notes = Vec::new();
+    if abandoned > 0 {
+        notes.push(format!(
+            "Note: {abandoned} worker threads had not ended {}s after the run (a script hook \
+             still running?); the report is without them.",
+            WORKER_GRACE.as_secs()
+        ));
+    }
     if c.emfile > 0 {
         let (soft, _) = sys::raise_open_files();
         notes.push(format!(
