@@ -89,6 +89,12 @@ fn run_http(plan: &Plan) -> ExitCode {
     if let Some(e) = &finished.script_error {
         return fail(&format_args!("script error: {e}"));
     }
+    if finished.abandoned > 0 {
+        return fail(&format_args!(
+            "{} worker threads never ended (a script hook that does not return?)",
+            finished.abandoned
+        ));
+    }
     if result.counters.requests == 0 {
         let errors = result.counters.errors.socket_total();
         return fail(&format_args!(

@@ -4,9 +4,10 @@
 //!
 //! This module is what the engine runs for an HTTP plan: the main thread's side ([`HttpMode`]:
 //! pre-flight, the script's `setup()`/`init()`, one worker per thread), one worker's connections
-//! ([`worker`]), and one connection's paced life ([`conn`]).
+//! ([`worker`]), what they share ([`shared`]), and one connection's paced life ([`conn`]).
 
 pub mod conn;
+pub mod shared;
 pub mod worker;
 
 use std::net::SocketAddr;
@@ -37,6 +38,9 @@ pub struct Finished {
     pub script: Option<Script>,
     /// The first error a script hook raised during the run (the run stopped there).
     pub script_error: Option<ScriptError>,
+    /// Worker threads that had not ended within the grace after the run (a script hook that
+    /// never returns): the report is without them.
+    pub abandoned: usize,
 }
 
 /// Runs a plan to completion (duration end, a signal, the script stopping every thread, or a
@@ -72,6 +76,7 @@ pub fn run(plan: &Plan) -> Result<Finished, Error> {
         result,
         script,
         script_error: run.recorder.script_error,
+        abandoned: run.abandoned,
     })
 }
 

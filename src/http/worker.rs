@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use tokio::sync::Notify;
 
-use super::conn::{Connection, Down, Progress, Requests, Shared};
+use super::conn::{Connection, Down, Progress};
+use super::shared::{Requests, Shared};
 use super::HttpRecord;
 use crate::engine::{Live, Worker, WorkerContext};
 use crate::error::Error;
