@@ -70,12 +70,20 @@ pub fn render(r: &MahjongResult) -> String {
     if p.latency {
         latency_distributions(&mut out, r);
     }
-    let game_p50 = hdr::value_at_percentile(&rec.game_time, 50.0) as f64 / 1e6;
-    let game_max = hdr::max(&rec.game_time) as f64 / 1e6;
+    // A game's length is that of the completed ones; aborted games have none to report.
+    let game_length = if rec.game_time.is_empty() {
+        "no game completed".to_string()
+    } else {
+        format!(
+            "{:.1}s per completed game (p50), {:.1}s max",
+            hdr::value_at_percentile(&rec.game_time, 50.0) as f64 / 1e6,
+            hdr::max(&rec.game_time) as f64 / 1e6
+        )
+    };
     let _ = writeln!(
         out,
-        "  Games: {} started, {} completed, {} aborted; {:.1}s per game (p50), {:.1}s max",
-        rec.games_started, rec.games_completed, rec.games_aborted, game_p50, game_max
+        "  Games: {} started, {} completed, {} aborted; {game_length}",
+        rec.games_started, rec.games_completed, rec.games_aborted
     );
     if !rec.steps.is_empty() {
         let _ = writeln!(
@@ -84,15 +92,15 @@ pub fn render(r: &MahjongResult) -> String {
         );
         let _ = writeln!(
             out,
-            "    {:<20}{:>9}{:>11}{:>11}{:>11}{:>11}",
+            "    {:<26}{:>9}{:>11}{:>11}{:>11}{:>11}",
             "step", "count", "p50", "p90", "p99", "Max"
         );
         for (kind, h) in &rec.steps {
             let [p50, p90, p99, max] = row(h);
             let _ = writeln!(
                 out,
-                "    {:<20}{:>9}{:>11}{:>11}{:>11}{:>11}",
-                kind,
+                "    {:<26}{:>9}{:>11}{:>11}{:>11}{:>11}",
+                step_in_words(kind),
                 h.len(),
                 p50,
                 p90,
@@ -105,7 +113,7 @@ pub fn render(r: &MahjongResult) -> String {
                 let [p50, p90, p99, max] = row(h);
                 let _ = writeln!(
                     out,
-                    "    {:<20}{:>9}{:>11}{:>11}{:>11}{:>11}",
+                    "    {:<26}{:>9}{:>11}{:>11}{:>11}{:>11}",
                     label,
                     h.len(),
                     p50,
@@ -185,6 +193,25 @@ fn latency_distributions(out: &mut String, r: &MahjongResult) {
 }
 
 /// The JSON document of a session (see [`SavedSession`] for the layout).
+/// A step's protocol name (majiang-server's message kinds) with what it is in words.
+fn step_in_words(kind: &str) -> String {
+    let words = match kind {
+        "kaiju" => "game start",
+        "qipai" => "deal",
+        "zimo" => "draw",
+        "dapai" => "discard",
+        "fulou" => "call",
+        "gang" => "kan",
+        "gangzimo" => "draw after kan",
+        "kaigang" => "kan dora",
+        "hule" => "win",
+        "pingju" => "exhaustive draw",
+        "jieju" => "game end",
+        _ => return kind.to_string(),
+    };
+    format!("{kind} ({words})")
+}
+
 /// What makes a session a failure for scripts (exit status 1), in one line: sessions left on
 /// the server (they live there for 14 days), or a session in which most logins failed (the
 /// server refused or never answered, or a proxy reset the connections). `None`: it went well
