@@ -138,9 +138,23 @@ pub fn render(r: &MahjongResult) -> String {
         format_binary(rec.bytes_in as f64),
         format_binary(rec.bytes_out as f64)
     );
+    // Every failure in one line, with the same counts as the JSON (`disconnects`, `errors`,
+    // each phase's `failed`): a session whose logins failed must not read "errors: 0".
+    let failed: Vec<String> = PHASES
+        .iter()
+        .filter_map(|name| {
+            let stats = rec.phases.get(name)?;
+            (stats.failed > 0).then(|| format!("{name} {}", stats.failed))
+        })
+        .collect();
+    let failed = if failed.is_empty() {
+        "none".to_string()
+    } else {
+        failed.join(", ")
+    };
     let _ = writeln!(
         out,
-        "  Disconnects: {}, errors: {}",
+        "  Disconnects: {}, errors: {}, failed: {failed}",
         rec.disconnects, rec.protocol_errors
     );
     for e in &rec.first_errors {
