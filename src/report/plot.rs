@@ -110,6 +110,98 @@ fn curve(h: &Histogram<u64>) -> Vec<(f64, f64)> {
     points
 }
 
+/// The latency axis: linear from 0, or logarithmic when the curves span more than a decade
+/// (a linear axis would flatten every p50 to the floor and hide the difference there).
+struct YAxis {
+    log: bool,
+    /// Linear: 0..top in steps of `step`. Log: 10^low..10^high.
+    top: f64,
+    step: f64,
+    low: i32,
+    high: i32,
+}
+
+impl YAxis {
+    fn fit(values: impl Iterator<Item = f64> + Clone) -> YAxis {
+        let max = values.clone().fold(0.0, f64::max);
+        let min_positive = values.filter(|v| *v > 0.0).fold(f64::INFINITY, f64::min);
+        if max > 0.0 && min_positive.is_finite() && max / min_positive > 10.0 {
+            let low = min_positive.log10().floor() as i32;
+            let high = (max.log10().ceil() as i32).max(low + 1);
+            return YAxis {
+                log: true,
+                top: 10f64.powi(high),
+                step: 0.0,
+                low,
+                high,
+            };
+        }
+        let step = nice_step(if max > 0.0 { max } else { 1.0 }, 6.0);
+        YAxis {
+            log: false,
+            top: (max / step).ceil().max(1.0) * step,
+            step,
+            low: 0,
+            high: 0,
+        }
+    }
+
+    /// Where `y` sits, from 0 (bottom) to 1 (top).
+    fn fraction(&self, y: f64) -> f64 {
+        if self.log {
+            let low = f64::from(self.low);
+            (y.max(10f64.powi(self.low)).log10() - low) / (f64::from(self.high) - low)
+        } else {
+            y / self.top
+        }
+    }
+
+    /// The gridlines: values and their labels.
+    fn ticks(&self) -> Vec<(f64, String)> {
+        if self.log {
+            return (self.low..=self.high)
+                .map(|d| {
+                    let value = 10f64.powi(d);
+                    let places = (-d).max(0) as usize;
+                    (value, format!("{value:.places$}"))
+                })
+                .collect();
+        }
+        let places = decimals(self.step);
+        let count = (self.top / self.step).round() as usize;
+        (0..=count)
+            .map(|i| {
+                let value = i as f64 * self.step;
+                (value, format!("{value:.places$}"))
+            })
+            .collect()
+    }
+}
+
+/// What was run, under the title: each run's load and target, once per label.
+fn subtitle(runs: &[LoadedRun]) -> String {
+    let mut seen: Vec<&str> = Vec::new();
+    let mut parts = Vec::new();
+    for run in runs {
+        if seen.contains(&run.label.as_str()) {
+            continue;
+        }
+        seen.push(&run.label);
+        let load = match &run.data {
+            RunData::Http(saved) => {
+                let rate = saved
+                    .plan
+                    .rate
+                    .map_or("closed loop".to_string(), |r| format!("-R{r}"));
+                format!("{rate} -c{}", saved.plan.connections)
+            }
+            RunData::Mahjong(session) => format!("{} players", session.plan.players),
+        };
+        parts.push(format!("{}: {load} {}", run.label, run.url()));
+    }
+    parts.join("; ")
+}
+
 /// A round step for about `target` intervals over `0..max`: 1, 2, 2.5 or 5 × 10^k.
 fn nice_step(max: f64, target: f64) -> f64 {
     let raw = (max / target).max(f64::MIN_POSITIVE);
@@ -159,18 +251,15 @@ pub fn render_svg(runs: &[LoadedRun], metric: Option<&str>) -> Result<String, Er
         title = t;
         curves.push(if h.is_empty() { Vec::new() } else { curve(&h) });
     }
-    let points = curves.iter().flatten();
-    let x_max = points.clone().map(|p| p.0).fold(1.0, f64::max);
-    let y_max = points.map(|p| p.1).fold(0.0, f64::max);
+    let x_max = curves.iter().flatten().map(|p| p.0).fold(1.0, f64::max);
     // A 100% point just past a decade (1001 samples) is drawn at that decade's edge.
     let decades = ((x_max.log10() - 0.05).ceil() as i32).clamp(2, 9);
     let x_end = 10f64.powi(decades);
-    let y_step = nice_step(if y_max > 0.0 { y_max } else { 1.0 }, 6.0);
-    let y_top = (y_max / y_step).ceil().max(1.0) * y_step;
+    let y_axis = YAxis::fit(curves.iter().flatten().map(|p| p.1));
     let plot_w = WIDTH - LEFT - RIGHT;
     let plot_h = HEIGHT - TOP - BOTTOM;
     let px = |x: f64| LEFT + x.clamp(1.0, x_end).log10() / f64::from(decades) * plot_w;
-    let py = |y: f64| TOP + plot_h - y / y_top * plot_h;
+    let py = |y: f64| TOP + plot_h - y_axis.fraction(y) * plot_h;
 
     let mut svg = String::new();
     let _ = writeln!(
@@ -183,9 +272,15 @@ pub fn render_svg(runs: &[LoadedRun], metric: Option<&str>) -> Result<String, Er
     );
     let _ = writeln!(
         svg,
-        r#"<text x="{}" y="26" text-anchor="middle" font-size="15" font-weight="bold">{}</text>"#,
+        r#"<text x="{}" y="22" text-anchor="middle" font-size="15" font-weight="bold">{}</text>"#,
         WIDTH / 2.0,
         escape(&title)
+    );
+    let _ = writeln!(
+        svg,
+        r##"<text x="{}" y="38" text-anchor="middle" font-size="11" fill="#444">{}</text>"##,
+        WIDTH / 2.0,
+        escape(&subtitle(runs))
     );
     // Grid and ticks.
     let _ = writeln!(svg, r##"<g stroke="#e0e0e0" stroke-width="1">"##);
@@ -197,9 +292,9 @@ pub fn render_svg(runs: &[LoadedRun], metric: Option<&str>) -> Result<String, Er
             TOP + plot_h
         );
     }
-    let ticks = (y_top / y_step).round() as usize;
-    for i in 0..=ticks {
-        let y = py(i as f64 * y_step);
+    let y_ticks = y_axis.ticks();
+    for (value, _) in &y_ticks {
+        let y = py(*value);
         let _ = writeln!(
             svg,
             r#"<line x1="{LEFT}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}"/>"#,
@@ -217,14 +312,12 @@ pub fn render_svg(runs: &[LoadedRun], metric: Option<&str>) -> Result<String, Er
             percentile_label(d)
         );
     }
-    let places = decimals(y_step);
-    for i in 0..=ticks {
-        let value = i as f64 * y_step;
+    for (value, label) in &y_ticks {
         let _ = writeln!(
             svg,
-            r#"<text x="{:.1}" y="{:.1}" text-anchor="end">{value:.places$}</text>"#,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="end">{label}</text>"#,
             LEFT - 6.0,
-            py(value) + 4.0
+            py(*value) + 4.0
         );
     }
     let _ = writeln!(
@@ -235,9 +328,10 @@ pub fn render_svg(runs: &[LoadedRun], metric: Option<&str>) -> Result<String, Er
     );
     let _ = writeln!(
         svg,
-        r#"<text x="18" y="{:.1}" text-anchor="middle" font-size="13" transform="rotate(-90 18 {:.1})">Latency (ms)</text>"#,
+        r#"<text x="18" y="{:.1}" text-anchor="middle" font-size="13" transform="rotate(-90 18 {:.1})">Latency (ms{})</text>"#,
         TOP + plot_h / 2.0,
-        TOP + plot_h / 2.0
+        TOP + plot_h / 2.0,
+        if y_axis.log { ", log scale" } else { "" }
     );
     let _ = writeln!(svg, "</g>");
     let _ = writeln!(
@@ -377,6 +471,20 @@ mod tests {
         assert_eq!(decimals(0.25), 2);
         assert_eq!(decimals(5.0), 0);
         assert_eq!(escape("a<b & \"c\">"), "a&lt;b &amp; &quot;c&quot;&gt;");
+    }
+
+    #[test]
+    fn latency_axis_is_logarithmic_when_the_curves_span_more_than_a_decade() {
+        let linear = YAxis::fit([0.0, 1.2, 5.0].into_iter());
+        assert!(!linear.log);
+        assert_eq!(linear.ticks().first().map(|t| t.1.as_str()), Some("0"));
+        let log = YAxis::fit([0.0, 0.05, 0.4, 35.0].into_iter());
+        assert!(log.log);
+        let labels: Vec<String> = log.ticks().into_iter().map(|t| t.1).collect();
+        assert_eq!(labels, ["0.01", "0.1", "1", "10", "100"]);
+        assert_eq!(log.fraction(0.01), 0.0);
+        assert_eq!(log.fraction(100.0), 1.0);
+        assert!((log.fraction(1.0) - 0.5).abs() < 1e-9);
     }
 
     #[test]
