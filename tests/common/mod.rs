@@ -167,6 +167,17 @@ impl Drop for TempDir {
 
 /// A port on 127.0.0.1 that was free a moment ago (bind to port 0, read it, let it go).
 /// Another process may take it before we use it; callers that can, retry.
+/// `n` distinct free ports: every listener is held until all are picked.
+pub fn free_ports(n: usize) -> Vec<u16> {
+    let listeners: Vec<std::net::TcpListener> = (0..n)
+        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0"))
+        .collect();
+    listeners
+        .iter()
+        .map(|l| l.local_addr().expect("local addr").port())
+        .collect()
+}
+
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::{free_port, TempDir};
+use super::{free_port, free_ports, TempDir};
 
 /// Size of `/index.html`, in bytes.
 pub const INDEX_LEN: usize = 2048;
@@ -156,13 +156,16 @@ impl NginxBuilder {
         // A port picked by binding :0 can be taken by a parallel test before nginx binds it:
         // then nginx exits with EADDRINUSE and we try again with new ports.
         for _attempt in 0..5 {
+            // Distinct ports: two picks in a row may get the same one back from the kernel.
+            let mut picked = free_ports(2 + self.servers.len()).into_iter();
+            let mut next = || picked.next().unwrap_or_else(free_port);
             let ports = Ports {
-                http: free_port(),
-                https: free_port(),
+                http: next(),
+                https: next(),
                 extra: self
                     .servers
                     .iter()
-                    .map(|s| (s.name.clone(), free_port()))
+                    .map(|s| (s.name.clone(), next()))
                     .collect(),
             };
             std::fs::write(root.join("nginx.conf"), self.config(&root, &ports))
