@@ -19,7 +19,7 @@ mod doctor;
 mod header;
 mod mahjong;
 mod tools;
-mod units;
+pub mod units;
 mod url;
 
 use std::ffi::OsString;
