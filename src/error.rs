@@ -22,6 +22,13 @@ pub enum Error {
     Limits(String),
     #[error("{path}: {reason}")]
     File { path: String, reason: String },
+    /// An output file that cannot be written, found before any traffic.
+    #[error("{flag} {path}: cannot write there: {reason} (checked before the run)")]
+    Output {
+        flag: String,
+        path: String,
+        reason: String,
+    },
     #[error("cannot start worker thread: {0}")]
     Thread(String),
     #[error("{0}")]

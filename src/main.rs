@@ -1,31 +1,56 @@
 //! tsumo's entry point: parse, run, render, exit code. Nothing else.
 
 use std::io::Write;
+use std::path::Path;
 use std::process::ExitCode;
 
 use tsumo::cli::{self, Parsed};
+use tsumo::net::preflight;
 use tsumo::plan::{JsonOut, MahjongPlan, Plan};
-use tsumo::{http, mahjong, report};
+use tsumo::report::saved::{LoadedRun, RunData};
+use tsumo::{http, mahjong, report, sys};
 
 fn main() -> ExitCode {
     let plan = match cli::parse(std::env::args_os()) {
         Ok(Parsed::Run(plan)) => plan,
         Ok(Parsed::Mahjong(plan)) => {
+            if let Err(e) = check_outputs(plan.json.as_ref(), None) {
+                return fail(&e);
+            }
             return match plan.vs {
                 Some(_) => run_mahjong_ab(&plan),
                 None => run_mahjong(&plan),
-            }
+            };
         }
-        Ok(Parsed::Doctor(plan)) => return tsumo::sys::doctor::run(&plan),
+        Ok(Parsed::Doctor(plan)) => {
+            let target = tsumo::net::preflight::doctor_check(&plan);
+            return tsumo::sys::doctor::run(&plan, target);
+        }
         Ok(Parsed::Compare(options)) => return exit(report::compare::run(&options)),
-        Ok(Parsed::Merge(options)) => return exit(report::merge::run(&options)),
-        Ok(Parsed::Plot(options)) => return exit(report::plot::run(&options)),
+        Ok(Parsed::Merge(options)) => {
+            let checked = match &options.output {
+                JsonOut::File(path) => sys::output::check_writable("-o", path),
+                JsonOut::Stdout => Ok(()),
+            };
+            return exit(checked.and_then(|()| report::merge::run(&options)));
+        }
+        Ok(Parsed::Plot(options)) => {
+            let output = (options.output.as_os_str() != "-").then_some(options.output.as_path());
+            return exit(
+                output
+                    .map_or(Ok(()), |path| sys::output::check_writable("-o", path))
+                    .and_then(|()| report::plot::run(&options)),
+            );
+        }
         Ok(Parsed::Print(text)) => {
             print!("{text}");
             return ExitCode::SUCCESS;
         }
         Err(e) => return fail(&e),
     };
+    if let Err(e) = check_outputs(plan.json.as_ref(), plan.hgrm.as_deref()) {
+        return fail(&e);
+    }
     match plan.vs {
         Some(_) => run_ab(&plan),
         None => run_http(&plan),
@@ -52,17 +77,30 @@ fn run_http(plan: &Plan) -> ExitCode {
     }
     if let Some(json) = &plan.json {
         if let Err(e) = report::json::write(result, json) {
-            return fail(&e);
+            return fail(&format_args!("--json {e}"));
         }
     }
     if let Some(path) = &plan.hgrm {
         if let Err(e) = report::hgrm::write_hgrm(&result.latency, path) {
-            return fail(&e);
+            return fail(&format_args!("--hgrm {e}"));
         }
     }
     // A script error stops the run; the report of what ran is printed, then the error.
     if let Some(e) = &finished.script_error {
         return fail(&format_args!("script error: {e}"));
+    }
+    if finished.abandoned > 0 {
+        return fail(&format_args!(
+            "{} worker threads never ended (a script hook that does not return?)",
+            finished.abandoned
+        ));
+    }
+    if result.counters.requests == 0 {
+        let errors = result.counters.errors.socket_total();
+        return fail(&format_args!(
+            "no response was received ({errors} socket errors, {} requests never sent)",
+            result.counters.unsent.total()
+        ));
     }
     ExitCode::SUCCESS
 }
@@ -84,6 +122,18 @@ fn run_ab(plan: &Plan) -> ExitCode {
         ..first.clone()
     };
     let show = !plan.quiet && plan.json != Some(JsonOut::Stdout);
+    // Both targets answer before round 1, or nothing runs.
+    for run in [&first, &second] {
+        let checked = preflight::check_blocking(
+            &run.target,
+            run.insecure,
+            run.cacert.as_deref(),
+            run.timeout,
+        );
+        if let Err(e) = checked {
+            return fail(&format_args!("{}: {e}", run.label));
+        }
+    }
     compare_rounds(
         [&first, &second],
         plan.rounds,
@@ -94,13 +144,11 @@ fn run_ab(plan: &Plan) -> ExitCode {
             if let Some(e) = &finished.script_error {
                 return Err(format!("script error: {e}"));
             }
-            let document =
-                serde_json::to_value(report::json::SavedRun::from_result(&finished.result))
-                    .map_err(|e| e.to_string())?;
+            let saved = report::json::SavedRun::from_result(&finished.result);
             Ok((
                 run.label.clone(),
                 report::text::render(&finished.result),
-                document,
+                RunData::Http(Box::new(saved)),
             ))
         },
     )
@@ -122,6 +170,18 @@ fn run_mahjong_ab(plan: &MahjongPlan) -> ExitCode {
         ..first.clone()
     };
     let show = !plan.quiet && plan.json != Some(JsonOut::Stdout);
+    // Both servers answer before round 1, or nothing runs.
+    for run in [&first, &second] {
+        let checked = preflight::check_blocking(
+            &run.server,
+            run.insecure,
+            run.cacert.as_deref(),
+            run.connect_timeout,
+        );
+        if let Err(e) = checked {
+            return fail(&format_args!("{}: {e}", run.label));
+        }
+    }
     compare_rounds(
         [&first, &second],
         plan.rounds,
@@ -129,32 +189,52 @@ fn run_mahjong_ab(plan: &MahjongPlan) -> ExitCode {
         plan.json.as_ref(),
         |run| {
             let result = mahjong::session::run(run).map_err(|e| format!("{}: {e}", run.label))?;
+            let saved = report::session::SavedSession::from_result(&result);
             Ok((
                 run.label.clone(),
                 report::mahjong::render(&result),
-                report::mahjong::to_json(&result),
+                RunData::Mahjong(Box::new(saved)),
             ))
         },
     )
 }
 
 /// The A/B loop of both modes: `run` runs one of the two plans and gives its label, text report
-/// and JSON document; rounds alternate the two so that a shared machine's drift hits both alike.
+/// and saved result; rounds alternate the two so that a shared machine's drift hits both alike.
 /// Ends with the comparison table; `--json` gets every run.
 fn compare_rounds<P>(
     plans: [&P; 2],
     rounds: u32,
     show: bool,
     json: Option<&JsonOut>,
-    mut run: impl FnMut(&P) -> Result<(String, String, serde_json::Value), String>,
+    mut run: impl FnMut(&P) -> Result<(String, String, RunData), String>,
 ) -> ExitCode {
-    let mut runs = Vec::new();
-    let mut documents = Vec::new();
+    let mut runs: Vec<LoadedRun> = Vec::new();
+    // `--json` gets every run that finished, in the order run, also when a later one fails.
+    let write_json = |runs: &[LoadedRun]| {
+        /// `--json` of an A/B session: every run's document.
+        #[derive(serde::Serialize)]
+        struct Rounds<'a> {
+            runs: Vec<&'a RunData>,
+        }
+        let Some(json) = json else {
+            return Ok(());
+        };
+        let all = Rounds {
+            runs: runs.iter().map(|r| &r.data).collect(),
+        };
+        report::json::write_value(&all, json).map_err(|e| format!("--json {e}"))
+    };
     for round in 1..=rounds {
         for plan in plans {
-            let (label, text, document) = match run(plan) {
+            let (label, text, data) = match run(plan) {
                 Ok(done) => done,
-                Err(e) => return fail(&e),
+                Err(e) => {
+                    if let Err(written) = write_json(&runs) {
+                        eprintln!("tsumo: {written}");
+                    }
+                    return fail(&e);
+                }
             };
             if show {
                 let mut out = std::io::stdout().lock();
@@ -163,12 +243,7 @@ fn compare_rounds<P>(
                 let _ = writeln!(out);
                 let _ = out.flush();
             }
-            let source = format!("{label} round {round}");
-            match report::compare::from_value(document.clone(), &source) {
-                Ok(loaded) => runs.push(loaded),
-                Err(e) => return fail(&e),
-            }
-            documents.push(document);
+            runs.push(LoadedRun::new(data, &format!("{label} round {round}")));
         }
     }
     if show {
@@ -177,11 +252,8 @@ fn compare_rounds<P>(
             Err(e) => return fail(&e),
         }
     }
-    if let Some(json) = json {
-        let all = serde_json::json!({ "runs": documents });
-        if let Err(e) = report::json::write_value(&all, json) {
-            return fail(&e);
-        }
+    if let Err(e) = write_json(&runs) {
+        return fail(&e);
     }
     ExitCode::SUCCESS
 }
@@ -199,10 +271,24 @@ fn run_mahjong(plan: &MahjongPlan) -> ExitCode {
     }
     if let Some(json) = &plan.json {
         if let Err(e) = report::mahjong::write(&result, json) {
-            return fail(&e);
+            return fail(&format_args!("--json {e}"));
         }
     }
-    ExitCode::SUCCESS
+    match report::mahjong::failure(&result) {
+        Some(failure) => fail(&failure),
+        None => ExitCode::SUCCESS,
+    }
+}
+
+/// `--json FILE` (or `-o FILE`) and `--hgrm FILE` can be written: checked before any traffic.
+fn check_outputs(json: Option<&JsonOut>, hgrm: Option<&Path>) -> Result<(), tsumo::error::Error> {
+    if let Some(JsonOut::File(path)) = json {
+        sys::output::check_writable("--json", path)?;
+    }
+    if let Some(path) = hgrm {
+        sys::output::check_writable("--hgrm", path)?;
+    }
+    Ok(())
 }
 
 /// The exit code of a command that either worked or failed with one error line.

@@ -197,9 +197,16 @@ fn merge_adds_runs_exactly() {
             "{counter}"
         );
     }
+    // The rate is the total over the merged interval (the longer run's).
+    let rate = m["requests_per_sec"].as_f64().unwrap_or(0.0);
+    let over_interval = json_u64(&m, "counters.requests") as f64 / m["elapsed_s"].as_f64().unwrap();
+    assert!(
+        (rate / over_interval - 1.0).abs() < 1e-3,
+        "{rate} vs {over_interval}"
+    );
     let sum_rate = a["requests_per_sec"].as_f64().unwrap_or(0.0)
         + b["requests_per_sec"].as_f64().unwrap_or(0.0);
-    assert!((m["requests_per_sec"].as_f64().unwrap_or(0.0) - sum_rate).abs() < 1e-6);
+    assert!((rate / sum_rate - 1.0).abs() < 0.01, "{rate} vs {sum_rate}");
     assert_eq!(
         json_u64(&m, "latency.count"),
         json_u64(&a, "latency.count") + json_u64(&b, "latency.count")
@@ -232,20 +239,104 @@ fn merge_adds_runs_exactly() {
     }
     assert_eq!(one, a);
 
-    // Different URLs: merged, with a warning.
+    // Different URLs: not parts of one run, refused; merged with a warning under --force.
     let mixed_path = r.dir.path().join("mixed.json");
-    let mixed = tsumo(&[
+    let mixed_args = [
         Path::new("merge"),
         d1,
         &r.proxied[0],
         Path::new("-o"),
         &mixed_path,
-    ]);
+    ];
+    let refused = tsumo(&mixed_args);
+    assert_eq!(refused.status.code(), Some(1), "{}", refused.stderr);
+    assert!(
+        refused.stderr.starts_with("tsumo: merge: URL "),
+        "{}",
+        refused.stderr
+    );
+    assert!(refused.stderr.contains("--force"), "{}", refused.stderr);
+    assert!(!mixed_path.exists());
+    let mut forced_args = mixed_args.to_vec();
+    forced_args.push(Path::new("--force"));
+    let mixed = tsumo(&forced_args);
     mixed.assert_success();
     assert!(mixed
         .stderr
-        .starts_with("tsumo: warning: merging runs against different URLs"));
+        .starts_with("tsumo: warning: merging runs of different plans: URL "));
     assert_eq!(mixed.stderr.lines().count(), 1, "{}", mixed.stderr);
+
+    // One run given twice would count twice: refused.
+    let twice = tsumo(&[Path::new("merge"), d1, d1, Path::new("-o"), &mixed_path]);
+    assert_eq!(twice.status.code(), Some(1), "{}", twice.stderr);
+    assert!(
+        twice.stderr.contains("are the same run"),
+        "{}",
+        twice.stderr
+    );
+    let copy = r.dir.path().join("copy.json");
+    std::fs::copy(d1, &copy).unwrap();
+    let copied = tsumo(&[Path::new("merge"), d1, &copy, Path::new("-o"), &mixed_path]);
+    assert_eq!(copied.status.code(), Some(1), "{}", copied.stderr);
+    assert!(
+        copied.stderr.contains("are the same run"),
+        "{}",
+        copied.stderr
+    );
+}
+
+/// A 1 s run and a 3 s run are not parts of one run: refused. Forced, their rate is the total
+/// over the longer run, not the sum of both rates (which would count the short one's rate for
+/// all 3 s).
+#[test]
+fn merge_refuses_runs_of_different_durations_and_forced_counts_the_whole_interval() {
+    let nginx = Nginx::start();
+    let url = nginx.http_url("/index.html");
+    let dir = TempDir::new("merge-durations");
+    let short = dir.path().join("short.json");
+    let long = dir.path().join("long.json");
+    for (duration, path) in [("1s", &short), ("3s", &long)] {
+        let run = run_tsumo(
+            &[
+                "-t1",
+                "-c2",
+                "-R200",
+                "-d",
+                duration,
+                "--json",
+                path.to_str().unwrap(),
+                &url,
+            ],
+            Duration::from_secs(20),
+        );
+        run.assert_success();
+    }
+    let out = dir.path().join("merged.json");
+    let refused = tsumo(&[Path::new("merge"), &short, &long, Path::new("-o"), &out]);
+    assert_eq!(refused.status.code(), Some(1), "{}", refused.stderr);
+    assert!(
+        refused.stderr.starts_with("tsumo: merge: duration 1s "),
+        "{}",
+        refused.stderr
+    );
+    let forced = tsumo(&[
+        Path::new("merge"),
+        &short,
+        &long,
+        Path::new("-o"),
+        &out,
+        Path::new("--force"),
+    ]);
+    forced.assert_success();
+    let m = load(&out);
+    let requests = json_u64(&m, "counters.requests") as f64;
+    let rate = m["requests_per_sec"].as_f64().unwrap();
+    // ~200 + ~600 requests over ~3 s: ~267/s, where the sum of the two rates says ~400/s.
+    assert!(
+        (rate - requests / 3.0).abs() / rate < 0.05,
+        "{rate} for {requests} requests"
+    );
+    assert!(rate < 300.0, "{rate}");
 }
 
 #[test]
@@ -319,12 +410,9 @@ fn bad_inputs_are_one_line_and_exit_1() {
     std::fs::write(&not_tsumo, "{\"hello\": 1}\n").expect("write");
     let not_json = dir.join("not-json.json");
     std::fs::write(&not_json, "Running 2s test\n").expect("write");
-    let mahjong = dir.join("mahjong.json");
-    let doc = serde_json::json!({
-        "tool": "tsumo", "mode": "mahjong", "label": "m",
-        "plan": {"players": 4, "url": "http://127.0.0.1:1/server"}, "phases": {},
-    });
-    std::fs::write(&mahjong, doc.to_string()).expect("write");
+    // A whole session as `tsumo mahjong --json` writes it (the typed reader wants every field).
+    let mahjong =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mahjong-direct-v1.json");
     let missing = dir.join("missing.json");
     let d1 = &r.direct[0];
     let out_path = dir.join("out");

@@ -78,7 +78,8 @@ fn nginx_with_1024_open_files_caps_4096_clients() {
     );
     assert!(capacity.contains("worker_connections 8256;"), "{capacity}");
     assert!(capacity.contains("ulimit -n"), "{capacity}");
-    assert_eq!(run.stdout.lines().count(), 7, "{}", run.stdout);
+    assert_eq!(run.stdout.lines().count(), 8, "{}", run.stdout);
+    assert!(line(&run, "target").starts_with("OK "), "{}", run.stdout);
 }
 
 #[test]
@@ -152,4 +153,58 @@ fn help_exits_0() {
     run.assert_success();
     assert!(run.stdout.contains("Usage: tsumo doctor"), "{}", run.stdout);
     assert!(run.stdout.contains("--proxy-pid"), "{}", run.stdout);
+}
+
+/// A URL nothing listens on: the target line says so with its fix, and the exit status is 1.
+#[test]
+fn url_with_nothing_listening_fails_the_target_check() {
+    let port = common::free_port();
+    let url = format!("http://127.0.0.1:{port}/");
+    let run = run_tsumo(&["doctor", &url], LIMIT);
+    println!("{}", run.stdout);
+    assert_eq!(run.status.code(), Some(1), "stderr: {}", run.stderr);
+    assert_eq!(
+        line(&run, "target"),
+        format!(
+            "FAIL  target             nothing answers at 127.0.0.1:{port}: Connection refused \
+             (os error 111) — fix: start the server, or correct the URL's host and port"
+        )
+    );
+    assert!(run.stderr.is_empty(), "{}", run.stderr);
+}
+
+/// nginx listening: OK over HTTP; over HTTPS its self-signed certificate fails the check with
+/// the fix, and passes with --cacert (or -k).
+#[test]
+fn url_of_a_listening_nginx_passes_the_target_check() {
+    let nginx = Nginx::start();
+    let run = run_tsumo(&["doctor", &nginx.http_url("/")], LIMIT);
+    println!("{}", run.stdout);
+    run.assert_success();
+    assert_eq!(
+        line(&run, "target"),
+        format!(
+            "OK    target             127.0.0.1:{} answers",
+            nginx.http_port()
+        )
+    );
+
+    let https = nginx.https_url("/");
+    let run = run_tsumo(&["doctor", &https], LIMIT);
+    assert_eq!(run.status.code(), Some(1), "stderr: {}", run.stderr);
+    let target = line(&run, "target");
+    assert!(target.starts_with("FAIL  target"), "{target}");
+    assert!(target.contains("is self-signed — fix: pass"), "{target}");
+
+    let cacert = nginx.cert_path();
+    for extra in [&["--cacert", cacert.to_str().unwrap()][..], &["-k"][..]] {
+        let mut args = vec!["doctor"];
+        args.extend_from_slice(extra);
+        args.push(&https);
+        let run = run_tsumo(&args, LIMIT);
+        run.assert_success();
+        let target = line(&run, "target");
+        assert!(target.starts_with("OK    target"), "{target}");
+        assert!(target.contains("TLS handshake OK"), "{target}");
+    }
 }

@@ -107,10 +107,32 @@ fn stall_server_holds_responses_in_its_window_only() {
 /// A paced run against `url` with `--json -`; returns the run (already checked for exit 0) and
 /// its JSON.
 fn run_json(extra: &[&str], url: &str, limit: Duration) -> (Run, serde_json::Value) {
+    let (run, json) = run_json_any(extra, url, limit);
+    run.assert_success();
+    (run, json)
+}
+
+/// As [`run_json`], for a run in which no response at all arrives: the report and JSON are
+/// still written, and the exit status is 1 with one line saying so.
+fn run_json_nothing_received(
+    extra: &[&str],
+    url: &str,
+    limit: Duration,
+) -> (Run, serde_json::Value) {
+    let (run, json) = run_json_any(extra, url, limit);
+    assert_eq!(run.status.code(), Some(1), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("tsumo: no response was received"),
+        "{}",
+        run.stderr
+    );
+    (run, json)
+}
+
+fn run_json_any(extra: &[&str], url: &str, limit: Duration) -> (Run, serde_json::Value) {
     let mut args = extra.to_vec();
     args.extend(["--json", "-", url]);
     let run = run_tsumo(&args, limit);
-    run.assert_success();
     assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
     let json = run.json();
     (run, json)
@@ -180,7 +202,7 @@ fn reset_mid_response_counts_read_errors_and_goes_on() {
 #[test]
 fn silent_server_counts_timeouts_and_stops_on_time() {
     let server = FaultyServer::start(Behavior::NeverAnswers);
-    let (run, json) = run_json(
+    let (run, json) = run_json_nothing_received(
         &["-t1", "-c2", "-d3s", "-R10", "--timeout", "1s"],
         &server.url("/"),
         Duration::from_secs(15),
@@ -195,7 +217,7 @@ fn silent_server_counts_timeouts_and_stops_on_time() {
 #[test]
 fn malformed_status_line_is_a_read_error_not_a_panic() {
     let server = FaultyServer::start(Behavior::MalformedStatus);
-    let (_, json) = run_json(
+    let (_, json) = run_json_nothing_received(
         &["-t1", "-c2", "-d2s", "-R50"],
         &server.url("/"),
         Duration::from_secs(15),
@@ -439,4 +461,35 @@ fn stall_shows_in_corrected_latency_not_in_uncorrected() {
         uncorrected_p99_ms < 100.0,
         "uncorrected p99 {uncorrected_p99_ms} ms: {json:#}"
     );
+}
+
+/// The server dies 2 s into a 6 s run at 50 req/s on 4 connections: the 100 requests sent
+/// before are counted, and the ~200 that fell due afterwards are not silently missing — they are
+/// counted as unsent because no connection could be opened again.
+#[test]
+fn requests_due_while_the_server_is_gone_are_counted_as_unsent() {
+    use std::process::Stdio;
+
+    let server = FaultyServer::start(Behavior::CloseEvery(1_000_000));
+    let url = server.url("/");
+    let child = common::tsumo()
+        .args(["-t1", "-c4", "-d6s", "-R50", "--json", "-", &url])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn tsumo");
+    std::thread::sleep(Duration::from_secs(2));
+    drop(server);
+    let output = child.wait_with_output().expect("wait for tsumo");
+    assert!(output.status.success(), "{output:?}");
+    let json: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    let sent = requests(&json);
+    let unsent = json_u64(&json, "counters.unsent.connect_failed");
+    assert!((90..=110).contains(&sent), "{json:#}");
+    assert!((180..=210).contains(&unsent), "{json:#}");
+    // Every scheduled request is accounted for: 50/s for 6 s.
+    let total = sent + unsent + json_u64(&json, "counters.unsent.busy") + errors(&json, "read");
+    assert!((295..=305).contains(&total), "{total}: {json:#}");
+    assert!(errors(&json, "connect") > 0, "{json:#}");
 }

@@ -122,9 +122,9 @@ fn fixture_extra_server_block_gets_its_own_port() {
     );
 }
 
-/// Proves the fixture carries load from a known-good generator: `cargo test -- --ignored`.
+/// Proves the fixture carries load from a known-good generator, wrk (`scripts/test` installs
+/// it, as it installs nginx).
 #[test]
-#[ignore = "needs wrk; a manual check of the fixture"]
 fn fixture_carries_wrk_load_without_errors() {
     let nginx = Nginx::start();
     let out = std::process::Command::new("wrk")
@@ -530,4 +530,207 @@ fn progress_goes_to_stderr_only() {
             "{line}"
         );
     }
+}
+
+// ---- TLS: certificates made with openssl, and every refusal explained in one line ----
+
+/// A run that must stop at the pre-flight: exit 1 and one line on stderr, returned.
+fn refused_line(args: &[&str]) -> String {
+    let mut all = vec!["-t1", "-c1", "-d2s", "-R10"];
+    all.extend_from_slice(args);
+    let run = run_tsumo(&all, Duration::from_secs(15));
+    assert_eq!(run.status.code(), Some(1), "{run:?}");
+    assert_eq!(run.stderr.lines().count(), 1, "stderr: {:?}", run.stderr);
+    assert!(run.stdout.is_empty(), "stdout: {:?}", run.stdout);
+    run.stderr.trim_end().to_string()
+}
+
+/// The usual self-signed certificate (`openssl req -x509`, basicConstraints CA:TRUE) given as
+/// `--cacert` is trusted, as curl trusts it; without it the line says it is self-signed.
+#[test]
+fn openssl_self_signed_certificate_is_trusted_with_cacert() {
+    let dir = common::TempDir::new("tls-openssl");
+    let cert = common::certs::self_signed(
+        dir.path(),
+        "server",
+        "localhost",
+        Some("IP:127.0.0.1,DNS:localhost"),
+    );
+    let nginx = Nginx::builder().tls_server("openssl", &cert).start();
+    let url = format!("https://127.0.0.1:{}/", nginx.port("openssl"));
+    let cacert = cert.cert.to_str().unwrap();
+
+    let run = run_tsumo(
+        &[
+            "-t1", "-c2", "-d2s", "-R100", "--json", "-", "--cacert", cacert, &url,
+        ],
+        Duration::from_secs(15),
+    );
+    run.assert_success();
+    let json = run.json();
+    assert!(json_u64(&json, "counters.requests") >= 180, "{json:#}");
+    assert_eq!(json_errors_total(&json), 0, "{json:#}");
+
+    let line = refused_line(&[&url]);
+    assert_eq!(
+        line,
+        format!(
+            "tsumo: TLS handshake with 127.0.0.1 failed: the server's certificate \
+             (CN=localhost) is self-signed; pass that certificate's file as --cacert FILE to \
+             trust it; --insecure (-k) skips verification"
+        )
+    );
+}
+
+/// An https:// URL aimed at nginx's plain-HTTP port: the line says so and points at http://.
+#[test]
+fn https_url_on_a_plain_http_port_says_the_server_answered_in_plain_http() {
+    let nginx = Nginx::start();
+    let url = format!("https://127.0.0.1:{}/index.html", nginx.http_port());
+    let line = refused_line(&[&url]);
+    assert_eq!(
+        line,
+        "tsumo: TLS handshake with 127.0.0.1 failed: the server answered in plain HTTP, not \
+         TLS; try http:// instead of https://, or the port that serves TLS"
+    );
+}
+
+/// A certificate for another name: the line names the host and the certificate's names, even
+/// when the certificate itself is given as `--cacert`.
+#[test]
+fn wrong_host_name_names_the_host_and_the_certificates_names() {
+    let dir = common::TempDir::new("tls-name");
+    let cert = common::certs::self_signed(
+        dir.path(),
+        "other",
+        "other.test",
+        Some("DNS:other.test,DNS:www.other.test"),
+    );
+    let nginx = Nginx::builder().tls_server("other", &cert).start();
+    let url = format!("https://127.0.0.1:{}/", nginx.port("other"));
+    let line = refused_line(&["--cacert", cert.cert.to_str().unwrap(), &url]);
+    assert_eq!(
+        line,
+        "tsumo: TLS handshake with 127.0.0.1 failed: the server's certificate (CN=other.test) \
+         is for other.test, www.other.test, not for 127.0.0.1; use a name the certificate has \
+         in the URL, or give the server a certificate for 127.0.0.1; --insecure (-k) skips \
+         verification"
+    );
+}
+
+/// `--cacert` holding an unrelated CA: the line says the file lacks the issuer and names both
+/// certificates, and does not suggest `--cacert` as if it had not been given. With the right CA
+/// the run goes through (webpki's own path, a CA-signed certificate).
+#[test]
+fn cacert_with_an_unrelated_ca_says_the_file_lacks_the_issuer() {
+    let dir = common::TempDir::new("tls-ca");
+    let ca = common::certs::self_signed(dir.path(), "ca", "tsumo test CA", None);
+    let unrelated = common::certs::self_signed(dir.path(), "unrelated", "unrelated CA", None);
+    let leaf = common::certs::signed_by(
+        &ca,
+        dir.path(),
+        "leaf",
+        "localhost",
+        "IP:127.0.0.1,DNS:localhost",
+    );
+    let nginx = Nginx::builder().tls_server("leaf", &leaf).start();
+    let url = format!("https://127.0.0.1:{}/", nginx.port("leaf"));
+
+    let path = unrelated.cert.to_str().unwrap();
+    let line = refused_line(&["--cacert", path, &url]);
+    assert_eq!(
+        line,
+        format!(
+            "tsumo: TLS handshake with 127.0.0.1 failed: {path} does not contain the issuer of \
+             the server's certificate (CN=localhost, issued by CN=tsumo test CA); pass the \
+             certificate of CN=tsumo test CA as --cacert; --insecure (-k) skips verification"
+        )
+    );
+
+    let run = run_tsumo(
+        &[
+            "-t1",
+            "-c1",
+            "-d1s",
+            "-R20",
+            "--json",
+            "-",
+            "--cacert",
+            ca.cert.to_str().unwrap(),
+            &url,
+        ],
+        Duration::from_secs(15),
+    );
+    run.assert_success();
+    assert_eq!(json_errors_total(&run.json()), 0, "{}", run.stdout);
+}
+
+/// Certificates refused after the pre-flight (here: the script sends the thread to a server
+/// with another name's certificate) are counted by reason in the JSON and quoted once in the
+/// report.
+#[test]
+fn certificate_failures_during_the_run_are_counted_and_quoted() {
+    let dir = common::TempDir::new("tls-midrun");
+    let other =
+        common::certs::self_signed(dir.path(), "other", "other.test", Some("DNS:other.test"));
+    let nginx = Nginx::builder().tls_server("other", &other).start();
+    // Both certificates are trusted: the pre-flight passes, the thread's connections do not.
+    let bundle = dir.path().join("bundle.pem");
+    let mut pem = std::fs::read(nginx.cert_path()).unwrap();
+    pem.extend(std::fs::read(&other.cert).unwrap());
+    std::fs::write(&bundle, pem).unwrap();
+    let script = dir.path().join("elsewhere.lua");
+    std::fs::write(
+        &script,
+        format!(
+            "function setup(thread)\n  thread.addr = wrk.lookup(\"127.0.0.1\", \"{}\")[1]\nend\n",
+            nginx.port("other")
+        ),
+    )
+    .unwrap();
+    let json_path = dir.path().join("run.json");
+    let run = run_tsumo(
+        &[
+            "-t1",
+            "-c2",
+            "-d2s",
+            "-R20",
+            "--cacert",
+            bundle.to_str().unwrap(),
+            "-s",
+            script.to_str().unwrap(),
+            "--json",
+            json_path.to_str().unwrap(),
+            &nginx.https_url("/index.html"),
+        ],
+        Duration::from_secs(20),
+    );
+    // No response at all: the report and JSON are written, and the exit status says so.
+    assert_eq!(run.status.code(), Some(1), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("no response was received"),
+        "{}",
+        run.stderr
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json_path).unwrap()).unwrap();
+    let connect = json_u64(&json, "counters.errors.connect");
+    assert!(connect >= 2, "{json:#}");
+    assert_eq!(json_u64(&json, "counters.tls_failures.wrong_name"), connect);
+    let note = run
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("TLS handshakes failed during the run"))
+        .unwrap_or_else(|| panic!("no TLS failure line:\n{}", run.stdout));
+    assert_eq!(
+        note,
+        format!(
+            "TLS handshakes failed during the run: {connect} ({connect} certificate for another \
+             name); first: \"the server's certificate (CN=other.test) is for other.test, not \
+             for 127.0.0.1; use a name the certificate has in the URL, or give the server a \
+             certificate for 127.0.0.1; --insecure (-k) skips verification\""
+        )
+    );
+    let notes = json["notes"].as_array().expect("notes");
+    assert!(notes.iter().any(|n| n.as_str() == Some(note)), "{json:#}");
 }

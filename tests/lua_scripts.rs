@@ -750,3 +750,47 @@ fn args_reach_init_with_the_url_first() {
     ];
     assert_eq!(lines[..header], expected, "{}", run.stdout);
 }
+
+/// A `request()` that never returns (here: from its 50th call on) cannot hold the run past
+/// `-d`: the run ends on time plus the workers' grace, reports what ran with a note, and exits
+/// 1 naming the cause.
+#[test]
+fn a_hook_that_never_returns_does_not_hold_the_run() {
+    let nginx = Nginx::start();
+    let dir = TempDir::new("hung-hook");
+    let hung = dir.path().join("hung.lua");
+    std::fs::write(
+        &hung,
+        "local n = 0\n\
+         request = function()\n\
+           n = n + 1\n\
+           if n > 50 then while true do end end\n\
+           return wrk.format(nil, '/index.html')\n\
+         end\n",
+    )
+    .unwrap();
+    let run = run_tsumo(
+        &[
+            "-t1",
+            "-c1",
+            "-d2s",
+            "-R100",
+            "-s",
+            hung.to_str().unwrap(),
+            &nginx.http_url("/index.html"),
+        ],
+        Duration::from_secs(30),
+    );
+    assert!(run.wall < Duration::from_secs(10), "took {:?}", run.wall);
+    assert_eq!(run.status.code(), Some(1), "{run:?}");
+    assert!(
+        run.stderr.contains("worker threads never ended"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stdout.contains("had not ended 5s after the run"),
+        "{}",
+        run.stdout
+    );
+}

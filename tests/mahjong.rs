@@ -19,6 +19,18 @@ fn mahjong(args: &[&str], limit: Duration) -> Run {
     run_tsumo(&all, limit)
 }
 
+/// A session that failed as a whole: the report and JSON are still written, the exit status is
+/// 1, and stderr's last line says why.
+fn assert_failed_with(run: &Run, why: &str) {
+    assert_eq!(run.status.code(), Some(1), "{}\n{}", run.stdout, run.stderr);
+    let last = run.stderr.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("tsumo: ") && last.contains(why),
+        "{}",
+        run.stderr
+    );
+}
+
 fn phase(doc: &Value, name: &str, field: &str) -> u64 {
     doc["phases"][name][field]
         .as_u64()
@@ -111,9 +123,9 @@ fn duration_limit_logs_everyone_out_mid_game() {
     assert_eq!(server.wait_session_files(0, Duration::from_secs(5)), 0);
 }
 
-/// Ctrl-C mid-game: report printed, exit 0, nobody left logged in.
-#[test]
-fn ctrl_c_logs_everyone_out() {
+/// A signal mid-game (Ctrl-C, or the SIGTERM that `timeout`, CI runners and Kubernetes send):
+/// report printed, exit 0, nobody left logged in.
+fn assert_signal_logs_everyone_out(signal: libc::c_int, name: &str) {
     use std::io::Read as _;
     use std::process::Stdio;
     use std::time::Instant;
@@ -135,10 +147,7 @@ fn ctrl_c_logs_everyone_out() {
     );
     std::thread::sleep(Duration::from_secs(3));
     // SAFETY: kill(2) on our own child.
-    assert_eq!(
-        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) },
-        0
-    );
+    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, signal) }, 0);
     let signalled = Instant::now();
     let status = loop {
         if let Some(status) = child.try_wait().expect("wait") {
@@ -146,7 +155,7 @@ fn ctrl_c_logs_everyone_out() {
         }
         assert!(
             signalled.elapsed() < Duration::from_secs(20),
-            "still running 20 s after Ctrl-C"
+            "still running 20 s after {name}"
         );
         std::thread::sleep(Duration::from_millis(20));
     };
@@ -158,8 +167,21 @@ fn ctrl_c_logs_everyone_out() {
         .read_to_string(&mut stdout)
         .unwrap();
     assert!(status.success(), "{status:?}\n{stdout}");
-    assert!(stdout.contains("interrupted by Ctrl-C"), "{stdout}");
+    assert!(
+        stdout.contains(&format!("interrupted by {name}")),
+        "{stdout}"
+    );
     assert_eq!(server.wait_session_files(0, Duration::from_secs(5)), 0);
+}
+
+#[test]
+fn ctrl_c_logs_everyone_out() {
+    assert_signal_logs_everyone_out(libc::SIGINT, "SIGINT");
+}
+
+#[test]
+fn sigterm_logs_everyone_out() {
+    assert_signal_logs_everyone_out(libc::SIGTERM, "SIGTERM");
 }
 
 #[test]
@@ -184,7 +206,7 @@ fn wrong_base_path_counts_failed_logins() {
         &["-c4", "-t1", "--ramp", "0", "--json", "-", &url],
         Duration::from_secs(30),
     );
-    run.assert_success();
+    assert_failed_with(&run, "most logins failed: 4 of 4 players could not log in");
     let doc = run.json();
     assert_eq!(phase(&doc, "login", "failed"), 4, "{doc:#}");
     assert_eq!(phase(&doc, "login", "ok"), 0);
@@ -209,7 +231,7 @@ fn login_without_cookie_is_a_counted_failure() {
         &["-c4", "-t1", "--ramp", "0", "--json", "-", &url],
         Duration::from_secs(30),
     );
-    run.assert_success();
+    assert_failed_with(&run, "most logins failed: 4 of 4 players could not log in");
     let doc = run.json();
     assert_eq!(phase(&doc, "login", "failed"), 4, "{doc:#}");
     let first = doc["first_errors"][0].as_str().unwrap_or_default();
@@ -249,7 +271,8 @@ fn sockets_closed_by_the_server_side_are_counted_without_a_hang() {
     std::thread::sleep(Duration::from_secs(3));
     drop(nginx);
     let run = handle.join().expect("tsumo thread");
-    run.assert_success();
+    // Sessions left on the server are a failure of the run, said in one line.
+    assert_failed_with(&run, "4 sessions could not be logged out");
     assert!(run.wall < Duration::from_secs(45), "took {:?}", run.wall);
     let doc = run.json();
     assert_eq!(doc["disconnects"], 4, "{doc:#}");
@@ -305,4 +328,27 @@ fn vs_compares_two_sessions() {
     );
     assert!(run.stdout.contains("nginx/direct"), "{}", run.stdout);
     assert_eq!(server.wait_session_files(0, Duration::from_secs(5)), 0);
+}
+
+/// A server that accepts connections but never answers a login: the `-d` limit still ends the
+/// session within about a second (not after the login timeout × tries, 90 s by default), and
+/// a session in which no one could log in exits 1 and says so.
+#[test]
+fn logins_never_answered_end_at_the_duration_limit() {
+    let server = common::faulty::FaultyServer::start(common::faulty::Behavior::NeverAnswers);
+    let url = server.url("/server");
+    let run = mahjong(&["-c4", "-t1", "-d", "3s", &url], Duration::from_secs(30));
+    assert!(
+        run.wall < Duration::from_secs(8),
+        "took {:?}:\n{}",
+        run.wall,
+        run.stderr
+    );
+    assert_eq!(run.status.code(), Some(1), "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr
+            .contains("most logins failed: 4 of 4 players could not log in"),
+        "{}",
+        run.stderr
+    );
 }

@@ -3,6 +3,7 @@
 //! units, one-line errors naming the option and the fix.
 
 use std::ffi::OsString;
+use std::path::PathBuf;
 
 use clap::{Arg, ArgAction, Command};
 
@@ -12,7 +13,8 @@ use crate::sys::doctor::DoctorPlan;
 const DEFAULT_CONNECTIONS: usize = 10;
 const DEFAULT_THREADS: usize = 2;
 
-const USAGE: &str = "usage: tsumo doctor [-c N] [-t N] [--proxy-pid PID] [URL]";
+const USAGE: &str =
+    "usage: tsumo doctor [-c N] [-t N] [--proxy-pid PID] [-k] [--cacert FILE] [URL]";
 
 const HELP: &str = "\
 tsumo doctor — find the limits that would silently cap a run, before running it
@@ -26,6 +28,8 @@ open to it), net.core.somaxconn, the conntrack table (nf_conntrack_max against t
 in use plus the planned connections), and with --proxy-pid an nginx's workers: their
 open-file limit, worker_connections (read with the master's own binary and `-T`) and how
 many proxied clients fit (each uses two connections: client side and upstream side).
+With a URL, the target itself: it must accept a connection and, for https, complete a TLS
+handshake with the certificate verified as a run would (-k, --cacert as for a run).
 
 Exit status: 0 when nothing would cap the run (WARN included), 1 when a check FAILs.
 
@@ -33,6 +37,8 @@ Options:
   -c, --connections <N>  Planned connections (or mahjong players) [default: 10]
   -t, --threads <N>      Planned worker threads [default: 2]
       --proxy-pid <PID>  The master process of an nginx the traffic goes through
+  -k, --insecure         Do not verify the target's TLS certificate
+      --cacert <FILE>    Also trust the certificates in this PEM file
   -h, --help             Print this help
 
 Examples:
@@ -86,6 +92,8 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
         threads,
         proxy_pid,
         target,
+        insecure: matches.get_flag("insecure"),
+        cacert: matches.get_one::<PathBuf>("cacert").cloned(),
     })))
 }
 
@@ -94,6 +102,8 @@ fn command() -> Command {
         value("connections", Some('c'), "connections"),
         value("threads", Some('t'), "threads"),
         value("proxy_pid", None, "proxy-pid"),
+        flag("insecure", Some('k'), "insecure"),
+        value("cacert", None, "cacert").value_parser(clap::value_parser!(PathBuf)),
         flag("help", Some('h'), "help"),
         Arg::new("url").index(1).action(ArgAction::Set),
         Arg::new("extra")

@@ -82,7 +82,7 @@ Options:
   -B, --batch_latency    With pipelining, measure only the last response of each batch
   -T, --timeout <T>      Per-request timeout [default: 2s]
   -k, --insecure         Do not verify the server's TLS certificate
-      --cacert <FILE>    Also trust the CA certificates in this PEM file
+      --cacert <FILE>    Also trust this PEM file's certificates (CAs, or the server's own)
       --json <FILE>      Write the results as JSON to FILE; '-' writes them to stdout
                          instead of the text report
       --quiet            Do not print the text report

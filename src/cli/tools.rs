@@ -41,14 +41,15 @@ tsumo merge — one result from runs that went on at the same time
 Usage: tsumo merge <run.json>... -o <merged.json>
 
 For runs from several processes or machines against one server, started together: histograms
-are added exactly and percentiles recomputed from the sum, counters and rates are summed,
-elapsed time is the longest. Works for HTTP runs and for mahjong sessions (phases, games,
-steps, messages); runs of both modes cannot be mixed. Runs against different URLs are merged
-with a warning.
+are added exactly and percentiles recomputed from the sum, counters are summed, elapsed time is
+the longest, and rates are the totals over it. Works for HTTP runs and for mahjong sessions
+(phases, games, steps, messages); runs of both modes cannot be mixed. Runs of different plans
+(URL, duration, rate, players) are refused unless --force, and so is a file given twice.
 
 Options:
   -o, --output <FILE>   Where to write the merged JSON ('-' for stdout) [required]
       --label <NAME>    Label of the merged run [default: merged (N runs)]
+      --force           Merge runs of different plans (a warning names each difference)
   -h, --help            Print this help
 ";
 
@@ -130,6 +131,7 @@ pub fn parse_merge(args: Vec<OsString>) -> Result<Parsed, String> {
         vec![
             value("output", Some('o'), "output").value_parser(clap::value_parser!(PathBuf)),
             value("label", None, "label"),
+            flag("force", None, "force"),
         ],
     );
     let m = matches(&command, args)?;
@@ -146,6 +148,7 @@ pub fn parse_merge(args: Vec<OsString>) -> Result<Parsed, String> {
             JsonOut::File(output)
         },
         label: m.get_one::<String>("label").cloned(),
+        force: m.get_flag("force"),
     }))
 }
 

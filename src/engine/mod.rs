@@ -135,9 +135,10 @@ pub fn run<M: Mode>(mode: &mut M) -> Result<Run<<M::Worker as Worker>::Recorder>
     let supervised = runtime.block_on(supervisor::supervise(
         mode, &settings, t0, &started, signals,
     ));
-    let server = sampler.map(Sampler::stop);
     settings.progress.finish();
     let joined = runtime.block_on(started.join(settings.grace, supervised.signals));
+    // Sampled up to here: a mahjong session's logouts load the server too.
+    let server = sampler.map(Sampler::stop);
     if let Some(e) = joined.error {
         return Err(e);
     }

@@ -11,147 +11,28 @@
 //! (uncorrected). A connection that falls behind its schedule sends the next request as soon as
 //! the previous response is in, so its backlog is never dropped.
 
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 use std::io;
 use std::rc::Rc;
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::FutureExt;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::sync::Notify;
 
-use super::worker::LiveCounters;
+use super::shared::Shared;
 use crate::net::http1::request::Batch;
 use crate::net::http1::response::{ParseError, ResponseParser};
-use crate::net::stream::{ConnectError, Endpoint, Handshake, Stream};
-use crate::script::{Hooks, ScriptError, ThreadScript};
+use crate::net::stream::Stream;
 use crate::stats::protocol::{excerpt, Violation};
-use crate::stats::Recorder;
 use crate::timing::clock::{self, Nanos};
-use crate::timing::deadline::{Deadline, Watchdog};
-use crate::timing::pacer::Pacer;
+use crate::timing::deadline::Deadline;
 use crate::timing::schedule::Schedule;
 
 const INITIAL_BUFFER: usize = 16 * 1024;
 const MAX_BUFFER: usize = crate::net::http1::response::MAX_HEAD * 2;
 const MIN_BACKOFF: Duration = Duration::from_millis(10);
 const MAX_BACKOFF: Duration = Duration::from_millis(500);
-
-/// Where a connection's requests come from.
-pub enum Requests {
-    /// The same bytes every time (no script, or a script without `request()`).
-    Static(Rc<Batch>),
-    /// The script's `request()`, called for every batch; it returns `pipeline` requests.
-    Script { pipeline: usize },
-}
-
-/// What every connection of one worker shares.
-pub struct Shared {
-    pub endpoint: Endpoint,
-    pub requests: Requests,
-    /// This worker's Lua state, when the run has a script.
-    pub script: Option<ThreadScript>,
-    pub hooks: Hooks,
-    /// Set when this worker must stop early: the script called `thread:stop()` or failed.
-    pub stop: Cell<bool>,
-    pub stop_wake: Notify,
-    /// The first error a script hook raised in this worker.
-    pub script_error: RefCell<Option<ScriptError>>,
-    pub recorder: RefCell<Recorder>,
-    pub pacer: Rc<Pacer>,
-    /// Sweeps the connections' request deadlines (`--timeout`).
-    pub watchdog: Rc<Watchdog>,
-    /// `false` with `-B`: record only the last response of a pipelined batch.
-    pub record_all: bool,
-    pub live: Arc<LiveCounters>,
-}
-
-impl Shared {
-    /// Stops this worker early, keeping the first script error.
-    pub fn stop_worker(&self, error: Option<ScriptError>) {
-        if let Some(e) = error {
-            self.script_error.borrow_mut().get_or_insert(e);
-        }
-        self.stop.set(true);
-        self.stop_wake.notify_one();
-    }
-
-    /// The next batch of requests, from the script's `request()` when it has one. `reuse` is
-    /// the connection's own batch, refilled in place when no one else holds it (no allocation
-    /// per request).
-    fn next_batch(&self, reuse: &mut Rc<Batch>) -> Result<Rc<Batch>, ScriptError> {
-        let (Requests::Script { pipeline }, Some(script)) = (&self.requests, &self.script) else {
-            return match &self.requests {
-                Requests::Static(batch) => Ok(Rc::clone(batch)),
-                Requests::Script { .. } => Err(ScriptError(
-                    "request(): no script state in this worker".into(),
-                )),
-            };
-        };
-        if Rc::get_mut(reuse).is_none() {
-            *reuse = Rc::new(Batch {
-                bytes: Vec::new(),
-                head: Vec::new(),
-            });
-        }
-        let Some(batch) = Rc::get_mut(reuse) else {
-            return Err(ScriptError("request(): batch buffer in use".into()));
-        };
-        script.request_into(&mut batch.bytes)?;
-        if *pipeline == 1 {
-            batch.head.clear();
-            batch.head.push(batch.bytes.starts_with(b"HEAD "));
-        } else {
-            let parsed = Batch::parse(std::mem::take(&mut batch.bytes))
-                .map_err(|e| ScriptError(format!("request() returned an invalid request: {e}")))?;
-            *batch = parsed;
-        }
-        Ok(Rc::clone(reuse))
-    }
-
-    /// The script's think time before the next request (`delay()`), if it defines one.
-    fn think_time(&self) -> Result<Nanos, ScriptError> {
-        match &self.script {
-            Some(script) if self.hooks.delay => {
-                Ok(script.delay()?.as_nanos().min(u64::MAX as u128) as Nanos)
-            }
-            _ => Ok(0),
-        }
-    }
-
-    /// Opens a connection, counting it (and its TLS handshake, or its failure).
-    pub async fn connect(&self) -> Result<Stream, ConnectError> {
-        let result = self.endpoint.connect().await;
-        let mut rec = self.recorder.borrow_mut();
-        let counters = &mut rec.counters;
-        match result {
-            Ok((stream, handshake)) => {
-                counters.connections_opened += 1;
-                match handshake {
-                    Handshake::Full => counters.tls_full_handshakes += 1,
-                    Handshake::Resumed => counters.tls_resumed_handshakes += 1,
-                    Handshake::None => {}
-                }
-                Ok(stream)
-            }
-            Err(e) => {
-                counters.errors.connect += 1;
-                if let ConnectError::Tcp(io) = &e {
-                    match io.raw_os_error() {
-                        Some(libc::EMFILE) | Some(libc::ENFILE) => counters.emfile += 1,
-                        Some(libc::EADDRNOTAVAIL) => counters.eaddrnotavail += 1,
-                        _ => {}
-                    }
-                }
-                drop(rec);
-                self.live.errors.fetch_add(1, Ordering::Relaxed);
-                Err(e)
-            }
-        }
-    }
-}
 
 /// How a batch ended.
 enum Outcome {
@@ -166,6 +47,24 @@ enum Outcome {
     /// The connection failed; the error is already counted and the batch's remaining responses
     /// are lost.
     Failed,
+}
+
+/// Why a connection is down.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Down {
+    ConnectFailed,
+    ConnectTimedOut,
+}
+
+/// How far one connection got along its schedule, which its worker reads at the end of the
+/// run (the connection's task is cancelled then) to account for the requests that fell due but
+/// were never sent.
+#[derive(Debug, Default)]
+pub struct Progress {
+    /// Requests of the schedule sent, or being sent, so far.
+    pub sent: Cell<u64>,
+    /// Set while the connection cannot be opened again.
+    pub down: Cell<Option<Down>>,
 }
 
 /// One connection and its schedule.
@@ -189,6 +88,7 @@ pub struct Connection {
     retry: Option<(Rc<Batch>, Nanos)>,
     /// The buffer a script's `request()` fills, reused batch after batch.
     own_batch: Rc<Batch>,
+    progress: Rc<Progress>,
 }
 
 impl Connection {
@@ -214,8 +114,14 @@ impl Connection {
                 bytes: Vec::new(),
                 head: Vec::new(),
             }),
+            progress: Rc::default(),
             shared,
         }
+    }
+
+    /// This connection's progress along its schedule, for the end-of-run accounting.
+    pub fn progress(&self) -> Rc<Progress> {
+        Rc::clone(&self.progress)
     }
 
     /// Runs until the task is dropped (the worker's shutdown) or the script stops the worker.
@@ -225,8 +131,14 @@ impl Connection {
         while !self.shared.stop.get() {
             let stream = match self.stream.take() {
                 Some(stream) => stream,
-                None => match self.shared.connect().await {
-                    Ok(stream) => {
+                // `--timeout` bounds a connect as it bounds a response.
+                None => match self
+                    .deadline
+                    .guard(clock::now(), self.shared.connect())
+                    .await
+                {
+                    Ok(Ok(stream)) => {
+                        self.progress.down.set(None);
                         self.reused = false;
                         self.parser.reset();
                         self.start = 0;
@@ -235,9 +147,20 @@ impl Connection {
                         ready_at = clock::now();
                         stream
                     }
-                    Err(_) => {
+                    failed => {
+                        let down = match failed {
+                            Ok(_) => Down::ConnectFailed,
+                            // Dropped before it counted itself.
+                            Err(_elapsed) => {
+                                self.shared.recorder.borrow_mut().counters.errors.connect += 1;
+                                self.shared.live.errors.fetch_add(1, Ordering::Relaxed);
+                                Down::ConnectTimedOut
+                            }
+                        };
+                        self.progress.down.set(Some(down));
                         // Not sent, so the schedule does not advance: the outage is charged
-                        // to these requests' corrected latency once the server is back.
+                        // to these requests' corrected latency once the server is back, or
+                        // counted as unsent if it never is.
                         tokio::time::sleep(backoff).await;
                         backoff = (backoff * 2).min(MAX_BACKOFF);
                         continue;
@@ -289,6 +212,7 @@ impl Connection {
                     (now, now)
                 }
             };
+            self.progress.sent.set(self.next + batch.len() as u64);
             let deadline = Rc::clone(&self.deadline);
             let exchange = self.exchange(stream, &batch, intended, sent);
             match deadline.guard(sent, exchange).await {
@@ -299,7 +223,10 @@ impl Connection {
                 }
                 // The same requests go again on a new connection; their intended time stays,
                 // so the reconnect is charged to their corrected latency.
-                Ok(Outcome::Stale) => self.retry = Some((batch, think)),
+                Ok(Outcome::Stale) => {
+                    self.progress.sent.set(self.next);
+                    self.retry = Some((batch, think));
+                }
                 Ok(Outcome::Stopped) => return,
                 Ok(Outcome::Failed) => self.next += batch.len() as u64,
                 Err(_elapsed) => {

@@ -4,9 +4,10 @@
 //!
 //! This module is what the engine runs for an HTTP plan: the main thread's side ([`HttpMode`]:
 //! pre-flight, the script's `setup()`/`init()`, one worker per thread), one worker's connections
-//! ([`worker`]), and one connection's paced life ([`conn`]).
+//! ([`worker`]), what they share ([`shared`]), and one connection's paced life ([`conn`]).
 
 pub mod conn;
+pub mod shared;
 pub mod worker;
 
 use std::net::SocketAddr;
@@ -26,6 +27,10 @@ use crate::stats::{Recorder, RunResult};
 use crate::sys;
 use worker::{HttpWorker, LiveCounters};
 
+/// How long the workers may take to end after the run (they stop at once unless a script
+/// hook is still running).
+const WORKER_GRACE: Duration = Duration::from_secs(5);
+
 /// A finished run, with what the caller still has to do: the script's `done()` and its error.
 pub struct Finished {
     pub result: RunResult,
@@ -33,6 +38,9 @@ pub struct Finished {
     pub script: Option<Script>,
     /// The first error a script hook raised during the run (the run stopped there).
     pub script_error: Option<ScriptError>,
+    /// Worker threads that had not ended within the grace after the run (a script hook that
+    /// never returns): the report is without them.
+    pub abandoned: usize,
 }
 
 /// Runs a plan to completion (duration end, a signal, the script stopping every thread, or a
@@ -54,7 +62,7 @@ pub fn run(plan: &Plan) -> Result<Finished, Error> {
         elapsed,
         interrupted: run.ended_by.is_signal(),
         ended_by: run.ended_by.name().to_string(),
-        notes: notes(&total, &endpoint.addr),
+        notes: notes(&total, &endpoint.addr, run.abandoned),
         counters: total.counters,
         latency: total.latency,
         uncorrected: total.uncorrected,
@@ -68,6 +76,7 @@ pub fn run(plan: &Plan) -> Result<Finished, Error> {
         result,
         script,
         script_error: run.recorder.script_error,
+        abandoned: run.abandoned,
     })
 }
 
@@ -110,7 +119,7 @@ impl<'a> HttpMode<'a> {
             settings: Settings {
                 threads: plan.threads,
                 duration: plan.duration,
-                grace: Duration::from_secs(5),
+                grace: WORKER_GRACE,
                 progress: engine::ProgressMode::choose(plan.progress, plan.quiet),
                 server_pids: plan.server_pids.clone(),
             },
@@ -198,9 +207,16 @@ impl engine::Recorder for HttpRecord {
 }
 
 /// Explanations of conditions that silently cap a test, printed once in the report.
-fn notes(total: &Recorder, addr: &SocketAddr) -> Vec<String> {
+fn notes(total: &Recorder, addr: &SocketAddr, abandoned: usize) -> Vec<String> {
     let c = &total.counters;
     let mut notes = Vec::new();
+    if abandoned > 0 {
+        notes.push(format!(
+            "Note: {abandoned} worker threads had not ended {}s after the run (a script hook \
+             still running?); the report is without them.",
+            WORKER_GRACE.as_secs()
+        ));
+    }
     if c.emfile > 0 {
         let (soft, _) = sys::raise_open_files();
         notes.push(format!(
@@ -217,5 +233,34 @@ fn notes(total: &Recorder, addr: &SocketAddr) -> Vec<String> {
             c.eaddrnotavail
         ));
     }
+    if let Some(line) = tls_failures_note(total) {
+        notes.push(line);
+    }
     notes
+}
+
+/// TLS handshakes that failed after the pre-flight (a server that changed its certificate, a
+/// thread sent elsewhere by its script): how many, why, and the first few in words.
+fn tls_failures_note(total: &Recorder) -> Option<String> {
+    let failures = &total.counters.tls_failures;
+    if failures.total() == 0 {
+        return None;
+    }
+    let reasons: Vec<String> = failures
+        .by_reason()
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, reason)| format!("{n} {reason}"))
+        .collect();
+    let quotes: Vec<String> = total
+        .tls_failure_quotes
+        .iter()
+        .map(|q| format!("\"{q}\""))
+        .collect();
+    Some(format!(
+        "TLS handshakes failed during the run: {} ({}); first: {}",
+        failures.total(),
+        reasons.join(", "),
+        quotes.join(" | ")
+    ))
 }

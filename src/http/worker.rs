@@ -9,13 +9,16 @@ use std::time::Duration;
 
 use tokio::sync::Notify;
 
-use super::conn::{Connection, Requests, Shared};
+use super::conn::{Connection, Down, Progress};
+use super::shared::{Requests, Shared};
 use super::HttpRecord;
 use crate::engine::{Live, Worker, WorkerContext};
 use crate::error::Error;
 use crate::net::http1::request::Batch;
 use crate::net::stream::Endpoint;
 use crate::script::ThreadScript;
+use crate::stats::Unsent;
+use crate::timing::clock;
 use crate::timing::deadline::Watchdog;
 use crate::timing::schedule::Schedule;
 
@@ -109,6 +112,7 @@ impl Worker for HttpWorker {
 
         let t0 = ctx.start();
         tokio::task::spawn_local(Rc::clone(&shared.watchdog).run());
+        let mut scheduled = Vec::new();
         for (i, stream) in streams.into_iter().enumerate() {
             let schedule = self.rate.map(|rate| Schedule {
                 t0,
@@ -117,6 +121,9 @@ impl Worker for HttpWorker {
                 rate,
             });
             let conn = Connection::new(Rc::clone(&shared), schedule, stream);
+            if let Some(schedule) = schedule {
+                scheduled.push((schedule, conn.progress()));
+            }
             tokio::task::spawn_local(conn.run());
         }
         let mut shutdown = ctx.shutdown();
@@ -129,6 +136,10 @@ impl Worker for HttpWorker {
                 _ = shared.stop_wake.notified() => {}
             }
         }
+        count_unsent(
+            &scheduled,
+            &mut shared.recorder.borrow_mut().counters.unsent,
+        );
         // A script error ends the whole run; `thread:stop()` ends this worker only.
         if shared.script_error.borrow().is_some() {
             ctx.end_run();
@@ -139,5 +150,18 @@ impl Worker for HttpWorker {
             recorder: shared.recorder.take(),
             script_error: shared.script_error.take(),
         })
+    }
+}
+
+/// Counts the requests that fell due before now but were never sent, by why.
+fn count_unsent(scheduled: &[(Schedule, Rc<Progress>)], unsent: &mut Unsent) {
+    let end = clock::now();
+    for (schedule, progress) in scheduled {
+        let missing = schedule.due_before(end).saturating_sub(progress.sent.get());
+        match progress.down.get() {
+            None => unsent.busy += missing,
+            Some(Down::ConnectFailed) => unsent.connect_failed += missing,
+            Some(Down::ConnectTimedOut) => unsent.connect_timeout += missing,
+        }
     }
 }

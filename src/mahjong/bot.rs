@@ -60,10 +60,19 @@ impl StepKind {
     }
 
     fn from_key(key: &str) -> StepKind {
-        StepKind::ALL
-            .into_iter()
-            .find(|kind| *kind != StepKind::Unknown && kind.as_str() == key)
-            .unwrap_or(StepKind::Unknown)
+        match key {
+            "kaiju" => StepKind::Kaiju,
+            "qipai" => StepKind::Qipai,
+            "zimo" => StepKind::Zimo,
+            "dapai" => StepKind::Dapai,
+            "fulou" => StepKind::Fulou,
+            "gang" => StepKind::Gang,
+            "gangzimo" => StepKind::Gangzimo,
+            "hule" => StepKind::Hule,
+            "pingju" => StepKind::Pingju,
+            "jieju" => StepKind::Jieju,
+            _ => StepKind::Unknown,
+        }
     }
 }
 
@@ -71,11 +80,21 @@ impl StepKind {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Reply {
     pub seq: u64,
-    /// `{"seq":n}` or `{"dapai":"<tile>_","seq":n}`: the argument of the `GAME` event.
-    pub body: Value,
+    /// What to answer; [`crate::mahjong::messages::game_reply`] writes the frame.
+    pub action: Action,
     pub step: StepKind,
     /// Our own draw (zimo or gangzimo): the driver applies think time before sending.
     pub own_turn: bool,
+}
+
+impl Reply {
+    /// The argument of the `GAME` event: `{"seq":n}` or `{"dapai":"<tile>_","seq":n}`.
+    pub fn body(&self) -> Value {
+        match &self.action {
+            Action::Pass => json!({ "seq": self.seq }),
+            Action::Discard(tile) => json!({ "dapai": tile, "seq": self.seq }),
+        }
+    }
 }
 
 /// What a strategy decides for a request.
@@ -210,13 +229,10 @@ impl<S: Strategy> Bot<S> {
             payload,
             drawn,
         };
-        let body = match self.strategy.decide(&self.game, &request) {
-            Action::Pass => json!({ "seq": seq }),
-            Action::Discard(tile) => json!({ "dapai": tile, "seq": seq }),
-        };
+        let action = self.strategy.decide(&self.game, &request);
         Ok(Some(Reply {
             seq,
-            body,
+            action,
             step,
             own_turn: drawn.is_some(),
         }))

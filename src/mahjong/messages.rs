@@ -3,6 +3,7 @@
 //! apart from the bot so the driver's phase logic (login → room → game → lobby) reads as a match
 //! on a small enum, and so a malformed event becomes a typed [`ProtocolError`] the run can count.
 
+use crate::mahjong::bot::Action;
 use crate::ws::socketio;
 use serde_json::{json, Value};
 use thiserror::Error;
@@ -145,9 +146,29 @@ pub fn start(room_no: &str, rule: &Value, timer: &[u64]) -> String {
     }
 }
 
-/// `42["GAME",<body>]`: a reply to a game request (a [`crate::mahjong::bot::Reply`] body).
-pub fn game_reply(body: &Value) -> String {
-    socketio::event("GAME", std::slice::from_ref(body))
+/// `42["GAME",{"seq":n}]` or `42["GAME",{"dapai":"<tile>","seq":n}]`: a reply to a game
+/// request, written straight into one string (the frame a player sends most).
+pub fn game_reply(seq: u64, action: &Action) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::with_capacity(40);
+    out.push_str(r#"42["GAME",{"#);
+    if let Action::Discard(tile) = action {
+        out.push_str(r#""dapai":"#);
+        if tile
+            .bytes()
+            .all(|b| b.is_ascii_graphic() && b != b'"' && b != b'\\')
+        {
+            out.push('"');
+            out.push_str(tile);
+            out.push('"');
+        } else {
+            // Value's Display escapes; writing into a String cannot fail.
+            let _ = write!(out, "{}", Value::String(tile.clone()));
+        }
+        out.push(',');
+    }
+    let _ = write!(out, r#""seq":{seq}}}]"#);
+    out
 }
 
 #[cfg(test)]
@@ -240,8 +261,13 @@ mod tests {
             r#"42["START","K1234",{"場数":1},[10,20]]"#
         );
         assert_eq!(
-            game_reply(&json!({"dapai": "m0_", "seq": 9})),
+            game_reply(9, &Action::Discard("m0_".into())),
             r#"42["GAME",{"dapai":"m0_","seq":9}]"#
+        );
+        assert_eq!(game_reply(10, &Action::Pass), r#"42["GAME",{"seq":10}]"#);
+        assert_eq!(
+            game_reply(11, &Action::Discard("a\"b".into())),
+            r#"42["GAME",{"dapai":"a\"b","seq":11}]"#
         );
     }
 }

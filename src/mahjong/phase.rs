@@ -81,6 +81,9 @@ pub struct PhaseBoard {
     done: RefCell<HashSet<usize>>,
     /// Players that finished their session (logged out or gave up): done with every phase.
     retired: RefCell<HashSet<usize>>,
+    /// Players done with the open phase or retired, each counted once (kept as players report,
+    /// so the coordinator's check is O(1), not a scan of thousands on every report).
+    finished: Cell<usize>,
     players: usize,
     pub wake: Notify,
 }
@@ -92,6 +95,7 @@ impl PhaseBoard {
             opened: Cell::new(clock::now()),
             done: RefCell::new(HashSet::new()),
             retired: RefCell::new(HashSet::new()),
+            finished: Cell::new(0),
             players,
             wake: Notify::new(),
         })
@@ -101,6 +105,7 @@ impl PhaseBoard {
         self.current.set(phase);
         self.opened.set(clock::now());
         self.done.borrow_mut().clear();
+        self.finished.set(self.retired.borrow().len());
     }
 
     /// When the open phase opened on this worker (the ramp counts from here).
@@ -111,24 +116,57 @@ impl PhaseBoard {
     /// A player finished `phase` (successfully or not).
     pub fn done(&self, player: usize, phase: Phase) {
         if phase == self.current.get() {
-            self.done.borrow_mut().insert(player);
+            let first = self.done.borrow_mut().insert(player);
+            if first && !self.retired.borrow().contains(&player) {
+                self.finished.set(self.finished.get() + 1);
+            }
             self.wake.notify_one();
         }
     }
 
     /// A player finished its session.
     pub fn retire(&self, player: usize) {
-        self.retired.borrow_mut().insert(player);
+        let first = self.retired.borrow_mut().insert(player);
+        if first && !self.done.borrow().contains(&player) {
+            self.finished.set(self.finished.get() + 1);
+        }
         self.wake.notify_one();
     }
 
     pub fn all_done(&self) -> bool {
-        let retired = self.retired.borrow();
-        let done = self.done.borrow();
-        retired.len() + done.difference(&retired).count() >= self.players
+        self.finished.get() >= self.players
     }
 
     pub fn all_retired(&self) -> bool {
         self.retired.borrow().len() >= self.players
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_phase_is_done_when_every_player_reported_or_retired_once() {
+        let board = PhaseBoard::new(3);
+        board.open(Phase::Login);
+        board.done(0, Phase::Login);
+        board.done(0, Phase::Login);
+        board.retire(1);
+        assert!(!board.all_done());
+        // A report for another phase does not count.
+        board.done(2, Phase::Connect);
+        assert!(!board.all_done());
+        board.done(2, Phase::Login);
+        assert!(board.all_done());
+        // The next phase starts with the retired player counted, and a retired player's late
+        // report is not counted twice.
+        board.open(Phase::Connect);
+        board.done(1, Phase::Connect);
+        board.done(0, Phase::Connect);
+        assert!(!board.all_done());
+        board.done(2, Phase::Connect);
+        assert!(board.all_done());
+        assert!(!board.all_retired());
     }
 }

@@ -1,40 +1,127 @@
 //! The pre-flight check every mode makes before any traffic: resolve the target and prove it
 //! answers (a TCP connect and, for https, a full TLS handshake), so a wrong address or a bad
 //! certificate stops the run with one clear line instead of thousands of counted errors.
+//! `tsumo doctor URL` makes the same check and reports it as one of its lines.
 
 use std::net::{SocketAddr, ToSocketAddrs};
+use std::path::Path;
 use std::time::Duration;
 
 use tokio::io::AsyncWriteExt;
 
 use super::stream::{ConnectError, Endpoint, Stream, TlsTarget};
-use super::tls;
+use super::tls::{self, Explanation};
 use crate::error::Error;
 use crate::plan::{Scheme, Target};
+use crate::sys::doctor::{Check, DoctorPlan, Verdict};
+
+/// How long `tsumo doctor` waits for the target to answer.
+const DOCTOR_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Why the target did not answer.
+enum Unreachable {
+    Resolve(String),
+    Connect { addr: SocketAddr, reason: String },
+    Tls(Explanation),
+}
 
 /// Resolves the target and proves it answers: TCP connect, and the TLS handshake for https.
 /// Shared by every mode: the mahjong players reach their server through the same check.
 pub async fn preflight(
     target: &Target,
     insecure: bool,
-    cacert: Option<&std::path::Path>,
+    cacert: Option<&Path>,
     timeout: Duration,
 ) -> Result<Endpoint, Error> {
+    match reach(target, insecure, cacert, timeout).await? {
+        Ok(endpoint) => Ok(endpoint),
+        Err(Unreachable::Resolve(reason)) => Err(Error::Resolve {
+            host: target.host.clone(),
+            port: target.port(),
+            reason,
+        }),
+        Err(Unreachable::Connect { addr, reason }) => Err(Error::Connect {
+            addr: addr.to_string(),
+            reason,
+        }),
+        Err(Unreachable::Tls(explanation)) => Err(Error::Tls {
+            host: target.host.clone(),
+            reason: explanation.to_string(),
+        }),
+    }
+}
+
+/// `tsumo doctor URL`: the pre-flight as one check line (`None` without a URL). Fails only on
+/// bad input (an unreadable `--cacert`).
+pub fn doctor_check(plan: &DoctorPlan) -> Result<Option<Check>, Error> {
+    let Some(target) = &plan.target else {
+        return Ok(None);
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::Thread(e.to_string()))?;
+    let outcome = runtime.block_on(reach(
+        target,
+        plan.insecure,
+        plan.cacert.as_deref(),
+        DOCTOR_TIMEOUT,
+    ))?;
+    let fail = |finding: String, fix: String| Check {
+        verdict: Verdict::Fail,
+        name: "target",
+        finding,
+        fix: Some(fix),
+    };
+    let host = &target.host;
     let port = target.port();
-    let addrs: Vec<SocketAddr> = (target.host.as_str(), port)
-        .to_socket_addrs()
-        .map_err(|e| Error::Resolve {
-            host: target.host.clone(),
-            port,
-            reason: e.to_string(),
-        })?
-        .collect();
+    Ok(Some(match outcome {
+        Ok(endpoint) => {
+            let tls = match (target.scheme, plan.insecure) {
+                (Scheme::Http, _) => "",
+                (Scheme::Https, false) => ", TLS handshake OK, certificate verified",
+                (Scheme::Https, true) => {
+                    ", TLS handshake OK (certificate not verified: --insecure)"
+                }
+            };
+            Check {
+                verdict: Verdict::Ok,
+                name: "target",
+                finding: format!("{} answers{tls}", endpoint.addr),
+                fix: None,
+            }
+        }
+        Err(Unreachable::Resolve(reason)) => fail(
+            format!("cannot resolve {host}:{port}: {reason}"),
+            "check the host name in the URL".to_string(),
+        ),
+        Err(Unreachable::Connect { addr, reason }) => fail(
+            format!("nothing answers at {addr}: {reason}"),
+            "start the server, or correct the URL's host and port".to_string(),
+        ),
+        Err(Unreachable::Tls(explanation)) => fail(
+            format!("TLS handshake with {host} failed: {}", explanation.problem),
+            explanation
+                .fix
+                .unwrap_or_else(|| "check the server's TLS configuration".to_string()),
+        ),
+    }))
+}
+
+/// Resolves and connects (and handshakes); the outer error is bad input (the TLS settings).
+async fn reach(
+    target: &Target,
+    insecure: bool,
+    cacert: Option<&Path>,
+    timeout: Duration,
+) -> Result<Result<Endpoint, Unreachable>, Error> {
+    let port = target.port();
+    let addrs: Vec<SocketAddr> = match (target.host.as_str(), port).to_socket_addrs() {
+        Ok(addrs) => addrs.collect(),
+        Err(e) => return Ok(Err(Unreachable::Resolve(e.to_string()))),
+    };
     if addrs.is_empty() {
-        return Err(Error::Resolve {
-            host: target.host.clone(),
-            port,
-            reason: "no addresses".into(),
-        });
+        return Ok(Err(Unreachable::Resolve("no addresses".into())));
     }
     let tls = match target.scheme {
         Scheme::Http => None,
@@ -52,27 +139,36 @@ pub async fn preflight(
         match tokio::time::timeout(timeout, endpoint.connect()).await {
             Ok(Ok((stream, _))) => {
                 close_politely(stream).await;
-                return Ok(endpoint);
+                return Ok(Ok(endpoint));
             }
-            Ok(Err(ConnectError::Tls(e))) => {
-                return Err(Error::Tls {
-                    host: target.host.clone(),
-                    reason: tls::explain_handshake_error(&e),
-                })
-            }
+            Ok(Err(ConnectError::Tls(e))) => return Ok(Err(Unreachable::Tls(tls::explain(&e)))),
             Ok(Err(ConnectError::Tcp(e))) => last_error = Some((addr, e.to_string())),
             Err(_) => last_error = Some((addr, format!("no answer within {timeout:?}"))),
         }
     }
     let (addr, reason) =
         last_error.unwrap_or_else(|| (SocketAddr::from(([0, 0, 0, 0], port)), String::new()));
-    Err(Error::Connect {
-        addr: addr.to_string(),
-        reason,
-    })
+    Ok(Err(Unreachable::Connect { addr, reason }))
 }
 
 /// Closes the pre-flight connection with a TLS close_notify, so the server logs no error.
 async fn close_politely(mut stream: Stream) {
     let _ = tokio::time::timeout(Duration::from_millis(100), stream.shutdown()).await;
+}
+
+/// [`preflight`] from outside a runtime: for checking every target before the first of several
+/// runs (`--vs`).
+pub fn check_blocking(
+    target: &Target,
+    insecure: bool,
+    cacert: Option<&std::path::Path>,
+    timeout: Duration,
+) -> Result<(), Error> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::Thread(e.to_string()))?;
+    runtime
+        .block_on(preflight(target, insecure, cacert, timeout))
+        .map(drop)
 }

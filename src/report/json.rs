@@ -5,7 +5,9 @@
 //! values, floats for mean/stdev); durations are seconds as floats (`duration_s`, `timeout_s`,
 //! `elapsed_s`) rather than serde's `{secs, nanos}`; every histogram is kept whole as a
 //! base64 HdrHistogram compressed V2 string (`HISTF…`, readable by any HdrHistogram library), so
-//! percentiles can be recomputed or merged exactly later.
+//! percentiles can be recomputed or merged exactly later. `"schema"` is the format version of
+//! both kinds of saved file ([`SCHEMA_VERSION`]); a mahjong session's layout is
+//! [`SavedSession`](super::session::SavedSession).
 
 use std::io::{Cursor, Write};
 use std::path::Path;
@@ -16,6 +18,7 @@ use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer}
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
+use super::saved::RunData;
 use crate::error::Error;
 use crate::plan::{JsonOut, Plan};
 use crate::stats::shortfall::Shortfall;
@@ -24,8 +27,19 @@ use crate::stats::{hdr, Counters};
 use crate::sys::procstat::ServerUsage;
 use crate::sys::usage::OwnUsage;
 
-/// Version of this JSON layout; bumped when a field changes meaning.
+/// The format version of saved results, written as `"schema"` in both kinds of file (an HTTP
+/// run's [`SavedRun`] and a mahjong session's [`SavedSession`](super::session::SavedSession)).
+///
+/// Bumped when a field changes meaning or goes away, never for an added field: readers ignore
+/// fields they do not know, so a file with new fields is still version 1 and older tsumos read
+/// it. A file without `"schema"` is version 1; a file of a higher version than this is refused
+/// with one line naming the file and its version (see [`super::saved::load`]).
 pub const SCHEMA_VERSION: u32 = 1;
+
+/// The version of a file that does not say (the first layout had no other).
+pub(crate) fn first_schema() -> u32 {
+    1
+}
 
 /// One run as saved to JSON.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -34,7 +48,8 @@ pub struct SavedRun {
     pub tool: String,
     /// tsumo's version (`CARGO_PKG_VERSION`) that wrote the file.
     pub version: String,
-    /// See [`SCHEMA_VERSION`].
+    /// The format version, see [`SCHEMA_VERSION`].
+    #[serde(default = "first_schema")]
     pub schema: u32,
     /// `"http"`: tells an HTTP run's file from a mahjong session's (`"mode": "mahjong"`).
     #[serde(default = "http_mode")]
@@ -73,6 +88,9 @@ pub struct SavedRun {
     /// Present when a fixed-rate run did not reach its rate: by how much and which side.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_shortfall: Option<Shortfall>,
+    /// The files a `tsumo merge` was made of; absent in a run's own file.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub merged_from: Vec<String>,
 }
 
 fn http_mode() -> String {
@@ -212,17 +230,20 @@ impl SavedRun {
             ended_by: Some(r.ended_by.clone()),
             tsumo: Some(r.usage),
             rate_shortfall: r.shortfall.clone(),
+            merged_from: Vec::new(),
         }
     }
 
-    /// Reads a file written by `--json`.
+    /// Reads a file written by `tsumo URL --json` (the format version checked as for
+    /// [`super::saved::load`]); a mahjong session's file is an error.
     pub fn load(path: &Path) -> Result<SavedRun, Error> {
-        let file_error = |reason: String| Error::File {
-            path: path.display().to_string(),
-            reason,
-        };
-        let text = std::fs::read_to_string(path).map_err(|e| file_error(e.to_string()))?;
-        serde_json::from_str(&text).map_err(|e| file_error(format!("not a tsumo JSON result: {e}")))
+        match super::saved::load(path)?.data {
+            RunData::Http(saved) => Ok(*saved),
+            RunData::Mahjong(_) => Err(Error::File {
+                path: path.display().to_string(),
+                reason: "a mahjong session, not an HTTP run".to_string(),
+            }),
+        }
     }
 
     /// Decodes one of [`SavedHistograms`]' strings back into a histogram.

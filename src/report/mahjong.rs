@@ -1,15 +1,17 @@
 //! The mahjong session report: text (in the spirit of wrk's layout: aligned columns, wrk's units)
-//! and JSON (the same conventions as HTTP mode: numbers in µs, histograms in HdrHistogram's
-//! compressed base64 form so sessions can later be merged and compared).
+//! and JSON, whose layout is [`SavedSession`] (the same conventions as HTTP mode: numbers in µs,
+//! histograms in HdrHistogram's compressed base64 form so sessions can later be merged and
+//! compared).
 
 use std::fmt::Write as _;
 
 use hdrhistogram::Histogram;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::error::Error;
 use crate::plan::JsonOut;
-use crate::report::json::{encode_histogram, write_value};
+use crate::report::json::write_value;
+use crate::report::session::SavedSession;
 use crate::report::text::server_line;
 use crate::stats::format::{format_binary, format_metric, format_time_us};
 use crate::stats::hdr;
@@ -148,8 +150,9 @@ pub fn render(r: &MahjongResult) -> String {
     if let Some(server) = &r.server {
         let _ = writeln!(out, "{}", server_line(server));
     }
+    let by_signal = format!(" (interrupted by {})", r.ended_by);
     let ended = if r.interrupted {
-        " (interrupted by Ctrl-C)"
+        by_signal.as_str()
     } else if r.timed_out {
         " (stopped at the -d limit)"
     } else {
@@ -181,99 +184,41 @@ fn latency_distributions(out: &mut String, r: &MahjongResult) {
     }
 }
 
-/// A histogram as every mahjong JSON document holds it: the usual percentiles and the histogram
-/// itself (merge writes the same shape).
-pub fn summary(h: &Histogram<u64>) -> Value {
-    json!({
-        "count": h.len(),
-        "p50": hdr::value_at_percentile(h, 50.0),
-        "p90": hdr::value_at_percentile(h, 90.0),
-        "p99": hdr::value_at_percentile(h, 99.0),
-        "max": hdr::max(h),
-        "mean": hdr::mean(h),
-        "histogram": encode_histogram(h),
-    })
+/// The JSON document of a session (see [`SavedSession`] for the layout).
+/// What makes a session a failure for scripts (exit status 1), in one line: sessions left on
+/// the server (they live there for 14 days), or a session in which most logins failed (the
+/// server refused or never answered, or a proxy reset the connections). `None`: it went well
+/// enough to read the report.
+pub fn failure(r: &MahjongResult) -> Option<String> {
+    let phase = |name: &str| {
+        r.record
+            .phases
+            .get(name)
+            .map_or((0, 0), |p| (p.ok, p.failed))
+    };
+    let (_, logouts_failed) = phase("logout");
+    if logouts_failed > 0 {
+        return Some(format!(
+            "{logouts_failed} sessions could not be logged out and stay on the server for 14 \
+             days (the errors above name the players)"
+        ));
+    }
+    let (logins_ok, logins_failed) = phase("login");
+    if logins_failed > logins_ok {
+        return Some(format!(
+            "most logins failed: {logins_failed} of {} players could not log in",
+            logins_ok + logins_failed
+        ));
+    }
+    None
 }
 
-/// The JSON document of a session.
 pub fn to_json(r: &MahjongResult) -> Value {
-    let p = &r.plan;
-    let rec = &r.record;
-    let phases: serde_json::Map<String, Value> = PHASES
-        .iter()
-        .filter_map(|name| {
-            rec.phases.get(name).map(|s| {
-                let mut v = summary(&s.latency);
-                v["ok"] = json!(s.ok);
-                v["failed"] = json!(s.failed);
-                (name.to_string(), v)
-            })
-        })
-        .collect();
-    let steps: serde_json::Map<String, Value> = rec
-        .steps
-        .iter()
-        .map(|(k, h)| (k.to_string(), summary(h)))
-        .collect();
-    let mut doc = json!({
-        "tool": "tsumo",
-        "version": env!("CARGO_PKG_VERSION"),
-        "mode": "mahjong",
-        "schema": 1,
-        "label": p.label,
-        "plan": {
-            "url": p.server.url,
-            "players": p.players,
-            "threads": p.threads,
-            "duration_s": p.duration.as_secs_f64(),
-            "ramp_s": p.ramp.as_secs_f64(),
-            "think_s": p.think.as_secs_f64(),
-            "think_jitter_s": p.think_jitter.as_secs_f64(),
-            "games": p.games,
-            "timer": p.timer,
-            "lockstep": p.lockstep,
-            "rule": p.rule,
-        },
-        "elapsed_s": r.elapsed.as_secs_f64(),
-        "interrupted": r.interrupted,
-        "timed_out": r.timed_out,
-        "phases": phases,
-        "games": {
-            "started": rec.games_started,
-            "completed": rec.games_completed,
-            "aborted": rec.games_aborted,
-            "duration": summary(&rec.game_time),
-        },
-        "steps": steps,
-        "draw_overshoot": summary(&rec.draw_overshoot),
-        "deal_overshoot": summary(&rec.deal_overshoot),
-        "start_burst": summary(&rec.start_burst),
-        "reply_lateness": summary(&rec.reply_lateness),
-        "messages": {
-            "in": rec.messages_in,
-            "out": rec.messages_out,
-            "bytes_in": rec.bytes_in,
-            "bytes_out": rec.bytes_out,
-        },
-        "disconnects": rec.disconnects,
-        "errors": rec.protocol_errors,
-        "first_errors": rec.first_errors,
-        "tsumo": {
-            "cpu_s": r.cpu_seconds,
-            "peak_rss_bytes": r.peak_rss_bytes,
-        },
-        "server": r.server,
-    });
-    // As in HTTP mode's file: no `server` key without --server-pid.
-    if r.server.is_none() {
-        if let Some(map) = doc.as_object_mut() {
-            map.remove("server");
-        }
-    }
-    doc
+    // Only non-string map keys make to_value fail; SavedSession has none.
+    serde_json::to_value(SavedSession::from_result(r)).unwrap_or(Value::Null)
 }
 
 /// Writes the JSON document to a file or stdout.
 pub fn write(r: &MahjongResult, out: &JsonOut) -> Result<(), Error> {
-    write_value(&to_json(r), out)
+    write_value(&SavedSession::from_result(r), out)
 }

@@ -7,18 +7,17 @@
 //! summed too (the runs ran side by side); elapsed time is the longest. Mahjong sessions merge
 //! the same way: phase counts and histograms, games, step intervals, messages, errors.
 
-use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use hdrhistogram::Histogram;
-use serde::Serialize;
-use serde_json::{json, Map, Value};
+use serde_json::Value;
 
 use super::compare::{self, LoadedRun, RunData};
 use super::json::{encode_histogram, write_value, Percentiles, SavedRun};
+use super::session::{SavedHistogram, SavedPhase, SavedSession};
 use crate::error::Error;
 use crate::plan::JsonOut;
-use crate::report::mahjong::summary;
 use crate::stats::new_histogram;
 use crate::sys::procstat::ServerUsage;
 
@@ -29,119 +28,141 @@ pub struct MergeOptions {
     pub output: JsonOut,
     /// `--label`; default `merged (N runs)`.
     pub label: Option<String>,
+    /// `--force`: merge runs of different plans (with a warning per difference).
+    pub force: bool,
 }
 
-/// The merged run (ready for [`compare::render`] or [`super::plot::render_svg`] as it is), the
-/// sources it was made of, and what the user should know about it (printed on stderr).
+/// The merged run (ready for [`compare::render`] or [`super::plot::render_svg`] as it is; its
+/// document lists its sources in `merged_from`) and what the user should know about it (printed
+/// on stderr).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Merged {
     pub run: LoadedRun,
-    pub merged_from: Vec<String>,
     pub warnings: Vec<String>,
-}
-
-/// An HTTP run with the list of its sources after its own fields, in the `--json` field order.
-#[derive(Serialize)]
-struct HttpDocument<'a> {
-    #[serde(flatten)]
-    run: &'a SavedRun,
-    merged_from: &'a [String],
 }
 
 impl Merged {
     /// The document as `--json` lays it out, plus `"merged_from"`: the sources.
     pub fn to_json(&self) -> Value {
-        match &self.run.data {
-            RunData::Http(saved) => serde_json::to_value(HttpDocument {
-                run: saved,
-                merged_from: &self.merged_from,
-            })
-            .unwrap_or(Value::Null),
-            RunData::Mahjong(doc) => {
-                let mut doc = doc.as_ref().clone();
-                doc["merged_from"] = json!(self.merged_from);
-                doc
-            }
-        }
+        // Only non-string map keys make to_value fail; the saved types have none.
+        serde_json::to_value(&self.run.data).unwrap_or(Value::Null)
     }
 
     /// Writes the merged document (pretty JSON) to a file or stdout.
     pub fn write(&self, out: &JsonOut) -> Result<(), Error> {
-        match &self.run.data {
-            // Through the struct, so the fields keep the order of a `--json` file.
-            RunData::Http(saved) => write_value(
-                &HttpDocument {
-                    run: saved,
-                    merged_from: &self.merged_from,
-                },
-                out,
-            ),
-            RunData::Mahjong(_) => write_value(&self.to_json(), out),
-        }
+        write_value(&self.run.data, out)
     }
 }
 
 /// Most `first_errors` a merged mahjong document keeps (as one session does).
 const KEPT_ERRORS: usize = crate::stats::mahjong::KEPT_ERRORS;
 
-/// Merges runs of one mode into one run of that mode.
-pub fn merge(runs: &[LoadedRun], label: Option<&str>) -> Result<Merged, Error> {
+/// Merges runs of one mode into one run of that mode. Runs of different plans are refused,
+/// unless `force` (then each difference is a warning); so is one run given twice.
+pub fn merge(runs: &[LoadedRun], label: Option<&str>, force: bool) -> Result<Merged, Error> {
     compare::check_same_mode(runs, "merge")?;
+    refuse_duplicates(runs)?;
     let mut warnings = Vec::new();
-    let first = &runs[0];
-    if let Some(other) = runs.iter().find(|r| r.url() != first.url()) {
-        warnings.push(format!(
-            "merging runs against different URLs ({} in {}, {} in {})",
-            first.url(),
-            first.source,
-            other.url(),
-            other.source
-        ));
+    for difference in plan_differences(runs) {
+        if !force {
+            return Err(Error::Usage(format!(
+                "merge: {difference}; these are not parts of one run (use --force to merge \
+                 them anyway)"
+            )));
+        }
+        warnings.push(format!("merging runs of different plans: {difference}"));
     }
+    let first = &runs[0];
     let label = label.map_or_else(|| format!("merged ({} runs)", runs.len()), str::to_string);
     let server = merge_server(runs, &mut warnings);
+    let merged_from: Vec<String> = runs.iter().map(|r| r.source.clone()).collect();
     let data = match &first.data {
         RunData::Http(_) => {
             let mut saved = merge_http(runs, &label)?;
-            saved.server = server.clone();
+            saved.server = server;
+            saved.merged_from = merged_from.clone();
             RunData::Http(Box::new(saved))
         }
         RunData::Mahjong(_) => {
-            let mut doc = merge_mahjong(runs, &label)?;
-            if let Value::Object(map) = &mut doc {
-                map.remove("server");
-                if let Some(server) = &server {
-                    let value = serde_json::to_value(server).unwrap_or(Value::Null);
-                    map.insert("server".to_string(), value);
-                }
-            }
-            RunData::Mahjong(Box::new(doc))
+            let mut session = merge_mahjong(runs, &label)?;
+            session.server = server;
+            session.merged_from = merged_from.clone();
+            RunData::Mahjong(Box::new(session))
         }
     };
-    let merged_from: Vec<String> = runs.iter().map(|r| r.source.clone()).collect();
+    let source = format!("merge of {}", merged_from.join(", "));
     Ok(Merged {
-        run: LoadedRun {
-            source: format!("merge of {}", merged_from.join(", ")),
-            label,
-            data,
-            server,
-        },
-        merged_from,
+        run: LoadedRun::new(data, &source),
         warnings,
     })
 }
 
-/// Decodes a saved histogram, naming the run's source when it is not one.
-fn decode(encoded: &str, source: &str, what: &str) -> Result<Histogram<u64>, Error> {
-    SavedRun::decode_histogram(encoded).map_err(|e| Error::File {
-        path: source.to_string(),
-        reason: format!("histogram '{what}': {e}"),
-    })
+/// One run given twice (the same file, or a copy of it) would count twice.
+fn refuse_duplicates(runs: &[LoadedRun]) -> Result<(), Error> {
+    for (i, a) in runs.iter().enumerate() {
+        for b in &runs[i + 1..] {
+            if a.data == b.data {
+                return Err(Error::Usage(format!(
+                    "merge: {} and {} are the same run; each run may be merged once",
+                    a.source, b.source
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What makes two runs not parts of one run: mode aside (checked first), the URL, the planned
+/// duration, the rate (HTTP) or the players and games (mahjong), each against the first run.
+fn plan_differences(runs: &[LoadedRun]) -> Vec<String> {
+    let first = &runs[0];
+    let mut differences = Vec::new();
+    for other in &runs[1..] {
+        let mut differ = |what: &str, a: String, b: String| {
+            if a != b {
+                differences.push(format!(
+                    "{what} {a} in {} but {b} in {}",
+                    first.source, other.source
+                ));
+            }
+        };
+        differ("URL", first.url().to_string(), other.url().to_string());
+        match (&first.data, &other.data) {
+            (RunData::Http(a), RunData::Http(b)) => {
+                differ(
+                    "duration",
+                    format!("{}s", a.plan.duration_s),
+                    format!("{}s", b.plan.duration_s),
+                );
+                let rate =
+                    |r: Option<u64>| r.map_or("none (closed loop)".into(), |r| format!("{r}/s"));
+                differ("rate", rate(a.plan.rate), rate(b.plan.rate));
+            }
+            (RunData::Mahjong(a), RunData::Mahjong(b)) => {
+                differ(
+                    "duration",
+                    format!("{}s", a.plan.duration_s),
+                    format!("{}s", b.plan.duration_s),
+                );
+                differ(
+                    "players",
+                    a.plan.players.to_string(),
+                    b.plan.players.to_string(),
+                );
+                differ("games", a.plan.games.to_string(), b.plan.games.to_string());
+            }
+            _ => {}
+        }
+    }
+    differences
 }
 
 /// Adds `encoded` into `sum` (histograms of wrk2's layout always add).
 fn add(sum: &mut Histogram<u64>, encoded: &str, source: &str, what: &str) -> Result<(), Error> {
-    let h = decode(encoded, source, what)?;
+    let h = SavedRun::decode_histogram(encoded).map_err(|e| Error::File {
+        path: source.to_string(),
+        reason: format!("histogram '{what}': {e}"),
+    })?;
     sum.add(&h).map_err(|e| Error::File {
         path: source.to_string(),
         reason: format!("histogram '{what}' does not add up: {e:?}"),
@@ -170,8 +191,6 @@ fn merge_http(runs: &[LoadedRun], label: &str) -> Result<SavedRun, Error> {
     merged.plan.rate = Some(0);
     for (run, source) in &saved {
         merged.counters.add(&run.counters);
-        merged.requests_per_sec += run.requests_per_sec;
-        merged.bytes_per_sec += run.bytes_per_sec;
         merged.elapsed_s = merged.elapsed_s.max(run.elapsed_s);
         merged.interrupted |= run.interrupted;
         merged.plan.threads += run.plan.threads;
@@ -197,141 +216,113 @@ fn merge_http(runs: &[LoadedRun], label: &str) -> Result<SavedRun, Error> {
     merged.histograms.uncorrected = encode_histogram(uncorrected);
     merged.histograms.send_lateness = encode_histogram(send_lateness);
     merged.histograms.req_per_sec = encode_histogram(req_per_sec);
+    // The runs went on side by side: the rates are the totals over the whole interval, the
+    // longest run's (a 1 s run and an 8 s run did not add their rates for 8 s).
+    if merged.elapsed_s > 0.0 {
+        let over_all = |rate: fn(&SavedRun) -> f64| -> f64 {
+            saved
+                .iter()
+                .map(|(run, _)| rate(run) * (run.elapsed_s / merged.elapsed_s))
+                .sum()
+        };
+        merged.requests_per_sec = over_all(|r| r.requests_per_sec);
+        merged.bytes_per_sec = over_all(|r| r.bytes_per_sec);
+    }
     merged.label = label.to_string();
     Ok(merged)
 }
 
-/// Sums the numbers at `pointers` over the documents.
-fn sum_at(docs: &[(&Value, &str)], pointer: &str) -> Value {
-    let values = docs.iter().filter_map(|(d, _)| d.pointer(pointer));
-    if values.clone().all(|v| v.is_u64()) {
-        json!(values.filter_map(Value::as_u64).sum::<u64>())
-    } else {
-        json!(values.filter_map(Value::as_f64).sum::<f64>())
-    }
-}
-
-/// Adds the summaries at `pointer` of every document that has one (`"{pointer}/histogram"`).
-fn add_summaries(docs: &[(&Value, &str)], pointer: &str) -> Result<Value, Error> {
+/// The sum of the saved histograms that `pick` finds in each session (sessions without one are
+/// skipped), as a saved histogram again.
+fn add_all<'a>(
+    sessions: &[(&'a SavedSession, &str)],
+    what: &str,
+    pick: impl Fn(&'a SavedSession) -> Option<&'a SavedHistogram>,
+) -> Result<SavedHistogram, Error> {
     let mut sum = new_histogram();
-    for (doc, source) in docs {
-        let at = format!("{pointer}/histogram");
-        if let Some(encoded) = doc.pointer(&at).and_then(Value::as_str) {
-            add(&mut sum, encoded, source, pointer.trim_start_matches('/'))?;
+    for (session, source) in sessions {
+        if let Some(saved) = pick(session) {
+            add(&mut sum, &saved.histogram, source, what)?;
         }
     }
-    Ok(summary(&sum))
+    Ok(SavedHistogram::of(&sum))
 }
 
-/// Writes `value` at a `/`-separated pointer, creating objects on the way.
-fn set(doc: &mut Value, pointer: &str, value: Value) {
-    let mut at = doc;
-    let keys: Vec<&str> = pointer.trim_start_matches('/').split('/').collect();
-    for (i, key) in keys.iter().enumerate() {
-        if !at.is_object() {
-            *at = Value::Object(Map::new());
-        }
-        let Value::Object(map) = at else { return };
-        if i + 1 == keys.len() {
-            map.insert(key.to_string(), value);
-            return;
-        }
-        at = map.entry(key.to_string()).or_insert(Value::Null);
-    }
-}
-
-/// Keys of the object at `pointer` over all documents, each once (sorted).
-fn keys_at(docs: &[(&Value, &str)], pointer: &str) -> Vec<String> {
-    let mut keys: BTreeMap<String, ()> = BTreeMap::new();
-    for (doc, _) in docs {
-        if let Some(map) = doc.pointer(pointer).and_then(Value::as_object) {
-            keys.extend(map.keys().map(|k| (k.clone(), ())));
-        }
-    }
-    keys.into_keys().collect()
-}
-
-fn merge_mahjong(runs: &[LoadedRun], label: &str) -> Result<Value, Error> {
-    let docs: Vec<(&Value, &str)> = runs
+fn merge_mahjong(runs: &[LoadedRun], label: &str) -> Result<SavedSession, Error> {
+    let sessions: Vec<(&SavedSession, &str)> = runs
         .iter()
         .filter_map(|r| match &r.data {
-            RunData::Mahjong(doc) => Some((doc.as_ref(), r.source.as_str())),
+            RunData::Mahjong(s) => Some((s.as_ref(), r.source.as_str())),
             RunData::Http(_) => None,
         })
         .collect();
-    let mut merged = docs[0].0.clone();
-    for phase in keys_at(&docs, "/phases") {
-        let at = format!("/phases/{phase}");
-        let mut value = add_summaries(&docs, &at)?;
-        value["ok"] = sum_at(&docs, &format!("{at}/ok"));
-        value["failed"] = sum_at(&docs, &format!("{at}/failed"));
-        set(&mut merged, &at, value);
-    }
-    let mut steps = Map::new();
-    for kind in keys_at(&docs, "/steps") {
-        steps.insert(
-            kind.clone(),
-            add_summaries(&docs, &format!("/steps/{kind}"))?,
-        );
-    }
-    set(&mut merged, "/steps", Value::Object(steps));
-    for pointer in [
-        "/games/duration",
-        "/draw_overshoot",
-        "/deal_overshoot",
-        "/start_burst",
-        "/reply_lateness",
-    ] {
-        set(&mut merged, pointer, add_summaries(&docs, pointer)?);
-    }
-    for pointer in [
-        "/games/started",
-        "/games/completed",
-        "/games/aborted",
-        "/messages/in",
-        "/messages/out",
-        "/messages/bytes_in",
-        "/messages/bytes_out",
-        "/disconnects",
-        "/errors",
-        "/plan/players",
-        "/plan/threads",
-        // Separate processes: CPU adds up, and so do their peaks of memory.
-        "/tsumo/cpu_s",
-        "/tsumo/peak_rss_bytes",
-    ] {
-        set(&mut merged, pointer, sum_at(&docs, pointer));
-    }
-    let longest = |pointer: &str| {
-        let values = docs
-            .iter()
-            .filter_map(|(d, _)| d.pointer(pointer)?.as_f64());
-        json!(values.fold(0.0, f64::max))
-    };
-    set(&mut merged, "/elapsed_s", longest("/elapsed_s"));
-    set(&mut merged, "/plan/duration_s", longest("/plan/duration_s"));
-    for flag in ["/interrupted", "/timed_out"] {
-        let any = docs
-            .iter()
-            .any(|(d, _)| d.pointer(flag).and_then(Value::as_bool) == Some(true));
-        set(&mut merged, flag, json!(any));
-    }
-    let errors: Vec<Value> = docs
-        .iter()
-        .filter_map(|(d, _)| d.get("first_errors").and_then(Value::as_array))
-        .flatten()
+    // Every field not summed below is the first session's (the same tool wrote them all).
+    let mut merged = sessions[0].0.clone();
+    let all = || sessions.iter().map(|(s, _)| *s);
+    let sum = |f: fn(&SavedSession) -> u64| all().map(f).sum::<u64>();
+
+    // Phases and step kinds: every name any session has (sorted, as the maps keep them).
+    let phase_names: BTreeSet<&String> = all().flat_map(|s| s.phases.keys()).collect();
+    merged.phases = phase_names
+        .into_iter()
+        .map(|name| {
+            let phases = all().filter_map(|s| s.phases.get(name));
+            let latency = add_all(&sessions, &format!("phases/{name}"), |s| {
+                s.phases.get(name).map(|p| &p.latency)
+            })?;
+            let phase = SavedPhase {
+                ok: phases.clone().map(|p| p.ok).sum(),
+                failed: phases.map(|p| p.failed).sum(),
+                latency,
+            };
+            Ok((name.clone(), phase))
+        })
+        .collect::<Result<_, Error>>()?;
+    let step_kinds: BTreeSet<&String> = all().flat_map(|s| s.steps.keys()).collect();
+    merged.steps = step_kinds
+        .into_iter()
+        .map(|kind| {
+            let step = add_all(&sessions, &format!("steps/{kind}"), |s| s.steps.get(kind))?;
+            Ok((kind.clone(), step))
+        })
+        .collect::<Result<_, Error>>()?;
+    merged.games.duration = add_all(&sessions, "games/duration", |s| Some(&s.games.duration))?;
+    merged.draw_overshoot = add_all(&sessions, "draw_overshoot", |s| Some(&s.draw_overshoot))?;
+    merged.deal_overshoot = add_all(&sessions, "deal_overshoot", |s| Some(&s.deal_overshoot))?;
+    merged.start_burst = add_all(&sessions, "start_burst", |s| Some(&s.start_burst))?;
+    merged.reply_lateness = add_all(&sessions, "reply_lateness", |s| Some(&s.reply_lateness))?;
+
+    merged.games.started = sum(|s| s.games.started);
+    merged.games.completed = sum(|s| s.games.completed);
+    merged.games.aborted = sum(|s| s.games.aborted);
+    merged.messages.received = sum(|s| s.messages.received);
+    merged.messages.sent = sum(|s| s.messages.sent);
+    merged.messages.bytes_in = sum(|s| s.messages.bytes_in);
+    merged.messages.bytes_out = sum(|s| s.messages.bytes_out);
+    merged.disconnects = sum(|s| s.disconnects);
+    merged.errors = sum(|s| s.errors);
+    merged.plan.players = sum(|s| s.plan.players);
+    merged.plan.threads = sum(|s| s.plan.threads);
+    // Separate processes: CPU adds up, and so do their peaks of memory.
+    merged.tsumo.cpu_s = all().map(|s| s.tsumo.cpu_s).sum();
+    merged.tsumo.peak_rss_bytes = sum(|s| s.tsumo.peak_rss_bytes);
+
+    merged.elapsed_s = all().map(|s| s.elapsed_s).fold(0.0, f64::max);
+    merged.plan.duration_s = all().map(|s| s.plan.duration_s).fold(0.0, f64::max);
+    merged.interrupted = all().any(|s| s.interrupted);
+    merged.timed_out = all().any(|s| s.timed_out);
+    merged.first_errors = all()
+        .flat_map(|s| s.first_errors.iter().cloned())
         .take(KEPT_ERRORS)
-        .cloned()
         .collect();
-    set(&mut merged, "/first_errors", Value::Array(errors));
-    set(&mut merged, "/label", json!(label));
+    merged.label = label.to_string();
     Ok(merged)
 }
 
 /// The server's figures, when every run sampled the same processes: means weighted by samples,
 /// peaks the highest. Runs that sampled different processes (or none) give no server figures.
 fn merge_server(runs: &[LoadedRun], warnings: &mut Vec<String>) -> Option<ServerUsage> {
-    let servers: Vec<&ServerUsage> = runs.iter().filter_map(|r| r.server.as_ref()).collect();
+    let servers: Vec<&ServerUsage> = runs.iter().filter_map(LoadedRun::server).collect();
     if servers.is_empty() {
         return None;
     }
@@ -376,6 +367,7 @@ pub fn run(options: &MergeOptions) -> Result<(), Error> {
     let merged = merge(
         &compare::load_all(&options.files)?,
         options.label.as_deref(),
+        options.force,
     )?;
     for warning in &merged.warnings {
         eprintln!("tsumo: warning: {warning}");
@@ -385,6 +377,8 @@ pub fn run(options: &MergeOptions) -> Result<(), Error> {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
     use crate::report::plot::render_svg;
 
@@ -393,10 +387,10 @@ mod tests {
         for &v in values {
             h.record(v).unwrap();
         }
-        summary(&h)
+        serde_json::to_value(SavedHistogram::of(&h)).unwrap()
     }
 
-    /// A session document in `mahjong::report::to_json`'s layout.
+    /// A session document in [`SavedSession`]'s layout.
     fn session(label: &str, offset: u64, server: Option<(u32, f64)>) -> LoadedRun {
         let mut login = summary_of(&[1000 + offset, 2000 + offset, 3000 + offset, 4000]);
         login["ok"] = json!(4);
@@ -404,7 +398,8 @@ mod tests {
         let mut doc = json!({
             "tool": "tsumo", "version": "0", "mode": "mahjong", "schema": 1, "label": label,
             "plan": {"url": "http://127.0.0.1:4615/server", "players": 4, "threads": 1,
-                     "duration_s": 60.0},
+                     "duration_s": 60.0, "ramp_s": 0.04, "think_s": 1.0, "think_jitter_s": 0.0,
+                     "games": 1, "timer": null, "lockstep": true, "rule": {}},
             "elapsed_s": 10.0 + offset as f64 / 1000.0, "interrupted": false, "timed_out": false,
             "phases": {"login": login},
             "games": {"started": 1, "completed": 1, "aborted": 0,
@@ -431,7 +426,7 @@ mod tests {
             session("a", 0, Some((7, 10.0))),
             session("a", 5, Some((7, 30.0))),
         ];
-        let merged = merge(&runs, None).unwrap();
+        let merged = merge(&runs, None, false).unwrap();
         assert!(merged.warnings.is_empty(), "{:?}", merged.warnings);
         let doc = merged.to_json();
         assert_eq!(doc["label"], "merged (2 runs)");
@@ -459,9 +454,9 @@ mod tests {
             session("a", 0, Some((7, 10.0))),
             session("a", 5, Some((8, 1.0))),
         ];
-        let merged = merge(&runs, Some("both")).unwrap();
+        let merged = merge(&runs, Some("both"), false).unwrap();
         assert_eq!(merged.run.label, "both");
-        assert!(merged.run.server.is_none());
+        assert!(merged.run.server().is_none());
         assert_eq!(merged.warnings.len(), 1);
     }
 

@@ -1,7 +1,12 @@
-//! Renderers of a finished run: wrk2's text layout (`text`), JSON (`json`).
+//! Renderers of a finished run: wrk2's text layout (`text`), JSON (`json`), the mahjong
+//! session's text and JSON (`mahjong`), `.hgrm` (`hgrm`); and the tools on saved runs: the
+//! reader (`saved`), `compare`, `merge`, `plot`.
 //!
-//! A result ([`RunResult`](crate::stats::RunResult), a mahjong session's) is everything a
-//! renderer needs; renderers never look at the engine.
+//! Saved runs are typed for both modes: [`json::SavedRun`] (HTTP) and
+//! [`session::SavedSession`] (mahjong), each with the format version `"schema"`
+//! ([`json::SCHEMA_VERSION`]). A [`RunResult`](crate::stats::RunResult) or a
+//! [`MahjongResult`](crate::stats::mahjong::MahjongResult) is everything a renderer needs;
+//! renderers never look at the engine.
 
 pub mod compare;
 pub mod hgrm;
@@ -10,4 +15,5 @@ pub mod mahjong;
 pub mod merge;
 pub mod plot;
 pub mod saved;
+pub mod session;
 pub mod text;

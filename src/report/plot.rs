@@ -16,7 +16,6 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use hdrhistogram::Histogram;
-use serde_json::Value;
 
 use super::compare::{self, LoadedRun, RunData};
 use super::json::SavedRun;
@@ -68,36 +67,11 @@ fn histogram_of(run: &LoadedRun, metric: Option<&str>) -> Result<(Histogram<u64>
                 _ => return Err(unknown("latency, uncorrected, send_lateness")),
             }
         }
-        RunData::Mahjong(doc) => {
+        RunData::Mahjong(session) => {
             let name = metric.unwrap_or("reply_lateness");
-            let candidates = [
-                format!("/{name}/histogram"),
-                format!("/phases/{name}/histogram"),
-                format!("/steps/{name}/histogram"),
-            ];
-            let found = match name {
-                "games" | "game_time" => doc.pointer("/games/duration/histogram"),
-                _ => candidates.iter().find_map(|p| doc.pointer(p)),
-            };
-            match found.and_then(Value::as_str) {
-                Some(encoded) => encoded,
-                None => {
-                    let mut choices = vec![
-                        "reply_lateness",
-                        "draw_overshoot",
-                        "deal_overshoot",
-                        "start_burst",
-                        "games",
-                    ]
-                    .into_iter()
-                    .map(str::to_string)
-                    .collect::<Vec<_>>();
-                    choices.extend(compare::phase_names(doc));
-                    if let Some(steps) = doc.get("steps").and_then(Value::as_object) {
-                        choices.extend(steps.keys().cloned());
-                    }
-                    return Err(unknown(&choices.join(", ")));
-                }
+            match session.histogram(name) {
+                Some(saved) => &saved.histogram,
+                None => return Err(unknown(&session.histogram_names().join(", "))),
             }
         }
     };

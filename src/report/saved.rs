@@ -1,15 +1,19 @@
-//! Saved runs: the one reader of `--json` output shared by `tsumo compare`, `merge` and `plot`.
+//! Saved runs: the one reader of `--json` output shared by `tsumo compare`, `merge` and `plot`
+//! (the A/B rounds of `--vs` build the same [`LoadedRun`] from the runs they just made).
 //!
 //! Why a module of its own: three commands read the same files and must agree on what a valid
-//! one is and on refusing a mix of modes, so the reader is kept apart from compare's table
-//! (`report::compare` re-exports it for the paths callers already use). HTTP runs are read into
-//! [`SavedRun`], mahjong sessions stay a JSON value (their report owns that layout).
+//! one is, on which format versions they read, and on refusing a mix of modes, so the reader is
+//! kept apart from compare's table (`report::compare` re-exports it for the paths callers
+//! already use). Both kinds are typed: HTTP runs are read into [`SavedRun`], mahjong sessions
+//! into [`SavedSession`].
 
 use std::path::{Path, PathBuf};
 
+use serde::Serialize;
 use serde_json::Value;
 
-use super::json::SavedRun;
+use super::json::{SavedRun, SCHEMA_VERSION};
+use super::session::SavedSession;
 use crate::error::Error;
 use crate::sys::procstat::ServerUsage;
 
@@ -21,20 +25,39 @@ pub struct LoadedRun {
     /// The run's label (the URL unless `--label` named it).
     pub label: String,
     pub data: RunData,
-    /// The server's CPU and memory, when the run sampled them (`--server-pid`).
-    pub server: Option<ServerUsage>,
 }
 
-/// What kind of run, with its document.
-#[derive(Debug, Clone, PartialEq)]
+/// What kind of run, with its document. Serializes as that document.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
 pub enum RunData {
     /// `tsumo URL --json`.
     Http(Box<SavedRun>),
-    /// `tsumo mahjong --json` (the layout of `mahjong::report::to_json`).
-    Mahjong(Box<Value>),
+    /// `tsumo mahjong --json`.
+    Mahjong(Box<SavedSession>),
 }
 
 impl LoadedRun {
+    /// A run already in memory; `source` names it in messages.
+    pub fn new(data: RunData, source: &str) -> LoadedRun {
+        let (label, url) = match &data {
+            RunData::Http(saved) => (&saved.label, &saved.plan.url),
+            RunData::Mahjong(session) => (&session.label, &session.plan.url),
+        };
+        let label = if !label.is_empty() {
+            label.clone()
+        } else if !url.is_empty() {
+            url.clone()
+        } else {
+            source.to_string()
+        };
+        LoadedRun {
+            source: source.to_string(),
+            label,
+            data,
+        }
+    }
+
     /// "HTTP" or "mahjong", for messages.
     pub fn mode(&self) -> &'static str {
         match self.data {
@@ -47,15 +70,20 @@ impl LoadedRun {
     pub fn url(&self) -> &str {
         match &self.data {
             RunData::Http(saved) => &saved.plan.url,
-            RunData::Mahjong(doc) => doc
-                .pointer("/plan/url")
-                .and_then(Value::as_str)
-                .unwrap_or(""),
+            RunData::Mahjong(session) => &session.plan.url,
+        }
+    }
+
+    /// The server's CPU and memory, when the run sampled them (`--server-pid`).
+    pub fn server(&self) -> Option<&ServerUsage> {
+        match &self.data {
+            RunData::Http(saved) => saved.server.as_ref(),
+            RunData::Mahjong(session) => session.server.as_ref(),
         }
     }
 }
 
-/// Reads a file written by `--json` (either mode).
+/// Reads a file written by `--json` (either mode) or by `tsumo merge`.
 pub fn load(path: &Path) -> Result<LoadedRun, Error> {
     let source = path.display().to_string();
     let file_error = |reason: String| Error::File {
@@ -74,6 +102,9 @@ pub fn load_all(paths: &[PathBuf]) -> Result<Vec<LoadedRun>, Error> {
 }
 
 /// A run from a JSON document already in memory; `source` names it in messages.
+///
+/// The format version (`"schema"`) is checked before anything else, so a file from a newer
+/// tsumo is refused for what it is rather than for a field this one does not understand.
 pub fn from_value(value: Value, source: &str) -> Result<LoadedRun, Error> {
     let invalid = |reason: String| Error::File {
         path: source.to_string(),
@@ -82,50 +113,36 @@ pub fn from_value(value: Value, source: &str) -> Result<LoadedRun, Error> {
     if value.get("tool").and_then(Value::as_str) != Some("tsumo") {
         return Err(invalid("no \"tool\": \"tsumo\"".to_string()));
     }
-    let server = match value.get("server") {
-        None | Some(Value::Null) => None,
-        Some(s) => Some(
-            serde_json::from_value::<ServerUsage>(s.clone())
-                .map_err(|e| invalid(format!("\"server\": {e}")))?,
-        ),
-    };
-    let label_in = |v: &Value| v.get("label").and_then(Value::as_str).map(str::to_string);
-    let (label, data) = match value.get("mode").and_then(Value::as_str) {
-        Some("mahjong") => {
-            if !value.get("phases").is_some_and(Value::is_object)
-                || value
-                    .pointer("/plan/players")
-                    .and_then(Value::as_u64)
-                    .is_none()
-            {
-                return Err(invalid("a mahjong result without phases or players".into()));
-            }
-            let label = label_in(&value)
-                .or_else(|| {
-                    let url = value.pointer("/plan/url").and_then(Value::as_str);
-                    url.map(str::to_string)
+    match value.get("schema") {
+        None => {}
+        Some(schema) => match schema.as_u64() {
+            Some(version) if version <= u64::from(SCHEMA_VERSION) => {}
+            Some(version) => {
+                return Err(Error::File {
+                    path: source.to_string(),
+                    reason: format!(
+                        "saved in format version {version} (\"schema\": {version}) by a newer \
+                         tsumo; this one reads versions up to {SCHEMA_VERSION}"
+                    ),
                 })
-                .unwrap_or_else(|| source.to_string());
-            (label, RunData::Mahjong(Box::new(value)))
+            }
+            None => return Err(invalid(format!("\"schema\" is {schema}, not a version"))),
+        },
+    }
+    let data = match value.get("mode").and_then(Value::as_str) {
+        Some("mahjong") => {
+            let session: SavedSession =
+                serde_json::from_value(value).map_err(|e| invalid(format!("mahjong: {e}")))?;
+            RunData::Mahjong(Box::new(session))
         }
         None | Some("http") => {
             let saved: SavedRun =
                 serde_json::from_value(value).map_err(|e| invalid(e.to_string()))?;
-            let label = if saved.label.is_empty() {
-                saved.plan.url.clone()
-            } else {
-                saved.label.clone()
-            };
-            (label, RunData::Http(Box::new(saved)))
+            RunData::Http(Box::new(saved))
         }
         Some(other) => return Err(invalid(format!("unknown mode '{other}'"))),
     };
-    Ok(LoadedRun {
-        source: source.to_string(),
-        label,
-        data,
-        server,
-    })
+    Ok(LoadedRun::new(data, source))
 }
 
 /// Refuses a set of runs of more than one mode (one line naming two of the files).

@@ -13,7 +13,7 @@ use crate::stats::format::{
 };
 use crate::stats::hdr;
 use crate::stats::protocol::ProtocolErrors;
-use crate::stats::RunResult;
+use crate::stats::{RunResult, Unsent};
 use crate::sys::procstat::ServerUsage;
 
 /// Percentiles of the `Latency Distribution` table.
@@ -216,6 +216,9 @@ fn additions(lines: &mut Vec<String>, r: &RunResult) {
             ));
         }
     }
+    if let Some(line) = unsent_line(&c.unsent) {
+        lines.push(line);
+    }
     if let Some(shortfall) = &r.shortfall {
         lines.push(shortfall.line());
     }
@@ -247,6 +250,36 @@ pub fn protocol_lines(p: &ProtocolErrors) -> Vec<String> {
             .map(|s| format!("  {}: \"{}\"", s.kind.name(), s.excerpt)),
     );
     lines
+}
+
+/// The requests that fell due but were never sent, by why; `None` when there are none.
+fn unsent_line(unsent: &Unsent) -> Option<String> {
+    if unsent.total() == 0 {
+        return None;
+    }
+    let parts: Vec<String> = [
+        (
+            unsent.busy,
+            "while their connection waited for earlier responses",
+        ),
+        (
+            unsent.connect_failed,
+            "while their connection could not be opened (connect failed)",
+        ),
+        (
+            unsent.connect_timeout,
+            "while their connection could not be opened (connect timed out, -T)",
+        ),
+    ]
+    .iter()
+    .filter(|(n, _)| *n > 0)
+    .map(|(n, why)| format!("{n} {why}"))
+    .collect();
+    Some(format!(
+        "Unsent: {} requests fell due but were never sent: {}",
+        unsent.total(),
+        parts.join(", ")
+    ))
 }
 
 /// tsumo's own CPU and peak memory, per completed request.

@@ -68,7 +68,15 @@ impl Iterator for Buckets<'_> {
 
 /// `hdr_value_at_percentile`: the highest equivalent value of the first bucket whose cumulative
 /// count reaches `trunc(p/100 × total + 0.5)` (at least 1). `p` is capped at 100; 0 when empty.
+///
+/// One departure from the C library: a percentile that falls in the highest non-empty bucket
+/// is that bucket's [`max`], not its highest equivalent value, so no report ever shows a
+/// percentile above the max (wrk2 can print `p99 44.77ms, max 44.74ms`).
 pub fn value_at_percentile(h: &Histogram<u64>, percentile: f64) -> u64 {
+    bucket_value_at_percentile(h, percentile).min(max(h))
+}
+
+fn bucket_value_at_percentile(h: &Histogram<u64>, percentile: f64) -> u64 {
     let requested = if percentile < 100.0 {
         percentile
     } else {
@@ -297,10 +305,15 @@ mod tests {
     }
 
     #[test]
-    fn percentile_returns_highest_equivalent_and_max_lowest() {
+    fn percentile_returns_highest_equivalent_and_max_lowest_but_never_above_the_max() {
         // Above 2047 µs buckets are 2 µs wide: 4038 and 4039 share one bucket.
+        let h = hist(&[100, 4038, 5000]);
+        assert_eq!(value_at_percentile(&h, 50.0), 4039);
+        assert_eq!(max(&h), 5000);
+        // In the top bucket a percentile is the max, not the bucket's highest value (5003).
         let h = hist(&[100, 4038]);
-        assert_eq!(value_at_percentile(&h, 100.0), 4039);
+        assert_eq!(value_at_percentile(&h, 100.0), 4038);
+        assert_eq!(value_at_percentile(&h, 99.0), 4038);
         assert_eq!(max(&h), 4038);
         assert_eq!(min(&h), 100);
         let h = hist(&[4039]);

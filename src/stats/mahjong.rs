@@ -166,6 +166,8 @@ pub struct MahjongResult {
     pub elapsed: Duration,
     /// Ctrl-C.
     pub interrupted: bool,
+    /// What ended it: `done` (every game played), `duration`, `SIGINT`, `SIGTERM`, `SIGHUP`.
+    pub ended_by: String,
     /// The `-d` limit ended the session before every game was over.
     pub timed_out: bool,
     pub record: MahjongRecorder,

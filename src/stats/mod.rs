@@ -99,6 +99,108 @@ pub struct Counters {
     /// HTTP/1.1 violations by kind, the first few quoted; absent from the JSON when none.
     #[serde(default, skip_serializing_if = "ProtocolErrors::is_empty")]
     pub protocol: ProtocolErrors,
+    /// Requests that fell due before the end of the run but were never sent, by why.
+    #[serde(default)]
+    pub unsent: Unsent,
+    /// TLS handshakes that failed during the run (also counted as connect errors), by reason.
+    #[serde(default)]
+    pub tls_failures: TlsFailures,
+}
+
+/// Requests that were due but never sent, by what kept them back.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Unsent {
+    /// Their connection was still waiting for earlier responses.
+    pub busy: u64,
+    /// Their connection was down and could not be opened again (connect failed).
+    pub connect_failed: u64,
+    /// Their connection was down and its connect did not finish within `--timeout`.
+    pub connect_timeout: u64,
+}
+
+impl Unsent {
+    pub fn add(&mut self, other: &Unsent) {
+        self.busy += other.busy;
+        self.connect_failed += other.connect_failed;
+        self.connect_timeout += other.connect_timeout;
+    }
+
+    pub fn total(&self) -> u64 {
+        self.busy + self.connect_failed + self.connect_timeout
+    }
+}
+
+/// Why a TLS handshake failed, as counted (the network layer tells which).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TlsFailure {
+    /// The server answered in plain HTTP.
+    PlainHttp,
+    /// The certificate expired (or is not valid yet).
+    Expired,
+    /// The certificate is for other host names.
+    WrongName,
+    /// The certificate's issuer is not trusted.
+    UnknownIssuer,
+    /// The certificate is self-signed and not trusted.
+    SelfSigned,
+    /// The certificate was refused for another reason.
+    OtherCertificate,
+    /// The handshake failed otherwise (an alert, a closed connection).
+    Other,
+}
+
+/// Failed TLS handshakes by reason.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TlsFailures {
+    pub plain_http: u64,
+    pub expired: u64,
+    pub wrong_name: u64,
+    pub unknown_issuer: u64,
+    pub self_signed: u64,
+    pub other_certificate: u64,
+    pub other: u64,
+}
+
+impl TlsFailures {
+    pub fn count(&mut self, failure: TlsFailure) {
+        *match failure {
+            TlsFailure::PlainHttp => &mut self.plain_http,
+            TlsFailure::Expired => &mut self.expired,
+            TlsFailure::WrongName => &mut self.wrong_name,
+            TlsFailure::UnknownIssuer => &mut self.unknown_issuer,
+            TlsFailure::SelfSigned => &mut self.self_signed,
+            TlsFailure::OtherCertificate => &mut self.other_certificate,
+            TlsFailure::Other => &mut self.other,
+        } += 1;
+    }
+
+    pub fn add(&mut self, other: &TlsFailures) {
+        self.plain_http += other.plain_http;
+        self.expired += other.expired;
+        self.wrong_name += other.wrong_name;
+        self.unknown_issuer += other.unknown_issuer;
+        self.self_signed += other.self_signed;
+        self.other_certificate += other.other_certificate;
+        self.other += other.other;
+    }
+
+    pub fn total(&self) -> u64 {
+        self.by_reason().iter().map(|(n, _)| n).sum()
+    }
+
+    /// Each count with its reason in words, in a fixed order.
+    pub fn by_reason(&self) -> [(u64, &'static str); 7] {
+        [
+            (self.plain_http, "plain HTTP answer"),
+            (self.expired, "certificate expired"),
+            (self.wrong_name, "certificate for another name"),
+            (self.unknown_issuer, "unknown issuer"),
+            (self.self_signed, "self-signed certificate"),
+            (self.other_certificate, "certificate refused otherwise"),
+            (self.other, "other handshake failure"),
+        ]
+    }
 }
 
 impl Counters {
@@ -113,6 +215,8 @@ impl Counters {
         self.emfile += other.emfile;
         self.eaddrnotavail += other.eaddrnotavail;
         self.due_while_busy += other.due_while_busy;
+        self.unsent.add(&other.unsent);
+        self.tls_failures.add(&other.tls_failures);
         self.protocol.add(&other.protocol);
     }
 
@@ -134,7 +238,12 @@ pub struct Recorder {
     /// Actual send time − intended send time: how late tsumo itself was.
     pub send_lateness: Histogram<u64>,
     pub counters: Counters,
+    /// The first few distinct TLS handshake failures of the run, in words, to quote in the report.
+    pub tls_failure_quotes: Vec<String>,
 }
+
+/// How many distinct TLS failures a run quotes.
+pub const TLS_FAILURE_QUOTES: usize = 3;
 
 impl Default for Recorder {
     fn default() -> Self {
@@ -149,6 +258,19 @@ impl Recorder {
             uncorrected: new_histogram(),
             send_lateness: new_histogram(),
             counters: Counters::default(),
+            tls_failure_quotes: Vec::new(),
+        }
+    }
+
+    /// Counts a failed TLS handshake by reason and keeps its words if they are among the first
+    /// few distinct ones (`describe` runs only then).
+    pub fn record_tls_failure(&mut self, failure: TlsFailure, describe: impl FnOnce() -> String) {
+        self.counters.tls_failures.count(failure);
+        if self.tls_failure_quotes.len() < TLS_FAILURE_QUOTES {
+            let words = describe();
+            if !self.tls_failure_quotes.contains(&words) {
+                self.tls_failure_quotes.push(words);
+            }
         }
     }
 
@@ -172,6 +294,13 @@ impl Recorder {
         let _ = self.uncorrected.add(&other.uncorrected);
         let _ = self.send_lateness.add(&other.send_lateness);
         self.counters.add(&other.counters);
+        for words in &other.tls_failure_quotes {
+            if self.tls_failure_quotes.len() < TLS_FAILURE_QUOTES
+                && !self.tls_failure_quotes.contains(words)
+            {
+                self.tls_failure_quotes.push(words.clone());
+            }
+        }
     }
 }
 
@@ -204,4 +333,37 @@ pub struct RunResult {
     pub usage: OwnUsage,
     /// Set when a fixed-rate run did not reach its rate.
     pub shortfall: Option<Shortfall>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tls_failures_are_counted_merged_and_quoted_a_few_times() {
+        let mut a = Recorder::new();
+        let mut b = Recorder::new();
+        for i in 0..5 {
+            a.record_tls_failure(TlsFailure::WrongName, || format!("name {}", i % 2));
+        }
+        b.record_tls_failure(TlsFailure::Expired, || "expired".to_string());
+        b.record_tls_failure(TlsFailure::PlainHttp, || "plain".to_string());
+        a.merge(&b);
+        let f = a.counters.tls_failures;
+        assert_eq!(
+            (f.wrong_name, f.expired, f.plain_http, f.total()),
+            (5, 1, 1, 7)
+        );
+        assert_eq!(a.tls_failure_quotes, ["name 0", "name 1", "expired"]);
+    }
+
+    #[test]
+    fn counters_saved_before_tls_failures_still_load() {
+        let old = r#"{"requests":1,"bytes_read":2,"bytes_written":3,
+            "errors":{"connect":0,"read":0,"write":0,"timeout":0,"status":0},
+            "connections_opened":1,"tls_full_handshakes":0,"tls_resumed_handshakes":0,
+            "emfile":0,"eaddrnotavail":0}"#;
+        let counters: Counters = serde_json::from_str(old).expect("old counters load");
+        assert_eq!(counters.tls_failures, TlsFailures::default());
+    }
 }

@@ -2,6 +2,7 @@
 //! refuses, before any traffic, a run whose connections cannot fit.
 
 pub mod doctor;
+pub mod output;
 pub mod procstat;
 pub mod usage;
 

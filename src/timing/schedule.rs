@@ -28,6 +28,18 @@ impl Schedule {
         self.t0 + (slot * 1_000_000_000 / self.rate as u128) as Nanos
     }
 
+    /// How many of this connection's requests fall due before `end`.
+    pub fn due_before(&self, end: Nanos) -> u64 {
+        // intended(k) < end  ⟺  (index + k·C)·1e9 / R < end − t0  ⟺  slot < ⌈(end − t0)·R / 1e9⌉.
+        let span = end.saturating_sub(self.t0) as u128;
+        let slots = (span * self.rate as u128).div_ceil(1_000_000_000);
+        let index = self.index as u128;
+        if index >= slots {
+            return 0;
+        }
+        ((slots - 1 - index) / self.connections as u128 + 1) as u64
+    }
+
     /// Time between two requests of one connection, in ns.
     pub fn interval(&self) -> Nanos {
         (self.connections as u128 * 1_000_000_000 / self.rate as u128) as Nanos
@@ -83,6 +95,30 @@ mod tests {
         };
         assert_eq!(s.intended(3), 1_000_000_000);
         assert_eq!(s.intended(3_000_000), 1_000_000 * 1_000_000_000);
+    }
+
+    #[test]
+    fn due_before_counts_the_intended_times_before_the_end() {
+        for (index, connections, rate) in [(0, 1, 3), (3, 10, 2000), (2, 4, 1), (9, 10, 7)] {
+            let s = Schedule {
+                t0: 1_000,
+                index,
+                connections,
+                rate,
+            };
+            for end in [
+                0,
+                1_000,
+                1_001,
+                5_000_000,
+                999_999_999,
+                3_000_000_000,
+                3_000_001_000,
+            ] {
+                let expected = (0..10_000).filter(|&k| s.intended(k) < end).count() as u64;
+                assert_eq!(s.due_before(end), expected, "{s:?} end {end}");
+            }
+        }
     }
 
     #[test]

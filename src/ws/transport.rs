@@ -13,9 +13,10 @@ use crate::net::stream::{ConnectError, Endpoint, Stream};
 /// An open WebSocket.
 pub type WebSocket = WebSocketStream<Stream>;
 
-/// Read buffer per socket: a `GAME` message is ~100 bytes; the 16 KB game record at the end
-/// is read in several pieces.
-const READ_BUFFER: usize = 4096;
+/// Read buffer per socket, allocated up front and zero-filled up to this size before each
+/// read: a `GAME` message is ~100 bytes and `kaiju` (with the rule) about 1.5 KB; a longer
+/// message (the 16 KB game record at the end) grows the buffer to its size.
+const READ_BUFFER: usize = 2048;
 
 /// Why opening the WebSocket failed.
 #[derive(Debug)]

@@ -4,10 +4,12 @@
 //! Every test file that says `mod common;` compiles all of this but uses only part of it, hence
 //! the `dead_code` allowance. Servers: [`nginx`] (the real thing, when installed),
 //! [`majiang`] (the real mahjong server, installed from `scripts/package-lock.json`) and
-//! [`faulty`] (in-process servers that misbehave on purpose).
+//! [`faulty`] (in-process servers that misbehave on purpose); [`certs`] makes certificates with
+//! `openssl` as users do.
 
 #![allow(dead_code)]
 
+pub mod certs;
 pub mod faulty;
 pub mod majiang;
 pub mod nginx;

@@ -57,6 +57,8 @@ pub fn index_body() -> Vec<u8> {
 struct ExtraServer {
     name: String,
     body: String,
+    /// `listen … ssl`.
+    tls: bool,
 }
 
 /// Configures an [`Nginx`] before it starts.
@@ -79,6 +81,23 @@ impl NginxBuilder {
         self.servers.push(ExtraServer {
             name: name.to_string(),
             body: body.to_string(),
+            tls: false,
+        });
+        self
+    }
+
+    /// Adds an HTTPS server on a port of its own (`nginx.port(name)`) that presents `cert` and
+    /// answers every request with 200 "ok".
+    pub fn tls_server(mut self, name: &str, cert: &super::certs::CertFiles) -> Self {
+        self.servers.push(ExtraServer {
+            name: name.to_string(),
+            body: format!(
+                "ssl_certificate {};\n        ssl_certificate_key {};\n        \
+                 location / {{ return 200 \"ok\\n\"; }}",
+                cert.cert.display(),
+                cert.key.display()
+            ),
+            tls: true,
         });
         self
     }
@@ -170,8 +189,10 @@ impl NginxBuilder {
         for s in &self.servers {
             let _ = write!(
                 extra_servers,
-                "    server {{\n        listen 127.0.0.1:{};\n        {}\n    }}\n",
-                ports.extra[&s.name], s.body
+                "    server {{\n        listen 127.0.0.1:{}{};\n        {}\n    }}\n",
+                ports.extra[&s.name],
+                if s.tls { " ssl" } else { "" },
+                s.body
             );
         }
         let mut snippets = self.http_snippets.join("\n    ");

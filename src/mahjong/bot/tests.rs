@@ -28,11 +28,11 @@ fn verified_sequence_for_alice() {
     }
     let r = reply(&mut bot, kaiju(3, 0, 1));
     assert_eq!(
-        (r.body, r.step, r.own_turn),
+        (r.body(), r.step, r.own_turn),
         (json!({"seq": 1}), StepKind::Kaiju, false)
     );
     let r = reply(&mut bot, qipai(0, 2));
-    assert_eq!((r.body, r.step), (json!({"seq": 2}), StepKind::Qipai));
+    assert_eq!((r.body(), r.step), (json!({"seq": 2}), StepKind::Qipai));
     assert_eq!(bot.state().my_l(), Some(3));
     let others = [
         (json!({"zimo": {"l": 0, "p": ""}, "seq": 3}), StepKind::Zimo),
@@ -55,28 +55,28 @@ fn verified_sequence_for_alice() {
         let seq = msg["seq"].as_u64().unwrap();
         let r = reply(&mut bot, msg);
         assert_eq!(
-            (r.seq, r.body, r.step, r.own_turn),
+            (r.seq, r.body(), r.step, r.own_turn),
             (seq, json!({"seq": seq}), step, false)
         );
     }
     let r = reply(&mut bot, json!({"zimo": {"l": 3, "p": "m0"}, "seq": 9}));
-    assert_eq!(r.body, json!({"dapai": "m0_", "seq": 9}));
+    assert_eq!(r.body(), json!({"dapai": "m0_", "seq": 9}));
     assert_eq!((r.step, r.own_turn), (StepKind::Zimo, true));
     let r = reply(&mut bot, json!({"dapai": {"l": 3, "p": "m0_"}, "seq": 10}));
-    assert_eq!((r.body, r.own_turn), (json!({"seq": 10}), false));
+    assert_eq!((r.body(), r.own_turn), (json!({"seq": 10}), false));
     let r = reply(
         &mut bot,
         json!({"pingju": {"name": "荒牌平局", "shoupai": ["", "", "", ""],
         "fenpei": [0, 0, 0, 0]}, "seq": 143}),
     );
-    assert_eq!((r.body, r.step), (json!({"seq": 143}), StepKind::Pingju));
+    assert_eq!((r.body(), r.step), (json!({"seq": 143}), StepKind::Pingju));
     let r = reply(
         &mut bot,
         json!({"jieju": {"title": "t", "player": [], "qijia": 0, "log": [[]],
         "defen": [25000, 25000, 25000, 25000], "point": ["35.0", "5.0", "-15.0", "-25.0"],
         "rank": [1, 2, 3, 4]}, "seq": 570}),
     );
-    assert_eq!((r.body, r.step), (json!({"seq": 570}), StepKind::Jieju));
+    assert_eq!((r.body(), r.step), (json!({"seq": 570}), StepKind::Jieju));
     let state = bot.state();
     assert!(state.ended);
     assert_eq!(state.rank, Some(4));
@@ -94,9 +94,9 @@ fn timer_field_is_not_the_payload() {
         &mut bot,
         json!({"timer": [10, 20], "zimo": {"l": 0, "p": "z7"}, "seq": 3}),
     );
-    assert_eq!(r.body, json!({"dapai": "z7_", "seq": 3}));
+    assert_eq!(r.body(), json!({"dapai": "z7_", "seq": 3}));
     let r = reply(&mut bot, json!({"hule": {"l": 1}, "seq": 4, "timer": null}));
-    assert_eq!((r.step, r.body), (StepKind::Hule, json!({"seq": 4})));
+    assert_eq!((r.step, r.body()), (StepKind::Hule, json!({"seq": 4})));
     assert_eq!(bot.state().wins, 1);
 }
 
@@ -123,20 +123,20 @@ fn own_gangzimo_discards_the_replacement_tile() {
         &mut bot,
         json!({"gang": {"l": 0, "m": "p444+4"}, "seq": 88}),
     );
-    assert_eq!((r.step, r.body), (StepKind::Gang, json!({"seq": 88})));
+    assert_eq!((r.step, r.body()), (StepKind::Gang, json!({"seq": 88})));
     let r = reply(
         &mut bot,
         json!({"gangzimo": {"l": 0, "p": "p7"}, "seq": 89}),
     );
-    assert_eq!(r.body, json!({"dapai": "p7_", "seq": 89}));
+    assert_eq!(r.body(), json!({"dapai": "p7_", "seq": 89}));
     assert_eq!((r.step, r.own_turn), (StepKind::Gangzimo, true));
     let r = reply(&mut bot, json!({"gangzimo": {"l": 2, "p": ""}, "seq": 90}));
-    assert_eq!((r.body, r.own_turn), (json!({"seq": 90}), false));
+    assert_eq!((r.body(), r.own_turn), (json!({"seq": 90}), false));
     let r = reply(
         &mut bot,
         json!({"fulou": {"l": 0, "m": "p444+"}, "seq": 15}),
     );
-    assert_eq!((r.step, r.body), (StepKind::Fulou, json!({"seq": 15})));
+    assert_eq!((r.step, r.body()), (StepKind::Fulou, json!({"seq": 15})));
 }
 
 #[test]
@@ -180,7 +180,7 @@ fn reconnect_kaiju_rebuilds_state_from_the_log() {
 fn unknown_request_still_gets_a_reply() {
     let mut bot = Bot::new();
     let r = reply(&mut bot, json!({"newthing": {"x": 1}, "seq": 7}));
-    assert_eq!((r.step, r.body), (StepKind::Unknown, json!({"seq": 7})));
+    assert_eq!((r.step, r.body()), (StepKind::Unknown, json!({"seq": 7})));
 }
 
 #[test]
@@ -265,5 +265,5 @@ fn a_strategy_can_replace_tsumogiri() {
         .on_game(&json!({"zimo": {"l": 0, "p": "m1"}, "seq": 3}))
         .unwrap()
         .unwrap();
-    assert_eq!((r.body, r.own_turn), (json!({"seq": 3}), true));
+    assert_eq!((r.body(), r.own_turn), (json!({"seq": 3}), true));
 }

@@ -9,6 +9,11 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use super::response::ResponseParser;
 use crate::net::stream::{ConnectError, Endpoint};
 
+/// Bytes read per `read` call. Thousands of players log in and out at once and each holds
+/// this buffer while its server answers (seconds under load), while a login or logout answer
+/// is a few hundred bytes: a larger answer just takes more reads.
+const READ_CHUNK: usize = 2048;
+
 /// A complete response.
 #[derive(Debug, Clone)]
 pub struct Response {
@@ -78,7 +83,7 @@ async fn exchange(endpoint: &Endpoint, request: &[u8]) -> Result<Response, Onesh
     stream.flush().await.map_err(OneshotError::Write)?;
     let head_request = request.starts_with(b"HEAD ");
     let mut parser = ResponseParser::collecting();
-    let mut buf = vec![0u8; 8192];
+    let mut buf = vec![0u8; READ_CHUNK];
     let mut pending: Vec<u8> = Vec::new();
     loop {
         if !pending.is_empty() {

@@ -12,6 +12,7 @@ mod nginx;
 mod system;
 
 use std::fmt::Write as _;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use crate::error::Error;
@@ -26,8 +27,13 @@ pub struct DoctorPlan {
     pub threads: usize,
     /// An nginx master process the traffic goes through.
     pub proxy_pid: Option<u32>,
-    /// Where the connections go (its host:port for the ephemeral-port check).
+    /// Where the connections go (its host:port for the ephemeral-port check, and the target
+    /// check: does it answer, does its TLS handshake pass).
     pub target: Option<Target>,
+    /// `--insecure`: the target check does not verify the certificate.
+    pub insecure: bool,
+    /// `--cacert`: more certificates the target check trusts.
+    pub cacert: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -78,9 +84,17 @@ impl Check {
     }
 }
 
-/// Runs every check, prints the report and returns 1 if any check failed.
-pub fn run(plan: &DoctorPlan) -> ExitCode {
-    match checks(plan) {
+/// Runs every check, prints the report and returns 1 if any check failed. `target` is the
+/// target check, made by the caller (it connects: `net`, above this module, knows how).
+pub fn run(plan: &DoctorPlan, target: Result<Option<Check>, Error>) -> ExitCode {
+    // The target first: when nothing answers there, the limits below matter less.
+    let all = checks(plan).and_then(|mut list| {
+        if let Some(check) = target? {
+            list.insert(0, check);
+        }
+        Ok(list)
+    });
+    match all {
         Ok(list) => {
             print!("{}", render(&list));
             if list.iter().any(|c| c.verdict == Verdict::Fail) {
@@ -155,6 +169,8 @@ mod tests {
             threads: 2,
             proxy_pid: None,
             target: None,
+            insecure: false,
+            cacert: None,
         };
         let list = checks(&plan).expect("checks");
         let names: Vec<&str> = list.iter().map(|c| c.name).collect();
@@ -179,6 +195,8 @@ mod tests {
             threads: 2,
             proxy_pid: Some(4_000_000_000),
             target: None,
+            insecure: false,
+            cacert: None,
         };
         let err = checks(&plan).map(|_| ()).expect_err("no such process");
         assert_eq!(err.to_string(), "--proxy-pid 4000000000: no such process");

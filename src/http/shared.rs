@@ -1,0 +1,139 @@
+//! What every connection of one HTTP worker shares: the endpoint, where requests come from (the
+//! same bytes every time, or the script's `request()`), the worker's Lua state, recorder, pacer
+//! and request watchdog, the early stop a script can ask for — and the connect that counts
+//! itself, its TLS handshake or its failure.
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use tokio::sync::Notify;
+
+use super::worker::LiveCounters;
+use crate::net::http1::request::Batch;
+use crate::net::stream::{ConnectError, Endpoint, Handshake, Stream};
+use crate::net::tls;
+use crate::script::{Hooks, ScriptError, ThreadScript};
+use crate::stats::Recorder;
+use crate::timing::clock::Nanos;
+use crate::timing::deadline::Watchdog;
+use crate::timing::pacer::Pacer;
+
+/// Where a connection's requests come from.
+pub enum Requests {
+    /// The same bytes every time (no script, or a script without `request()`).
+    Static(Rc<Batch>),
+    /// The script's `request()`, called for every batch; it returns `pipeline` requests.
+    Script { pipeline: usize },
+}
+
+/// What every connection of one worker shares.
+pub struct Shared {
+    pub endpoint: Endpoint,
+    pub requests: Requests,
+    /// This worker's Lua state, when the run has a script.
+    pub script: Option<ThreadScript>,
+    pub hooks: Hooks,
+    /// Set when this worker must stop early: the script called `thread:stop()` or failed.
+    pub stop: Cell<bool>,
+    pub stop_wake: Notify,
+    /// The first error a script hook raised in this worker.
+    pub script_error: RefCell<Option<ScriptError>>,
+    pub recorder: RefCell<Recorder>,
+    pub pacer: Rc<Pacer>,
+    /// Sweeps the connections' request deadlines (`--timeout`).
+    pub watchdog: Rc<Watchdog>,
+    /// `false` with `-B`: record only the last response of a pipelined batch.
+    pub record_all: bool,
+    pub live: Arc<LiveCounters>,
+}
+
+impl Shared {
+    /// Stops this worker early, keeping the first script error.
+    pub fn stop_worker(&self, error: Option<ScriptError>) {
+        if let Some(e) = error {
+            self.script_error.borrow_mut().get_or_insert(e);
+        }
+        self.stop.set(true);
+        self.stop_wake.notify_one();
+    }
+
+    /// The next batch of requests, from the script's `request()` when it has one. `reuse` is
+    /// the connection's own batch, refilled in place when no one else holds it (no allocation
+    /// per request).
+    pub(super) fn next_batch(&self, reuse: &mut Rc<Batch>) -> Result<Rc<Batch>, ScriptError> {
+        let (Requests::Script { pipeline }, Some(script)) = (&self.requests, &self.script) else {
+            return match &self.requests {
+                Requests::Static(batch) => Ok(Rc::clone(batch)),
+                Requests::Script { .. } => Err(ScriptError(
+                    "request(): no script state in this worker".into(),
+                )),
+            };
+        };
+        if Rc::get_mut(reuse).is_none() {
+            *reuse = Rc::new(Batch {
+                bytes: Vec::new(),
+                head: Vec::new(),
+            });
+        }
+        let Some(batch) = Rc::get_mut(reuse) else {
+            return Err(ScriptError("request(): batch buffer in use".into()));
+        };
+        script.request_into(&mut batch.bytes)?;
+        if *pipeline == 1 {
+            batch.head.clear();
+            batch.head.push(batch.bytes.starts_with(b"HEAD "));
+        } else {
+            let parsed = Batch::parse(std::mem::take(&mut batch.bytes))
+                .map_err(|e| ScriptError(format!("request() returned an invalid request: {e}")))?;
+            *batch = parsed;
+        }
+        Ok(Rc::clone(reuse))
+    }
+
+    /// The script's think time before the next request (`delay()`), if it defines one.
+    pub(super) fn think_time(&self) -> Result<Nanos, ScriptError> {
+        match &self.script {
+            Some(script) if self.hooks.delay => {
+                Ok(script.delay()?.as_nanos().min(u64::MAX as u128) as Nanos)
+            }
+            _ => Ok(0),
+        }
+    }
+
+    /// Opens a connection, counting it (and its TLS handshake, or its failure).
+    pub async fn connect(&self) -> Result<Stream, ConnectError> {
+        let result = self.endpoint.connect().await;
+        let mut rec = self.recorder.borrow_mut();
+        let counters = &mut rec.counters;
+        match result {
+            Ok((stream, handshake)) => {
+                counters.connections_opened += 1;
+                match handshake {
+                    Handshake::Full => counters.tls_full_handshakes += 1,
+                    Handshake::Resumed => counters.tls_resumed_handshakes += 1,
+                    Handshake::None => {}
+                }
+                Ok(stream)
+            }
+            Err(e) => {
+                counters.errors.connect += 1;
+                match &e {
+                    ConnectError::Tcp(io) => match io.raw_os_error() {
+                        Some(libc::EMFILE) | Some(libc::ENFILE) => counters.emfile += 1,
+                        Some(libc::EADDRNOTAVAIL) => counters.eaddrnotavail += 1,
+                        _ => {}
+                    },
+                    ConnectError::Tls(io) => {
+                        let explained = tls::explain(io);
+                        rec.record_tls_failure(explained.kind, || explained.to_string());
+                    }
+                }
+                drop(rec);
+                self.live.errors.fetch_add(1, Ordering::Relaxed);
+                Err(e)
+            }
+        }
+    }
+}

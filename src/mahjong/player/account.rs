@@ -1,0 +1,258 @@
+//! A player's account on the server, from login to logout: the `POST {base}/auth/` that yields
+//! the `MAJIANG` session cookie, the WebSocket it authorises (opened and shaken hands with up
+//! to `HELLO`), and at the end the socket closed and `POST {base}/logout`. These are the only
+//! steps that are retried (through [`retry`]), and the only ones that must happen whatever went
+//! wrong before: a session that is never logged out lives 14 days on the server.
+
+use std::sync::atomic::Ordering;
+
+use futures_util::SinkExt;
+use thiserror::Error;
+use tokio_tungstenite::tungstenite::Message;
+
+use super::retry::{retry, until_stopped, Failed, SHUTDOWN_GRACE};
+use super::{Interrupt, Player};
+use crate::mahjong::messages;
+use crate::net::http1::oneshot::{self, OneshotError};
+use crate::net::http1::request;
+use crate::timing::clock;
+use crate::ws::socketio;
+use crate::ws::transport::{self, WsConnectError};
+
+/// Why a login, connect or logout failed (the last try's reason, when retried).
+#[derive(Debug, Error)]
+enum AccountError {
+    #[error("{0}")]
+    Request(OneshotError),
+    #[error("answered {0} without a MAJIANG cookie (wrong base path?)")]
+    NoCookie(u16),
+    #[error("answered {0}")]
+    Status(u16),
+    #[error("{0}")]
+    Socket(WsConnectError),
+    #[error("timed out")]
+    TimedOut,
+}
+
+/// A one-shot request's failure, sorted for [`retry`].
+fn request_failed(e: OneshotError) -> Failed<AccountError> {
+    if e.is_transient() {
+        Failed::Transient(AccountError::Request(e))
+    } else {
+        Failed::Final(AccountError::Request(e))
+    }
+}
+
+/// Salts of the retry seeds, so a player's three retried steps do not wait alike.
+const LOGIN: u64 = 1;
+const CONNECT: u64 = 2;
+const LOGOUT: u64 = 3;
+
+impl Player {
+    /// A seed for [`retry`]'s jitter, different for every player and step.
+    fn retry_seed(&self, step: u64) -> u64 {
+        (self.index as u64 ^ step << 48).wrapping_mul(0xD1B5_4A32_D192_ED03)
+    }
+
+    /// `POST {base}/auth/`, keeping the `MAJIANG` cookie; retried.
+    pub(super) async fn log_in(&mut self) -> bool {
+        let ctx = std::rc::Rc::clone(&self.ctx);
+        let plan = &ctx.plan;
+        let body = format!("name={}&passwd=*", self.name());
+        let bytes = request::format(
+            "POST",
+            &format!("{}/auth/", plan.server.path),
+            &ctx.host,
+            &[(
+                "Content-Type".to_string(),
+                "application/x-www-form-urlencoded".to_string(),
+            )],
+            Some(body.as_bytes()),
+        );
+        let started = clock::now();
+        let bytes = &bytes;
+        let attempts = retry(
+            plan.retries,
+            self.retry_seed(LOGIN),
+            Some(&ctx.shutdown),
+            || async {
+                let response = oneshot::send(&ctx.endpoint, bytes, plan.connect_timeout)
+                    .await
+                    .map_err(request_failed)?;
+                let cookie = response
+                    .header_values("set-cookie")
+                    .filter_map(|v| std::str::from_utf8(v).ok())
+                    .find_map(|v| {
+                        v.split(';')
+                            .next()
+                            .filter(|kv| kv.starts_with("MAJIANG=") && kv.len() > 8)
+                    })
+                    .map(str::to_string);
+                match cookie {
+                    Some(cookie) if response.status == 302 || response.status == 200 => Ok(cookie),
+                    _ => Err(Failed::Final(AccountError::NoCookie(response.status))),
+                }
+            },
+        );
+        let Some(logged_in) = until_stopped(&ctx.shutdown, SHUTDOWN_GRACE, attempts).await else {
+            ctx.recorder.borrow_mut().phase("login").failure();
+            self.note_error(format!(
+                "login of {}: no answer by the end of the run",
+                self.name()
+            ));
+            return false;
+        };
+        match logged_in {
+            Ok(cookie) => {
+                ctx.recorder
+                    .borrow_mut()
+                    .phase("login")
+                    .success(clock::to_us(clock::now() - started));
+                self.cookie = Some(cookie);
+                ctx.live.logged_in.fetch_add(1, Ordering::Relaxed);
+                true
+            }
+            Err(gave_up) => {
+                ctx.recorder.borrow_mut().phase("login").failure();
+                self.note_error(format!("login of {}: {gave_up}", self.name()));
+                false
+            }
+        }
+    }
+
+    /// Opens the WebSocket (retried) and completes the socket.io handshake up to `HELLO`.
+    pub(super) async fn connect(&mut self) -> Result<bool, Interrupt> {
+        let ctx = std::rc::Rc::clone(&self.ctx);
+        let plan = &ctx.plan;
+        let Some(cookie) = self.cookie.clone() else {
+            return Ok(false);
+        };
+        let started = clock::now();
+        let cookie = cookie.as_str();
+        let attempts = retry(
+            plan.retries,
+            self.retry_seed(CONNECT),
+            Some(&ctx.shutdown),
+            || async {
+                match tokio::time::timeout(
+                    plan.connect_timeout,
+                    transport::connect(&ctx.endpoint, &ctx.ws_url, cookie),
+                )
+                .await
+                {
+                    Ok(Ok(ws)) => Ok(ws),
+                    Ok(Err(e)) => Err(Failed::Transient(AccountError::Socket(e))),
+                    Err(_) => Err(Failed::Transient(AccountError::TimedOut)),
+                }
+            },
+        );
+        // The run is over: the player logs out instead.
+        let Some(opened) = until_stopped(&ctx.shutdown, SHUTDOWN_GRACE, attempts).await else {
+            ctx.recorder.borrow_mut().phase("connect").failure();
+            return Err(Interrupt::Shutdown);
+        };
+        match opened {
+            Ok(ws) => {
+                ctx.recorder
+                    .borrow_mut()
+                    .phase("connect")
+                    .success(clock::to_us(clock::now() - started));
+                self.ws = Some(ws);
+            }
+            Err(gave_up) => {
+                ctx.recorder.borrow_mut().phase("connect").failure();
+                self.note_error(format!("connect of {}: {gave_up}", self.name()));
+                return Ok(false);
+            }
+        }
+        // socket.io: the Engine.IO open packet, our CONNECT, its ack, then HELLO with our uid.
+        let deadline = started + plan.connect_timeout.as_nanos() as u64;
+        match self.serve_until(Some(deadline), |p| p.uid.is_some()).await {
+            Ok(()) if self.uid.is_some() => {
+                ctx.recorder
+                    .borrow_mut()
+                    .phase("ready")
+                    .success(clock::to_us(clock::now() - started));
+                ctx.live.connected.fetch_add(1, Ordering::Relaxed);
+                Ok(true)
+            }
+            Ok(()) => {
+                ctx.recorder.borrow_mut().phase("ready").failure();
+                self.note_error(format!("{}: no HELLO from the server in time", self.name()));
+                self.close_socket().await;
+                Ok(false)
+            }
+            Err(Interrupt::Disconnected) => {
+                ctx.recorder.borrow_mut().phase("ready").failure();
+                self.ws = None;
+                Ok(false)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Leaves a waiting room (an owner dissolves it: no ghost room), then closes the socket.
+    pub(super) async fn close_socket(&mut self) {
+        if let (Some(room_no), Some(uid)) = (self.room.clone(), self.uid.clone()) {
+            if !self.playing {
+                let _ = self.send(messages::leave_room(&room_no, &uid)).await;
+            }
+        }
+        if let Some(mut ws) = self.ws.take() {
+            let _ = ws
+                .send(Message::text(socketio::DISCONNECT.to_string()))
+                .await;
+            let _ = tokio::time::timeout(std::time::Duration::from_secs(2), ws.close(None)).await;
+        }
+        if self.playing {
+            self.ctx.live.playing.fetch_sub(1, Ordering::Relaxed);
+            self.playing = false;
+        }
+    }
+
+    /// Closes the socket and logs out (retried on transient failures).
+    pub(super) async fn log_out(&mut self) {
+        self.close_socket().await;
+        let Some(cookie) = self.cookie.take() else {
+            return;
+        };
+        let ctx = std::rc::Rc::clone(&self.ctx);
+        let plan = &ctx.plan;
+        let bytes = request::format(
+            "POST",
+            &format!("{}/logout", plan.server.path),
+            &ctx.host,
+            &[
+                ("Cookie".to_string(), cookie),
+                ("Content-Length".to_string(), "0".to_string()),
+            ],
+            None,
+        );
+        let started = clock::now();
+        let bytes = &bytes;
+        let logged_out = retry(plan.retries, self.retry_seed(LOGOUT), None, || async {
+            let response = oneshot::send(&ctx.endpoint, bytes, plan.connect_timeout)
+                .await
+                .map_err(request_failed)?;
+            if response.status < 400 {
+                Ok(())
+            } else {
+                Err(Failed::Final(AccountError::Status(response.status)))
+            }
+        })
+        .await;
+        match logged_out {
+            Ok(()) => {
+                ctx.recorder
+                    .borrow_mut()
+                    .phase("logout")
+                    .success(clock::to_us(clock::now() - started));
+                ctx.live.logged_in.fetch_sub(1, Ordering::Relaxed);
+            }
+            Err(gave_up) => {
+                ctx.recorder.borrow_mut().phase("logout").failure();
+                self.note_error(format!("logout of {}: {gave_up}", self.name()));
+            }
+        }
+    }
+}

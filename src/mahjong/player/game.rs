@@ -1,0 +1,171 @@
+//! Playing one game: the owner sends `START`, then every player answers each `GAME` request
+//! (the bot decides what), holding its own-turn replies back for the think time, until `END`.
+//! The owner also times the table's steps — the interval between successive requests, split
+//! by the kind of step that opened it — since the server's pace is what the run measures.
+
+use std::pin::Pin;
+use std::sync::atomic::Ordering;
+
+use serde_json::Value;
+use tokio::time::Sleep;
+
+use super::{serve, Interrupt, Player};
+use crate::mahjong::bot::StepKind;
+use crate::mahjong::messages;
+use crate::timing::clock::{self, Nanos};
+
+/// The server's minimum time per step (`speed * 200` ms with speed 2).
+const STEP_MINIMUM: Nanos = 400_000_000;
+
+/// A reply held back for the think time.
+pub(super) struct PendingReply {
+    due: Nanos,
+    /// Fires at `due`; the event loop waits on it.
+    pub(super) timer: Pin<Box<Sleep>>,
+    frame: String,
+}
+
+impl Player {
+    /// Owner sends `START`; everyone plays until `END`.
+    pub(super) async fn play_game(&mut self) -> Result<(), Interrupt> {
+        // In lockstep every table starts as the play phase opens; a joiner may even get its
+        // START before its own task saw the phase change, so time from the opening.
+        let started = if self.ctx.plan.lockstep {
+            self.ctx.board.opened_at()
+        } else {
+            clock::now()
+        };
+        if self.owner {
+            if let Some(room_no) = self.room.clone() {
+                let plan = std::sync::Arc::clone(&self.ctx.plan);
+                let timer = plan.timer.clone().unwrap_or_default();
+                self.start_sent = Some(clock::now());
+                self.kaiju_at = None;
+                self.last_request = None;
+                self.send(messages::start(&room_no, &plan.rule, &timer))
+                    .await?;
+            }
+        }
+        let result = self.serve_until(None, |p| p.ended.is_some()).await;
+        let mut rec = self.ctx.recorder.borrow_mut();
+        match self.start_event_at {
+            Some(at) => rec
+                .phase("started")
+                .success(clock::to_us(at.saturating_sub(started))),
+            None => rec.phase("started").failure(),
+        }
+        match (&result, self.ended) {
+            (Ok(()), Some(true)) if self.owner => {
+                rec.games_completed += 1;
+                if let Some(kaiju) = self.kaiju_at {
+                    rec.game_time
+                        .saturating_record(clock::to_us(clock::now() - kaiju));
+                }
+                self.ctx
+                    .live
+                    .games_completed
+                    .fetch_add(1, Ordering::Relaxed);
+            }
+            (_, Some(false)) | (Err(_), _) if self.owner && self.kaiju_at.is_some() => {
+                rec.games_aborted += 1;
+            }
+            _ => {}
+        }
+        drop(rec);
+        self.playing = false;
+        self.table.clear_room();
+        result
+    }
+
+    /// Answers a `GAME` message: a request gets its reply, now or after the think time.
+    pub(super) async fn on_game(&mut self, msg: &Value, received: Nanos) -> Result<(), Interrupt> {
+        let reply = match self.bot.on_game(msg) {
+            Ok(Some(reply)) => reply,
+            Ok(None) => return Ok(()),
+            Err(e) => {
+                self.note_error(e.to_string());
+                return Ok(());
+            }
+        };
+        if self.owner {
+            self.time_step(reply.step, received);
+        }
+        let frame = messages::game_reply(reply.seq, &reply.action);
+        if reply.own_turn {
+            let think = self.think_time();
+            if think > 0 {
+                let due = received + think;
+                self.pending = Some(PendingReply {
+                    due,
+                    timer: serve::timer(due),
+                    frame,
+                });
+                return Ok(());
+            }
+        }
+        self.record_reply_lateness(received);
+        self.send(frame).await
+    }
+
+    /// Owner: the time since the previous request of this table, credited to the kind of step
+    /// that opened it.
+    fn time_step(&mut self, step: StepKind, received: Nanos) {
+        let mut rec = self.ctx.recorder.borrow_mut();
+        if step == StepKind::Kaiju {
+            if let Some(start) = self.start_sent.take() {
+                rec.start_burst
+                    .saturating_record(clock::to_us(received - start));
+            }
+            self.kaiju_at = Some(received);
+            rec.games_started += 1;
+        }
+        if let Some((previous, kind)) = self.last_request.replace((received, step)) {
+            let interval = received.saturating_sub(previous);
+            rec.step(kind.as_str(), clock::to_us(interval));
+            let think = self.ctx.plan.think.as_nanos() as u64;
+            match kind {
+                StepKind::Zimo | StepKind::Gangzimo if think >= STEP_MINIMUM => {
+                    rec.draw_overshoot
+                        .saturating_record(clock::to_us(interval.saturating_sub(think)));
+                }
+                StepKind::Qipai => {
+                    rec.deal_overshoot
+                        .saturating_record(clock::to_us(interval.saturating_sub(STEP_MINIMUM)));
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// The think time of one own-turn action: `--think` plus a random `0..--think-jitter`.
+    fn think_time(&mut self) -> Nanos {
+        let plan = &self.ctx.plan;
+        let base = plan.think.as_nanos() as u64;
+        let jitter = plan.think_jitter.as_nanos() as u64;
+        if jitter == 0 {
+            return base;
+        }
+        self.rng ^= self.rng << 13;
+        self.rng ^= self.rng >> 7;
+        self.rng ^= self.rng << 17;
+        base + self.rng % jitter
+    }
+
+    fn record_reply_lateness(&self, intended: Nanos) {
+        let lateness = clock::now().saturating_sub(intended);
+        self.ctx
+            .recorder
+            .borrow_mut()
+            .reply_lateness
+            .saturating_record(clock::to_us(lateness));
+    }
+
+    /// Sends the reply held back for the think time, now that it is due.
+    pub(super) async fn send_pending(&mut self) -> Result<(), Interrupt> {
+        if let Some(pending) = self.pending.take() {
+            self.record_reply_lateness(pending.due);
+            self.send(pending.frame).await?;
+        }
+        Ok(())
+    }
+}

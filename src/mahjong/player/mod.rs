@@ -1,0 +1,194 @@
+//! One bot player's whole session: log in, open the socket.io WebSocket, sit at a table, play
+//! the games, log out — always log out, whatever happened (a session left behind lives 14 days
+//! on the server).
+//!
+//! A player is one small task with one event loop: it always keeps reading its socket (pings,
+//! game requests) while it waits for the next phase, for its table's room number, or for its
+//! think time to pass. Phases are opened by the worker's coordinator (see `session`); the player
+//! reports each phase done (or failed) and waits for the next. This module holds the player's
+//! state and its run through the phases; the steps live by concern:
+//!
+//! - [`account`]: login, the WebSocket up to `HELLO`, closing it and logout — the steps that
+//!   are retried, through the one helper in [`retry`];
+//! - [`table`]: forming a table (the owner's room, the others joining it);
+//! - [`game`]: playing a game — `START`, each request answered after its think time, `END`;
+//! - [`serve`]: the event loop under all of them, which serves the socket while the player
+//!   waits for anything, and dispatches each frame.
+
+mod account;
+mod game;
+mod retry;
+mod serve;
+mod table;
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::atomic::Ordering;
+
+use tokio::sync::watch;
+
+use super::bot::{Bot, StepKind};
+use super::phase::{Phase, PhaseBoard, SessionLive};
+use crate::net::stream::Endpoint;
+use crate::plan::MahjongPlan;
+use crate::stats::mahjong::MahjongRecorder;
+use crate::timing::clock::Nanos;
+use crate::ws::transport::WebSocket;
+use game::PendingReply;
+pub use table::Table;
+
+/// What every player of one worker shares.
+pub struct WorkerCtx {
+    pub plan: std::sync::Arc<MahjongPlan>,
+    pub endpoint: Endpoint,
+    /// `ws://host:port<base>/socket.io/?EIO=4&transport=websocket` (or `wss://`).
+    pub ws_url: String,
+    /// `Host` header value for login and logout.
+    pub host: String,
+    pub recorder: RefCell<MahjongRecorder>,
+    pub phases: watch::Receiver<Phase>,
+    pub board: Rc<PhaseBoard>,
+    pub shutdown: watch::Receiver<bool>,
+    pub live: std::sync::Arc<SessionLive>,
+}
+
+/// Why a player stopped waiting.
+enum Interrupt {
+    /// The run is over (duration end or Ctrl-C): log out now.
+    Shutdown,
+    /// The socket closed or failed.
+    Disconnected,
+}
+
+pub struct Player {
+    ctx: Rc<WorkerCtx>,
+    /// Global index (for the ramp and the name).
+    index: usize,
+    table: Rc<Table>,
+    owner: bool,
+    cookie: Option<String>,
+    ws: Option<WebSocket>,
+    uid: Option<String>,
+    /// Room state as this player last heard it.
+    room: Option<String>,
+    members: usize,
+    /// A ROOM message arrived since the last join was sent.
+    room_seen: bool,
+    /// When this player's `START` arrived in the current game.
+    start_event_at: Option<Nanos>,
+    playing: bool,
+    /// `END` arrived: `Some(true)` with the record, `Some(false)` aborted.
+    ended: Option<bool>,
+    bot: Bot,
+    pending: Option<PendingReply>,
+    /// Owner only: the last request's arrival and kind, for step intervals.
+    last_request: Option<(Nanos, StepKind)>,
+    start_sent: Option<Nanos>,
+    kaiju_at: Option<Nanos>,
+    /// Deterministic jitter source (xorshift), seeded by the index.
+    rng: u64,
+}
+
+impl Player {
+    pub fn new(ctx: Rc<WorkerCtx>, index: usize, table: Rc<Table>, owner: bool) -> Player {
+        Player {
+            ctx,
+            index,
+            table,
+            owner,
+            cookie: None,
+            ws: None,
+            uid: None,
+            room: None,
+            members: 0,
+            room_seen: false,
+            start_event_at: None,
+            playing: false,
+            ended: None,
+            bot: Bot::new(),
+            pending: None,
+            last_request: None,
+            start_sent: None,
+            kaiju_at: None,
+            rng: 0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03),
+        }
+    }
+
+    fn name(&self) -> String {
+        format!("tsumo{}", self.index)
+    }
+
+    /// Runs the player to the end of the session.
+    pub async fn run(mut self) {
+        let plan = std::sync::Arc::clone(&self.ctx.plan);
+        let outcome = self.play_session(&plan).await;
+        if let Err(Interrupt::Disconnected) = outcome {
+            // A player without its socket takes no further part: let the phases go on without
+            // waiting for its logout.
+            self.ctx.board.retire(self.index);
+        }
+        self.log_out().await;
+        // Whatever happened, the coordinator must not wait for this player.
+        self.ctx.board.retire(self.index);
+    }
+
+    async fn play_session(&mut self, plan: &MahjongPlan) -> Result<(), Interrupt> {
+        self.wait_phase(Phase::Login).await?;
+        self.ramp().await?;
+        if !self.log_in().await {
+            self.table.set_broken();
+        }
+        self.report(Phase::Login);
+
+        self.wait_phase(Phase::Connect).await?;
+        if self.cookie.is_some() {
+            self.ramp().await?;
+            if !self.connect().await? {
+                self.table.set_broken();
+            }
+        }
+        self.report(Phase::Connect);
+
+        for game in 0..plan.games {
+            self.wait_phase(Phase::Form(game)).await?;
+            let formed = !self.table.is_broken() && self.form_table().await?;
+            self.report(Phase::Form(game));
+            if !plan.lockstep {
+                // Start as soon as the table is full, and play it out within this phase.
+                if formed {
+                    self.play_game().await?;
+                }
+                continue;
+            }
+            self.wait_phase(Phase::Play(game)).await?;
+            if formed {
+                self.play_game().await?;
+            }
+            self.report(Phase::Play(game));
+        }
+        self.wait_phase(Phase::Logout).await?;
+        Ok(())
+    }
+
+    /// Waits for `--ramp × index` after the phase opened.
+    async fn ramp(&mut self) -> Result<(), Interrupt> {
+        let ramp = self.ctx.plan.ramp.as_nanos() as u64;
+        if ramp == 0 {
+            return Ok(());
+        }
+        let opened = self.ctx.board.opened_at();
+        let due = opened + ramp.saturating_mul(self.index as u64);
+        self.serve_until(Some(due), |_| false).await
+    }
+
+    /// Tells the coordinator this player is done with `phase` (its success or failure is in the
+    /// recorder already).
+    fn report(&self, phase: Phase) {
+        self.ctx.board.done(self.index, phase);
+    }
+
+    fn note_error(&self, what: String) {
+        self.ctx.recorder.borrow_mut().protocol_error(what);
+        self.ctx.live.errors.fetch_add(1, Ordering::Relaxed);
+    }
+}

@@ -1,0 +1,335 @@
+//! The event loop under every step of a player: whatever the player waits for — the next
+//! phase, its table's room number, a `HELLO`, the end of a game, its think time — its socket
+//! stays served (pings answered, game requests handled), and shutdown or a lost socket ends
+//! the wait. Each frame is decoded and dispatched here to the step it concerns.
+//!
+//! A player spends its life here, woken once per frame, so a wake-up must cost little: the
+//! loop polls its socket first (`biased`), keeps one timer per wait instead of one per frame,
+//! and registers with the run's shutdown and phase channels once per wait — those channels are
+//! shared by every player of the run, and each poll of a waiting `changed()` takes their lock —
+//! then reads their versions (an atomic load) on each turn instead.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::sync::atomic::Ordering;
+use std::task::Poll;
+
+use futures_util::{SinkExt, StreamExt};
+use serde_json::Value;
+use tokio::sync::watch;
+use tokio::time::Sleep;
+use tokio_tungstenite::tungstenite::Message;
+
+use super::{Interrupt, Player};
+use crate::mahjong::messages::{self, ServerEvent};
+use crate::mahjong::phase::Phase;
+use crate::timing::clock::{self, Nanos};
+use crate::ws::socketio::{self, Packet};
+
+/// What a wait ends on, besides shutdown and a lost socket.
+pub(super) struct Wait<F: Fn(&Player) -> bool> {
+    /// Ends (Ok) when this holds.
+    pub(super) done: F,
+    /// Ends (Ok) when this passes.
+    pub(super) deadline: Option<Nanos>,
+    /// Re-checks `done` whenever the table changes (room number published, table broken).
+    pub(super) table: bool,
+}
+
+impl Player {
+    pub(super) async fn wait_phase(&mut self, phase: Phase) -> Result<(), Interrupt> {
+        let mut phases = self.ctx.phases.clone();
+        loop {
+            if *phases.borrow_and_update() >= phase {
+                return Ok(());
+            }
+            if self.ws.is_some() {
+                // Keep the socket served while waiting (pings, late messages).
+                self.serve_until_changed(&phases).await?;
+            } else {
+                let mut shutdown = self.ctx.shutdown.clone();
+                if *shutdown.borrow_and_update() {
+                    return Err(Interrupt::Shutdown);
+                }
+                tokio::select! {
+                    changed = phases.changed() => if changed.is_err() { return Err(Interrupt::Shutdown) },
+                    _ = shutdown.changed() => return Err(Interrupt::Shutdown),
+                }
+            }
+        }
+    }
+
+    /// Serves the socket until the phase changes from what `seen` last saw.
+    async fn serve_until_changed(
+        &mut self,
+        seen: &watch::Receiver<Phase>,
+    ) -> Result<(), Interrupt> {
+        let mut registered = seen.clone();
+        let phase_changed = registered.changed();
+        tokio::pin!(phase_changed);
+        register(phase_changed.as_mut()).await;
+        let wait = Wait {
+            done: |_: &Player| false,
+            deadline: None,
+            table: false,
+        };
+        self.serve(wait, Some(seen)).await
+    }
+
+    /// Serves the socket until `done(self)` holds or `deadline` passes (Ok), or shutdown or
+    /// disconnect (Err).
+    pub(super) async fn serve_until(
+        &mut self,
+        deadline: Option<Nanos>,
+        done: impl Fn(&Player) -> bool,
+    ) -> Result<(), Interrupt> {
+        let wait = Wait {
+            done,
+            deadline,
+            table: false,
+        };
+        self.serve(wait, None).await
+    }
+
+    /// The loop: serves the socket and sends held-back replies when due, until `wait` ends,
+    /// the phase changes from what `phase` last saw, shutdown, or disconnect.
+    pub(super) async fn serve<F: Fn(&Player) -> bool>(
+        &mut self,
+        wait: Wait<F>,
+        phase: Option<&watch::Receiver<Phase>>,
+    ) -> Result<(), Interrupt> {
+        let ctx = Rc::clone(&self.ctx);
+        let mut shutdown = ctx.shutdown.clone();
+        if *shutdown.borrow_and_update() {
+            return Err(Interrupt::Shutdown);
+        }
+        let shutdown_changed = shutdown.changed();
+        tokio::pin!(shutdown_changed);
+        register(shutdown_changed.as_mut()).await;
+        let deadline = wait.deadline.map(|d| tokio::time::sleep_until(instant(d)));
+        tokio::pin!(deadline);
+        let table = Rc::clone(&self.table);
+        loop {
+            // The run's channels: the task's waker is registered with them, so a change wakes
+            // this loop, which reads it here.
+            if ctx.shutdown.has_changed().unwrap_or(true) {
+                return Err(Interrupt::Shutdown);
+            }
+            if let Some(phase) = phase {
+                match phase.has_changed() {
+                    Ok(false) => {}
+                    Ok(true) => return Ok(()),
+                    Err(_) => return Err(Interrupt::Shutdown),
+                }
+            }
+            if (wait.done)(self) || wait.deadline.is_some_and(|d| clock::now() >= d) {
+                return Ok(());
+            }
+            let table_changed = wait.table.then(|| table.changed());
+            let Some(ws) = self.ws.as_mut() else {
+                // Before the socket opened (the ramp) or after it was lost.
+                tokio::select! {
+                    biased;
+                    _ = opt(deadline.as_mut().as_pin_mut()) => return Ok(()),
+                    _ = opt(table_changed) => {}
+                    _ = Woken(false) => {}
+                }
+                continue;
+            };
+            let think = self.pending.as_mut().map(|p| p.timer.as_mut());
+            tokio::select! {
+                biased;
+                frame = ws.next() => self.on_frame(frame).await?,
+                _ = opt(think) => self.send_pending().await?,
+                _ = opt(deadline.as_mut().as_pin_mut()) => return Ok(()),
+                _ = opt(table_changed) => {}
+                _ = Woken(false) => {}
+            }
+        }
+    }
+
+    /// Handles one frame (or the end of the stream).
+    async fn on_frame(
+        &mut self,
+        frame: Option<Result<Message, tokio_tungstenite::tungstenite::Error>>,
+    ) -> Result<(), Interrupt> {
+        let text = match frame {
+            Some(Ok(Message::Text(text))) => text,
+            Some(Ok(Message::Close(_))) | None | Some(Err(_)) => {
+                self.ws = None;
+                self.table.set_broken();
+                self.ctx.recorder.borrow_mut().disconnects += 1;
+                self.ctx.live.errors.fetch_add(1, Ordering::Relaxed);
+                // play_game counts the aborted game.
+                return Err(Interrupt::Disconnected);
+            }
+            Some(Ok(_)) => return Ok(()),
+        };
+        let received = clock::now();
+        {
+            let mut rec = self.ctx.recorder.borrow_mut();
+            rec.messages_in += 1;
+            rec.bytes_in += text.len() as u64;
+        }
+        self.ctx.live.messages.fetch_add(1, Ordering::Relaxed);
+        match socketio::parse(text.as_str()) {
+            Ok(Packet::Ping) => self.send(socketio::PONG.to_string()).await,
+            Ok(Packet::Open { .. }) => self.send(socketio::CONNECT.to_string()).await,
+            Ok(Packet::Event { name, args }) => self.on_event(&name, &args, received).await,
+            Ok(Packet::Disconnected) => {
+                self.note_error(format!(
+                    "{}: the server disconnected the socket",
+                    self.name()
+                ));
+                self.close_socket().await;
+                Err(Interrupt::Disconnected)
+            }
+            Ok(Packet::ConnectError(e)) => {
+                self.note_error(format!("{}: socket.io connect error {e}", self.name()));
+                Ok(())
+            }
+            Ok(_) => Ok(()),
+            Err(e) => {
+                self.note_error(e.to_string());
+                Ok(())
+            }
+        }
+    }
+
+    async fn on_event(
+        &mut self,
+        name: &str,
+        args: &[Value],
+        received: Nanos,
+    ) -> Result<(), Interrupt> {
+        let event = match messages::classify(name, args) {
+            Ok(event) => event,
+            Err(e) => {
+                self.note_error(e.to_string());
+                return Ok(());
+            }
+        };
+        match event {
+            ServerEvent::Hello(Some(uid)) => {
+                if self.uid.is_none() {
+                    self.uid = Some(uid.to_string());
+                }
+                // Also "back in the lobby" after leaving a room.
+                self.room = None;
+            }
+            ServerEvent::Hello(None) => {
+                self.note_error(format!(
+                    "{}: HELLO null: the server did not accept the login cookie",
+                    self.name()
+                ));
+            }
+            ServerEvent::Room { room_no, members } => {
+                self.room = Some(room_no.to_string());
+                self.members = members;
+                self.room_seen = true;
+                if self.owner && !self.table.has_room(room_no) {
+                    self.table.set_room(room_no);
+                }
+            }
+            ServerEvent::Start => {
+                self.start_event_at = Some(received);
+                self.playing = true;
+                self.ctx.live.playing.fetch_add(1, Ordering::Relaxed);
+            }
+            ServerEvent::Game(msg) => self.on_game(msg, received).await?,
+            ServerEvent::End(record) => {
+                self.ended = Some(record.is_some());
+                if self.playing {
+                    self.ctx.live.playing.fetch_sub(1, Ordering::Relaxed);
+                }
+                self.playing = false;
+                self.room = None;
+                if record.is_none() {
+                    self.note_error(format!(
+                        "{}: END without a record: the server aborted the game",
+                        self.name()
+                    ));
+                }
+            }
+            ServerEvent::Error(message) => {
+                self.note_error(format!("{}: server ERROR {message}", self.name()));
+                if !self.owner && !self.room_seen {
+                    self.table.set_broken();
+                }
+            }
+            ServerEvent::Unknown(_) => {}
+        }
+        Ok(())
+    }
+
+    pub(super) async fn send(&mut self, frame: String) -> Result<(), Interrupt> {
+        let Some(ws) = self.ws.as_mut() else {
+            return Err(Interrupt::Disconnected);
+        };
+        let len = frame.len() as u64;
+        match ws.send(Message::text(frame)).await {
+            Ok(()) => {
+                let mut rec = self.ctx.recorder.borrow_mut();
+                rec.messages_out += 1;
+                rec.bytes_out += len;
+                Ok(())
+            }
+            Err(_) => {
+                self.ws = None;
+                self.ctx.recorder.borrow_mut().disconnects += 1;
+                Err(Interrupt::Disconnected)
+            }
+        }
+    }
+}
+
+/// Polls `changed` once, so the task's waker is registered with its channel; the caller then
+/// reads the channel's version instead of polling again.
+async fn register<F: Future>(changed: Pin<&mut F>) {
+    let mut changed = Some(changed);
+    std::future::poll_fn(|cx| {
+        if let Some(changed) = changed.take() {
+            let _ = changed.poll(cx);
+        }
+        Poll::Ready(())
+    })
+    .await
+}
+
+/// Pending on its first poll and ready on the next: it ends a `select!` on any wake-up, so the
+/// loop re-reads the channels it registered with.
+struct Woken(bool);
+
+impl Future for Woken {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, _: &mut std::task::Context<'_>) -> Poll<()> {
+        if self.0 {
+            Poll::Ready(())
+        } else {
+            self.0 = true;
+            Poll::Pending
+        }
+    }
+}
+
+/// Awaits `future`, or never when there is none.
+async fn opt<F: Future>(future: Option<F>) {
+    match future {
+        Some(future) => {
+            future.await;
+        }
+        None => std::future::pending().await,
+    }
+}
+
+/// The tokio instant of a time on our clock (both are CLOCK_MONOTONIC).
+pub(super) fn instant(at: Nanos) -> tokio::time::Instant {
+    tokio::time::Instant::now() + std::time::Duration::from_nanos(at.saturating_sub(clock::now()))
+}
+
+/// A tokio timer for a time on our clock.
+pub(super) fn timer(at: Nanos) -> Pin<Box<Sleep>> {
+    Box::pin(tokio::time::sleep_until(instant(at)))
+}

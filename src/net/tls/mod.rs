@@ -1,0 +1,102 @@
+//! rustls client configuration, in one place.
+//!
+//! The ring provider is chosen explicitly (`builder_with_provider`): if two providers ever end up
+//! enabled in the dependency tree, rustls's automatic choice panics at run time. Certificates are
+//! verified against the system roots (plus `--cacert`) unless `--insecure` is given; `verify`
+//! says why the verifier is our own, `explain` turns a failed handshake into words. Session
+//! resumption uses rustls's in-memory cache, shared by every connection of the run.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use rustls::client::WebPkiServerVerifier;
+use rustls::crypto::CryptoProvider;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, ServerName};
+use rustls::{ClientConfig, RootCertStore};
+
+use crate::error::Error;
+use verify::{Cacert, NoVerify, Verifier};
+
+mod explain;
+mod verify;
+
+pub use explain::{explain, explain_handshake_error, Explanation};
+
+/// The crypto provider used for every TLS connection.
+fn provider() -> Arc<CryptoProvider> {
+    Arc::new(rustls::crypto::ring::default_provider())
+}
+
+/// Builds the client configuration for a run (HTTP/1.1 over TLS).
+pub fn client_config(insecure: bool, cacert: Option<&Path>) -> Result<Arc<ClientConfig>, Error> {
+    let provider = provider();
+    let builder = ClientConfig::builder_with_provider(Arc::clone(&provider))
+        .with_safe_default_protocol_versions()
+        .map_err(|e| Error::Tls {
+            host: String::new(),
+            reason: e.to_string(),
+        })?;
+    let mut config = if insecure {
+        builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(NoVerify(provider)))
+            .with_no_client_auth()
+    } else {
+        let (roots, cacert) = root_store(cacert)?;
+        // With no root at all (no system store, no --cacert) every certificate is refused.
+        let webpki = match roots.is_empty() {
+            true => None,
+            false => Some(
+                WebPkiServerVerifier::builder_with_provider(roots.into(), Arc::clone(&provider))
+                    .build()
+                    .map_err(|e| Error::Tls {
+                        host: String::new(),
+                        reason: e.to_string(),
+                    })?,
+            ),
+        };
+        builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(Verifier::new(webpki, cacert, provider)))
+            .with_no_client_auth()
+    };
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(Arc::new(config))
+}
+
+/// System roots, plus the certificates of `--cacert` (also kept as they are, see `verify`).
+fn root_store(cacert: Option<&Path>) -> Result<(RootCertStore, Option<Cacert>), Error> {
+    let mut roots = RootCertStore::empty();
+    let native = rustls_native_certs::load_native_certs();
+    roots.add_parsable_certificates(native.certs);
+    if let Some(path) = cacert {
+        let file_error = |reason: String| Error::File {
+            path: path.display().to_string(),
+            reason,
+        };
+        let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(path)
+            .map_err(|e| file_error(format!("cannot read --cacert: {e}")))?
+            .collect::<Result<_, _>>()
+            .map_err(|e| file_error(format!("not a PEM certificate file: {e}")))?;
+        if certs.is_empty() {
+            return Err(file_error("no PEM certificate in --cacert file".into()));
+        }
+        for cert in &certs {
+            roots
+                .add(cert.clone())
+                .map_err(|e| file_error(format!("unusable certificate: {e}")))?;
+        }
+        let path = path.display().to_string();
+        return Ok((roots, Some(Cacert { path, certs })));
+    }
+    Ok((roots, None))
+}
+
+/// The server name to send as SNI and to verify: a DNS name or an IP address.
+pub fn server_name(host: &str) -> Result<ServerName<'static>, Error> {
+    ServerName::try_from(host.to_string()).map_err(|e| Error::Tls {
+        host: host.to_string(),
+        reason: format!("not a valid server name: {e}"),
+    })
+}

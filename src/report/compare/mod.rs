@@ -1,0 +1,211 @@
+//! `tsumo compare`: saved runs side by side, with each run's ratio to the first, and — when a
+//! label was run several times — a sentence per key metric saying whether the difference between
+//! labels is larger than the rounds of one label differ among themselves.
+//!
+//! Why words under the table: the usual question ("what does nginx cost?") is answered by a few
+//! percent, and so is the noise between two runs of the same command; a ratio alone invites
+//! reading noise as a result (peers.md §0.7: comparing runs is weak across peer tools). The rule
+//! is simple and stated: a difference is *beyond run-to-run noise* when the labels' means differ
+//! by more than 1 % and by more than the larger spread (max − min) of the rounds within one
+//! label.
+//!
+//! The reader of saved runs ([`LoadedRun`], [`load`], [`from_value`], [`check_same_mode`]) lives
+//! in [`super::saved`]; it is re-exported here so the `compare::` paths used by merge, plot and
+//! main keep working. A run's figures as rows are in `rows`, the noise sentences in `noise`.
+
+mod noise;
+mod rows;
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use self::noise::{key_metrics, mean, noise_sentence};
+use self::rows::{format_ratio, format_value, rows, Row, Unit};
+pub use super::saved::{check_same_mode, from_value, load, load_all, LoadedRun, RunData};
+use crate::error::Error;
+
+/// Options of `tsumo compare FILE…`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompareOptions {
+    pub files: Vec<PathBuf>,
+}
+
+/// The runs of one label, in the order given.
+struct Group<'a> {
+    label: &'a str,
+    runs: Vec<&'a LoadedRun>,
+    /// Column heading: the label when it is short, else a letter explained above the table.
+    heading: String,
+}
+
+/// Labels longer than this are replaced by letters in headings and sentences.
+const MAX_HEADING: usize = 24;
+
+fn groups(runs: &[LoadedRun]) -> Vec<Group<'_>> {
+    let mut groups: Vec<Group<'_>> = Vec::new();
+    for run in runs {
+        match groups.iter_mut().find(|g| g.label == run.label) {
+            Some(g) => g.runs.push(run),
+            None => groups.push(Group {
+                label: &run.label,
+                runs: vec![run],
+                heading: String::new(),
+            }),
+        }
+    }
+    let letters = groups
+        .iter()
+        .any(|g| g.label.chars().count() > MAX_HEADING || g.label.is_empty());
+    for (i, g) in groups.iter_mut().enumerate() {
+        g.heading = if letters {
+            letter(i)
+        } else {
+            g.label.to_string()
+        };
+    }
+    groups
+}
+
+/// A, B, …, Z, then R27, R28 …
+fn letter(i: usize) -> String {
+    match u8::try_from(i).ok().filter(|i| *i < 26) {
+        Some(i) => char::from(b'A' + i).to_string(),
+        None => format!("R{}", i + 1),
+    }
+}
+
+/// Values of one row across the runs of a group (runs without the row are skipped).
+fn values_of(name: &str, per_run: &[(&LoadedRun, Vec<Row>)], group: &Group<'_>) -> Vec<f64> {
+    per_run
+        .iter()
+        .filter(|(run, _)| group.runs.iter().any(|g| std::ptr::eq(*g, *run)))
+        .filter_map(|(_, rows)| rows.iter().find(|r| r.name == name).and_then(|r| r.value))
+        .collect()
+}
+
+/// The comparison table (and, with repeated runs, the noise sentences) of runs of one mode.
+pub fn render(runs: &[LoadedRun]) -> Result<String, Error> {
+    check_same_mode(runs, "compare")?;
+    let per_run: Vec<(&LoadedRun, Vec<Row>)> = runs.iter().map(|r| (r, rows(r))).collect();
+    let groups = groups(runs);
+    // Row order: as the first run that has each row lists it; server rows only when sampled.
+    let mut names: Vec<(String, Unit)> = Vec::new();
+    for (_, rows) in &per_run {
+        for r in rows {
+            if !names.iter().any(|(n, _)| *n == r.name) {
+                names.push((r.name.clone(), r.unit));
+            }
+        }
+    }
+    let any_value = |name: &str| {
+        per_run
+            .iter()
+            .any(|(_, rows)| rows.iter().any(|r| r.name == name && r.value.is_some()))
+    };
+    names.retain(|(name, _)| any_value(name));
+
+    let mut out = String::new();
+    let repeated = groups.iter().any(|g| g.runs.len() > 1);
+    let _ = writeln!(
+        out,
+        "Comparing {} {} run{}{}",
+        runs.len(),
+        runs[0].mode(),
+        if runs.len() == 1 { "" } else { "s" },
+        if repeated {
+            let labels = match groups.len() {
+                1 => "1 label".to_string(),
+                n => format!("{n} labels"),
+            };
+            format!(" ({labels}; columns are means of each label's runs)")
+        } else {
+            String::new()
+        }
+    );
+    for g in &groups {
+        let sources: Vec<&str> = g.runs.iter().map(|r| r.source.as_str()).collect();
+        let name = if g.heading == g.label {
+            String::new()
+        } else {
+            format!("{} = ", g.heading)
+        };
+        let _ = writeln!(out, "  {name}{}  ({})", g.label, sources.join(", "));
+    }
+    let _ = writeln!(out);
+
+    // Cells: row name, one value per group, one ratio per group after the first.
+    let mut header = vec![String::new()];
+    header.extend(groups.iter().map(|g| g.heading.clone()));
+    header.extend(
+        groups
+            .iter()
+            .skip(1)
+            .map(|g| format!("{}/{}", g.heading, groups[0].heading)),
+    );
+    let mut table = vec![header];
+    if repeated {
+        let mut cells = vec!["Runs".to_string()];
+        cells.extend(groups.iter().map(|g| g.runs.len().to_string()));
+        cells.extend(groups.iter().skip(1).map(|_| String::new()));
+        table.push(cells);
+    }
+    for (name, unit) in &names {
+        let means: Vec<Option<f64>> = groups
+            .iter()
+            .map(|g| mean(&values_of(name, &per_run, g)))
+            .collect();
+        let mut cells = vec![name.clone()];
+        cells.extend(means.iter().map(|m| match m {
+            Some(v) => format_value(*v, *unit),
+            None => "-".to_string(),
+        }));
+        cells.extend(means.iter().skip(1).map(|m| format_ratio(means[0], *m)));
+        table.push(cells);
+    }
+    let columns = table[0].len();
+    let widths: Vec<usize> = (0..columns)
+        .map(|c| {
+            let widest = table.iter().map(|r| r[c].chars().count()).max();
+            widest.unwrap_or(0) + 2
+        })
+        .collect();
+    for cells in &table {
+        let mut line = format!("  {:<width$}", cells[0], width = widths[0]);
+        for (cell, width) in cells.iter().zip(&widths).skip(1) {
+            let _ = write!(line, "{cell:>width$}");
+        }
+        let _ = writeln!(out, "{}", line.trim_end());
+    }
+
+    if groups.len() > 1 && repeated {
+        let _ = writeln!(out);
+        for (row_name, metric) in key_metrics(runs[0].mode()) {
+            if !names.iter().any(|(n, _)| n == row_name) {
+                continue;
+            }
+            let first = values_of(row_name, &per_run, &groups[0]);
+            for g in groups.iter().skip(1) {
+                let values = values_of(row_name, &per_run, g);
+                if first.is_empty() || values.is_empty() {
+                    continue;
+                }
+                let sentence = noise_sentence(metric, (&groups[0], &first), (g, &values));
+                let _ = writeln!(out, "{sentence}");
+            }
+        }
+    } else if groups.len() > 1 {
+        let _ = writeln!(
+            out,
+            "\nOne run per label: run each several times (same --label) to tell a difference \
+             from run-to-run noise."
+        );
+    }
+    Ok(out)
+}
+
+/// `tsumo compare FILE…`: prints the table; a bad input is the error (main prints it, exit 1).
+pub fn run(options: &CompareOptions) -> Result<(), Error> {
+    let table = render(&load_all(&options.files)?)?;
+    print!("{table}");
+    Ok(())
+}

@@ -1,0 +1,292 @@
+//! A mahjong session as saved to JSON (`tsumo mahjong --json`): [`SavedSession`] is the schema,
+//! written and read, as [`SavedRun`] is for an HTTP run.
+//!
+//! Why typed: `compare`, `merge`, `plot` and the A/B rounds all read sessions back, and a
+//! layout kept in one struct is checked by the compiler in all four places (before, each spelled
+//! the same JSON paths). The conventions are the HTTP file's: µs for latencies, seconds as
+//! floats (`*_s`), every histogram kept whole as a base64 HdrHistogram compressed V2 string
+//! beside its summary ([`SavedHistogram`]), so sessions merge exactly.
+
+use std::collections::BTreeMap;
+
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+use super::json::{encode_histogram, first_schema, SavedRun, SCHEMA_VERSION};
+use crate::error::Error;
+use crate::stats::hdr;
+use crate::stats::mahjong::{MahjongResult, PHASES};
+use crate::sys::procstat::ServerUsage;
+
+/// One session as saved to JSON.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SavedSession {
+    /// Always `"tsumo"`.
+    pub tool: String,
+    /// tsumo's version (`CARGO_PKG_VERSION`) that wrote the file.
+    pub version: String,
+    /// Always `"mahjong"`.
+    pub mode: String,
+    /// The format version, see [`SCHEMA_VERSION`].
+    #[serde(default = "first_schema")]
+    pub schema: u32,
+    /// The session's name in comparisons (`--label`; default: the URL).
+    pub label: String,
+    pub plan: SavedSessionPlan,
+    /// Wall time of the session, seconds.
+    pub elapsed_s: f64,
+    /// Stopped by a signal (Ctrl-C, SIGTERM, SIGHUP).
+    pub interrupted: bool,
+    /// What ended it: `done`, `duration`, `SIGINT`, `SIGTERM`, `SIGHUP`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended_by: Option<String>,
+    /// The `-d` limit ended the session before every game was over.
+    pub timed_out: bool,
+    /// By phase name (see [`PHASES`]; [`SavedSession::phase_names`] gives their order).
+    pub phases: BTreeMap<String, SavedPhase>,
+    pub games: SavedGames,
+    /// Step intervals of one table, by the kind of step that opened them.
+    pub steps: BTreeMap<String, SavedHistogram>,
+    /// Own-draw steps: interval beyond the think time.
+    pub draw_overshoot: SavedHistogram,
+    /// Deal steps: interval beyond the server's 400 ms step minimum.
+    pub deal_overshoot: SavedHistogram,
+    /// Per table: `START` sent to the game's start received.
+    pub start_burst: SavedHistogram,
+    /// tsumo's own lateness: actual − intended reply time.
+    pub reply_lateness: SavedHistogram,
+    pub messages: SavedMessages,
+    /// WebSockets closed before their player was done.
+    pub disconnects: u64,
+    /// Protocol errors.
+    pub errors: u64,
+    /// The first few protocol errors, verbatim.
+    pub first_errors: Vec<String>,
+    /// tsumo's own CPU and memory.
+    pub tsumo: SavedOwnUsage,
+    /// CPU and memory of the `--server-pid` processes; absent without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<ServerUsage>,
+    /// The files a `tsumo merge` was made of; absent in a session's own file.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub merged_from: Vec<String>,
+}
+
+/// The plan's settings that shape the results.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SavedSessionPlan {
+    /// The server's base URL as typed.
+    pub url: String,
+    pub players: u64,
+    pub threads: u64,
+    /// The `-d` limit, seconds.
+    pub duration_s: f64,
+    pub ramp_s: f64,
+    pub think_s: f64,
+    pub think_jitter_s: f64,
+    /// Games per table.
+    pub games: u32,
+    /// The `START` timer, seconds (`[limit]` or `[limit, bank]`); `null` without `--timer`.
+    pub timer: Option<Vec<u64>>,
+    pub lockstep: bool,
+    /// The complete rule object sent with `START`.
+    pub rule: serde_json::Value,
+}
+
+/// A histogram's usual percentiles (µs, wrk2's arithmetic) and the histogram itself.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SavedHistogram {
+    /// Samples in the histogram; the percentiles mean nothing when it is 0.
+    pub count: u64,
+    pub p50: u64,
+    pub p90: u64,
+    pub p99: u64,
+    pub max: u64,
+    pub mean: f64,
+    /// base64 HdrHistogram compressed V2 (`HISTF…`).
+    pub histogram: String,
+}
+
+impl SavedHistogram {
+    pub fn of(h: &Histogram<u64>) -> SavedHistogram {
+        SavedHistogram {
+            count: h.len(),
+            p50: hdr::value_at_percentile(h, 50.0),
+            p90: hdr::value_at_percentile(h, 90.0),
+            p99: hdr::value_at_percentile(h, 99.0),
+            max: hdr::max(h),
+            mean: hdr::mean(h),
+            histogram: encode_histogram(h),
+        }
+    }
+
+    /// The histogram back; `source` and `what` name it in the error.
+    pub fn decode(&self, source: &str, what: &str) -> Result<Histogram<u64>, Error> {
+        SavedRun::decode_histogram(&self.histogram).map_err(|e| Error::File {
+            path: source.to_string(),
+            reason: format!("histogram '{what}': {e}"),
+        })
+    }
+
+    /// The summary, when the histogram holds samples (an empty one's percentiles say 0).
+    pub fn sampled(&self) -> Option<&SavedHistogram> {
+        (self.count > 0).then_some(self)
+    }
+}
+
+/// One phase: successes and failures, and the latency of the successes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SavedPhase {
+    pub ok: u64,
+    pub failed: u64,
+    /// Written beside `ok` and `failed`, as one object.
+    #[serde(flatten)]
+    pub latency: SavedHistogram,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SavedGames {
+    pub started: u64,
+    pub completed: u64,
+    pub aborted: u64,
+    /// Duration of completed games, µs.
+    pub duration: SavedHistogram,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SavedMessages {
+    #[serde(rename = "in")]
+    pub received: u64,
+    #[serde(rename = "out")]
+    pub sent: u64,
+    pub bytes_in: u64,
+    pub bytes_out: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct SavedOwnUsage {
+    /// User + system CPU, seconds.
+    pub cpu_s: f64,
+    pub peak_rss_bytes: u64,
+}
+
+impl SavedSession {
+    /// Everything in `r`, in the saved layout.
+    pub fn from_result(r: &MahjongResult) -> SavedSession {
+        let p = &r.plan;
+        let rec = &r.record;
+        let phases = PHASES
+            .iter()
+            .filter_map(|name| {
+                let stats = rec.phases.get(name)?;
+                let phase = SavedPhase {
+                    ok: stats.ok,
+                    failed: stats.failed,
+                    latency: SavedHistogram::of(&stats.latency),
+                };
+                Some((name.to_string(), phase))
+            })
+            .collect();
+        let steps = rec
+            .steps
+            .iter()
+            .map(|(kind, h)| (kind.to_string(), SavedHistogram::of(h)))
+            .collect();
+        SavedSession {
+            tool: "tsumo".to_string(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            mode: "mahjong".to_string(),
+            schema: SCHEMA_VERSION,
+            label: p.label.clone(),
+            plan: SavedSessionPlan {
+                url: p.server.url.clone(),
+                players: p.players as u64,
+                threads: p.threads as u64,
+                duration_s: p.duration.as_secs_f64(),
+                ramp_s: p.ramp.as_secs_f64(),
+                think_s: p.think.as_secs_f64(),
+                think_jitter_s: p.think_jitter.as_secs_f64(),
+                games: p.games,
+                timer: p.timer.clone(),
+                lockstep: p.lockstep,
+                rule: p.rule.clone(),
+            },
+            elapsed_s: r.elapsed.as_secs_f64(),
+            interrupted: r.interrupted,
+            ended_by: Some(r.ended_by.clone()),
+            timed_out: r.timed_out,
+            phases,
+            games: SavedGames {
+                started: rec.games_started,
+                completed: rec.games_completed,
+                aborted: rec.games_aborted,
+                duration: SavedHistogram::of(&rec.game_time),
+            },
+            steps,
+            draw_overshoot: SavedHistogram::of(&rec.draw_overshoot),
+            deal_overshoot: SavedHistogram::of(&rec.deal_overshoot),
+            start_burst: SavedHistogram::of(&rec.start_burst),
+            reply_lateness: SavedHistogram::of(&rec.reply_lateness),
+            messages: SavedMessages {
+                received: rec.messages_in,
+                sent: rec.messages_out,
+                bytes_in: rec.bytes_in,
+                bytes_out: rec.bytes_out,
+            },
+            disconnects: rec.disconnects,
+            errors: rec.protocol_errors,
+            first_errors: rec.first_errors.clone(),
+            tsumo: SavedOwnUsage {
+                cpu_s: r.cpu_seconds,
+                peak_rss_bytes: r.peak_rss_bytes,
+            },
+            server: r.server.clone(),
+            merged_from: Vec::new(),
+        }
+    }
+
+    /// Phase names in the order players go through them, then any others the file has.
+    pub fn phase_names(&self) -> Vec<&str> {
+        let known = PHASES
+            .iter()
+            .copied()
+            .filter(|p| self.phases.contains_key(*p));
+        let others = self
+            .phases
+            .keys()
+            .map(String::as_str)
+            .filter(|k| !PHASES.contains(k));
+        known.chain(others).collect()
+    }
+
+    /// The histogram called `name`: a whole-session one (`reply_lateness`, `draw_overshoot`,
+    /// `deal_overshoot`, `start_burst`, `games`), else a phase, else a step kind.
+    pub fn histogram(&self, name: &str) -> Option<&SavedHistogram> {
+        match name {
+            "reply_lateness" => Some(&self.reply_lateness),
+            "draw_overshoot" => Some(&self.draw_overshoot),
+            "deal_overshoot" => Some(&self.deal_overshoot),
+            "start_burst" => Some(&self.start_burst),
+            "games" | "game_time" => Some(&self.games.duration),
+            _ => self
+                .phases
+                .get(name)
+                .map(|p| &p.latency)
+                .or_else(|| self.steps.get(name)),
+        }
+    }
+
+    /// Every name [`SavedSession::histogram`] knows in this session, for a message.
+    pub fn histogram_names(&self) -> Vec<&str> {
+        let mut names = vec![
+            "reply_lateness",
+            "draw_overshoot",
+            "deal_overshoot",
+            "start_burst",
+            "games",
+        ];
+        names.extend(self.phase_names());
+        names.extend(self.steps.keys().map(String::as_str));
+        names
+    }
+}
