@@ -258,14 +258,24 @@ fn faulty_servers_break_http_as_described() {
 }
 
 /// A paced run that writes its text report to stdout and its JSON to a file; returns both.
-fn run_text_and_json(extra: &[&str], url: &str) -> (String, serde_json::Value) {
+/// `answered`: some response arrived (exit 0); otherwise the run exits 1 saying none did.
+fn run_text_and_json(extra: &[&str], url: &str, answered: bool) -> (String, serde_json::Value) {
     let dir = TempDir::new("tsumo-http-faults");
     let path = dir.path().join("run.json");
     let path_arg = path.display().to_string();
     let mut args = extra.to_vec();
     args.extend(["--json", &path_arg, url]);
     let run = run_tsumo(&args, Duration::from_secs(20));
-    run.assert_success();
+    if answered {
+        run.assert_success();
+    } else {
+        assert_eq!(run.status.code(), Some(1), "{}", run.stderr);
+        assert!(
+            run.stderr.contains("tsumo: no response was received"),
+            "{}",
+            run.stderr
+        );
+    }
     assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
     let text = std::fs::read_to_string(&path).expect("JSON file written");
     let json = serde_json::from_str(&text).expect("JSON file parses");
@@ -297,7 +307,7 @@ fn assert_second_answers_are_unsolicited(gap: Duration, extra: &[&str]) {
         delay: Duration::from_millis(50),
         gap,
     });
-    let (report, json) = run_text_and_json(extra, &server.url("/"));
+    let (report, json) = run_text_and_json(extra, &server.url("/"), true);
     let unsolicited = json_u64(&json, "counters.protocol.unsolicited_response");
     let done = requests(&json);
     assert!(done >= 15, "{json:#}");
@@ -344,7 +354,8 @@ fn second_response_arriving_while_idle_is_unsolicited_not_the_next_answer() {
 /// completes, each is counted under `kind`, and the report names it and quotes `quote`.
 fn assert_protocol_error(behavior: Behavior, kind: &str, name: &str, quote: &str) {
     let server = FaultyServer::start(behavior);
-    let (report, json) = run_text_and_json(&["-t1", "-c2", "-d2s", "-R50"], &server.url("/"));
+    let (report, json) =
+        run_text_and_json(&["-t1", "-c2", "-d2s", "-R50"], &server.url("/"), false);
     assert_eq!(requests(&json), 0, "{behavior:?}: {json:#}");
     let n = json_u64(&json, &format!("counters.protocol.{kind}"));
     assert!(n >= 50, "{behavior:?}: {json:#}");
