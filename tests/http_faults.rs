@@ -11,8 +11,8 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-use common::faulty::{Behavior, FaultyServer, CHUNKED_BODY};
-use common::{json_errors_total, json_f64, json_u64, run_tsumo, Run};
+use common::faulty::{Behavior, FaultyServer, CHUNKED_BODY, OVERSIZED_HEAD};
+use common::{json_errors_total, json_f64, json_u64, run_tsumo, Run, TempDir};
 
 const GET: &[u8] = b"GET / HTTP/1.1\r\nHost: x\r\n\r\n";
 
@@ -224,6 +224,188 @@ fn malformed_status_line_is_a_read_error_not_a_panic() {
     );
     assert_eq!(requests(&json), 0, "{json:#}");
     assert!(errors(&json, "read") >= 10, "{json:#}");
+    // Named as well: every one of those read errors is this protocol error.
+    assert_eq!(
+        json_u64(&json, "counters.protocol.malformed_status_line"),
+        errors(&json, "read"),
+        "{json:#}"
+    );
+    assert_eq!(errors(&json, "protocol"), errors(&json, "read"), "{json:#}");
+}
+
+#[test]
+fn faulty_servers_break_http_as_described() {
+    let two = FaultyServer::start(Behavior::TwoResponses {
+        delay: Duration::ZERO,
+        gap: Duration::ZERO,
+    });
+    let mut s = connect(&two);
+    s.write_all(GET).unwrap();
+    let mut got = Vec::new();
+    while got.windows(15).filter(|w| w == b"HTTP/1.1 200 OK").count() < 2 {
+        let mut buf = [0u8; 4096];
+        let n = s.read(&mut buf).unwrap();
+        assert!(n > 0, "closed after {got:?}");
+        got.extend_from_slice(&buf[..n]);
+    }
+    assert_eq!(two.requests(), 1);
+
+    let huge = FaultyServer::start(Behavior::OversizedHeader);
+    let mut s = connect(&huge);
+    s.write_all(GET).unwrap();
+    let head = read_until(&mut s, b"\r\n\r\n").unwrap();
+    assert_eq!(head.len(), OVERSIZED_HEAD);
+}
+
+/// A paced run that writes its text report to stdout and its JSON to a file; returns both.
+/// `answered`: some response arrived (exit 0); otherwise the run exits 1 saying none did.
+fn run_text_and_json(extra: &[&str], url: &str, answered: bool) -> (String, serde_json::Value) {
+    let dir = TempDir::new("tsumo-http-faults");
+    let path = dir.path().join("run.json");
+    let path_arg = path.display().to_string();
+    let mut args = extra.to_vec();
+    args.extend(["--json", &path_arg, url]);
+    let run = run_tsumo(&args, Duration::from_secs(20));
+    if answered {
+        run.assert_success();
+    } else {
+        assert_eq!(run.status.code(), Some(1), "{}", run.stderr);
+        assert!(
+            run.stderr.contains("tsumo: no response was received"),
+            "{}",
+            run.stderr
+        );
+    }
+    assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
+    let text = std::fs::read_to_string(&path).expect("JSON file written");
+    let json = serde_json::from_str(&text).expect("JSON file parses");
+    (run.stdout, json)
+}
+
+/// The `Protocol errors:` line of a text report, and the quotes under it.
+fn protocol_lines(report: &str) -> Vec<&str> {
+    let lines: Vec<&str> = report.lines().collect();
+    let Some(at) = lines
+        .iter()
+        .position(|l| l.starts_with("Protocol errors: "))
+    else {
+        panic!("no Protocol errors line:\n{report}");
+    };
+    assert!(
+        lines[..at].iter().any(|l| l.starts_with("Transfer/sec:")),
+        "the line comes after Transfer/sec:\n{report}"
+    );
+    let quotes = lines[at + 1..].iter().take_while(|l| l.starts_with("  "));
+    std::iter::once(lines[at]).chain(quotes.copied()).collect()
+}
+
+/// A server that answers every request twice, 50 ms late. The second answer must not be timed
+/// against the next request (before: p50 67 µs, 0 errors): each is an unsolicited response that
+/// closes the connection, and every latency recorded is the real ~50 ms.
+fn assert_second_answers_are_unsolicited(gap: Duration, extra: &[&str]) {
+    let server = FaultyServer::start(Behavior::TwoResponses {
+        delay: Duration::from_millis(50),
+        gap,
+    });
+    let (report, json) = run_text_and_json(extra, &server.url("/"), true);
+    let unsolicited = json_u64(&json, "counters.protocol.unsolicited_response");
+    let done = requests(&json);
+    assert!(done >= 15, "{json:#}");
+    // One per answered request (the run may end between a response and the check).
+    assert!(unsolicited + 2 >= done && unsolicited <= done, "{json:#}");
+    assert_eq!(errors(&json, "protocol"), unsolicited, "{json:#}");
+    let p1_ms = json_f64(&json, "uncorrected.min") / 1000.0;
+    let p50_ms = json_f64(&json, "latency.p50") / 1000.0;
+    assert!(
+        p1_ms >= 49.0,
+        "a response credited to the wrong request: {json:#}"
+    );
+    assert!((49.0..80.0).contains(&p50_ms), "p50 {p50_ms} ms: {json:#}");
+    let lines = protocol_lines(&report);
+    assert_eq!(
+        lines[0],
+        format!("Protocol errors: {unsolicited} unsolicited response (among the read errors)")
+    );
+    assert!(
+        lines[1].starts_with("  unsolicited response: \"HTTP/1.1 200 OK\\r\\nContent-Type"),
+        "{report}"
+    );
+    assert!(
+        report.contains(&format!("read {}", errors(&json, "read"))),
+        "{report}"
+    );
+}
+
+#[test]
+fn second_response_in_the_same_segment_is_unsolicited_not_the_next_answer() {
+    assert_second_answers_are_unsolicited(Duration::ZERO, &["-t1", "-c2", "-d3s", "-R20"]);
+}
+
+#[test]
+fn second_response_arriving_while_idle_is_unsolicited_not_the_next_answer() {
+    // 10 ms after the first: seen before the next request goes out 100 ms after the last.
+    assert_second_answers_are_unsolicited(
+        Duration::from_millis(10),
+        &["-t1", "-c1", "-d3s", "-R10"],
+    );
+}
+
+/// Runs at 50/s against a server whose every response breaks HTTP the same way: no request
+/// completes, each is counted under `kind`, and the report names it and quotes `quote`.
+fn assert_protocol_error(behavior: Behavior, kind: &str, name: &str, quote: &str) {
+    let server = FaultyServer::start(behavior);
+    let (report, json) =
+        run_text_and_json(&["-t1", "-c2", "-d2s", "-R50"], &server.url("/"), false);
+    assert_eq!(requests(&json), 0, "{behavior:?}: {json:#}");
+    let n = json_u64(&json, &format!("counters.protocol.{kind}"));
+    assert!(n >= 50, "{behavior:?}: {json:#}");
+    assert_eq!(errors(&json, "protocol"), n, "{behavior:?}: {json:#}");
+    assert_eq!(errors(&json, "read"), n, "{behavior:?}: {json:#}");
+    let first = &json["counters"]["protocol"]["first"];
+    assert_eq!(first[0]["kind"], kind, "{json:#}");
+    let lines = protocol_lines(&report);
+    assert_eq!(
+        lines[0],
+        format!("Protocol errors: {n} {name} (among the read errors)")
+    );
+    assert!(
+        lines[1].starts_with(&format!("  {name}: \"{quote}")),
+        "{report}"
+    );
+    assert!(
+        report.contains(&format!("Socket errors: connect 0, read {n}, ")),
+        "{report}"
+    );
+}
+
+#[test]
+fn conflicting_content_length_is_a_protocol_error() {
+    assert_protocol_error(
+        Behavior::ConflictingContentLength,
+        "conflicting_content_length",
+        "conflicting Content-Length",
+        "Content-Length: 30\"",
+    );
+}
+
+#[test]
+fn bad_chunk_size_is_a_protocol_error() {
+    assert_protocol_error(
+        Behavior::BadChunkSize,
+        "bad_chunk_size",
+        "bad chunk size",
+        "zz\"",
+    );
+}
+
+#[test]
+fn oversized_header_is_a_protocol_error() {
+    assert_protocol_error(
+        Behavior::OversizedHeader,
+        "header_too_large",
+        "header too large",
+        "HTTP/1.1 200 OK\\r\\nContent-Length: 0\\r\\nX-Huge: aaa",
+    );
 }
 
 /// Runs at 100/s for 2 s against a server with unusual but correct framing: every response must

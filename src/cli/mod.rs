@@ -358,8 +358,10 @@ impl Options<'_> {
             .get_one::<String>(id)
             .map(String::as_str)
             .unwrap_or_default();
+        // Escaped: a value with a newline must not break the one-line error.
         format!(
-            "invalid value '{typed}' for {}: {reason}",
+            "invalid value '{}' for {}: {reason}",
+            units::one_line(typed),
             option_label(self.command, id)
         )
     }

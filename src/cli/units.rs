@@ -27,7 +27,8 @@ pub fn parse_metric(text: &str) -> Result<u64, String> {
         "p" => 1_000_000_000_000_000,
         _ => {
             return Err(format!(
-                "unknown suffix '{unit}' (use a whole number, optionally with k, M, G, T or P)"
+                "unknown suffix '{}' (use a whole number, optionally with k, M, G, T or P)",
+                one_line(unit)
             ))
         }
     };
@@ -47,8 +48,9 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         "us" | "µs" => Some(Duration::from_micros(base)),
         _ => {
             return Err(format!(
-                "unknown suffix '{unit}' (use a whole number with s, m, h, ms or us; \
-                 no suffix means seconds)"
+                "unknown suffix '{}' (use a whole number with s, m, h, ms or us; \
+                 no suffix means seconds)",
+                one_line(unit)
             ))
         }
     };
@@ -56,6 +58,20 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         Some(d) if d <= MAX_DURATION => Ok(d),
         _ => Err("duration is too long (at most 365 days)".to_string()),
     }
+}
+
+/// `text` with its control characters escaped (`\n`, `\u{18}`), so an error quoting a value
+/// stays on one line.
+pub(super) fn one_line(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_debug().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 /// Splits `"  10 ms "` into `(10, "ms")`: a whole number, then the suffix (which may be
@@ -178,5 +194,18 @@ mod tests {
         assert!(parse_metric("1q").unwrap_err().contains("'q'"));
         assert!(parse_duration("").unwrap_err().contains("empty"));
         assert!(parse_duration("10y").unwrap_err().contains("'y'"));
+    }
+
+    /// Found by the `units` fuzz target: a newline in the value broke the one-line error.
+    #[test]
+    fn messages_are_one_line_whatever_the_value() {
+        let value = "00ms\n00ms,\u{18}";
+        for reason in [
+            parse_metric(value).unwrap_err(),
+            parse_duration(value).unwrap_err(),
+        ] {
+            assert!(!reason.contains('\n'), "{reason}");
+            assert!(reason.contains("'ms\\n00ms,\\u{18}'"), "{reason}");
+        }
     }
 }

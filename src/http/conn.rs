@@ -2,6 +2,11 @@
 //! request batch, read its responses, record, repeat — reconnecting whenever the server closes,
 //! resets, times out or sends garbage, and counting each failure by kind.
 //!
+//! A response is credited only to a request that is outstanding: bytes left over after a batch's
+//! last response, or waiting on the connection before the next batch goes out, are an
+//! "unsolicited response" (a protocol error) and close the connection. Otherwise a server that
+//! answers twice would have its second answer timed against the next request.
+//!
 //! Latency is measured from the intended send time (corrected) and from the actual send time
 //! (uncorrected). A connection that falls behind its schedule sends the next request as soon as
 //! the previous response is in, so its backlog is never dropped.
@@ -12,12 +17,14 @@ use std::rc::Rc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+use futures_util::FutureExt;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::shared::Shared;
 use crate::net::http1::request::Batch;
-use crate::net::http1::response::ResponseParser;
+use crate::net::http1::response::{ParseError, ResponseParser};
 use crate::net::stream::Stream;
+use crate::stats::protocol::{excerpt, Violation};
 use crate::timing::clock::{self, Nanos};
 use crate::timing::deadline::Deadline;
 use crate::timing::schedule::Schedule;
@@ -33,7 +40,9 @@ enum Outcome {
     Stopped,
     /// Every response arrived; the stream comes back if it may carry another request.
     Done(Option<Stream>),
-    /// The server closed or reset a reused keep-alive connection before answering: resend.
+    /// The batch was not answered on this connection and goes again on a new one: the server
+    /// closed or reset a reused keep-alive connection before answering, or sent bytes no request
+    /// asked for (counted) while it was idle.
     Stale,
     /// The connection failed; the error is already counted and the batch's remaining responses
     /// are lost.
@@ -242,6 +251,9 @@ impl Connection {
         sent: Nanos,
     ) -> Outcome {
         let shared = Rc::clone(&self.shared);
+        if let Some(outcome) = self.check_idle(&mut stream) {
+            return outcome;
+        }
         if let Err(e) = write_batch(&mut stream, &batch.bytes).await {
             if self.reused && is_stale(&e) {
                 return Outcome::Stale;
@@ -276,7 +288,7 @@ impl Connection {
                         continue;
                     }
                 }
-                Err(_) => return self.fail_read(),
+                Err(e) => return self.fail_parse(e),
             }
             if self.start == self.end {
                 self.start = 0;
@@ -325,7 +337,41 @@ impl Connection {
             .live
             .requests
             .fetch_add(expected as u64, Ordering::Relaxed);
+        if self.start < self.end {
+            // More than the batch asked for: never the next request's answer. Close.
+            let extra = excerpt(&self.buf[self.start..self.end]);
+            self.protocol_error(Violation::UnsolicitedResponse, extra);
+            return Outcome::Done(None);
+        }
         Outcome::Done(keep_alive.then_some(stream))
+    }
+
+    /// Before a batch goes out on `stream`: bytes already waiting answer no request (a second
+    /// response to an earlier one, a banner), so they are counted and the connection closed
+    /// rather than credited to this batch; a reused connection the server has closed meanwhile
+    /// is stale. Does not wait: it sees what the reactor has seen, which after a paced wait is
+    /// everything that arrived during it. `None`: send on this connection.
+    fn check_idle(&mut self, stream: &mut Stream) -> Option<Outcome> {
+        self.start = 0;
+        self.end = 0;
+        match stream.read(&mut self.buf).now_or_never()? {
+            Ok(0) if self.reused => Some(Outcome::Stale),
+            Err(e) if self.reused && is_stale(&e) => Some(Outcome::Stale),
+            // A fresh connection already closed: the exchange fails and counts it.
+            Ok(0) | Err(_) => None,
+            Ok(n) => {
+                self.shared.recorder.borrow_mut().counters.bytes_read += n as u64;
+                let extra = excerpt(&self.buf[..n]);
+                self.protocol_error(Violation::UnsolicitedResponse, extra);
+                // Resend on a new connection; but bytes before a fresh connection's first
+                // request would come again on the next, so that batch is lost, not retried.
+                Some(if self.reused {
+                    Outcome::Stale
+                } else {
+                    Outcome::Failed
+                })
+            }
+        }
     }
 
     /// Records one complete response.
@@ -366,6 +412,24 @@ impl Connection {
         self.shared.recorder.borrow_mut().counters.errors.read += 1;
         self.shared.live.errors.fetch_add(1, Ordering::Relaxed);
         Outcome::Failed
+    }
+
+    /// A response that did not parse: a protocol error by kind, or a read error (closed early).
+    fn fail_parse(&mut self, error: ParseError) -> Outcome {
+        match error {
+            ParseError::Protocol(kind, quote) => {
+                self.protocol_error(kind, quote);
+                Outcome::Failed
+            }
+            ParseError::UnexpectedEof => self.fail_read(),
+        }
+    }
+
+    /// Counts a protocol error (also a read error, as wrk counts it).
+    fn protocol_error(&self, kind: Violation, quote: String) {
+        let mut rec = self.shared.recorder.borrow_mut();
+        rec.counters.protocol_error(kind, quote);
+        self.shared.live.errors.fetch_add(1, Ordering::Relaxed);
     }
 }
 

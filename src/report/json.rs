@@ -213,7 +213,7 @@ impl SavedRun {
             plan: SavedPlan::from_plan(&r.plan),
             elapsed_s,
             interrupted: r.interrupted,
-            counters: r.counters,
+            counters: r.counters.clone(),
             requests_per_sec: per_second(r.counters.requests),
             bytes_per_sec: per_second(r.counters.bytes_read),
             latency: Percentiles::of(&r.latency),

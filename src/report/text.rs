@@ -3,7 +3,7 @@
 //! People paste wrk2 output into issues and parse it with scripts; keeping the layout identical
 //! (widths, trailing spaces, the spectrum rows) lets tsumo drop in. What tsumo adds comes after
 //! `Transfer/sec`, where wrk2 prints the script's `done()` output, so parsers that stop there are
-//! unaffected: TLS handshake counts, its own send lateness, a warning when it fell behind, and
+//! unaffected: protocol errors by kind with the first few quoted, TLS handshake counts, its own send lateness, a warning when it fell behind, and
 //! the run's notes. Where wrk2 would print `-nan` (empty histogram), tsumo prints 0.
 
 use hdrhistogram::Histogram;
@@ -12,6 +12,7 @@ use crate::stats::format::{
     format_binary, format_metric, format_time_s, format_time_us, print_units,
 };
 use crate::stats::hdr;
+use crate::stats::protocol::ProtocolErrors;
 use crate::stats::{RunResult, Unsent};
 use crate::sys::procstat::ServerUsage;
 
@@ -185,10 +186,11 @@ pub fn server_line(server: &ServerUsage) -> String {
     )
 }
 
-/// tsumo's lines after wrk2's report: TLS, send lateness, the fell-behind warning, the rate
-/// not reached, tsumo's own CPU and memory, the server's, notes.
+/// tsumo's lines after wrk2's report: protocol errors, TLS, send lateness, the fell-behind
+/// warning, the rate not reached, tsumo's own CPU and memory, the server's, notes.
 fn additions(lines: &mut Vec<String>, r: &RunResult) {
     let c = &r.counters;
+    lines.extend(protocol_lines(&c.protocol));
     if c.tls_full_handshakes + c.tls_resumed_handshakes > 0 {
         // The pre-flight check made the first, full handshake; the run's connections resume it.
         lines.push(format!(
@@ -225,6 +227,29 @@ fn additions(lines: &mut Vec<String>, r: &RunResult) {
         lines.push(server_line(server));
     }
     lines.extend(r.notes.iter().cloned());
+}
+
+/// `Protocol errors: 3 unsolicited response, 1 bad chunk size (among the read errors)`, then
+/// the first few quoted, one a line. Nothing when there were none.
+pub fn protocol_lines(p: &ProtocolErrors) -> Vec<String> {
+    let met = p.met();
+    if met.is_empty() {
+        return Vec::new();
+    }
+    let counts: Vec<String> = met
+        .iter()
+        .map(|(kind, n)| format!("{n} {}", kind.name()))
+        .collect();
+    let mut lines = vec![format!(
+        "Protocol errors: {} (among the read errors)",
+        counts.join(", ")
+    )];
+    lines.extend(
+        p.first
+            .iter()
+            .map(|s| format!("  {}: \"{}\"", s.kind.name(), s.excerpt)),
+    );
+    lines
 }
 
 /// The requests that fell due but were never sent, by why; `None` when there are none.
@@ -274,6 +299,7 @@ mod tests {
 
     use super::*;
     use crate::plan::{Plan, Scheme, Target};
+    use crate::stats::protocol::Violation;
     use crate::stats::{new_histogram, Counters, Errors};
     use crate::sys::usage::OwnUsage;
 
@@ -489,6 +515,7 @@ mod tests {
             write: 3,
             timeout: 4,
             status: 5,
+            protocol: 0,
         };
         r.counters.tls_full_handshakes = 10;
         r.counters.tls_resumed_handshakes = 2;
@@ -510,6 +537,41 @@ mod tests {
                 "Requests/sec:   1998.63",
                 "Transfer/sec:    482.09KB",
                 "TLS handshakes: 10 full, 2 resumed (after the pre-flight check's full handshake)",
+                "tsumo: 0.24s CPU (10.01us per request), peak RSS 8.00MB",
+            ]
+        );
+    }
+
+    #[test]
+    fn protocol_errors_follow_transfer_sec_with_the_first_quoted() {
+        let mut r = result(plan(None, false, false));
+        r.notes.clear();
+        for _ in 0..3 {
+            r.counters.protocol_error(
+                Violation::UnsolicitedResponse,
+                "HTTP/1.1 200 OK\\r\\n…".into(),
+            );
+        }
+        r.counters
+            .protocol_error(Violation::BadChunkSize, "zz".into());
+        let out = render(&r);
+        let lines: Vec<&str> = out.lines().collect();
+        let at = lines
+            .iter()
+            .position(|l| l.starts_with("Transfer/sec"))
+            .unwrap();
+        assert_eq!(
+            lines[at - 2],
+            "  Socket errors: connect 0, read 4, write 0, timeout 0"
+        );
+        assert_eq!(
+            lines[at + 1..at + 7],
+            [
+                "Protocol errors: 3 unsolicited response, 1 bad chunk size (among the read errors)",
+                "  unsolicited response: \"HTTP/1.1 200 OK\\r\\n…\"",
+                "  unsolicited response: \"HTTP/1.1 200 OK\\r\\n…\"",
+                "  unsolicited response: \"HTTP/1.1 200 OK\\r\\n…\"",
+                "  bad chunk size: \"zz\"",
                 "tsumo: 0.24s CPU (10.01us per request), peak RSS 8.00MB",
             ]
         );

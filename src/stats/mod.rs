@@ -8,6 +8,7 @@
 pub mod format;
 pub mod hdr;
 pub mod mahjong;
+pub mod protocol;
 pub mod shortfall;
 
 use std::time::Duration;
@@ -18,6 +19,7 @@ use serde::{Deserialize, Serialize};
 use crate::plan::Plan;
 use crate::sys::procstat::ServerUsage;
 use crate::sys::usage::OwnUsage;
+use protocol::ProtocolErrors;
 use shortfall::Shortfall;
 
 /// Highest value a histogram holds: one day in µs, wrk2's `MAX_LATENCY`.
@@ -41,6 +43,16 @@ pub struct Errors {
     pub timeout: u64,
     /// responses with status > 399 (wrk's "Non-2xx or 3xx responses").
     pub status: u64,
+    /// Responses that broke HTTP/1.1 (by kind in [`Counters::protocol`]). Each is *also* a
+    /// `read` error, as wrk counts a response it cannot parse, so `Socket errors:` reads as
+    /// wrk's would for the same server; this says how many of those reads were the server's
+    /// fault. Absent from the JSON when 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub protocol: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Errors {
@@ -50,16 +62,18 @@ impl Errors {
         self.write += other.write;
         self.timeout += other.timeout;
         self.status += other.status;
+        self.protocol += other.protocol;
     }
 
-    /// Socket-level errors (everything but status), as in wrk's "Socket errors" line.
+    /// Socket-level errors (everything but status), as in wrk's "Socket errors" line. Protocol
+    /// errors are inside `read` already.
     pub fn socket_total(&self) -> u64 {
         self.connect + self.read + self.write + self.timeout
     }
 }
 
 /// Counters of one worker, or of a whole run once merged.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Counters {
     /// Complete responses.
     pub requests: u64,
@@ -82,6 +96,9 @@ pub struct Counters {
     /// request fell due (the server, not tsumo, delayed them).
     #[serde(default)]
     pub due_while_busy: u64,
+    /// HTTP/1.1 violations by kind, the first few quoted; absent from the JSON when none.
+    #[serde(default, skip_serializing_if = "ProtocolErrors::is_empty")]
+    pub protocol: ProtocolErrors,
     /// Requests that fell due before the end of the run but were never sent, by why.
     #[serde(default)]
     pub unsent: Unsent,
@@ -200,6 +217,14 @@ impl Counters {
         self.due_while_busy += other.due_while_busy;
         self.unsent.add(&other.unsent);
         self.tls_failures.add(&other.tls_failures);
+        self.protocol.add(&other.protocol);
+    }
+
+    /// Counts one HTTP/1.1 violation: under its kind, as a protocol error and as a read error.
+    pub fn protocol_error(&mut self, kind: protocol::Violation, excerpt: String) {
+        self.protocol.record(kind, excerpt);
+        self.errors.protocol += 1;
+        self.errors.read += 1;
     }
 }
 

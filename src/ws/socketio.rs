@@ -285,6 +285,18 @@ mod tests {
         );
     }
 
+    /// Found by the `socketio_frame` fuzz target: without serde_json's `float_roundtrip`, a
+    /// long number parsed one ulp off and came back as a different number after re-encoding.
+    #[test]
+    fn event_numbers_survive_re_encoding() {
+        let frame = r#"42["x",[4011111111111111111111111111111111111111111111333,0.1,-2.5e-300]]"#;
+        let packet = parse(frame).unwrap();
+        let Packet::Event { name, args } = &packet else {
+            panic!("not an event");
+        };
+        assert_eq!(parse(&event(name, args)).unwrap(), packet);
+    }
+
     #[test]
     fn game_event_with_japanese_text_round_trips() {
         let frame = r#"42["GAME",{"pingju":{"fenpei":[0,0,0,0],"name":"荒牌平局","shoupai":["","","",""]},"seq":143}]"#;

@@ -1,7 +1,9 @@
 //! In-process HTTP/1.1 servers that misbehave on purpose, for the failures nginx will not
 //! produce on demand: a dropped keep-alive connection, a reset in the middle of a body, silence,
-//! a status line that does not parse, periodic stalls, a slow server, and every body framing a client must
-//! handle (chunked with a trailer, close-delimited, no body on 204/304).
+//! a status line that does not parse, periodic stalls, a slow server, every body framing a client must
+//! handle (chunked with a trailer, close-delimited, no body on 204/304), and what HTTP forbids:
+//! two responses to one request, conflicting Content-Length, a chunk size that is not hex, a
+//! head larger than any client accepts.
 //!
 //! Each server runs on its own thread with its own current-thread tokio runtime, listens on
 //! 127.0.0.1:0, counts the requests it received and the connections it accepted, and stops when
@@ -50,7 +52,19 @@ pub enum Behavior {
     /// Normal keep-alive responses, each sent this long after its request arrived: a server
     /// that carries at most (connections / delay) requests a second.
     Slow(Duration),
+    /// Answers every request twice: `delay` after it arrives, the response; `gap` later a second
+    /// one (in the same write when `gap` is zero). Keep-alive.
+    TwoResponses { delay: Duration, gap: Duration },
+    /// `Content-Length: 27` and `Content-Length: 30` in one response, then 30 bytes.
+    ConflictingContentLength,
+    /// Chunked, with a chunk size line `zz`.
+    BadChunkSize,
+    /// A response head of [`OVERSIZED_HEAD`] bytes (one 70 KiB header).
+    OversizedHeader,
 }
+
+/// Length of the [`Behavior::OversizedHeader`] head: above tsumo's 64 KiB limit.
+pub const OVERSIZED_HEAD: usize = 70 * 1024;
 
 /// The chunked body, as the client should reassemble it.
 pub const CHUNKED_BODY: &str = "Wikipedia in\r\n\r\nchunks.";
@@ -251,6 +265,42 @@ async fn serve(
                 stream.write_all(b.as_bytes()).await?;
                 stream.shutdown().await?;
                 return Ok(());
+            }
+            Behavior::TwoResponses { delay, gap } => {
+                tokio::time::sleep(delay).await;
+                if gap.is_zero() {
+                    let mut both = ok_response(false);
+                    both.extend_from_slice(&ok_response(false));
+                    stream.write_all(&both).await?;
+                } else {
+                    stream.write_all(&ok_response(false)).await?;
+                    tokio::time::sleep(gap).await;
+                    stream.write_all(&ok_response(false)).await?;
+                }
+            }
+            Behavior::ConflictingContentLength => {
+                let mut r = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nContent-Length: 30\r\n\r\n",
+                    BODY.len()
+                )
+                .into_bytes();
+                r.extend_from_slice(BODY);
+                r.extend_from_slice(b"xyz");
+                stream.write_all(&r).await?;
+            }
+            Behavior::BadChunkSize => {
+                stream
+                    .write_all(
+                        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n0\r\n\r\n",
+                    )
+                    .await?;
+            }
+            Behavior::OversizedHeader => {
+                let mut head = b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\nX-Huge: ".to_vec();
+                let rest = OVERSIZED_HEAD - head.len() - 4;
+                head.extend(std::iter::repeat_n(b'a', rest));
+                head.extend_from_slice(b"\r\n\r\n");
+                stream.write_all(&head).await?;
             }
             Behavior::NoBody => {
                 let response: &[u8] = if answered % 2 == 1 {

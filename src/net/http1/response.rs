@@ -6,38 +6,46 @@
 //! and HEAD, 1xx, 204 and 304 responses have none. Bodies are skipped, not copied — unless a
 //! script's `response()` hook needs them, in which case headers and the decoded body are kept
 //! (see [`ResponseParser::collecting`]).
+//!
+//! The parser is strict where HTTP forbids something, because a lenient guess turns a broken
+//! server into believable numbers: conflicting or non-numeric Content-Length, Content-Length
+//! beside Transfer-Encoding, chunk sizes that are not hex, a missing CRLF after chunk data and
+//! heads over [`MAX_HEAD`] are each a [`Violation`] with a short quote of the bytes at fault.
+//! Every limit is applied to the bytes themselves, never to how they were split across reads, so
+//! a response parses the same whole or in pieces (the fuzz target `response_split` checks it).
 
 use std::fmt;
 use std::mem::MaybeUninit;
 
+use crate::stats::protocol::{excerpt, Violation};
+
 /// Longest response head (status line + headers) accepted.
 pub const MAX_HEAD: usize = 64 * 1024;
-/// Longest chunk-size or trailer line accepted.
+/// Longest chunk-size or trailer line accepted (without its CRLF).
 const MAX_LINE: usize = 8 * 1024;
+/// Header lines per response accepted (more is [`Violation::HeaderTooLarge`]).
+const MAX_HEADERS: usize = 100;
 
 /// A response that did not parse.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ParseError {
-    /// The status line or headers are malformed.
-    Head(String),
-    /// The head is longer than [`MAX_HEAD`].
-    HeadTooLong,
-    /// The chunked body is malformed.
-    Chunked(&'static str),
+    /// The bytes broke HTTP/1.1: how, and the start of the bytes at fault (escaped).
+    Protocol(Violation, String),
     /// The connection closed in the middle of a response.
     UnexpectedEof,
-    /// Content-Length is not a number.
-    ContentLength,
+}
+
+impl ParseError {
+    fn protocol(kind: Violation, bytes: &[u8]) -> ParseError {
+        ParseError::Protocol(kind, excerpt(bytes))
+    }
 }
 
 impl fmt::Display for ParseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ParseError::Head(e) => write!(f, "malformed response head: {e}"),
-            ParseError::HeadTooLong => write!(f, "response head longer than {MAX_HEAD} bytes"),
-            ParseError::Chunked(e) => write!(f, "malformed chunked body: {e}"),
+            ParseError::Protocol(kind, quote) => write!(f, "{kind}: \"{quote}\""),
             ParseError::UnexpectedEof => write!(f, "connection closed mid-response"),
-            ParseError::ContentLength => write!(f, "invalid Content-Length"),
         }
     }
 }
@@ -159,7 +167,7 @@ impl ResponseParser {
                     return Ok((used, None));
                 }
                 State::ChunkSize => {
-                    let Some((line, n)) = take_line(rest)? else {
+                    let Some((line, n)) = take_line(rest, Violation::BadChunkSize)? else {
                         return Ok((used, None));
                     };
                     let size = chunk_size(line)?;
@@ -185,19 +193,23 @@ impl ResponseParser {
                         return Ok((used, None));
                     }
                     if &rest[..2] != b"\r\n" {
-                        return Err(ParseError::Chunked("missing CRLF after chunk data"));
+                        return Err(ParseError::protocol(Violation::BadChunkFraming, rest));
                     }
                     used += 2;
                     self.state = State::ChunkSize;
                 }
                 State::Trailer => {
-                    let Some((line, n)) = take_line(rest)? else {
+                    let Some((line, n)) = take_line(rest, Violation::BadChunkFraming)? else {
                         return Ok((used, None));
                     };
-                    used += n;
                     if line.is_empty() {
+                        used += n;
                         return Ok((used, Some(self.finish())));
                     }
+                    if !is_field_line(line) {
+                        return Err(ParseError::protocol(Violation::BadChunkFraming, line));
+                    }
+                    used += n;
                 }
                 State::UntilClose => {
                     self.keep_body(rest);
@@ -219,24 +231,27 @@ impl ResponseParser {
 
     /// Parses a complete head if `buf` holds one; sets the body state.
     fn parse_head(&mut self, buf: &[u8], head_request: bool) -> Result<Option<usize>, ParseError> {
+        // Only the first MAX_HEAD bytes are looked at, however many have arrived, so the verdict
+        // on a head does not depend on how it was split across reads.
+        let view = &buf[..buf.len().min(MAX_HEAD)];
         // Uninitialised header slots: zeroing 100 of them per response would cost more than
         // parsing a small response.
-        let mut headers = [const { MaybeUninit::<httparse::Header<'_>>::uninit() }; 100];
+        let mut headers = [const { MaybeUninit::<httparse::Header<'_>>::uninit() }; MAX_HEADERS];
         let mut resp = httparse::Response::new(&mut []);
         let parsed = httparse::ParserConfig::default().parse_response_with_uninit_headers(
             &mut resp,
-            buf,
+            view,
             &mut headers,
         );
         let n = match parsed {
             Ok(httparse::Status::Complete(n)) => n,
             Ok(httparse::Status::Partial) => {
-                if buf.len() > MAX_HEAD {
-                    return Err(ParseError::HeadTooLong);
+                if view.len() >= MAX_HEAD {
+                    return Err(ParseError::protocol(Violation::HeaderTooLarge, view));
                 }
                 return Ok(None);
             }
-            Err(e) => return Err(ParseError::Head(e.to_string())),
+            Err(e) => return Err(head_error(e, view)),
         };
         let status = resp.code.unwrap_or(0);
         self.status = status;
@@ -256,7 +271,8 @@ impl ResponseParser {
         }
         let http11 = resp.version == Some(1);
         let mut keep_alive = http11;
-        let mut chunked = false;
+        // The last transfer coding named, over every Transfer-Encoding line.
+        let mut transfer_encoding: Option<&[u8]> = None;
         let mut length = None;
         for h in resp.headers.iter() {
             if h.name.eq_ignore_ascii_case("connection") {
@@ -266,20 +282,44 @@ impl ResponseParser {
                     keep_alive = true;
                 }
             } else if h.name.eq_ignore_ascii_case("transfer-encoding") {
-                chunked = contains_token(h.value, b"chunked");
+                let last = h.value.rsplit(|&b| b == b',').next().unwrap_or(h.value);
+                transfer_encoding = Some(last.trim_ascii());
             } else if h.name.eq_ignore_ascii_case("content-length") {
-                let v = std::str::from_utf8(h.value)
-                    .ok()
-                    .and_then(|v| v.trim().parse::<u64>().ok())
-                    .ok_or(ParseError::ContentLength)?;
-                length = Some(v);
+                let at_fault = |kind| {
+                    let mut line = format!("{}: ", h.name).into_bytes();
+                    line.extend_from_slice(h.value);
+                    ParseError::protocol(kind, &line)
+                };
+                let value = content_length(h.value).map_err(at_fault)?;
+                if length.is_some_and(|l| l != value) {
+                    return Err(at_fault(Violation::ConflictingContentLength));
+                }
+                length = Some(value);
             }
         }
+        let chunked = match transfer_encoding {
+            Some(_) if length.is_some() => {
+                return Err(ParseError::protocol(
+                    Violation::LengthWithTransferEncoding,
+                    &view[..n],
+                ))
+            }
+            Some(coding) => {
+                // HTTP/1.0 has no transfer codings: the framing is suspect, so close after it.
+                keep_alive &= http11;
+                coding.eq_ignore_ascii_case(b"chunked")
+            }
+            None => false,
+        };
         self.keep_alive = keep_alive;
         self.state = if head_request || status == 204 || status == 304 {
             State::Head
         } else if chunked {
             State::ChunkSize
+        } else if transfer_encoding.is_some() {
+            // A coding other than chunked last: the body runs until the server closes.
+            self.keep_alive = false;
+            State::UntilClose
         } else {
             match length {
                 Some(0) => State::Head,
@@ -310,24 +350,104 @@ impl ResponseParser {
     }
 }
 
-/// A CRLF-terminated line at the start of `buf`, without its CRLF, and the bytes it spans.
-fn take_line(buf: &[u8]) -> Result<Option<(&[u8], usize)>, ParseError> {
-    match buf.windows(2).position(|w| w == b"\r\n") {
+/// A CRLF-terminated line at the start of `buf`, without its CRLF, and the bytes it spans. A line
+/// longer than [`MAX_LINE`] is `too_long`, whether or not its end has arrived.
+fn take_line(buf: &[u8], too_long: Violation) -> Result<Option<(&[u8], usize)>, ParseError> {
+    let window = &buf[..buf.len().min(MAX_LINE + 2)];
+    match window.windows(2).position(|w| w == b"\r\n") {
         Some(i) => Ok(Some((&buf[..i], i + 2))),
-        None if buf.len() > MAX_LINE => Err(ParseError::Chunked("line too long")),
+        None if window.len() == MAX_LINE + 2 => Err(ParseError::protocol(too_long, window)),
         None => Ok(None),
     }
 }
 
+/// `chunk-size [ BWS ";" chunk-ext ]`: hex digits only (no sign, no spaces before them).
 fn chunk_size(line: &[u8]) -> Result<u64, ParseError> {
-    let digits = line.split(|&b| b == b';').next().unwrap_or(line);
-    let digits = std::str::from_utf8(digits)
-        .map_err(|_| ParseError::Chunked("chunk size is not hex"))?
-        .trim();
-    if digits.is_empty() {
-        return Err(ParseError::Chunked("empty chunk size"));
+    let bad = || ParseError::protocol(Violation::BadChunkSize, line);
+    let digits = line.iter().take_while(|b| b.is_ascii_hexdigit()).count();
+    let rest = line[digits..].trim_ascii_start();
+    if digits == 0 || !(rest.is_empty() || rest[0] == b';') {
+        return Err(bad());
     }
-    u64::from_str_radix(digits, 16).map_err(|_| ParseError::Chunked("chunk size is not hex"))
+    let hex = std::str::from_utf8(&line[..digits]).map_err(|_| bad())?;
+    // Too many digits for a u64 is an error, not a wrap.
+    u64::from_str_radix(hex, 16).map_err(|_| bad())
+}
+
+/// A Content-Length value: a decimal number, or a list of one number repeated (RFC 9110 §8.6
+/// lets a recipient accept `5, 5`). Digits only: no sign, no hex, no empty element.
+fn content_length(value: &[u8]) -> Result<u64, Violation> {
+    let mut length = None;
+    for element in value.split(|&b| b == b',') {
+        let digits = element.trim_ascii();
+        if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+            return Err(Violation::InvalidContentLength);
+        }
+        let n = std::str::from_utf8(digits)
+            .ok()
+            .and_then(|d| d.parse::<u64>().ok())
+            .ok_or(Violation::InvalidContentLength)?;
+        if length.is_some_and(|l| l != n) {
+            return Err(Violation::ConflictingContentLength);
+        }
+        length = Some(n);
+    }
+    length.ok_or(Violation::InvalidContentLength)
+}
+
+/// What `httparse` refused, named: the status line, a header line, or the head's size.
+fn head_error(error: httparse::Error, view: &[u8]) -> ParseError {
+    let first_end = view.iter().position(|&b| b == b'\n');
+    let status_line = first_end.map_or(view, |end| &view[..end]);
+    match error {
+        httparse::Error::TooManyHeaders => ParseError::protocol(Violation::HeaderTooLarge, view),
+        httparse::Error::Status | httparse::Error::Version => {
+            ParseError::protocol(Violation::MalformedStatusLine, status_line)
+        }
+        // Token and NewLine errors can come from either; a status line that looks right puts
+        // the fault in the headers.
+        _ if first_end.is_none() || !is_status_line(status_line) => {
+            ParseError::protocol(Violation::MalformedStatusLine, status_line)
+        }
+        _ => {
+            let after = first_end.map_or(&view[view.len()..], |end| &view[end + 1..]);
+            let bad_line = after
+                .split(|&b| b == b'\n')
+                .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
+                .take_while(|l| !l.is_empty())
+                .find(|l| !is_field_line(l))
+                .unwrap_or(after);
+            ParseError::protocol(Violation::MalformedHeader, bad_line)
+        }
+    }
+}
+
+/// `HTTP/1.x DDD[ reason]`, CR allowed at the end.
+fn is_status_line(line: &[u8]) -> bool {
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    line.len() >= 12
+        && line.starts_with(b"HTTP/1.")
+        && line[7].is_ascii_digit()
+        && line[8] == b' '
+        && line[9..12].iter().all(u8::is_ascii_digit)
+        && (line.len() == 12 || line[12] == b' ')
+}
+
+/// `name: value` with a token for a name and no control characters but tab in the value.
+fn is_field_line(line: &[u8]) -> bool {
+    let Some(colon) = line.iter().position(|&b| b == b':') else {
+        return false;
+    };
+    let (name, value) = (&line[..colon], &line[colon + 1..]);
+    !name.is_empty()
+        && name.iter().all(|&b| is_token_char(b))
+        && value
+            .iter()
+            .all(|&b| b == b'\t' || (b' '..=b'~').contains(&b) || b >= 0x80)
+}
+
+fn is_token_char(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
 }
 
 fn contains_token(value: &[u8], token: &[u8]) -> bool {
@@ -446,20 +566,29 @@ mod tests {
         assert!(every_split(r, false)[0].keep_alive);
     }
 
+    /// The violation `input` is refused with, whole and split at every point (the quote is of
+    /// what had arrived, so only the whole input's is returned).
+    fn violation(input: &[u8]) -> (Violation, String) {
+        let kind = |r: &Result<Vec<Complete>, ParseError>| match r {
+            Err(ParseError::Protocol(kind, _)) => Some(*kind),
+            _ => None,
+        };
+        let whole = feed_all(input, &[], false);
+        for i in 0..input.len() {
+            assert_eq!(
+                kind(&feed_all(input, &[i], false)),
+                kind(&whole),
+                "split at {i}"
+            );
+        }
+        match whole {
+            Err(ParseError::Protocol(kind, quote)) => (kind, quote),
+            other => panic!("{:?}: {other:?}", String::from_utf8_lossy(input)),
+        }
+    }
+
     #[test]
     fn malformed_input_is_an_error() {
-        assert!(matches!(
-            feed_all(b"HTTP/1.1 abc\r\n\r\n", &[], false),
-            Err(ParseError::Head(_))
-        ));
-        assert!(matches!(
-            feed_all(
-                b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
-                &[],
-                false
-            ),
-            Err(ParseError::Chunked(_))
-        ));
         assert!(matches!(
             feed_all(
                 b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc",
@@ -468,10 +597,133 @@ mod tests {
             ),
             Err(ParseError::UnexpectedEof)
         ));
-        assert!(matches!(
-            feed_all(b"HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n", &[], false),
-            Err(ParseError::ContentLength)
-        ));
+        let cases: &[(&[u8], Violation, &str)] = &[
+            (
+                b"HTTP/1.1 abc\r\nContent-Length: 0\r\n\r\n",
+                Violation::MalformedStatusLine,
+                "HTTP/1.1 abc\\r",
+            ),
+            (
+                b"SSH-2.0-OpenSSH_9.6\r\n\r\n",
+                Violation::MalformedStatusLine,
+                "SSH-2.0-OpenSSH_9.6\\r",
+            ),
+            (
+                b"HTTP/1.1 200 OK\r\nGood: 1\r\nBad Header: x\r\n\r\n",
+                Violation::MalformedHeader,
+                "Bad Header: x",
+            ),
+            (
+                b"HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n",
+                Violation::InvalidContentLength,
+                "Content-Length: x",
+            ),
+            (
+                b"HTTP/1.1 200 OK\r\nContent-Length: +5\r\n\r\nhello",
+                Violation::InvalidContentLength,
+                "Content-Length: +5",
+            ),
+            (
+                b"HTTP/1.1 200 OK\r\nContent-Length: 99999999999999999999\r\n\r\n",
+                Violation::InvalidContentLength,
+                "Content-Length: 99999999999999999999",
+            ),
+            (
+                b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello!",
+                Violation::ConflictingContentLength,
+                "Content-Length: 6",
+            ),
+            (
+                b"HTTP/1.1 200 OK\r\nContent-Length: 5, 6\r\n\r\nhello!",
+                Violation::ConflictingContentLength,
+                "Content-Length: 5, 6",
+            ),
+            (
+                b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+                Violation::LengthWithTransferEncoding,
+                "HTTP/1.1 200 OK\\r\\nContent-Length: 5\\r\\nTransfer-Enc…",
+            ),
+            (
+                b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+                Violation::BadChunkSize,
+                "zz",
+            ),
+            (
+                b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n+5\r\nhello\r\n0\r\n\r\n",
+                Violation::BadChunkSize,
+                "+5",
+            ),
+            (
+                b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n11111111111111111\r\n",
+                Violation::BadChunkSize,
+                "11111111111111111",
+            ),
+            (
+                b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nhello\r\n0\r\n\r\n",
+                Violation::BadChunkFraming,
+                "lo\\r\\n0\\r\\n\\r\\n",
+            ),
+            (
+                b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nno colon\r\n\r\n",
+                Violation::BadChunkFraming,
+                "no colon",
+            ),
+        ];
+        for (input, kind, quote) in cases {
+            let got = violation(input);
+            assert_eq!(
+                &got,
+                &(*kind, quote.to_string()),
+                "{:?}",
+                String::from_utf8_lossy(input)
+            );
+        }
+    }
+
+    #[test]
+    fn oversized_heads_and_lines_are_refused_however_they_arrive() {
+        let mut head = b"HTTP/1.1 200 OK\r\n".to_vec();
+        while head.len() <= MAX_HEAD {
+            head.extend_from_slice(
+                b"X-Padding: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n",
+            );
+        }
+        head.extend_from_slice(b"Content-Length: 0\r\n\r\n");
+        // Whole (the end of the head has arrived) and cut before its end agree.
+        for cut in [&[][..], &[MAX_HEAD + 10][..], &[100][..]] {
+            assert!(matches!(
+                feed_all(&head, cut, false),
+                Err(ParseError::Protocol(Violation::HeaderTooLarge, _))
+            ));
+        }
+        let mut many = b"HTTP/1.1 200 OK\r\n".to_vec();
+        for i in 0..=MAX_HEADERS {
+            many.extend_from_slice(format!("X-{i}: y\r\n").as_bytes());
+        }
+        many.extend_from_slice(b"\r\n");
+        assert_eq!(violation(&many).0, Violation::HeaderTooLarge);
+        let mut long_size = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;".to_vec();
+        long_size.extend(std::iter::repeat_n(b'x', MAX_LINE));
+        long_size.extend_from_slice(b"\r\nhello\r\n0\r\n\r\n");
+        for cut in [&[][..], &[MAX_LINE][..]] {
+            assert!(matches!(
+                feed_all(&long_size, cut, false),
+                Err(ParseError::Protocol(Violation::BadChunkSize, _))
+            ));
+        }
+    }
+
+    #[test]
+    fn lenient_where_http_allows() {
+        // Repeated identical lengths (RFC 9110 §8.6), extensions after BWS, a coding before
+        // chunked, a coding other than chunked last (close-delimited).
+        let r = b"HTTP/1.1 200 OK\r\nContent-Length: 2, 2\r\nContent-Length: 2\r\n\r\nok";
+        assert_eq!(every_split(r, false).len(), 1);
+        let r =
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n2 ;x=y\r\nok\r\n0\r\n\r\n";
+        assert_eq!(every_split(r, false).len(), 1);
+        let r = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, gzip\r\n\r\nwhatever";
+        assert!(!every_split(r, false)[0].keep_alive);
     }
 
     #[test]
