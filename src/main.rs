@@ -124,7 +124,7 @@ fn run_ab(plan: &Plan) -> ExitCode {
     let show = !plan.quiet && plan.json != Some(JsonOut::Stdout);
     // Both targets answer before round 1, or nothing runs.
     for run in [&first, &second] {
-        let checked = preflight::check_blocking(
+        let checked = preflight::preflight_blocking(
             &run.target,
             run.insecure,
             run.cacert.as_deref(),
@@ -172,7 +172,7 @@ fn run_mahjong_ab(plan: &MahjongPlan) -> ExitCode {
     let show = !plan.quiet && plan.json != Some(JsonOut::Stdout);
     // Both servers answer before round 1, or nothing runs.
     for run in [&first, &second] {
-        let checked = preflight::check_blocking(
+        let checked = preflight::preflight_blocking(
             &run.server,
             run.insecure,
             run.cacert.as_deref(),

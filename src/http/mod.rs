@@ -17,7 +17,7 @@ use std::time::Duration;
 use crate::engine::{self, Mode, Settings};
 use crate::error::Error;
 use crate::net::http1::request::{self, Batch};
-use crate::net::preflight::preflight;
+use crate::net::preflight::preflight_blocking;
 use crate::net::stream::Endpoint;
 use crate::plan::Plan;
 use crate::script::{Script, ScriptError, ThreadScript};
@@ -95,16 +95,12 @@ impl<'a> HttpMode<'a> {
     /// Resolves and checks the target, loads the script and runs its `setup()` and `init()`:
     /// every error here stops the run before any traffic.
     pub fn prepare(plan: &'a Plan) -> Result<HttpMode<'a>, Error> {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| Error::Thread(e.to_string()))?;
-        let endpoint = runtime.block_on(preflight(
+        let endpoint = preflight_blocking(
             &plan.target,
             plan.insecure,
             plan.cacert.as_deref(),
             plan.timeout,
-        ))?;
+        )?;
         // As wrk: the script is loaded in the main state and one state per thread.
         let (script, mut thread_scripts): (_, Vec<Option<ThreadScript>>) = match &plan.script {
             Some(_) => {

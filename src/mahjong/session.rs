@@ -17,7 +17,7 @@ use super::phase::{Phase, PhaseBoard, SessionLive};
 use super::player::{Player, Table, WorkerCtx};
 use crate::engine::{self, Live, Mode, ProgressMode, Settings, Worker, WorkerContext};
 use crate::error::Error;
-use crate::net::preflight::preflight;
+use crate::net::preflight::preflight_blocking;
 use crate::net::stream::Endpoint;
 use crate::plan::{MahjongPlan, Scheme};
 use crate::stats::mahjong::MahjongRecorder;
@@ -69,17 +69,13 @@ pub struct MahjongMode {
 impl MahjongMode {
     /// Checks the server answers and fixes the URLs every player uses.
     pub fn prepare(plan: &MahjongPlan) -> Result<MahjongMode, Error> {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| Error::Thread(e.to_string()))?;
         let server = &plan.server;
-        let endpoint = runtime.block_on(preflight(
+        let endpoint = preflight_blocking(
             server,
             plan.insecure,
             plan.cacert.as_deref(),
             plan.connect_timeout,
-        ))?;
+        )?;
         let ws_scheme = match server.scheme {
             Scheme::Http => "ws",
             Scheme::Https => "wss",

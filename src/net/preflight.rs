@@ -57,11 +57,7 @@ pub fn doctor_check(plan: &DoctorPlan) -> Result<Option<Check>, Error> {
     let Some(target) = &plan.target else {
         return Ok(None);
     };
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| Error::Thread(e.to_string()))?;
-    let outcome = runtime.block_on(reach(
+    let outcome = main_runtime()?.block_on(reach(
         target,
         plan.insecure,
         plan.cacert.as_deref(),
@@ -156,19 +152,21 @@ async fn close_politely(mut stream: Stream) {
     let _ = tokio::time::timeout(Duration::from_millis(100), stream.shutdown()).await;
 }
 
-/// [`preflight`] from outside a runtime: for checking every target before the first of several
-/// runs (`--vs`).
-pub fn check_blocking(
+/// [`preflight`] from outside a runtime, as every mode's main thread makes it before a run (and
+/// `--vs` for both targets before round 1).
+pub fn preflight_blocking(
     target: &Target,
     insecure: bool,
     cacert: Option<&std::path::Path>,
     timeout: Duration,
-) -> Result<(), Error> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
+) -> Result<Endpoint, Error> {
+    main_runtime()?.block_on(preflight(target, insecure, cacert, timeout))
+}
+
+/// A current-thread runtime for the main thread's one-off checks.
+fn main_runtime() -> Result<tokio::runtime::Runtime, Error> {
+    tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| Error::Thread(e.to_string()))?;
-    runtime
-        .block_on(preflight(target, insecure, cacert, timeout))
-        .map(drop)
+        .map_err(|e| Error::Thread(e.to_string()))
 }

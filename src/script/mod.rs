@@ -26,6 +26,7 @@ use crate::error::Error;
 use crate::net::http1::request::Batch;
 use crate::plan::Plan;
 use crate::stats::RunResult;
+use crate::sys::io_reason;
 
 use stats::Stats;
 use thread::{type_name, Addr, ThreadHandle, ThreadShared};
@@ -419,15 +420,6 @@ fn caller_position(lua: &Lua) -> String {
         }
     }
     String::new()
-}
-
-/// The OS's description of an I/O error, without Rust's `(os error N)` suffix.
-fn io_reason(error: &std::io::Error) -> String {
-    let text = error.to_string();
-    match text.find(" (os error") {
-        Some(end) => text[..end].to_string(),
-        None => text,
-    }
 }
 
 /// Lua's `print` and `io.write` go through C stdio, which is fully buffered on a pipe: flush it

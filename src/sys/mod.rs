@@ -14,6 +14,16 @@ pub fn fds_needed(connections: usize, threads: usize) -> u64 {
     connections as u64 + threads as u64 * 4 + 32
 }
 
+/// The OS's description of an I/O error, without Rust's `(os error N)` suffix, for one-line
+/// errors.
+pub fn io_reason(error: &std::io::Error) -> String {
+    let text = error.to_string();
+    match text.find(" (os error") {
+        Some(end) => text[..end].to_string(),
+        None => text,
+    }
+}
+
 /// Raises the soft RLIMIT_NOFILE to the hard limit; returns the (soft, hard) limits now in force.
 pub fn raise_open_files() -> (u64, u64) {
     let mut lim = libc::rlimit {

@@ -6,6 +6,7 @@ use std::io::{IsTerminal, Write};
 use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
 
+use super::io_reason;
 use crate::error::Error;
 
 /// Fails, naming `flag`, when `path` cannot be written. Nothing is truncated: a file that did
@@ -37,15 +38,6 @@ pub fn check_writable(flag: &str, path: &Path) -> Result<(), Error> {
         let _ = std::fs::remove_file(path);
     }
     Ok(())
-}
-
-/// The OS's description of an I/O error, without Rust's `(os error N)` suffix.
-fn io_reason(e: &std::io::Error) -> String {
-    let text = e.to_string();
-    match text.find(" (os error") {
-        Some(i) => text[..i].to_string(),
-        None => text,
-    }
 }
 
 #[cfg(test)]
