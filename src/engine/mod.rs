@@ -25,7 +25,6 @@ use hdrhistogram::Histogram;
 use crate::error::Error;
 use crate::sys::procstat::{Sampler, ServerUsage};
 pub use crate::sys::usage::{OwnUsage, ThreadUsage};
-use crate::timing::clock::Nanos;
 pub use gate::StartGate;
 pub use progress::ProgressMode;
 pub use supervisor::EndReason;
@@ -34,7 +33,6 @@ pub use worker::{thread_runtime, WorkerContext};
 /// What every mode tells the engine about its run.
 #[derive(Debug, Clone)]
 pub struct Settings {
-    pub threads: usize,
     /// The run ends this long after the start (for a mahjong session: at the latest).
     pub duration: Duration,
     /// How long the workers may take to wind down after the shutdown (mahjong players log out)
@@ -93,8 +91,6 @@ pub trait Mode {
 pub struct Run<R> {
     /// The workers' recorders, merged.
     pub recorder: R,
-    /// The common start time.
-    pub t0: Nanos,
     /// From the start to the shutdown.
     pub elapsed: Duration,
     /// From the start to the end of the join (mahjong players have logged out by then).
@@ -145,7 +141,6 @@ pub fn run<M: Mode>(mode: &mut M) -> Result<Run<<M::Worker as Worker>::Recorder>
     let finished = Duration::from_nanos(crate::timing::clock::now().saturating_sub(t0));
     Ok(Run {
         recorder: joined.recorder,
-        t0,
         elapsed: supervised.elapsed,
         finished,
         ended_by: supervised.ended_by,

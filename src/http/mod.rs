@@ -113,7 +113,6 @@ impl<'a> HttpMode<'a> {
         Ok(HttpMode {
             plan,
             settings: Settings {
-                threads: plan.threads,
                 duration: plan.duration,
                 grace: WORKER_GRACE,
                 progress: engine::ProgressMode::choose(plan.progress, plan.quiet),

@@ -83,7 +83,6 @@ impl MahjongMode {
         let host = server.host_header();
         Ok(MahjongMode {
             settings: Settings {
-                threads: plan.threads,
                 duration: plan.duration,
                 // Every player logs out, also after a signal; wait for that, but not for ever.
                 grace: plan.connect_timeout * (plan.retries + 1) + Duration::from_secs(5),
