@@ -25,8 +25,9 @@
 //!   per-second samples), the bounded join and merge, the server sampler, tsumo's own CPU and
 //!   memory. It holds no mode-specific code.
 //! - [`script`]: the wrk Lua API on LuaJIT (mlua): one Lua state per worker plus the main
-//!   state, the `wrk` table, hooks, thread objects. Without `request()`/`response()` hooks no Lua
-//!   runs per request.
+//!   state, the `wrk` table, hooks, thread objects, and the time limit on every hook call (a
+//!   watchdog thread interrupts a call past `--script-timeout`). Without `request()`/`response()`
+//!   hooks no Lua runs per request.
 //! - [`ws`]: the WebSocket transport (tokio-tungstenite over our TCP/TLS stream, small read
 //!   buffers) and the Engine.IO / socket.io text framing that majiang-server speaks over it.
 //! - [`net`]: sockets for every mode: one TCP-or-TLS stream type, the rustls configuration

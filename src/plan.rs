@@ -84,6 +84,9 @@ pub struct Plan {
     pub rate: Option<u64>,
     /// Lua script (`-s`).
     pub script: Option<PathBuf>,
+    /// `--script-timeout`: how long one call of a script hook may run before it is
+    /// interrupted as a script error; `None` (`0`) for no limit, with LuaJIT's compiler on.
+    pub script_timeout: Option<Duration>,
     /// Extra headers (`-H`), in command-line order; a later duplicate name replaces an earlier one.
     pub headers: Vec<(String, String)>,
     /// `-L`: print the latency distribution and spectrum.

@@ -751,13 +751,8 @@ fn args_reach_init_with_the_url_first() {
     assert_eq!(lines[..header], expected, "{}", run.stdout);
 }
 
-/// A `request()` that never returns (here: from its 50th call on) cannot hold the run past
-/// `-d`: the run ends on time plus the workers' grace, reports what ran with a note, and exits
-/// 1 naming the cause.
-#[test]
-fn a_hook_that_never_returns_does_not_hold_the_run() {
-    let nginx = Nginx::start();
-    let dir = TempDir::new("hung-hook");
+/// A hook that stops returning (here `request()` from its 50th call on). `script` is the file.
+fn hung_script(dir: &TempDir) -> std::path::PathBuf {
     let hung = dir.path().join("hung.lua");
     std::fs::write(
         &hung,
@@ -769,12 +764,100 @@ fn a_hook_that_never_returns_does_not_hold_the_run() {
          end\n",
     )
     .unwrap();
+    hung
+}
+
+/// A `request()` that never returns is interrupted at the script time limit (1 s by default)
+/// and reported as a script error at its file:line: the run ends then, not at `-d`, with the
+/// report of what ran, and exits 1.
+#[test]
+fn a_hook_past_the_time_limit_is_interrupted_at_its_line() {
+    let nginx = Nginx::start();
+    let dir = TempDir::new("hung-hook");
+    let hung = hung_script(&dir);
+    let run = run_tsumo(
+        &[
+            "-t1",
+            "-c1",
+            "-d20s",
+            "-R100",
+            "-s",
+            hung.to_str().unwrap(),
+            &nginx.http_url("/index.html"),
+        ],
+        Duration::from_secs(30),
+    );
+    assert!(run.wall < Duration::from_secs(6), "took {:?}", run.wall);
+    assert_eq!(run.status.code(), Some(1), "{run:?}");
+    assert!(
+        run.stderr.contains(
+            "hung.lua:4: request() ran past the 1.00s script time limit and was interrupted \
+             (--script-timeout)"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stdout.contains("requests in"), "{}", run.stdout);
+}
+
+/// The limit is settable, holds in `response()` as well, and a script that catches the
+/// interruption with `pcall` and loops on is interrupted again.
+#[test]
+fn a_script_cannot_catch_its_way_past_the_time_limit() {
+    let nginx = Nginx::start();
+    let dir = TempDir::new("pcall-hook");
+    let script = dir.path().join("spin.lua");
+    std::fs::write(
+        &script,
+        "response = function(status, headers, body)\n\
+           while true do\n\
+             pcall(function() local x = 0 for i = 1, 1e12 do x = x + i end end)\n\
+           end\n\
+         end\n",
+    )
+    .unwrap();
+    let run = run_tsumo(
+        &[
+            "-t1",
+            "-c1",
+            "-d20s",
+            "-R10",
+            "--script-timeout",
+            "300ms",
+            "-s",
+            script.to_str().unwrap(),
+            &nginx.http_url("/index.html"),
+        ],
+        Duration::from_secs(30),
+    );
+    assert!(run.wall < Duration::from_secs(6), "took {:?}", run.wall);
+    assert_eq!(run.status.code(), Some(1), "{run:?}");
+    assert!(
+        run.stderr.contains("spin.lua:")
+            && run
+                .stderr
+                .contains("response() ran past the 300.00ms script time limit and was interrupted"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// With no limit (`--script-timeout 0`, LuaJIT compiling, which no hook can interrupt), a hook
+/// that never returns still cannot hold the run past `-d`: the run ends on time plus the
+/// workers' grace, reports what ran with a note, and exits 1 naming the cause.
+#[test]
+fn without_a_limit_a_hook_that_never_returns_does_not_hold_the_run() {
+    let nginx = Nginx::start();
+    let dir = TempDir::new("hung-hook-unlimited");
+    let hung = hung_script(&dir);
     let run = run_tsumo(
         &[
             "-t1",
             "-c1",
             "-d2s",
             "-R100",
+            "--script-timeout",
+            "0",
             "-s",
             hung.to_str().unwrap(),
             &nginx.http_url("/index.html"),

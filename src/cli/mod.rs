@@ -59,6 +59,7 @@ const DEFAULT_THREADS: usize = 2;
 const DEFAULT_CONNECTIONS: usize = 10;
 const DEFAULT_DURATION: Duration = Duration::from_secs(10);
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(2);
+const DEFAULT_SCRIPT_TIMEOUT: Duration = Duration::from_secs(1);
 
 const USAGE: &str = "usage: tsumo [options] <url>";
 
@@ -75,6 +76,11 @@ Options:
   -R, --rate <N>         Target throughput in requests/s, total over all connections.
                          Without -R: closed loop, each connection as fast as it can.
   -s, --script <FILE>    Lua script file (wrk's scripting API)
+      --script-timeout <T>
+                         Interrupt a script hook call that runs longer, as a script
+                         error at its file:line [default: 1s]. 0: no limit, and
+                         LuaJIT compiles the script (a compiled loop cannot be
+                         interrupted, so with a limit the compiler is off)
   -H, --header <H>       Add a request header, 'Name: value'. Repeatable; a later
                          header with the same name replaces the earlier one.
   -L, --latency          Print the latency distribution and percentile spectrum
@@ -165,6 +171,11 @@ fn parse_wrk(args: Vec<OsString>) -> Result<Parsed, String> {
     let duration = options.duration("duration")?.unwrap_or(DEFAULT_DURATION);
     let rate = options.metric("rate")?;
     let timeout = options.duration("timeout")?.unwrap_or(DEFAULT_TIMEOUT);
+    let script_timeout = match options.duration("script_timeout")? {
+        Some(limit) if limit.is_zero() => None,
+        Some(limit) => Some(limit),
+        None => Some(DEFAULT_SCRIPT_TIMEOUT),
+    };
 
     let Some(url) = matches.get_one::<String>("url") else {
         return Err(format!("missing URL ({USAGE})"));
@@ -232,6 +243,7 @@ fn parse_wrk(args: Vec<OsString>) -> Result<Parsed, String> {
         duration,
         rate,
         script: path_option(&matches, "script"),
+        script_timeout,
         headers,
         latency: matches.get_flag("latency") || u_latency,
         u_latency,
@@ -306,6 +318,7 @@ fn wrk_command() -> Command {
             value("duration", Some('d'), "duration"),
             value("rate", Some('R'), "rate"),
             value("script", Some('s'), "script").value_parser(clap::value_parser!(PathBuf)),
+            value("script_timeout", None, "script-timeout"),
             value("header", Some('H'), "header").action(ArgAction::Append),
             flag("latency", Some('L'), "latency"),
             flag("u_latency", Some('U'), "u_latency"),

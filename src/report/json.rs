@@ -359,6 +359,7 @@ mod tests {
                 vs: None,
                 vs_label: None,
                 rounds: 1,
+                script_timeout: Some(std::time::Duration::from_secs(1)),
             },
             elapsed: Duration::from_secs(10),
             interrupted: true,

@@ -334,6 +334,7 @@ mod tests {
             vs: None,
             vs_label: None,
             rounds: 1,
+            script_timeout: Some(std::time::Duration::from_secs(1)),
         }
     }
 

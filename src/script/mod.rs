@@ -11,6 +11,7 @@
 //! [`Script`] for `done`. The main state reaches a worker's state only in `setup` (before the run)
 //! and `done` (after it), so the two never contend for a state's lock.
 
+mod limit;
 mod stats;
 mod thread;
 mod wrk;
@@ -28,6 +29,7 @@ use crate::plan::Plan;
 use crate::stats::RunResult;
 use crate::sys::io_reason;
 
+use limit::Limit;
 use stats::Stats;
 use thread::{type_name, Addr, ThreadHandle, ThreadShared};
 
@@ -56,6 +58,7 @@ impl std::error::Error for ScriptError {}
 /// The main Lua state (`setup`, `done`).
 pub struct Script {
     main: Lua,
+    limit: Limit,
 }
 
 /// One worker's Lua state, moved into the worker thread.
@@ -69,6 +72,8 @@ pub struct ThreadScript {
     pipeline: usize,
     /// The global `request` function, looked up once: it runs for every batch.
     request_fn: Option<Function>,
+    /// `--script-timeout` on every hook call.
+    limit: Limit,
 }
 
 impl Script {
@@ -88,6 +93,7 @@ impl Script {
         let script_err = |e: mlua::Error| Error::Script(lua_message(&e));
 
         let main = wrk::new_state(plan).map_err(script_err)?;
+        let main_limit = Limit::new(&main, plan.script_timeout).map_err(script_err)?;
         let main_wrk: Table = main.globals().get("wrk").map_err(script_err)?;
         main_wrk
             .set(
@@ -106,6 +112,7 @@ impl Script {
         let mut pipeline = 1;
         for index in 0..plan.threads {
             let lua = wrk::new_state(plan).map_err(script_err)?;
+            let limit = Limit::new(&lua, plan.script_timeout).map_err(script_err)?;
             lua.load(&source[..])
                 .set_name(chunk_name.as_str())
                 .exec()
@@ -117,17 +124,20 @@ impl Script {
                 .map_err(script_err)?;
 
             let setup: Function = main_wrk.get("setup").map_err(script_err)?;
-            setup
-                .call::<()>(ThreadHandle::strong(&lua, shared.clone()))
+            let thread = ThreadHandle::strong(&lua, shared.clone());
+            main_limit
+                .call("setup", || setup.call::<()>(thread))
                 .map_err(script_err)?;
 
             let init: Function = thread_wrk.get("init").map_err(script_err)?;
-            init.call::<()>(init_args(&lua, plan).map_err(script_err)?)
+            let args = init_args(&lua, plan).map_err(script_err)?;
+            limit
+                .call("init", || init.call::<()>(args))
                 .map_err(script_err)?;
 
             if index == 0 {
                 // As wrk: check request() first, then fix which hooks exist.
-                let first = call_request(&lua, &name).map_err(|e| Error::Script(e.0))?;
+                let first = call_request(&lua, &name, &limit).map_err(|e| Error::Script(e.0))?;
                 let batch = Batch::parse(first).map_err(|e| {
                     Error::Script(format!(
                         "{name}: request() returned an invalid request: {e}"
@@ -143,7 +153,7 @@ impl Script {
                 };
             }
 
-            let static_request = match static_request(&lua, &name) {
+            let static_request = match static_request(&lua, &name, &limit) {
                 Ok(bytes) => bytes,
                 // A dynamic script never sends wrk.request()'s bytes; only its request() matters.
                 Err(_) if hooks.request => Vec::new(),
@@ -161,10 +171,17 @@ impl Script {
                 static_request,
                 pipeline,
                 request_fn,
+                limit,
             });
         }
         flush_lua_output();
-        Ok((Script { main }, threads))
+        Ok((
+            Script {
+                main,
+                limit: main_limit,
+            },
+            threads,
+        ))
     }
 
     /// Calls `done(summary, latency, requests)` in the main state, if the script defines it.
@@ -183,7 +200,9 @@ impl Script {
             .main
             .create_userdata(Stats::new(result.req_per_sec.clone()))
             .map_err(script_err)?;
-        let outcome = done.call::<()>((summary, latency, requests));
+        let outcome = self
+            .limit
+            .call("done", || done.call::<()>((summary, latency, requests)));
         flush_lua_output();
         outcome.map_err(script_err)
     }
@@ -222,10 +241,10 @@ impl ThreadScript {
     /// the hot path of a dynamic script, with no allocation once `out` has grown.
     pub fn request_into(&self, out: &mut Vec<u8>) -> Result<(), ScriptError> {
         let Some(request) = &self.request_fn else {
-            *out = call_request(&self.lua, &self.name)?;
+            *out = call_request(&self.lua, &self.name, &self.limit)?;
             return Ok(());
         };
-        match request.call::<Value>(()) {
+        match self.limit.call("request", || request.call::<Value>(())) {
             Ok(Value::String(s)) => {
                 out.clear();
                 out.extend_from_slice(&s.as_bytes());
@@ -254,7 +273,9 @@ impl ThreadScript {
             for (name, value) in headers {
                 table.raw_set(name.as_str(), self.lua.create_string(value)?)?;
             }
-            response.call((status, table, self.lua.create_string(body)?))
+            let body = self.lua.create_string(body)?;
+            self.limit
+                .call("response", || response.call((status, table, body)))
         };
         run().map_err(|e| ScriptError(lua_message(&e)))
     }
@@ -263,7 +284,7 @@ impl ThreadScript {
     pub fn delay(&self) -> Result<Duration, ScriptError> {
         let value: Value = self
             .hook("delay")
-            .and_then(|delay: Function| delay.call(()))
+            .and_then(|delay: Function| self.limit.call("delay", || delay.call(())))
             .map_err(|e| ScriptError(lua_message(&e)))?;
         let ms = match value {
             Value::Integer(i) => i as f64,
@@ -319,11 +340,11 @@ fn init_args(lua: &Lua, plan: &Plan) -> mlua::Result<Table> {
 }
 
 /// wrk's `script_request`: the global `request()`, or `wrk.request()` when there is none.
-fn call_request(lua: &Lua, name: &str) -> Result<Vec<u8>, ScriptError> {
+fn call_request(lua: &Lua, name: &str, limit: &Limit) -> Result<Vec<u8>, ScriptError> {
     let run = || -> mlua::Result<Value> {
         match lua.globals().get::<Value>("request")? {
-            Value::Function(request) => request.call(()),
-            _ => wrk_request(lua),
+            Value::Function(request) => limit.call("request", || request.call(())),
+            _ => wrk_request(lua, limit),
         }
     };
     let value = run().map_err(|e| ScriptError(lua_message(&e)))?;
@@ -331,15 +352,15 @@ fn call_request(lua: &Lua, name: &str) -> Result<Vec<u8>, ScriptError> {
 }
 
 /// The bytes of `wrk.request()` (the request `wrk.init` built).
-fn static_request(lua: &Lua, name: &str) -> Result<Vec<u8>, ScriptError> {
-    let value = wrk_request(lua).map_err(|e| ScriptError(lua_message(&e)))?;
+fn static_request(lua: &Lua, name: &str, limit: &Limit) -> Result<Vec<u8>, ScriptError> {
+    let value = wrk_request(lua, limit).map_err(|e| ScriptError(lua_message(&e)))?;
     request_bytes(value, name)
 }
 
-fn wrk_request(lua: &Lua) -> mlua::Result<Value> {
+fn wrk_request(lua: &Lua, limit: &Limit) -> mlua::Result<Value> {
     let wrk: Table = lua.globals().get("wrk")?;
     let request: Function = wrk.get("request")?;
-    request.call(())
+    limit.call("wrk.request", || request.call(()))
 }
 
 fn request_bytes(value: Value, name: &str) -> Result<Vec<u8>, ScriptError> {

@@ -43,6 +43,7 @@ fn plan(script: &str) -> Plan {
         vs: None,
         vs_label: None,
         rounds: 1,
+        script_timeout: Some(std::time::Duration::from_secs(1)),
     }
 }
 
