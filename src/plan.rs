@@ -162,6 +162,9 @@ pub struct MahjongPlan {
     pub connect_timeout: Duration,
     /// Tries of a failed login, connect or logout before it counts as failed (`--retries`).
     pub retries: u32,
+    /// How long each player's logout may take once its session is over, retries and waiting
+    /// for its turn included (`--logout-timeout`).
+    pub logout_timeout: Duration,
     /// The run's name in reports and comparisons (`--label`; default: the URL).
     pub label: String,
     /// Server processes to sample during the session (`--server-pid`, repeatable).

@@ -92,7 +92,10 @@ fn session(label: &str, offset: u64) -> MahjongResult {
     record.bytes_in = 2_345_678;
     record.bytes_out = 123_456;
     record.disconnects = 1;
-    record.protocol_error("unexpected message 'x'".to_string());
+    record.error(
+        "malformed message from the server",
+        "unexpected message 'x'".to_string(),
+    );
     MahjongResult {
         plan: plan(label),
         elapsed: Duration::from_micros(130_250_000 + offset),
@@ -186,6 +189,9 @@ const ADDED_SINCE_V1: &[&str] = &[
     "/ended_by",
     "/tsumo",
     "/rate_shortfall",
+    // Mahjong errors grouped by kind, and the players whose logout failed.
+    "/error_kinds",
+    "/left_on_server",
 ];
 
 /// `new` holds every key of `old` with the same value, and adds only [`ADDED_SINCE_V1`].

@@ -19,6 +19,7 @@ const DEFAULT_RAMP: Duration = Duration::from_millis(40);
 const DEFAULT_THINK: Duration = Duration::from_secs(1);
 const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 const DEFAULT_RETRIES: u32 = 3;
+const DEFAULT_LOGOUT_TIMEOUT: Duration = Duration::from_secs(30);
 
 const USAGE: &str = "usage: tsumo mahjong [options] <server-url>";
 
@@ -49,6 +50,9 @@ Options:
       --start-when-full      Start each table as soon as it is full, not all together
       --connect-timeout <T>  Time for each login, connect and logout [default: 30s]
       --retries <N>          Tries of a failed login, connect or logout [default: 3]
+      --logout-timeout <T>   Time each player's logout gets once its session is over,
+                             retries included [default: 30s]; logouts go at most 32 at a
+                             time per thread, and sessions left on the server are listed
       --label <NAME>         Name of the run in reports [default: the URL]
       --server-pid <PID>     Sample this server process (and its children) once a second:
                              CPU and memory in the report. Repeatable.
@@ -94,6 +98,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
     let think = duration("think", DEFAULT_THINK)?;
     let think_jitter = duration("think_jitter", Duration::ZERO)?;
     let connect_timeout = duration("connect_timeout", DEFAULT_CONNECT_TIMEOUT)?;
+    let logout_timeout = duration("logout_timeout", DEFAULT_LOGOUT_TIMEOUT)?;
 
     let Some(url) = matches.get_one::<String>("url") else {
         return Err(format!("missing server URL ({USAGE})"));
@@ -132,6 +137,9 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
     }
     if connect_timeout.is_zero() {
         return Err(invalid("connect_timeout", "must be longer than zero"));
+    }
+    if logout_timeout.is_zero() {
+        return Err(invalid("logout_timeout", "must be longer than zero"));
     }
     let rounds = count("rounds", 1)?;
     if rounds == 0 {
@@ -181,6 +189,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
         timer,
         lockstep: !matches.get_flag("start_when_full"),
         connect_timeout,
+        logout_timeout,
         retries,
         latency: matches.get_flag("latency"),
         insecure: matches.get_flag("insecure"),
@@ -214,6 +223,7 @@ fn command() -> Command {
         value("timer", None, "timer"),
         flag("start_when_full", None, "start-when-full"),
         value("connect_timeout", None, "connect-timeout"),
+        value("logout_timeout", None, "logout-timeout"),
         value("retries", None, "retries"),
         value("label", None, "label"),
         value("server_pid", None, "server-pid").action(ArgAction::Append),

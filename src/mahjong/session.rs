@@ -42,10 +42,13 @@ pub fn run(plan: &MahjongPlan) -> Result<MahjongResult, Error> {
     let run = engine::run(&mut mode)?;
     let mut record = run.recorder;
     if run.abandoned > 0 {
-        record.protocol_error(format!(
-            "some players had not logged out {}s after the end; reported without them",
-            mode.settings.grace.as_secs()
-        ));
+        record.error(
+            "players not done by the end",
+            format!(
+                "some players had not logged out {}s after the end; reported without them",
+                mode.settings.grace.as_secs()
+            ),
+        );
     }
     Ok(MahjongResult {
         plan: plan.clone(),
@@ -84,8 +87,9 @@ impl MahjongMode {
         Ok(MahjongMode {
             settings: Settings {
                 duration: plan.duration,
-                // Every player logs out, also after a signal; wait for that, but not for ever.
-                grace: plan.connect_timeout * (plan.retries + 1) + Duration::from_secs(5),
+                // Every player logs out, also after a signal, within --logout-timeout (a login
+                // in flight gets SHUTDOWN_GRACE first); wait for that, but not for ever.
+                grace: plan.logout_timeout + super::player::SHUTDOWN_GRACE + Duration::from_secs(5),
                 progress: ProgressMode::choose(plan.progress, plan.quiet),
                 server_pids: plan.server_pids.clone(),
             },
@@ -193,6 +197,7 @@ impl Worker for MahjongWorker {
             board: Rc::clone(&board),
             shutdown: shutdown.clone(),
             live: Arc::clone(&ctx.live),
+            logouts: tokio::sync::Semaphore::new(super::player::LOGOUTS_AT_ONCE),
         });
         let mut players = Vec::with_capacity(tables * 4);
         for table_index in 0..tables {

@@ -157,8 +157,15 @@ pub fn render(r: &MahjongResult) -> String {
         "  Disconnects: {}, errors: {}, failed: {failed}",
         rec.disconnects, rec.protocol_errors
     );
-    for e in &rec.first_errors {
-        let _ = writeln!(out, "    {e}");
+    // By kind, most frequent first: a proxy resetting connections reads differently from a
+    // server refusing them.
+    let mut kinds: Vec<_> = rec.error_kinds.iter().collect();
+    kinds.sort_by(|a, b| b.1.count.cmp(&a.1.count).then(a.0.cmp(b.0)));
+    for (kind, group) in kinds {
+        let _ = writeln!(out, "    {:>6}  {kind}", group.count);
+        if let Some(first) = group.first.first() {
+            let _ = writeln!(out, "            first: {first}");
+        }
     }
     let players = p.players.max(1) as f64;
     let _ = writeln!(
@@ -227,9 +234,10 @@ fn step_in_words(kind: &str) -> String {
 }
 
 /// What makes a session a failure for scripts (exit status 1), in one line: sessions left on
-/// the server (they live there for 14 days), or a session in which most logins failed (the
-/// server refused or never answered, or a proxy reset the connections). `None`: it went well
-/// enough to read the report.
+/// the server (they live there for 14 days, so the line names the players); a session in which
+/// most players failed before they could play (the server refused or never answered, a proxy
+/// reset the connections or stopped accepting them); or one in which the server side closed
+/// most players' sockets mid-session. `None`: it went well enough to read the report.
 pub fn failure(r: &MahjongResult) -> Option<String> {
     let phase = |name: &str| {
         r.record
@@ -241,17 +249,62 @@ pub fn failure(r: &MahjongResult) -> Option<String> {
     if logouts_failed > 0 {
         return Some(format!(
             "{logouts_failed} sessions could not be logged out and stay on the server for 14 \
-             days (the errors above name the players)"
+             days: {}",
+            players_listed(&r.record.left_on_server)
         ));
     }
+    // A player fails at most one of login, connect and ready: it goes no further.
     let (logins_ok, logins_failed) = phase("login");
-    if logins_failed > logins_ok {
+    let before_play = ["login", "connect", "ready"].map(|name| (name, phase(name).1));
+    let failed: u64 = before_play.iter().map(|(_, n)| n).sum();
+    let tried = logins_ok + logins_failed;
+    if failed > 0 && failed * 2 > tried {
+        let by_phase: Vec<String> = before_play
+            .iter()
+            .filter(|(_, n)| *n > 0)
+            .map(|(name, n)| format!("{name} {n}"))
+            .collect();
+        let commonest = r
+            .record
+            .error_kinds
+            .iter()
+            .max_by_key(|(_, group)| group.count)
+            .map(|(kind, _)| format!("; most often {kind}"))
+            .unwrap_or_default();
         return Some(format!(
-            "most logins failed: {logins_failed} of {} players could not log in",
-            logins_ok + logins_failed
+            "most players failed before they could play: {failed} of {tried} ({}){commonest}",
+            by_phase.join(", ")
+        ));
+    }
+    let (ready, _) = phase("ready");
+    let closed = r.record.disconnects;
+    if closed > 0 && closed * 2 > ready {
+        return Some(format!(
+            "the server side closed {closed} of {ready} players' sockets mid-session (the server \
+             or a proxy went away?)"
         ));
     }
     None
+}
+
+/// Most player names [`failure`] lists (the JSON has them all).
+const LISTED_PLAYERS: usize = 10;
+
+/// `tsumo3, tsumo17, … and 40 more (all in the JSON's left_on_server)`.
+fn players_listed(names: &[String]) -> String {
+    let mut listed = names
+        .iter()
+        .take(LISTED_PLAYERS)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if names.len() > LISTED_PLAYERS {
+        listed.push_str(&format!(
+            " and {} more (all in the JSON's left_on_server)",
+            names.len() - LISTED_PLAYERS
+        ));
+    }
+    listed
 }
 
 pub fn to_json(r: &MahjongResult) -> Value {

@@ -7,7 +7,7 @@
 //! summed too (the runs ran side by side); elapsed time is the longest. Mahjong sessions merge
 //! the same way: phase counts and histograms, games, step intervals, messages, errors.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use hdrhistogram::Histogram;
@@ -18,6 +18,7 @@ use super::json::{encode_histogram, write_value, Percentiles, SavedRun};
 use super::session::{SavedHistogram, SavedPhase, SavedSession};
 use crate::error::Error;
 use crate::plan::JsonOut;
+use crate::stats::mahjong::add_errors;
 use crate::stats::new_histogram;
 use crate::sys::procstat::ServerUsage;
 
@@ -314,6 +315,13 @@ fn merge_mahjong(runs: &[LoadedRun], label: &str) -> Result<SavedSession, Error>
     merged.first_errors = all()
         .flat_map(|s| s.first_errors.iter().cloned())
         .take(KEPT_ERRORS)
+        .collect();
+    merged.error_kinds = BTreeMap::new();
+    for (kind, group) in all().flat_map(|s| s.error_kinds.iter()) {
+        add_errors(&mut merged.error_kinds, kind, group);
+    }
+    merged.left_on_server = all()
+        .flat_map(|s| s.left_on_server.iter().cloned())
         .collect();
     merged.label = label.to_string();
     Ok(merged)

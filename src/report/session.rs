@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use super::json::{encode_histogram, first_schema, SavedRun, SCHEMA_VERSION};
 use crate::error::Error;
 use crate::stats::hdr;
-use crate::stats::mahjong::{MahjongResult, PHASES};
+use crate::stats::mahjong::{ErrorGroup, MahjongResult, PHASES};
 use crate::sys::procstat::ServerUsage;
 
 /// One session as saved to JSON.
@@ -62,6 +62,13 @@ pub struct SavedSession {
     pub errors: u64,
     /// The first few protocol errors, verbatim.
     pub first_errors: Vec<String>,
+    /// Every error by kind: how many, and the first few verbatim (absent in files from before
+    /// errors were grouped).
+    #[serde(default)]
+    pub error_kinds: BTreeMap<String, ErrorGroup>,
+    /// Players whose session could not be logged out.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left_on_server: Vec<String>,
     /// tsumo's own CPU and memory.
     pub tsumo: SavedOwnUsage,
     /// CPU and memory of the `--server-pid` processes; absent without one.
@@ -236,6 +243,8 @@ impl SavedSession {
             disconnects: rec.disconnects,
             errors: rec.protocol_errors,
             first_errors: rec.first_errors.clone(),
+            error_kinds: rec.error_kinds.clone(),
+            left_on_server: rec.left_on_server.clone(),
             tsumo: SavedOwnUsage {
                 cpu_s: r.cpu_seconds,
                 peak_rss_bytes: r.peak_rss_bytes,

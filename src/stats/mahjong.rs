@@ -4,6 +4,8 @@
 
 use std::collections::BTreeMap;
 
+use serde::{Deserialize, Serialize};
+
 use std::time::Duration;
 
 use hdrhistogram::Histogram;
@@ -53,6 +55,42 @@ impl PhaseStats {
 /// Protocol errors kept verbatim for the report (the first few only).
 pub const KEPT_ERRORS: usize = 5;
 
+/// Kinds of error told apart; errors of further kinds are counted under [`OTHER_ERRORS`].
+pub const KEPT_KINDS: usize = 24;
+
+/// The kind errors beyond [`KEPT_KINDS`] kinds are counted under.
+pub const OTHER_ERRORS: &str = "other errors";
+
+/// Examples kept of each kind of error.
+pub const KEPT_EXAMPLES: usize = 2;
+
+/// Errors of one kind (a step and why it failed, without the player's name): how many, and the
+/// first few verbatim.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ErrorGroup {
+    pub count: u64,
+    pub first: Vec<String>,
+}
+
+impl ErrorGroup {
+    /// Adds `other`'s count and examples (up to [`KEPT_EXAMPLES`]).
+    pub fn merge(&mut self, other: &ErrorGroup) {
+        self.count += other.count;
+        let room = KEPT_EXAMPLES.saturating_sub(self.first.len());
+        self.first.extend(other.first.iter().take(room).cloned());
+    }
+}
+
+/// Adds errors of `kind` to `kinds`, keeping at most [`KEPT_KINDS`] kinds apart.
+pub fn add_errors(kinds: &mut BTreeMap<String, ErrorGroup>, kind: &str, group: &ErrorGroup) {
+    let key = if kinds.contains_key(kind) || kinds.len() < KEPT_KINDS {
+        kind
+    } else {
+        OTHER_ERRORS
+    };
+    kinds.entry(key.to_string()).or_default().merge(group);
+}
+
 /// One worker's record of a mahjong session (values in µs unless named otherwise).
 #[derive(Debug, Clone)]
 pub struct MahjongRecorder {
@@ -81,6 +119,10 @@ pub struct MahjongRecorder {
     pub disconnects: u64,
     pub protocol_errors: u64,
     pub first_errors: Vec<String>,
+    /// Every error by kind (see [`ErrorGroup`]); the counts add up to `protocol_errors`.
+    pub error_kinds: BTreeMap<String, ErrorGroup>,
+    /// Players whose session could not be logged out (it stays on the server for 14 days).
+    pub left_on_server: Vec<String>,
 }
 
 impl Default for MahjongRecorder {
@@ -103,6 +145,8 @@ impl Default for MahjongRecorder {
             disconnects: 0,
             protocol_errors: 0,
             first_errors: Vec::new(),
+            error_kinds: BTreeMap::new(),
+            left_on_server: Vec::new(),
         }
     }
 }
@@ -121,12 +165,19 @@ impl MahjongRecorder {
             .saturating_record(micros);
     }
 
-    /// Counts a protocol error, keeping the first few messages.
-    pub fn protocol_error(&mut self, what: String) {
+    /// Counts an error of `kind` (what failed and why, the same for every player it happens
+    /// to: `login: connect failed: Connection refused`), keeping the first few messages
+    /// (`what`, which names the player).
+    pub fn error(&mut self, kind: &str, what: String) {
         self.protocol_errors += 1;
         if self.first_errors.len() < KEPT_ERRORS {
-            self.first_errors.push(what);
+            self.first_errors.push(what.clone());
         }
+        let one = ErrorGroup {
+            count: 1,
+            first: vec![what],
+        };
+        add_errors(&mut self.error_kinds, kind, &one);
     }
 
     /// Adds another worker's record into this one.
@@ -156,6 +207,11 @@ impl MahjongRecorder {
                 self.first_errors.push(e.clone());
             }
         }
+        for (kind, group) in &other.error_kinds {
+            add_errors(&mut self.error_kinds, kind, group);
+        }
+        self.left_on_server
+            .extend(other.left_on_server.iter().cloned());
     }
 }
 

@@ -96,10 +96,10 @@ impl Player {
         );
         let Some(logged_in) = until_stopped(&ctx.shutdown, SHUTDOWN_GRACE, attempts).await else {
             ctx.recorder.borrow_mut().phase("login").failure();
-            self.note_error(format!(
-                "login of {}: no answer by the end of the run",
-                self.name()
-            ));
+            self.note_error(
+                "login: no answer by the end of the run",
+                format!("login of {}: no answer by the end of the run", self.name()),
+            );
             return false;
         };
         match logged_in {
@@ -114,7 +114,10 @@ impl Player {
             }
             Err(gave_up) => {
                 ctx.recorder.borrow_mut().phase("login").failure();
-                self.note_error(format!("login of {}: {gave_up}", self.name()));
+                self.note_error(
+                    &format!("login: {}", gave_up.last),
+                    format!("login of {}: {gave_up}", self.name()),
+                );
                 false
             }
         }
@@ -161,7 +164,10 @@ impl Player {
             }
             Err(gave_up) => {
                 ctx.recorder.borrow_mut().phase("connect").failure();
-                self.note_error(format!("connect of {}: {gave_up}", self.name()));
+                self.note_error(
+                    &format!("connect: {}", gave_up.last),
+                    format!("connect of {}: {gave_up}", self.name()),
+                );
                 return Ok(false);
             }
         }
@@ -178,7 +184,10 @@ impl Player {
             }
             Ok(()) => {
                 ctx.recorder.borrow_mut().phase("ready").failure();
-                self.note_error(format!("{}: no HELLO from the server in time", self.name()));
+                self.note_error(
+                    "ready: no HELLO from the server in time",
+                    format!("{}: no HELLO from the server in time", self.name()),
+                );
                 self.close_socket().await;
                 Ok(false)
             }
@@ -228,31 +237,53 @@ impl Player {
             ],
             None,
         );
-        let started = clock::now();
+        // The bound starts now: waiting for a turn among the worker's logouts counts in it.
+        let bound = plan.logout_timeout;
         let bytes = &bytes;
-        let logged_out = retry(plan.retries, self.retry_seed(LOGOUT), None, || async {
-            let response = oneshot::send(&ctx.endpoint, bytes, plan.connect_timeout)
-                .await
-                .map_err(request_failed)?;
-            if response.status < 400 {
-                Ok(())
-            } else {
-                Err(Failed::Final(AccountError::Status(response.status)))
-            }
-        })
-        .await;
-        match logged_out {
-            Ok(()) => {
+        let attempts = async {
+            let _turn = ctx.logouts.acquire().await;
+            let started = clock::now();
+            let outcome = retry(plan.retries, self.retry_seed(LOGOUT), None, || async {
+                let response = oneshot::send(&ctx.endpoint, bytes, plan.connect_timeout)
+                    .await
+                    .map_err(request_failed)?;
+                if response.status < 400 {
+                    Ok(())
+                } else {
+                    Err(Failed::Final(AccountError::Status(response.status)))
+                }
+            })
+            .await;
+            (started, outcome)
+        };
+        let failed = match tokio::time::timeout(bound, attempts).await {
+            Ok((started, Ok(()))) => {
                 ctx.recorder
                     .borrow_mut()
                     .phase("logout")
                     .success(clock::to_us(clock::now() - started));
                 ctx.live.logged_in.fetch_sub(1, Ordering::Relaxed);
+                return;
             }
-            Err(gave_up) => {
-                ctx.recorder.borrow_mut().phase("logout").failure();
-                self.note_error(format!("logout of {}: {gave_up}", self.name()));
+            Ok((_, Err(gave_up))) => (
+                format!("logout: {}", gave_up.last),
+                format!("logout of {}: {gave_up}", self.name()),
+            ),
+            Err(_) => {
+                let limit = crate::stats::format::format_time_us(bound.as_micros() as f64);
+                (
+                    format!("logout: not done within --logout-timeout {limit}"),
+                    format!(
+                        "logout of {}: not done within --logout-timeout {limit}",
+                        self.name()
+                    ),
+                )
             }
-        }
+        };
+        let mut recorder = ctx.recorder.borrow_mut();
+        recorder.phase("logout").failure();
+        recorder.left_on_server.push(self.name());
+        drop(recorder);
+        self.note_error(&failed.0, failed.1);
     }
 }

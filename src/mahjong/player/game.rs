@@ -83,7 +83,7 @@ impl Player {
             Ok(Some(reply)) => reply,
             Ok(None) => return Ok(()),
             Err(e) => {
-                self.note_error(e.to_string());
+                self.note_error("malformed GAME message", e.to_string());
                 return Ok(());
             }
         };

@@ -35,6 +35,7 @@ use crate::stats::mahjong::MahjongRecorder;
 use crate::timing::clock::Nanos;
 use crate::ws::transport::WebSocket;
 use game::PendingReply;
+pub(crate) use retry::SHUTDOWN_GRACE;
 pub use table::Table;
 
 /// What every player of one worker shares.
@@ -50,7 +51,14 @@ pub struct WorkerCtx {
     pub board: Rc<PhaseBoard>,
     pub shutdown: watch::Receiver<bool>,
     pub live: std::sync::Arc<SessionLive>,
+    /// Logouts in flight at once on this worker (at most [`LOGOUTS_AT_ONCE`]): at the end of a
+    /// session every player logs out at the same moment, and a server or proxy flooded with
+    /// thousands of connections at once drops some.
+    pub logouts: tokio::sync::Semaphore,
 }
+
+/// Logouts one worker has in flight at once.
+pub const LOGOUTS_AT_ONCE: usize = 32;
 
 /// Why a player stopped waiting.
 enum Interrupt {
@@ -187,8 +195,10 @@ impl Player {
         self.ctx.board.done(self.index, phase);
     }
 
-    fn note_error(&self, what: String) {
-        self.ctx.recorder.borrow_mut().protocol_error(what);
+    /// Counts an error of `kind` (the same words for every player it happens to: the report
+    /// groups by it); `what` is the full message, naming the player.
+    fn note_error(&self, kind: &str, what: String) {
+        self.ctx.recorder.borrow_mut().error(kind, what);
         self.ctx.live.errors.fetch_add(1, Ordering::Relaxed);
     }
 }

@@ -16,7 +16,7 @@ use tokio::sync::watch;
 /// The wait before the second try (at most; at least half of it).
 pub(super) const FIRST_BACKOFF: Duration = Duration::from_millis(50);
 /// How long a login or connect under way may still take once the run is over.
-pub(super) const SHUTDOWN_GRACE: Duration = Duration::from_secs(1);
+pub(crate) const SHUTDOWN_GRACE: Duration = Duration::from_secs(1);
 /// The longest wait between two tries, so the retries of a whole session stay within the
 /// slack the session allows for logging everyone out.
 pub(super) const MAX_BACKOFF: Duration = Duration::from_secs(1);

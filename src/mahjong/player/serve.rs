@@ -178,20 +178,23 @@ impl Player {
             Ok(Packet::Open { .. }) => self.send(socketio::CONNECT.to_string()).await,
             Ok(Packet::Event { name, args }) => self.on_event(&name, &args, received).await,
             Ok(Packet::Disconnected) => {
-                self.note_error(format!(
-                    "{}: the server disconnected the socket",
-                    self.name()
-                ));
+                self.note_error(
+                    "the server disconnected the socket",
+                    format!("{}: the server disconnected the socket", self.name()),
+                );
                 self.close_socket().await;
                 Err(Interrupt::Disconnected)
             }
             Ok(Packet::ConnectError(e)) => {
-                self.note_error(format!("{}: socket.io connect error {e}", self.name()));
+                self.note_error(
+                    "socket.io connect error",
+                    format!("{}: socket.io connect error {e}", self.name()),
+                );
                 Ok(())
             }
             Ok(_) => Ok(()),
             Err(e) => {
-                self.note_error(e.to_string());
+                self.note_error("malformed socket.io frame", e.to_string());
                 Ok(())
             }
         }
@@ -206,7 +209,7 @@ impl Player {
         let event = match messages::classify(name, args) {
             Ok(event) => event,
             Err(e) => {
-                self.note_error(e.to_string());
+                self.note_error("malformed message from the server", e.to_string());
                 return Ok(());
             }
         };
@@ -219,10 +222,13 @@ impl Player {
                 self.room = None;
             }
             ServerEvent::Hello(None) => {
-                self.note_error(format!(
-                    "{}: HELLO null: the server did not accept the login cookie",
-                    self.name()
-                ));
+                self.note_error(
+                    "HELLO null: the server did not accept the login cookie",
+                    format!(
+                        "{}: HELLO null: the server did not accept the login cookie",
+                        self.name()
+                    ),
+                );
             }
             ServerEvent::Room { room_no, members } => {
                 self.room = Some(room_no.to_string());
@@ -246,14 +252,20 @@ impl Player {
                 self.playing = false;
                 self.room = None;
                 if record.is_none() {
-                    self.note_error(format!(
-                        "{}: END without a record: the server aborted the game",
-                        self.name()
-                    ));
+                    self.note_error(
+                        "END without a record: the server aborted the game",
+                        format!(
+                            "{}: END without a record: the server aborted the game",
+                            self.name()
+                        ),
+                    );
                 }
             }
             ServerEvent::Error(message) => {
-                self.note_error(format!("{}: server ERROR {message}", self.name()));
+                self.note_error(
+                    &format!("server ERROR {message}"),
+                    format!("{}: server ERROR {message}", self.name()),
+                );
                 if !self.owner && !self.room_seen {
                     self.table.set_broken();
                 }
