@@ -152,6 +152,10 @@ impl Player {
         // The run is over: the player logs out instead.
         let Some(opened) = until_stopped(&ctx.shutdown, SHUTDOWN_GRACE, attempts).await else {
             ctx.recorder.borrow_mut().phase("connect").failure();
+            self.note_error(
+                "connect: not done by the end of the run",
+                format!("connect of {}: not done by the end of the run", self.name()),
+            );
             return Err(Interrupt::Shutdown);
         };
         match opened {
@@ -196,7 +200,14 @@ impl Player {
                 self.ws = None;
                 Ok(false)
             }
-            Err(e) => Err(e),
+            Err(Interrupt::Shutdown) => {
+                ctx.recorder.borrow_mut().phase("ready").failure();
+                self.note_error(
+                    "ready: no HELLO by the end of the run",
+                    format!("{}: no HELLO by the end of the run", self.name()),
+                );
+                Err(Interrupt::Shutdown)
+            }
         }
     }
 
