@@ -8,6 +8,7 @@
 //! ([`phase`]). What is recorded lives in `stats::mahjong`, the report in `report::mahjong`.
 
 pub mod bot;
+pub mod hand;
 pub mod messages;
 pub mod phase;
 pub mod player;
