@@ -315,6 +315,12 @@ fn merge_mahjong(runs: &[LoadedRun], label: &str) -> Result<SavedSession, Error>
         .flat_map(|s| s.first_errors.iter().cloned())
         .take(KEPT_ERRORS)
         .collect();
+    merged.bots.clear();
+    for s in all() {
+        for (kind, bot) in &s.bots {
+            merged.bots.entry(kind.clone()).or_default().add(bot);
+        }
+    }
     merged.label = label.to_string();
     Ok(merged)
 }

@@ -70,7 +70,7 @@ impl Meld {
     }
 
     /// The digits that came from the caller's hand (those not followed by a direction mark).
-    fn from_hand(&self) -> Vec<u8> {
+    fn hand_digits(&self) -> Vec<u8> {
         let b = self.text.as_bytes();
         (1..b.len())
             .filter(|&i| b[i].is_ascii_digit())
@@ -193,7 +193,7 @@ impl Hand {
     pub fn call(&mut self, text: &str) -> Result<(), HandError> {
         let meld = Meld::parse(text).ok_or_else(|| HandError(format!("bad meld {text}")))?;
         let s = text.as_bytes()[0];
-        for n in meld.from_hand() {
+        for n in meld.hand_digits() {
             let t = tile::kind(s, n).ok_or_else(|| HandError(format!("bad meld {text}")))?;
             self.remove(t, n == b'0')?;
         }
