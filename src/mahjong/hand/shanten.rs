@@ -127,6 +127,9 @@ fn mianzi(b: &mut [u8; 9], n: usize) -> SuitSplits {
 /// [`MAX_SUIT_TILES`] tiles, which is also the order the table is built in.
 struct Ranking {
     completions: [[u32; MAX_SUIT_TILES + 1]; 10],
+    /// `offsets[i][left][count]`: the rank added by `count` tiles at position `i` with `left`
+    /// tiles still allowed (the sum of the completions of every smaller count).
+    offsets: [[[u32; 5]; MAX_SUIT_TILES + 1]; 9],
 }
 
 impl Ranking {
@@ -138,7 +141,18 @@ impl Ranking {
                 completions[i][r] = (0..=r.min(4)).map(|c| completions[i + 1][r - c]).sum();
             }
         }
-        Ranking { completions }
+        let mut offsets = [[[0u32; 5]; MAX_SUIT_TILES + 1]; 9];
+        for (i, by_left) in offsets.iter_mut().enumerate() {
+            for (left, by_count) in by_left.iter_mut().enumerate() {
+                for count in 1..=left.min(4) {
+                    by_count[count] = by_count[count - 1] + completions[i + 1][left - (count - 1)];
+                }
+            }
+        }
+        Ranking {
+            completions,
+            offsets,
+        }
     }
 
     fn total(&self) -> usize {
@@ -154,9 +168,7 @@ impl Ranking {
             if count > left.min(4) {
                 return None;
             }
-            for c in 0..count {
-                rank += self.completions[i + 1][left - c];
-            }
+            rank += self.offsets[i][left][count];
             left -= count;
         }
         Some(rank as usize)

@@ -135,8 +135,9 @@ impl Hand {
         shanten::shanten(&self.counts, self.melds(), self.drawn == Drawn::Call)
     }
 
+    /// Red fives held of kind `t` (0 unless `t` is a five of a suit).
     fn red_of(&self, t: Tile) -> u8 {
-        if t < 27 {
+        if t < 27 && tile::number(t) == 5 {
             self.red[tile::suit(t)]
         } else {
             0

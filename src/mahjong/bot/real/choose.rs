@@ -18,15 +18,35 @@ pub struct Discard {
 
 /// Tiles not yet seen (not in `visible`, not in the hand's `counts`) that lower the shanten
 /// `base` of a hand without a drawn tile.
+///
+/// A tile with no tile of its own kind or within two of it in the hand cannot lower the
+/// standard-form shanten of a 13-tile hand (it only adds an isolated tile, and a 13-tile hand
+/// already has as many blocks as count), so only seven pairs and thirteen orphans are
+/// recounted for it; a hand holding four of an honour is counted in full.
 pub fn improving_tiles(counts: &mut Counts, melds: u8, base: i32, visible: &Counts) -> u32 {
+    let standard = shanten::standard(counts, melds, false);
+    let exact = counts[27..].contains(&4) || counts.iter().sum::<u8>() + 3 * melds != 13;
     let mut total = 0u32;
     for k in 0..tile::KINDS {
         let held = counts[k];
         if held >= 4 {
             continue;
         }
+        let connected = exact
+            || held > 0
+            || k < 27 && {
+                let (lo, hi) = ((k / 9) * 9, (k / 9) * 9 + 8);
+                (k.saturating_sub(2).max(lo)..=(k + 2).min(hi)).any(|j| counts[j] > 0)
+            };
         counts[k] += 1;
-        if shanten::shanten(counts, melds, false) < base {
+        let s = if connected {
+            shanten::shanten(counts, melds, false)
+        } else {
+            standard
+                .min(shanten::seven_pairs(counts, melds))
+                .min(shanten::thirteen_orphans(counts, melds))
+        };
+        if s < base {
             total += u32::from(4u8.saturating_sub(visible[k]).saturating_sub(held));
         }
         counts[k] -= 1;
@@ -170,6 +190,41 @@ mod tests {
         visible[27] = 2; // two Easts seen: an East wait has one left, a Red wait three
         let d = best_discard(&hand, &visible).unwrap();
         assert_eq!((d.text.as_str(), d.improving), ("z1", 3));
+    }
+
+    #[test]
+    fn improving_tiles_match_counting_every_tile() {
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        for _ in 0..3000 {
+            let mut counts = [0u8; 34];
+            let mut n = 0;
+            while n < 13 {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                let k = (seed % 34) as usize;
+                if counts[k] < 4 {
+                    counts[k] += 1;
+                    n += 1;
+                }
+            }
+            let base = shanten::shanten(&counts, 0, false);
+            let mut brute = 0u32;
+            for k in 0..34 {
+                if counts[k] < 4 {
+                    counts[k] += 1;
+                    if shanten::shanten(&counts, 0, false) < base {
+                        brute += u32::from(4 - (counts[k] - 1));
+                    }
+                    counts[k] -= 1;
+                }
+            }
+            assert_eq!(
+                improving_tiles(&mut counts, 0, base, &[0; 34]),
+                brute,
+                "{counts:?}"
+            );
+        }
     }
 
     #[test]

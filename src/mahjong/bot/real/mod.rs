@@ -280,6 +280,7 @@ impl Strategy for Real {
         };
         let l = payload.get("l").and_then(Value::as_u64).map(|l| l as u8);
         let ours = l == Some(my_l);
+
         match request.step {
             StepKind::Kaiju => {
                 let rule = payload.get("rule");

@@ -64,3 +64,15 @@ fn kans() {
     assert_eq!(h.melds[0].text, "m444+4");
     assert_eq!(h.tiles(), 9);
 }
+
+#[test]
+fn a_red_five_does_not_hide_the_other_tiles_of_its_suit() {
+    let mut h = hand("m1p0s1z1234567m29");
+    h.draw("m3").unwrap();
+    h.discard("m1").unwrap();
+    h.draw("p1").unwrap();
+    h.discard("p1_").unwrap();
+    assert_eq!(h.red, [0, 1, 0]);
+    h.draw("m5").unwrap();
+    h.discard("m5_").unwrap();
+}
