@@ -186,6 +186,8 @@ const ADDED_SINCE_V1: &[&str] = &[
     "/ended_by",
     "/tsumo",
     "/rate_shortfall",
+    // What the players of each bot kind did in a mahjong session (empty for older files).
+    "/bots",
 ];
 
 /// `new` holds every key of `old` with the same value, and adds only [`ADDED_SINCE_V1`].
