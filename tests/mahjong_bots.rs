@@ -55,8 +55,6 @@ fn real_tables(url: &str, players: u64) -> Value {
         doc["steps"]["hule"]["count"].as_u64().unwrap_or(0) > 0,
         "{doc:#}"
     );
-    assert!(run.stdout.contains("Players (shanten):"), "{}", run.stdout);
-    assert!(run.stdout.contains("rejected replies: 0"), "{}", run.stdout);
     doc
 }
 
