@@ -16,9 +16,12 @@
 //! - The modes, side by side, neither importing the other: [`http`] (HTTP/1.1 at a constant
 //!   rate or closed loop: the main thread's side, one worker's connections, one connection's
 //!   paced life) and [`mahjong`] (bot players in lockstep phases — login, socket, table, games,
-//!   logout, always logged out — the bot, the rule object; think time waits on tokio's
-//!   millisecond timer, not the pacer, whose precision a 400 ms game step does not need). Each
-//!   is one implementation of the engine's `Mode` and `Worker` traits.
+//!   logout, always logged out — the bot with its two players, `tsumogiri` and the real
+//!   `shanten` player, and the rule object; `mahjong::hand` is the hand logic the real player
+//!   stands on, mirroring majiang-core: table-driven shanten, legal discards, calls, kans, sure
+//!   yaku; think time waits on tokio's millisecond timer, not the pacer, whose precision a
+//!   400 ms game step does not need). Each is one implementation of the engine's `Mode` and
+//!   `Worker` traits.
 //! - [`engine`]: one run for every mode: worker threads (one current-thread tokio runtime and
 //!   one pacer each, share-nothing), the start gate, one shutdown (duration, SIGINT, SIGTERM,
 //!   SIGHUP, a worker ending the run, all work done), the supervisor's tick (progress line,

@@ -133,6 +133,33 @@ impl Plan {
     }
 }
 
+/// Which player every bot seat runs (`tsumo mahjong --bot NAME`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BotKind {
+    /// Plays: discards by shanten, riichi, calls and wins (the default).
+    #[default]
+    Shanten,
+    /// Discards every drawn tile, never calls or wins: every game the same length.
+    Tsumogiri,
+}
+
+impl BotKind {
+    pub const ALL: [BotKind; 2] = [BotKind::Shanten, BotKind::Tsumogiri];
+
+    /// The name on the command line and in reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BotKind::Shanten => "shanten",
+            BotKind::Tsumogiri => "tsumogiri",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<BotKind> {
+        BotKind::ALL.into_iter().find(|k| k.as_str() == name)
+    }
+}
+
 /// Everything a mahjong session run needs, validated (`tsumo mahjong …`).
 #[derive(Debug, Clone, Serialize)]
 pub struct MahjongPlan {
@@ -149,6 +176,8 @@ pub struct MahjongPlan {
     /// Delay before each own-turn action (`--think`), plus a uniform random `0..think_jitter`.
     pub think: Duration,
     pub think_jitter: Duration,
+    /// The player every seat runs (`--bot`).
+    pub bot: BotKind,
     /// Games per table (`--games`).
     pub games: u32,
     /// The complete rule object sent with `START` (`--rule FILE` merged onto the default).

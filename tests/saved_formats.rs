@@ -192,6 +192,8 @@ const ADDED_SINCE_V1: &[&str] = &[
     // Mahjong errors grouped by kind, and the players whose logout failed.
     "/error_kinds",
     "/left_on_server",
+    // What the players of each bot kind did in a mahjong session (empty for older files).
+    "/bots",
 ];
 
 /// `new` holds every key of `old` with the same value, and adds only [`ADDED_SINCE_V1`].

@@ -10,7 +10,7 @@ use clap::{Arg, ArgAction, Command};
 
 use super::{clap_message, flag, url, value, Parsed};
 use crate::mahjong::rules;
-use crate::plan::{JsonOut, MahjongPlan};
+use crate::plan::{BotKind, JsonOut, MahjongPlan};
 
 const DEFAULT_PLAYERS: usize = 4;
 const DEFAULT_THREADS: usize = 2;
@@ -30,7 +30,7 @@ Usage: tsumo mahjong [options] <server-url>     (e.g. http://127.0.0.1:4615/serv
 
 Every player logs in, opens its socket.io WebSocket, sits at a table (four to a table: one
 creates the room, three join), all tables start together, play their games with a think time
-on every own turn (tsumogiri: the drawn tile is discarded), and every player logs out. Each
+on every decision, and every player logs out. Each
 phase completes for every player before the next starts. The report shows how long each phase
 took, how the server paced the games, and how late tsumo itself replied.
 
@@ -40,7 +40,11 @@ Options:
   -d, --duration <T>         Longest the session may last [default: 30m]; players still
                              playing then are logged out
       --ramp <T>             Interval between successive logins, and connects [default: 40ms]
-      --think <T>            Delay before each own-turn discard [default: 1s]
+      --bot <NAME>           The player: shanten (plays: discards by shanten, riichi,
+                             calls, wins) or tsumogiri (discards every draw, never calls
+                             or wins: every game the same length) [default: shanten]
+      --think <T>            Delay before each decision a person would think about: a
+                             draw, a discard after a call, a call or win on offer [default: 1s]
       --think-jitter <T>     Add a uniform random 0..T to each think time [default: 0]
       --games <N>            Games each table plays [default: 1]
       --rule <FILE>          JSON rule object merged onto tsumo's complete default rule
@@ -163,6 +167,12 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
         .get_one::<String>("timer")
         .map(|text| rules::parse_timer(text).map_err(|e| invalid("timer", &e.to_string())))
         .transpose()?;
+    let bot = match matches.get_one::<String>("bot") {
+        Some(name) => {
+            BotKind::parse(name).ok_or_else(|| invalid("bot", "must be shanten or tsumogiri"))?
+        }
+        None => BotKind::default(),
+    };
     let json = match matches.get_one::<PathBuf>("json") {
         Some(p) if p.as_os_str() == "-" => Some(JsonOut::Stdout),
         Some(p) => Some(JsonOut::File(p.clone())),
@@ -184,6 +194,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
         ramp,
         think,
         think_jitter,
+        bot,
         games,
         rule,
         timer,
@@ -216,6 +227,7 @@ fn command() -> Command {
         value("threads", Some('t'), "threads"),
         value("duration", Some('d'), "duration"),
         value("ramp", None, "ramp"),
+        value("bot", None, "bot"),
         value("think", None, "think"),
         value("think_jitter", None, "think-jitter"),
         value("games", None, "games"),
@@ -268,6 +280,9 @@ mod tests {
         assert!(p.lockstep);
         assert_eq!(p.rule.as_object().map(|o| o.len()), Some(rules::RULE_KEYS));
         assert_eq!(p.label, "http://127.0.0.1:4615/server/");
+        assert_eq!(p.bot, BotKind::Shanten);
+        let p = run(&["--bot", "tsumogiri", "http://h/s"]).unwrap();
+        assert_eq!(p.bot, BotKind::Tsumogiri);
     }
 
     #[test]
@@ -309,6 +324,7 @@ mod tests {
             (&["--timer", "x", "http://h/s"][..], "--timer"),
             (&["--rule", "/nonexistent.json", "http://h/s"][..], "--rule"),
             (&["--bogus", "http://h/s"][..], "unknown option"),
+            (&["--bot", "mortal", "http://h/s"][..], "--bot"),
             (&["ftp://h/s"][..], "invalid URL"),
         ] {
             let e = run(args).unwrap_err();

@@ -1,13 +1,19 @@
 //! One player's view of a game, as a state machine fed every `GAME` message. It answers every
 //! request (the server stalls a table until all four reply) and keeps just enough state to know
-//! whose turn it is and where the game stands. What to do on its own turn is a [`Strategy`]:
-//! [`Tsumogiri`] (discard the drawn tile) is the load-test default, because it makes every game
-//! the same length whatever the tiles; smarter players can plug in later.
+//! whose turn it is and where the game stands. What to answer is a [`Strategy`]: [`Tsumogiri`]
+//! (discard the drawn tile, never call or win: every game the same length) or [`real::Real`]
+//! (plays: discards by shanten, riichi, calls, wins). The bot checks that the server did what
+//! each answer asked ([`outcome`]) and counts what its player did.
 //!
 //! Pure logic: no clock and no socket. The driver sends [`Reply::body`] and applies think time
-//! when [`Reply::own_turn`] is set.
+//! when [`Reply::think`] is set.
+
+pub mod outcome;
+pub mod real;
 
 use crate::mahjong::messages::{quote, ProtocolError};
+use crate::stats::mahjong::PlayStats;
+use outcome::Expect;
 use serde_json::{json, Map, Value};
 
 /// The kind of request that opened a step; the driver splits step intervals by it.
@@ -83,8 +89,9 @@ pub struct Reply {
     /// What to answer; [`crate::mahjong::messages::game_reply`] writes the frame.
     pub action: Action,
     pub step: StepKind,
-    /// Our own draw (zimo or gangzimo): the driver applies think time before sending.
-    pub own_turn: bool,
+    /// A decision a person would think about (our draw, our discard after a call, a call or
+    /// win on offer): the driver applies think time before sending.
+    pub think: bool,
 }
 
 impl Reply {
@@ -93,6 +100,9 @@ impl Reply {
         match &self.action {
             Action::Pass => json!({ "seq": self.seq }),
             Action::Discard(tile) => json!({ "dapai": tile, "seq": self.seq }),
+            Action::Hule => json!({ "hule": "-", "seq": self.seq }),
+            Action::Gang(meld) => json!({ "gang": meld, "seq": self.seq }),
+            Action::Fulou(meld) => json!({ "fulou": meld, "seq": self.seq }),
         }
     }
 }
@@ -104,6 +114,19 @@ pub enum Action {
     Pass,
     /// `{dapai: tile}`: discard, with the protocol's suffixes (`_` drawn tile, `*` riichi).
     Discard(String),
+    /// `{hule: "-"}`: win (tsumo on our draw, ron on a discard or an added kan).
+    Hule,
+    /// `{gang: meld}`: closed or added kan on our draw.
+    Gang(String),
+    /// `{fulou: meld}`: chi, pon or open kan on a discard.
+    Fulou(String),
+}
+
+/// A strategy's answer: the action, and whether a person would have thought about it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Decision {
+    pub action: Action,
+    pub think: bool,
 }
 
 /// A request as a strategy sees it.
@@ -120,7 +143,12 @@ pub struct Request<'a> {
 /// How a player plays. Only requests need an answer; notifications are offered for strategies
 /// that keep their own view of the table.
 pub trait Strategy {
-    fn decide(&mut self, game: &GameState, request: &Request<'_>) -> Action;
+    fn decide(&mut self, game: &GameState, request: &Request<'_>) -> Decision;
+
+    /// Why the strategy lost track of its hand since last asked, if it did.
+    fn take_lost_track(&mut self) -> Option<String> {
+        None
+    }
 
     /// A notification (`players`, `say`, `kaigang`, reconnect `kaiju`): its key and payload.
     fn notice(&mut self, _game: &GameState, _key: &str, _payload: &Value) {}
@@ -132,10 +160,55 @@ pub trait Strategy {
 pub struct Tsumogiri;
 
 impl Strategy for Tsumogiri {
-    fn decide(&mut self, _game: &GameState, request: &Request<'_>) -> Action {
+    fn decide(&mut self, _game: &GameState, request: &Request<'_>) -> Decision {
         match request.drawn {
-            Some(tile) => Action::Discard(format!("{tile}_")),
-            None => Action::Pass,
+            Some(tile) => Decision {
+                action: Action::Discard(format!("{tile}_")),
+                think: true,
+            },
+            None => Decision {
+                action: Action::Pass,
+                think: false,
+            },
+        }
+    }
+}
+
+/// The strategy a run's `--bot` names, chosen once per player.
+#[derive(Debug, Clone)]
+pub enum AnyStrategy {
+    Tsumogiri(Tsumogiri),
+    Real(Box<real::Real>),
+}
+
+impl AnyStrategy {
+    pub fn new(kind: crate::plan::BotKind) -> AnyStrategy {
+        match kind {
+            crate::plan::BotKind::Tsumogiri => AnyStrategy::Tsumogiri(Tsumogiri),
+            crate::plan::BotKind::Shanten => AnyStrategy::Real(Box::default()),
+        }
+    }
+}
+
+impl Strategy for AnyStrategy {
+    fn decide(&mut self, game: &GameState, request: &Request<'_>) -> Decision {
+        match self {
+            AnyStrategy::Tsumogiri(s) => s.decide(game, request),
+            AnyStrategy::Real(s) => s.decide(game, request),
+        }
+    }
+
+    fn notice(&mut self, game: &GameState, key: &str, payload: &Value) {
+        match self {
+            AnyStrategy::Tsumogiri(s) => s.notice(game, key, payload),
+            AnyStrategy::Real(s) => s.notice(game, key, payload),
+        }
+    }
+
+    fn take_lost_track(&mut self) -> Option<String> {
+        match self {
+            AnyStrategy::Tsumogiri(s) => s.take_lost_track(),
+            AnyStrategy::Real(s) => s.take_lost_track(),
         }
     }
 }
@@ -180,6 +253,10 @@ impl GameState {
 pub struct Bot<S = Tsumogiri> {
     strategy: S,
     game: GameState,
+    /// What the next request must show if our last action was carried out.
+    expect: Expect,
+    /// What this player did, and what the server did not carry out.
+    stats: PlayStats,
 }
 
 impl Bot<Tsumogiri> {
@@ -193,7 +270,14 @@ impl<S: Strategy> Bot<S> {
         Bot {
             strategy,
             game: GameState::default(),
+            expect: Expect::Nothing,
+            stats: PlayStats::default(),
         }
+    }
+
+    /// What the player did since the last call (counts and rejected replies), and resets them.
+    pub fn take_stats(&mut self) -> PlayStats {
+        std::mem::take(&mut self.stats)
     }
 
     pub fn state(&self) -> &GameState {
@@ -222,6 +306,9 @@ impl<S: Strategy> Bot<S> {
             })?;
         let step = StepKind::from_key(key);
         let drawn = self.apply(step, payload)?;
+        let my_l = self.game.my_l();
+        self.expect = std::mem::take(&mut self.expect).check(step, payload, my_l, &mut self.stats);
+        outcome::count(step, payload, my_l, &mut self.stats);
         self.game.last_seq = Some(seq);
         let request = Request {
             seq,
@@ -229,12 +316,23 @@ impl<S: Strategy> Bot<S> {
             payload,
             drawn,
         };
-        let action = self.strategy.decide(&self.game, &request);
+        let Decision { action, think } = self.strategy.decide(&self.game, &request);
+        if let Some(why) = self.strategy.take_lost_track() {
+            self.stats.lost_track += 1;
+            if self.stats.first_rejected.len() < crate::stats::mahjong::KEPT_ERRORS {
+                self.stats
+                    .first_rejected
+                    .push(format!("lost track of the hand: {why}"));
+            }
+        }
+        if self.expect == Expect::Nothing {
+            self.expect = Expect::of(&action, step);
+        }
         Ok(Some(Reply {
             seq,
             action,
             step,
-            own_turn: drawn.is_some(),
+            think,
         }))
     }
 

@@ -152,18 +152,25 @@ pub fn game_reply(seq: u64, action: &Action) -> String {
     use std::fmt::Write as _;
     let mut out = String::with_capacity(40);
     out.push_str(r#"42["GAME",{"#);
-    if let Action::Discard(tile) = action {
-        out.push_str(r#""dapai":"#);
-        if tile
+    let (key, text) = match action {
+        Action::Pass => ("", ""),
+        Action::Discard(tile) => ("dapai", tile.as_str()),
+        Action::Hule => ("hule", "-"),
+        Action::Gang(meld) => ("gang", meld.as_str()),
+        Action::Fulou(meld) => ("fulou", meld.as_str()),
+    };
+    if !key.is_empty() {
+        let _ = write!(out, r#""{key}":"#);
+        if text
             .bytes()
             .all(|b| b.is_ascii_graphic() && b != b'"' && b != b'\\')
         {
             out.push('"');
-            out.push_str(tile);
+            out.push_str(text);
             out.push('"');
         } else {
             // Value's Display escapes; writing into a String cannot fail.
-            let _ = write!(out, "{}", Value::String(tile.clone()));
+            let _ = write!(out, "{}", Value::String(text.to_string()));
         }
         out.push(',');
     }
@@ -265,6 +272,18 @@ mod tests {
             r#"42["GAME",{"dapai":"m0_","seq":9}]"#
         );
         assert_eq!(game_reply(10, &Action::Pass), r#"42["GAME",{"seq":10}]"#);
+        assert_eq!(
+            game_reply(12, &Action::Hule),
+            r#"42["GAME",{"hule":"-","seq":12}]"#
+        );
+        assert_eq!(
+            game_reply(13, &Action::Fulou("m3-45".into())),
+            r#"42["GAME",{"fulou":"m3-45","seq":13}]"#
+        );
+        assert_eq!(
+            game_reply(14, &Action::Gang("p444+4".into())),
+            r#"42["GAME",{"gang":"p444+4","seq":14}]"#
+        );
         assert_eq!(
             game_reply(11, &Action::Discard("a\"b".into())),
             r#"42["GAME",{"dapai":"a\"b","seq":11}]"#

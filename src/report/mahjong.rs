@@ -11,7 +11,7 @@ use serde_json::Value;
 use crate::error::Error;
 use crate::plan::JsonOut;
 use crate::report::json::write_value;
-use crate::report::session::SavedSession;
+use crate::report::session::{SavedBot, SavedSession};
 use crate::report::text::server_line;
 use crate::stats::format::{format_binary, format_metric, format_time_us};
 use crate::stats::hdr;
@@ -38,8 +38,9 @@ pub fn render(r: &MahjongResult) -> String {
     let _ = writeln!(out, "Mahjong session @ {}", p.label);
     let _ = writeln!(
         out,
-        "  {} players at {} tables, {} threads, think {}, ramp {}, {} game{} per table, {}",
+        "  {} {} players at {} tables, {} threads, think {}, ramp {}, {} game{} per table, {}",
         p.players,
+        p.bot.as_str(),
         p.players / 4,
         p.threads,
         format_time_us(p.think.as_micros() as f64),
@@ -85,6 +86,9 @@ pub fn render(r: &MahjongResult) -> String {
         "  Games: {} started, {} completed, {} aborted; {game_length}",
         rec.games_started, rec.games_completed, rec.games_aborted
     );
+    for (kind, played) in &rec.bots {
+        players_line(&mut out, kind, &SavedBot::of(played));
+    }
     if !rec.steps.is_empty() {
         let _ = writeln!(
             out,
@@ -189,6 +193,38 @@ pub fn render(r: &MahjongResult) -> String {
     };
     let _ = writeln!(out, "Session: {:.2}s{ended}", r.elapsed.as_secs_f64());
     out
+}
+
+/// What the players of one bot kind did, in two lines, and the first rejected replies.
+pub fn players_line(out: &mut String, kind: &str, b: &SavedBot) {
+    let _ = writeln!(
+        out,
+        "  Players ({kind}): {} hands; won {} by tsumo, {} by ron; {} drawn; riichi {}",
+        b.hands, b.tsumo, b.ron, b.draws, b.riichi
+    );
+    let rejected = if b.rejected.is_empty() {
+        "0".to_string()
+    } else {
+        let kinds: Vec<String> = b.rejected.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        format!("{} ({})", b.rejected_total(), kinds.join(", "))
+    };
+    let _ = writeln!(
+        out,
+        "    calls: chi {}, pon {}, open kan {}; kans: closed {}, added {}; rejected replies: {rejected}{}",
+        b.chi,
+        b.pon,
+        b.open_kan,
+        b.closed_kan,
+        b.added_kan,
+        if b.lost_track > 0 {
+            format!("; lost track {}", b.lost_track)
+        } else {
+            String::new()
+        }
+    );
+    for e in &b.first_rejected {
+        let _ = writeln!(out, "      {e}");
+    }
 }
 
 /// `-L`: each phase's latency distribution, in wrk's percentile layout.

@@ -323,6 +323,12 @@ fn merge_mahjong(runs: &[LoadedRun], label: &str) -> Result<SavedSession, Error>
     merged.left_on_server = all()
         .flat_map(|s| s.left_on_server.iter().cloned())
         .collect();
+    merged.bots.clear();
+    for s in all() {
+        for (kind, bot) in &s.bots {
+            merged.bots.entry(kind.clone()).or_default().add(bot);
+        }
+    }
     merged.label = label.to_string();
     Ok(merged)
 }

@@ -91,6 +91,70 @@ pub fn add_errors(kinds: &mut BTreeMap<String, ErrorGroup>, kind: &str, group: &
     kinds.entry(key.to_string()).or_default().merge(group);
 }
 
+/// What the players of one bot kind did, summed over players (a hand counts once per player
+/// that played it), and the replies the server did not carry out.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PlayStats {
+    /// Hands dealt (`qipai`), per player.
+    pub hands: u64,
+    /// Own wins on own draw, on another's tile.
+    pub tsumo: u64,
+    pub ron: u64,
+    /// Hands that ended drawn (`pingju`), per player.
+    pub draws: u64,
+    /// Riichi declarations the server carried out.
+    pub riichi: u64,
+    pub chi: u64,
+    pub pon: u64,
+    /// Kans: open (on a discard), closed, added to a pon.
+    pub open_kan: u64,
+    pub closed_kan: u64,
+    pub added_kan: u64,
+    /// Replies the server did not carry out, by what was asked (`discard`, `riichi`, `tsumo`,
+    /// `ron`, `kan`, `chi`, `pon`).
+    pub rejected: BTreeMap<&'static str, u64>,
+    /// The first few rejected replies, in words.
+    pub first_rejected: Vec<String>,
+    /// Times a player lost track of its own hand (a message it could not apply); it then plays
+    /// tsumogiri until the next deal.
+    pub lost_track: u64,
+}
+
+impl PlayStats {
+    pub fn reject(&mut self, kind: &'static str, what: String) {
+        *self.rejected.entry(kind).or_default() += 1;
+        if self.first_rejected.len() < KEPT_ERRORS {
+            self.first_rejected.push(what);
+        }
+    }
+
+    pub fn rejected_total(&self) -> u64 {
+        self.rejected.values().sum()
+    }
+
+    pub fn merge(&mut self, other: &PlayStats) {
+        self.hands += other.hands;
+        self.tsumo += other.tsumo;
+        self.ron += other.ron;
+        self.draws += other.draws;
+        self.riichi += other.riichi;
+        self.chi += other.chi;
+        self.pon += other.pon;
+        self.open_kan += other.open_kan;
+        self.closed_kan += other.closed_kan;
+        self.added_kan += other.added_kan;
+        for (kind, n) in &other.rejected {
+            *self.rejected.entry(kind).or_default() += n;
+        }
+        for e in &other.first_rejected {
+            if self.first_rejected.len() < KEPT_ERRORS {
+                self.first_rejected.push(e.clone());
+            }
+        }
+        self.lost_track += other.lost_track;
+    }
+}
+
 /// One worker's record of a mahjong session (values in µs unless named otherwise).
 #[derive(Debug, Clone)]
 pub struct MahjongRecorder {
@@ -123,6 +187,8 @@ pub struct MahjongRecorder {
     pub error_kinds: BTreeMap<String, ErrorGroup>,
     /// Players whose session could not be logged out (it stays on the server for 14 days).
     pub left_on_server: Vec<String>,
+    /// By bot kind (`tsumogiri`, `shanten`).
+    pub bots: BTreeMap<&'static str, PlayStats>,
 }
 
 impl Default for MahjongRecorder {
@@ -147,6 +213,7 @@ impl Default for MahjongRecorder {
             first_errors: Vec::new(),
             error_kinds: BTreeMap::new(),
             left_on_server: Vec::new(),
+            bots: BTreeMap::new(),
         }
     }
 }
@@ -212,6 +279,9 @@ impl MahjongRecorder {
         }
         self.left_on_server
             .extend(other.left_on_server.iter().cloned());
+        for (kind, stats) in &other.bots {
+            self.bots.entry(kind).or_default().merge(stats);
+        }
     }
 }
 

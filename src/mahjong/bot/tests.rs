@@ -28,7 +28,7 @@ fn verified_sequence_for_alice() {
     }
     let r = reply(&mut bot, kaiju(3, 0, 1));
     assert_eq!(
-        (r.body(), r.step, r.own_turn),
+        (r.body(), r.step, r.think),
         (json!({"seq": 1}), StepKind::Kaiju, false)
     );
     let r = reply(&mut bot, qipai(0, 2));
@@ -55,15 +55,15 @@ fn verified_sequence_for_alice() {
         let seq = msg["seq"].as_u64().unwrap();
         let r = reply(&mut bot, msg);
         assert_eq!(
-            (r.seq, r.body(), r.step, r.own_turn),
+            (r.seq, r.body(), r.step, r.think),
             (seq, json!({"seq": seq}), step, false)
         );
     }
     let r = reply(&mut bot, json!({"zimo": {"l": 3, "p": "m0"}, "seq": 9}));
     assert_eq!(r.body(), json!({"dapai": "m0_", "seq": 9}));
-    assert_eq!((r.step, r.own_turn), (StepKind::Zimo, true));
+    assert_eq!((r.step, r.think), (StepKind::Zimo, true));
     let r = reply(&mut bot, json!({"dapai": {"l": 3, "p": "m0_"}, "seq": 10}));
-    assert_eq!((r.body(), r.own_turn), (json!({"seq": 10}), false));
+    assert_eq!((r.body(), r.think), (json!({"seq": 10}), false));
     let r = reply(
         &mut bot,
         json!({"pingju": {"name": "荒牌平局", "shoupai": ["", "", "", ""],
@@ -129,9 +129,9 @@ fn own_gangzimo_discards_the_replacement_tile() {
         json!({"gangzimo": {"l": 0, "p": "p7"}, "seq": 89}),
     );
     assert_eq!(r.body(), json!({"dapai": "p7_", "seq": 89}));
-    assert_eq!((r.step, r.own_turn), (StepKind::Gangzimo, true));
+    assert_eq!((r.step, r.think), (StepKind::Gangzimo, true));
     let r = reply(&mut bot, json!({"gangzimo": {"l": 2, "p": ""}, "seq": 90}));
-    assert_eq!((r.body(), r.own_turn), (json!({"seq": 90}), false));
+    assert_eq!((r.body(), r.think), (json!({"seq": 90}), false));
     let r = reply(
         &mut bot,
         json!({"fulou": {"l": 0, "m": "p444+"}, "seq": 15}),
@@ -256,8 +256,11 @@ fn step_names_are_stable() {
 fn a_strategy_can_replace_tsumogiri() {
     struct AlwaysPass;
     impl Strategy for AlwaysPass {
-        fn decide(&mut self, _game: &GameState, _request: &Request<'_>) -> Action {
-            Action::Pass
+        fn decide(&mut self, _game: &GameState, _request: &Request<'_>) -> Decision {
+            Decision {
+                action: Action::Pass,
+                think: true,
+            }
         }
     }
     let mut bot = Bot::with_strategy(AlwaysPass);
@@ -265,5 +268,5 @@ fn a_strategy_can_replace_tsumogiri() {
         .on_game(&json!({"zimo": {"l": 0, "p": "m1"}, "seq": 3}))
         .unwrap()
         .unwrap();
-    assert_eq!((r.body(), r.own_turn), (json!({"seq": 3}), true));
+    assert_eq!((r.body(), r.think), (json!({"seq": 3}), true));
 }

@@ -48,6 +48,11 @@ impl Player {
         }
         let result = self.serve_until(None, |p| p.ended.is_some()).await;
         let mut rec = self.ctx.recorder.borrow_mut();
+        let played = self.bot.take_stats();
+        rec.bots
+            .entry(self.ctx.plan.bot.as_str())
+            .or_default()
+            .merge(&played);
         match self.start_event_at {
             Some(at) => rec
                 .phase("started")
@@ -91,7 +96,7 @@ impl Player {
             self.time_step(reply.step, received);
         }
         let frame = messages::game_reply(reply.seq, &reply.action);
-        if reply.own_turn {
+        if reply.think {
             let think = self.think_time();
             if think > 0 {
                 let due = received + think;

@@ -27,7 +27,7 @@ use std::sync::atomic::Ordering;
 
 use tokio::sync::watch;
 
-use super::bot::{Bot, StepKind};
+use super::bot::{AnyStrategy, Bot, StepKind};
 use super::phase::{Phase, PhaseBoard, SessionLive};
 use crate::net::stream::Endpoint;
 use crate::plan::MahjongPlan;
@@ -87,7 +87,7 @@ pub struct Player {
     playing: bool,
     /// `END` arrived: `Some(true)` with the record, `Some(false)` aborted.
     ended: Option<bool>,
-    bot: Bot,
+    bot: Bot<AnyStrategy>,
     pending: Option<PendingReply>,
     /// Owner only: the last request's arrival and kind, for step intervals.
     last_request: Option<(Nanos, StepKind)>,
@@ -99,6 +99,7 @@ pub struct Player {
 
 impl Player {
     pub fn new(ctx: Rc<WorkerCtx>, index: usize, table: Rc<Table>, owner: bool) -> Player {
+        let bot = Bot::with_strategy(AnyStrategy::new(ctx.plan.bot));
         Player {
             ctx,
             index,
@@ -113,7 +114,7 @@ impl Player {
             start_event_at: None,
             playing: false,
             ended: None,
-            bot: Bot::new(),
+            bot,
             pending: None,
             last_request: None,
             start_sent: None,
