@@ -19,6 +19,7 @@ use crate::error::Error;
 use crate::net::http1::request::{self, Batch};
 use crate::net::preflight::preflight_blocking;
 use crate::net::stream::Endpoint;
+use crate::net::tls::Alpn;
 use crate::plan::Plan;
 use crate::script::{Script, ScriptError, ThreadScript};
 use crate::stats::format::format_metric;
@@ -41,6 +42,14 @@ pub struct Finished {
     /// Worker threads that had not ended within the grace after the run (a script hook that
     /// never returns): the report is without them.
     pub abandoned: usize,
+}
+
+/// The protocol a run offers in its TLS handshakes.
+pub fn alpn(plan: &Plan) -> Alpn {
+    match plan.http2 {
+        Some(_) => Alpn::H2,
+        None => Alpn::Http1,
+    }
 }
 
 /// Runs a plan to completion (duration end, a signal, the script stopping every thread, or a
@@ -100,6 +109,7 @@ impl<'a> HttpMode<'a> {
             plan.insecure,
             plan.cacert.as_deref(),
             plan.timeout,
+            alpn(plan),
         )?;
         // As wrk: the script is loaded in the main state and one state per thread.
         let (script, mut thread_scripts): (_, Vec<Option<ThreadScript>>) = match &plan.script {

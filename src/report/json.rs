@@ -359,6 +359,8 @@ mod tests {
                 vs: None,
                 vs_label: None,
                 rounds: 1,
+                http2: None,
+                vs_http1: false,
             },
             elapsed: Duration::from_secs(10),
             interrupted: true,

@@ -334,6 +334,8 @@ mod tests {
             vs: None,
             vs_label: None,
             rounds: 1,
+            http2: None,
+            vs_http1: false,
         }
     }
 

@@ -43,6 +43,8 @@ fn plan(script: &str) -> Plan {
         vs: None,
         vs_label: None,
         rounds: 1,
+        http2: None,
+        vs_http1: false,
     }
 }
 
