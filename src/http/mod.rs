@@ -7,6 +7,7 @@
 //! ([`worker`]), what they share ([`shared`]), and one connection's paced life ([`conn`]).
 
 pub mod conn;
+pub mod h2;
 pub mod shared;
 pub mod worker;
 
@@ -17,6 +18,7 @@ use std::time::Duration;
 use crate::engine::{self, Mode, Settings};
 use crate::error::Error;
 use crate::net::http1::request::{self, Batch};
+use crate::net::http2::request::H2Request;
 use crate::net::preflight::preflight_blocking;
 use crate::net::stream::Endpoint;
 use crate::net::tls::Alpn;
@@ -148,6 +150,11 @@ impl Mode for HttpMode<'_> {
             None => Some(request::from_plan(plan)?),
             Some(_) => None,
         };
+        let scheme = match plan.target.scheme {
+            crate::plan::Scheme::Http => http::uri::Scheme::HTTP,
+            crate::plan::Scheme::Https => http::uri::Scheme::HTTPS,
+        };
+        let authority = plan.target.host_header();
         let mut first_connection = 0;
         let mut workers = Vec::with_capacity(plan.threads);
         for (index, script) in std::mem::take(&mut self.thread_scripts)
@@ -160,6 +167,19 @@ impl Mode for HttpMode<'_> {
                 Some(s) if s.hooks().request => None,
                 Some(s) => Some(Batch::parse(s.static_request())?),
                 None => plain_batch.clone(),
+            };
+            let http2 = match plan.http2 {
+                None => None,
+                Some(settings) => {
+                    let fixed = match &static_batch {
+                        Some(batch) => Some(
+                            H2Request::parse_all(&batch.bytes, &scheme, &authority)
+                                .map_err(|e| Error::Usage(format!("the request: {e}")))?,
+                        ),
+                        None => None,
+                    };
+                    Some((settings, fixed))
+                }
             };
             workers.push(HttpWorker {
                 first_connection,
@@ -177,6 +197,9 @@ impl Mode for HttpMode<'_> {
                 script,
                 timeout: plan.timeout,
                 record_all: !plan.batch_latency,
+                http2,
+                scheme: scheme.clone(),
+                authority: authority.clone(),
             });
             first_connection += connections;
         }

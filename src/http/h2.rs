@@ -1,0 +1,420 @@
+//! One HTTP/2 connection's paced life, on hyper: the same per-connection schedule as HTTP/1.1
+//! (`t0 + k·interval`), with up to `-m` streams in flight at once. A request that falls due
+//! while all `-m` streams are busy waits for one to end; it keeps its intended send time, so
+//! that wait is in the corrected latency (and counted as due while busy), as for HTTP/1.1.
+//!
+//! Each request runs as its own task (hyper's response future, the body, the record), so a
+//! response is timestamped when it arrives, not when the connection's loop next looks. A server
+//! that sends GOAWAY, or closes, gets no new streams: the next request goes on a new connection
+//! while the old one's streams finish; a request hyper hands back unsent goes again on the new
+//! connection with its intended time kept (once — a second refusal is counted as a read error).
+
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::rc::Rc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use http::uri::Scheme;
+use http::{Request, Response};
+use http_body_util::BodyExt;
+use hyper::body::Incoming;
+use hyper::client::conn::TrySendError;
+use tokio::sync::Notify;
+
+use super::conn::{Down, Progress};
+use super::shared::Shared;
+use crate::net::http1::request::Batch;
+use crate::net::http2::frames::FrameLog;
+use crate::net::http2::request::H2Request;
+use crate::net::http2::{self, Body, Sender};
+use crate::net::stream::Stream;
+use crate::plan::Http2;
+use crate::script::ScriptError;
+use crate::timing::clock::{self, Nanos};
+use crate::timing::deadline::Deadline;
+use crate::timing::schedule::Schedule;
+
+const MIN_BACKOFF: Duration = Duration::from_millis(10);
+const MAX_BACKOFF: Duration = Duration::from_millis(500);
+
+/// Where an HTTP/2 connection's requests come from, besides what [`Shared`] knows.
+pub struct H2Requests {
+    /// The requests sent every time, parsed once per worker (`None`: the script's
+    /// `request()` makes each one).
+    pub fixed: Option<Rc<Vec<H2Request>>>,
+    /// What completes a script's request without a Host header.
+    pub scheme: Scheme,
+    pub authority: String,
+}
+
+/// A request to send, with what it carries from an earlier try.
+struct Pending {
+    request: Request<Body>,
+    /// `Some`: a retry, due at this time already.
+    intended: Option<Nanos>,
+}
+
+/// The streams of one connection in flight, shared with their tasks.
+struct Flight {
+    busy: Cell<usize>,
+    /// When a stream last ended (a request waiting for a slot was due since then at least).
+    freed_at: Cell<Nanos>,
+    freed: Notify,
+    /// Deadline slots (`--timeout`), one per stream.
+    slots: RefCell<Vec<Rc<Deadline>>>,
+    /// Requests hyper handed back unsent (the connection was going away), with their
+    /// intended send times.
+    unsent: RefCell<VecDeque<(Request<Body>, Nanos)>>,
+    /// Set when a request came back unsent: open a new connection.
+    stale: Cell<bool>,
+}
+
+/// One HTTP/2 connection and its schedule.
+pub struct H2Connection {
+    shared: Rc<Shared>,
+    settings: Http2,
+    requests: Rc<H2Requests>,
+    schedule: Option<Schedule>,
+    stream: Option<Stream>,
+    next: u64,
+    /// Requests of the current batch not yet sent, and the next fixed request's index.
+    queue: VecDeque<H2Request>,
+    next_fixed: usize,
+    /// The buffer a script's `request()` fills.
+    own_batch: Rc<Batch>,
+    connect_deadline: Rc<Deadline>,
+    progress: Rc<Progress>,
+}
+
+impl H2Connection {
+    pub fn new(
+        shared: Rc<Shared>,
+        settings: Http2,
+        requests: Rc<H2Requests>,
+        schedule: Option<Schedule>,
+        stream: Option<Stream>,
+    ) -> Self {
+        H2Connection {
+            connect_deadline: shared.watchdog.slot(),
+            shared,
+            settings,
+            requests,
+            schedule,
+            stream,
+            next: 0,
+            queue: VecDeque::new(),
+            next_fixed: 0,
+            own_batch: Rc::new(Batch {
+                bytes: Vec::new(),
+                head: Vec::new(),
+            }),
+            progress: Rc::default(),
+        }
+    }
+
+    pub fn progress(&self) -> Rc<Progress> {
+        Rc::clone(&self.progress)
+    }
+
+    /// Runs until the task is dropped (the worker's shutdown) or the script stops the worker.
+    pub async fn run(mut self) {
+        let streams = self.settings.streams;
+        let flight = Rc::new(Flight {
+            busy: Cell::new(0),
+            freed_at: Cell::new(0),
+            freed: Notify::new(),
+            slots: RefCell::new((0..streams).map(|_| self.shared.watchdog.slot()).collect()),
+            unsent: RefCell::default(),
+            stale: Cell::new(false),
+        });
+        let mut conn: Option<(Sender, Rc<FrameLog>)> = None;
+        let mut backoff = MIN_BACKOFF;
+        while !self.shared.stop.get() {
+            let usable =
+                matches!(&conn, Some((sender, log)) if !sender.is_closed() && !log.going_away());
+            if !usable || flight.stale.replace(false) {
+                conn = None;
+                match self.open().await {
+                    Some(opened) => {
+                        conn = Some(opened);
+                        backoff = MIN_BACKOFF;
+                    }
+                    None => {
+                        // Not sent, so the schedule does not advance (as for HTTP/1.1).
+                        tokio::time::sleep(backoff).await;
+                        backoff = (backoff * 2).min(MAX_BACKOFF);
+                        continue;
+                    }
+                }
+            }
+            let retry = flight.unsent.borrow_mut().pop_front();
+            let pending = match retry {
+                Some((request, intended)) => Pending {
+                    request,
+                    intended: Some(intended),
+                },
+                None => match self.next_request() {
+                    Ok(pending) => pending,
+                    Err(e) => {
+                        self.shared.stop_worker(Some(e));
+                        return;
+                    }
+                },
+            };
+            let (intended, sent) = self.wait_turn(&pending, &flight, streams).await;
+            let Some((sender, log)) = conn.as_mut() else {
+                continue;
+            };
+            // A slot is free: fewer than `streams` are busy.
+            let Some(slot) = flight.slots.borrow_mut().pop() else {
+                continue;
+            };
+            let response = sender.try_send_request(pending.request);
+            let first_try = pending.intended.is_none();
+            if first_try {
+                self.next += 1;
+                self.progress.sent.set(self.next);
+            }
+            flight.busy.set(flight.busy.get() + 1);
+            tokio::task::spawn_local(exchange(
+                Rc::clone(&self.shared),
+                Rc::clone(&flight),
+                slot,
+                Rc::clone(log),
+                response,
+                intended,
+                sent,
+                first_try,
+            ));
+        }
+    }
+
+    /// Opens a connection and starts HTTP/2 on it; `None` when either failed (counted).
+    async fn open(&mut self) -> Option<(Sender, Rc<FrameLog>)> {
+        let stream = match self.stream.take() {
+            Some(stream) => stream,
+            None => {
+                let connect = self.shared.connect();
+                match self.connect_deadline.guard(clock::now(), connect).await {
+                    Ok(Ok(stream)) => stream,
+                    Ok(Err(_)) => {
+                        self.progress.down.set(Some(Down::ConnectFailed));
+                        return None;
+                    }
+                    Err(_elapsed) => {
+                        self.shared.recorder.borrow_mut().counters.errors.connect += 1;
+                        self.shared.live.errors.fetch_add(1, Ordering::Relaxed);
+                        self.progress.down.set(Some(Down::ConnectTimedOut));
+                        return None;
+                    }
+                }
+            }
+        };
+        let log = FrameLog::new(Rc::clone(&self.shared.http2));
+        match http2::handshake(stream, &self.settings, Rc::clone(&log)).await {
+            Ok(sender) => {
+                self.progress.down.set(None);
+                Some((sender, log))
+            }
+            Err(_) => {
+                self.shared.recorder.borrow_mut().counters.errors.connect += 1;
+                self.shared.live.errors.fetch_add(1, Ordering::Relaxed);
+                self.progress.down.set(Some(Down::ConnectFailed));
+                None
+            }
+        }
+    }
+
+    /// The next new request: the next of the fixed ones, or of the script's `request()`.
+    fn next_request(&mut self) -> Result<Pending, ScriptError> {
+        if let Some(fixed) = &self.requests.fixed {
+            let request = &fixed[self.next_fixed % fixed.len()];
+            self.next_fixed = self.next_fixed.wrapping_add(1);
+            return Ok(Pending {
+                request: request.to_request(),
+                intended: None,
+            });
+        }
+        if self.queue.is_empty() {
+            let batch = self.shared.next_batch(&mut self.own_batch)?;
+            let parsed = H2Request::parse_all(
+                &batch.bytes,
+                &self.requests.scheme,
+                &self.requests.authority,
+            )
+            .map_err(|e| ScriptError(format!("request() returned an invalid request: {e}")))?;
+            self.queue.extend(parsed);
+        }
+        match self.queue.pop_front() {
+            Some(request) => Ok(Pending {
+                request: request.to_request(),
+                intended: None,
+            }),
+            None => Err(ScriptError("request() returned no request".into())),
+        }
+    }
+
+    /// Waits until the request is due and a stream is free; returns its intended and actual
+    /// send times, recording how late tsumo itself was.
+    async fn wait_turn(
+        &self,
+        pending: &Pending,
+        flight: &Flight,
+        streams: usize,
+    ) -> (Nanos, Nanos) {
+        let think = match pending.intended {
+            Some(_) => 0,
+            None => match self.shared.think_time() {
+                Ok(think) => think,
+                Err(e) => {
+                    self.shared.stop_worker(Some(e));
+                    0
+                }
+            },
+        };
+        let intended = match (pending.intended, &self.schedule) {
+            (Some(intended), _) => intended,
+            (None, Some(schedule)) => schedule.intended(self.next) + think,
+            (None, None) => clock::now() + think,
+        };
+        if intended > clock::now() {
+            self.shared.pacer.sleep_until(intended).await;
+        }
+        let mut waited = false;
+        while flight.busy.get() >= streams {
+            flight.freed.notified().await;
+            waited = true;
+        }
+        let sent = clock::now();
+        if self.schedule.is_none() {
+            return (sent, sent);
+        }
+        if pending.intended.is_none() {
+            let freed_at = if waited { flight.freed_at.get() } else { 0 };
+            let due = intended.max(freed_at);
+            let mut recorder = self.shared.recorder.borrow_mut();
+            recorder.record_send_lateness(clock::to_us(sent.saturating_sub(due)));
+            if freed_at > intended {
+                recorder.counters.due_while_busy += 1;
+            }
+        }
+        (intended, sent)
+    }
+}
+
+/// How a stream ended.
+enum StreamEnd {
+    /// The status, and the headers and body when the script's `response()` wants them.
+    Response(u16, Option<(Vec<(String, Vec<u8>)>, Vec<u8>)>),
+    /// hyper handed the request back: it never went out.
+    Unsent(Request<Body>),
+    Failed,
+}
+
+/// One request's stream: the response, its body, the record; then the stream is free.
+#[allow(clippy::too_many_arguments)]
+async fn exchange(
+    shared: Rc<Shared>,
+    flight: Rc<Flight>,
+    slot: Rc<Deadline>,
+    log: Rc<FrameLog>,
+    response: impl std::future::Future<Output = Result<Response<Incoming>, TrySendError<Request<Body>>>>,
+    intended: Nanos,
+    sent: Nanos,
+    first_try: bool,
+) {
+    let collect = shared.hooks.response;
+    let ended = slot
+        .guard(sent, async {
+            let response = match response.await {
+                Ok(response) => response,
+                Err(mut e) => {
+                    return match e.take_message() {
+                        Some(request) if first_try => StreamEnd::Unsent(request),
+                        _ => StreamEnd::Failed,
+                    }
+                }
+            };
+            let status = response.status().as_u16();
+            let headers = collect.then(|| headers_of(&response));
+            let mut body = response.into_body();
+            let mut kept = collect.then(Vec::new);
+            while let Some(frame) = body.frame().await {
+                match frame {
+                    Ok(frame) => {
+                        if let (Some(kept), Some(data)) = (kept.as_mut(), frame.data_ref()) {
+                            kept.extend_from_slice(data);
+                        }
+                    }
+                    Err(_) => return StreamEnd::Failed,
+                }
+            }
+            StreamEnd::Response(status, headers.zip(kept))
+        })
+        .await;
+    let now = clock::now();
+    let (read, written) = log.take_bytes();
+    let mut hook = None;
+    {
+        let mut rec = shared.recorder.borrow_mut();
+        rec.counters.bytes_read += read;
+        rec.counters.bytes_written += written;
+        match ended {
+            Ok(StreamEnd::Response(status, kept)) => {
+                rec.counters.requests += 1;
+                if status > 399 {
+                    rec.counters.errors.status += 1;
+                }
+                rec.record_latency(
+                    clock::to_us(now.saturating_sub(intended)),
+                    clock::to_us(now.saturating_sub(sent)),
+                );
+                shared.live.requests.fetch_add(1, Ordering::Relaxed);
+                if let Some((headers, body)) = kept {
+                    hook = Some((status, headers, body));
+                }
+            }
+            Ok(StreamEnd::Unsent(request)) => {
+                flight.unsent.borrow_mut().push_back((request, intended));
+                flight.stale.set(true);
+            }
+            Ok(StreamEnd::Failed) => {
+                rec.counters.errors.read += 1;
+                shared.live.errors.fetch_add(1, Ordering::Relaxed);
+            }
+            Err(_elapsed) => {
+                rec.counters.errors.timeout += 1;
+                shared.live.errors.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+    flight.slots.borrow_mut().push(slot);
+    flight.busy.set(flight.busy.get().saturating_sub(1));
+    flight.freed_at.set(now);
+    flight.freed.notify_one();
+    if let Some((status, headers, body)) = hook {
+        run_response_hook(&shared, status, &headers, &body);
+    }
+}
+
+/// A response's headers as the script's `response()` takes them.
+fn headers_of(response: &Response<Incoming>) -> Vec<(String, Vec<u8>)> {
+    response
+        .headers()
+        .iter()
+        .map(|(name, value)| (name.as_str().to_string(), value.as_bytes().to_vec()))
+        .collect()
+}
+
+/// Calls the script's `response()`; stops the worker when it fails or calls `thread:stop()`.
+fn run_response_hook(shared: &Shared, status: u16, headers: &[(String, Vec<u8>)], body: &[u8]) {
+    let Some(script) = shared.script.as_ref() else {
+        return;
+    };
+    if let Err(e) = script.response(status, headers, body) {
+        shared.stop_worker(Some(e));
+    } else if script.stop_requested() {
+        shared.stop_worker(None);
+    }
+}
