@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// `http` or `https`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -128,7 +128,7 @@ pub struct Plan {
 }
 
 /// The HTTP/2 settings of a run (`--http2` and the options around it).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Http2 {
     /// Concurrent streams per connection (`-m/--streams`).
     pub streams: usize,

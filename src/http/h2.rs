@@ -6,8 +6,10 @@
 //! Each request runs as its own task (hyper's response future, the body, the record), so a
 //! response is timestamped when it arrives, not when the connection's loop next looks. A server
 //! that sends GOAWAY, or closes, gets no new streams: the next request goes on a new connection
-//! while the old one's streams finish; a request hyper hands back unsent goes again on the new
-//! connection with its intended time kept (once — a second refusal is counted as a read error).
+//! while the old one's streams finish. A request the server did not process — hyper handed it
+//! back unsent, the server refused its stream (REFUSED_STREAM) or its stream was above a
+//! GOAWAY's last stream id (RFC 9113, section 8.7) — goes again on a new connection with its
+//! intended time kept, up to [`MAX_TRIES`] times in all; then it is counted as a read error.
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
@@ -35,6 +37,8 @@ use crate::timing::clock::{self, Nanos};
 use crate::timing::deadline::Deadline;
 use crate::timing::schedule::Schedule;
 
+/// Tries of a request the server did not process.
+const MAX_TRIES: u8 = 3;
 const MIN_BACKOFF: Duration = Duration::from_millis(10);
 const MAX_BACKOFF: Duration = Duration::from_millis(500);
 
@@ -42,7 +46,7 @@ const MAX_BACKOFF: Duration = Duration::from_millis(500);
 pub struct H2Requests {
     /// The requests sent every time, parsed once per worker (`None`: the script's
     /// `request()` makes each one).
-    pub fixed: Option<Rc<Vec<H2Request>>>,
+    pub fixed: Option<Vec<Rc<H2Request>>>,
     /// What completes a script's request without a Host header.
     pub scheme: Scheme,
     pub authority: String,
@@ -50,9 +54,10 @@ pub struct H2Requests {
 
 /// A request to send, with what it carries from an earlier try.
 struct Pending {
-    request: Request<Body>,
+    request: Rc<H2Request>,
     /// `Some`: a retry, due at this time already.
     intended: Option<Nanos>,
+    tries: u8,
 }
 
 /// The streams of one connection in flight, shared with their tasks.
@@ -63,10 +68,9 @@ struct Flight {
     freed: Notify,
     /// Deadline slots (`--timeout`), one per stream.
     slots: RefCell<Vec<Rc<Deadline>>>,
-    /// Requests hyper handed back unsent (the connection was going away), with their
-    /// intended send times.
-    unsent: RefCell<VecDeque<(Request<Body>, Nanos)>>,
-    /// Set when a request came back unsent: open a new connection.
+    /// Requests the server did not process, with their intended send times: sent again.
+    unsent: RefCell<VecDeque<Pending>>,
+    /// Set when a request came back unprocessed: open a new connection.
     stale: Cell<bool>,
 }
 
@@ -79,12 +83,15 @@ pub struct H2Connection {
     stream: Option<Stream>,
     next: u64,
     /// Requests of the current batch not yet sent, and the next fixed request's index.
-    queue: VecDeque<H2Request>,
+    queue: VecDeque<Rc<H2Request>>,
     next_fixed: usize,
     /// The buffer a script's `request()` fills.
     own_batch: Rc<Batch>,
     connect_deadline: Rc<Deadline>,
     progress: Rc<Progress>,
+    /// The stream limit the last connection was granted: assumed for the next one until its
+    /// server's SETTINGS arrive.
+    expected_streams: usize,
 }
 
 impl H2Connection {
@@ -110,6 +117,7 @@ impl H2Connection {
                 head: Vec::new(),
             }),
             progress: Rc::default(),
+            expected_streams: settings.streams,
         }
     }
 
@@ -134,7 +142,10 @@ impl H2Connection {
             let usable =
                 matches!(&conn, Some((sender, log)) if !sender.is_closed() && !log.going_away());
             if !usable || flight.stale.replace(false) {
-                conn = None;
+                if let Some(granted) = conn.take().and_then(|(_, log)| log.granted()) {
+                    let limit = granted.map_or(usize::MAX, |n| n as usize);
+                    self.expected_streams = self.settings.streams.min(limit).max(1);
+                }
                 match self.open().await {
                     Some(opened) => {
                         conn = Some(opened);
@@ -150,10 +161,7 @@ impl H2Connection {
             }
             let retry = flight.unsent.borrow_mut().pop_front();
             let pending = match retry {
-                Some((request, intended)) => Pending {
-                    request,
-                    intended: Some(intended),
-                },
+                Some(retry) => retry,
                 None => match self.next_request() {
                     Ok(pending) => pending,
                     Err(e) => {
@@ -170,9 +178,8 @@ impl H2Connection {
             let Some(slot) = flight.slots.borrow_mut().pop() else {
                 continue;
             };
-            let response = sender.try_send_request(pending.request);
-            let first_try = pending.intended.is_none();
-            if first_try {
+            let response = sender.try_send_request(pending.request.to_request());
+            if pending.intended.is_none() {
                 self.next += 1;
                 self.progress.sent.set(self.next);
             }
@@ -183,9 +190,12 @@ impl H2Connection {
                 slot,
                 Rc::clone(log),
                 response,
-                intended,
-                sent,
-                first_try,
+                Sending {
+                    request: pending.request,
+                    intended,
+                    sent,
+                    tries: pending.tries + 1,
+                },
             ));
         }
     }
@@ -212,7 +222,13 @@ impl H2Connection {
             }
         };
         let log = FrameLog::new(Rc::clone(&self.shared.http2));
-        match http2::handshake(stream, &self.settings, Rc::clone(&log)).await {
+        let opened = http2::handshake(
+            stream,
+            &self.settings,
+            self.expected_streams,
+            Rc::clone(&log),
+        );
+        match opened.await {
             Ok(sender) => {
                 self.progress.down.set(None);
                 Some((sender, log))
@@ -229,11 +245,12 @@ impl H2Connection {
     /// The next new request: the next of the fixed ones, or of the script's `request()`.
     fn next_request(&mut self) -> Result<Pending, ScriptError> {
         if let Some(fixed) = &self.requests.fixed {
-            let request = &fixed[self.next_fixed % fixed.len()];
+            let request = Rc::clone(&fixed[self.next_fixed % fixed.len()]);
             self.next_fixed = self.next_fixed.wrapping_add(1);
             return Ok(Pending {
-                request: request.to_request(),
+                request,
                 intended: None,
+                tries: 0,
             });
         }
         if self.queue.is_empty() {
@@ -244,12 +261,13 @@ impl H2Connection {
                 &self.requests.authority,
             )
             .map_err(|e| ScriptError(format!("request() returned an invalid request: {e}")))?;
-            self.queue.extend(parsed);
+            self.queue.extend(parsed.into_iter().map(Rc::new));
         }
         match self.queue.pop_front() {
             Some(request) => Ok(Pending {
-                request: request.to_request(),
+                request,
                 intended: None,
+                tries: 0,
             }),
             None => Err(ScriptError("request() returned no request".into())),
         }
@@ -307,31 +325,43 @@ impl H2Connection {
 enum StreamEnd {
     /// The status, and the headers and body when the script's `response()` wants them.
     Response(u16, Option<(Vec<(String, Vec<u8>)>, Vec<u8>)>),
-    /// hyper handed the request back: it never went out.
-    Unsent(Request<Body>),
+    /// The server did not process the request: it may go again.
+    Unprocessed,
     Failed,
 }
 
+/// A request on its way: what a retry needs, and its times.
+struct Sending {
+    request: Rc<H2Request>,
+    intended: Nanos,
+    sent: Nanos,
+    /// This one included.
+    tries: u8,
+}
+
 /// One request's stream: the response, its body, the record; then the stream is free.
-#[allow(clippy::too_many_arguments)]
 async fn exchange(
     shared: Rc<Shared>,
     flight: Rc<Flight>,
     slot: Rc<Deadline>,
     log: Rc<FrameLog>,
     response: impl std::future::Future<Output = Result<Response<Incoming>, TrySendError<Request<Body>>>>,
-    intended: Nanos,
-    sent: Nanos,
-    first_try: bool,
+    sending: Sending,
 ) {
+    let Sending {
+        request,
+        intended,
+        sent,
+        tries,
+    } = sending;
     let collect = shared.hooks.response;
     let ended = slot
         .guard(sent, async {
             let response = match response.await {
                 Ok(response) => response,
-                Err(mut e) => {
-                    return match e.take_message() {
-                        Some(request) if first_try => StreamEnd::Unsent(request),
+                Err(e) => {
+                    return match e.message().is_some() || unprocessed(e.error()) {
+                        true if tries < MAX_TRIES => StreamEnd::Unprocessed,
                         _ => StreamEnd::Failed,
                     }
                 }
@@ -375,8 +405,12 @@ async fn exchange(
                     hook = Some((status, headers, body));
                 }
             }
-            Ok(StreamEnd::Unsent(request)) => {
-                flight.unsent.borrow_mut().push_back((request, intended));
+            Ok(StreamEnd::Unprocessed) => {
+                flight.unsent.borrow_mut().push_back(Pending {
+                    request,
+                    intended: Some(intended),
+                    tries,
+                });
                 flight.stale.set(true);
             }
             Ok(StreamEnd::Failed) => {
@@ -396,6 +430,24 @@ async fn exchange(
     if let Some((status, headers, body)) = hook {
         run_response_hook(&shared, status, &headers, &body);
     }
+}
+
+/// Whether a stream's error says the server never processed its request: refused, or above the
+/// last stream id of the server's GOAWAY.
+fn unprocessed(error: &hyper::Error) -> bool {
+    // The connection's task ended before it took the request (hyper's "dispatch gone").
+    if error.is_canceled() || error.is_closed() || error.is_user() {
+        return true;
+    }
+    let mut source = std::error::Error::source(error);
+    while let Some(e) = source {
+        if let Some(h2) = e.downcast_ref::<h2::Error>() {
+            return (h2.is_go_away() && h2.is_remote())
+                || h2.reason() == Some(h2::Reason::REFUSED_STREAM);
+        }
+        source = e.source();
+    }
+    false
 }
 
 /// A response's headers as the script's `response()` takes them.

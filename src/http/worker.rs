@@ -104,7 +104,7 @@ impl Worker for HttpWorker {
         });
         let h2 = self.http2.map(|(settings, fixed)| {
             let requests = Rc::new(H2Requests {
-                fixed: fixed.map(Rc::new),
+                fixed: fixed.map(|all| all.into_iter().map(Rc::new).collect()),
                 scheme: self.scheme,
                 authority: self.authority,
             });

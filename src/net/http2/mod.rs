@@ -43,9 +43,13 @@ where
 
 /// Starts HTTP/2 on an open stream (the client preface and our SETTINGS; hyper does not wait
 /// for the server's) and spawns the connection's task. `log` observes the server's frames.
+/// `expected_streams`: the stream limit assumed until the server's SETTINGS arrive (the limit an
+/// earlier connection to the same server was granted), so that a new connection does not open
+/// streams the server would refuse.
 pub async fn handshake(
     stream: Stream,
     settings: &Http2,
+    expected_streams: usize,
     log: Rc<FrameLog>,
 ) -> Result<Sender, hyper::Error> {
     let io = TokioIo::new(Observed::new(stream, log));
@@ -56,7 +60,8 @@ pub async fn handshake(
         .max_frame_size(settings.max_frame)
         .header_table_size(settings.header_table)
         // Fixed windows: sized up front, so no BDP pings ride along with the load.
-        .adaptive_window(false);
+        .adaptive_window(false)
+        .initial_max_send_streams(expected_streams);
     let (sender, connection) = builder.handshake(io).await?;
     // Its errors reach every stream still open on it, which count them.
     tokio::task::spawn_local(async move {
