@@ -321,10 +321,13 @@ impl H2Connection {
     }
 }
 
+/// A response's headers and body, kept for the script's `response()`.
+type Kept = (Vec<(String, Vec<u8>)>, Vec<u8>);
+
 /// How a stream ended.
 enum StreamEnd {
     /// The status, and the headers and body when the script's `response()` wants them.
-    Response(u16, Option<(Vec<(String, Vec<u8>)>, Vec<u8>)>),
+    Response(u16, Option<Kept>),
     /// The server did not process the request: it may go again.
     Unprocessed,
     Failed,

@@ -1,10 +1,13 @@
 //! HTTP mode: HTTP/1.1 over TCP or TLS at a constant rate (or closed loop), written on
 //! `httparse` for the hot path: request bytes are built once and written raw (so wrk's Lua API
 //! and pipelining can be honoured), responses are parsed incrementally without copying bodies.
+//! With `--http2`, each connection is an HTTP/2 connection on hyper instead, with up to `-m`
+//! streams in flight.
 //!
 //! This module is what the engine runs for an HTTP plan: the main thread's side ([`HttpMode`]:
 //! pre-flight, the script's `setup()`/`init()`, one worker per thread), one worker's connections
-//! ([`worker`]), what they share ([`shared`]), and one connection's paced life ([`conn`]).
+//! ([`worker`]), what they share ([`shared`]), and one connection's paced life ([`conn`] for
+//! HTTP/1.1, [`h2`] for HTTP/2): everything but the connection is the same for both.
 
 pub mod conn;
 pub mod h2;

@@ -168,6 +168,11 @@ async fn reach(
                     Some(chosen) => Err(Unreachable::NoH2(chosen)),
                 });
             }
+            Ok(Err(ConnectError::Tls(e))) if alpn == Alpn::H2 && refused_alpn(&e) => {
+                return Ok(Err(Unreachable::NoH2(
+                    "nothing: it refused h2 with a no_application_protocol alert".into(),
+                )))
+            }
             Ok(Err(ConnectError::Tls(e))) => return Ok(Err(Unreachable::Tls(tls::explain(&e)))),
             Ok(Err(ConnectError::Tcp(e))) => last_error = Some((addr, e.to_string())),
             Err(_) => last_error = Some((addr, format!("no answer within {timeout:?}"))),
@@ -176,6 +181,17 @@ async fn reach(
     let (addr, reason) =
         last_error.unwrap_or_else(|| (SocketAddr::from(([0, 0, 0, 0], port)), String::new()));
     Ok(Err(Unreachable::Connect { addr, reason }))
+}
+
+/// Whether a handshake failed because the server speaks none of the protocols offered.
+fn refused_alpn(e: &std::io::Error) -> bool {
+    matches!(
+        e.get_ref()
+            .and_then(|inner| inner.downcast_ref::<rustls::Error>()),
+        Some(rustls::Error::AlertReceived(
+            rustls::AlertDescription::NoApplicationProtocol
+        )) | Some(rustls::Error::NoApplicationProtocol)
+    )
 }
 
 /// Closes the pre-flight connection with a TLS close_notify, so the server logs no error.

@@ -3,8 +3,10 @@
 //! People paste wrk2 output into issues and parse it with scripts; keeping the layout identical
 //! (widths, trailing spaces, the spectrum rows) lets tsumo drop in. What tsumo adds comes after
 //! `Transfer/sec`, where wrk2 prints the script's `done()` output, so parsers that stop there are
-//! unaffected: protocol errors by kind with the first few quoted, TLS handshake counts, its own send lateness, a warning when it fell behind, and
-//! the run's notes. Where wrk2 would print `-nan` (empty histogram), tsumo prints 0.
+//! unaffected: protocol errors by kind with the first few quoted, HTTP/2's grant and GOAWAY and
+//! RST_STREAM counts, TLS handshake counts, its own send lateness, a warning when it fell
+//! behind, and the run's notes. An HTTP/2 run names its protocol in a line under the threads
+//! line, as the closed-loop line does. Where wrk2 would print `-nan` (empty histogram), tsumo prints 0.
 
 use hdrhistogram::Histogram;
 
