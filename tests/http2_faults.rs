@@ -101,7 +101,7 @@ async fn serve(listener: TcpListener, fault: Fault, requests: Arc<AtomicU64>) {
                 let n = requests.fetch_add(1, Ordering::Relaxed) + 1;
                 async move {
                     match fault {
-                        Fault::ResetEvery(every) if n % every == 0 => {
+                        Fault::ResetEvery(every) if n.is_multiple_of(every) => {
                             return Err(std::io::Error::other("reset on purpose"));
                         }
                         Fault::StallOne(which) if n == which => {
