@@ -3,8 +3,10 @@
 //! while all `-m` streams are busy waits for one to end; it keeps its intended send time, so
 //! that wait is in the corrected latency (and counted as due while busy), as for HTTP/1.1.
 //!
-//! Each request runs as its own task (hyper's response future, the body, the record), so a
-//! response is timestamped when it arrives, not when the connection's loop next looks. A server
+//! The connection's task drives its streams itself (a `FuturesUnordered` of hyper's response
+//! futures, each reading its body and recording), in every wait — for the next send time, for a
+//! free stream, for a reconnect — so a response is timestamped when it arrives, and no task is
+//! spawned per request beyond hyper's own. A server
 //! that sends GOAWAY, or closes, gets no new streams: the next request goes on a new connection
 //! while the old one's streams finish. A request the server did not process — hyper handed it
 //! back unsent, the server refused its stream (REFUSED_STREAM) or its stream was above a
@@ -13,16 +15,17 @@
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
+use std::future::Future;
 use std::rc::Rc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+use futures_util::stream::{FuturesUnordered, StreamExt};
 use http::uri::Scheme;
 use http::{Request, Response};
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use hyper::client::conn::TrySendError;
-use tokio::sync::Notify;
 
 use super::conn::{Down, Progress};
 use super::shared::Shared;
@@ -60,18 +63,49 @@ struct Pending {
     tries: u8,
 }
 
-/// The streams of one connection in flight, shared with their tasks.
+/// The streams of one connection in flight: what is left of them once they end.
 struct Flight {
     busy: Cell<usize>,
     /// When a stream last ended (a request waiting for a slot was due since then at least).
     freed_at: Cell<Nanos>,
-    freed: Notify,
     /// Deadline slots (`--timeout`), one per stream.
     slots: RefCell<Vec<Rc<Deadline>>>,
     /// Requests the server did not process, with their intended send times: sent again.
     unsent: RefCell<VecDeque<Pending>>,
     /// Set when a request came back unprocessed: open a new connection.
     stale: Cell<bool>,
+}
+
+impl Flight {
+    /// A stream ended: its slot is free again, and its request goes again if it must.
+    fn ended(&self, (slot, retry): Ended) {
+        self.slots.borrow_mut().push(slot);
+        self.busy.set(self.busy.get().saturating_sub(1));
+        self.freed_at.set(clock::now());
+        if let Some(retry) = retry {
+            self.unsent.borrow_mut().push_back(retry);
+            self.stale.set(true);
+        }
+    }
+}
+
+/// What a finished stream hands back: its deadline slot, and its request if it goes again.
+type Ended = (Rc<Deadline>, Option<Pending>);
+
+/// Runs `wait` to completion while driving the connection's streams.
+async fn driving<W, S>(inflight: &mut FuturesUnordered<S>, flight: &Flight, wait: W) -> W::Output
+where
+    W: Future,
+    S: Future<Output = Ended>,
+{
+    tokio::pin!(wait);
+    loop {
+        tokio::select! {
+            biased;
+            Some(ended) = inflight.next(), if !inflight.is_empty() => flight.ended(ended),
+            output = &mut wait => return output,
+        }
+    }
 }
 
 /// One HTTP/2 connection and its schedule.
@@ -128,14 +162,14 @@ impl H2Connection {
     /// Runs until the task is dropped (the worker's shutdown) or the script stops the worker.
     pub async fn run(mut self) {
         let streams = self.settings.streams;
-        let flight = Rc::new(Flight {
+        let flight = Flight {
             busy: Cell::new(0),
             freed_at: Cell::new(0),
-            freed: Notify::new(),
             slots: RefCell::new((0..streams).map(|_| self.shared.watchdog.slot()).collect()),
             unsent: RefCell::default(),
             stale: Cell::new(false),
-        });
+        };
+        let mut inflight = FuturesUnordered::new();
         let mut conn: Option<(Sender, Rc<FrameLog>)> = None;
         let mut backoff = MIN_BACKOFF;
         while !self.shared.stop.get() {
@@ -146,14 +180,15 @@ impl H2Connection {
                     let limit = granted.map_or(usize::MAX, |n| n as usize);
                     self.expected_streams = self.settings.streams.min(limit).max(1);
                 }
-                match self.open().await {
+                match driving(&mut inflight, &flight, self.open()).await {
                     Some(opened) => {
                         conn = Some(opened);
                         backoff = MIN_BACKOFF;
                     }
                     None => {
                         // Not sent, so the schedule does not advance (as for HTTP/1.1).
-                        tokio::time::sleep(backoff).await;
+                        let pause = tokio::time::sleep(backoff);
+                        driving(&mut inflight, &flight, pause).await;
                         backoff = (backoff * 2).min(MAX_BACKOFF);
                         continue;
                     }
@@ -170,7 +205,9 @@ impl H2Connection {
                     }
                 },
             };
-            let (intended, sent) = self.wait_turn(&pending, &flight, streams).await;
+            let (intended, sent) = self
+                .wait_turn(&pending, &mut inflight, &flight, streams)
+                .await;
             let Some((sender, log)) = conn.as_mut() else {
                 continue;
             };
@@ -184,9 +221,8 @@ impl H2Connection {
                 self.progress.sent.set(self.next);
             }
             flight.busy.set(flight.busy.get() + 1);
-            tokio::task::spawn_local(exchange(
+            inflight.push(exchange(
                 Rc::clone(&self.shared),
-                Rc::clone(&flight),
                 slot,
                 Rc::clone(log),
                 response,
@@ -275,9 +311,10 @@ impl H2Connection {
 
     /// Waits until the request is due and a stream is free; returns its intended and actual
     /// send times, recording how late tsumo itself was.
-    async fn wait_turn(
+    async fn wait_turn<S: Future<Output = Ended>>(
         &self,
         pending: &Pending,
+        inflight: &mut FuturesUnordered<S>,
         flight: &Flight,
         streams: usize,
     ) -> (Nanos, Nanos) {
@@ -297,11 +334,16 @@ impl H2Connection {
             (None, None) => clock::now() + think,
         };
         if intended > clock::now() {
-            self.shared.pacer.sleep_until(intended).await;
+            let due = self.shared.pacer.sleep_until(intended);
+            driving(inflight, flight, due).await;
         }
         let mut waited = false;
         while flight.busy.get() >= streams {
-            flight.freed.notified().await;
+            match inflight.next().await {
+                Some(ended) => flight.ended(ended),
+                // All streams busy yet none in flight cannot be; never spin on it.
+                None => break,
+            }
             waited = true;
         }
         let sent = clock::now();
@@ -345,12 +387,11 @@ struct Sending {
 /// One request's stream: the response, its body, the record; then the stream is free.
 async fn exchange(
     shared: Rc<Shared>,
-    flight: Rc<Flight>,
     slot: Rc<Deadline>,
     log: Rc<FrameLog>,
     response: impl std::future::Future<Output = Result<Response<Incoming>, TrySendError<Request<Body>>>>,
     sending: Sending,
-) {
+) -> Ended {
     let Sending {
         request,
         intended,
@@ -389,6 +430,7 @@ async fn exchange(
     let now = clock::now();
     let (read, written) = log.take_bytes();
     let mut hook = None;
+    let mut retry = None;
     {
         let mut rec = shared.recorder.borrow_mut();
         rec.counters.bytes_read += read;
@@ -409,12 +451,11 @@ async fn exchange(
                 }
             }
             Ok(StreamEnd::Unprocessed) => {
-                flight.unsent.borrow_mut().push_back(Pending {
+                retry = Some(Pending {
                     request,
                     intended: Some(intended),
                     tries,
                 });
-                flight.stale.set(true);
             }
             Ok(StreamEnd::Failed) => {
                 rec.counters.errors.read += 1;
@@ -426,13 +467,10 @@ async fn exchange(
             }
         }
     }
-    flight.slots.borrow_mut().push(slot);
-    flight.busy.set(flight.busy.get().saturating_sub(1));
-    flight.freed_at.set(now);
-    flight.freed.notify_one();
     if let Some((status, headers, body)) = hook {
         run_response_hook(&shared, status, &headers, &body);
     }
+    (slot, retry)
 }
 
 /// Whether a stream's error says the server never processed its request: refused, or above the
