@@ -223,6 +223,41 @@ end
     );
     let distinct: HashSet<&str> = log.iter().map(|l| l.uri.as_str()).collect();
     assert_eq!(distinct.len(), log.len(), "request() ran per request");
+
+    // A static script (no request()): its request is built and parsed once, sent every time.
+    let fixed = dir.path().join("static.lua");
+    std::fs::write(
+        &fixed,
+        "wrk.method = \"POST\"\nwrk.path = \"/index.html?static\"\nwrk.body = \"abc\"\n",
+    )
+    .unwrap();
+    let fixed = fixed.display().to_string();
+    let before = log.len();
+    let run = run_tsumo(
+        &[
+            "--http2", "-t1", "-c1", "-d1s", "-R100", "-s", &fixed, "--json", "-", &url,
+        ],
+        LIMIT,
+    );
+    run.assert_success();
+    let json = run.json();
+    assert_eq!(json_errors_total(&json), 0, "{json:#}");
+    let requests = json_u64(&json, "counters.requests") as usize;
+    let log = nginx.access_log_wait(before + requests);
+    let sent = &log[before..];
+    assert!(
+        sent.len() >= requests && requests > 80,
+        "{} / {requests}",
+        sent.len()
+    );
+    assert!(
+        sent.iter().all(|l| l.method == "POST"
+            && l.uri == "/index.html?static"
+            && l.content_length == Some(3)
+            && l.protocol == "HTTP/2.0"),
+        "{:?}",
+        &sent[..2]
+    );
 }
 
 /// Without --http2, https:// offers only http/1.1 (nginx answers HTTP/1.1 on its h2 port);

@@ -6,9 +6,8 @@
 //! The connection's task drives its streams itself (a `FuturesUnordered` of hyper's response
 //! futures, each reading its body and recording), in every wait — for the next send time, for a
 //! free stream, for a reconnect — so a response is timestamped when it arrives, and no task is
-//! spawned per request beyond hyper's own. A server
-//! that sends GOAWAY, or closes, gets no new streams: the next request goes on a new connection
-//! while the old one's streams finish. A request the server did not process — hyper handed it
+//! spawned per request beyond hyper's own. A server that sends GOAWAY, or closes, gets no new
+//! streams: the next request goes on a new connection while the old one's streams finish. A request the server did not process — hyper handed it
 //! back unsent, the server refused its stream (REFUSED_STREAM) or its stream was above a
 //! GOAWAY's last stream id (RFC 9113, section 8.7) — goes again on a new connection with its
 //! intended time kept, up to [`MAX_TRIES`] times in all; then it is counted as a read error.
