@@ -13,15 +13,17 @@
 //! - [`report`]: renderers of a finished run (wrk2's text layout, JSON, `.hgrm`, the mahjong
 //!   session report) and the tools on saved runs: `compare` (side by side, with words on
 //!   run-to-run noise), `merge` (exact sums of runs made at the same time) and `plot`.
-//! - The modes, side by side, neither importing the other: [`http`] (HTTP/1.1 at a constant
-//!   rate or closed loop: the main thread's side, one worker's connections, one connection's
-//!   paced life) and [`mahjong`] (bot players in lockstep phases — login, socket, table, games,
-//!   logout, always logged out — the bot with its two players, `tsumogiri` and the real
-//!   `shanten` player, and the rule object; `mahjong::hand` is the hand logic the real player
-//!   stands on, mirroring majiang-core: table-driven shanten, legal discards, calls, kans, sure
-//!   yaku; think time waits on tokio's millisecond timer, not the pacer, whose precision a
-//!   400 ms game step does not need). Each is one implementation of the engine's `Mode` and
-//!   `Worker` traits.
+//! - The modes, side by side, neither importing the other: [`http`] (HTTP/1.1, or HTTP/2 with
+//!   `--http2`, at a constant rate or closed loop: the main thread's side, one worker's
+//!   connections, one connection's paced life — `conn` on httparse for HTTP/1.1, `h2` on hyper
+//!   with up to `-m` streams in flight; the two share the worker, its schedule, pacer, recorder
+//!   and report, so HTTP/2 is one connection kind, not a copy of the mode) and [`mahjong`] (bot
+//!   players in lockstep phases — login, socket, table, games, logout, always logged out — the
+//!   bot with its two players, `tsumogiri` and the real `shanten` player, and the rule object;
+//!   `mahjong::hand` is the hand logic the real player stands on, mirroring majiang-core:
+//!   table-driven shanten, legal discards, calls, kans, sure yaku; think time waits on tokio's
+//!   millisecond timer, not the pacer, whose precision a 400 ms game step does not need). Each
+//!   is one implementation of the engine's `Mode` and `Worker` traits.
 //! - [`engine`]: one run for every mode: worker threads (one current-thread tokio runtime and
 //!   one pacer each, share-nothing), the start gate, one shutdown (duration, SIGINT, SIGTERM,
 //!   SIGHUP, a worker ending the run, all work done), the supervisor's tick (progress line,
@@ -34,12 +36,15 @@
 //! - [`ws`]: the WebSocket transport (tokio-tungstenite over our TCP/TLS stream, small read
 //!   buffers) and the Engine.IO / socket.io text framing that majiang-server speaks over it.
 //! - [`net`]: sockets for every mode: one TCP-or-TLS stream type, the rustls configuration
-//!   (ring provider, roots, `--insecure`, `--cacert`), the pre-flight check, and HTTP/1.1 on the
-//!   wire (request bytes built once, the response parser and body framing, one-shot exchanges).
+//!   (ring provider, roots, `--insecure`, `--cacert`, ALPN `http/1.1` or `h2`), the pre-flight
+//!   check, HTTP/1.1 on the wire (request bytes built once, the response parser and body
+//!   framing, one-shot exchanges), and HTTP/2 on hyper and hyper-util (the client connection
+//!   with the run's settings, wrk's raw requests mapped to HTTP/2, a frame observer counting
+//!   GOAWAY and RST_STREAM by code and the server's stream grant).
 //! - [`timing`]: the clock, the sub-millisecond pacer (timerfd), the per-connection schedule,
 //!   request deadlines (one watchdog sweep per worker instead of a timer per request).
 //! - [`stats`]: what is recorded and what a run results in: the per-worker recorders
-//!   (HdrHistograms and counters), the result types of both modes, wrk2-compatible histogram
+//!   (HdrHistograms and counters, HTTP/2's among them), the result types of both modes, wrk2-compatible histogram
 //!   arithmetic, number formatting, and the judgement of a rate not reached.
 //! - [`plan`], [`sys`], [`error`]: the validated, immutable description of a run; the machine
 //!   around it (open-file limit, the `/proc` sampler of the server, tsumo's own usage, `tsumo

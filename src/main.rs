@@ -119,6 +119,7 @@ fn run_ab(plan: &Plan) -> ExitCode {
     let second = Plan {
         target: vs.clone(),
         label: plan.vs_label.clone().unwrap_or_else(|| vs.url.clone()),
+        http2: if plan.vs_http1 { None } else { plan.http2 },
         ..first.clone()
     };
     let show = !plan.quiet && plan.json != Some(JsonOut::Stdout);
@@ -129,6 +130,7 @@ fn run_ab(plan: &Plan) -> ExitCode {
             run.insecure,
             run.cacert.as_deref(),
             run.timeout,
+            tsumo::http::alpn(run),
         );
         if let Err(e) = checked {
             return fail(&format_args!("{}: {e}", run.label));
@@ -177,6 +179,7 @@ fn run_mahjong_ab(plan: &MahjongPlan) -> ExitCode {
             run.insecure,
             run.cacert.as_deref(),
             run.connect_timeout,
+            tsumo::net::tls::Alpn::Http1,
         );
         if let Err(e) = checked {
             return fail(&format_args!("{}: {e}", run.label));

@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// `http` or `https`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -123,6 +123,35 @@ pub struct Plan {
     pub vs_label: Option<String>,
     /// Rounds of an A/B run (`--rounds`).
     pub rounds: u32,
+    /// `--http2`: HTTP/2 (h2 over TLS, prior-knowledge h2c over plain TCP) and its settings;
+    /// `None`: HTTP/1.1.
+    pub http2: Option<Http2>,
+    /// `--vs-http1`: the `--vs` run speaks HTTP/1.1 even when this one speaks HTTP/2.
+    pub vs_http1: bool,
+}
+
+/// The HTTP/2 settings of a run (`--http2` and the options around it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Http2 {
+    /// Concurrent streams per connection (`-m/--streams`).
+    pub streams: usize,
+    /// Our SETTINGS_INITIAL_WINDOW_SIZE, bytes (`--h2-window`); the connection window is this
+    /// times the streams, so flow control never holds a response back.
+    pub window: u32,
+    /// Our SETTINGS_MAX_FRAME_SIZE, bytes (`--h2-max-frame`).
+    pub max_frame: u32,
+    /// Our SETTINGS_HEADER_TABLE_SIZE, bytes (`--h2-header-table`): the HPACK table the server
+    /// may use for response headers.
+    pub header_table: u32,
+}
+
+impl Http2 {
+    /// The window a connection opens with: room for every stream's window, within HTTP/2's
+    /// 2^31-1 limit.
+    pub fn connection_window(&self) -> u32 {
+        let total = u64::from(self.window) * self.streams as u64;
+        total.min(i32::MAX as u64) as u32
+    }
 }
 
 impl Plan {

@@ -17,6 +17,27 @@ fn tsumo(args: &[&str]) -> Output {
 
 /// Each bad command line and the start of the one line it must print (after `tsumo: `).
 const BAD: &[(&[&str], &str)] = &[
+    (&["-m4", "http://127.0.0.1/"], "-m/--streams needs --http2"),
+    (
+        &["--http2", "-m0", "http://127.0.0.1/"],
+        "invalid value '0' for -m: must be at least 1",
+    ),
+    (
+        &["--h2-window", "1m", "http://127.0.0.1/"],
+        "--h2-window needs --http2",
+    ),
+    (
+        &["--http2", "--h2-max-frame", "1k", "http://127.0.0.1/"],
+        "invalid value '1k' for --h2-max-frame: must be 16k to 16m-1 bytes",
+    ),
+    (
+        &["--http2", "--h2-window", "4g", "http://127.0.0.1/"],
+        "invalid value '4g' for --h2-window: must be 1 to 2^31-1 bytes",
+    ),
+    (
+        &["--http2", "--vs-http1", "http://127.0.0.1/"],
+        "--vs-http1 needs --vs URL",
+    ),
     (&["--foo", "http://127.0.0.1/"], "unknown option '--foo'"),
     (&["http://127.0.0.1/", "-x"], "unknown option '-x'"),
     (&["http://127.0.0.1/", "-c"], "option '-c' needs a value"),

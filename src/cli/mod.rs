@@ -17,6 +17,7 @@
 
 mod doctor;
 mod header;
+mod http2;
 mod mahjong;
 mod tools;
 mod units;
@@ -103,6 +104,20 @@ Options:
       --rounds <N>       Rounds of the --vs comparison [default: 3]
   -h, --help             Print this help
   -v, --version          Print the version
+
+HTTP/2 (sizes in bytes; k, m: x1024):
+      --http2            Speak HTTP/2: h2 (ALPN) on https://, prior-knowledge h2c on
+                         http://. Without it, https:// offers only http/1.1.
+  -m, --streams <N>      Concurrent streams per connection [default: 1] (h2load's -m). The
+                         schedule stays per connection: a request due while N streams are
+                         busy waits, and the wait is in the corrected latency.
+      --h2-window <B>    Initial stream window [default: 16m]; the connection's window is
+                         this times -m (at most 2^31-1), so flow control never stalls a reply
+      --h2-max-frame <B> Largest frame the server may send [default: 16k]
+      --h2-header-table <B>
+                         HPACK table the server may use for response headers [default: 4k]
+      --vs-http1         With --vs: run the --vs URL over HTTP/1.1 (a backend behind an
+                         HTTP/2 proxy, compared with the proxy)
 
 Options may come before or after the URL. Arguments after the URL, and everything
 after '--', are passed to the script's init(args).
@@ -235,6 +250,7 @@ fn parse_wrk(args: Vec<OsString>) -> Result<Parsed, String> {
     }
     let rounds =
         u32::try_from(rounds).map_err(|_| options.invalid("rounds", "number is too large"))?;
+    let (http2, vs_http1) = http2::parse(&options)?;
 
     Ok(Parsed::Run(Box::new(Plan {
         target,
@@ -263,6 +279,8 @@ fn parse_wrk(args: Vec<OsString>) -> Result<Parsed, String> {
         vs,
         vs_label: matches.get_one::<String>("vs_label").cloned(),
         rounds,
+        http2,
+        vs_http1,
         script_args: matches
             .get_many::<String>("script_args")
             .into_iter()
@@ -312,6 +330,7 @@ fn wrk_command() -> Command {
         // A repeated option wins, as with getopt; unique prefixes of long options work too.
         .args_override_self(true)
         .infer_long_args(true)
+        .args(http2::args())
         .args([
             value("threads", Some('t'), "threads"),
             value("connections", Some('c'), "connections"),

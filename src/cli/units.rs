@@ -76,7 +76,7 @@ pub(super) fn one_line(text: &str) -> String {
 
 /// Splits `"  10 ms "` into `(10, "ms")`: a whole number, then the suffix (which may be
 /// separated by spaces, as wrk's `sscanf` allows).
-fn split_number(text: &str) -> Result<(u64, &str), String> {
+pub(super) fn split_number(text: &str) -> Result<(u64, &str), String> {
     let text = text.trim();
     if text.is_empty() {
         return Err("empty value".to_string());

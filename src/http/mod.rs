@@ -1,12 +1,16 @@
 //! HTTP mode: HTTP/1.1 over TCP or TLS at a constant rate (or closed loop), written on
 //! `httparse` for the hot path: request bytes are built once and written raw (so wrk's Lua API
 //! and pipelining can be honoured), responses are parsed incrementally without copying bodies.
+//! With `--http2`, each connection is an HTTP/2 connection on hyper instead, with up to `-m`
+//! streams in flight.
 //!
 //! This module is what the engine runs for an HTTP plan: the main thread's side ([`HttpMode`]:
 //! pre-flight, the script's `setup()`/`init()`, one worker per thread), one worker's connections
-//! ([`worker`]), what they share ([`shared`]), and one connection's paced life ([`conn`]).
+//! ([`worker`]), what they share ([`shared`]), and one connection's paced life ([`conn`] for
+//! HTTP/1.1, [`h2`] for HTTP/2): everything but the connection is the same for both.
 
 pub mod conn;
+pub mod h2;
 pub mod shared;
 pub mod worker;
 
@@ -17,8 +21,10 @@ use std::time::Duration;
 use crate::engine::{self, Mode, Settings};
 use crate::error::Error;
 use crate::net::http1::request::{self, Batch};
+use crate::net::http2::request::H2Request;
 use crate::net::preflight::preflight_blocking;
 use crate::net::stream::Endpoint;
+use crate::net::tls::Alpn;
 use crate::plan::Plan;
 use crate::script::{Script, ScriptError, ThreadScript};
 use crate::stats::format::format_metric;
@@ -41,6 +47,14 @@ pub struct Finished {
     /// Worker threads that had not ended within the grace after the run (a script hook that
     /// never returns): the report is without them.
     pub abandoned: usize,
+}
+
+/// The protocol a run offers in its TLS handshakes.
+pub fn alpn(plan: &Plan) -> Alpn {
+    match plan.http2 {
+        Some(_) => Alpn::H2,
+        None => Alpn::Http1,
+    }
 }
 
 /// Runs a plan to completion (duration end, a signal, the script stopping every thread, or a
@@ -100,6 +114,7 @@ impl<'a> HttpMode<'a> {
             plan.insecure,
             plan.cacert.as_deref(),
             plan.timeout,
+            alpn(plan),
         )?;
         // As wrk: the script is loaded in the main state and one state per thread.
         let (script, mut thread_scripts): (_, Vec<Option<ThreadScript>>) = match &plan.script {
@@ -138,6 +153,11 @@ impl Mode for HttpMode<'_> {
             None => Some(request::from_plan(plan)?),
             Some(_) => None,
         };
+        let scheme = match plan.target.scheme {
+            crate::plan::Scheme::Http => http::uri::Scheme::HTTP,
+            crate::plan::Scheme::Https => http::uri::Scheme::HTTPS,
+        };
+        let authority = plan.target.host_header();
         let mut first_connection = 0;
         let mut workers = Vec::with_capacity(plan.threads);
         for (index, script) in std::mem::take(&mut self.thread_scripts)
@@ -150,6 +170,19 @@ impl Mode for HttpMode<'_> {
                 Some(s) if s.hooks().request => None,
                 Some(s) => Some(Batch::parse(s.static_request())?),
                 None => plain_batch.clone(),
+            };
+            let http2 = match plan.http2 {
+                None => None,
+                Some(settings) => {
+                    let fixed = match &static_batch {
+                        Some(batch) => Some(
+                            H2Request::parse_all(&batch.bytes, &scheme, &authority)
+                                .map_err(|e| Error::Usage(format!("the request: {e}")))?,
+                        ),
+                        None => None,
+                    };
+                    Some((settings, fixed))
+                }
             };
             workers.push(HttpWorker {
                 first_connection,
@@ -167,6 +200,9 @@ impl Mode for HttpMode<'_> {
                 script,
                 timeout: plan.timeout,
                 record_all: !plan.batch_latency,
+                http2,
+                scheme: scheme.clone(),
+                authority: authority.clone(),
             });
             first_connection += connections;
         }

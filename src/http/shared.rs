@@ -15,6 +15,7 @@ use crate::net::http1::request::Batch;
 use crate::net::stream::{ConnectError, Endpoint, Handshake, Stream};
 use crate::net::tls;
 use crate::script::{Hooks, ScriptError, ThreadScript};
+use crate::stats::http2::Http2Counters;
 use crate::stats::Recorder;
 use crate::timing::clock::Nanos;
 use crate::timing::deadline::Watchdog;
@@ -47,6 +48,8 @@ pub struct Shared {
     /// `false` with `-B`: record only the last response of a pipelined batch.
     pub record_all: bool,
     pub live: Arc<LiveCounters>,
+    /// HTTP/2 frames and grants seen by every connection of this worker (`--http2`).
+    pub http2: Rc<RefCell<Http2Counters>>,
 }
 
 impl Shared {

@@ -10,17 +10,21 @@ use std::time::Duration;
 use tokio::sync::Notify;
 
 use super::conn::{Connection, Down, Progress};
+use super::h2::{H2Connection, H2Requests};
 use super::shared::{Requests, Shared};
 use super::HttpRecord;
 use crate::engine::{Live, Worker, WorkerContext};
 use crate::error::Error;
 use crate::net::http1::request::Batch;
+use crate::net::http2::request::H2Request;
 use crate::net::stream::Endpoint;
+use crate::plan::Http2;
 use crate::script::ThreadScript;
 use crate::stats::Unsent;
 use crate::timing::clock;
 use crate::timing::deadline::Watchdog;
 use crate::timing::schedule::Schedule;
+use http::uri::Scheme;
 
 /// Counters a worker updates as it goes (relaxed atomics: read for display and the per-second
 /// samples only).
@@ -60,6 +64,12 @@ pub struct HttpWorker {
     pub script: Option<ThreadScript>,
     pub timeout: Duration,
     pub record_all: bool,
+    /// `--http2`: the settings, and the requests sent every time already in HTTP/2 form
+    /// (parsed once, on the main thread; `None` when the script's `request()` makes them).
+    pub http2: Option<(Http2, Option<Vec<H2Request>>)>,
+    /// `http` or `https`, and the authority, for the script's requests without a Host header.
+    pub scheme: Scheme,
+    pub authority: String,
 }
 
 impl Worker for HttpWorker {
@@ -90,6 +100,15 @@ impl Worker for HttpWorker {
             watchdog: Watchdog::new(self.timeout),
             record_all: self.record_all,
             live: std::sync::Arc::clone(&ctx.live),
+            http2: Rc::default(),
+        });
+        let h2 = self.http2.map(|(settings, fixed)| {
+            let requests = Rc::new(H2Requests {
+                fixed: fixed.map(|all| all.into_iter().map(Rc::new).collect()),
+                scheme: self.scheme,
+                authority: self.authority,
+            });
+            (settings, requests)
         });
 
         // Connect first, so that connection set-up does not eat into the first interval.
@@ -120,11 +139,29 @@ impl Worker for HttpWorker {
                 connections: self.total_connections as u64,
                 rate,
             });
-            let conn = Connection::new(Rc::clone(&shared), schedule, stream);
+            let progress = match &h2 {
+                None => {
+                    let conn = Connection::new(Rc::clone(&shared), schedule, stream);
+                    let progress = conn.progress();
+                    tokio::task::spawn_local(conn.run());
+                    progress
+                }
+                Some((settings, requests)) => {
+                    let conn = H2Connection::new(
+                        Rc::clone(&shared),
+                        *settings,
+                        Rc::clone(requests),
+                        schedule,
+                        stream,
+                    );
+                    let progress = conn.progress();
+                    tokio::task::spawn_local(conn.run());
+                    progress
+                }
+            };
             if let Some(schedule) = schedule {
-                scheduled.push((schedule, conn.progress()));
+                scheduled.push((schedule, progress));
             }
-            tokio::task::spawn_local(conn.run());
         }
         let mut shutdown = ctx.shutdown();
         loop {
@@ -146,8 +183,12 @@ impl Worker for HttpWorker {
         }
         // The connection tasks are cancelled with the worker's LocalSet (in-flight requests are
         // not counted).
+        let mut recorder = shared.recorder.take();
+        if h2.is_some() {
+            recorder.counters.http2 = Some(shared.http2.take());
+        }
         Ok(HttpRecord {
-            recorder: shared.recorder.take(),
+            recorder,
             script_error: shared.script_error.take(),
         })
     }

@@ -19,6 +19,7 @@ use crate::engine::{self, Live, Mode, ProgressMode, Settings, Worker, WorkerCont
 use crate::error::Error;
 use crate::net::preflight::preflight_blocking;
 use crate::net::stream::Endpoint;
+use crate::net::tls::Alpn;
 use crate::plan::{MahjongPlan, Scheme};
 use crate::stats::mahjong::MahjongRecorder;
 pub use crate::stats::mahjong::MahjongResult;
@@ -78,6 +79,7 @@ impl MahjongMode {
             plan.insecure,
             plan.cacert.as_deref(),
             plan.connect_timeout,
+            Alpn::Http1,
         )?;
         let ws_scheme = match server.scheme {
             Scheme::Http => "ws",

@@ -10,7 +10,7 @@ use std::time::Duration;
 use tokio::io::AsyncWriteExt;
 
 use super::stream::{ConnectError, Endpoint, Stream, TlsTarget};
-use super::tls::{self, Explanation};
+use super::tls::{self, Alpn, Explanation};
 use crate::error::Error;
 use crate::plan::{Scheme, Target};
 use crate::sys::doctor::{Check, DoctorPlan, Verdict};
@@ -21,8 +21,13 @@ const DOCTOR_TIMEOUT: Duration = Duration::from_secs(2);
 /// Why the target did not answer.
 enum Unreachable {
     Resolve(String),
-    Connect { addr: SocketAddr, reason: String },
+    Connect {
+        addr: SocketAddr,
+        reason: String,
+    },
     Tls(Explanation),
+    /// The TLS handshake succeeded but the server did not agree to HTTP/2.
+    NoH2(String),
 }
 
 /// Resolves the target and proves it answers: TCP connect, and the TLS handshake for https.
@@ -32,8 +37,9 @@ pub async fn preflight(
     insecure: bool,
     cacert: Option<&Path>,
     timeout: Duration,
+    alpn: Alpn,
 ) -> Result<Endpoint, Error> {
-    match reach(target, insecure, cacert, timeout).await? {
+    match reach(target, insecure, cacert, timeout, alpn).await? {
         Ok(endpoint) => Ok(endpoint),
         Err(Unreachable::Resolve(reason)) => Err(Error::Resolve {
             host: target.host.clone(),
@@ -47,6 +53,13 @@ pub async fn preflight(
         Err(Unreachable::Tls(explanation)) => Err(Error::Tls {
             host: target.host.clone(),
             reason: explanation.to_string(),
+        }),
+        Err(Unreachable::NoH2(chosen)) => Err(Error::Tls {
+            host: target.host.clone(),
+            reason: format!(
+                "the server does not speak HTTP/2 over TLS (ALPN chose {chosen}): enable \
+                 http2 on the server, or leave out --http2"
+            ),
         }),
     }
 }
@@ -62,6 +75,7 @@ pub fn doctor_check(plan: &DoctorPlan) -> Result<Option<Check>, Error> {
         plan.insecure,
         plan.cacert.as_deref(),
         DOCTOR_TIMEOUT,
+        Alpn::Http1,
     ))?;
     let fail = |finding: String, fix: String| Check {
         verdict: Verdict::Fail,
@@ -101,6 +115,10 @@ pub fn doctor_check(plan: &DoctorPlan) -> Result<Option<Check>, Error> {
                 .fix
                 .unwrap_or_else(|| "check the server's TLS configuration".to_string()),
         ),
+        Err(Unreachable::NoH2(chosen)) => fail(
+            format!("{host} does not speak HTTP/2 (ALPN chose {chosen})"),
+            "enable http2 on the server".to_string(),
+        ),
     }))
 }
 
@@ -110,6 +128,7 @@ async fn reach(
     insecure: bool,
     cacert: Option<&Path>,
     timeout: Duration,
+    alpn: Alpn,
 ) -> Result<Result<Endpoint, Unreachable>, Error> {
     let port = target.port();
     let addrs: Vec<SocketAddr> = match (target.host.as_str(), port).to_socket_addrs() {
@@ -122,7 +141,7 @@ async fn reach(
     let tls = match target.scheme {
         Scheme::Http => None,
         Scheme::Https => Some(TlsTarget::new(
-            tls::client_config(insecure, cacert)?,
+            tls::client_config(insecure, cacert, alpn)?,
             tls::server_name(&target.host)?,
         )),
     };
@@ -134,8 +153,25 @@ async fn reach(
         };
         match tokio::time::timeout(timeout, endpoint.connect()).await {
             Ok(Ok((stream, _))) => {
+                let refused = match (alpn, &endpoint.tls, stream.alpn()) {
+                    (Alpn::H2, Some(_), Some(b"h2")) | (Alpn::H2, None, _) | (Alpn::Http1, ..) => {
+                        None
+                    }
+                    (Alpn::H2, Some(_), chosen) => Some(match chosen {
+                        Some(id) => String::from_utf8_lossy(id).into_owned(),
+                        None => "nothing".to_string(),
+                    }),
+                };
                 close_politely(stream).await;
-                return Ok(Ok(endpoint));
+                return Ok(match refused {
+                    None => Ok(endpoint),
+                    Some(chosen) => Err(Unreachable::NoH2(chosen)),
+                });
+            }
+            Ok(Err(ConnectError::Tls(e))) if alpn == Alpn::H2 && refused_alpn(&e) => {
+                return Ok(Err(Unreachable::NoH2(
+                    "nothing: it refused h2 with a no_application_protocol alert".into(),
+                )))
             }
             Ok(Err(ConnectError::Tls(e))) => return Ok(Err(Unreachable::Tls(tls::explain(&e)))),
             Ok(Err(ConnectError::Tcp(e))) => last_error = Some((addr, e.to_string())),
@@ -145,6 +181,17 @@ async fn reach(
     let (addr, reason) =
         last_error.unwrap_or_else(|| (SocketAddr::from(([0, 0, 0, 0], port)), String::new()));
     Ok(Err(Unreachable::Connect { addr, reason }))
+}
+
+/// Whether a handshake failed because the server speaks none of the protocols offered.
+fn refused_alpn(e: &std::io::Error) -> bool {
+    matches!(
+        e.get_ref()
+            .and_then(|inner| inner.downcast_ref::<rustls::Error>()),
+        Some(rustls::Error::AlertReceived(
+            rustls::AlertDescription::NoApplicationProtocol
+        )) | Some(rustls::Error::NoApplicationProtocol)
+    )
 }
 
 /// Closes the pre-flight connection with a TLS close_notify, so the server logs no error.
@@ -159,8 +206,9 @@ pub fn preflight_blocking(
     insecure: bool,
     cacert: Option<&std::path::Path>,
     timeout: Duration,
+    alpn: Alpn,
 ) -> Result<Endpoint, Error> {
-    main_runtime()?.block_on(preflight(target, insecure, cacert, timeout))
+    main_runtime()?.block_on(preflight(target, insecure, cacert, timeout, alpn))
 }
 
 /// A current-thread runtime for the main thread's one-off checks.

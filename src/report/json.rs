@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use super::saved::RunData;
 use crate::error::Error;
-use crate::plan::{JsonOut, Plan};
+use crate::plan::{Http2, JsonOut, Plan};
 use crate::stats::shortfall::Shortfall;
 use crate::stats::RunResult;
 use crate::stats::{hdr, Counters};
@@ -119,6 +119,9 @@ pub struct SavedPlan {
     pub batch_latency: bool,
     pub insecure: bool,
     pub cacert: Option<String>,
+    /// `--http2` and its settings; absent for an HTTP/1.1 run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http2: Option<Http2>,
 }
 
 impl SavedPlan {
@@ -139,6 +142,7 @@ impl SavedPlan {
             batch_latency: plan.batch_latency,
             insecure: plan.insecure,
             cacert: path(&plan.cacert),
+            http2: plan.http2,
         }
     }
 }
@@ -360,6 +364,8 @@ mod tests {
                 vs_label: None,
                 rounds: 1,
                 script_timeout: Some(std::time::Duration::from_secs(1)),
+                http2: None,
+                vs_http1: false,
             },
             elapsed: Duration::from_secs(10),
             interrupted: true,

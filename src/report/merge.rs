@@ -138,6 +138,11 @@ fn plan_differences(runs: &[LoadedRun]) -> Vec<String> {
                 let rate =
                     |r: Option<u64>| r.map_or("none (closed loop)".into(), |r| format!("{r}/s"));
                 differ("rate", rate(a.plan.rate), rate(b.plan.rate));
+                let protocol = |h2: &Option<crate::plan::Http2>| match h2 {
+                    Some(h2) => format!("HTTP/2 -m{}", h2.streams),
+                    None => "HTTP/1.1".to_string(),
+                };
+                differ("protocol", protocol(&a.plan.http2), protocol(&b.plan.http2));
             }
             (RunData::Mahjong(a), RunData::Mahjong(b)) => {
                 differ(

@@ -193,7 +193,13 @@ fn subtitle(runs: &[LoadedRun]) -> String {
                     .plan
                     .rate
                     .map_or("closed loop".to_string(), |r| format!("-R{r}"));
-                format!("{rate} -c{}", saved.plan.connections)
+                match saved.plan.http2 {
+                    Some(h2) => format!(
+                        "{rate} -c{} HTTP/2 -m{}",
+                        saved.plan.connections, h2.streams
+                    ),
+                    None => format!("{rate} -c{}", saved.plan.connections),
+                }
             }
             RunData::Mahjong(session) => format!("{} players", session.plan.players),
         };

@@ -3,15 +3,19 @@
 //! People paste wrk2 output into issues and parse it with scripts; keeping the layout identical
 //! (widths, trailing spaces, the spectrum rows) lets tsumo drop in. What tsumo adds comes after
 //! `Transfer/sec`, where wrk2 prints the script's `done()` output, so parsers that stop there are
-//! unaffected: protocol errors by kind with the first few quoted, TLS handshake counts, its own send lateness, a warning when it fell behind, and
-//! the run's notes. Where wrk2 would print `-nan` (empty histogram), tsumo prints 0.
+//! unaffected: protocol errors by kind with the first few quoted, HTTP/2's grant and GOAWAY and
+//! RST_STREAM counts, TLS handshake counts, its own send lateness, a warning when it fell
+//! behind, and the run's notes. An HTTP/2 run names its protocol in a line under the threads
+//! line, as the closed-loop line does. Where wrk2 would print `-nan` (empty histogram), tsumo prints 0.
 
 use hdrhistogram::Histogram;
 
+use crate::plan::Scheme;
 use crate::stats::format::{
     format_binary, format_metric, format_time_s, format_time_us, print_units,
 };
 use crate::stats::hdr;
+use crate::stats::http2::Http2Counters;
 use crate::stats::protocol::ProtocolErrors;
 use crate::stats::{RunResult, Unsent};
 use crate::sys::procstat::ServerUsage;
@@ -41,6 +45,16 @@ pub fn render(r: &RunResult) -> String {
         "  {} threads and {} connections",
         plan.threads, plan.connections
     ));
+    if let Some(h2) = &plan.http2 {
+        let how = match plan.target.scheme {
+            Scheme::Https => "h2 over TLS",
+            Scheme::Http => "h2c, prior knowledge",
+        };
+        lines.push(format!(
+            "  HTTP/2 ({how}), up to {} streams per connection",
+            h2.streams
+        ));
+    }
     if plan.rate.is_none() {
         lines.push(
             "  closed loop (no -R): latency is not corrected for coordinated omission".to_string(),
@@ -191,6 +205,9 @@ pub fn server_line(server: &ServerUsage) -> String {
 fn additions(lines: &mut Vec<String>, r: &RunResult) {
     let c = &r.counters;
     lines.extend(protocol_lines(&c.protocol));
+    if let (Some(h2), Some(asked)) = (&c.http2, &r.plan.http2) {
+        lines.extend(http2_lines(h2, asked.streams));
+    }
     if c.tls_full_handshakes + c.tls_resumed_handshakes > 0 {
         // The pre-flight check made the first, full handshake; the run's connections resume it.
         lines.push(format!(
@@ -249,6 +266,49 @@ pub fn protocol_lines(p: &ProtocolErrors) -> Vec<String> {
             .iter()
             .map(|s| format!("  {}: \"{}\"", s.kind.name(), s.excerpt)),
     );
+    lines
+}
+
+/// What the servers granted and how they ended streams and connections; a grant below `-m`
+/// is said in a line of its own.
+pub fn http2_lines(h2: &Http2Counters, asked: usize) -> Vec<String> {
+    let granted = match (h2.granted_min, h2.granted_max, h2.unlimited) {
+        (None, _, _) if h2.settings_seen == 0 => "no SETTINGS seen".to_string(),
+        (None, _, _) => "unlimited streams".to_string(),
+        (Some(min), Some(max), 0) if min == max => format!("{min} concurrent streams"),
+        (Some(min), max, unlimited) => {
+            let max = match (max, unlimited) {
+                (_, 1..) => "unlimited".to_string(),
+                (Some(max), _) => max.to_string(),
+                (None, _) => "?".to_string(),
+            };
+            format!("{min} to {max} concurrent streams")
+        }
+    };
+    let by_code = |counts: &std::collections::BTreeMap<String, u64>| -> String {
+        let total: u64 = counts.values().sum();
+        if total == 0 {
+            return "0".to_string();
+        }
+        let parts: Vec<String> = counts
+            .iter()
+            .map(|(code, n)| format!("{n} {code}"))
+            .collect();
+        format!("{total} ({})", parts.join(", "))
+    };
+    let mut lines = vec![format!(
+        "HTTP/2: server granted {granted} per connection (-m {asked}); GOAWAY received: {}; \
+         RST_STREAM received: {}",
+        by_code(&h2.goaway),
+        by_code(&h2.rst_stream)
+    )];
+    if let Some(min) = h2.granted_min.filter(|&min| (min as usize) < asked) {
+        lines.push(format!(
+            "Note: the server granted only {min} concurrent streams per connection, fewer than \
+             -m {asked}: the requests beyond them waited on the connection, and that wait is in \
+             the latency."
+        ));
+    }
     lines
 }
 
@@ -335,6 +395,8 @@ mod tests {
             vs_label: None,
             rounds: 1,
             script_timeout: Some(std::time::Duration::from_secs(1)),
+            http2: None,
+            vs_http1: false,
         }
     }
 

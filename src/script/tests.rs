@@ -44,6 +44,8 @@ fn plan(script: &str) -> Plan {
         vs_label: None,
         rounds: 1,
         script_timeout: Some(std::time::Duration::from_secs(1)),
+        http2: None,
+        vs_http1: false,
     }
 }
 

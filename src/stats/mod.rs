@@ -7,6 +7,7 @@
 
 pub mod format;
 pub mod hdr;
+pub mod http2;
 pub mod mahjong;
 pub mod protocol;
 pub mod shortfall;
@@ -19,6 +20,7 @@ use serde::{Deserialize, Serialize};
 use crate::plan::Plan;
 use crate::sys::procstat::ServerUsage;
 use crate::sys::usage::OwnUsage;
+use http2::Http2Counters;
 use protocol::ProtocolErrors;
 use shortfall::Shortfall;
 
@@ -105,6 +107,9 @@ pub struct Counters {
     /// TLS handshakes that failed during the run (also counted as connect errors), by reason.
     #[serde(default)]
     pub tls_failures: TlsFailures,
+    /// HTTP/2 frames and grants (`--http2` runs only; absent from the JSON otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http2: Option<Http2Counters>,
 }
 
 /// Requests that were due but never sent, by what kept them back.
@@ -218,6 +223,9 @@ impl Counters {
         self.unsent.add(&other.unsent);
         self.tls_failures.add(&other.tls_failures);
         self.protocol.add(&other.protocol);
+        if let Some(other) = &other.http2 {
+            self.http2.get_or_insert_with(Default::default).add(other);
+        }
     }
 
     /// Counts one HTTP/1.1 violation: under its kind, as a protocol error and as a read error.

@@ -59,6 +59,8 @@ struct ExtraServer {
     body: String,
     /// `listen … ssl`.
     tls: bool,
+    /// `listen … http2`: h2 (ALPN) with `tls`, else prior-knowledge h2c only.
+    http2: bool,
 }
 
 /// Configures an [`Nginx`] before it starts.
@@ -82,6 +84,22 @@ impl NginxBuilder {
             name: name.to_string(),
             body: body.to_string(),
             tls: false,
+            http2: false,
+        });
+        self
+    }
+
+    /// Adds an HTTP/2 server on a port of its own (`nginx.port(name)`): `listen … ssl http2`
+    /// (h2 by ALPN, HTTP/1.1 still offered) with `tls`, else `listen … http2` (prior-knowledge
+    /// h2c only). `body` as for [`NginxBuilder::server`], where `@ROOT@` stands for the
+    /// fixture's directory (`root @ROOT@/www;` serves its pages); the certificate is the
+    /// fixture's own.
+    pub fn h2_server(mut self, name: &str, body: &str, tls: bool) -> Self {
+        self.servers.push(ExtraServer {
+            name: name.to_string(),
+            body: body.to_string(),
+            tls,
+            http2: true,
         });
         self
     }
@@ -98,6 +116,7 @@ impl NginxBuilder {
                 cert.key.display()
             ),
             tls: true,
+            http2: false,
         });
         self
     }
@@ -194,8 +213,15 @@ impl NginxBuilder {
                 extra_servers,
                 "    server {{\n        listen 127.0.0.1:{}{};\n        {}\n    }}\n",
                 ports.extra[&s.name],
-                if s.tls { " ssl" } else { "" },
+                match (s.tls, s.http2) {
+                    (true, true) => " ssl http2",
+                    (true, false) => " ssl",
+                    (false, true) => " http2",
+                    (false, false) => "",
+                },
                 s.body
+                    .replace("@ROOT@", &dir.to_string())
+                    .replace("@HTTP_PORT@", &ports.http.to_string())
             );
         }
         let mut snippets = self.http_snippets.join("\n    ");
@@ -454,6 +480,8 @@ pub struct AccessLogLine {
     /// From the request line as received (not changed by nginx's internal redirects).
     pub method: String,
     pub uri: String,
+    /// `HTTP/1.1`, `HTTP/2.0`.
+    pub protocol: String,
     pub status: u16,
     /// Request line + headers (+ body, when nginx reads rather than discards it), as received.
     pub request_length: u64,
@@ -483,6 +511,7 @@ impl AccessLogLine {
         Some(AccessLogLine {
             method: request.next()?.to_string(),
             uri: request.next().unwrap_or("").to_string(),
+            protocol: request.next().unwrap_or("").to_string(),
             status: f[0].parse().ok()?,
             request_length: f[1].parse().ok()?,
             content_length: dash(f[2]).map(|s| s.parse()).transpose().ok()?,

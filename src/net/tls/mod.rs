@@ -28,8 +28,29 @@ fn provider() -> Arc<CryptoProvider> {
     Arc::new(rustls::crypto::ring::default_provider())
 }
 
-/// Builds the client configuration for a run (HTTP/1.1 over TLS).
-pub fn client_config(insecure: bool, cacert: Option<&Path>) -> Result<Arc<ClientConfig>, Error> {
+/// The protocol offered in the TLS handshake (ALPN): exactly one, so a server never picks a
+/// protocol the run does not speak.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Alpn {
+    Http1,
+    H2,
+}
+
+impl Alpn {
+    pub fn id(self) -> &'static [u8] {
+        match self {
+            Alpn::Http1 => b"http/1.1",
+            Alpn::H2 => b"h2",
+        }
+    }
+}
+
+/// Builds the client configuration for a run, offering `alpn` only.
+pub fn client_config(
+    insecure: bool,
+    cacert: Option<&Path>,
+    alpn: Alpn,
+) -> Result<Arc<ClientConfig>, Error> {
     let provider = provider();
     let builder = ClientConfig::builder_with_provider(Arc::clone(&provider))
         .with_safe_default_protocol_versions()
@@ -61,7 +82,7 @@ pub fn client_config(insecure: bool, cacert: Option<&Path>) -> Result<Arc<Client
             .with_custom_certificate_verifier(Arc::new(Verifier::new(webpki, cacert, provider)))
             .with_no_client_auth()
     };
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    config.alpn_protocols = vec![alpn.id().to_vec()];
     Ok(Arc::new(config))
 }
 

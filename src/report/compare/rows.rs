@@ -52,6 +52,7 @@ fn http_rows(s: &SavedRun) -> Vec<Row> {
         |name: &str, us: u64, present: bool| row(name, present.then_some(us as f64), Unit::Time);
     let count = |name: &str, n: u64| row(name, Some(n as f64), Unit::Count);
     let (l, u, sl) = (has(&s.latency), has(&s.uncorrected), has(&s.send_lateness));
+    let h2 = c.http2.as_ref();
     vec![
         row("Elapsed", Some(s.elapsed_s * 1e6), Unit::Time),
         count("Requests", c.requests),
@@ -73,6 +74,22 @@ fn http_rows(s: &SavedRun) -> Vec<Row> {
         count("Connections opened", c.connections_opened),
         count("TLS full handshakes", c.tls_full_handshakes),
         count("TLS resumed handshakes", c.tls_resumed_handshakes),
+        // HTTP/2 runs only (`-` for HTTP/1.1).
+        row(
+            "HTTP/2 streams per conn",
+            s.plan.http2.map(|h| h.streams as f64),
+            Unit::Count,
+        ),
+        row(
+            "GOAWAY received",
+            h2.map(|h| h.goaways() as f64),
+            Unit::Count,
+        ),
+        row(
+            "RST_STREAM received",
+            h2.map(|h| h.resets() as f64),
+            Unit::Count,
+        ),
     ]
 }
 

@@ -1,0 +1,135 @@
+//! The HTTP/2 options of the wrk2 line: `--http2`, `-m/--streams` and the settings tsumo sends
+//! in its SETTINGS frame. Each is refused without `--http2` (an option that would silently do
+//! nothing is a mistake worth a line), and sizes take binary suffixes (`64k` = 65536 bytes).
+
+use clap::parser::ValueSource;
+use clap::Arg;
+
+use super::{flag, units, value, Options};
+use crate::plan::Http2;
+
+/// Our defaults: one stream per connection as h2load's `-m`; a stream window large enough that
+/// flow control never holds a response back; the protocol's own frame and table sizes.
+pub const DEFAULT_STREAMS: usize = 1;
+pub const DEFAULT_WINDOW: u32 = 16 << 20;
+pub const DEFAULT_MAX_FRAME: u32 = 16 << 10;
+pub const DEFAULT_HEADER_TABLE: u32 = 4 << 10;
+
+/// HTTP/2's bounds (RFC 9113, section 6.5.2).
+const MAX_WINDOW: u64 = (1 << 31) - 1;
+const FRAME_RANGE: std::ops::RangeInclusive<u64> = (1 << 14)..=((1 << 24) - 1);
+
+/// The options' rows in the option table.
+pub fn args() -> [Arg; 6] {
+    [
+        flag("http2", None, "http2"),
+        value("streams", Some('m'), "streams"),
+        value("h2_window", None, "h2-window"),
+        value("h2_max_frame", None, "h2-max-frame"),
+        value("h2_header_table", None, "h2-header-table"),
+        flag("vs_http1", None, "vs-http1"),
+    ]
+}
+
+/// `--http2` and its settings (`None`: HTTP/1.1), and `--vs-http1`.
+pub fn parse(options: &Options<'_>) -> Result<(Option<Http2>, bool), String> {
+    let m = options.matches;
+    let vs_http1 = m.get_flag("vs_http1");
+    if !m.get_flag("http2") {
+        for (id, what) in [
+            ("streams", "-m/--streams"),
+            ("h2_window", "--h2-window"),
+            ("h2_max_frame", "--h2-max-frame"),
+            ("h2_header_table", "--h2-header-table"),
+        ] {
+            if m.value_source(id) == Some(ValueSource::CommandLine) {
+                return Err(format!(
+                    "{what} needs --http2 (HTTP/1.1 has one request in flight per connection)"
+                ));
+            }
+        }
+        if vs_http1 {
+            return Err("--vs-http1 needs --http2 and --vs".to_string());
+        }
+        return Ok((None, false));
+    }
+    if vs_http1 && !m.contains_id("vs") {
+        return Err("--vs-http1 needs --vs URL".to_string());
+    }
+    let streams = options.count("streams")?.unwrap_or(DEFAULT_STREAMS);
+    if streams == 0 {
+        return Err(options.invalid("streams", "must be at least 1"));
+    }
+    if streams > u32::MAX as usize {
+        return Err(options.invalid("streams", "number is too large"));
+    }
+    let window = bytes(options, "h2_window", 1..=MAX_WINDOW, "1 to 2^31-1")?;
+    let max_frame = bytes(options, "h2_max_frame", FRAME_RANGE, "16k to 16m-1")?;
+    let header_table = bytes(
+        options,
+        "h2_header_table",
+        0..=u64::from(u32::MAX),
+        "up to 4g-1",
+    )?;
+    Ok((
+        Some(Http2 {
+            streams,
+            window: window.unwrap_or(DEFAULT_WINDOW),
+            max_frame: max_frame.unwrap_or(DEFAULT_MAX_FRAME),
+            header_table: header_table.unwrap_or(DEFAULT_HEADER_TABLE),
+        }),
+        vs_http1,
+    ))
+}
+
+/// A size in bytes with an optional binary suffix (k, m, g: ×1024), within `range`.
+fn bytes(
+    options: &Options<'_>,
+    id: &str,
+    range: std::ops::RangeInclusive<u64>,
+    bounds: &str,
+) -> Result<Option<u32>, String> {
+    let Some(text) = options.matches.get_one::<String>(id) else {
+        return Ok(None);
+    };
+    let n = parse_bytes(text).map_err(|reason| options.invalid(id, &reason))?;
+    if !range.contains(&n) {
+        return Err(options.invalid(id, &format!("must be {bounds} bytes")));
+    }
+    u32::try_from(n)
+        .map(Some)
+        .map_err(|_| options.invalid(id, "number is too large"))
+}
+
+/// `65536`, `64k`, `16m`: bytes with binary suffixes.
+pub fn parse_bytes(text: &str) -> Result<u64, String> {
+    let (base, unit) = units::split_number(text)?;
+    let shift = match unit.to_ascii_lowercase().as_str() {
+        "" | "b" => 0,
+        "k" | "kib" => 10,
+        "m" | "mib" => 20,
+        "g" | "gib" => 30,
+        _ => {
+            return Err(format!(
+                "unknown suffix '{}' (use bytes, optionally with k, m or g: x1024)",
+                units::one_line(unit)
+            ))
+        }
+    };
+    base.checked_mul(1 << shift)
+        .ok_or_else(|| "number is too large".to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_bytes;
+
+    #[test]
+    fn sizes_take_binary_suffixes() {
+        assert_eq!(parse_bytes("65536"), Ok(65536));
+        assert_eq!(parse_bytes("64k"), Ok(65536));
+        assert_eq!(parse_bytes("16M"), Ok(16 << 20));
+        assert!(parse_bytes("1x").is_err());
+        assert!(parse_bytes("-1").is_err());
+    }
+}

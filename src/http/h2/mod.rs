@@ -1,0 +1,362 @@
+//! One HTTP/2 connection's paced life, on hyper: the same per-connection schedule as HTTP/1.1
+//! (`t0 + k·interval`), with up to `-m` streams in flight at once. A request that falls due
+//! while all `-m` streams are busy waits for one to end; it keeps its intended send time, so
+//! that wait is in the corrected latency (and counted as due while busy), as for HTTP/1.1.
+//!
+//! The connection's task drives its streams itself (a `FuturesUnordered` of hyper's response
+//! futures, each reading its body and recording), in every wait — for the next send time, for a
+//! free stream, for a reconnect — so a response is timestamped when it arrives, and no task is
+//! spawned per request beyond hyper's own. A server that sends GOAWAY, or closes, gets no new
+//! streams: the next request goes on a new connection while the old one's streams finish. A request the server did not process — hyper handed it
+//! back unsent, the server refused its stream (REFUSED_STREAM) or its stream was above a
+//! GOAWAY's last stream id (RFC 9113, section 8.7) — goes again on a new connection with its
+//! intended time kept, up to [`MAX_TRIES`] times in all; then it is counted as a read error.
+
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::future::Future;
+use std::rc::Rc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use futures_util::stream::{FuturesUnordered, StreamExt};
+use http::uri::Scheme;
+
+use super::conn::{Down, Progress};
+use super::shared::Shared;
+use crate::net::http1::request::Batch;
+use crate::net::http2::frames::FrameLog;
+use crate::net::http2::request::H2Request;
+use crate::net::http2::{self, Sender};
+use crate::net::stream::Stream;
+use crate::plan::Http2;
+use crate::script::ScriptError;
+use crate::timing::clock::{self, Nanos};
+use crate::timing::deadline::Deadline;
+use crate::timing::schedule::Schedule;
+use stream::{exchange, Sending};
+
+/// Tries of a request the server did not process.
+const MAX_TRIES: u8 = 3;
+const MIN_BACKOFF: Duration = Duration::from_millis(10);
+const MAX_BACKOFF: Duration = Duration::from_millis(500);
+
+/// Where an HTTP/2 connection's requests come from, besides what [`Shared`] knows.
+pub struct H2Requests {
+    /// The requests sent every time, parsed once per worker (`None`: the script's
+    /// `request()` makes each one).
+    pub fixed: Option<Vec<Rc<H2Request>>>,
+    /// What completes a script's request without a Host header.
+    pub scheme: Scheme,
+    pub authority: String,
+}
+
+mod stream;
+
+/// A request to send, with what it carries from an earlier try.
+struct Pending {
+    request: Rc<H2Request>,
+    /// `Some`: a retry, due at this time already.
+    intended: Option<Nanos>,
+    tries: u8,
+}
+
+/// The streams of one connection in flight: what is left of them once they end.
+struct Flight {
+    busy: Cell<usize>,
+    /// When a stream last ended (a request waiting for a slot was due since then at least).
+    freed_at: Cell<Nanos>,
+    /// Deadline slots (`--timeout`), one per stream.
+    slots: RefCell<Vec<Rc<Deadline>>>,
+    /// Requests the server did not process, with their intended send times: sent again.
+    unsent: RefCell<VecDeque<Pending>>,
+    /// Set when a request came back unprocessed: open a new connection.
+    stale: Cell<bool>,
+}
+
+impl Flight {
+    /// A stream ended: its slot is free again, and its request goes again if it must.
+    fn ended(&self, (slot, retry): Ended) {
+        self.slots.borrow_mut().push(slot);
+        self.busy.set(self.busy.get().saturating_sub(1));
+        self.freed_at.set(clock::now());
+        if let Some(retry) = retry {
+            self.unsent.borrow_mut().push_back(retry);
+            self.stale.set(true);
+        }
+    }
+}
+
+/// What a finished stream hands back: its deadline slot, and its request if it goes again.
+type Ended = (Rc<Deadline>, Option<Pending>);
+
+/// Runs `wait` to completion while driving the connection's streams.
+async fn driving<W, S>(inflight: &mut FuturesUnordered<S>, flight: &Flight, wait: W) -> W::Output
+where
+    W: Future,
+    S: Future<Output = Ended>,
+{
+    tokio::pin!(wait);
+    loop {
+        tokio::select! {
+            biased;
+            Some(ended) = inflight.next(), if !inflight.is_empty() => flight.ended(ended),
+            output = &mut wait => return output,
+        }
+    }
+}
+
+/// One HTTP/2 connection and its schedule.
+pub struct H2Connection {
+    shared: Rc<Shared>,
+    settings: Http2,
+    requests: Rc<H2Requests>,
+    schedule: Option<Schedule>,
+    stream: Option<Stream>,
+    next: u64,
+    /// Requests of the current batch not yet sent, and the next fixed request's index.
+    queue: VecDeque<Rc<H2Request>>,
+    next_fixed: usize,
+    /// The buffer a script's `request()` fills.
+    own_batch: Rc<Batch>,
+    connect_deadline: Rc<Deadline>,
+    progress: Rc<Progress>,
+    /// The stream limit the last connection was granted: assumed for the next one until its
+    /// server's SETTINGS arrive.
+    expected_streams: usize,
+}
+
+impl H2Connection {
+    pub fn new(
+        shared: Rc<Shared>,
+        settings: Http2,
+        requests: Rc<H2Requests>,
+        schedule: Option<Schedule>,
+        stream: Option<Stream>,
+    ) -> Self {
+        H2Connection {
+            connect_deadline: shared.watchdog.slot(),
+            shared,
+            settings,
+            requests,
+            schedule,
+            stream,
+            next: 0,
+            queue: VecDeque::new(),
+            next_fixed: 0,
+            own_batch: Rc::new(Batch {
+                bytes: Vec::new(),
+                head: Vec::new(),
+            }),
+            progress: Rc::default(),
+            expected_streams: settings.streams,
+        }
+    }
+
+    pub fn progress(&self) -> Rc<Progress> {
+        Rc::clone(&self.progress)
+    }
+
+    /// Runs until the task is dropped (the worker's shutdown) or the script stops the worker.
+    pub async fn run(mut self) {
+        let streams = self.settings.streams;
+        let flight = Flight {
+            busy: Cell::new(0),
+            freed_at: Cell::new(0),
+            slots: RefCell::new((0..streams).map(|_| self.shared.watchdog.slot()).collect()),
+            unsent: RefCell::default(),
+            stale: Cell::new(false),
+        };
+        let mut inflight = FuturesUnordered::new();
+        let mut conn: Option<(Sender, Rc<FrameLog>)> = None;
+        let mut backoff = MIN_BACKOFF;
+        while !self.shared.stop.get() {
+            let usable =
+                matches!(&conn, Some((sender, log)) if !sender.is_closed() && !log.going_away());
+            if !usable || flight.stale.replace(false) {
+                if let Some(granted) = conn.take().and_then(|(_, log)| log.granted()) {
+                    let limit = granted.map_or(usize::MAX, |n| n as usize);
+                    self.expected_streams = self.settings.streams.min(limit).max(1);
+                }
+                match driving(&mut inflight, &flight, self.open()).await {
+                    Some(opened) => {
+                        conn = Some(opened);
+                        backoff = MIN_BACKOFF;
+                    }
+                    None => {
+                        // Not sent, so the schedule does not advance (as for HTTP/1.1).
+                        let pause = tokio::time::sleep(backoff);
+                        driving(&mut inflight, &flight, pause).await;
+                        backoff = (backoff * 2).min(MAX_BACKOFF);
+                        continue;
+                    }
+                }
+            }
+            let retry = flight.unsent.borrow_mut().pop_front();
+            let pending = match retry {
+                Some(retry) => retry,
+                None => match self.next_request() {
+                    Ok(pending) => pending,
+                    Err(e) => {
+                        self.shared.stop_worker(Some(e));
+                        return;
+                    }
+                },
+            };
+            let (intended, sent) = self
+                .wait_turn(&pending, &mut inflight, &flight, streams)
+                .await;
+            let Some((sender, log)) = conn.as_mut() else {
+                continue;
+            };
+            // A slot is free: fewer than `streams` are busy.
+            let Some(slot) = flight.slots.borrow_mut().pop() else {
+                continue;
+            };
+            let response = sender.try_send_request(pending.request.to_request());
+            if pending.intended.is_none() {
+                self.next += 1;
+                self.progress.sent.set(self.next);
+            }
+            flight.busy.set(flight.busy.get() + 1);
+            inflight.push(exchange(
+                Rc::clone(&self.shared),
+                slot,
+                Rc::clone(log),
+                response,
+                Sending {
+                    request: pending.request,
+                    intended,
+                    sent,
+                    tries: pending.tries + 1,
+                },
+            ));
+        }
+    }
+
+    /// Opens a connection and starts HTTP/2 on it; `None` when either failed (counted).
+    async fn open(&mut self) -> Option<(Sender, Rc<FrameLog>)> {
+        let stream = match self.stream.take() {
+            Some(stream) => stream,
+            None => {
+                let connect = self.shared.connect();
+                match self.connect_deadline.guard(clock::now(), connect).await {
+                    Ok(Ok(stream)) => stream,
+                    Ok(Err(_)) => {
+                        self.progress.down.set(Some(Down::ConnectFailed));
+                        return None;
+                    }
+                    Err(_elapsed) => {
+                        self.shared.recorder.borrow_mut().counters.errors.connect += 1;
+                        self.shared.live.errors.fetch_add(1, Ordering::Relaxed);
+                        self.progress.down.set(Some(Down::ConnectTimedOut));
+                        return None;
+                    }
+                }
+            }
+        };
+        let log = FrameLog::new(Rc::clone(&self.shared.http2));
+        let opened = http2::handshake(
+            stream,
+            &self.settings,
+            self.expected_streams,
+            Rc::clone(&log),
+        );
+        match opened.await {
+            Ok(sender) => {
+                self.progress.down.set(None);
+                Some((sender, log))
+            }
+            Err(_) => {
+                self.shared.recorder.borrow_mut().counters.errors.connect += 1;
+                self.shared.live.errors.fetch_add(1, Ordering::Relaxed);
+                self.progress.down.set(Some(Down::ConnectFailed));
+                None
+            }
+        }
+    }
+
+    /// The next new request: the next of the fixed ones, or of the script's `request()`.
+    fn next_request(&mut self) -> Result<Pending, ScriptError> {
+        if let Some(fixed) = &self.requests.fixed {
+            let request = Rc::clone(&fixed[self.next_fixed % fixed.len()]);
+            self.next_fixed = self.next_fixed.wrapping_add(1);
+            return Ok(Pending {
+                request,
+                intended: None,
+                tries: 0,
+            });
+        }
+        if self.queue.is_empty() {
+            let batch = self.shared.next_batch(&mut self.own_batch)?;
+            let parsed = H2Request::parse_all(
+                &batch.bytes,
+                &self.requests.scheme,
+                &self.requests.authority,
+            )
+            .map_err(|e| ScriptError(format!("request() returned an invalid request: {e}")))?;
+            self.queue.extend(parsed.into_iter().map(Rc::new));
+        }
+        match self.queue.pop_front() {
+            Some(request) => Ok(Pending {
+                request,
+                intended: None,
+                tries: 0,
+            }),
+            None => Err(ScriptError("request() returned no request".into())),
+        }
+    }
+
+    /// Waits until the request is due and a stream is free; returns its intended and actual
+    /// send times, recording how late tsumo itself was.
+    async fn wait_turn<S: Future<Output = Ended>>(
+        &self,
+        pending: &Pending,
+        inflight: &mut FuturesUnordered<S>,
+        flight: &Flight,
+        streams: usize,
+    ) -> (Nanos, Nanos) {
+        let think = match pending.intended {
+            Some(_) => 0,
+            None => match self.shared.think_time() {
+                Ok(think) => think,
+                Err(e) => {
+                    self.shared.stop_worker(Some(e));
+                    0
+                }
+            },
+        };
+        let intended = match (pending.intended, &self.schedule) {
+            (Some(intended), _) => intended,
+            (None, Some(schedule)) => schedule.intended(self.next) + think,
+            (None, None) => clock::now() + think,
+        };
+        if intended > clock::now() {
+            let due = self.shared.pacer.sleep_until(intended);
+            driving(inflight, flight, due).await;
+        }
+        let mut waited = false;
+        while flight.busy.get() >= streams {
+            match inflight.next().await {
+                Some(ended) => flight.ended(ended),
+                // All streams busy yet none in flight cannot be; never spin on it.
+                None => break,
+            }
+            waited = true;
+        }
+        let sent = clock::now();
+        if self.schedule.is_none() {
+            return (sent, sent);
+        }
+        if pending.intended.is_none() {
+            let freed_at = if waited { flight.freed_at.get() } else { 0 };
+            let due = intended.max(freed_at);
+            let mut recorder = self.shared.recorder.borrow_mut();
+            recorder.record_send_lateness(clock::to_us(sent.saturating_sub(due)));
+            if freed_at > intended {
+                recorder.counters.due_while_busy += 1;
+            }
+        }
+        (intended, sent)
+    }
+}

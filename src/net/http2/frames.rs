@@ -1,0 +1,301 @@
+//! A read-side observer of HTTP/2 frames between the stream and hyper.
+//!
+//! hyper reports a failed stream as an error, but not the frames behind it: how many GOAWAY
+//! and RST_STREAM frames the server sent and with which error codes, or the stream limit its
+//! SETTINGS granted. [`Observed`] wraps a connection's stream, follows the frame boundaries of
+//! what hyper reads (nine-byte headers, lengths skipped without copying) and notes those three
+//! frame types; it also counts the bytes read and written, as wrk counts them (after TLS).
+
+use std::cell::{Cell, RefCell};
+use std::io;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll};
+
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+
+use crate::net::stream::Stream;
+use crate::stats::http2::Http2Counters;
+
+const HEADER_LEN: usize = 9;
+const TYPE_RST_STREAM: u8 = 0x3;
+const TYPE_SETTINGS: u8 = 0x4;
+const TYPE_GOAWAY: u8 = 0x7;
+const FLAG_ACK: u8 = 0x1;
+const SETTINGS_MAX_CONCURRENT_STREAMS: u16 = 0x3;
+/// Enough of a SETTINGS payload for every setting a server sends (6 bytes each).
+const MAX_CAPTURE: usize = 120;
+
+/// What one connection's observer saw, shared with the connection that owns it.
+pub struct FrameLog {
+    /// The worker's HTTP/2 counters, which every connection of the worker adds to.
+    counters: Rc<RefCell<Http2Counters>>,
+    /// The server sent GOAWAY: no new stream may start on this connection.
+    going_away: Cell<bool>,
+    /// The server's first SETTINGS frame was seen.
+    settings_seen: Cell<bool>,
+    /// The stream limit the server granted (`None`: unlimited, or no SETTINGS yet).
+    granted: Cell<Option<u32>>,
+    bytes_read: Cell<u64>,
+    bytes_written: Cell<u64>,
+}
+
+impl FrameLog {
+    pub fn new(counters: Rc<RefCell<Http2Counters>>) -> Rc<FrameLog> {
+        Rc::new(FrameLog {
+            counters,
+            going_away: Cell::new(false),
+            settings_seen: Cell::new(false),
+            granted: Cell::new(None),
+            bytes_read: Cell::new(0),
+            bytes_written: Cell::new(0),
+        })
+    }
+
+    pub fn going_away(&self) -> bool {
+        self.going_away.get()
+    }
+
+    /// The server's stream limit, once its SETTINGS arrived (`Some(None)`: unlimited).
+    pub fn granted(&self) -> Option<Option<u32>> {
+        self.settings_seen.get().then(|| self.granted.get())
+    }
+
+    /// Bytes read and written since the last call.
+    pub fn take_bytes(&self) -> (u64, u64) {
+        (self.bytes_read.take(), self.bytes_written.take())
+    }
+
+    fn frame(&self, kind: u8, flags: u8, payload: &[u8]) {
+        let code = || payload.get(..4).map(be32);
+        match kind {
+            TYPE_GOAWAY => {
+                self.going_away.set(true);
+                // Last-Stream-ID, then the error code.
+                if let Some(code) = payload.get(4..8).map(be32) {
+                    self.counters.borrow_mut().count_goaway(code);
+                }
+            }
+            TYPE_RST_STREAM => {
+                if let Some(code) = code() {
+                    self.counters.borrow_mut().count_rst_stream(code);
+                }
+            }
+            TYPE_SETTINGS if flags & FLAG_ACK == 0 => {
+                let limit = payload.chunks_exact(6).rev().find_map(|setting| {
+                    let id = u16::from_be_bytes([setting[0], setting[1]]);
+                    (id == SETTINGS_MAX_CONCURRENT_STREAMS).then(|| be32(&setting[2..6]))
+                });
+                if !self.settings_seen.replace(true) {
+                    self.granted.set(limit);
+                    self.counters.borrow_mut().count_settings(limit);
+                } else if limit.is_some() {
+                    // A later SETTINGS may change the limit; the counters keep the first.
+                    self.granted.set(limit);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn be32(b: &[u8]) -> u32 {
+    u32::from_be_bytes([b[0], b[1], b[2], b[3]])
+}
+
+/// Where the observer is in the server's frame sequence.
+struct Framer {
+    header: [u8; HEADER_LEN],
+    header_len: usize,
+    /// Payload bytes of the current frame still to come.
+    remaining: usize,
+    kind: u8,
+    flags: u8,
+    /// The payload so far, for the frame types that are noted.
+    capture: Vec<u8>,
+}
+
+impl Framer {
+    fn new() -> Framer {
+        Framer {
+            header: [0; HEADER_LEN],
+            header_len: 0,
+            remaining: 0,
+            kind: 0,
+            flags: 0,
+            capture: Vec::new(),
+        }
+    }
+
+    fn noted(kind: u8) -> bool {
+        matches!(kind, TYPE_RST_STREAM | TYPE_SETTINGS | TYPE_GOAWAY)
+    }
+
+    /// Follows the frames in `bytes`, the next bytes the server sent.
+    fn feed(&mut self, mut bytes: &[u8], log: &FrameLog) {
+        while !bytes.is_empty() {
+            if self.header_len < HEADER_LEN {
+                let take = (HEADER_LEN - self.header_len).min(bytes.len());
+                self.header[self.header_len..self.header_len + take]
+                    .copy_from_slice(&bytes[..take]);
+                self.header_len += take;
+                bytes = &bytes[take..];
+                if self.header_len < HEADER_LEN {
+                    return;
+                }
+                let h = &self.header;
+                self.remaining =
+                    usize::from(h[0]) << 16 | usize::from(h[1]) << 8 | usize::from(h[2]);
+                self.kind = h[3];
+                self.flags = h[4];
+                self.capture.clear();
+                if self.remaining == 0 {
+                    self.end_frame(log);
+                }
+                continue;
+            }
+            let take = self.remaining.min(bytes.len());
+            if Self::noted(self.kind) && self.capture.len() < MAX_CAPTURE {
+                let keep = take.min(MAX_CAPTURE - self.capture.len());
+                self.capture.extend_from_slice(&bytes[..keep]);
+            }
+            self.remaining -= take;
+            bytes = &bytes[take..];
+            if self.remaining == 0 {
+                self.end_frame(log);
+            }
+        }
+    }
+
+    fn end_frame(&mut self, log: &FrameLog) {
+        if Self::noted(self.kind) {
+            log.frame(self.kind, self.flags, &self.capture);
+        }
+        self.header_len = 0;
+    }
+}
+
+/// A connection's stream with the observer in its read path.
+pub struct Observed {
+    stream: Stream,
+    framer: Framer,
+    log: Rc<FrameLog>,
+}
+
+impl Observed {
+    pub fn new(stream: Stream, log: Rc<FrameLog>) -> Observed {
+        Observed {
+            stream,
+            framer: Framer::new(),
+            log,
+        }
+    }
+}
+
+impl AsyncRead for Observed {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        let before = buf.filled().len();
+        let polled = Pin::new(&mut this.stream).poll_read(cx, buf);
+        if let Poll::Ready(Ok(())) = polled {
+            let new = &buf.filled()[before..];
+            let log = &this.log;
+            log.bytes_read.set(log.bytes_read.get() + new.len() as u64);
+            this.framer.feed(new, log);
+        }
+        polled
+    }
+}
+
+impl AsyncWrite for Observed {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let this = self.get_mut();
+        let polled = Pin::new(&mut this.stream).poll_write(cx, buf);
+        if let Poll::Ready(Ok(n)) = polled {
+            let log = &this.log;
+            log.bytes_written.set(log.bytes_written.get() + n as u64);
+        }
+        polled
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let this = self.get_mut();
+        let polled = Pin::new(&mut this.stream).poll_write_vectored(cx, bufs);
+        if let Poll::Ready(Ok(n)) = polled {
+            let log = &this.log;
+            log.bytes_written.set(log.bytes_written.get() + n as u64);
+        }
+        polled
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.stream.is_write_vectored()
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().stream).poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().stream).poll_shutdown(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(kind: u8, flags: u8, payload: &[u8]) -> Vec<u8> {
+        let len = payload.len();
+        let mut f = vec![
+            (len >> 16) as u8,
+            (len >> 8) as u8,
+            len as u8,
+            kind,
+            flags,
+            0,
+            0,
+            0,
+            1,
+        ];
+        f.extend_from_slice(payload);
+        f
+    }
+
+    #[test]
+    fn notes_settings_resets_and_goaway_across_split_reads() {
+        let counters = Rc::new(RefCell::new(Http2Counters::default()));
+        let log = FrameLog::new(Rc::clone(&counters));
+        let mut wire = frame(
+            TYPE_SETTINGS,
+            0,
+            &[0, 3, 0, 0, 0, 1, 0, 4, 0, 0, 0xff, 0xff],
+        );
+        wire.extend(frame(0x0, 0, &[7; 300])); // DATA, skipped
+        wire.extend(frame(TYPE_RST_STREAM, 0, &[0, 0, 0, 7]));
+        wire.extend(frame(TYPE_SETTINGS, FLAG_ACK, &[]));
+        wire.extend(frame(TYPE_GOAWAY, 0, &[0, 0, 0, 9, 0, 0, 0, 0]));
+        let mut framer = Framer::new();
+        for chunk in wire.chunks(5) {
+            framer.feed(chunk, &log);
+        }
+        let c = counters.borrow();
+        assert_eq!(c.rst_stream["REFUSED_STREAM"], 1);
+        assert_eq!(c.goaway["NO_ERROR"], 1);
+        assert_eq!((c.granted_min, c.settings_seen), (Some(1), 1));
+        assert!(log.going_away());
+        assert_eq!(log.granted(), Some(Some(1)));
+    }
+}

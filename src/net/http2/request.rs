@@ -1,0 +1,171 @@
+//! wrk's requests, in HTTP/2.
+//!
+//! wrk's Lua API makes raw HTTP/1.1 bytes (`wrk.format`, a `request()` hook, `wrk.headers`).
+//! Scripts stay unchanged under `--http2`: each request in those bytes is parsed once into its
+//! method, path, headers and body, and becomes an HTTP/2 request. `Host` becomes `:authority`;
+//! the headers that HTTP/2 forbids (connection-specific: Connection, Keep-Alive,
+//! Proxy-Connection, Transfer-Encoding, Upgrade, and TE other than `trailers`) are dropped;
+//! Content-Length is left to hyper, which sets it from the body. A request that is the same
+//! every time is parsed once per worker and only cloned per send.
+
+use bytes::Bytes;
+use http::header::{HeaderName, HeaderValue};
+use http::uri::{Authority, PathAndQuery, Scheme, Uri};
+use http::{HeaderMap, Method, Request};
+use http_body_util::Full;
+
+/// A request ready to be sent any number of times.
+#[derive(Debug, Clone)]
+pub struct H2Request {
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+}
+
+/// Connection-specific headers, which HTTP/2 forbids (RFC 9113, section 8.2.2).
+const DROPPED: [&str; 6] = [
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "transfer-encoding",
+    "upgrade",
+    "content-length",
+];
+
+impl H2Request {
+    /// Parses every request in `bytes` (one or more complete HTTP/1.1 requests, as
+    /// `wrk.format` makes them). `scheme` and `authority` complete the URI when a request
+    /// has no `Host` header.
+    pub fn parse_all(
+        bytes: &[u8],
+        scheme: &Scheme,
+        authority: &str,
+    ) -> Result<Vec<H2Request>, String> {
+        let mut requests = Vec::new();
+        let mut pos = 0;
+        while pos < bytes.len() {
+            let (request, used) = Self::parse_one(&bytes[pos..], scheme, authority)
+                .map_err(|e| format!("{e} (at byte {pos} of the request text)"))?;
+            requests.push(request);
+            pos += used;
+        }
+        if requests.is_empty() {
+            return Err("the request is empty".to_string());
+        }
+        Ok(requests)
+    }
+
+    /// One request from the start of `bytes`, and the number of bytes it took.
+    fn parse_one(
+        bytes: &[u8],
+        scheme: &Scheme,
+        authority: &str,
+    ) -> Result<(H2Request, usize), String> {
+        let mut slots = [httparse::EMPTY_HEADER; 128];
+        let mut parsed = httparse::Request::new(&mut slots);
+        let head_len = match parsed.parse(bytes) {
+            Ok(httparse::Status::Complete(n)) => n,
+            Ok(httparse::Status::Partial) => return Err("incomplete request".to_string()),
+            Err(e) => return Err(format!("invalid request: {e}")),
+        };
+        let method = Method::from_bytes(parsed.method.unwrap_or("GET").as_bytes())
+            .map_err(|e| format!("invalid method: {e}"))?;
+        let path = parsed.path.unwrap_or("/");
+        let mut host = None;
+        let mut body_len = 0;
+        let mut headers = HeaderMap::with_capacity(parsed.headers.len());
+        for h in parsed.headers.iter() {
+            let name = h.name.to_ascii_lowercase();
+            if name == "host" {
+                host = Some(String::from_utf8_lossy(h.value).trim().to_string());
+                continue;
+            }
+            if name == "content-length" {
+                body_len = std::str::from_utf8(h.value)
+                    .ok()
+                    .and_then(|v| v.trim().parse::<usize>().ok())
+                    .ok_or("invalid Content-Length in the request")?;
+            }
+            let trailers_only = name == "te" && h.value.eq_ignore_ascii_case(b"trailers");
+            if DROPPED.contains(&name.as_str()) || (name == "te" && !trailers_only) {
+                continue;
+            }
+            let header_name = HeaderName::from_bytes(name.as_bytes())
+                .map_err(|_| format!("invalid header name '{}'", h.name))?;
+            let value = HeaderValue::from_bytes(h.value)
+                .map_err(|_| format!("invalid value of header '{}'", h.name))?;
+            headers.append(header_name, value);
+        }
+        let end = head_len + body_len;
+        let Some(body) = bytes.get(head_len..end) else {
+            return Err("request body is shorter than its Content-Length".to_string());
+        };
+        let uri = if path.starts_with('/') || path == "*" {
+            let authority = host.as_deref().unwrap_or(authority);
+            Uri::builder()
+                .scheme(scheme.clone())
+                .authority(
+                    Authority::try_from(authority)
+                        .map_err(|e| format!("invalid Host '{authority}': {e}"))?,
+                )
+                .path_and_query(
+                    PathAndQuery::try_from(path).map_err(|e| format!("invalid path: {e}"))?,
+                )
+                .build()
+                .map_err(|e| format!("invalid request target: {e}"))?
+        } else {
+            // Absolute form (a proxy request): it names its own scheme and authority.
+            Uri::try_from(path).map_err(|e| format!("invalid request target: {e}"))?
+        };
+        let request = H2Request {
+            method,
+            uri,
+            headers,
+            body: Bytes::copy_from_slice(body),
+        };
+        Ok((request, end))
+    }
+
+    /// The request as hyper sends it (cheap: the parts are shared, not copied).
+    pub fn to_request(&self) -> Request<Full<Bytes>> {
+        let mut request = Request::new(Full::new(self.body.clone()));
+        *request.method_mut() = self.method.clone();
+        *request.uri_mut() = self.uri.clone();
+        *request.headers_mut() = self.headers.clone();
+        request
+    }
+
+    pub fn is_head(&self) -> bool {
+        self.method == Method::HEAD
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn maps_wrk_format_to_http2() {
+        let raw = b"POST /a?b=1 HTTP/1.1\r\nHost: example.com:8443\r\nConnection: keep-alive\r\n\
+            Content-Type: x/y\r\nTE: gzip\r\nContent-Length: 3\r\n\r\nabcGET / HTTP/1.1\r\n\r\n";
+        let all = H2Request::parse_all(raw, &Scheme::HTTPS, "127.0.0.1:1").unwrap();
+        assert_eq!(all.len(), 2);
+        let post = all[0].to_request();
+        assert_eq!(post.method(), Method::POST);
+        assert_eq!(post.uri(), "https://example.com:8443/a?b=1");
+        assert_eq!(post.headers().len(), 1);
+        assert_eq!(post.headers()["content-type"], "x/y");
+        assert_eq!(all[0].body, Bytes::from_static(b"abc"));
+        assert_eq!(all[1].to_request().uri(), "https://127.0.0.1:1/");
+    }
+
+    #[test]
+    fn refuses_broken_requests() {
+        let scheme = Scheme::HTTP;
+        assert!(H2Request::parse_all(b"GET / HTTP/1.1\r\n", &scheme, "h").is_err());
+        assert!(H2Request::parse_all(b"", &scheme, "h").is_err());
+        let short = b"POST / HTTP/1.1\r\nContent-Length: 9\r\n\r\nab";
+        assert!(H2Request::parse_all(short, &scheme, "h").is_err());
+    }
+}
