@@ -18,6 +18,7 @@
 mod doctor;
 mod header;
 mod mahjong;
+mod shard;
 mod tools;
 mod units;
 mod url;
@@ -101,6 +102,17 @@ Options:
                          in rounds, and end with the comparison table (see --rounds)
       --vs-label <NAME>  Name of the --vs run [default: its URL]
       --rounds <N>       Rounds of the --vs comparison [default: 3]
+      --shard <I/N>      Run shard I of N, I counted from 1 (one run over several machines):
+                         1/N of -c and of -R, on the send times the whole run would give
+                         those connections, so the N shards together send what one process
+                         would. -c and -R must divide by N. Without it, a Kubernetes Indexed
+                         Job's JOB_COMPLETION_INDEX (counted from 0) picks the shard, with
+                         --shards N or the env TSUMO_SHARDS.
+      --shards <N>       The number of shards, for JOB_COMPLETION_INDEX
+      --start-at <TIME>  Resolve, check and connect first, then start at TIME: RFC 3339
+                         (2026-11-30T18:00:00Z) or +30s from now. The report says how late.
+      --run-id <ID>      The run's id in --json, checked by tsumo merge [default: the start
+                         time and a hash of the command line without --shard, --json, --label]
   -h, --help             Print this help
   -v, --version          Print the version
 
@@ -149,7 +161,7 @@ fn parse_wrk(args: Vec<OsString>) -> Result<Parsed, String> {
     let command = wrk_command();
     let matches = command
         .clone()
-        .try_get_matches_from(args)
+        .try_get_matches_from(args.clone())
         .map_err(|e| clap_message(&command, &e))?;
 
     let options = Options {
@@ -213,6 +225,13 @@ fn parse_wrk(args: Vec<OsString>) -> Result<Parsed, String> {
     if timeout.is_zero() {
         return Err(options.invalid("timeout", "must be longer than zero"));
     }
+    let part = shard::part(
+        &matches,
+        &args[1..],
+        &shard::process_env,
+        crate::sys::wallclock::unix_now_ns(),
+    )?;
+    let (connections, rate) = shard::split_http(connections, rate, threads, part.shard)?;
 
     let json = match path_option(&matches, "json") {
         Some(p) if p.as_os_str() == "-" => Some(JsonOut::Stdout),
@@ -242,6 +261,7 @@ fn parse_wrk(args: Vec<OsString>) -> Result<Parsed, String> {
         connections,
         duration,
         rate,
+        part,
         script: path_option(&matches, "script"),
         script_timeout,
         headers,
@@ -312,6 +332,7 @@ fn wrk_command() -> Command {
         // A repeated option wins, as with getopt; unique prefixes of long options work too.
         .args_override_self(true)
         .infer_long_args(true)
+        .args(shard::args())
         .args([
             value("threads", Some('t'), "threads"),
             value("connections", Some('c'), "connections"),

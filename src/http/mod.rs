@@ -156,6 +156,7 @@ impl Mode for HttpMode<'_> {
                 connections,
                 total_connections: plan.connections,
                 rate: plan.rate,
+                shard: plan.part.shard,
                 // A script's setup() may point a thread elsewhere (addr.lua).
                 endpoint: Endpoint {
                     addr: script

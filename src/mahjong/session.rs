@@ -200,10 +200,13 @@ impl Worker for MahjongWorker {
             logouts: tokio::sync::Semaphore::new(super::player::LOGOUTS_AT_ONCE),
         });
         let mut players = Vec::with_capacity(tables * 4);
+        let shard = shared.plan.part.shard;
         for table_index in 0..tables {
             let table = Rc::new(Table::default());
+            // A shard's tables keep the whole session's numbers (names, ramp): interleaved.
+            let global_table = shard.global(first_player / 4 + table_index);
             for seat in 0..4 {
-                let index = first_player + table_index * 4 + seat;
+                let index = global_table * 4 + seat;
                 let player =
                     Player::new(Rc::clone(&player_ctx), index, Rc::clone(&table), seat == 0);
                 players.push(tokio::task::spawn_local(player.run()));

@@ -341,6 +341,7 @@ mod tests {
                 connections: 4,
                 duration: Duration::from_millis(10_500),
                 rate: Some(500),
+                part: Default::default(),
                 script: Some("s.lua".into()),
                 headers: vec![("X-A".to_string(), "1".to_string())],
                 latency: true,

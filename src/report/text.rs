@@ -316,6 +316,7 @@ mod tests {
             connections: 10,
             duration: Duration::from_secs(12),
             rate,
+            part: Default::default(),
             script: None,
             headers: Vec::new(),
             latency,

@@ -25,6 +25,7 @@ fn plan(script: &str) -> Plan {
         connections: 2,
         duration: Duration::from_secs(1),
         rate: None,
+        part: Default::default(),
         script: Some(PathBuf::from(format!("tests/scripts/{script}"))),
         headers: Vec::new(),
         latency: false,
