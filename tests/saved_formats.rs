@@ -19,6 +19,7 @@ use tsumo::report::saved::{self, LoadedRun, RunData};
 use tsumo::report::session::SavedSession;
 use tsumo::report::{compare, merge, plot};
 use tsumo::stats::mahjong::{MahjongRecorder, MahjongResult, PHASES};
+use tsumo::stats::start::StartRecord;
 use tsumo::sys::procstat::ServerUsage;
 
 use common::{run_tsumo, TempDir};
@@ -113,6 +114,7 @@ fn session(label: &str, offset: u64) -> MahjongResult {
             rss_bytes_mean: 50_000_000,
             rss_bytes_peak: 52_000_000,
         }),
+        start: StartRecord::new(None, 1_796_061_600_000_000_000),
     }
 }
 

@@ -71,6 +71,7 @@ pub fn run(plan: &Plan) -> Result<Finished, Error> {
         server: run.server,
         usage: run.usage,
         shortfall,
+        start: run.start,
     };
     Ok(Finished {
         result,
@@ -117,6 +118,7 @@ impl<'a> HttpMode<'a> {
                 grace: WORKER_GRACE,
                 progress: engine::ProgressMode::choose(plan.progress, plan.quiet),
                 server_pids: plan.server_pids.clone(),
+                start_at: plan.part.start_at,
             },
             endpoint,
             script,

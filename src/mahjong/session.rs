@@ -60,6 +60,7 @@ pub fn run(plan: &MahjongPlan) -> Result<MahjongResult, Error> {
         cpu_seconds: run.usage.cpu_seconds,
         peak_rss_bytes: run.usage.peak_rss_bytes,
         server: run.server,
+        start: run.start,
     })
 }
 
@@ -92,6 +93,7 @@ impl MahjongMode {
                 grace: plan.logout_timeout + super::player::SHUTDOWN_GRACE + Duration::from_secs(5),
                 progress: ProgressMode::choose(plan.progress, plan.quiet),
                 server_pids: plan.server_pids.clone(),
+                start_at: plan.part.start_at,
             },
             shared: Arc::new(Shared {
                 plan: Arc::new(plan.clone()),

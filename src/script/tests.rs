@@ -96,6 +96,7 @@ fn run_result(latency: &[u64]) -> RunResult {
         ended_by: "duration".into(),
         usage: Default::default(),
         shortfall: None,
+        start: crate::stats::start::StartRecord::new(None, 0),
     }
 }
 

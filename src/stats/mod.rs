@@ -10,6 +10,7 @@ pub mod hdr;
 pub mod mahjong;
 pub mod protocol;
 pub mod shortfall;
+pub mod start;
 
 use std::time::Duration;
 
@@ -333,6 +334,8 @@ pub struct RunResult {
     pub usage: OwnUsage,
     /// Set when a fixed-rate run did not reach its rate.
     pub shortfall: Option<Shortfall>,
+    /// When the run started, and when it was meant to (`--start-at`).
+    pub start: start::StartRecord,
 }
 
 #[cfg(test)]
