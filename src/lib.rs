@@ -9,10 +9,13 @@
 //! by `tests/layering.rs`):
 //!
 //! - [`cli`]: the wrk2 command line and the subcommands (clap), wrk's number and duration
-//!   units, bad input as one clear error line.
+//!   units, bad input as one clear error line; `--shard I/N` (or a Kubernetes Indexed Job's
+//!   `JOB_COMPLETION_INDEX`), `--start-at` and `--run-id` for a run split over machines.
 //! - [`report`]: renderers of a finished run (wrk2's text layout, JSON, `.hgrm`, the mahjong
 //!   session report) and the tools on saved runs: `compare` (side by side, with words on
-//!   run-to-run noise), `merge` (exact sums of runs made at the same time) and `plot`.
+//!   run-to-run noise), `merge` (exact sums of runs made at the same time; the shards of one
+//!   run from files or one stream of JSON documents, checked and listed one line each) and
+//!   `plot`.
 //! - The modes, side by side, neither importing the other: [`http`] (HTTP/1.1 at a constant
 //!   rate or closed loop: the main thread's side, one worker's connections, one connection's
 //!   paced life) and [`mahjong`] (bot players in lockstep phases — login, socket, table, games,
@@ -20,7 +23,8 @@
 //!   millisecond timer, not the pacer, whose precision a 400 ms game step does not need). Each
 //!   is one implementation of the engine's `Mode` and `Worker` traits.
 //! - [`engine`]: one run for every mode: worker threads (one current-thread tokio runtime and
-//!   one pacer each, share-nothing), the start gate, one shutdown (duration, SIGINT, SIGTERM,
+//!   one pacer each, share-nothing), the start gate (now, or `--start-at`'s wall-clock instant
+//!   converted once to CLOCK_MONOTONIC), one shutdown (duration, SIGINT, SIGTERM,
 //!   SIGHUP, a worker ending the run, all work done), the supervisor's tick (progress line,
 //!   per-second samples), the bounded join and merge, the server sampler, tsumo's own CPU and
 //!   memory. It holds no mode-specific code.
@@ -33,14 +37,15 @@
 //! - [`net`]: sockets for every mode: one TCP-or-TLS stream type, the rustls configuration
 //!   (ring provider, roots, `--insecure`, `--cacert`), the pre-flight check, and HTTP/1.1 on the
 //!   wire (request bytes built once, the response parser and body framing, one-shot exchanges).
-//! - [`timing`]: the clock, the sub-millisecond pacer (timerfd), the per-connection schedule,
-//!   request deadlines (one watchdog sweep per worker instead of a timer per request).
+//! - [`timing`]: the clock, the sub-millisecond pacer (timerfd), the per-connection schedule
+//!   (a shard's connections keep the whole run's interleaved phases), request deadlines (one watchdog sweep per worker instead of a timer per request).
 //! - [`stats`]: what is recorded and what a run results in: the per-worker recorders
 //!   (HdrHistograms and counters), the result types of both modes, wrk2-compatible histogram
 //!   arithmetic, number formatting, and the judgement of a rate not reached.
-//! - [`plan`], [`sys`], [`error`]: the validated, immutable description of a run; the machine
-//!   around it (open-file limit, the `/proc` sampler of the server, tsumo's own usage, `tsumo
-//!   doctor`); the typed errors that end a run before traffic starts.
+//! - [`plan`], [`sys`], [`error`]: the validated, immutable description of a run (with its
+//!   part of a sharded run); the machine around it (open-file limit, the `/proc` sampler of the
+//!   server, tsumo's own usage, `tsumo doctor`, the wall clock and its NTP state); the typed
+//!   errors that end a run before traffic starts.
 
 pub mod cli;
 pub mod engine;

@@ -18,6 +18,7 @@
 mod doctor;
 mod header;
 mod mahjong;
+mod message;
 mod shard;
 mod tools;
 mod units;
@@ -27,11 +28,12 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{Arg, ArgAction, ArgMatches, Command};
 
 use crate::error::Error;
 use crate::plan::{JsonOut, MahjongPlan, Plan};
+
+use message::clap_message;
 
 pub use header::parse_header;
 pub use units::{parse_duration, parse_metric};
@@ -445,64 +447,6 @@ pub(crate) fn server_pids(matches: &ArgMatches) -> Result<Vec<u32>, String> {
 /// A file option (clap already refuses an empty name).
 fn path_option(matches: &ArgMatches, id: &str) -> Option<PathBuf> {
     matches.get_one::<PathBuf>(id).cloned()
-}
-
-/// Rewrites a clap error as our one line (clap's own text spans several lines and says
-/// `error:`).
-fn clap_message(command: &Command, error: &clap::Error) -> String {
-    let context = |kind| match error.get(kind) {
-        Some(ContextValue::String(s)) => Some(s.clone()),
-        Some(ContextValue::Strings(v)) => v.first().cloned(),
-        _ => None,
-    };
-    // clap names an option as `--connections <connections>`; we say `-c`.
-    let option = || {
-        let shown = context(ContextKind::InvalidArg).unwrap_or_default();
-        let word = shown
-            .split([' ', '='])
-            .next()
-            .unwrap_or_default()
-            .to_string();
-        command
-            .get_arguments()
-            .find(|a| {
-                word.strip_prefix("--")
-                    .is_some_and(|l| a.get_long() == Some(l))
-                    || word
-                        .strip_prefix('-')
-                        .is_some_and(|s| s.chars().eq(a.get_short()))
-            })
-            .map(|a| option_label(command, a.get_id().as_str()))
-            .unwrap_or(word)
-    };
-    match error.kind() {
-        ErrorKind::UnknownArgument => {
-            let word = context(ContextKind::InvalidArg).unwrap_or_default();
-            match context(ContextKind::SuggestedArg) {
-                Some(suggestion) => format!(
-                    "unknown option '{word}' (did you mean '{suggestion}'? see tsumo --help)"
-                ),
-                None => format!("unknown option '{word}' (see tsumo --help)"),
-            }
-        }
-        ErrorKind::InvalidValue | ErrorKind::TooFewValues | ErrorKind::WrongNumberOfValues
-            if context(ContextKind::InvalidValue)
-                .unwrap_or_default()
-                .is_empty() =>
-        {
-            format!("option '{}' needs a value", option())
-        }
-        ErrorKind::TooManyValues | ErrorKind::NoEquals => {
-            format!("option '{}' does not take a value", option())
-        }
-        ErrorKind::InvalidUtf8 => "an argument is not valid UTF-8".to_string(),
-        _ => {
-            // Unexpected kinds: clap's first line, without its `error: ` prefix.
-            let text = error.render().to_string();
-            let first = text.lines().next().unwrap_or_default();
-            first.strip_prefix("error: ").unwrap_or(first).to_string()
-        }
-    }
 }
 
 #[cfg(test)]
