@@ -194,6 +194,10 @@ const ADDED_SINCE_V1: &[&str] = &[
     // Mahjong errors grouped by kind, and the players whose logout failed.
     "/error_kinds",
     "/left_on_server",
+    // The run a file is a part of, which shard, and its start (--shard, --start-at).
+    "/run_id",
+    "/shard",
+    "/start",
 ];
 
 /// `new` holds every key of `old` with the same value, and adds only [`ADDED_SINCE_V1`].

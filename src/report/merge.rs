@@ -80,21 +80,26 @@ pub fn merge(runs: &[LoadedRun], label: Option<&str>, force: bool) -> Result<Mer
     let server = merge_server(runs, &mut warnings);
     let merged_from: Vec<String> = runs.iter().map(|r| r.source.clone()).collect();
     // The merge is the whole run: its id if the parts share one, and no shard or start of its
-    // own (each shard's start is on its line).
+    // own (each shard's start is on its line) — unless it is one run, which it then is.
     let run_id = shards::common_run_id(runs);
+    let one = runs.len() == 1;
     let data = match &first.data {
         RunData::Http(_) => {
             let mut saved = merge_http(runs, &label)?;
             saved.server = server;
             saved.merged_from = merged_from.clone();
-            (saved.run_id, saved.shard, saved.start) = (run_id, None, None);
+            if !one {
+                (saved.run_id, saved.shard, saved.start) = (run_id, None, None);
+            }
             RunData::Http(Box::new(saved))
         }
         RunData::Mahjong(_) => {
             let mut session = merge_mahjong(runs, &label)?;
             session.server = server;
             session.merged_from = merged_from.clone();
-            (session.run_id, session.shard, session.start) = (run_id, None, None);
+            if !one {
+                (session.run_id, session.shard, session.start) = (run_id, None, None);
+            }
             RunData::Mahjong(Box::new(session))
         }
     };
