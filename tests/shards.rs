@@ -8,6 +8,7 @@ use std::io::Write;
 use std::process::Stdio;
 use std::time::Duration;
 
+use common::majiang::Majiang;
 use common::nginx::Nginx;
 use common::{json_f64, json_u64, run_tsumo, tsumo, TempDir};
 use tsumo::sys::wallclock::{format_rfc3339, unix_now_ns};
@@ -167,4 +168,85 @@ fn bad_shards_and_start_times_stop_before_any_traffic() {
         );
         assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
     }
+}
+
+/// Two mahjong shards of 8 players each (one 16-player session), started on one instant and
+/// cut by `-d`: every player logs in under its own name (the whole session's numbering), plays,
+/// and logs out; the merge counts 16 of each and the server is left without sessions.
+#[test]
+fn two_mahjong_shards_are_one_session_of_distinct_players() {
+    let server = Majiang::start();
+    let url = server.url();
+    let start_at = format_rfc3339(unix_now_ns() + 2_000_000_000);
+    let shards: Vec<_> = (1..=2)
+        .map(|i| {
+            let (url, start_at) = (url.clone(), start_at.clone());
+            std::thread::spawn(move || {
+                let shard = format!("{i}/2");
+                let args = [
+                    "mahjong",
+                    "-c16",
+                    "-t1",
+                    "--think",
+                    "0",
+                    "--ramp",
+                    "5ms",
+                    "-d",
+                    "5s",
+                    "--shard",
+                    &shard,
+                    "--start-at",
+                    &start_at,
+                    "--json",
+                    "-",
+                    "--quiet",
+                    &url,
+                ];
+                run_tsumo(&args, Duration::from_secs(60))
+            })
+        })
+        .collect();
+    let runs: Vec<_> = shards
+        .into_iter()
+        .map(|h| h.join().expect("shard"))
+        .collect();
+    let docs: Vec<serde_json::Value> = runs.iter().map(|r| r.assert_success().json()).collect();
+    for doc in &docs {
+        assert_eq!(doc["plan"]["players"], 8);
+        assert_eq!(doc["run_id"], docs[0]["run_id"]);
+        assert!(json_f64(doc, "start.late_ns") < 10e6, "{doc:#}");
+    }
+    let dir = TempDir::new("tsumo-shards-mahjong");
+    let stream = dir.path().join("logs.txt");
+    std::fs::write(
+        &stream,
+        runs.iter().map(|r| r.stdout.as_str()).collect::<String>(),
+    )
+    .expect("write stream");
+    let merged_path = dir.path().join("merged.json");
+    let merge = run_tsumo(
+        &[
+            "merge",
+            &stream.display().to_string(),
+            "-o",
+            &merged_path.display().to_string(),
+        ],
+        Duration::from_secs(10),
+    );
+    merge.assert_success();
+    assert!(
+        merge.stdout.starts_with("Merged 2 parts of run "),
+        "{}",
+        merge.stdout
+    );
+    let merged: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&merged_path).expect("merged"))
+            .expect("merged JSON");
+    assert_eq!(merged["plan"]["players"], 16);
+    for name in ["login", "connect", "logout"] {
+        assert_eq!(merged["phases"][name]["ok"], 16, "{name}: {merged:#}");
+        assert_eq!(merged["phases"][name]["failed"], 0, "{name}: {merged:#}");
+    }
+    assert_eq!(merged["games"]["started"], 4, "{merged:#}");
+    assert_eq!(server.wait_session_files(0, Duration::from_secs(5)), 0);
 }
