@@ -137,6 +137,44 @@ fn four_shards_started_apart_start_together_and_merge_to_the_whole_rate() {
     assert_eq!(json_u64(&merged, "counters.errors.read"), 0);
     assert_eq!(merged["run_id"], run_id.as_str());
     eprintln!("{stdout}");
+
+    // Three of the four: the missing one is named. Another run's shard: refused.
+    let write = |name: &str, docs: &[serde_json::Value]| {
+        let path = dir.path().join(name);
+        let text: String = docs
+            .iter()
+            .map(|d| serde_json::to_string_pretty(d).expect("JSON") + "\n")
+            .collect();
+        std::fs::write(&path, text).expect("write");
+        path.display().to_string()
+    };
+    let out = dir.path().join("out.json").display().to_string();
+    let three = write(
+        "three.json",
+        &[docs[0].clone(), docs[1].clone(), docs[3].clone()],
+    );
+    let run = run_tsumo(&["merge", &three, "-o", &out], Duration::from_secs(10));
+    assert_eq!(run.status.code(), Some(1), "{}", run.stderr);
+    assert!(
+        run.stderr.contains(&format!(
+            "run {run_id} has 4 shards but shard 3/4 is missing"
+        )),
+        "{}",
+        run.stderr
+    );
+    let mut other = docs[2].clone();
+    other["run_id"] = serde_json::json!("another-run");
+    let mixed = write(
+        "mixed.json",
+        &[docs[0].clone(), docs[1].clone(), other, docs[3].clone()],
+    );
+    let run = run_tsumo(&["merge", &mixed, "-o", &out], Duration::from_secs(10));
+    assert_eq!(run.status.code(), Some(1), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("is of run another-run but") && run.stderr.contains("do not merge"),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]
