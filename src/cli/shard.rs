@@ -56,6 +56,14 @@ pub(super) fn part(
 ) -> Result<Part, String> {
     let shard = shard(matches, env)?;
     let start_at = start_at(matches, now_ns)?;
+    if start_at.is_some() && matches.get_one::<String>("vs").is_some() {
+        // Every round after the first would start on an instant already past.
+        return Err(
+            "--start-at and --vs do not go together: an A/B run's rounds start one after \
+             another"
+                .to_string(),
+        );
+    }
     let run_id = match matches.get_one::<String>("run_id") {
         Some(id) => {
             let id = id.trim();

@@ -23,6 +23,7 @@ fn args_table() -> Vec<Arg> {
     let mut all: Vec<Arg> = args().into();
     all.push(value("json", None, "json"));
     all.push(value("rate", Some('R'), "rate"));
+    all.push(value("vs", None, "vs"));
     all
 }
 
@@ -124,6 +125,8 @@ fn start_at_absolute_or_from_now_and_never_in_the_past() {
         );
     }
     assert_eq!(part_of(&[], &[]).unwrap().start_at, None);
+    let e = part_of(&["--start-at", "+5s", "--vs", "http://b/"], &[]).unwrap_err();
+    assert!(e.contains("--start-at and --vs do not go together"), "{e}");
 }
 
 #[test]
