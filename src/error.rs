@@ -33,6 +33,9 @@ pub enum Error {
     Thread(String),
     #[error("{0}")]
     Script(String),
+    /// The run was stopped before it started (a signal while waiting for `--start-at`).
+    #[error("{0}")]
+    Stopped(String),
 }
 
 pub type Result<T> = std::result::Result<T, Error>;

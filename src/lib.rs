@@ -9,10 +9,13 @@
 //! by `tests/layering.rs`):
 //!
 //! - [`cli`]: the wrk2 command line and the subcommands (clap), wrk's number and duration
-//!   units, bad input as one clear error line.
+//!   units, bad input as one clear error line; `--shard I/N` (or a Kubernetes Indexed Job's
+//!   `JOB_COMPLETION_INDEX`), `--start-at` and `--run-id` for a run split over machines.
 //! - [`report`]: renderers of a finished run (wrk2's text layout, JSON, `.hgrm`, the mahjong
 //!   session report) and the tools on saved runs: `compare` (side by side, with words on
-//!   run-to-run noise), `merge` (exact sums of runs made at the same time) and `plot`.
+//!   run-to-run noise), `merge` (exact sums of runs made at the same time; the shards of one
+//!   run from files or one stream of JSON documents, checked and listed one line each) and
+//!   `plot`.
 //! - The modes, side by side, neither importing the other: [`http`] (HTTP/1.1, or HTTP/2 with
 //!   `--http2`, at a constant rate or closed loop: the main thread's side, one worker's
 //!   connections, one connection's paced life — `conn` on httparse for HTTP/1.1, `h2` on hyper
@@ -25,7 +28,8 @@
 //!   millisecond timer, not the pacer, whose precision a 400 ms game step does not need). Each
 //!   is one implementation of the engine's `Mode` and `Worker` traits.
 //! - [`engine`]: one run for every mode: worker threads (one current-thread tokio runtime and
-//!   one pacer each, share-nothing), the start gate, one shutdown (duration, SIGINT, SIGTERM,
+//!   one pacer each, share-nothing), the start gate (now, or `--start-at`'s wall-clock instant
+//!   converted once to CLOCK_MONOTONIC), one shutdown (duration, SIGINT, SIGTERM,
 //!   SIGHUP, a worker ending the run, all work done), the supervisor's tick (progress line,
 //!   per-second samples), the bounded join and merge, the server sampler, tsumo's own CPU and
 //!   memory. It holds no mode-specific code.
@@ -41,14 +45,16 @@
 //!   framing, one-shot exchanges), and HTTP/2 on hyper and hyper-util (the client connection
 //!   with the run's settings, wrk's raw requests mapped to HTTP/2, a frame observer counting
 //!   GOAWAY and RST_STREAM by code and the server's stream grant).
-//! - [`timing`]: the clock, the sub-millisecond pacer (timerfd), the per-connection schedule,
-//!   request deadlines (one watchdog sweep per worker instead of a timer per request).
+//! - [`timing`]: the clock, the sub-millisecond pacer (timerfd), the per-connection schedule (a
+//!   shard's connections keep the whole run's interleaved phases), request deadlines (one
+//!   watchdog sweep per worker instead of a timer per request).
 //! - [`stats`]: what is recorded and what a run results in: the per-worker recorders
 //!   (HdrHistograms and counters, HTTP/2's among them), the result types of both modes, wrk2-compatible histogram
 //!   arithmetic, number formatting, and the judgement of a rate not reached.
-//! - [`plan`], [`sys`], [`error`]: the validated, immutable description of a run; the machine
-//!   around it (open-file limit, the `/proc` sampler of the server, tsumo's own usage, `tsumo
-//!   doctor`); the typed errors that end a run before traffic starts.
+//! - [`plan`], [`sys`], [`error`]: the validated, immutable description of a run (with its
+//!   part of a sharded run); the machine around it (open-file limit, the `/proc` sampler of the
+//!   server, tsumo's own usage, `tsumo doctor`, the wall clock and its NTP state); the typed
+//!   errors that end a run before traffic starts.
 
 pub mod cli;
 pub mod engine;

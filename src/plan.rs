@@ -8,6 +8,52 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+/// Which part of a run split over several processes (or machines) this process runs:
+/// `--shard I/N`, or a Kubernetes Indexed Job's `JOB_COMPLETION_INDEX`.
+///
+/// Shard `index` (0-based here; `I − 1` of `--shard I/N`) owns the run's connections (HTTP)
+/// or tables (mahjong) `index, index + count, index + 2·count, …`: interleaved, so each shard's
+/// share of the whole run's schedule is evenly spread and the shards together send exactly what
+/// one process would have sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Shard {
+    /// 0-based.
+    pub index: usize,
+    /// Shards in the run, at least 1.
+    pub count: usize,
+}
+
+impl Shard {
+    /// The whole run in one process.
+    pub const WHOLE: Shard = Shard { index: 0, count: 1 };
+
+    /// The whole run's number of this shard's `local`-th connection (or table).
+    pub fn global(self, local: usize) -> usize {
+        self.index + self.count * local
+    }
+}
+
+/// How this process takes part in a run that may be split over several: its shard, the common
+/// start, and the id every shard's JSON carries so that `tsumo merge` knows the parts of one run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Part {
+    pub shard: Shard,
+    /// `--start-at`: the wall-clock instant to start the schedule, in ns since the Unix epoch.
+    pub start_at: Option<u64>,
+    /// `--run-id`, or derived from the command line and the start time.
+    pub run_id: String,
+}
+
+impl Default for Part {
+    fn default() -> Part {
+        Part {
+            shard: Shard::WHOLE,
+            start_at: None,
+            run_id: String::new(),
+        }
+    }
+}
+
 /// `http` or `https`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -75,13 +121,16 @@ pub struct Plan {
     pub target: Target,
     /// Worker threads (`-t`), at least 1.
     pub threads: usize,
-    /// Total connections (`-c`), at least `threads`; the remainder of `c / t` is spread over the
-    /// first threads, never dropped.
+    /// This process's connections (`-c`, divided by the shards), at least `threads`; the
+    /// remainder of `c / t` is spread over the first threads, never dropped.
     pub connections: usize,
     /// Run length (`-d`).
     pub duration: Duration,
-    /// Total target rate in requests/s (`-R`). `None` means closed loop at full speed.
+    /// This process's target rate in requests/s (`-R`, divided by the shards). `None` means
+    /// closed loop at full speed.
     pub rate: Option<u64>,
+    /// `--shard`, `--start-at`, `--run-id`.
+    pub part: Part,
     /// Lua script (`-s`).
     pub script: Option<PathBuf>,
     /// `--script-timeout`: how long one call of a script hook may run before it is
@@ -194,8 +243,11 @@ impl BotKind {
 pub struct MahjongPlan {
     /// The server's base URL, e.g. `http://127.0.0.1:4615/server` (path = the base path).
     pub server: Target,
-    /// Bot players (`-c`), a multiple of 4: four to a table.
+    /// This process's bot players (`-c`, divided by the shards), a multiple of 4: four to a
+    /// table.
     pub players: usize,
+    /// `--shard`, `--start-at`, `--run-id`.
+    pub part: Part,
     /// Worker threads (`-t`); every table lives on one thread.
     pub threads: usize,
     /// The longest the whole session may last (`-d`); players still playing then are logged out.

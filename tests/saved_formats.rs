@@ -19,6 +19,7 @@ use tsumo::report::saved::{self, LoadedRun, RunData};
 use tsumo::report::session::SavedSession;
 use tsumo::report::{compare, merge, plot};
 use tsumo::stats::mahjong::{MahjongRecorder, MahjongResult, PHASES};
+use tsumo::stats::start::StartRecord;
 use tsumo::sys::procstat::ServerUsage;
 
 use common::{run_tsumo, TempDir};
@@ -113,6 +114,7 @@ fn session(label: &str, offset: u64) -> MahjongResult {
             rss_bytes_mean: 50_000_000,
             rss_bytes_peak: 52_000_000,
         }),
+        start: StartRecord::new(None, 1_796_061_600_000_000_000),
     }
 }
 
@@ -194,6 +196,10 @@ const ADDED_SINCE_V1: &[&str] = &[
     "/left_on_server",
     // What the players of each bot kind did in a mahjong session (empty for older files).
     "/bots",
+    // The run a file is a part of, which shard, and its start (--shard, --start-at).
+    "/run_id",
+    "/shard",
+    "/start",
 ];
 
 /// `new` holds every key of `old` with the same value, and adds only [`ADDED_SINCE_V1`].

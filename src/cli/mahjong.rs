@@ -80,11 +80,15 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
     let command = command();
     let matches = command
         .clone()
-        .try_get_matches_from(args)
+        .try_get_matches_from(args.clone())
         .map_err(|e| clap_message(&command, &e))?;
     if matches.get_flag("help") {
         return Ok(Parsed::Print(HELP.to_string()));
     }
+    // The mode's word is part of the command line a derived run id hashes.
+    let argv: Vec<OsString> = std::iter::once(OsString::from("mahjong"))
+        .chain(args)
+        .collect();
     let options = super::Options {
         command: &command,
         matches: &matches,
@@ -173,6 +177,13 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
         }
         None => BotKind::default(),
     };
+    let part = super::shard::part(
+        &matches,
+        &argv,
+        &super::shard::process_env,
+        crate::sys::wallclock::unix_now_ns(),
+    )?;
+    let players = super::shard::split_players(players, part.shard)?;
     let json = match matches.get_one::<PathBuf>("json") {
         Some(p) if p.as_os_str() == "-" => Some(JsonOut::Stdout),
         Some(p) => Some(JsonOut::File(p.clone())),
@@ -189,6 +200,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
         rounds,
         server,
         players,
+        part,
         threads: threads.min(players / 4),
         duration: max_duration,
         ramp,
@@ -222,39 +234,41 @@ fn base_path(path: &str) -> String {
 }
 
 fn command() -> Command {
-    super::subcommand("tsumo mahjong").args([
-        value("players", Some('c'), "players"),
-        value("threads", Some('t'), "threads"),
-        value("duration", Some('d'), "duration"),
-        value("ramp", None, "ramp"),
-        value("bot", None, "bot"),
-        value("think", None, "think"),
-        value("think_jitter", None, "think-jitter"),
-        value("games", None, "games"),
-        value("rule", None, "rule").value_parser(clap::value_parser!(PathBuf)),
-        value("timer", None, "timer"),
-        flag("start_when_full", None, "start-when-full"),
-        value("connect_timeout", None, "connect-timeout"),
-        value("logout_timeout", None, "logout-timeout"),
-        value("retries", None, "retries"),
-        value("label", None, "label"),
-        value("server_pid", None, "server-pid").action(ArgAction::Append),
-        value("vs", None, "vs"),
-        value("vs_label", None, "vs-label"),
-        value("rounds", None, "rounds"),
-        flag("latency", Some('L'), "latency"),
-        flag("insecure", Some('k'), "insecure"),
-        value("cacert", None, "cacert").value_parser(clap::value_parser!(PathBuf)),
-        value("json", None, "json").value_parser(clap::value_parser!(PathBuf)),
-        flag("quiet", None, "quiet"),
-        flag("progress", None, "progress"),
-        flag("help", Some('h'), "help"),
-        Arg::new("url").index(1).action(ArgAction::Set),
-        Arg::new("extra")
-            .index(2)
-            .action(ArgAction::Append)
-            .num_args(0..),
-    ])
+    super::subcommand("tsumo mahjong")
+        .args(super::shard::args())
+        .args([
+            value("players", Some('c'), "players"),
+            value("threads", Some('t'), "threads"),
+            value("duration", Some('d'), "duration"),
+            value("ramp", None, "ramp"),
+            value("bot", None, "bot"),
+            value("think", None, "think"),
+            value("think_jitter", None, "think-jitter"),
+            value("games", None, "games"),
+            value("rule", None, "rule").value_parser(clap::value_parser!(PathBuf)),
+            value("timer", None, "timer"),
+            flag("start_when_full", None, "start-when-full"),
+            value("connect_timeout", None, "connect-timeout"),
+            value("logout_timeout", None, "logout-timeout"),
+            value("retries", None, "retries"),
+            value("label", None, "label"),
+            value("server_pid", None, "server-pid").action(ArgAction::Append),
+            value("vs", None, "vs"),
+            value("vs_label", None, "vs-label"),
+            value("rounds", None, "rounds"),
+            flag("latency", Some('L'), "latency"),
+            flag("insecure", Some('k'), "insecure"),
+            value("cacert", None, "cacert").value_parser(clap::value_parser!(PathBuf)),
+            value("json", None, "json").value_parser(clap::value_parser!(PathBuf)),
+            flag("quiet", None, "quiet"),
+            flag("progress", None, "progress"),
+            flag("help", Some('h'), "help"),
+            Arg::new("url").index(1).action(ArgAction::Set),
+            Arg::new("extra")
+                .index(2)
+                .action(ArgAction::Append)
+                .num_args(0..),
+        ])
 }
 
 #[cfg(test)]

@@ -19,6 +19,8 @@ mod doctor;
 mod header;
 mod http2;
 mod mahjong;
+mod message;
+mod shard;
 mod tools;
 mod units;
 mod url;
@@ -27,11 +29,12 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{Arg, ArgAction, ArgMatches, Command};
 
 use crate::error::Error;
 use crate::plan::{JsonOut, MahjongPlan, Plan};
+
+use message::clap_message;
 
 pub use header::parse_header;
 pub use units::{parse_duration, parse_metric};
@@ -102,6 +105,17 @@ Options:
                          in rounds, and end with the comparison table (see --rounds)
       --vs-label <NAME>  Name of the --vs run [default: its URL]
       --rounds <N>       Rounds of the --vs comparison [default: 3]
+      --shard <I/N>      Run shard I of N, I counted from 1 (one run over several machines):
+                         1/N of -c and of -R, on the send times the whole run would give
+                         those connections, so the N shards together send what one process
+                         would. -c and -R must divide by N. Without it, a Kubernetes Indexed
+                         Job's JOB_COMPLETION_INDEX (counted from 0) picks the shard, with
+                         --shards N or the env TSUMO_SHARDS.
+      --shards <N>       The number of shards, for JOB_COMPLETION_INDEX
+      --start-at <TIME>  Resolve, check and connect first, then start at TIME: RFC 3339
+                         (2026-11-30T18:00:00Z) or +30s from now. The report says how late.
+      --run-id <ID>      The run's id in --json, checked by tsumo merge [default: the start
+                         time and a hash of the command line without --shard, --json, --label]
   -h, --help             Print this help
   -v, --version          Print the version
 
@@ -164,7 +178,7 @@ fn parse_wrk(args: Vec<OsString>) -> Result<Parsed, String> {
     let command = wrk_command();
     let matches = command
         .clone()
-        .try_get_matches_from(args)
+        .try_get_matches_from(args.clone())
         .map_err(|e| clap_message(&command, &e))?;
 
     let options = Options {
@@ -228,6 +242,13 @@ fn parse_wrk(args: Vec<OsString>) -> Result<Parsed, String> {
     if timeout.is_zero() {
         return Err(options.invalid("timeout", "must be longer than zero"));
     }
+    let part = shard::part(
+        &matches,
+        &args[1..],
+        &shard::process_env,
+        crate::sys::wallclock::unix_now_ns(),
+    )?;
+    let (connections, rate) = shard::split_http(connections, rate, threads, part.shard)?;
 
     let json = match path_option(&matches, "json") {
         Some(p) if p.as_os_str() == "-" => Some(JsonOut::Stdout),
@@ -258,6 +279,7 @@ fn parse_wrk(args: Vec<OsString>) -> Result<Parsed, String> {
         connections,
         duration,
         rate,
+        part,
         script: path_option(&matches, "script"),
         script_timeout,
         headers,
@@ -331,6 +353,7 @@ fn wrk_command() -> Command {
         .args_override_self(true)
         .infer_long_args(true)
         .args(http2::args())
+        .args(shard::args())
         .args([
             value("threads", Some('t'), "threads"),
             value("connections", Some('c'), "connections"),
@@ -443,64 +466,6 @@ pub(crate) fn server_pids(matches: &ArgMatches) -> Result<Vec<u32>, String> {
 /// A file option (clap already refuses an empty name).
 fn path_option(matches: &ArgMatches, id: &str) -> Option<PathBuf> {
     matches.get_one::<PathBuf>(id).cloned()
-}
-
-/// Rewrites a clap error as our one line (clap's own text spans several lines and says
-/// `error:`).
-fn clap_message(command: &Command, error: &clap::Error) -> String {
-    let context = |kind| match error.get(kind) {
-        Some(ContextValue::String(s)) => Some(s.clone()),
-        Some(ContextValue::Strings(v)) => v.first().cloned(),
-        _ => None,
-    };
-    // clap names an option as `--connections <connections>`; we say `-c`.
-    let option = || {
-        let shown = context(ContextKind::InvalidArg).unwrap_or_default();
-        let word = shown
-            .split([' ', '='])
-            .next()
-            .unwrap_or_default()
-            .to_string();
-        command
-            .get_arguments()
-            .find(|a| {
-                word.strip_prefix("--")
-                    .is_some_and(|l| a.get_long() == Some(l))
-                    || word
-                        .strip_prefix('-')
-                        .is_some_and(|s| s.chars().eq(a.get_short()))
-            })
-            .map(|a| option_label(command, a.get_id().as_str()))
-            .unwrap_or(word)
-    };
-    match error.kind() {
-        ErrorKind::UnknownArgument => {
-            let word = context(ContextKind::InvalidArg).unwrap_or_default();
-            match context(ContextKind::SuggestedArg) {
-                Some(suggestion) => format!(
-                    "unknown option '{word}' (did you mean '{suggestion}'? see tsumo --help)"
-                ),
-                None => format!("unknown option '{word}' (see tsumo --help)"),
-            }
-        }
-        ErrorKind::InvalidValue | ErrorKind::TooFewValues | ErrorKind::WrongNumberOfValues
-            if context(ContextKind::InvalidValue)
-                .unwrap_or_default()
-                .is_empty() =>
-        {
-            format!("option '{}' needs a value", option())
-        }
-        ErrorKind::TooManyValues | ErrorKind::NoEquals => {
-            format!("option '{}' does not take a value", option())
-        }
-        ErrorKind::InvalidUtf8 => "an argument is not valid UTF-8".to_string(),
-        _ => {
-            // Unexpected kinds: clap's first line, without its `error: ` prefix.
-            let text = error.render().to_string();
-            let first = text.lines().next().unwrap_or_default();
-            first.strip_prefix("error: ").unwrap_or(first).to_string()
-        }
-    }
 }
 
 #[cfg(test)]

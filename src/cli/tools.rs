@@ -46,6 +46,16 @@ the longest, and rates are the totals over it. Works for HTTP runs and for mahjo
 (phases, games, steps, messages); runs of both modes cannot be mixed. Runs of different plans
 (URL, duration, rate, players) are refused unless --force, and so is a file given twice.
 
+Shards (--shard I/N): a file may hold several documents one after another, and '-' reads
+them from stdin, as `kubectl logs` prints the pods of an Indexed Job run with --json - --quiet
+(lines between the documents that are not JSON are skipped). Shards of different run ids are
+refused, and so is a shard given twice; a missing shard is named and refused (--force merges
+the others). Prints the merged run and one line per shard: rate, errors, send lateness and
+start skew (on stderr when -o is '-').
+
+Example:
+  kubectl logs -l job-name=tsumo --tail=-1 | tsumo merge - -o merged.json
+
 Options:
   -o, --output <FILE>   Where to write the merged JSON ('-' for stdout) [required]
       --label <NAME>    Label of the merged run [default: merged (N runs)]

@@ -66,6 +66,12 @@ impl StartGate {
 
     /// Main thread: waits for every worker, then opens the gate now; returns the start time.
     pub fn open_now(&self) -> Nanos {
+        self.wait_ready();
+        self.open(clock::now())
+    }
+
+    /// Main thread: waits until every worker is ready (or has left).
+    pub fn wait_ready(&self) {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         while state.ready < self.workers {
             state = self
@@ -73,8 +79,13 @@ impl StartGate {
                 .wait(state)
                 .unwrap_or_else(PoisonError::into_inner);
         }
-        let t0 = clock::now();
-        state.t0 = Some(t0);
+    }
+
+    /// Opens the gate with the schedules' start `t0` (`--start-at`'s instant, even when that
+    /// has passed: the schedules keep the run's phases, and what fell due counts as late).
+    pub fn open(&self, t0: Nanos) -> Nanos {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let t0 = *state.t0.get_or_insert(t0);
         self.changed.notify_all();
         t0
     }

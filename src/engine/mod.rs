@@ -1,6 +1,7 @@
 //! The engine: one run, for every mode. It owns what every mode needs and nothing a mode does:
 //! `-t` worker threads (each its own current-thread tokio runtime, `LocalSet` and [`Pacer`]),
-//! the start gate (every worker ready, then one common start time), one shutdown (the
+//! the start gate (every worker ready, then one common start time, or `--start-at`'s instant),
+//! one shutdown (the
 //! duration, SIGINT, SIGTERM or SIGHUP, a worker ending the run, or all work done), the
 //! supervisor's tick (the progress line and the per-second samples), a bounded join, the merge
 //! of the workers' recorders, the `--server-pid` sampler, and tsumo's own CPU and peak memory.
@@ -13,6 +14,7 @@
 
 pub mod gate;
 pub mod progress;
+mod start;
 mod supervisor;
 mod worker;
 
@@ -23,6 +25,7 @@ use std::time::Duration;
 use hdrhistogram::Histogram;
 
 use crate::error::Error;
+use crate::stats::start::StartRecord;
 use crate::sys::procstat::{Sampler, ServerUsage};
 pub use crate::sys::usage::{OwnUsage, ThreadUsage};
 pub use gate::StartGate;
@@ -42,6 +45,8 @@ pub struct Settings {
     pub progress: ProgressMode,
     /// `--server-pid`: processes sampled once a second.
     pub server_pids: Vec<u32>,
+    /// `--start-at`: the wall-clock instant (Unix ns) to start at, once every worker is ready.
+    pub start_at: Option<u64>,
 }
 
 /// The live counters of one worker, which the supervisor reads once a second (relaxed atomics).
@@ -105,19 +110,23 @@ pub struct Run<R> {
     pub threads: Vec<ThreadUsage>,
     /// Workers that had not ended within the grace period (reported without them).
     pub abandoned: usize,
+    /// When the run started, and when it was meant to.
+    pub start: StartRecord,
 }
 
 /// Runs a mode to completion.
 pub fn run<M: Mode>(mode: &mut M) -> Result<Run<<M::Worker as Worker>::Recorder>, Error> {
-    let workers = mode.workers()?;
     let settings = mode.settings().clone();
+    // The wall clock is read once, before the workers connect.
+    let start = start::StartClock::new(settings.start_at);
+    let workers = mode.workers()?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| Error::Thread(e.to_string()))?;
     // Signals are caught from here on: a SIGTERM while the workers connect still ends the run
     // through the one shutdown, with a report.
-    let signals = runtime.block_on(async { supervisor::Signals::new() })?;
+    let mut signals = runtime.block_on(async { supervisor::Signals::new() })?;
     let started = worker::start_all(workers)?;
     // Sampling starts before the gate opens so that a bad --server-pid stops the run first.
     let sampler = match start_sampler(&settings.server_pids) {
@@ -127,7 +136,20 @@ pub fn run<M: Mode>(mode: &mut M) -> Result<Run<<M::Worker as Worker>::Recorder>
             return Err(e);
         }
     };
-    let t0 = started.gate.open_now();
+    started.gate.wait_ready();
+    let t0 = match start.target() {
+        None => started.gate.open(crate::timing::clock::now()),
+        Some(target) => {
+            if let Err(name) = runtime.block_on(start.wait(&mut signals)) {
+                started.abort();
+                return Err(Error::Stopped(format!(
+                    "{name} while waiting for --start-at: nothing was sent"
+                )));
+            }
+            started.gate.open(target)
+        }
+    };
+    let start = start.record(crate::timing::clock::now());
     let supervised = runtime.block_on(supervisor::supervise(
         mode, &settings, t0, &started, signals,
     ));
@@ -149,6 +171,7 @@ pub fn run<M: Mode>(mode: &mut M) -> Result<Run<<M::Worker as Worker>::Recorder>
         usage: OwnUsage::now(),
         threads: joined.threads,
         abandoned: joined.abandoned,
+        start,
     })
 }
 

@@ -85,6 +85,7 @@ pub fn run(plan: &Plan) -> Result<Finished, Error> {
         server: run.server,
         usage: run.usage,
         shortfall,
+        start: run.start,
     };
     Ok(Finished {
         result,
@@ -132,6 +133,7 @@ impl<'a> HttpMode<'a> {
                 grace: WORKER_GRACE,
                 progress: engine::ProgressMode::choose(plan.progress, plan.quiet),
                 server_pids: plan.server_pids.clone(),
+                start_at: plan.part.start_at,
             },
             endpoint,
             script,
@@ -189,6 +191,7 @@ impl Mode for HttpMode<'_> {
                 connections,
                 total_connections: plan.connections,
                 rate: plan.rate,
+                shard: plan.part.shard,
                 // A script's setup() may point a thread elsewhere (addr.lua).
                 endpoint: Endpoint {
                     addr: script

@@ -19,6 +19,7 @@ use crate::net::http1::request::Batch;
 use crate::net::http2::request::H2Request;
 use crate::net::stream::Endpoint;
 use crate::plan::Http2;
+use crate::plan::Shard;
 use crate::script::ThreadScript;
 use crate::stats::Unsent;
 use crate::timing::clock;
@@ -54,9 +55,11 @@ pub struct HttpWorker {
     /// Global index of this worker's first connection (schedules are phase-shifted by it).
     pub first_connection: usize,
     pub connections: usize,
+    /// This process's connections and rate (`None`: closed loop).
     pub total_connections: usize,
-    /// `None`: closed loop.
     pub rate: Option<u64>,
+    /// The part of a sharded run this process runs: its connections keep the whole run's phases.
+    pub shard: Shard,
     pub endpoint: Endpoint,
     /// The request bytes sent every time; `None` when the script's `request()` makes them.
     pub static_batch: Option<Batch>,
@@ -133,11 +136,9 @@ impl Worker for HttpWorker {
         tokio::task::spawn_local(Rc::clone(&shared.watchdog).run());
         let mut scheduled = Vec::new();
         for (i, stream) in streams.into_iter().enumerate() {
-            let schedule = self.rate.map(|rate| Schedule {
-                t0,
-                index: (self.first_connection + i) as u64,
-                connections: self.total_connections as u64,
-                rate,
+            let schedule = self.rate.map(|rate| {
+                let local = self.first_connection + i;
+                Schedule::of_shard(t0, self.shard, local, self.total_connections, rate)
             });
             let progress = match &h2 {
                 None => {

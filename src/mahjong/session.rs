@@ -61,6 +61,7 @@ pub fn run(plan: &MahjongPlan) -> Result<MahjongResult, Error> {
         cpu_seconds: run.usage.cpu_seconds,
         peak_rss_bytes: run.usage.peak_rss_bytes,
         server: run.server,
+        start: run.start,
     })
 }
 
@@ -94,6 +95,7 @@ impl MahjongMode {
                 grace: plan.logout_timeout + super::player::SHUTDOWN_GRACE + Duration::from_secs(5),
                 progress: ProgressMode::choose(plan.progress, plan.quiet),
                 server_pids: plan.server_pids.clone(),
+                start_at: plan.part.start_at,
             },
             shared: Arc::new(Shared {
                 plan: Arc::new(plan.clone()),
@@ -202,10 +204,13 @@ impl Worker for MahjongWorker {
             logouts: tokio::sync::Semaphore::new(super::player::LOGOUTS_AT_ONCE),
         });
         let mut players = Vec::with_capacity(tables * 4);
+        let shard = shared.plan.part.shard;
         for table_index in 0..tables {
             let table = Rc::new(Table::default());
+            // A shard's tables keep the whole session's numbers (names, ramp): interleaved.
+            let global_table = shard.global(first_player / 4 + table_index);
             for seat in 0..4 {
-                let index = first_player + table_index * 4 + seat;
+                let index = global_table * 4 + seat;
                 let player =
                     Player::new(Rc::clone(&player_ctx), index, Rc::clone(&table), seat == 0);
                 players.push(tokio::task::spawn_local(player.run()));

@@ -20,8 +20,9 @@ use serde::{Deserialize, Serialize};
 
 use super::saved::RunData;
 use crate::error::Error;
-use crate::plan::{Http2, JsonOut, Plan};
+use crate::plan::{Http2, JsonOut, Plan, Shard};
 use crate::stats::shortfall::Shortfall;
+use crate::stats::start::StartRecord;
 use crate::stats::RunResult;
 use crate::stats::{hdr, Counters};
 use crate::sys::procstat::ServerUsage;
@@ -91,6 +92,33 @@ pub struct SavedRun {
     /// The files a `tsumo merge` was made of; absent in a run's own file.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub merged_from: Vec<String>,
+    /// The run this file is a part of (`--run-id`, or derived from the command line and the
+    /// start); absent in files of older tsumos.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+    /// Which shard of the run this is (`1/1` for a run in one process); absent in a merge.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<SavedShard>,
+    /// When the run started, and when it was meant to (`--start-at`); absent in a merge.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<StartRecord>,
+}
+
+/// Which shard of a run a file holds: `index` is 1-based, as `--shard I/N`
+/// (`JOB_COMPLETION_INDEX` + 1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SavedShard {
+    pub index: usize,
+    pub count: usize,
+}
+
+impl SavedShard {
+    pub fn of(shard: Shard) -> SavedShard {
+        SavedShard {
+            index: shard.index + 1,
+            count: shard.count,
+        }
+    }
 }
 
 fn http_mode() -> String {
@@ -235,6 +263,9 @@ impl SavedRun {
             tsumo: Some(r.usage),
             rate_shortfall: r.shortfall.clone(),
             merged_from: Vec::new(),
+            run_id: Some(r.plan.part.run_id.clone()),
+            shard: Some(SavedShard::of(r.plan.part.shard)),
+            start: Some(r.start.clone()),
         }
     }
 
@@ -345,6 +376,7 @@ mod tests {
                 connections: 4,
                 duration: Duration::from_millis(10_500),
                 rate: Some(500),
+                part: Default::default(),
                 script: Some("s.lua".into()),
                 headers: vec![("X-A".to_string(), "1".to_string())],
                 latency: true,
@@ -388,6 +420,7 @@ mod tests {
             ended_by: "SIGINT".into(),
             usage: Default::default(),
             shortfall: None,
+            start: StartRecord::new(None, 1_796_061_600_000_000_000),
         }
     }
 

@@ -192,6 +192,9 @@ pub fn render(r: &MahjongResult) -> String {
         ""
     };
     let _ = writeln!(out, "Session: {:.2}s{ended}", r.elapsed.as_secs_f64());
+    for line in super::text::part_lines(&p.part, &r.start) {
+        let _ = writeln!(out, "{line}");
+    }
     out
 }
 

@@ -16,8 +16,10 @@ use serde_json::Value;
 use super::compare::{self, LoadedRun, RunData};
 use super::json::{encode_histogram, write_value, Percentiles, SavedRun};
 use super::session::{SavedHistogram, SavedPhase, SavedSession};
+use super::shards;
 use crate::error::Error;
 use crate::plan::JsonOut;
+use crate::stats::format::format_time_us;
 use crate::stats::mahjong::add_errors;
 use crate::stats::new_histogram;
 use crate::sys::procstat::ServerUsage;
@@ -63,7 +65,7 @@ const KEPT_ERRORS: usize = crate::stats::mahjong::KEPT_ERRORS;
 pub fn merge(runs: &[LoadedRun], label: Option<&str>, force: bool) -> Result<Merged, Error> {
     compare::check_same_mode(runs, "merge")?;
     refuse_duplicates(runs)?;
-    let mut warnings = Vec::new();
+    let mut warnings = shards::check(runs, force)?;
     for difference in plan_differences(runs) {
         if !force {
             return Err(Error::Usage(format!(
@@ -77,17 +79,27 @@ pub fn merge(runs: &[LoadedRun], label: Option<&str>, force: bool) -> Result<Mer
     let label = label.map_or_else(|| format!("merged ({} runs)", runs.len()), str::to_string);
     let server = merge_server(runs, &mut warnings);
     let merged_from: Vec<String> = runs.iter().map(|r| r.source.clone()).collect();
+    // The merge is the whole run: its id if the parts share one, and no shard or start of its
+    // own (each shard's start is on its line) — unless it is one run, which it then is.
+    let run_id = shards::common_run_id(runs);
+    let one = runs.len() == 1;
     let data = match &first.data {
         RunData::Http(_) => {
             let mut saved = merge_http(runs, &label)?;
             saved.server = server;
             saved.merged_from = merged_from.clone();
+            if !one {
+                (saved.run_id, saved.shard, saved.start) = (run_id, None, None);
+            }
             RunData::Http(Box::new(saved))
         }
         RunData::Mahjong(_) => {
             let mut session = merge_mahjong(runs, &label)?;
             session.server = server;
             session.merged_from = merged_from.clone();
+            if !one {
+                (session.run_id, session.shard, session.start) = (run_id, None, None);
+            }
             RunData::Mahjong(Box::new(session))
         }
     };
@@ -380,18 +392,56 @@ fn merge_server(runs: &[LoadedRun], warnings: &mut Vec<String>) -> Option<Server
     })
 }
 
-/// `tsumo merge FILE… -o OUT`: writes the merged JSON; warnings go to stderr, a bad input is the
-/// error (main prints it, exit 1).
+/// `tsumo merge FILE… -o OUT`: writes the merged JSON and prints the merged run's line and one
+/// line per shard (on stderr when the JSON goes to stdout); warnings go to stderr, a bad input
+/// is the error (main prints it, exit 1).
 pub fn run(options: &MergeOptions) -> Result<(), Error> {
-    let merged = merge(
-        &compare::load_all(&options.files)?,
-        options.label.as_deref(),
-        options.force,
-    )?;
+    let runs = shards::load_all(&options.files)?;
+    let merged = merge(&runs, options.label.as_deref(), options.force)?;
     for warning in &merged.warnings {
         eprintln!("tsumo: warning: {warning}");
     }
-    merged.write(&options.output)
+    merged.write(&options.output)?;
+    let mut text = summary(&runs, &merged).join("\n");
+    text.push('\n');
+    if options.output == JsonOut::Stdout {
+        eprint!("{text}");
+    } else {
+        print!("{text}");
+    }
+    Ok(())
+}
+
+/// The merged run in one line, then one line per shard.
+pub fn summary(runs: &[LoadedRun], merged: &Merged) -> Vec<String> {
+    let parts = match shards::common_run_id(runs) {
+        Some(id) => format!("{} parts of run {id}", runs.len()),
+        None => format!("{} runs", runs.len()),
+    };
+    let skew = shards::start_skew_ns(runs)
+        .map(|ns| format!(", start skew {:.3} ms", ns as f64 / 1e6))
+        .unwrap_or_default();
+    let what = match &merged.run.data {
+        RunData::Http(s) => format!(
+            "{:.1} req/s, {} requests, {} errors, latency p50 {} p99 {}, send lateness p99 {}",
+            s.requests_per_sec,
+            s.counters.requests,
+            s.counters.errors.socket_total(),
+            format_time_us(s.latency.p50 as f64),
+            format_time_us(s.latency.p99 as f64),
+            format_time_us(s.send_lateness.p99 as f64)
+        ),
+        RunData::Mahjong(s) => format!(
+            "{} players, {} games completed, {} errors, reply lateness p99 {}",
+            s.plan.players,
+            s.games.completed,
+            s.errors,
+            format_time_us(s.reply_lateness.p99 as f64)
+        ),
+    };
+    let mut lines = vec![format!("Merged {parts}: {what}{skew}")];
+    lines.extend(shards::lines(runs));
+    lines
 }
 
 #[cfg(test)]

@@ -16,4 +16,5 @@ pub mod merge;
 pub mod plot;
 pub mod saved;
 pub mod session;
+pub mod shards;
 pub mod text;

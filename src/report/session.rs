@@ -12,10 +12,11 @@ use std::collections::BTreeMap;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
-use super::json::{encode_histogram, first_schema, SavedRun, SCHEMA_VERSION};
+use super::json::{encode_histogram, first_schema, SavedRun, SavedShard, SCHEMA_VERSION};
 use crate::error::Error;
 use crate::stats::hdr;
 use crate::stats::mahjong::{ErrorGroup, MahjongResult, PlayStats, PHASES};
+use crate::stats::start::StartRecord;
 use crate::sys::procstat::ServerUsage;
 
 /// One session as saved to JSON.
@@ -80,6 +81,15 @@ pub struct SavedSession {
     /// The files a `tsumo merge` was made of; absent in a session's own file.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub merged_from: Vec<String>,
+    /// The run this file is a part of, as in an HTTP run's file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+    /// Which shard of the run this is; absent in a merge.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<SavedShard>,
+    /// When the session started, and when it was meant to; absent in a merge.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<StartRecord>,
 }
 
 /// The plan's settings that shape the results.
@@ -330,6 +340,9 @@ impl SavedSession {
             },
             server: r.server.clone(),
             merged_from: Vec::new(),
+            run_id: Some(p.part.run_id.clone()),
+            shard: Some(SavedShard::of(p.part.shard)),
+            start: Some(r.start.clone()),
         }
     }
 

@@ -10,6 +10,7 @@
 
 use hdrhistogram::Histogram;
 
+use crate::plan::Part;
 use crate::plan::Scheme;
 use crate::stats::format::{
     format_binary, format_metric, format_time_s, format_time_us, print_units,
@@ -17,6 +18,7 @@ use crate::stats::format::{
 use crate::stats::hdr;
 use crate::stats::http2::Http2Counters;
 use crate::stats::protocol::ProtocolErrors;
+use crate::stats::start::StartRecord;
 use crate::stats::{RunResult, Unsent};
 use crate::sys::procstat::ServerUsage;
 
@@ -243,7 +245,23 @@ fn additions(lines: &mut Vec<String>, r: &RunResult) {
     if let Some(server) = &r.server {
         lines.push(server_line(server));
     }
+    lines.extend(part_lines(&r.plan.part, &r.start));
     lines.extend(r.notes.iter().cloned());
+}
+
+/// The run's shard (when split) and its start (with `--start-at`), for both modes' reports.
+pub(super) fn part_lines(part: &Part, start: &StartRecord) -> Vec<String> {
+    let mut lines = Vec::new();
+    if part.shard.count > 1 {
+        lines.push(format!(
+            "Shard {} of {} of run {} (tsumo merge of every shard's --json gives the whole run)",
+            part.shard.index + 1,
+            part.shard.count,
+            part.run_id
+        ));
+    }
+    lines.extend(start.line());
+    lines
 }
 
 /// `Protocol errors: 3 unsolicited response, 1 bad chunk size (among the read errors)`, then
@@ -376,6 +394,7 @@ mod tests {
             connections: 10,
             duration: Duration::from_secs(12),
             rate,
+            part: Default::default(),
             script: None,
             headers: Vec::new(),
             latency,
@@ -438,6 +457,7 @@ mod tests {
                 peak_rss_bytes: 8 << 20,
             },
             shortfall: None,
+            start: crate::stats::start::StartRecord::new(None, 0),
         }
     }
 

@@ -25,6 +25,7 @@ fn plan(script: &str) -> Plan {
         connections: 2,
         duration: Duration::from_secs(1),
         rate: None,
+        part: Default::default(),
         script: Some(PathBuf::from(format!("tests/scripts/{script}"))),
         headers: Vec::new(),
         latency: false,
@@ -97,6 +98,7 @@ fn run_result(latency: &[u64]) -> RunResult {
         ended_by: "duration".into(),
         usage: Default::default(),
         shortfall: None,
+        start: crate::stats::start::StartRecord::new(None, 0),
     }
 }
 

@@ -302,4 +302,6 @@ pub struct MahjongResult {
     pub peak_rss_bytes: u64,
     /// CPU and memory of the `--server-pid` processes during the session.
     pub server: Option<ServerUsage>,
+    /// When the session started, and when it was meant to (`--start-at`).
+    pub start: super::start::StartRecord,
 }

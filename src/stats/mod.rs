@@ -11,6 +11,7 @@ pub mod http2;
 pub mod mahjong;
 pub mod protocol;
 pub mod shortfall;
+pub mod start;
 
 use std::time::Duration;
 
@@ -341,6 +342,8 @@ pub struct RunResult {
     pub usage: OwnUsage,
     /// Set when a fixed-rate run did not reach its rate.
     pub shortfall: Option<Shortfall>,
+    /// When the run started, and when it was meant to (`--start-at`).
+    pub start: start::StartRecord,
 }
 
 #[cfg(test)]

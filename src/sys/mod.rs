@@ -1,10 +1,12 @@
 //! The process's own limits: tsumo raises its open-file soft limit to the hard limit at start and
-//! refuses, before any traffic, a run whose connections cannot fit.
+//! refuses, before any traffic, a run whose connections cannot fit. Also the wall clock
+//! (`wallclock`: Unix time, RFC 3339, the NTP state) for runs started on one instant.
 
 pub mod doctor;
 pub mod output;
 pub mod procstat;
 pub mod usage;
+pub mod wallclock;
 
 use crate::error::Error;
 

@@ -4,8 +4,14 @@
 //! `t0 + (g + k·C) / R`: each connection runs at `R / C`, and the connections are phase-shifted by
 //! `1 / R` so that together they send one request every `1 / R` — no start-up burst (wrk2 fires
 //! every connection at once). Integer arithmetic on absolute times: no drift over long runs.
+//!
+//! A run split into shards (`--shard I/N`) keeps the whole run's numbering: shard `I` runs the
+//! connections `I, I + N, I + 2N, …` of the whole run with the whole run's `C` and `R`, so its
+//! sends are every `N`-th slot — evenly spaced at `R / N` — and the `N` shards together fill
+//! every slot exactly once: the one-process schedule, with no burst and no gap.
 
 use super::clock::Nanos;
+use crate::plan::Shard;
 
 /// When a connection's requests are due.
 #[derive(Debug, Clone, Copy)]
@@ -21,6 +27,19 @@ pub struct Schedule {
 }
 
 impl Schedule {
+    /// The schedule of this process's `local`-th connection, of `connections` at `rate`
+    /// requests/s in this process, when the process runs `shard`: the whole run's connection
+    /// `shard.global(local)` of `connections × N` at `rate × N`.
+    pub fn of_shard(t0: Nanos, shard: Shard, local: usize, connections: usize, rate: u64) -> Self {
+        let n = shard.count as u64;
+        Schedule {
+            t0,
+            index: shard.global(local) as u64,
+            connections: connections as u64 * n,
+            rate: rate * n,
+        }
+    }
+
     /// Intended send time of this connection's `k`-th request (0-based).
     #[inline]
     pub fn intended(&self, k: u64) -> Nanos {
@@ -117,6 +136,46 @@ mod tests {
             ] {
                 let expected = (0..10_000).filter(|&k| s.intended(k) < end).count() as u64;
                 assert_eq!(s.due_before(end), expected, "{s:?} end {end}");
+            }
+        }
+    }
+
+    /// Every send time of `connections` connections at `rate` in one process, or in shard `shard`.
+    fn send_times(shard: Shard, connections: usize, rate: u64, end: Nanos) -> Vec<Nanos> {
+        let t0 = 1_000_000_007;
+        (0..connections)
+            .flat_map(|local| {
+                let s = Schedule::of_shard(t0, shard, local, connections, rate);
+                (0..s.due_before(end)).map(move |k| s.intended(k))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn shards_together_send_exactly_the_one_process_schedule() {
+        let end = 1_000_000_007 + 3_000_000_000;
+        // (connections, rate) of the whole run; the rates include ones whose interval is not a
+        // whole number of ns (12 connections at 36/s: 333_333_333.3 ns).
+        for (connections, rate) in [(12, 2400), (12, 36), (24, 2000), (60, 420), (12, 1200)] {
+            let mut whole = send_times(Shard::WHOLE, connections, rate, end);
+            whole.sort_unstable();
+            // Splits the command line accepts: connections and rate divide by the count.
+            let counts = [2, 3, 4, 6, 12].into_iter();
+            for count in counts.filter(|&n| connections % n == 0 && rate % n as u64 == 0) {
+                let mut union = Vec::new();
+                for index in 0..count {
+                    let shard = Shard { index, count };
+                    let mut mine = send_times(shard, connections / count, rate / count as u64, end);
+                    // Each shard on its own is evenly spaced (up to 1 ns of rounding).
+                    mine.sort_unstable();
+                    let gaps: Vec<u64> = mine.windows(2).map(|w| w[1] - w[0]).collect();
+                    if let (Some(lo), Some(hi)) = (gaps.iter().min(), gaps.iter().max()) {
+                        assert!(hi - lo <= 1, "{connections}c {rate}/s {index}/{count}");
+                    }
+                    union.extend(mine);
+                }
+                union.sort_unstable();
+                assert_eq!(union, whole, "{connections}c {rate}/s in {count} shards");
             }
         }
     }

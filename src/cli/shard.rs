@@ -1,0 +1,300 @@
+//! `--shard I/N`, `--shards N`, `--start-at TIME` and `--run-id ID`, shared by the HTTP and the
+//! mahjong command lines: how one process takes part in a run split over several machines.
+//!
+//! The shard comes from `--shard` or, inside a Kubernetes Indexed Job, from
+//! `JOB_COMPLETION_INDEX` (0-based) with the count from `--shards` or `TSUMO_SHARDS`. A run that
+//! does not split evenly is refused with the numbers that would: a shard with one connection
+//! more than another would run at another per-connection rate, and the shards would no longer
+//! add up to the one-process schedule.
+
+use std::ffi::OsString;
+use std::time::Duration;
+
+use clap::{Arg, ArgMatches};
+
+use super::{units, value};
+use crate::plan::{Part, Shard};
+use crate::sys::wallclock::{format_rfc3339, parse_rfc3339};
+
+/// The environment a shard reads (a function, so tests do not touch the process's own).
+pub(super) type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
+
+/// The process environment.
+pub(super) fn process_env(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
+/// The options, for both commands' tables.
+pub(super) fn args() -> [Arg; 4] {
+    [
+        value("shard", None, "shard"),
+        value("shards", None, "shards"),
+        value("start_at", None, "start-at"),
+        value("run_id", None, "run-id"),
+    ]
+}
+
+/// Options that differ between the shards of one run or do not change what runs: left out of
+/// a derived run id, so every shard derives the same one.
+const NOT_IN_RUN_ID: &[&str] = &[
+    "--shard",
+    "--shards",
+    "--json",
+    "--hgrm",
+    "--run-id",
+    "--label",
+    "--server-pid",
+];
+const FLAGS_NOT_IN_RUN_ID: &[&str] = &["--quiet", "--progress"];
+
+/// This process's part of the run. `now_ns`: the wall clock now (Unix ns).
+pub(super) fn part(
+    matches: &ArgMatches,
+    argv: &[OsString],
+    env: Env,
+    now_ns: u64,
+) -> Result<Part, String> {
+    let shard = shard(matches, env)?;
+    let start_at = start_at(matches, now_ns)?;
+    if start_at.is_some() && matches.get_one::<String>("vs").is_some() {
+        // Every round after the first would start on an instant already past.
+        return Err(
+            "--start-at and --vs do not go together: an A/B run's rounds start one after \
+             another"
+                .to_string(),
+        );
+    }
+    let run_id = match matches.get_one::<String>("run_id") {
+        Some(id) => {
+            let id = id.trim();
+            if id.is_empty() || id.len() > 128 || id.chars().any(|c| c.is_control() || c == ' ') {
+                return Err(format!(
+                    "invalid value '{}' for --run-id: 1 to 128 characters without spaces",
+                    units::one_line(id)
+                ));
+            }
+            id.to_string()
+        }
+        None => derived_run_id(argv, start_at.unwrap_or(now_ns)),
+    };
+    Ok(Part {
+        shard,
+        start_at,
+        run_id,
+    })
+}
+
+/// `--shard I/N`, else `JOB_COMPLETION_INDEX` with `--shards N` or `TSUMO_SHARDS`.
+fn shard(matches: &ArgMatches, env: Env) -> Result<Shard, String> {
+    let count_option = matches
+        .get_one::<String>("shards")
+        .map(|text| {
+            count(text).ok_or_else(|| {
+                format!(
+                    "invalid value '{}' for --shards: expected the number of shards, at least 1",
+                    units::one_line(text)
+                )
+            })
+        })
+        .transpose()?;
+    if let Some(text) = matches.get_one::<String>("shard") {
+        let invalid = |reason: &str| {
+            format!(
+                "invalid value '{}' for --shard: {reason}",
+                units::one_line(text)
+            )
+        };
+        let (i, n) = text
+            .split_once('/')
+            .and_then(|(i, n)| Some((count(i)?, count(n)?)))
+            .ok_or_else(|| invalid("expected I/N, e.g. 2/4 for shard 2 of 4 (I counted from 1)"))?;
+        if i > n {
+            return Err(invalid(&format!(
+                "shard {i} of {n} does not exist; shards are counted from 1 to {n}"
+            )));
+        }
+        if let Some(shards) = count_option.filter(|&c| c != n) {
+            return Err(format!(
+                "--shard {text} says {n} shards but --shards says {shards}; give one of them"
+            ));
+        }
+        return Ok(Shard {
+            index: i - 1,
+            count: n,
+        });
+    }
+    let index = env("JOB_COMPLETION_INDEX");
+    let count_env = env("TSUMO_SHARDS");
+    let shards = match (count_option, &count_env) {
+        (Some(n), _) => Some(n),
+        (None, Some(text)) => Some(count(text).ok_or_else(|| {
+            format!(
+                "TSUMO_SHARDS='{}' is not a number of shards (at least 1)",
+                units::one_line(text)
+            )
+        })?),
+        (None, None) => None,
+    };
+    match (index, shards) {
+        (None, None) => Ok(Shard::WHOLE),
+        (None, Some(n)) => Err(format!(
+            "{n} shards, but which one is this? Give --shard I/N (I from 1 to {n}), or run in a \
+             Kubernetes Indexed Job, which sets JOB_COMPLETION_INDEX"
+        )),
+        (Some(text), None) => Err(format!(
+            "JOB_COMPLETION_INDEX={} is set (a Kubernetes Indexed Job) but not the number of \
+             shards: give --shards N or set TSUMO_SHARDS to the Job's completions",
+            units::one_line(&text)
+        )),
+        (Some(text), Some(n)) => {
+            let index: usize = text.trim().parse().map_err(|_| {
+                format!(
+                    "JOB_COMPLETION_INDEX='{}' is not an index (0, 1, …)",
+                    units::one_line(&text)
+                )
+            })?;
+            if index >= n {
+                return Err(format!(
+                    "JOB_COMPLETION_INDEX={index} but only {n} shards (indexes 0 to {}): the \
+                     Job's completions and --shards/TSUMO_SHARDS must agree",
+                    n - 1
+                ));
+            }
+            Ok(Shard { index, count: n })
+        }
+    }
+}
+
+/// A count of at least 1 (plain digits).
+fn count(text: &str) -> Option<usize> {
+    text.trim().parse::<usize>().ok().filter(|&n| n >= 1)
+}
+
+/// `--start-at 2026-11-30T18:00:00Z` or `--start-at +30s`, as Unix ns; a time not in the
+/// future is refused.
+fn start_at(matches: &ArgMatches, now_ns: u64) -> Result<Option<u64>, String> {
+    let Some(text) = matches.get_one::<String>("start_at") else {
+        return Ok(None);
+    };
+    let invalid = |reason: String| {
+        format!(
+            "invalid value '{}' for --start-at: {reason}",
+            units::one_line(text)
+        )
+    };
+    let at = match text.trim().strip_prefix('+') {
+        Some(after) => {
+            let wait = units::parse_duration(after).map_err(&invalid)?;
+            if wait.is_zero() {
+                return Err(invalid("the wait must be longer than zero".to_string()));
+            }
+            now_ns.saturating_add(wait.as_nanos().min(u128::from(u64::MAX)) as u64)
+        }
+        None => parse_rfc3339(text.trim()).map_err(invalid)?,
+    };
+    if at <= now_ns {
+        let ago = Duration::from_nanos(now_ns - at);
+        return Err(format!(
+            "--start-at {text} is {:.3}s in the past (now {}); give a later time, or +30s from now",
+            ago.as_secs_f64(),
+            format_rfc3339(now_ns)
+        ));
+    }
+    Ok(Some(at))
+}
+
+/// `20261130T180000Z-1a2b3c4d`: the start (second) and a hash of the command line without the
+/// options in [`NOT_IN_RUN_ID`], so the shards of one command line and start agree on it.
+fn derived_run_id(argv: &[OsString], start_ns: u64) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut skip_value = false;
+    for arg in argv {
+        let arg = arg.to_string_lossy();
+        if std::mem::take(&mut skip_value) {
+            continue;
+        }
+        let name = arg.split('=').next().unwrap_or_default();
+        if NOT_IN_RUN_ID.contains(&name) {
+            skip_value = !arg.contains('=');
+            continue;
+        }
+        if FLAGS_NOT_IN_RUN_ID.contains(&name) {
+            continue;
+        }
+        for byte in arg.bytes().chain([0]) {
+            hash = (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    let start = format_rfc3339(start_ns / 1_000_000_000 * 1_000_000_000);
+    let compact: String = start.chars().filter(|c| *c != '-' && *c != ':').collect();
+    format!("{compact}-{:08x}", (hash >> 32) ^ (hash & 0xffff_ffff))
+}
+
+/// HTTP: this shard's connections and rate; an uneven split is refused with the nearest even
+/// ones.
+pub(super) fn split_http(
+    connections: usize,
+    rate: Option<u64>,
+    threads: usize,
+    shard: Shard,
+) -> Result<(usize, Option<u64>), String> {
+    let n = shard.count;
+    if n == 1 {
+        return Ok((connections, rate));
+    }
+    if !connections.is_multiple_of(n) {
+        let lower = connections / n * n;
+        return Err(format!(
+            "-c {connections} connections do not split evenly into {n} shards: use a multiple \
+             of {n} ({})",
+            nearest(lower, n)
+        ));
+    }
+    if let Some(rate) = rate {
+        if !rate.is_multiple_of(n as u64) {
+            let lower = (rate / n as u64 * n as u64) as usize;
+            return Err(format!(
+                "-R {rate} requests/s does not split evenly into {n} shards: use a multiple of \
+                 {n} ({})",
+                nearest(lower, n)
+            ));
+        }
+    }
+    let local = connections / n;
+    if local < threads {
+        return Err(format!(
+            "-c {connections} over {n} shards is {local} connections per shard, fewer than -t \
+             {threads} threads; use -c {} or fewer threads",
+            threads * n
+        ));
+    }
+    Ok((local, rate.map(|r| r / n as u64)))
+}
+
+/// Mahjong: this shard's players (whole tables); an uneven split is refused.
+pub(super) fn split_players(players: usize, shard: Shard) -> Result<usize, String> {
+    let n = shard.count;
+    let tables = players / 4;
+    if !tables.is_multiple_of(n) {
+        let lower = tables / n * n * 4;
+        return Err(format!(
+            "-c {players} players are {tables} tables, which do not split evenly into {n} \
+             shards: use a multiple of {} players ({})",
+            4 * n,
+            nearest(lower, 4 * n)
+        ));
+    }
+    Ok(players / n)
+}
+
+/// `8 or 12`: the multiples of `step` around a value (`lower` is the one below).
+fn nearest(lower: usize, step: usize) -> String {
+    if lower == 0 {
+        step.to_string()
+    } else {
+        format!("{lower} or {}", lower + step)
+    }
+}
+
+#[cfg(test)]
+mod tests;

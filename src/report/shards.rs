@@ -1,0 +1,253 @@
+//! The shards of one run in `tsumo merge`: reading them (files, or one stream of concatenated
+//! JSON documents as `kubectl logs` prints the pods of an Indexed Job run with `--json - --quiet`),
+//! checking that they are exactly the parts of one run (one run id, one shard count, each shard
+//! once), and one line per shard: rate, errors, send lateness, start skew.
+//!
+//! Files that are not shards (`1/1`, or from a tsumo without shards) merge as before: runs made
+//! side by side by hand.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use super::json::SavedShard;
+use super::saved::{self, LoadedRun, RunData};
+use crate::error::Error;
+use crate::stats::format::format_time_us;
+use crate::stats::start::StartRecord;
+
+/// Every document of every file, in order; `-` is standard input. A file may hold several
+/// documents one after another; lines between them that are not JSON (a pod's stderr in
+/// `kubectl logs`) are skipped.
+pub fn load_all(paths: &[PathBuf]) -> Result<Vec<LoadedRun>, Error> {
+    let mut runs = Vec::new();
+    for path in paths {
+        let (source, text) = if path.as_os_str() == "-" {
+            let mut text = String::new();
+            std::io::stdin()
+                .read_to_string(&mut text)
+                .map_err(|e| Error::File {
+                    path: "stdin".to_string(),
+                    reason: crate::sys::io_reason(&e),
+                })?;
+            ("stdin".to_string(), text)
+        } else {
+            let source = path.display().to_string();
+            let text = std::fs::read_to_string(path).map_err(|e| Error::File {
+                path: source.clone(),
+                reason: crate::sys::io_reason(&e),
+            })?;
+            (source, text)
+        };
+        runs.extend(documents(&text, &source)?);
+    }
+    Ok(runs)
+}
+
+/// The tsumo documents in `text`, named `source` (one) or `source #k` (several).
+pub fn documents(text: &str, source: &str) -> Result<Vec<LoadedRun>, Error> {
+    let mut values = Vec::new();
+    let mut rest = text;
+    while let Some(start) = next_object(rest) {
+        let mut stream = serde_json::Deserializer::from_str(&rest[start..]).into_iter::<Value>();
+        match stream.next() {
+            Some(Ok(value)) => {
+                values.push(value);
+                rest = &rest[start + stream.byte_offset()..];
+            }
+            // Not a document after all (a log line starting with `{`): skip the line.
+            _ => {
+                rest = rest[start..]
+                    .split_once('\n')
+                    .map_or("", |(_, after)| after)
+            }
+        }
+    }
+    if values.is_empty() {
+        return Err(Error::File {
+            path: source.to_string(),
+            reason: "no JSON document in it (not a tsumo --json result)".to_string(),
+        });
+    }
+    let several = values.len() > 1;
+    values
+        .into_iter()
+        .enumerate()
+        .map(|(k, value)| {
+            let name = if several {
+                format!("{source} #{}", k + 1)
+            } else {
+                source.to_string()
+            };
+            saved::from_value(value, &name)
+        })
+        .collect()
+}
+
+/// Where the next line that starts with `{` starts.
+fn next_object(text: &str) -> Option<usize> {
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        if line.trim_start().starts_with('{') {
+            return Some(offset + (line.len() - line.trim_start().len()));
+        }
+        offset += line.len();
+    }
+    None
+}
+
+/// What a run says of its part in a sharded run.
+fn part(run: &LoadedRun) -> (Option<&str>, Option<SavedShard>, Option<&StartRecord>) {
+    match &run.data {
+        RunData::Http(s) => (s.run_id.as_deref(), s.shard, s.start.as_ref()),
+        RunData::Mahjong(s) => (s.run_id.as_deref(), s.shard, s.start.as_ref()),
+    }
+}
+
+fn is_shard(run: &LoadedRun) -> bool {
+    part(run).1.is_some_and(|s| s.count > 1)
+}
+
+/// Checks that sharded runs are exactly the shards of one run: one run id, one shard count,
+/// each shard once, none missing (with `force`, a missing shard is a warning instead). Runs
+/// that are not shards pass unchecked. Returns the warnings.
+pub fn check(runs: &[LoadedRun], force: bool) -> Result<Vec<String>, Error> {
+    let Some(first) = runs.iter().find(|r| is_shard(r)) else {
+        return Ok(Vec::new());
+    };
+    let refuse = |text: String| Err(Error::Usage(format!("merge: {text}")));
+    let (run_id, shard, _) = part(first);
+    let (run_id, count) = (run_id.unwrap_or("(none)"), shard.map_or(1, |s| s.count));
+    let mut seen: BTreeMap<usize, &str> = BTreeMap::new();
+    for run in runs {
+        let (id, shard, _) = part(run);
+        let Some(shard) = shard.filter(|s| s.count > 1) else {
+            return refuse(format!(
+                "{} is a whole run, not a shard, but {} is shard {} of run {run_id}; merge the \
+                 shards of one run",
+                run.source,
+                first.source,
+                shard_name(part(first).1)
+            ));
+        };
+        let id = id.unwrap_or("(none)");
+        if id != run_id {
+            return refuse(format!(
+                "{} is of run {id} but {} is of run {run_id}: shards of different runs do not \
+                 merge (give every shard the same --run-id, or the same command line and \
+                 --start-at)",
+                run.source, first.source
+            ));
+        }
+        if shard.count != count {
+            return refuse(format!(
+                "{} is shard {} but {} is shard {}: the shards disagree on how many there are",
+                run.source,
+                shard_name(Some(shard)),
+                first.source,
+                shard_name(part(first).1)
+            ));
+        }
+        if let Some(other) = seen.insert(shard.index, &run.source) {
+            return refuse(format!(
+                "shard {} of run {run_id} given twice ({other} and {}); each shard may be \
+                 merged once",
+                shard_name(Some(shard)),
+                run.source
+            ));
+        }
+    }
+    let missing: Vec<String> = (1..=count)
+        .filter(|i| !seen.contains_key(i))
+        .map(|i| format!("{i}/{count}"))
+        .collect();
+    if missing.is_empty() {
+        return Ok(Vec::new());
+    }
+    let text = format!(
+        "run {run_id} has {count} shards but shard{} {} {} missing",
+        if missing.len() == 1 { "" } else { "s" },
+        missing.join(", "),
+        if missing.len() == 1 { "is" } else { "are" }
+    );
+    if force {
+        Ok(vec![format!("{text}; merged without (--force)")])
+    } else {
+        refuse(format!("{text} (use --force to merge the others anyway)"))
+    }
+}
+
+fn shard_name(shard: Option<SavedShard>) -> String {
+    shard.map_or("1/1".to_string(), |s| format!("{}/{}", s.index, s.count))
+}
+
+/// The run id all runs share, if they do.
+pub fn common_run_id(runs: &[LoadedRun]) -> Option<String> {
+    let first = part(runs.first()?).0?;
+    runs.iter()
+        .all(|r| part(r).0 == Some(first))
+        .then(|| first.to_string())
+}
+
+/// One line per shard (or run) in shard order: rate, errors, send lateness (HTTP) or reply
+/// lateness (mahjong), and its start against the earliest one (start skew) and the plan.
+pub fn lines(runs: &[LoadedRun]) -> Vec<String> {
+    let mut order: Vec<&LoadedRun> = runs.iter().collect();
+    order.sort_by_key(|r| part(r).1.map_or(0, |s| s.index));
+    let starts: Vec<u64> = runs
+        .iter()
+        .filter_map(|r| part(r).2.map(|s| s.actual_unix_ns))
+        .collect();
+    let earliest = starts.iter().min().copied();
+    let mut lines = Vec::new();
+    for run in order {
+        let (_, shard, start) = part(run);
+        let what = match &run.data {
+            RunData::Http(s) => format!(
+                "{:.1} req/s, {} requests, {} errors, send lateness p99 {}",
+                s.requests_per_sec,
+                s.counters.requests,
+                s.counters.errors.socket_total(),
+                format_time_us(s.send_lateness.p99 as f64)
+            ),
+            RunData::Mahjong(s) => format!(
+                "{} players, {} games, {} errors, reply lateness p99 {}",
+                s.plan.players,
+                s.games.completed,
+                s.errors,
+                format_time_us(s.reply_lateness.p99 as f64)
+            ),
+        };
+        let when = match (start, earliest) {
+            (Some(start), Some(earliest)) => {
+                let skew = (start.actual_unix_ns - earliest) as f64 / 1e6;
+                let late = match start.intended {
+                    Some(_) => format!(", {:+.3} ms from --start-at", start.late_ns as f64 / 1e6),
+                    None => String::new(),
+                };
+                format!(", start skew {skew:.3} ms{late}")
+            }
+            _ => String::new(),
+        };
+        lines.push(format!(
+            "  shard {:<6} {what}{when}  ({})",
+            shard_name(shard),
+            run.source
+        ));
+    }
+    lines
+}
+
+/// The largest difference between the runs' actual starts, ns (`None` without start records).
+pub fn start_skew_ns(runs: &[LoadedRun]) -> Option<u64> {
+    let starts: Vec<u64> = runs
+        .iter()
+        .filter_map(|r| part(r).2.map(|s| s.actual_unix_ns))
+        .collect();
+    Some(starts.iter().max()? - starts.iter().min()?)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,120 @@
+use serde_json::json;
+
+use super::*;
+use crate::report::merge::merge;
+
+/// A shard's document: `index` 1-based, with a run id and a start.
+fn shard_doc(run_id: &str, index: usize, count: usize, start_ns: u64) -> Value {
+    let h = crate::report::json::encode_histogram(&crate::stats::new_histogram());
+    let p = json!({"count": 0, "p50": 0, "p75": 0, "p90": 0, "p99": 0, "p99.9": 0,
+                   "p99.99": 0, "max": 0, "min": 0, "mean": 0.0, "stdev": 0.0});
+    let mut counters = serde_json::to_value(crate::stats::Counters::default()).unwrap();
+    counters["requests"] = json!(2500 + index as u64);
+    json!({
+        "tool": "tsumo", "version": "0", "schema": 1, "mode": "http", "label": "x",
+        "plan": {"url": "http://127.0.0.1/", "threads": 1, "connections": 2, "duration_s": 5.0,
+                 "rate": 500, "timeout_s": 2.0, "script": null, "script_args": [],
+                 "headers": [], "latency": false, "u_latency": false, "batch_latency": false,
+                 "insecure": false, "cacert": null},
+        "elapsed_s": 5.0, "interrupted": false,
+        "counters": counters,
+        "requests_per_sec": 500.0, "bytes_per_sec": 0.0,
+        "latency": p, "uncorrected": p, "send_lateness": p,
+        "histograms": {"latency": h, "uncorrected": h, "send_lateness": h, "req_per_sec": h},
+        "notes": [], "run_id": run_id, "shard": {"index": index, "count": count},
+        "start": {"intended": "2026-11-30T18:00:00Z", "intended_unix_ns": 1u64,
+                  "actual": "2026-11-30T18:00:00Z", "actual_unix_ns": start_ns, "late_ns": 0}
+    })
+}
+
+/// Documents pretty-printed one after another, with a log line between two, as kubectl prints.
+fn stream(docs: &[Value]) -> String {
+    let mut text = String::new();
+    for (i, doc) in docs.iter().enumerate() {
+        text.push_str(&serde_json::to_string_pretty(doc).unwrap());
+        text.push('\n');
+        if i == 0 {
+            text.push_str("tsumo: warning: {not json} from a pod's stderr\n");
+        }
+    }
+    text
+}
+
+fn runs(docs: &[Value]) -> Vec<LoadedRun> {
+    documents(&stream(docs), "logs").unwrap()
+}
+
+#[test]
+fn a_stream_of_shards_merges_with_a_line_per_shard() {
+    let t = 1_796_061_600_000_000_000u64;
+    let docs: Vec<Value> = (1..=4)
+        .map(|i| shard_doc("r1", i, 4, t + i as u64 * 1_000_000))
+        .collect();
+    let loaded = runs(&docs);
+    assert_eq!(loaded.len(), 4);
+    assert_eq!(loaded[2].source, "logs #3");
+    assert!(check(&loaded, false).unwrap().is_empty());
+    let merged = merge(&loaded, None, false).unwrap();
+    let doc = merged.to_json();
+    assert_eq!(doc["counters"]["requests"], 10_010);
+    assert_eq!(doc["plan"]["rate"], 2000);
+    assert_eq!(doc["run_id"], "r1");
+    assert!(
+        doc.get("shard").is_none() && doc.get("start").is_none(),
+        "{doc}"
+    );
+    let lines = crate::report::merge::summary(&loaded, &merged);
+    assert!(
+        lines[0].starts_with("Merged 4 parts of run r1: 2000.0 req/s, 10010 requests"),
+        "{}",
+        lines[0]
+    );
+    assert!(lines[0].ends_with("start skew 3.000 ms"), "{}", lines[0]);
+    assert_eq!(lines.len(), 5);
+    assert!(
+        lines[4].contains("shard 4/4") && lines[4].contains("start skew 3.000 ms"),
+        "{}",
+        lines[4]
+    );
+}
+
+#[test]
+fn mixed_runs_missing_and_duplicate_shards_are_named() {
+    let t = 1_796_061_600_000_000_000u64;
+    let error = |docs: &[Value]| merge(&runs(docs), None, false).unwrap_err().to_string();
+    let e = error(&[shard_doc("r1", 1, 2, t), shard_doc("r2", 2, 2, t)]);
+    assert!(
+        e.contains("logs #2 is of run r2 but logs #1 is of run r1"),
+        "{e}"
+    );
+    let e = error(&[
+        shard_doc("r1", 1, 4, t),
+        shard_doc("r1", 2, 4, t),
+        shard_doc("r1", 4, 4, t),
+    ]);
+    assert!(
+        e.contains("run r1 has 4 shards but shard 3/4 is missing"),
+        "{e}"
+    );
+    let e = error(&[shard_doc("r1", 2, 2, t), shard_doc("r1", 2, 2, t + 1)]);
+    assert!(
+        e.contains("shard 2/2 of run r1 given twice (logs #1 and logs #2)"),
+        "{e}"
+    );
+    let e = error(&[shard_doc("r1", 1, 2, t), shard_doc("r1", 1, 1, t)]);
+    assert!(e.contains("logs #2 is a whole run, not a shard"), "{e}");
+    let e = error(&[shard_doc("r1", 1, 2, t), shard_doc("r1", 2, 3, t)]);
+    assert!(e.contains("disagree on how many"), "{e}");
+    // --force merges what is there, with a warning naming the missing shard.
+    let some = runs(&[shard_doc("r1", 1, 3, t), shard_doc("r1", 3, 3, t)]);
+    let merged = merge(&some, None, true).unwrap();
+    assert!(
+        merged
+            .warnings
+            .iter()
+            .any(|w| w.contains("shard 2/3 is missing")),
+        "{:?}",
+        merged.warnings
+    );
+    assert!(documents("no json here\n", "x").is_err());
+}

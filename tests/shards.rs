@@ -1,0 +1,290 @@
+//! One run split over several tsumo processes (`--shard I/N`, `--start-at`), merged back with
+//! `tsumo merge` from one stream of JSON documents — what a Kubernetes Indexed Job's pods print
+//! with `--json - --quiet` — against a real nginx on 127.0.0.1.
+
+mod common;
+
+use std::io::Write;
+use std::process::Stdio;
+use std::time::Duration;
+
+use common::majiang::Majiang;
+use common::nginx::Nginx;
+use common::{json_f64, json_u64, run_tsumo, tsumo, TempDir};
+use tsumo::sys::wallclock::{format_rfc3339, unix_now_ns};
+
+const SHARDS: usize = 4;
+const RATE: f64 = 2000.0;
+
+#[test]
+fn four_shards_started_apart_start_together_and_merge_to_the_whole_rate() {
+    let nginx = Nginx::start();
+    let url = nginx.http_url("/index.html");
+    // One instant 2 s ahead for every shard; the processes start 150 ms apart.
+    let start_at = format_rfc3339(unix_now_ns() + 2_000_000_000);
+    let shards: Vec<_> = (1..=SHARDS)
+        .map(|i| {
+            let (url, start_at) = (url.clone(), start_at.clone());
+            let handle = std::thread::spawn(move || {
+                let shard = format!("{i}/{SHARDS}");
+                let args = [
+                    "-t1",
+                    "-c8",
+                    "-R2000",
+                    "-d5s",
+                    "--shard",
+                    &shard,
+                    "--start-at",
+                    &start_at,
+                    "--json",
+                    "-",
+                    "--quiet",
+                    &url,
+                ];
+                run_tsumo(&args, Duration::from_secs(40))
+            });
+            std::thread::sleep(Duration::from_millis(150));
+            handle
+        })
+        .collect();
+    let runs: Vec<_> = shards
+        .into_iter()
+        .map(|h| h.join().expect("shard thread"))
+        .collect();
+    let docs: Vec<serde_json::Value> = runs.iter().map(|r| r.assert_success().json()).collect();
+
+    // Each shard: its part, the same run id, and a start on the instant.
+    let run_id = docs[0]["run_id"].as_str().expect("run_id").to_string();
+    let mut starts = Vec::new();
+    for (i, doc) in docs.iter().enumerate() {
+        assert_eq!(doc["run_id"], run_id.as_str());
+        assert_eq!(doc["shard"]["index"], i + 1);
+        assert_eq!(doc["shard"]["count"], SHARDS);
+        assert_eq!(doc["plan"]["rate"], 500);
+        assert_eq!(doc["plan"]["connections"], 2);
+        assert_eq!(doc["start"]["intended"], start_at.as_str());
+        let late_ms = json_f64(doc, "start.late_ns") / 1e6;
+        assert!(
+            (0.0..10.0).contains(&late_ms),
+            "shard {} late {late_ms} ms",
+            i + 1
+        );
+        starts.push(json_u64(doc, "start.actual_unix_ns"));
+    }
+    let skew_ms = (starts.iter().max().unwrap() - starts.iter().min().unwrap()) as f64 / 1e6;
+    assert!(skew_ms < 10.0, "start skew {skew_ms} ms: {starts:?}");
+
+    // One stream, as `kubectl logs` prints the pods (with a stray stderr line), on stdin.
+    let dir = TempDir::new("tsumo-shards");
+    let merged_path = dir.path().join("merged.json");
+    let mut stream = String::new();
+    for run in &runs {
+        stream.push_str(&run.stdout);
+        stream.push_str("tsumo: a line of a pod's stderr\n");
+    }
+    let mut child = tsumo()
+        .args(["merge", "-", "-o"])
+        .arg(&merged_path)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn tsumo merge");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(stream.as_bytes())
+        .expect("write stream");
+    let out = child.wait_with_output().expect("tsumo merge");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert!(
+        lines[0].starts_with(&format!("Merged 4 parts of run {run_id}: ")),
+        "{stdout}"
+    );
+    assert_eq!(lines.len(), 1 + SHARDS, "{stdout}");
+    for (i, line) in lines[1..].iter().enumerate() {
+        assert!(line.contains(&format!("shard {}/4", i + 1)), "{line}");
+        assert!(
+            line.contains("req/s") && line.contains("start skew"),
+            "{line}"
+        );
+    }
+
+    let merged: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&merged_path).expect("merged.json"))
+            .expect("merged JSON");
+    let rate = json_f64(&merged, "requests_per_sec");
+    assert!(
+        (rate - RATE).abs() / RATE < 0.01,
+        "merged rate {rate}/s, not within 1% of {RATE}\n{stdout}"
+    );
+    assert_eq!(merged["plan"]["rate"], 2000);
+    let counts: u64 = docs.iter().map(|d| json_u64(d, "latency.count")).sum();
+    assert_eq!(json_u64(&merged, "latency.count"), counts);
+    assert_eq!(
+        json_u64(&merged, "counters.requests"),
+        docs.iter()
+            .map(|d| json_u64(d, "counters.requests"))
+            .sum::<u64>()
+    );
+    assert_eq!(json_u64(&merged, "counters.errors.read"), 0);
+    assert_eq!(merged["run_id"], run_id.as_str());
+    eprintln!("{stdout}");
+
+    // Three of the four: the missing one is named. Another run's shard: refused.
+    let write = |name: &str, docs: &[serde_json::Value]| {
+        let path = dir.path().join(name);
+        let text: String = docs
+            .iter()
+            .map(|d| serde_json::to_string_pretty(d).expect("JSON") + "\n")
+            .collect();
+        std::fs::write(&path, text).expect("write");
+        path.display().to_string()
+    };
+    let out = dir.path().join("out.json").display().to_string();
+    let three = write(
+        "three.json",
+        &[docs[0].clone(), docs[1].clone(), docs[3].clone()],
+    );
+    let run = run_tsumo(&["merge", &three, "-o", &out], Duration::from_secs(10));
+    assert_eq!(run.status.code(), Some(1), "{}", run.stderr);
+    assert!(
+        run.stderr.contains(&format!(
+            "run {run_id} has 4 shards but shard 3/4 is missing"
+        )),
+        "{}",
+        run.stderr
+    );
+    let mut other = docs[2].clone();
+    other["run_id"] = serde_json::json!("another-run");
+    let mixed = write(
+        "mixed.json",
+        &[docs[0].clone(), docs[1].clone(), other, docs[3].clone()],
+    );
+    let run = run_tsumo(&["merge", &mixed, "-o", &out], Duration::from_secs(10));
+    assert_eq!(run.status.code(), Some(1), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("is of run another-run but") && run.stderr.contains("do not merge"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn bad_shards_and_start_times_stop_before_any_traffic() {
+    for (args, want) in [
+        (
+            &["-c10", "--shard", "1/4", "http://127.0.0.1:9/"][..],
+            "-c 10 connections do not split evenly into 4 shards: use a multiple of 4 (8 or 12)",
+        ),
+        (
+            &["-c8", "-R999", "--shard", "1/4", "http://127.0.0.1:9/"][..],
+            "-R 999 requests/s does not split evenly into 4 shards",
+        ),
+        (
+            &["--start-at", "2001-01-01T00:00:00Z", "http://127.0.0.1:9/"][..],
+            "--start-at 2001-01-01T00:00:00Z is ",
+        ),
+        (
+            &["mahjong", "-c20", "--shard", "2/4", "http://127.0.0.1:9/s"][..],
+            "-c 20 players are 5 tables, which do not split evenly into 4 shards",
+        ),
+    ] {
+        let run = run_tsumo(args, Duration::from_secs(10));
+        assert_eq!(run.status.code(), Some(1), "{args:?}: {}", run.stderr);
+        assert!(
+            run.stderr.starts_with(&format!("tsumo: {want}")),
+            "{}",
+            run.stderr
+        );
+        assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+    }
+}
+
+/// Two mahjong shards of 8 players each (one 16-player session), started on one instant and
+/// cut by `-d`: every player logs in under its own name (the whole session's numbering), plays,
+/// and logs out; the merge counts 16 of each and the server is left without sessions.
+#[test]
+fn two_mahjong_shards_are_one_session_of_distinct_players() {
+    let server = Majiang::start();
+    let url = server.url();
+    let start_at = format_rfc3339(unix_now_ns() + 2_000_000_000);
+    let shards: Vec<_> = (1..=2)
+        .map(|i| {
+            let (url, start_at) = (url.clone(), start_at.clone());
+            std::thread::spawn(move || {
+                let shard = format!("{i}/2");
+                let args = [
+                    "mahjong",
+                    "-c16",
+                    "-t1",
+                    "--think",
+                    "0",
+                    "--ramp",
+                    "5ms",
+                    "-d",
+                    "5s",
+                    "--shard",
+                    &shard,
+                    "--start-at",
+                    &start_at,
+                    "--json",
+                    "-",
+                    "--quiet",
+                    &url,
+                ];
+                run_tsumo(&args, Duration::from_secs(60))
+            })
+        })
+        .collect();
+    let runs: Vec<_> = shards
+        .into_iter()
+        .map(|h| h.join().expect("shard"))
+        .collect();
+    let docs: Vec<serde_json::Value> = runs.iter().map(|r| r.assert_success().json()).collect();
+    for doc in &docs {
+        assert_eq!(doc["plan"]["players"], 8);
+        assert_eq!(doc["run_id"], docs[0]["run_id"]);
+        assert!(json_f64(doc, "start.late_ns") < 10e6, "{doc:#}");
+    }
+    let dir = TempDir::new("tsumo-shards-mahjong");
+    let stream = dir.path().join("logs.txt");
+    std::fs::write(
+        &stream,
+        runs.iter().map(|r| r.stdout.as_str()).collect::<String>(),
+    )
+    .expect("write stream");
+    let merged_path = dir.path().join("merged.json");
+    let merge = run_tsumo(
+        &[
+            "merge",
+            &stream.display().to_string(),
+            "-o",
+            &merged_path.display().to_string(),
+        ],
+        Duration::from_secs(10),
+    );
+    merge.assert_success();
+    assert!(
+        merge.stdout.starts_with("Merged 2 parts of run "),
+        "{}",
+        merge.stdout
+    );
+    let merged: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&merged_path).expect("merged"))
+            .expect("merged JSON");
+    assert_eq!(merged["plan"]["players"], 16);
+    for name in ["login", "connect", "logout"] {
+        assert_eq!(merged["phases"][name]["ok"], 16, "{name}: {merged:#}");
+        assert_eq!(merged["phases"][name]["failed"], 0, "{name}: {merged:#}");
+    }
+    assert_eq!(merged["games"]["started"], 4, "{merged:#}");
+    assert_eq!(server.wait_session_files(0, Duration::from_secs(5)), 0);
+}
