@@ -87,7 +87,7 @@ pub fn render(r: &MahjongResult) -> String {
         rec.games_started, rec.games_completed, rec.games_aborted
     );
     for (kind, played) in &rec.bots {
-        players_line(&mut out, kind, &SavedBot::of(played));
+        players_line(&mut out, kind, played);
     }
     if !rec.steps.is_empty() {
         let _ = writeln!(

@@ -343,7 +343,7 @@ fn merge_mahjong(runs: &[LoadedRun], label: &str) -> Result<SavedSession, Error>
     merged.bots.clear();
     for s in all() {
         for (kind, bot) in &s.bots {
-            merged.bots.entry(kind.clone()).or_default().add(bot);
+            merged.bots.entry(kind.clone()).or_default().merge(bot);
         }
     }
     merged.label = label.to_string();

@@ -113,76 +113,9 @@ pub struct SavedSessionPlan {
     pub rule: serde_json::Value,
 }
 
-/// What the players of one bot kind did (summed over players: a hand counts once per player).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SavedBot {
-    /// Hands dealt, per player.
-    pub hands: u64,
-    /// Own wins on own draw, on another's tile; hands that ended drawn (per player).
-    pub tsumo: u64,
-    pub ron: u64,
-    pub draws: u64,
-    pub riichi: u64,
-    pub chi: u64,
-    pub pon: u64,
-    pub open_kan: u64,
-    pub closed_kan: u64,
-    pub added_kan: u64,
-    /// Replies the server did not carry out, by what was asked.
-    pub rejected: BTreeMap<String, u64>,
-    pub first_rejected: Vec<String>,
-    /// Times a player lost track of its hand (and played tsumogiri until the next deal).
-    pub lost_track: u64,
-}
-
-impl SavedBot {
-    pub fn of(p: &PlayStats) -> SavedBot {
-        SavedBot {
-            hands: p.hands,
-            tsumo: p.tsumo,
-            ron: p.ron,
-            draws: p.draws,
-            riichi: p.riichi,
-            chi: p.chi,
-            pon: p.pon,
-            open_kan: p.open_kan,
-            closed_kan: p.closed_kan,
-            added_kan: p.added_kan,
-            rejected: p
-                .rejected
-                .iter()
-                .map(|(k, n)| (k.to_string(), *n))
-                .collect(),
-            first_rejected: p.first_rejected.clone(),
-            lost_track: p.lost_track,
-        }
-    }
-
-    /// Sums another session's counts into this one (for `tsumo merge`).
-    pub fn add(&mut self, o: &SavedBot) {
-        self.hands += o.hands;
-        self.tsumo += o.tsumo;
-        self.ron += o.ron;
-        self.draws += o.draws;
-        self.riichi += o.riichi;
-        self.chi += o.chi;
-        self.pon += o.pon;
-        self.open_kan += o.open_kan;
-        self.closed_kan += o.closed_kan;
-        self.added_kan += o.added_kan;
-        for (k, n) in &o.rejected {
-            *self.rejected.entry(k.clone()).or_default() += n;
-        }
-        self.first_rejected.extend(o.first_rejected.iter().cloned());
-        self.first_rejected
-            .truncate(crate::stats::mahjong::KEPT_ERRORS);
-        self.lost_track += o.lost_track;
-    }
-
-    pub fn rejected_total(&self) -> u64 {
-        self.rejected.values().sum()
-    }
-}
+/// What the players of one bot kind did (summed over players: a hand counts once per player):
+/// the recorder's own type, saved as it is.
+pub type SavedBot = PlayStats;
 
 /// A histogram's usual percentiles (µs, wrk2's arithmetic) and the histogram itself.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -332,7 +265,7 @@ impl SavedSession {
             bots: rec
                 .bots
                 .iter()
-                .map(|(kind, p)| (kind.to_string(), SavedBot::of(p)))
+                .map(|(kind, p)| (kind.to_string(), p.clone()))
                 .collect(),
             tsumo: SavedOwnUsage {
                 cpu_s: r.cpu_seconds,

@@ -93,7 +93,10 @@ pub fn add_errors(kinds: &mut BTreeMap<String, ErrorGroup>, kind: &str, group: &
 
 /// What the players of one bot kind did, summed over players (a hand counts once per player
 /// that played it), and the replies the server did not carry out.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+///
+/// Saved as it is in a session's JSON (`bots`), and merged by the same [`PlayStats::merge`]
+/// there as here.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PlayStats {
     /// Hands dealt (`qipai`), per player.
     pub hands: u64,
@@ -112,7 +115,7 @@ pub struct PlayStats {
     pub added_kan: u64,
     /// Replies the server did not carry out, by what was asked (`discard`, `riichi`, `tsumo`,
     /// `ron`, `kan`, `chi`, `pon`).
-    pub rejected: BTreeMap<&'static str, u64>,
+    pub rejected: BTreeMap<String, u64>,
     /// The first few rejected replies, in words.
     pub first_rejected: Vec<String>,
     /// Times a player lost track of its own hand (a message it could not apply); it then plays
@@ -122,7 +125,7 @@ pub struct PlayStats {
 
 impl PlayStats {
     pub fn reject(&mut self, kind: &'static str, what: String) {
-        *self.rejected.entry(kind).or_default() += 1;
+        *self.rejected.entry(kind.to_string()).or_default() += 1;
         if self.first_rejected.len() < KEPT_ERRORS {
             self.first_rejected.push(what);
         }
@@ -144,7 +147,7 @@ impl PlayStats {
         self.closed_kan += other.closed_kan;
         self.added_kan += other.added_kan;
         for (kind, n) in &other.rejected {
-            *self.rejected.entry(kind).or_default() += n;
+            *self.rejected.entry(kind.clone()).or_default() += n;
         }
         for e in &other.first_rejected {
             if self.first_rejected.len() < KEPT_ERRORS {
