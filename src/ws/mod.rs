@@ -1,8 +1,13 @@
 //! The WebSocket side of the mahjong mode. majiang-server speaks socket.io, which is a thin text
-//! framing (Engine.IO v4 packets carrying socket.io v5 packets) over an ordinary WebSocket. The
-//! framing is a few dozen lines and lives here as pure functions ([`socketio`]), so it can be
-//! tested without a socket and costs no dependency; the transport that carries the frames sits
-//! next to it.
+//! framing (Engine.IO v4 packets carrying socket.io v5 packets) over an ordinary WebSocket. Both
+//! layers are ours: the socket.io framing is a few dozen lines of pure functions ([`socketio`]),
+//! and the WebSocket client is a codec on our own TCP/TLS stream — the upgrade ([`handshake`],
+//! with the [`sha1`] it needs), RFC 6455 framing in one read buffer ([`codec`]) and the socket
+//! that drives them ([`transport`]) — because a player's CPU per message is what a mahjong run
+//! spends, and a general-purpose library's wakers, buffers and copies were most of it.
 
+pub mod codec;
+pub mod handshake;
+pub mod sha1;
 pub mod socketio;
 pub mod transport;

@@ -6,9 +6,7 @@
 
 use std::sync::atomic::Ordering;
 
-use futures_util::SinkExt;
 use thiserror::Error;
-use tokio_tungstenite::tungstenite::Message;
 
 use super::retry::{retry, until_stopped, Failed, SHUTDOWN_GRACE};
 use super::{Interrupt, Player};
@@ -215,14 +213,13 @@ impl Player {
     pub(super) async fn close_socket(&mut self) {
         if let (Some(room_no), Some(uid)) = (self.room.clone(), self.uid.clone()) {
             if !self.playing {
-                let _ = self.send(messages::leave_room(&room_no, &uid)).await;
+                let _ = self.send(&messages::leave_room(&room_no, &uid)).await;
             }
         }
         if let Some(mut ws) = self.ws.take() {
-            let _ = ws
-                .send(Message::text(socketio::DISCONNECT.to_string()))
-                .await;
-            let _ = tokio::time::timeout(std::time::Duration::from_secs(2), ws.close(None)).await;
+            let _ = ws.send_text(socketio::DISCONNECT).await;
+            // The close handshake, bounded: a server that never answers must not hold the logout.
+            let _ = tokio::time::timeout(std::time::Duration::from_secs(2), ws.close()).await;
         }
         if self.playing {
             self.ctx.live.playing.fetch_sub(1, Ordering::Relaxed);

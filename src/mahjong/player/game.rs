@@ -42,7 +42,7 @@ impl Player {
                 self.start_sent = Some(clock::now());
                 self.kaiju_at = None;
                 self.last_request = None;
-                self.send(messages::start(&room_no, &plan.rule, &timer))
+                self.send(&messages::start(&room_no, &plan.rule, &timer))
                     .await?;
             }
         }
@@ -109,7 +109,7 @@ impl Player {
             }
         }
         self.record_reply_lateness(received);
-        self.send(frame).await
+        self.send(&frame).await
     }
 
     /// Owner: the time since the previous request of this table, credited to the kind of step
@@ -169,7 +169,7 @@ impl Player {
     pub(super) async fn send_pending(&mut self) -> Result<(), Interrupt> {
         if let Some(pending) = self.pending.take() {
             self.record_reply_lateness(pending.due);
-            self.send(pending.frame).await?;
+            self.send(&pending.frame).await?;
         }
         Ok(())
     }

@@ -15,17 +15,16 @@ use std::rc::Rc;
 use std::sync::atomic::Ordering;
 use std::task::Poll;
 
-use futures_util::{SinkExt, StreamExt};
 use serde_json::Value;
 use tokio::sync::watch;
 use tokio::time::Sleep;
-use tokio_tungstenite::tungstenite::Message;
 
 use super::{Interrupt, Player};
 use crate::mahjong::messages::{self, ServerEvent};
 use crate::mahjong::phase::Phase;
 use crate::timing::clock::{self, Nanos};
-use crate::ws::socketio::{self, Packet};
+use crate::ws::socketio::{self, FrameError, Packet};
+use crate::ws::transport::{Message, WsError};
 
 /// What a wait ends on, besides shutdown and a lost socket.
 pub(super) struct Wait<F: Fn(&Player) -> bool> {
@@ -140,7 +139,16 @@ impl Player {
             let think = self.pending.as_mut().map(|p| p.timer.as_mut());
             tokio::select! {
                 biased;
-                frame = ws.next() => self.on_frame(frame).await?,
+                frame = ws.next() => {
+                    // Decoded while the text is borrowed from the socket's buffer; handled after.
+                    let received = clock::now();
+                    let frame = match frame {
+                        Ok(Message::Text(text)) => Ok(Some((text.len(), socketio::parse(text)))),
+                        Ok(Message::Binary(_)) => Ok(None),
+                        Err(e) => Err(e),
+                    };
+                    self.on_frame(frame, received).await?
+                }
                 _ = opt(think) => self.send_pending().await?,
                 _ = opt(deadline.as_mut().as_pin_mut()) => return Ok(()),
                 _ = opt(table_changed) => {}
@@ -149,14 +157,23 @@ impl Player {
         }
     }
 
-    /// Handles one frame (or the end of the stream).
+    /// Handles one frame (its length and socket.io packet; `None` for a binary one, which
+    /// majiang-server never sends), or the socket's end.
     async fn on_frame(
         &mut self,
-        frame: Option<Result<Message, tokio_tungstenite::tungstenite::Error>>,
+        frame: Result<Option<(usize, Result<Packet, FrameError>)>, WsError>,
+        received: Nanos,
     ) -> Result<(), Interrupt> {
-        let text = match frame {
-            Some(Ok(Message::Text(text))) => text,
-            Some(Ok(Message::Close(_))) | None | Some(Err(_)) => {
+        let (len, packet) = match frame {
+            Ok(Some(text)) => text,
+            Ok(None) => return Ok(()),
+            Err(e) => {
+                if let WsError::Protocol(_) | WsError::TooLong { .. } = e {
+                    self.note_error(
+                        "WebSocket protocol violation",
+                        format!("{}: {e}", self.name()),
+                    );
+                }
                 self.ws = None;
                 self.table.set_broken();
                 self.ctx.recorder.borrow_mut().disconnects += 1;
@@ -164,18 +181,16 @@ impl Player {
                 // play_game counts the aborted game.
                 return Err(Interrupt::Disconnected);
             }
-            Some(Ok(_)) => return Ok(()),
         };
-        let received = clock::now();
         {
             let mut rec = self.ctx.recorder.borrow_mut();
             rec.messages_in += 1;
-            rec.bytes_in += text.len() as u64;
+            rec.bytes_in += len as u64;
         }
         self.ctx.live.messages.fetch_add(1, Ordering::Relaxed);
-        match socketio::parse(text.as_str()) {
-            Ok(Packet::Ping) => self.send(socketio::PONG.to_string()).await,
-            Ok(Packet::Open { .. }) => self.send(socketio::CONNECT.to_string()).await,
+        match packet {
+            Ok(Packet::Ping) => self.send(socketio::PONG).await,
+            Ok(Packet::Open { .. }) => self.send(socketio::CONNECT).await,
             Ok(Packet::Event { name, args }) => self.on_event(&name, &args, received).await,
             Ok(Packet::Disconnected) => {
                 self.note_error(
@@ -275,12 +290,12 @@ impl Player {
         Ok(())
     }
 
-    pub(super) async fn send(&mut self, frame: String) -> Result<(), Interrupt> {
+    pub(super) async fn send(&mut self, frame: &str) -> Result<(), Interrupt> {
         let Some(ws) = self.ws.as_mut() else {
             return Err(Interrupt::Disconnected);
         };
         let len = frame.len() as u64;
-        match ws.send(Message::text(frame)).await {
+        match ws.send_text(frame).await {
             Ok(()) => {
                 let mut rec = self.ctx.recorder.borrow_mut();
                 rec.messages_out += 1;

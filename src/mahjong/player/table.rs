@@ -83,7 +83,7 @@ impl Player {
         if self.owner {
             self.room = None;
             self.members = 0;
-            self.send(messages::create_room()).await?;
+            self.send(&messages::create_room()).await?;
             self.serve_table(deadline, |p| p.members >= 4 || p.table.is_broken())
                 .await?;
         } else {
@@ -93,7 +93,7 @@ impl Player {
             .await?;
             if let Some(room_no) = self.table.room() {
                 self.room_seen = false;
-                self.send(messages::join_room(&room_no)).await?;
+                self.send(&messages::join_room(&room_no)).await?;
                 self.serve_table(deadline, |p| p.room_seen || p.table.is_broken())
                     .await?;
             }
