@@ -219,10 +219,9 @@ impl WebSocket {
         if !self.close_sent {
             self.close_sent = true;
             // Codes a peer must not send back (1005, 1006, 1015 and unassigned ones) become 1000.
-            let echo = match code {
-                Some(c @ (1000..=1003 | 1007..=1014 | 3000..=4999)) => c,
-                _ => 1000,
-            };
+            let echo = code
+                .filter(|c| matches!(c, 1000..=1003 | 1007..=1014 | 3000..=4999))
+                .unwrap_or(1000);
             self.queue(OpCode::Close, &echo.to_be_bytes());
             // A server that is gone cannot take the answer; the close is what matters.
             let _ = self.finish_write().await;

@@ -26,6 +26,10 @@ use crate::timing::clock::{self, Nanos};
 use crate::ws::socketio::{self, FrameError, Packet};
 use crate::ws::transport::{Message, WsError};
 
+/// A frame off the socket, decoded while its text was borrowed from the read buffer: its length
+/// and socket.io packet, `None` for a binary frame, or why the socket ended.
+type Incoming = Result<Option<(usize, Result<Packet, FrameError>)>, WsError>;
+
 /// What a wait ends on, besides shutdown and a lost socket.
 pub(super) struct Wait<F: Fn(&Player) -> bool> {
     /// Ends (Ok) when this holds.
@@ -159,11 +163,7 @@ impl Player {
 
     /// Handles one frame (its length and socket.io packet; `None` for a binary one, which
     /// majiang-server never sends), or the socket's end.
-    async fn on_frame(
-        &mut self,
-        frame: Result<Option<(usize, Result<Packet, FrameError>)>, WsError>,
-        received: Nanos,
-    ) -> Result<(), Interrupt> {
+    async fn on_frame(&mut self, frame: Incoming, received: Nanos) -> Result<(), Interrupt> {
         let (len, packet) = match frame {
             Ok(Some(text)) => text,
             Ok(None) => return Ok(()),
