@@ -208,7 +208,13 @@ impl Inbound {
                 self.buf.truncate(pending);
                 self.start = 0;
             }
-            self.buf.reserve_exact(want - pending);
+            if self.needed > 0 {
+                // A frame of known length: exactly its size.
+                self.buf.reserve_exact(want - pending);
+            } else {
+                // Unknown (a long response head): grow by doubling, not byte by byte.
+                self.buf.reserve(want - pending);
+            }
         }
         &mut self.buf
     }

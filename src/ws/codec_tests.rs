@@ -226,3 +226,19 @@ fn handshake_leftovers_are_kept_as_frames() {
     let decoded = inbound.decode().unwrap().unwrap();
     assert_eq!(inbound.payload(decoded.payload), b"0{}");
 }
+
+#[test]
+fn a_long_handshake_head_is_read_in_few_reads() {
+    // Before any frame, the length wanted is unknown: the buffer doubles, not one byte a read.
+    let mut inbound = Inbound::new(1024);
+    let (mut reads, mut filled) = (0, 0);
+    while filled < 16 * 1024 {
+        let buf = inbound.read_buffer();
+        let spare = buf.capacity() - buf.len();
+        buf.extend(std::iter::repeat_n(b'h', spare));
+        filled += spare;
+        reads += 1;
+    }
+    assert!(reads <= 8, "{reads} reads for {filled} bytes");
+    assert_eq!(inbound.buffered().len(), filled);
+}
