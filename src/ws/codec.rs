@@ -13,7 +13,7 @@
 
 use std::ops::Range;
 
-use super::transport::WsError;
+use super::error::WsError;
 
 /// The read buffer's resting size: a `GAME` message is about 100 bytes, `kaiju` (with the rule)
 /// about 1.5 KB.
