@@ -29,10 +29,10 @@ tsumo mahjong — bot players in full mahjong games against a majiang-server
 Usage: tsumo mahjong [options] <server-url>     (e.g. http://127.0.0.1:4615/server)
 
 Every player logs in, opens its socket.io WebSocket, sits at a table (four to a table: one
-creates the room, three join; see --seats), all tables start together, play their games with a think time
-on every decision, and every player logs out. Each
-phase completes for every player before the next starts. The report shows how long each phase
-took, how the server paced the games, and how late tsumo itself replied.
+creates the room, three join; see --seats), all tables start together, play their games
+with a think time on every decision, and every player logs out. Each phase completes for
+every player before the next starts. The report shows how long each phase took, how the
+server paced the games, and how late tsumo itself replied.
 
 Options:
   -c, --players <N>          Bot players, a multiple of --seats [default: 4]
