@@ -17,48 +17,34 @@ use crate::mahjong::hand::tile::{self, Counts, Tile, KINDS};
 /// Most pairs one suit can set aside (one per position).
 const MAX_PAIRED: usize = 9;
 
-/// Sets, partial sets and isolated tiles packed one a byte (bytes 0, 1, 2), so that the
-/// summaries of the suits add up in one addition each.
+/// Sets, partial sets and isolated tiles packed in bits 0–3, 4–7 and 8–12, so that the
+/// summaries of the suits add up in one addition each and the sum indexes [`FORMULA`]. A hand
+/// of at most 15 tiles cannot overflow a field (at most 5 sets, 7 partial sets, 15 isolated).
 type Packed = u32;
 
+const PACKED_BITS: u32 = 13;
+
 fn pack(split: Split) -> Packed {
-    Packed::from(split.sets) | Packed::from(split.partial) << 8 | Packed::from(split.isolated) << 16
+    Packed::from(split.sets) | Packed::from(split.partial) << 4 | Packed::from(split.isolated) << 8
 }
 
-/// Sets, partial sets and isolated tiles below which [`FORMULA`] has the answer.
-const FORMULA_SETS: usize = 8;
-const FORMULA_PARTIAL: usize = 8;
-const FORMULA_ISOLATED: usize = 16;
-const FORMULA_SIZE: usize = FORMULA_SETS * FORMULA_PARTIAL * FORMULA_ISOLATED;
-
-/// [`formula`] tabled, without a pair set aside (first half) and with one (second half).
-static FORMULA: [i8; 2 * FORMULA_SIZE] = {
-    let mut table = [0i8; 2 * FORMULA_SIZE];
+/// [`formula`] for every packed sum, without a pair set aside (first half) and with one.
+static FORMULA: [i8; 2 << PACKED_BITS] = {
+    let mut table = [0i8; 2 << PACKED_BITS];
     let mut i = 0;
     while i < table.len() {
-        let j = i % FORMULA_SIZE;
-        let m = j / (FORMULA_PARTIAL * FORMULA_ISOLATED);
-        let d = j / FORMULA_ISOLATED % FORMULA_PARTIAL;
-        let g = j % FORMULA_ISOLATED;
-        table[i] = formula(m as i32, d as i32, g as i32, i >= FORMULA_SIZE) as i8;
+        let sum = i & ((1 << PACKED_BITS) - 1);
+        let (m, d, g) = (sum & 15, sum >> 4 & 15, sum >> 8 & 31);
+        table[i] = formula(m as i32, d as i32, g as i32, i >> PACKED_BITS == 1) as i8;
         i += 1;
     }
     table
 };
 
-/// [`formula`] of packed sums.
+/// [`formula`] of a packed sum.
 fn evaluate(sum: Packed, pair: bool) -> i32 {
-    let (m, d, g) = (
-        (sum & 0xff) as usize,
-        (sum >> 8 & 0xff) as usize,
-        (sum >> 16 & 0xff) as usize,
-    );
-    if m < FORMULA_SETS && d < FORMULA_PARTIAL && g < FORMULA_ISOLATED {
-        let i = (m * FORMULA_PARTIAL + d) * FORMULA_ISOLATED + g;
-        i32::from(FORMULA[usize::from(pair) * FORMULA_SIZE + i])
-    } else {
-        formula(m as i32, d as i32, g as i32, pair)
-    }
+    let i = (usize::from(pair) << PACKED_BITS) | (sum as usize & ((1 << PACKED_BITS) - 1));
+    i32::from(FORMULA[i])
 }
 
 /// A suit's summaries as majiang-core chooses between them: `a` and `b` packed, or one of
