@@ -21,10 +21,12 @@
 //!   connections, one connection's paced life — `conn` on httparse for HTTP/1.1, `h2` on hyper
 //!   with up to `-m` streams in flight; the two share the worker, its schedule, pacer, recorder
 //!   and report, so HTTP/2 is one connection kind, not a copy of the mode) and [`mahjong`] (bot
-//!   players in lockstep phases — login, socket, table, games, logout, always logged out — the
+//!   players in lockstep phases — login, socket, table (`--seats` of tsumo's players each, the
+//!   rest of the room left to players from outside), games, logout, always logged out — the
 //!   bot with its two players, `tsumogiri` and the real `shanten` player, and the rule object;
 //!   `mahjong::hand` is the hand logic the real player stands on, mirroring majiang-core:
-//!   table-driven shanten, legal discards, calls, kans, sure yaku; think time waits on tokio's
+//!   table-driven shanten kept per suit (a discard or a next tile recomputes one suit), legal
+//!   discards, calls, kans, sure yaku; think time waits on tokio's
 //!   millisecond timer, not the pacer, whose precision a 400 ms game step does not need). Each
 //!   is one implementation of the engine's `Mode` and `Worker` traits.
 //! - [`engine`]: one run for every mode: worker threads (one current-thread tokio runtime and

@@ -243,9 +243,11 @@ impl BotKind {
 pub struct MahjongPlan {
     /// The server's base URL, e.g. `http://127.0.0.1:4615/server` (path = the base path).
     pub server: Target,
-    /// This process's bot players (`-c`, divided by the shards), a multiple of 4: four to a
-    /// table.
+    /// This process's bot players (`-c`, divided by the shards), a multiple of `seats`.
     pub players: usize,
+    /// tsumo's players per table (`--seats`, 1–4); the other seats of each room are left for
+    /// players from outside (e.g. `majiang-bot`), and the table starts once the room is full.
+    pub seats: usize,
     /// `--shard`, `--start-at`, `--run-id`.
     pub part: Part,
     /// Worker threads (`-t`); every table lives on one thread.
@@ -296,9 +298,14 @@ pub struct MahjongPlan {
 }
 
 impl MahjongPlan {
+    /// This process's tables: `seats` players each.
+    pub fn tables(&self) -> usize {
+        self.players / self.seats.max(1)
+    }
+
     /// Tables on worker `thread`: tables are spread like connections in HTTP mode.
     pub fn tables_for_thread(&self, thread: usize) -> usize {
-        let tables = self.players / 4;
+        let tables = self.tables();
         tables / self.threads + usize::from(thread < tables % self.threads)
     }
 }

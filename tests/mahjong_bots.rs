@@ -1,10 +1,14 @@
 //! The real player (`--bot shanten`) at tables of its own against the real majiang-server,
 //! straight and through nginx: full games with wins, and not one reply the server refused (a
-//! discard, riichi, win, kan or call it did not carry out), everyone logged out afterwards.
+//! discard, riichi, win, kan or call it did not carry out), everyone logged out afterwards;
+//! and one of it at a table with three of majiang-server's own AI players (`--seats 1`).
 
 mod common;
 
-use std::time::Duration;
+use std::io::{BufRead, BufReader, Read};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
 
 use common::majiang::Majiang;
 use common::nginx::Nginx;
@@ -77,4 +81,162 @@ fn real_bots_play_through_nginx() {
     let url = format!("http://127.0.0.1:{}/server", nginx.port("majiang"));
     real_tables(&url, 8);
     assert_eq!(server.wait_session_files(0, Duration::from_secs(5)), 0);
+}
+
+/// Kills the processes still running when dropped (a failed test leaves no bot behind).
+struct Children(Vec<(String, Child)>);
+
+impl Drop for Children {
+    fn drop(&mut self) {
+        for (_, child) in &mut self.0 {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// Waits for `child` to exit, for at most `limit`; `None` if it is still running.
+fn wait_for(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
+    let started = Instant::now();
+    loop {
+        if let Ok(Some(status)) = child.try_wait() {
+            return Some(status);
+        }
+        if started.elapsed() > limit {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A whole pipe read on a thread, so a chatty process never blocks on it.
+fn drain(mut pipe: impl Read + Send + 'static) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = pipe.read_to_string(&mut text);
+        text
+    })
+}
+
+/// One tsumo real bot (`--seats 1`) and three of majiang-server's own AI players
+/// (`majiang-bot`, majiang-ai), which join the room tsumo prints: the game ends, tsumo's
+/// replies were all carried out, and everyone logged out.
+#[test]
+fn real_bot_finishes_a_game_with_three_majiang_ai_bots() {
+    let server = Majiang::start();
+    let url = server.url();
+    let mut tsumo = common::tsumo()
+        .args([
+            "mahjong",
+            "--seats",
+            "1",
+            "-c1",
+            "--bot",
+            "shanten",
+            "--think",
+            "0",
+            "--connect-timeout",
+            "60s",
+            "-d",
+            "6m",
+            "--json",
+            "-",
+            &url,
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn tsumo");
+    let stdout = drain(tsumo.stdout.take().expect("stdout piped"));
+    // stderr line by line: the room number comes first, the rest is kept for a failure.
+    let (room_tx, room_rx) = mpsc::channel();
+    let stderr_pipe = tsumo.stderr.take().expect("stderr piped");
+    let stderr = std::thread::spawn(move || {
+        let mut text = String::new();
+        for line in BufReader::new(stderr_pipe).lines().map_while(Result::ok) {
+            if let Some(rest) = line.strip_prefix("tsumo: room ") {
+                let room: String = rest.chars().take_while(|c| !c.is_whitespace()).collect();
+                let _ = room_tx.send(room);
+            }
+            text.push_str(&line);
+            text.push('\n');
+        }
+        text
+    });
+    let mut children = Children(vec![("tsumo".into(), tsumo)]);
+    let room = room_rx
+        .recv_timeout(Duration::from_secs(60))
+        .expect("tsumo prints the room number it opened");
+    assert!(
+        room.len() == 5 && room.chars().skip(1).all(|c| c.is_ascii_digit()),
+        "room {room:?}"
+    );
+
+    let client =
+        common::majiang::scripts_dir().join("node_modules/@kobalab/majiang-server/bin/client.js");
+    let mut bot_output = Vec::new();
+    for i in 1..=3 {
+        let mut bot = Command::new("node")
+            .arg(&client)
+            .args(["-r", &room, "-n", &format!("AI{i}"), &url])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run majiang-bot with node");
+        bot_output.push((
+            drain(bot.stdout.take().expect("stdout piped")),
+            drain(bot.stderr.take().expect("stderr piped")),
+        ));
+        children.0.push((format!("AI{i}"), bot));
+    }
+
+    // A 東風戦 with AI players takes about 150 s; tsumo's -d is 6 minutes.
+    let status = wait_for(&mut children.0[0].1, Duration::from_secs(7 * 60));
+    let mut bots_exited = Vec::new();
+    for (name, bot) in children.0.iter_mut().skip(1) {
+        bots_exited.push((name.clone(), wait_for(bot, Duration::from_secs(30))));
+    }
+    drop(children);
+    let stdout = stdout.join().unwrap_or_default();
+    let stderr = stderr.join().unwrap_or_default();
+    let bots: Vec<String> = bot_output
+        .into_iter()
+        .map(|(out, err)| {
+            format!(
+                "{}{}",
+                out.join().unwrap_or_default(),
+                err.join().unwrap_or_default()
+            )
+        })
+        .collect();
+    let context = format!("tsumo stderr:\n{stderr}\nbots:\n{}", bots.join("\n"));
+    assert!(
+        status.is_some_and(|s| s.success()),
+        "tsumo: {status:?}\nstdout:\n{stdout}\n{context}"
+    );
+    for (name, exited) in &bots_exited {
+        assert!(
+            exited.is_some_and(|s| s.success()),
+            "{name} did not exit cleanly after the game: {exited:?}\n{context}"
+        );
+    }
+
+    let doc: Value = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{stdout}\n{context}"));
+    assert_eq!(doc["games"]["completed"], 1, "{doc:#}");
+    assert_eq!(doc["errors"], 0, "{doc:#}");
+    assert_eq!(doc["disconnects"], 0, "{doc:#}");
+    let bot = &doc["bots"]["shanten"];
+    assert_eq!(bot["rejected"], serde_json::json!({}), "{bot:#}");
+    assert_eq!(bot["lost_track"], 0, "{bot:#}");
+    // Four hands (東風戦, no dealer repeat), for tsumo's one player.
+    assert_eq!(bot["hands"], 4, "{bot:#}");
+    assert_eq!(
+        server.wait_session_files(0, Duration::from_secs(10)),
+        0,
+        "sessions left behind (tsumo's or the bots'):\n{}",
+        server.log()
+    );
 }

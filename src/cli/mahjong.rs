@@ -29,13 +29,19 @@ tsumo mahjong — bot players in full mahjong games against a majiang-server
 Usage: tsumo mahjong [options] <server-url>     (e.g. http://127.0.0.1:4615/server)
 
 Every player logs in, opens its socket.io WebSocket, sits at a table (four to a table: one
-creates the room, three join), all tables start together, play their games with a think time
-on every decision, and every player logs out. Each
-phase completes for every player before the next starts. The report shows how long each phase
-took, how the server paced the games, and how late tsumo itself replied.
+creates the room, three join; see --seats), all tables start together, play their games
+with a think time on every decision, and every player logs out. Each phase completes for
+every player before the next starts. The report shows how long each phase took, how the
+server paced the games, and how late tsumo itself replied.
 
 Options:
-  -c, --players <N>          Bot players, a multiple of 4 [default: 4]
+  -c, --players <N>          Bot players, a multiple of --seats [default: 4]
+      --seats <N>            tsumo's players per table, 1 to 4 [default: 4]. With fewer
+                             than 4, the other seats are for players from outside, such as
+                             majiang-server's AI (majiang-bot -r ROOM URL): each table's room
+                             number is printed on stderr (`tsumo: room N5702 ...`) and the
+                             table starts once its room is full (waiting up to
+                             --connect-timeout)
   -t, --threads <N>          Worker threads [default: 2]; a table lives on one thread
   -d, --duration <T>         Longest the session may last [default: 30m]; players still
                              playing then are logged out
@@ -98,6 +104,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
     let duration = |id: &str, default: Duration| options.duration(id).map(|d| d.unwrap_or(default));
 
     let players = count("players", DEFAULT_PLAYERS)?;
+    let seats = count("seats", 4)?;
     let threads = count("threads", DEFAULT_THREADS)?;
     let games = count("games", 1)?;
     let retries = count("retries", DEFAULT_RETRIES as usize)?;
@@ -123,10 +130,16 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
         ));
     }
 
-    if players == 0 || players % 4 != 0 {
+    if !(1..=4).contains(&seats) {
+        return Err(invalid(
+            "seats",
+            "must be 1, 2, 3 or 4 (a table has four seats)",
+        ));
+    }
+    if players == 0 || players % seats != 0 {
         return Err(invalid(
             "players",
-            "must be a positive multiple of 4 (four players to a table)",
+            &format!("must be a positive multiple of {seats} ({seats} tsumo players to a table; see --seats)"),
         ));
     }
     if threads == 0 {
@@ -183,7 +196,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
         &super::shard::process_env,
         crate::sys::wallclock::unix_now_ns(),
     )?;
-    let players = super::shard::split_players(players, part.shard)?;
+    let players = super::shard::split_players(players, seats, part.shard)?;
     let json = match matches.get_one::<PathBuf>("json") {
         Some(p) if p.as_os_str() == "-" => Some(JsonOut::Stdout),
         Some(p) => Some(JsonOut::File(p.clone())),
@@ -200,8 +213,9 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
         rounds,
         server,
         players,
+        seats,
         part,
-        threads: threads.min(players / 4),
+        threads: threads.min(players / seats),
         duration: max_duration,
         ramp,
         think,
@@ -238,6 +252,7 @@ fn command() -> Command {
         .args(super::shard::args())
         .args([
             value("players", Some('c'), "players"),
+            value("seats", None, "seats"),
             value("threads", Some('t'), "threads"),
             value("duration", Some('d'), "duration"),
             value("ramp", None, "ramp"),
@@ -297,6 +312,9 @@ mod tests {
         assert_eq!(p.bot, BotKind::Shanten);
         let p = run(&["--bot", "tsumogiri", "http://h/s"]).unwrap();
         assert_eq!(p.bot, BotKind::Tsumogiri);
+        assert_eq!(p.seats, 4);
+        let p = run(&["--seats", "1", "-c", "3", "-t", "2", "http://h/s"]).unwrap();
+        assert_eq!((p.seats, p.tables(), p.threads), (1, 3, 2));
     }
 
     #[test]
@@ -339,6 +357,13 @@ mod tests {
             (&["--rule", "/nonexistent.json", "http://h/s"][..], "--rule"),
             (&["--bogus", "http://h/s"][..], "unknown option"),
             (&["--bot", "mortal", "http://h/s"][..], "--bot"),
+            (&["--seats", "0", "http://h/s"][..], "--seats"),
+            (&["--seats", "5", "http://h/s"][..], "--seats"),
+            (&["--seats", "x", "http://h/s"][..], "--seats"),
+            (
+                &["--seats", "3", "-c", "4", "http://h/s"][..],
+                "multiple of 3",
+            ),
             (&["ftp://h/s"][..], "invalid URL"),
         ] {
             let e = run(args).unwrap_err();

@@ -272,16 +272,16 @@ pub(super) fn split_http(
 }
 
 /// Mahjong: this shard's players (whole tables); an uneven split is refused.
-pub(super) fn split_players(players: usize, shard: Shard) -> Result<usize, String> {
+pub(super) fn split_players(players: usize, seats: usize, shard: Shard) -> Result<usize, String> {
     let n = shard.count;
-    let tables = players / 4;
+    let tables = players / seats;
     if !tables.is_multiple_of(n) {
-        let lower = tables / n * n * 4;
+        let lower = tables / n * n * seats;
         return Err(format!(
             "-c {players} players are {tables} tables, which do not split evenly into {n} \
              shards: use a multiple of {} players ({})",
-            4 * n,
-            nearest(lower, 4 * n)
+            seats * n,
+            nearest(lower, seats * n)
         ));
     }
     Ok(players / n)

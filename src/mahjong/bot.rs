@@ -432,6 +432,9 @@ impl<S: Strategy> Bot<S> {
             }
         }
         self.game = game;
+        // A reply sent before the disconnect may or may not have been carried out: not a
+        // refusal either way.
+        self.expect = Expect::Nothing;
         Ok(())
     }
 }

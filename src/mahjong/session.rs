@@ -129,7 +129,7 @@ impl Mode for MahjongMode {
                     first_player,
                     tables,
                 };
-                first_player += tables * 4;
+                first_player += tables * plan.seats;
                 worker
             })
             .collect())
@@ -190,7 +190,8 @@ impl Worker for MahjongWorker {
         ctx.start();
         let shutdown = ctx.shutdown();
         let (phase_tx, phase_rx) = watch::channel(Phase::Idle);
-        let board = PhaseBoard::new(tables * 4);
+        let seats = shared.plan.seats;
+        let board = PhaseBoard::new(tables * seats);
         let player_ctx = Rc::new(WorkerCtx {
             plan: Arc::clone(&shared.plan),
             endpoint: shared.endpoint.clone(),
@@ -203,14 +204,14 @@ impl Worker for MahjongWorker {
             live: Arc::clone(&ctx.live),
             logouts: tokio::sync::Semaphore::new(super::player::LOGOUTS_AT_ONCE),
         });
-        let mut players = Vec::with_capacity(tables * 4);
+        let mut players = Vec::with_capacity(tables * seats);
         let shard = shared.plan.part.shard;
         for table_index in 0..tables {
             let table = Rc::new(Table::default());
             // A shard's tables keep the whole session's numbers (names, ramp): interleaved.
-            let global_table = shard.global(first_player / 4 + table_index);
-            for seat in 0..4 {
-                let index = global_table * 4 + seat;
+            let global_table = shard.global(first_player / seats + table_index);
+            for seat in 0..seats {
+                let index = global_table * seats + seat;
                 let player =
                     Player::new(Rc::clone(&player_ctx), index, Rc::clone(&table), seat == 0);
                 players.push(tokio::task::spawn_local(player.run()));

@@ -41,7 +41,7 @@ pub fn render(r: &MahjongResult) -> String {
         "  {} {} players at {} tables, {} threads, think {}, ramp {}, {} game{} per table, {}",
         p.players,
         p.bot.as_str(),
-        p.players / 4,
+        p.tables(),
         p.threads,
         format_time_us(p.think.as_micros() as f64),
         format_time_us(p.ramp.as_micros() as f64),

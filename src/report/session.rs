@@ -98,6 +98,9 @@ pub struct SavedSessionPlan {
     /// The server's base URL as typed.
     pub url: String,
     pub players: u64,
+    /// tsumo's players per table (`--seats`); written only when not 4.
+    #[serde(default = "four_seats", skip_serializing_if = "is_four_seats")]
+    pub seats: u64,
     pub threads: u64,
     /// The `-d` limit, seconds.
     pub duration_s: f64,
@@ -111,6 +114,14 @@ pub struct SavedSessionPlan {
     pub lockstep: bool,
     /// The complete rule object sent with `START`.
     pub rule: serde_json::Value,
+}
+
+fn four_seats() -> u64 {
+    4
+}
+
+fn is_four_seats(seats: &u64) -> bool {
+    *seats == 4
 }
 
 /// What the players of one bot kind did (summed over players: a hand counts once per player):
@@ -225,6 +236,7 @@ impl SavedSession {
             plan: SavedSessionPlan {
                 url: p.server.url.clone(),
                 players: p.players as u64,
+                seats: p.seats as u64,
                 threads: p.threads as u64,
                 duration_s: p.duration.as_secs_f64(),
                 ramp_s: p.ramp.as_secs_f64(),

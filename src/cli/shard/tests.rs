@@ -96,8 +96,8 @@ fn uneven_splits_say_how_to_fix_them() {
     assert!(e.contains("-R 2001") && e.contains("(2000 or 2004)"), "{e}");
     let e = split_http(8, Some(2000), 4, four).unwrap_err();
     assert!(e.contains("use -c 16 or fewer threads"), "{e}");
-    assert_eq!(split_players(32, four), Ok(8));
-    let e = split_players(20, four).unwrap_err();
+    assert_eq!(split_players(32, 4, four), Ok(8));
+    let e = split_players(20, 4, four).unwrap_err();
     assert!(
         e.contains("5 tables") && e.contains("multiple of 16 players (16 or 32)"),
         "{e}"

@@ -4,7 +4,8 @@
 //! function, and checked against majiang-core itself (`tests/hand_vs_core.rs`).
 //!
 //! - [`tile`]: tile kinds and the `m0`-style notation;
-//! - [`shanten`]: shanten of the three forms, and waits, table-driven;
+//! - [`shanten`]: shanten of the three forms, and waits, table-driven, kept per suit so that
+//!   the shanten of every discard and every next tile costs one suit's work each;
 //! - [`shoupai`]: the hand (concealed counts, red fives, melds, the drawn tile, riichi), its
 //!   legal discards, calls and kans, as the server's `Shoupai` computes them;
 //! - [`yaku`]: whether a complete hand surely has a yaku, so a win is never refused.

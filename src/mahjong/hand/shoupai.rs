@@ -403,9 +403,9 @@ impl Hand {
                     out.push(format!("{s}{n}{n}{n}{n}"));
                 }
             } else if !self.riichi {
-                let key = format!("{s}{n}{n}{n}");
+                // An added kan: a pon of this kind (held tiles of a kind rule out its kan).
                 for m in &self.melds {
-                    if m.text.replace('0', "5").get(..4) == Some(key.as_str()) {
+                    if m.kind == MeldKind::Pon && m.tile == t {
                         let add = if n == 5 && self.red_of(t) > 0 { 0 } else { n };
                         out.push(format!("{}{add}", m.text));
                     }

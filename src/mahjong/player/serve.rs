@@ -251,6 +251,15 @@ impl Player {
                 self.room_seen = true;
                 if self.owner && !self.table.has_room(room_no) {
                     self.table.set_room(room_no);
+                    let plan = &self.ctx.plan;
+                    if plan.seats < 4 {
+                        // The other seats are for players from outside: they need the number.
+                        eprintln!(
+                            "tsumo: room {room_no} open for {} more players (e.g. majiang-bot -r {room_no} {})",
+                            4 - plan.seats,
+                            plan.server.url
+                        );
+                    }
                 }
             }
             ServerEvent::Start => {

@@ -16,81 +16,42 @@ pub struct Discard {
     pub improving: u32,
 }
 
-/// Tiles not yet seen (not in `visible`, not in the hand's `counts`) that lower the shanten
-/// `base` of a hand without a drawn tile.
-///
-/// A tile with no tile of its own kind or within two of it in the hand cannot lower the
-/// standard-form shanten of a 13-tile hand (it only adds an isolated tile, and a 13-tile hand
-/// already has as many blocks as count), so only seven pairs and thirteen orphans are
-/// recounted for it; a hand holding four of an honour is counted in full.
-pub fn improving_tiles(counts: &mut Counts, melds: u8, base: i32, visible: &Counts) -> u32 {
-    let standard = shanten::standard(counts, melds, false);
-    let exact = counts[27..].contains(&4) || counts.iter().sum::<u8>() + 3 * melds != 13;
-    let mut total = 0u32;
-    for k in 0..tile::KINDS {
-        let held = counts[k];
-        if held >= 4 {
-            continue;
-        }
-        let connected = exact
-            || held > 0
-            || k < 27 && {
-                let (lo, hi) = ((k / 9) * 9, (k / 9) * 9 + 8);
-                (k.saturating_sub(2).max(lo)..=(k + 2).min(hi)).any(|j| counts[j] > 0)
-            };
-        counts[k] += 1;
-        let s = if connected {
-            shanten::shanten(counts, melds, false)
-        } else {
-            standard
-                .min(shanten::seven_pairs(counts, melds))
-                .min(shanten::thirteen_orphans(counts, melds))
-        };
-        if s < base {
-            total += u32::from(4u8.saturating_sub(visible[k]).saturating_sub(held));
-        }
-        counts[k] -= 1;
-    }
-    total
-}
-
 /// The discard that keeps the lowest shanten; ties go to the one leaving more unseen
 /// improving tiles, then to honours and terminals, then to the drawn tile. `None` when the
 /// hand has nothing to discard.
 pub fn best_discard(hand: &Hand, visible: &Counts) -> Option<Discard> {
     let options = hand.legal_discards();
-    let melds = hand.melds();
-    let mut counts = hand.counts;
-    let mut kinds: Vec<(Tile, i32)> = Vec::with_capacity(options.len());
+    let mut outlook = shanten::Outlook::new(&hand.counts, hand.melds());
+    // Each kind once, with the hand it leaves and that hand's shanten.
+    let mut kinds: Vec<(Tile, shanten::Parts, i32)> = Vec::with_capacity(options.len());
     for text in &options {
         let Some((t, _)) = tile::parse(text) else {
             continue;
         };
-        if kinds.iter().any(|&(k, _)| k == t) {
+        if kinds.iter().any(|&(k, _, _)| k == t) {
             continue;
         }
-        counts[usize::from(t)] -= 1;
-        kinds.push((t, shanten::shanten(&counts, melds, false)));
-        counts[usize::from(t)] += 1;
+        let after = outlook.after(t);
+        let s = after.shanten(false);
+        kinds.push((t, after, s));
     }
-    let least = kinds.iter().map(|&(_, s)| s).min()?;
+    let least = kinds.iter().map(|&(_, _, s)| s).min()?;
     let drawn = match hand.drawn {
         crate::mahjong::hand::Drawn::Tile { tile, .. } => Some(tile),
         _ => None,
     };
     let mut best: Option<((u32, u8, bool), Tile)> = None;
-    for &(t, s) in kinds.iter().filter(|&&(_, s)| s == least) {
-        counts[usize::from(t)] -= 1;
-        let improving = improving_tiles(&mut counts, melds, s, visible);
-        counts[usize::from(t)] += 1;
-        let edge = if t >= 27 {
+    for (t, after, s) in kinds.iter().filter(|&&(_, _, s)| s == least) {
+        let lowering = outlook.lowering_after(*t, after, *s);
+        let improving = unseen(lowering, &hand.counts, *t, visible);
+        let edge = if *t >= 27 {
             2
         } else {
-            u8::from(tile::is_yaojiu(t))
+            u8::from(tile::is_yaojiu(*t))
         };
-        let key = (improving, edge, Some(t) == drawn);
+        let key = (improving, edge, Some(*t) == drawn);
         if best.as_ref().is_none_or(|(k, _)| key > *k) {
-            best = Some((key, t));
+            best = Some((key, *t));
         }
     }
     let ((improving, _, _), t) = best?;
@@ -105,6 +66,20 @@ pub fn best_discard(hand: &Hand, visible: &Counts) -> Option<Discard> {
         shanten: least,
         improving,
     })
+}
+
+/// Tiles of the kinds in `kinds` (a bit set) not yet seen: neither in `visible` nor in the
+/// hand `counts` once `discarded` has left it.
+fn unseen(kinds: u64, counts: &Counts, discarded: Tile, visible: &Counts) -> u32 {
+    let mut total = 0u32;
+    let mut bits = kinds;
+    while bits != 0 {
+        let k = bits.trailing_zeros() as usize;
+        bits &= bits - 1;
+        let held = counts[k] - u8::from(k == usize::from(discarded));
+        total += u32::from(4u8.saturating_sub(visible[k]).saturating_sub(held));
+    }
+    total
 }
 
 /// The value honours of a seat: dragons, the round wind, the seat wind.
@@ -190,41 +165,6 @@ mod tests {
         visible[27] = 2; // two Easts seen: an East wait has one left, a Red wait three
         let d = best_discard(&hand, &visible).unwrap();
         assert_eq!((d.text.as_str(), d.improving), ("z1", 3));
-    }
-
-    #[test]
-    fn improving_tiles_match_counting_every_tile() {
-        let mut seed = 0x2545_F491_4F6C_DD1Du64;
-        for _ in 0..3000 {
-            let mut counts = [0u8; 34];
-            let mut n = 0;
-            while n < 13 {
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
-                let k = (seed % 34) as usize;
-                if counts[k] < 4 {
-                    counts[k] += 1;
-                    n += 1;
-                }
-            }
-            let base = shanten::shanten(&counts, 0, false);
-            let mut brute = 0u32;
-            for k in 0..34 {
-                if counts[k] < 4 {
-                    counts[k] += 1;
-                    if shanten::shanten(&counts, 0, false) < base {
-                        brute += u32::from(4 - (counts[k] - 1));
-                    }
-                    counts[k] -= 1;
-                }
-            }
-            assert_eq!(
-                improving_tiles(&mut counts, 0, base, &[0; 34]),
-                brute,
-                "{counts:?}"
-            );
-        }
     }
 
     #[test]

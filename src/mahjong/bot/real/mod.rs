@@ -11,7 +11,8 @@
 //!
 //! Legality mirrors the server: furiten follows majiang-core `Game` (`_neng_rong`): reset by our
 //! own discard unless in riichi, lost when a winning tile is in our river after our discard,
-//! and when we pass on a tile that completes the hand. Strength is secondary.
+//! and when we pass on a tile that completes the hand. Strength is secondary. After a
+//! reconnect the current hand is replayed from the game record the server sends.
 
 pub mod choose;
 
@@ -236,6 +237,95 @@ impl Real {
         }
     }
 
+    /// In a replay: another's tile we could have won on went by unclaimed, so if it completes
+    /// our hand we are furiten until our next discard (as after a pass).
+    fn passed_offer(&mut self, p: &str) {
+        let (Some(hand), Some((t, _))) = (&self.hand, tile::parse(p)) else {
+            return;
+        };
+        let mut counts = hand.counts;
+        if counts[usize::from(t)] >= 4 {
+            return;
+        }
+        counts[usize::from(t)] += 1;
+        if crate::mahjong::hand::yaku::complete(&counts, &hand.melds) {
+            self.can_ron = false;
+        }
+    }
+
+    /// Back after a disconnect: the reconnect `kaiju` (no seq) carries the game record so far,
+    /// unfiltered (every hand and every draw shown), so the current hand — the last of the
+    /// log — is replayed event by event as if it had been played: our hand, the tiles in
+    /// sight, our river and furiten, the wall, the kans. `game` already has the round and hand
+    /// number from the same log. A hand that is over (its last event a win or a draw) leaves
+    /// nothing to rebuild: the next deal follows.
+    fn rejoin(&mut self, game: &GameState, payload: &Value) {
+        let open_tanyao = payload
+            .get("rule")
+            .and_then(|r| r.get("クイタンあり"))
+            .and_then(Value::as_bool)
+            .unwrap_or(self.open_tanyao);
+        *self = Real {
+            open_tanyao,
+            lost: self.lost.take(),
+            ..Real::default()
+        };
+        let Some(my_l) = game.my_l() else {
+            return self.lose_track("rejoined without a seat".into());
+        };
+        let events = payload
+            .get("log")
+            .and_then(Value::as_array)
+            .and_then(|hands| hands.last())
+            .and_then(Value::as_array);
+        for event in events.into_iter().flatten() {
+            let Some((key, body)) = event.as_object().and_then(|o| o.iter().next()) else {
+                continue;
+            };
+            let l = body.get("l").and_then(Value::as_u64).map(|l| l as u8);
+            let ours = l == Some(my_l);
+            match key.as_str() {
+                "qipai" => self.deal(body, my_l),
+                "zimo" | "gangzimo" => {
+                    self.wall -= 1;
+                    if let (true, Some(hand)) = (ours, &mut self.hand) {
+                        if let Err(e) = hand.draw(field(body, "p")) {
+                            self.lose_track(format!("rejoined: {}", e.0));
+                        }
+                    }
+                }
+                "dapai" => {
+                    let p = field(body, "p");
+                    if let Some((t, _)) = tile::parse(p) {
+                        self.visible[usize::from(t)] += 1;
+                    }
+                    if ours {
+                        self.own_discard(p);
+                    } else {
+                        self.passed_offer(p);
+                    }
+                }
+                "fulou" => self.on_meld(StepKind::Fulou, field(body, "m"), ours),
+                "gang" => {
+                    let m = field(body, "m");
+                    self.on_meld(StepKind::Gang, m, ours);
+                    let added = m.bytes().any(|b| matches!(b, b'+' | b'=' | b'-'));
+                    if !ours && added && m.len() >= 2 {
+                        self.passed_offer(&format!("{}{}", &m[..1], &m[m.len() - 1..]));
+                    }
+                }
+                "kaigang" => {
+                    if let Some((t, _)) = tile::parse(field(body, "baopai")) {
+                        self.visible[usize::from(t)] += 1;
+                    }
+                }
+                // The hand is over; the next deal starts afresh.
+                "hule" | "pingju" => self.hand = None,
+                _ => {}
+            }
+        }
+    }
+
     /// A meld announced (`fulou` or `gang`): tiles come into sight; ours change our hand.
     fn on_meld(&mut self, step: StepKind, m: &str, ours: bool) {
         let Some(meld) = Meld::parse(m) else { return };
@@ -344,16 +434,14 @@ impl Strategy for Real {
         }
     }
 
-    fn notice(&mut self, _game: &GameState, key: &str, payload: &Value) {
+    fn notice(&mut self, game: &GameState, key: &str, payload: &Value) {
         match key {
             "kaigang" => {
                 if let Some((t, _)) = tile::parse(field(payload, "baopai")) {
                     self.visible[usize::from(t)] += 1;
                 }
             }
-            // Back after a disconnect: the hand so far is in a log we do not replay; play
-            // tsumogiri until the next deal.
-            "kaiju" => self.lose_track("rejoined mid-hand".into()),
+            "kaiju" => self.rejoin(game, payload),
             _ => {}
         }
     }

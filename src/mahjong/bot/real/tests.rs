@@ -79,3 +79,121 @@ fn calls_by_the_rule() {
     let a = answer(&mut b, json!({"dapai": {"l": 3, "p": "s6"}, "seq": 3}));
     assert_eq!(a, Action::Pass, "a chi with no sure yaku");
 }
+
+#[test]
+fn rejoining_replays_the_current_hand() {
+    // The hand as the game record has it (every hand and draw shown) and as a seated player
+    // is sent it (others' hands and draws hidden); kaigang is a notification live.
+    let ours = "m234p456s678m55p78";
+    let events = [
+        (
+            json!({"qipai": {"zhuangfeng": 0, "jushu": 0, "changbang": 0, "lizhibang": 0,
+                "defen": [25000, 25000, 25000, 25000], "baopai": "s9",
+                "shoupai": [ours, "m111999p111s1199", "s1111z1234567m1", "z5566p22334455"]}}),
+            json!({"qipai": {"zhuangfeng": 0, "jushu": 0, "changbang": 0, "lizhibang": 0,
+                "defen": [25000, 25000, 25000, 25000], "baopai": "s9",
+                "shoupai": [ours, "", "", ""]}}),
+        ),
+        (
+            json!({"zimo": {"l": 0, "p": "z7"}}),
+            json!({"zimo": {"l": 0, "p": "z7"}}),
+        ),
+        (
+            json!({"dapai": {"l": 0, "p": "z7_"}}),
+            json!({"dapai": {"l": 0, "p": "z7_"}}),
+        ),
+        (
+            json!({"zimo": {"l": 1, "p": "s2"}}),
+            json!({"zimo": {"l": 1, "p": ""}}),
+        ),
+        // Completes our hand without a yaku: passed, so furiten.
+        (
+            json!({"dapai": {"l": 1, "p": "p9"}}),
+            json!({"dapai": {"l": 1, "p": "p9"}}),
+        ),
+        (
+            json!({"zimo": {"l": 2, "p": "s9"}}),
+            json!({"zimo": {"l": 2, "p": ""}}),
+        ),
+        (
+            json!({"gang": {"l": 2, "m": "s1111"}}),
+            json!({"gang": {"l": 2, "m": "s1111"}}),
+        ),
+        (
+            json!({"kaigang": {"baopai": "m5"}}),
+            json!({"kaigang": {"baopai": "m5"}}),
+        ),
+        (
+            json!({"gangzimo": {"l": 2, "p": "z1"}}),
+            json!({"gangzimo": {"l": 2, "p": ""}}),
+        ),
+        (
+            json!({"dapai": {"l": 2, "p": "z5"}}),
+            json!({"dapai": {"l": 2, "p": "z5"}}),
+        ),
+        (
+            json!({"fulou": {"l": 3, "m": "z555-"}}),
+            json!({"fulou": {"l": 3, "m": "z555-"}}),
+        ),
+        (
+            json!({"dapai": {"l": 3, "p": "m1"}}),
+            json!({"dapai": {"l": 3, "p": "m1"}}),
+        ),
+        (
+            json!({"zimo": {"l": 0, "p": "p3"}}),
+            json!({"zimo": {"l": 0, "p": "p3"}}),
+        ),
+        (
+            json!({"dapai": {"l": 0, "p": "p3_"}}),
+            json!({"dapai": {"l": 0, "p": "p3_"}}),
+        ),
+        (
+            json!({"zimo": {"l": 1, "p": "s3"}}),
+            json!({"zimo": {"l": 1, "p": ""}}),
+        ),
+    ];
+    let kaiju = |seq: Option<u64>, log: Option<Value>| {
+        let mut msg = json!({"kaiju": {"id": 0, "rule": {"クイタンあり": true}, "title": "t",
+            "player": ["a", "b", "c", "d"], "qijia": 0}});
+        if let Some(seq) = seq {
+            msg["seq"] = json!(seq);
+        }
+        if let Some(log) = log {
+            msg["kaiju"]["log"] = log;
+        }
+        msg
+    };
+    let mut live = Bot::with_strategy(Real::new());
+    live.on_game(&kaiju(Some(1), None)).unwrap();
+    let mut seq = 2;
+    for (_, sent) in &events {
+        let mut msg = sent.clone();
+        if sent.get("kaigang").is_none() {
+            msg["seq"] = json!(seq);
+            seq += 1;
+        }
+        live.on_game(&msg).unwrap();
+    }
+    let record: Vec<Value> = events.iter().map(|(logged, _)| logged.clone()).collect();
+    let mut back = Bot::with_strategy(Real::new());
+    back.on_game(&kaiju(None, Some(json!([[], record]))))
+        .unwrap();
+    assert!(live.strategy.hand.is_some());
+    assert!(!live.strategy.can_ron, "furiten since p9 went by");
+    assert_eq!(
+        format!("{:?}", back.strategy),
+        format!("{:?}", live.strategy)
+    );
+    assert_eq!(back.take_stats().lost_track, 0);
+
+    // Rejoined after the hand ended: nothing to rebuild, nothing lost.
+    let mut over = record.clone();
+    over.push(
+        json!({"pingju": {"name": "荒牌平局", "shoupai": ["", "", "", ""],
+        "fenpei": [0, 0, 0, 0]}}),
+    );
+    let mut back = Bot::with_strategy(Real::new());
+    back.on_game(&kaiju(None, Some(json!([over])))).unwrap();
+    assert!(back.strategy.hand.is_none());
+    assert!(back.strategy.lost.is_none());
+}
