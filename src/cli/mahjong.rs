@@ -58,6 +58,9 @@ Options:
                              retries included [default: 30s]; logouts go at most 32 at a
                              time per thread, and sessions left on the server are listed
       --label <NAME>         Name of the run in reports [default: the URL]
+      --bind <ADDRS>         Source addresses, one after another by player (its login,
+                             socket and logout): 127.0.0.2,127.0.0.3 or a CIDR such as
+                             10.0.0.0/28. Each address has its own port range.
       --server-pid <PID>     Sample this server process (and its children) once a second:
                              CPU and memory in the report. Repeatable.
       --vs <URL>             Run the same session against a second server too, alternating
@@ -184,6 +187,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
         crate::sys::wallclock::unix_now_ns(),
     )?;
     let players = super::shard::split_players(players, part.shard)?;
+    let bind = super::bind::parse(&matches)?;
     let json = match matches.get_one::<PathBuf>("json") {
         Some(p) if p.as_os_str() == "-" => Some(JsonOut::Stdout),
         Some(p) => Some(JsonOut::File(p.clone())),
@@ -201,6 +205,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
         server,
         players,
         part,
+        bind,
         threads: threads.min(players / 4),
         duration: max_duration,
         ramp,
@@ -236,6 +241,7 @@ fn base_path(path: &str) -> String {
 fn command() -> Command {
     super::subcommand("tsumo mahjong")
         .args(super::shard::args())
+        .arg(super::bind::arg())
         .args([
             value("players", Some('c'), "players"),
             value("threads", Some('t'), "threads"),

@@ -249,7 +249,7 @@ http {{
     default_type application/octet-stream;
     # One line per request: what the server received, for tests to assert on. "$request" is the
     # request line as sent ($request_method turns to GET after the error_page below).
-    log_format tsumo '"$request" $status $request_length $content_length $body_bytes_sent $connection $connection_requests $server_port $ssl_protocol';
+    log_format tsumo '"$request" $status $request_length $content_length $body_bytes_sent $connection $connection_requests $server_port $ssl_protocol $remote_addr';
     access_log {dir}/access.log tsumo;
     client_body_temp_path {dir}/tmp/client_body;
     proxy_temp_path {dir}/tmp/proxy;
@@ -496,6 +496,8 @@ pub struct AccessLogLine {
     pub server_port: u16,
     /// `None` for plain HTTP, else e.g. `TLSv1.3`.
     pub ssl_protocol: Option<String>,
+    /// The client's address (the source address of the connection).
+    pub remote_addr: String,
 }
 
 impl AccessLogLine {
@@ -504,7 +506,7 @@ impl AccessLogLine {
         let (request, rest) = line.strip_prefix('"')?.split_once("\" ")?;
         let mut request = request.split(' ');
         let f: Vec<&str> = rest.split(' ').collect();
-        if f.len() != 8 {
+        if f.len() != 9 {
             return None;
         }
         let dash = |s: &str| (s != "-").then(|| s.to_string());
@@ -520,6 +522,7 @@ impl AccessLogLine {
             connection_requests: f[5].parse().ok()?,
             server_port: f[6].parse().ok()?,
             ssl_protocol: dash(f[7]),
+            remote_addr: f[8].to_string(),
         })
     }
 }
