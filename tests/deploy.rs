@@ -34,8 +34,8 @@ fn manifests() -> Vec<(PathBuf, Vec<Value>)> {
         .into_iter()
         .map(|path| {
             let text = std::fs::read_to_string(&path).expect("read manifest");
-            let docs = yaml::parse_documents(&text)
-                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            let docs =
+                yaml::parse_documents(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
             (path, docs)
         })
         .collect()
@@ -67,7 +67,13 @@ fn the_yaml_reader_reads_the_manifest_subset_and_refuses_the_rest() {
                            "c": "line 1\n  two\n", "d": ["e"]})
     );
     assert_eq!(docs[1], serde_json::json!({"f": "g"}));
-    for bad in ["a: 1\n  b: 2\n", "a: &x 1\n", "a\n", "a:\n\t- b\n", "a: 1\na: 2\n"] {
+    for bad in [
+        "a: 1\n  b: 2\n",
+        "a: &x 1\n",
+        "a\n",
+        "a:\n\t- b\n",
+        "a: 1\na: 2\n",
+    ] {
         assert!(yaml::parse_documents(bad).is_err(), "{bad:?}");
     }
 }
@@ -78,7 +84,10 @@ fn a_full_yaml_parser_agrees_where_one_is_installed() {
     const DUMP: &str = "import json, sys, yaml\n\
                         print(json.dumps(list(yaml.safe_load_all(open(sys.argv[1])))))";
     for (path, ours) in manifests() {
-        let out = Command::new("python3").args(["-c", DUMP]).arg(&path).output();
+        let out = Command::new("python3")
+            .args(["-c", DUMP])
+            .arg(&path)
+            .output();
         let out = match out {
             Ok(out) if out.status.success() => out,
             _ => {
@@ -107,8 +116,14 @@ fn indexed_jobs_have_what_shards_need_and_args_tsumo_parses() {
         assert_eq!(spec["completionMode"], "Indexed", "{file}");
         let shards = spec["completions"].as_u64().expect("completions");
         assert!(shards >= 2, "{file}");
-        assert_eq!(spec["parallelism"], shards, "{file}: parallelism = completions");
-        assert_eq!(spec["backoffLimit"], 0, "{file}: a shard must not rerun late");
+        assert_eq!(
+            spec["parallelism"], shards,
+            "{file}: parallelism = completions"
+        );
+        assert_eq!(
+            spec["backoffLimit"], 0,
+            "{file}: a shard must not rerun late"
+        );
 
         let template = &spec["template"];
         let pod = &template["spec"];
@@ -125,7 +140,9 @@ fn indexed_jobs_have_what_shards_need_and_args_tsumo_parses() {
         for (key, value) in selector {
             assert_eq!(&template["metadata"]["labels"][key], value, "{file}: {key}");
         }
-        let sysctls = pod["securityContext"]["sysctls"].as_array().expect("sysctls");
+        let sysctls = pod["securityContext"]["sysctls"]
+            .as_array()
+            .expect("sysctls");
         let range = sysctls
             .iter()
             .find(|s| s["name"] == "net.ipv4.ip_local_port_range")
@@ -134,8 +151,14 @@ fn indexed_jobs_have_what_shards_need_and_args_tsumo_parses() {
             .split_whitespace()
             .map(|p| p.parse().expect("port"))
             .collect();
-        assert!(ports.len() == 2 && ports[0] < ports[1] && ports[1] <= 65535, "{file}");
-        assert!(pod["terminationGracePeriodSeconds"].as_u64() >= Some(60), "{file}");
+        assert!(
+            ports.len() == 2 && ports[0] < ports[1] && ports[1] <= 65535,
+            "{file}"
+        );
+        assert!(
+            pod["terminationGracePeriodSeconds"].as_u64() >= Some(60),
+            "{file}"
+        );
 
         let containers = pod["containers"].as_array().expect("containers");
         assert_eq!(containers.len(), 1, "{file}");
@@ -228,7 +251,10 @@ fn script_is_mounted(
         .find(|(_, m)| &m["metadata"]["name"] == map_name)
         .unwrap_or_else(|| panic!("{file}: no ConfigMap {map_name}"));
     let key = script.file_name().and_then(|n| n.to_str()).expect("name");
-    assert!(map["data"][key].is_string(), "{file}: {key} not in {map_name}");
+    assert!(
+        map["data"][key].is_string(),
+        "{file}: {key} not in {map_name}"
+    );
 }
 
 /// The ConfigMap's scripts are the tested ones in tests/scripts/, byte for byte.
