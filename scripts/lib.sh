@@ -1,4 +1,4 @@
-# Shell helpers shared by scripts/test and scripts/demo (sourced, not run).
+# Shell helpers shared by scripts/test, scripts/demo and scripts/demo-cluster (sourced, not run).
 #
 # They install what the project needs when it is missing (a fresh CI machine has no nginx or
 # wrk) and run a throw-away nginx on 127.0.0.1 with the same configuration the Rust test fixture
@@ -85,7 +85,7 @@ write_nginx_conf() {
         nginx_conf_head "$dir"
         cat <<CONF
     default_type application/octet-stream;
-    log_format tsumo '"\$request" \$status \$request_length \$content_length \$body_bytes_sent \$connection \$connection_requests \$server_port \$ssl_protocol';
+    log_format tsumo '"\$request" \$status \$request_length \$content_length \$body_bytes_sent \$connection \$connection_requests \$server_port \$ssl_protocol \$remote_addr';
     access_log $dir/access.log tsumo;
     keepalive_requests 1000000;
     keepalive_timeout 75s;
@@ -238,4 +238,63 @@ $https
 }
 CONF
     } >"$dir/nginx.conf"
+}
+
+# --- a cluster on one machine (tests/common/netns.rs builds the same for tests/cluster.rs) ---
+
+# Makes N network namespaces as N generator "nodes": a bridge in the root namespace holding
+# 10.77.X.1/24 (X: a /24 no address of this host is in), and in each namespace one end of a
+# veth pair onto the bridge with the address 10.77.X.(10+i). Sets CLUSTER_BRIDGE, CLUSTER_SERVER
+# (the bridge's address: where servers listen for the nodes), CLUSTER_NS and CLUSTER_NODES
+# (arrays: the namespaces and their addresses). Needs root. On failure it removes what it made
+# and returns 1; cluster_down removes everything (call it from an EXIT trap).
+cluster_up() {
+    local n=$1 id x i ns host node addr used
+    id=$(printf '%05d' $(( ($$ * 7 + RANDOM) % 100000 )))
+    used=$(ip -4 -o address show)
+    for x in $(seq 1 250); do
+        grep -q " 10\.77\.$x\." <<<"$used" || break
+    done
+    CLUSTER_BRIDGE=tsb$id
+    CLUSTER_SERVER=10.77.$x.1
+    CLUSTER_NS=()
+    CLUSTER_NODES=()
+    ip link add "$CLUSTER_BRIDGE" type bridge || { CLUSTER_BRIDGE=; return 1; }
+    { ip address add "$CLUSTER_SERVER/24" dev "$CLUSTER_BRIDGE" \
+        && ip link set "$CLUSTER_BRIDGE" up; } || { cluster_down; return 1; }
+    for ((i = 0; i < n; i++)); do
+        ns=tsumo-$id-$i
+        host=tsb${id}v$i
+        node=tsn${id}v$i
+        addr=10.77.$x.$((10 + i))
+        ip netns add "$ns" || { cluster_down; return 1; }
+        CLUSTER_NS+=("$ns")
+        if ! { ip link add "$host" type veth peer name "$node" \
+            && ip link set "$host" master "$CLUSTER_BRIDGE" \
+            && ip link set "$host" up \
+            && ip link set "$node" netns "$ns" \
+            && ip -n "$ns" link set lo up \
+            && ip -n "$ns" link set "$node" name eth0 \
+            && ip -n "$ns" address add "$addr/24" dev eth0 \
+            && ip -n "$ns" link set eth0 up; }; then
+            ip link delete "$host" 2>/dev/null || true
+            cluster_down
+            return 1
+        fi
+        CLUSTER_NODES+=("$addr")
+    done
+}
+
+# Removes the namespaces (their veth pairs go with them) and the bridge of cluster_up.
+cluster_down() {
+    local ns
+    for ns in "${CLUSTER_NS[@]}"; do
+        ip netns delete "$ns" || true
+    done
+    if [ -n "${CLUSTER_BRIDGE:-}" ]; then
+        ip link delete "$CLUSTER_BRIDGE" || true
+    fi
+    CLUSTER_NS=()
+    CLUSTER_NODES=()
+    CLUSTER_BRIDGE=
 }

@@ -18,6 +18,9 @@ pub enum Error {
     Connect { addr: String, reason: String },
     #[error("TLS handshake with {host} failed: {reason}")]
     Tls { host: String, reason: String },
+    /// A `--bind` source address that cannot be used.
+    #[error("--bind: {0}")]
+    Bind(String),
     #[error("{0}")]
     Limits(String),
     #[error("{path}: {reason}")]

@@ -10,7 +10,8 @@
 //!
 //! - [`cli`]: the wrk2 command line and the subcommands (clap), wrk's number and duration
 //!   units, bad input as one clear error line; `--shard I/N` (or a Kubernetes Indexed Job's
-//!   `JOB_COMPLETION_INDEX`), `--start-at` and `--run-id` for a run split over machines.
+//!   `JOB_COMPLETION_INDEX`), `--start-at` and `--run-id` for a run split over machines;
+//!   `--bind` (addresses or a CIDR) for the source addresses of one machine.
 //! - [`report`]: renderers of a finished run (wrk2's text layout, JSON, `.hgrm`, the mahjong
 //!   session report) and the tools on saved runs: `compare` (side by side, with words on
 //!   run-to-run noise), `merge` (exact sums of runs made at the same time; the shards of one
@@ -48,7 +49,9 @@
 //!   check, HTTP/1.1 on the wire (request bytes built once, the response parser and body
 //!   framing, one-shot exchanges), and HTTP/2 on hyper and hyper-util (the client connection
 //!   with the run's settings, wrk's raw requests mapped to HTTP/2, a frame observer counting
-//!   GOAWAY and RST_STREAM by code and the server's stream grant).
+//!   GOAWAY and RST_STREAM by code and the server's stream grant), and `--bind`'s source
+//!   addresses (round-robin by connection, bound with `IP_BIND_ADDRESS_NO_PORT`, each checked
+//!   before traffic).
 //! - [`timing`]: the clock, the sub-millisecond pacer (timerfd), the per-connection schedule (a
 //!   shard's connections keep the whole run's interleaved phases), request deadlines (one
 //!   watchdog sweep per worker instead of a timer per request).

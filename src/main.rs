@@ -23,8 +23,8 @@ fn main() -> ExitCode {
             };
         }
         Ok(Parsed::Doctor(plan)) => {
-            let target = tsumo::net::preflight::doctor_check(&plan);
-            return tsumo::sys::doctor::run(&plan, target);
+            let network = tsumo::net::preflight::doctor_checks(&plan);
+            return tsumo::sys::doctor::run(&plan, network);
         }
         Ok(Parsed::Compare(options)) => return exit(report::compare::run(&options)),
         Ok(Parsed::Merge(options)) => {
@@ -131,6 +131,7 @@ fn run_ab(plan: &Plan) -> ExitCode {
             run.cacert.as_deref(),
             run.timeout,
             tsumo::http::alpn(run),
+            &run.bind,
         );
         if let Err(e) = checked {
             return fail(&format_args!("{}: {e}", run.label));
@@ -180,6 +181,7 @@ fn run_mahjong_ab(plan: &MahjongPlan) -> ExitCode {
             run.cacert.as_deref(),
             run.connect_timeout,
             tsumo::net::tls::Alpn::Http1,
+            &run.bind,
         );
         if let Err(e) = checked {
             return fail(&format_args!("{}: {e}", run.label));

@@ -3,6 +3,7 @@
 //! `cli` turns argv into a `Plan`; everything after that (engine, report) reads it and never
 //! re-validates. Keeping it plain data makes it easy to print in the report and store in JSON.
 
+use std::net::IpAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -131,6 +132,9 @@ pub struct Plan {
     pub rate: Option<u64>,
     /// `--shard`, `--start-at`, `--run-id`.
     pub part: Part,
+    /// `--bind`: the source addresses connections are spread over, round-robin by connection
+    /// (empty: the kernel chooses one).
+    pub bind: Vec<IpAddr>,
     /// Lua script (`-s`).
     pub script: Option<PathBuf>,
     /// `--script-timeout`: how long one call of a script hook may run before it is
@@ -250,6 +254,9 @@ pub struct MahjongPlan {
     pub seats: usize,
     /// `--shard`, `--start-at`, `--run-id`.
     pub part: Part,
+    /// `--bind`: the source addresses players are spread over, round-robin by player (each
+    /// player's login, socket and logout from its one address; empty: the kernel chooses).
+    pub bind: Vec<IpAddr>,
     /// Worker threads (`-t`); every table lives on one thread.
     pub threads: usize,
     /// The longest the whole session may last (`-d`); players still playing then are logged out.

@@ -14,7 +14,7 @@ const DEFAULT_CONNECTIONS: usize = 10;
 const DEFAULT_THREADS: usize = 2;
 
 const USAGE: &str =
-    "usage: tsumo doctor [-c N] [-t N] [--proxy-pid PID] [-k] [--cacert FILE] [URL]";
+    "usage: tsumo doctor [-c N] [-t N] [--proxy-pid PID] [--bind ADDRS] [-k] [--cacert FILE] [URL]";
 
 const HELP: &str = "\
 tsumo doctor — find the limits that would silently cap a run, before running it
@@ -24,7 +24,7 @@ Usage: tsumo doctor [options] [URL]
 One line per check, each OK, WARN or FAIL; a line that is not OK ends with the exact
 command or config line that fixes it. Checks: tsumo's own open-file limit, the ephemeral
 port range for connections to one destination (URL's host:port, with the sockets already
-open to it), net.core.somaxconn, the conntrack table (nf_conntrack_max against the entries
+open to it; times the source addresses of --bind, which must all be on this host), net.core.somaxconn, the conntrack table (nf_conntrack_max against the entries
 in use plus the planned connections), and with --proxy-pid an nginx's workers: their
 open-file limit, worker_connections (read with the master's own binary and `-T`) and how
 many proxied clients fit (each uses two connections: client side and upstream side).
@@ -37,6 +37,8 @@ Options:
   -c, --connections <N>  Planned connections (or mahjong players) [default: 10]
   -t, --threads <N>      Planned worker threads [default: 2]
       --proxy-pid <PID>  The master process of an nginx the traffic goes through
+      --bind <ADDRS>     The run's source addresses (127.0.0.2,127.0.0.3 or a CIDR): each
+                         must be on this host, and each brings its own port range
   -k, --insecure         Do not verify the target's TLS certificate
       --cacert <FILE>    Also trust the certificates in this PEM file
   -h, --help             Print this help
@@ -94,6 +96,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
         target,
         insecure: matches.get_flag("insecure"),
         cacert: matches.get_one::<PathBuf>("cacert").cloned(),
+        bind: super::bind::parse(&matches)?,
     })))
 }
 
@@ -102,6 +105,7 @@ fn command() -> Command {
         value("connections", Some('c'), "connections"),
         value("threads", Some('t'), "threads"),
         value("proxy_pid", None, "proxy-pid"),
+        super::bind::arg(),
         flag("insecure", Some('k'), "insecure"),
         value("cacert", None, "cacert").value_parser(clap::value_parser!(PathBuf)),
         flag("help", Some('h'), "help"),

@@ -64,6 +64,17 @@ Options:
                              retries included [default: 30s]; logouts go at most 32 at a
                              time per thread, and sessions left on the server are listed
       --label <NAME>         Name of the run in reports [default: the URL]
+      --shard <I/N>          Run shard I of N (I from 1; one session over several machines):
+                             1/N of the tables, with the whole session's player names and
+                             ramp. Without it, a Kubernetes Indexed Job's
+                             JOB_COMPLETION_INDEX (from 0) with --shards N or TSUMO_SHARDS.
+      --shards <N>           The number of shards, for JOB_COMPLETION_INDEX
+      --start-at <TIME>      Check the server first, then start at TIME: RFC 3339
+                             (2026-11-30T18:00:00Z) or +30s from now
+      --run-id <ID>          The run's id in --json, checked by tsumo merge
+      --bind <ADDRS>         Source addresses, one after another by player (its login,
+                             socket and logout): 127.0.0.2,127.0.0.3 or a CIDR such as
+                             10.0.0.0/28. Each address has its own port range.
       --server-pid <PID>     Sample this server process (and its children) once a second:
                              CPU and memory in the report. Repeatable.
       --vs <URL>             Run the same session against a second server too, alternating
@@ -197,6 +208,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
         crate::sys::wallclock::unix_now_ns(),
     )?;
     let players = super::shard::split_players(players, seats, part.shard)?;
+    let bind = super::bind::parse(&matches)?;
     let json = match matches.get_one::<PathBuf>("json") {
         Some(p) if p.as_os_str() == "-" => Some(JsonOut::Stdout),
         Some(p) => Some(JsonOut::File(p.clone())),
@@ -215,6 +227,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
         players,
         seats,
         part,
+        bind,
         threads: threads.min(players / seats),
         duration: max_duration,
         ramp,
@@ -250,6 +263,7 @@ fn base_path(path: &str) -> String {
 fn command() -> Command {
     super::subcommand("tsumo mahjong")
         .args(super::shard::args())
+        .arg(super::bind::arg())
         .args([
             value("players", Some('c'), "players"),
             value("seats", None, "seats"),

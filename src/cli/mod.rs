@@ -15,6 +15,7 @@
 //! Subcommands (`tsumo compare …`) are meant to be dispatched in [`parse`] on the first
 //! argument before the wrk2 parser runs; a URL can never be mistaken for a subcommand word.
 
+mod bind;
 mod doctor;
 mod header;
 mod http2;
@@ -112,6 +113,10 @@ Options:
                          Job's JOB_COMPLETION_INDEX (counted from 0) picks the shard, with
                          --shards N or the env TSUMO_SHARDS.
       --shards <N>       The number of shards, for JOB_COMPLETION_INDEX
+      --bind <ADDRS>     Source addresses to connect from, one after another by connection:
+                         127.0.0.2,127.0.0.3 or a CIDR such as 10.0.0.0/28 (its hosts).
+                         Each address has its own local port range (about 28,000 ports)
+                         per destination, so N addresses carry N times the connections.
       --start-at <TIME>  Resolve, check and connect first, then start at TIME: RFC 3339
                          (2026-11-30T18:00:00Z) or +30s from now. The report says how late.
       --run-id <ID>      The run's id in --json, checked by tsumo merge [default: the start
@@ -249,6 +254,7 @@ fn parse_wrk(args: Vec<OsString>) -> Result<Parsed, String> {
         crate::sys::wallclock::unix_now_ns(),
     )?;
     let (connections, rate) = shard::split_http(connections, rate, threads, part.shard)?;
+    let bind = bind::parse(&matches)?;
 
     let json = match path_option(&matches, "json") {
         Some(p) if p.as_os_str() == "-" => Some(JsonOut::Stdout),
@@ -280,6 +286,7 @@ fn parse_wrk(args: Vec<OsString>) -> Result<Parsed, String> {
         duration,
         rate,
         part,
+        bind,
         script: path_option(&matches, "script"),
         script_timeout,
         headers,
@@ -354,6 +361,7 @@ fn wrk_command() -> Command {
         .infer_long_args(true)
         .args(http2::args())
         .args(shard::args())
+        .arg(bind::arg())
         .args([
             value("threads", Some('t'), "threads"),
             value("connections", Some('c'), "connections"),

@@ -35,9 +35,11 @@ pub(super) fn args() -> [Arg; 4] {
 }
 
 /// Options that differ between the shards of one run or do not change what runs: left out of
-/// a derived run id, so every shard derives the same one.
+/// a derived run id, so every shard derives the same one (each machine has its own `--bind`
+/// addresses).
 const NOT_IN_RUN_ID: &[&str] = &[
     "--shard",
+    "--bind",
     "--shards",
     "--json",
     "--hgrm",

@@ -13,6 +13,7 @@
 
 use std::cell::Cell;
 use std::io;
+use std::net::IpAddr;
 use std::rc::Rc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -73,6 +74,8 @@ pub struct Connection {
     /// Bounds each exchange by `--timeout`.
     deadline: Rc<Deadline>,
     stream: Option<Stream>,
+    /// The `--bind` source address, kept through reconnects.
+    source: Option<IpAddr>,
     /// Whether the current stream has completed a response (so a close may be a stale
     /// keep-alive, not a failure).
     reused: bool,
@@ -94,8 +97,15 @@ pub struct Connection {
 impl Connection {
     /// A connection following `schedule` (`None`: closed loop), with an optional stream already
     /// open.
-    pub fn new(shared: Rc<Shared>, schedule: Option<Schedule>, stream: Option<Stream>) -> Self {
+    /// `source`: the `--bind` address it reconnects from.
+    pub fn new(
+        shared: Rc<Shared>,
+        schedule: Option<Schedule>,
+        stream: Option<Stream>,
+        source: Option<IpAddr>,
+    ) -> Self {
         Connection {
+            source,
             deadline: shared.watchdog.slot(),
             stream,
             reused: false,
@@ -134,7 +144,7 @@ impl Connection {
                 // `--timeout` bounds a connect as it bounds a response.
                 None => match self
                     .deadline
-                    .guard(clock::now(), self.shared.connect())
+                    .guard(clock::now(), self.shared.connect(self.source))
                     .await
                 {
                     Ok(Ok(stream)) => {

@@ -116,6 +116,7 @@ impl<'a> HttpMode<'a> {
             plan.cacert.as_deref(),
             plan.timeout,
             alpn(plan),
+            &plan.bind,
         )?;
         // As wrk: the script is loaded in the main state and one state per thread.
         let (script, mut thread_scripts): (_, Vec<Option<ThreadScript>>) = match &plan.script {
@@ -198,7 +199,9 @@ impl Mode for HttpMode<'_> {
                         .as_ref()
                         .map_or(self.endpoint.addr, ThreadScript::addr),
                     tls: self.endpoint.tls.clone(),
+                    source: None,
                 },
+                sources: plan.bind.clone(),
                 static_batch,
                 script,
                 timeout: plan.timeout,

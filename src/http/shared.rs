@@ -4,6 +4,7 @@
 //! itself, its TLS handshake or its failure.
 
 use std::cell::{Cell, RefCell};
+use std::net::IpAddr;
 use std::rc::Rc;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -105,9 +106,10 @@ impl Shared {
         }
     }
 
-    /// Opens a connection, counting it (and its TLS handshake, or its failure).
-    pub async fn connect(&self) -> Result<Stream, ConnectError> {
-        let result = self.endpoint.connect().await;
+    /// Opens a connection from `source` (`--bind`), counting it (and its TLS handshake, or its
+    /// failure).
+    pub async fn connect(&self, source: Option<IpAddr>) -> Result<Stream, ConnectError> {
+        let result = self.endpoint.connect_from(source).await;
         let mut rec = self.recorder.borrow_mut();
         let counters = &mut rec.counters;
         match result {

@@ -3,6 +3,7 @@
 //! gate, then runs each connection's schedule until the shutdown or the script stops it.
 
 use std::cell::{Cell, RefCell};
+use std::net::IpAddr;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -17,6 +18,7 @@ use crate::engine::{Live, Worker, WorkerContext};
 use crate::error::Error;
 use crate::net::http1::request::Batch;
 use crate::net::http2::request::H2Request;
+use crate::net::source;
 use crate::net::stream::Endpoint;
 use crate::plan::Http2;
 use crate::plan::Shard;
@@ -61,6 +63,8 @@ pub struct HttpWorker {
     /// The part of a sharded run this process runs: its connections keep the whole run's phases.
     pub shard: Shard,
     pub endpoint: Endpoint,
+    /// `--bind`: this process's connection number `n` connects from `sources[n % len]`.
+    pub sources: Vec<IpAddr>,
     /// The request bytes sent every time; `None` when the script's `request()` makes them.
     pub static_batch: Option<Batch>,
     /// This worker's Lua state, when the run has a script.
@@ -114,13 +118,18 @@ impl Worker for HttpWorker {
             (settings, requests)
         });
 
+        // Each connection keeps its source address through reconnects.
+        let sources: Vec<Option<IpAddr>> = (0..self.connections)
+            .map(|i| source::pick(&self.sources, self.first_connection + i))
+            .collect();
         // Connect first, so that connection set-up does not eat into the first interval.
-        let handles: Vec<_> = (0..self.connections)
-            .map(|_| {
+        let handles: Vec<_> = sources
+            .iter()
+            .map(|&source| {
                 let shared = Rc::clone(&shared);
                 let timeout = self.timeout;
                 tokio::task::spawn_local(async move {
-                    tokio::time::timeout(timeout, shared.connect())
+                    tokio::time::timeout(timeout, shared.connect(source))
                         .await
                         .ok()
                         .and_then(Result::ok)
@@ -135,14 +144,14 @@ impl Worker for HttpWorker {
         let t0 = ctx.start();
         tokio::task::spawn_local(Rc::clone(&shared.watchdog).run());
         let mut scheduled = Vec::new();
-        for (i, stream) in streams.into_iter().enumerate() {
+        for (i, (stream, source)) in streams.into_iter().zip(sources).enumerate() {
             let schedule = self.rate.map(|rate| {
                 let local = self.first_connection + i;
                 Schedule::of_shard(t0, self.shard, local, self.total_connections, rate)
             });
             let progress = match &h2 {
                 None => {
-                    let conn = Connection::new(Rc::clone(&shared), schedule, stream);
+                    let conn = Connection::new(Rc::clone(&shared), schedule, stream, source);
                     let progress = conn.progress();
                     tokio::task::spawn_local(conn.run());
                     progress
@@ -154,6 +163,7 @@ impl Worker for HttpWorker {
                         Rc::clone(requests),
                         schedule,
                         stream,
+                        source,
                     );
                     let progress = conn.progress();
                     tokio::task::spawn_local(conn.run());

@@ -81,6 +81,7 @@ impl MahjongMode {
             plan.cacert.as_deref(),
             plan.connect_timeout,
             Alpn::Http1,
+            &plan.bind,
         )?;
         let ws_scheme = match server.scheme {
             Scheme::Http => "ws",
@@ -212,8 +213,14 @@ impl Worker for MahjongWorker {
             let global_table = shard.global(first_player / seats + table_index);
             for seat in 0..seats {
                 let index = global_table * seats + seat;
-                let player =
-                    Player::new(Rc::clone(&player_ctx), index, Rc::clone(&table), seat == 0);
+                let slot = first_player + table_index * seats + seat;
+                let player = Player::new(
+                    Rc::clone(&player_ctx),
+                    index,
+                    slot,
+                    Rc::clone(&table),
+                    seat == 0,
+                );
                 players.push(tokio::task::spawn_local(player.run()));
             }
         }

@@ -3,7 +3,7 @@
 //! certificate stops the run with one clear line instead of thousands of counted errors.
 //! `tsumo doctor URL` makes the same check and reports it as one of its lines.
 
-use std::net::{SocketAddr, ToSocketAddrs};
+use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::path::Path;
 use std::time::Duration;
 
@@ -31,15 +31,18 @@ enum Unreachable {
 }
 
 /// Resolves the target and proves it answers: TCP connect, and the TLS handshake for https.
-/// Shared by every mode: the mahjong players reach their server through the same check.
+/// Shared by every mode: the mahjong players reach their server through the same check. With
+/// `--bind` addresses (`bind`), each must be one of this host's, and the check connects from
+/// the first.
 pub async fn preflight(
     target: &Target,
     insecure: bool,
     cacert: Option<&Path>,
     timeout: Duration,
     alpn: Alpn,
+    bind: &[IpAddr],
 ) -> Result<Endpoint, Error> {
-    match reach(target, insecure, cacert, timeout, alpn).await? {
+    match reach(target, insecure, cacert, timeout, alpn, bind).await? {
         Ok(endpoint) => Ok(endpoint),
         Err(Unreachable::Resolve(reason)) => Err(Error::Resolve {
             host: target.host.clone(),
@@ -64,9 +67,47 @@ pub async fn preflight(
     }
 }
 
-/// `tsumo doctor URL`: the pre-flight as one check line (`None` without a URL). Fails only on
-/// bad input (an unreadable `--cacert`).
-pub fn doctor_check(plan: &DoctorPlan) -> Result<Option<Check>, Error> {
+/// `tsumo doctor [--bind ADDRS] [URL]`: a line for the source addresses (with `--bind`) and the
+/// pre-flight as one line (with a URL). Fails only on bad input (an unreadable `--cacert`).
+pub fn doctor_checks(plan: &DoctorPlan) -> Result<Vec<Check>, Error> {
+    let mut lines = Vec::new();
+    if !plan.bind.is_empty() {
+        let sources = source_check(&plan.bind);
+        let failed = sources.verdict == Verdict::Fail;
+        lines.push(sources);
+        if failed {
+            // Every connection from a missing address would fail: the target line would too.
+            return Ok(lines);
+        }
+    }
+    lines.extend(doctor_check(plan)?);
+    Ok(lines)
+}
+
+/// Whether every `--bind` address is one of this host's.
+fn source_check(bind: &[IpAddr]) -> Check {
+    let name = "source addresses";
+    let shown = match bind {
+        [one] => one.to_string(),
+        [first, .., last] => format!("{first} … {last}"),
+        [] => String::new(),
+    };
+    let count = bind.len();
+    match bind.iter().find_map(|&ip| super::source::unusable(ip)) {
+        None => Check::ok(name, format!("{count} ({shown}), each on this host")),
+        Some(reason) => Check::not_ok(
+            Verdict::Fail,
+            name,
+            format!("{count} ({shown}): {reason}"),
+            "add the address to an interface (`ip address add ADDR/32 dev DEVICE`) or leave it \
+             out of --bind"
+                .to_string(),
+        ),
+    }
+}
+
+/// The pre-flight as one check line (`None` without a URL).
+fn doctor_check(plan: &DoctorPlan) -> Result<Option<Check>, Error> {
     let Some(target) = &plan.target else {
         return Ok(None);
     };
@@ -76,6 +117,7 @@ pub fn doctor_check(plan: &DoctorPlan) -> Result<Option<Check>, Error> {
         plan.cacert.as_deref(),
         DOCTOR_TIMEOUT,
         Alpn::Http1,
+        &plan.bind,
     ))?;
     let fail = |finding: String, fix: String| Check {
         verdict: Verdict::Fail,
@@ -122,21 +164,42 @@ pub fn doctor_check(plan: &DoctorPlan) -> Result<Option<Check>, Error> {
     }))
 }
 
-/// Resolves and connects (and handshakes); the outer error is bad input (the TLS settings).
+/// Resolves and connects (and handshakes); the outer error is bad input (the TLS settings,
+/// `--bind` addresses this host does not have or of the wrong family).
 async fn reach(
     target: &Target,
     insecure: bool,
     cacert: Option<&Path>,
     timeout: Duration,
     alpn: Alpn,
+    bind: &[IpAddr],
 ) -> Result<Result<Endpoint, Unreachable>, Error> {
     let port = target.port();
-    let addrs: Vec<SocketAddr> = match (target.host.as_str(), port).to_socket_addrs() {
+    let mut addrs: Vec<SocketAddr> = match (target.host.as_str(), port).to_socket_addrs() {
         Ok(addrs) => addrs.collect(),
         Err(e) => return Ok(Err(Unreachable::Resolve(e.to_string()))),
     };
     if addrs.is_empty() {
         return Ok(Err(Unreachable::Resolve("no addresses".into())));
+    }
+    if let Some(&first) = bind.first() {
+        check_sources(bind)?;
+        let resolved = addrs.clone();
+        addrs.retain(|a| a.is_ipv4() == first.is_ipv4());
+        if addrs.is_empty() {
+            let (ours, theirs) = if first.is_ipv4() {
+                ("IPv4", "IPv6")
+            } else {
+                ("IPv6", "IPv4")
+            };
+            let list: Vec<String> = resolved.iter().map(|a| a.ip().to_string()).collect();
+            return Err(Error::Bind(format!(
+                "the source addresses are {ours} but {} has only {theirs} addresses ({}); \
+                 give {theirs} source addresses",
+                target.host,
+                list.join(", ")
+            )));
+        }
     }
     let tls = match target.scheme {
         Scheme::Http => None,
@@ -150,8 +213,10 @@ async fn reach(
         let endpoint = Endpoint {
             addr,
             tls: tls.clone(),
+            source: None,
         };
-        match tokio::time::timeout(timeout, endpoint.connect()).await {
+        let connect = endpoint.connect_from(bind.first().copied());
+        match tokio::time::timeout(timeout, connect).await {
             Ok(Ok((stream, _))) => {
                 let refused = match (alpn, &endpoint.tls, stream.alpn()) {
                     (Alpn::H2, Some(_), Some(b"h2")) | (Alpn::H2, None, _) | (Alpn::Http1, ..) => {
@@ -183,6 +248,15 @@ async fn reach(
     Ok(Err(Unreachable::Connect { addr, reason }))
 }
 
+/// Every `--bind` address must be one this host can bind to: one line naming the first that is
+/// not, before any traffic (else every connection from it would fail as a counted error).
+fn check_sources(bind: &[IpAddr]) -> Result<(), Error> {
+    match bind.iter().find_map(|&ip| super::source::unusable(ip)) {
+        Some(reason) => Err(Error::Bind(reason)),
+        None => Ok(()),
+    }
+}
+
 /// Whether a handshake failed because the server speaks none of the protocols offered.
 fn refused_alpn(e: &std::io::Error) -> bool {
     matches!(
@@ -207,8 +281,9 @@ pub fn preflight_blocking(
     cacert: Option<&std::path::Path>,
     timeout: Duration,
     alpn: Alpn,
+    bind: &[IpAddr],
 ) -> Result<Endpoint, Error> {
-    main_runtime()?.block_on(preflight(target, insecure, cacert, timeout, alpn))
+    main_runtime()?.block_on(preflight(target, insecure, cacert, timeout, alpn, bind))
 }
 
 /// A current-thread runtime for the main thread's one-off checks.

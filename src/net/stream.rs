@@ -2,7 +2,7 @@
 //! object, so the hot path has no dynamic dispatch).
 
 use std::io;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -13,11 +13,13 @@ use tokio::net::TcpStream;
 use tokio_rustls::client::TlsStream;
 use tokio_rustls::TlsConnector;
 
-/// Where and how to connect: the address, and TLS settings for https.
+/// Where and how to connect: the address, TLS settings for https, and the source address
+/// (`--bind`; `None`: the kernel chooses).
 #[derive(Clone)]
 pub struct Endpoint {
     pub addr: SocketAddr,
     pub tls: Option<TlsTarget>,
+    pub source: Option<IpAddr>,
 }
 
 /// TLS settings of an https endpoint.
@@ -69,9 +71,26 @@ pub enum Handshake {
 }
 
 impl Endpoint {
-    /// Opens a connection (TCP_NODELAY set) and, for https, completes the TLS handshake.
+    /// The same endpoint, connected to from `source`.
+    pub fn from_source(&self, source: Option<IpAddr>) -> Endpoint {
+        Endpoint {
+            source,
+            ..self.clone()
+        }
+    }
+
+    /// Opens a connection from [`Endpoint::source`]: see [`Endpoint::connect_from`].
     pub async fn connect(&self) -> Result<(Stream, Handshake), ConnectError> {
-        let tcp = TcpStream::connect(self.addr)
+        self.connect_from(self.source).await
+    }
+
+    /// Opens a connection from `source` (TCP_NODELAY set) and, for https, completes the TLS
+    /// handshake.
+    pub async fn connect_from(
+        &self,
+        source: Option<IpAddr>,
+    ) -> Result<(Stream, Handshake), ConnectError> {
+        let tcp = super::source::connect(self.addr, source)
             .await
             .map_err(ConnectError::Tcp)?;
         // Without NODELAY, small requests wait for the previous ACK (Nagle) and latency lies.

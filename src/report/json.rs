@@ -377,6 +377,7 @@ mod tests {
                 duration: Duration::from_millis(10_500),
                 rate: Some(500),
                 part: Default::default(),
+                bind: Vec::new(),
                 script: Some("s.lua".into()),
                 headers: vec![("X-A".to_string(), "1".to_string())],
                 latency: true,

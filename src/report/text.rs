@@ -395,6 +395,7 @@ mod tests {
             duration: Duration::from_secs(12),
             rate,
             part: Default::default(),
+            bind: Vec::new(),
             script: None,
             headers: Vec::new(),
             latency,

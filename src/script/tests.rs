@@ -26,6 +26,7 @@ fn plan(script: &str) -> Plan {
         duration: Duration::from_secs(1),
         rate: None,
         part: Default::default(),
+        bind: Vec::new(),
         script: Some(PathBuf::from(format!("tests/scripts/{script}"))),
         headers: Vec::new(),
         latency: false,

@@ -12,6 +12,7 @@
 pub mod certs;
 pub mod faulty;
 pub mod majiang;
+pub mod netns;
 pub mod nginx;
 
 use std::io::Read;
@@ -62,9 +63,19 @@ impl Run {
 /// Runs `tsumo ARGS`, killing it and failing the test if it is still running after `limit`.
 /// Every test passes `-d` as well; the limit only catches a hung process.
 pub fn run_tsumo(args: &[&str], limit: Duration) -> Run {
+    let mut command = tsumo();
+    command.args(args);
+    run_command(command, limit)
+}
+
+/// Runs `command` (tsumo, perhaps wrapped: `ip netns exec NS tsumo …`) as [`run_tsumo`] does.
+pub fn run_command(mut command: Command, limit: Duration) -> Run {
+    let args: Vec<String> = std::iter::once(command.get_program())
+        .chain(command.get_args())
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
     let started = Instant::now();
-    let mut child = tsumo()
-        .args(args)
+    let mut child = command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -74,6 +74,8 @@ pub struct NginxBuilder {
     main_snippets: Vec<String>,
     /// `worker_connections` in `events { }`; 4096 when not set.
     worker_connections: Option<u32>,
+    /// Addresses every server block listens on too, besides 127.0.0.1 (a test bridge's).
+    also_listen: Vec<String>,
 }
 
 impl NginxBuilder {
@@ -125,6 +127,13 @@ impl NginxBuilder {
     /// 1024;`, say).
     pub fn main_snippet(mut self, text: &str) -> Self {
         self.main_snippets.push(text.to_string());
+        self
+    }
+
+    /// Every server block also listens on `addr` (same ports): a test bridge's address that
+    /// network namespaces reach. The fixture still checks its ports on 127.0.0.1.
+    pub fn also_listen(mut self, addr: &str) -> Self {
+        self.also_listen.push(addr.to_string());
         self
     }
 
@@ -207,18 +216,25 @@ impl NginxBuilder {
         } else {
             ""
         };
+        let listen = |port: u16, flags: &str| -> String {
+            std::iter::once("127.0.0.1")
+                .chain(self.also_listen.iter().map(String::as_str))
+                .map(|addr| format!("listen {addr}:{port}{flags};"))
+                .collect::<Vec<_>>()
+                .join("\n        ")
+        };
         let mut extra_servers = String::new();
         for s in &self.servers {
+            let flags = match (s.tls, s.http2) {
+                (true, true) => " ssl http2",
+                (true, false) => " ssl",
+                (false, true) => " http2",
+                (false, false) => "",
+            };
             let _ = write!(
                 extra_servers,
-                "    server {{\n        listen 127.0.0.1:{}{};\n        {}\n    }}\n",
-                ports.extra[&s.name],
-                match (s.tls, s.http2) {
-                    (true, true) => " ssl http2",
-                    (true, false) => " ssl",
-                    (false, true) => " http2",
-                    (false, false) => "",
-                },
+                "    server {{\n        {}\n        {}\n    }}\n",
+                listen(ports.extra[&s.name], flags),
                 s.body
                     .replace("@ROOT@", &dir.to_string())
                     .replace("@HTTP_PORT@", &ports.http.to_string())
@@ -249,7 +265,7 @@ http {{
     default_type application/octet-stream;
     # One line per request: what the server received, for tests to assert on. "$request" is the
     # request line as sent ($request_method turns to GET after the error_page below).
-    log_format tsumo '"$request" $status $request_length $content_length $body_bytes_sent $connection $connection_requests $server_port $ssl_protocol';
+    log_format tsumo '"$request" $status $request_length $content_length $body_bytes_sent $connection $connection_requests $server_port $ssl_protocol $remote_addr';
     access_log {dir}/access.log tsumo;
     client_body_temp_path {dir}/tmp/client_body;
     proxy_temp_path {dir}/tmp/proxy;
@@ -265,8 +281,8 @@ http {{
     {snippets}
 
     server {{
-        listen 127.0.0.1:{http};
-        listen 127.0.0.1:{https} ssl;
+        {listen_http}
+        {listen_https}
         root {dir}/www;
         # Static files answer POST with 405; serve the file instead, so a POST benchmark
         # (wrk2 with a 2 KiB body) measures nginx reading the body and answering 200.
@@ -274,8 +290,8 @@ http {{
     }}
 {extra_servers}}}
 "#,
-            http = ports.http,
-            https = ports.https,
+            listen_http = listen(ports.http, ""),
+            listen_https = listen(ports.https, " ssl"),
         )
     }
 }
@@ -496,6 +512,8 @@ pub struct AccessLogLine {
     pub server_port: u16,
     /// `None` for plain HTTP, else e.g. `TLSv1.3`.
     pub ssl_protocol: Option<String>,
+    /// The client's address (the source address of the connection).
+    pub remote_addr: String,
 }
 
 impl AccessLogLine {
@@ -504,7 +522,7 @@ impl AccessLogLine {
         let (request, rest) = line.strip_prefix('"')?.split_once("\" ")?;
         let mut request = request.split(' ');
         let f: Vec<&str> = rest.split(' ').collect();
-        if f.len() != 8 {
+        if f.len() != 9 {
             return None;
         }
         let dash = |s: &str| (s != "-").then(|| s.to_string());
@@ -520,6 +538,7 @@ impl AccessLogLine {
             connection_requests: f[5].parse().ok()?,
             server_port: f[6].parse().ok()?,
             ssl_protocol: dash(f[7]),
+            remote_addr: f[8].to_string(),
         })
     }
 }

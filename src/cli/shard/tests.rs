@@ -24,6 +24,7 @@ fn args_table() -> Vec<Arg> {
     all.push(value("json", None, "json"));
     all.push(value("rate", Some('R'), "rate"));
     all.push(value("vs", None, "vs"));
+    all.push(super::super::bind::arg());
     all
 }
 
@@ -136,7 +137,9 @@ fn every_shard_derives_the_same_run_id() {
         .map(|i| {
             let shard = format!("{i}/4");
             let json = format!("--json=shard{i}.json");
-            let args = [&at[..], &["--shard", &shard, &json]].concat();
+            // Each machine has its own source addresses.
+            let bind = format!("127.0.0.{}", i + 1);
+            let args = [&at[..], &["--shard", &shard, &json, "--bind", &bind]].concat();
             part_of(&args, &[]).unwrap().run_id
         })
         .collect();

@@ -15,6 +15,7 @@
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::future::Future;
+use std::net::IpAddr;
 use std::rc::Rc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -113,6 +114,8 @@ pub struct H2Connection {
     requests: Rc<H2Requests>,
     schedule: Option<Schedule>,
     stream: Option<Stream>,
+    /// The `--bind` source address, kept through reconnects.
+    source: Option<IpAddr>,
     next: u64,
     /// Requests of the current batch not yet sent, and the next fixed request's index.
     queue: VecDeque<Rc<H2Request>>,
@@ -133,8 +136,10 @@ impl H2Connection {
         requests: Rc<H2Requests>,
         schedule: Option<Schedule>,
         stream: Option<Stream>,
+        source: Option<IpAddr>,
     ) -> Self {
         H2Connection {
+            source,
             connect_deadline: shared.watchdog.slot(),
             shared,
             settings,
@@ -239,7 +244,7 @@ impl H2Connection {
         let stream = match self.stream.take() {
             Some(stream) => stream,
             None => {
-                let connect = self.shared.connect();
+                let connect = self.shared.connect(self.source);
                 match self.connect_deadline.guard(clock::now(), connect).await {
                     Ok(Ok(stream)) => stream,
                     Ok(Err(_)) => {

@@ -55,6 +55,7 @@ impl Player {
     /// `POST {base}/auth/`, keeping the `MAJIANG` cookie; retried.
     pub(super) async fn log_in(&mut self) -> bool {
         let ctx = std::rc::Rc::clone(&self.ctx);
+        let endpoint = std::rc::Rc::clone(&self.endpoint);
         let plan = &ctx.plan;
         let body = format!("name={}&passwd=*", self.name());
         let bytes = request::format(
@@ -74,7 +75,7 @@ impl Player {
             self.retry_seed(LOGIN),
             Some(&ctx.shutdown),
             || async {
-                let response = oneshot::send(&ctx.endpoint, bytes, plan.connect_timeout)
+                let response = oneshot::send(&endpoint, bytes, plan.connect_timeout)
                     .await
                     .map_err(request_failed)?;
                 let cookie = response
@@ -124,6 +125,7 @@ impl Player {
     /// Opens the WebSocket (retried) and completes the socket.io handshake up to `HELLO`.
     pub(super) async fn connect(&mut self) -> Result<bool, Interrupt> {
         let ctx = std::rc::Rc::clone(&self.ctx);
+        let endpoint = std::rc::Rc::clone(&self.endpoint);
         let plan = &ctx.plan;
         let Some(cookie) = self.cookie.clone() else {
             return Ok(false);
@@ -137,7 +139,7 @@ impl Player {
             || async {
                 match tokio::time::timeout(
                     plan.connect_timeout,
-                    transport::connect(&ctx.endpoint, &ctx.ws_url, cookie),
+                    transport::connect(&endpoint, &ctx.ws_url, cookie),
                 )
                 .await
                 {
@@ -234,6 +236,7 @@ impl Player {
             return;
         };
         let ctx = std::rc::Rc::clone(&self.ctx);
+        let endpoint = std::rc::Rc::clone(&self.endpoint);
         let plan = &ctx.plan;
         let bytes = request::format(
             "POST",
@@ -252,7 +255,7 @@ impl Player {
             let _turn = ctx.logouts.acquire().await;
             let started = clock::now();
             let outcome = retry(plan.retries, self.retry_seed(LOGOUT), None, || async {
-                let response = oneshot::send(&ctx.endpoint, bytes, plan.connect_timeout)
+                let response = oneshot::send(&endpoint, bytes, plan.connect_timeout)
                     .await
                     .map_err(request_failed)?;
                 if response.status < 400 {

@@ -70,6 +70,8 @@ enum Interrupt {
 
 pub struct Player {
     ctx: Rc<WorkerCtx>,
+    /// The server, reached from this player's `--bind` source address (login, socket, logout).
+    endpoint: Rc<Endpoint>,
     /// Global index (for the ramp and the name).
     index: usize,
     table: Rc<Table>,
@@ -98,9 +100,19 @@ pub struct Player {
 }
 
 impl Player {
-    pub fn new(ctx: Rc<WorkerCtx>, index: usize, table: Rc<Table>, owner: bool) -> Player {
+    /// Player `index` of the whole session; `slot`, its number in this process, picks its
+    /// `--bind` source address.
+    pub fn new(
+        ctx: Rc<WorkerCtx>,
+        index: usize,
+        slot: usize,
+        table: Rc<Table>,
+        owner: bool,
+    ) -> Player {
         let bot = Bot::with_strategy(AnyStrategy::new(ctx.plan.bot));
+        let source = crate::net::source::pick(&ctx.plan.bind, slot);
         Player {
+            endpoint: Rc::new(ctx.endpoint.from_source(source)),
             ctx,
             index,
             table,

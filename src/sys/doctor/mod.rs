@@ -12,6 +12,7 @@ mod nginx;
 mod system;
 
 use std::fmt::Write as _;
+use std::net::IpAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -34,6 +35,9 @@ pub struct DoctorPlan {
     pub insecure: bool,
     /// `--cacert`: more certificates the target check trusts.
     pub cacert: Option<PathBuf>,
+    /// `--bind`: the source addresses the run will spread its connections over; each has its
+    /// own port range toward the destination.
+    pub bind: Vec<IpAddr>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -65,7 +69,7 @@ pub struct Check {
 }
 
 impl Check {
-    fn ok(name: &'static str, finding: String) -> Check {
+    pub fn ok(name: &'static str, finding: String) -> Check {
         Check {
             verdict: Verdict::Ok,
             name,
@@ -74,7 +78,7 @@ impl Check {
         }
     }
 
-    fn not_ok(verdict: Verdict, name: &'static str, finding: String, fix: String) -> Check {
+    pub fn not_ok(verdict: Verdict, name: &'static str, finding: String, fix: String) -> Check {
         Check {
             verdict,
             name,
@@ -84,15 +88,15 @@ impl Check {
     }
 }
 
-/// Runs every check, prints the report and returns 1 if any check failed. `target` is the
-/// target check, made by the caller (it connects: `net`, above this module, knows how).
-pub fn run(plan: &DoctorPlan, target: Result<Option<Check>, Error>) -> ExitCode {
+/// Runs every check, prints the report and returns 1 if any check failed. `network` holds the
+/// checks made by the caller (the source addresses and the target: they bind and connect, and
+/// `net`, above this module, knows how).
+pub fn run(plan: &DoctorPlan, network: Result<Vec<Check>, Error>) -> ExitCode {
     // The target first: when nothing answers there, the limits below matter less.
-    let all = checks(plan).and_then(|mut list| {
-        if let Some(check) = target? {
-            list.insert(0, check);
-        }
-        Ok(list)
+    let all = checks(plan).and_then(|list| {
+        let mut first = network?;
+        first.extend(list);
+        Ok(first)
     });
     match all {
         Ok(list) => {
@@ -171,6 +175,7 @@ mod tests {
             target: None,
             insecure: false,
             cacert: None,
+            bind: Vec::new(),
         };
         let list = checks(&plan).expect("checks");
         let names: Vec<&str> = list.iter().map(|c| c.name).collect();
@@ -197,6 +202,7 @@ mod tests {
             target: None,
             insecure: false,
             cacert: None,
+            bind: Vec::new(),
         };
         let err = checks(&plan).map(|_| ()).expect_err("no such process");
         assert_eq!(err.to_string(), "--proxy-pid 4000000000: no such process");

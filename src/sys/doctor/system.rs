@@ -58,8 +58,9 @@ pub(super) fn open_files(plan: &DoctorPlan) -> Check {
     }
 }
 
-/// The local port range against N connections to one destination (each (source address,
-/// destination) pair has its own set of ports).
+/// The local port range against N connections to one destination: each (source address,
+/// destination) pair has its own set of ports, so the budget is the range times the source
+/// addresses (`--bind`; one without it).
 pub(super) fn ephemeral_ports(plan: &DoctorPlan) -> Check {
     let name = "ephemeral ports";
     let c = plan.connections as u64;
@@ -74,6 +75,8 @@ pub(super) fn ephemeral_ports(plan: &DoctorPlan) -> Check {
         );
     };
     let range = u64::from(high.saturating_sub(low)) + 1;
+    let sources = plan.bind.len().max(1) as u64;
+    let budget = range * sources;
     let tw_reuse = read_number("/proc/sys/net/ipv4/tcp_tw_reuse").unwrap_or(0);
     let destination = plan.target.as_ref().and_then(|t| {
         (t.host.as_str(), t.port())
@@ -89,22 +92,37 @@ pub(super) fn ephemeral_ports(plan: &DoctorPlan) -> Check {
     let loopback = destination.is_some_and(|a| a.ip().is_loopback());
     // tcp_tw_reuse: 0 off, 1 on, 2 (the default) for loopback only.
     let reuse_on = tw_reuse == 1 || (tw_reuse == 2 && loopback);
-    let free = range.saturating_sub(in_use);
+    let free = budget.saturating_sub(in_use);
     let busy = if in_use > 0 {
         format!(", {in_use} already in use")
     } else {
         String::new()
     };
+    let per_source = match plan.bind.len() {
+        0 => String::new(),
+        1 => " from 1 source address".to_string(),
+        n => format!(" × {n} source addresses = {budget}"),
+    };
     let finding = format!(
-        "{range} ports ({low}-{high}{busy}) for {c} connections {to}; tcp_tw_reuse={tw_reuse}"
+        "{range} ports ({low}-{high}{busy}){per_source} for {c} connections {to}; \
+         tcp_tw_reuse={tw_reuse}"
     );
     if c > free {
-        let fix = if c + in_use <= 64511 {
-            "`sysctl -w net.ipv4.ip_local_port_range=\"1024 65535\"`".to_string()
+        // Addresses needed at the present range, and at the widest one.
+        let needed = (c + in_use).div_ceil(range);
+        let fix = if c + in_use <= 64511 * sources {
+            let wider = (c + in_use).div_ceil(64511);
+            format!(
+                "`sysctl -w net.ipv4.ip_local_port_range=\"1024 65535\"` (then {wider} source \
+                 address{}), or --bind with {needed} source addresses",
+                if wider == 1 { "" } else { "es" }
+            )
         } else {
-            "more destinations or source addresses: one (source, destination) pair has at most \
-             64511 ports"
-                .to_string()
+            format!(
+                "--bind with {needed} source addresses (or {} with the port range widened to \
+                 1024-65535): one (source, destination) pair has at most 64511 ports",
+                (c + in_use).div_ceil(64511)
+            )
         };
         let fix = if in_use > 0 && !reuse_on {
             format!("{fix} and `sysctl -w net.ipv4.tcp_tw_reuse=1`")
