@@ -74,7 +74,15 @@ async fn listener() -> (TcpListener, Endpoint, String) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr: SocketAddr = listener.local_addr().unwrap();
     let url = format!("ws://{addr}/socket.io/?EIO=4&transport=websocket");
-    (listener, Endpoint { addr, tls: None }, url)
+    (
+        listener,
+        Endpoint {
+            addr,
+            tls: None,
+            source: None,
+        },
+        url,
+    )
 }
 
 #[tokio::test]
