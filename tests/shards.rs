@@ -103,13 +103,22 @@ fn four_shards_started_apart_start_together_and_merge_to_the_whole_rate() {
         "{stdout}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let lines: Vec<&str> = stdout.lines().collect();
+    // The merged run in wrk2's layout, then its line and one line per shard, last.
     assert!(
-        lines[0].starts_with(&format!("Merged 4 parts of run {run_id}: ")),
+        stdout.starts_with("Running ") && stdout.contains("\nRequests/sec: "),
         "{stdout}"
     );
-    assert_eq!(lines.len(), 1 + SHARDS, "{stdout}");
-    for (i, line) in lines[1..].iter().enumerate() {
+    assert!(
+        stdout.contains("Latency Distribution (HdrHistogram"),
+        "{stdout}"
+    );
+    let lines: Vec<&str> = stdout.lines().collect();
+    let first = lines.len().saturating_sub(1 + SHARDS);
+    assert!(
+        lines[first].starts_with(&format!("Merged 4 parts of run {run_id}: ")),
+        "{stdout}"
+    );
+    for (i, line) in lines[first + 1..].iter().enumerate() {
         assert!(line.contains(&format!("shard {}/4", i + 1)), "{line}");
         assert!(
             line.contains("req/s") && line.contains("start skew"),

@@ -392,8 +392,8 @@ fn merge_server(runs: &[LoadedRun], warnings: &mut Vec<String>) -> Option<Server
     })
 }
 
-/// `tsumo merge FILE… -o OUT`: writes the merged JSON and prints the merged run's line and one
-/// line per shard (on stderr when the JSON goes to stdout); warnings go to stderr, a bad input
+/// `tsumo merge FILE… -o OUT`: writes the merged JSON and prints the merged run (an HTTP run in
+/// wrk2's layout), its line and one line per shard (on stderr when the JSON goes to stdout); warnings go to stderr, a bad input
 /// is the error (main prints it, exit 1).
 pub fn run(options: &MergeOptions) -> Result<(), Error> {
     let runs = shards::load_all(&options.files)?;
@@ -402,7 +402,12 @@ pub fn run(options: &MergeOptions) -> Result<(), Error> {
         eprintln!("tsumo: warning: {warning}");
     }
     merged.write(&options.output)?;
-    let mut text = summary(&runs, &merged).join("\n");
+    // An HTTP run in wrk2's layout first; a session's figures are in its JSON and `compare`.
+    let mut text = match &merged.run.data {
+        RunData::Http(saved) => super::text::render_merged(saved)?,
+        RunData::Mahjong(_) => String::new(),
+    };
+    text.push_str(&summary(&runs, &merged).join("\n"));
     text.push('\n');
     if options.output == JsonOut::Stdout {
         eprint!("{text}");

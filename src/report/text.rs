@@ -10,6 +10,8 @@
 
 use hdrhistogram::Histogram;
 
+use super::json::SavedRun;
+use crate::error::Error;
 use crate::plan::Part;
 use crate::plan::Scheme;
 use crate::stats::format::{
@@ -19,7 +21,7 @@ use crate::stats::hdr;
 use crate::stats::http2::Http2Counters;
 use crate::stats::protocol::ProtocolErrors;
 use crate::stats::start::StartRecord;
-use crate::stats::{RunResult, Unsent};
+use crate::stats::{Counters, RunResult, Unsent};
 use crate::sys::procstat::ServerUsage;
 
 /// Percentiles of the `Latency Distribution` table.
@@ -84,7 +86,7 @@ pub fn render(r: &RunResult) -> String {
         lines.push(SEPARATOR.to_string());
     }
 
-    totals(&mut lines, r);
+    totals(&mut lines, &r.counters, r.elapsed.as_micros() as f64);
     additions(&mut lines, r);
 
     let mut out = lines.join("\n");
@@ -151,11 +153,9 @@ fn latency_block(lines: &mut Vec<String>, h: &Histogram<u64>, title: &str) {
     ));
 }
 
-/// Requests, bytes, errors and rates, as wrk prints them.
-fn totals(lines: &mut Vec<String>, r: &RunResult) {
-    let c = &r.counters;
-    // wrk2 measures the run in whole µs.
-    let runtime_us = r.elapsed.as_micros() as f64;
+/// Requests, bytes, errors and rates, as wrk prints them; `runtime_us` in whole µs, as wrk2
+/// measures the run.
+fn totals(lines: &mut Vec<String>, c: &Counters, runtime_us: f64) {
     let runtime_s = runtime_us / 1_000_000.0;
     let per_second = |n: u64| {
         if runtime_s > 0.0 {
@@ -247,6 +247,74 @@ fn additions(lines: &mut Vec<String>, r: &RunResult) {
     }
     lines.extend(part_lines(&r.plan.part, &r.start));
     lines.extend(r.notes.iter().cloned());
+}
+
+/// A merged run (`tsumo merge` of shards or of runs side by side) in wrk2's layout, from its
+/// saved document: the totals' threads and connections, `Thread Stats` (the Req/Sec row from
+/// every part's per-thread samples), the whole latency distribution (a merge is always read for
+/// it), totals and rates, then protocol errors, HTTP/2 counts and send lateness. What belongs to
+/// one process (its CPU, its start) is on the per-shard lines that follow.
+pub fn render_merged(s: &SavedRun) -> Result<String, Error> {
+    let plan = &s.plan;
+    let latency = SavedRun::decode_histogram(&s.histograms.latency)?;
+    let req_per_sec = SavedRun::decode_histogram(&s.histograms.req_per_sec)?;
+    let mut lines = vec![
+        format!(
+            "Running {} test @ {}",
+            format_time_s(plan.duration_s),
+            plan.url
+        ),
+        format!(
+            "  {} threads and {} connections (all parts)",
+            plan.threads, plan.connections
+        ),
+    ];
+    if let Some(h2) = &plan.http2 {
+        lines.push(format!(
+            "  HTTP/2, up to {} streams per connection",
+            h2.streams
+        ));
+    }
+    if plan.rate.is_none() {
+        lines.push(
+            "  closed loop (no -R): latency is not corrected for coordinated omission".to_string(),
+        );
+    }
+    lines.push(format!(
+        "  Thread Stats{:>6}{:>11}{:>8}{:>12}",
+        "Avg", "Stdev", "Max", "+/- Stdev"
+    ));
+    lines.push(stats_row("Latency", &latency, format_time_us));
+    lines.push(stats_row("Req/Sec", &req_per_sec, format_metric));
+    latency_block(&mut lines, &latency, "Recorded Latency");
+    lines.push(SEPARATOR.to_string());
+    let c = &s.counters;
+    totals(&mut lines, c, (s.elapsed_s * 1e6).round());
+    lines.extend(protocol_lines(&c.protocol));
+    if let (Some(h2), Some(asked)) = (&c.http2, &plan.http2) {
+        lines.extend(http2_lines(h2, asked.streams));
+    }
+    if plan.rate.is_some() {
+        let lateness = &s.send_lateness;
+        lines.push(format!(
+            "Send lateness: p50 {}, p99 {}, max {}",
+            format_time_us(lateness.p50 as f64),
+            format_time_us(lateness.p99 as f64),
+            format_time_us(lateness.max as f64)
+        ));
+    }
+    if let Some(line) = unsent_line(&c.unsent) {
+        lines.push(line);
+    }
+    if let Some(shortfall) = &s.rate_shortfall {
+        lines.push(shortfall.line());
+    }
+    if let Some(server) = &s.server {
+        lines.push(server_line(server));
+    }
+    let mut out = lines.join("\n");
+    out.push('\n');
+    Ok(out)
 }
 
 /// The run's shard (when split) and its start (with `--start-at`), for both modes' reports.
