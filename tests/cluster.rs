@@ -263,7 +263,12 @@ fn four_nodes_of_64_mahjong_players_all_play_and_log_out() {
     }
     let (report, merged) = merge(&runs);
     eprintln!("{report}");
-    assert!(report.starts_with("Merged 4 parts of run "), "{report}");
+    // The session report of all 256 players, then the merged line and the shards' lines.
+    assert!(
+        report.starts_with("Mahjong session @ ") && report.contains("\n  256 "),
+        "{report}"
+    );
+    assert!(report.contains("\nMerged 4 parts of run "), "{report}");
     assert_eq!(merged["plan"]["players"], 256);
     for phase in ["login", "connect", "logout"] {
         assert_eq!(merged["phases"][phase]["ok"], 256, "{phase}: {report}");

@@ -281,8 +281,11 @@ fn two_mahjong_shards_are_one_session_of_distinct_players() {
         Duration::from_secs(10),
     );
     merge.assert_success();
+    // The merged session in the session report's layout, then its line and the shards'.
     assert!(
-        merge.stdout.starts_with("Merged 2 parts of run "),
+        merge.stdout.starts_with("Mahjong session @ ")
+            && merge.stdout.contains("\n    logout        16 ")
+            && merge.stdout.contains("\nMerged 2 parts of run "),
         "{}",
         merge.stdout
     );

@@ -5,46 +5,86 @@
 
 use std::fmt::Write as _;
 
-use hdrhistogram::Histogram;
 use serde_json::Value;
 
 use crate::error::Error;
 use crate::plan::JsonOut;
 use crate::report::json::write_value;
-use crate::report::session::{SavedBot, SavedSession};
+use crate::report::session::{SavedBot, SavedHistogram, SavedSession};
 use crate::report::text::server_line;
 use crate::stats::format::{format_binary, format_metric, format_time_us};
 use crate::stats::hdr;
 use crate::stats::mahjong::MahjongResult;
 use crate::stats::mahjong::PHASES;
 
-/// Percentiles shown in every row: p50, p90, p99, max.
-fn row(h: &Histogram<u64>) -> [String; 4] {
-    [
-        hdr::value_at_percentile(h, 50.0),
-        hdr::value_at_percentile(h, 90.0),
-        hdr::value_at_percentile(h, 99.0),
-        hdr::max(h),
-    ]
-    .map(|v| format_time_us(v as f64))
+/// A row's cells from a saved summary: p50, p90, p99, max.
+fn cells(h: &SavedHistogram) -> [String; 4] {
+    [h.p50, h.p90, h.p99, h.max].map(|v| format_time_us(v as f64))
+}
+
+/// The plan line's words that the saved plan does not hold as the run's plan does.
+struct Head {
+    bot: String,
+    think_us: f64,
+    ramp_us: f64,
 }
 
 /// The whole text report.
 pub fn render(r: &MahjongResult) -> String {
     let p = &r.plan;
-    let rec = &r.record;
+    let saved = SavedSession::from_result(r);
+    let head = Head {
+        bot: p.bot.as_str().to_string(),
+        think_us: p.think.as_micros() as f64,
+        ramp_us: p.ramp.as_micros() as f64,
+    };
     let mut out = String::new();
-    let secs = r.elapsed.as_secs_f64().max(1e-9);
-    let _ = writeln!(out, "Mahjong session @ {}", p.label);
+    phases(&mut out, &saved, &head);
+    if p.latency {
+        latency_distributions(&mut out, r);
+    }
+    outcome(&mut out, &saved);
+    for line in super::text::part_lines(&p.part, &r.start) {
+        let _ = writeln!(out, "{line}");
+    }
+    out
+}
+
+/// A merged session (`tsumo merge` of shards) in the session report's layout, from its saved
+/// document: the summed players, phases, games, players' play, steps, messages and failures
+/// (`-L`'s distributions and each part's start are not repeated: `tsumo plot` draws the former,
+/// the per-shard lines say the latter).
+pub fn render_merged(s: &SavedSession) -> String {
+    let bots: Vec<&str> = s.bots.keys().map(String::as_str).collect();
+    let head = Head {
+        bot: if bots.is_empty() {
+            "tsumo".to_string()
+        } else {
+            bots.join("+")
+        },
+        think_us: (s.plan.think_s * 1e6).round(),
+        ramp_us: (s.plan.ramp_s * 1e6).round(),
+    };
+    let mut out = String::new();
+    phases(&mut out, s, &head);
+    outcome(&mut out, s);
+    out
+}
+
+/// The title, the plan line and the phase table.
+fn phases(out: &mut String, s: &SavedSession, head: &Head) {
+    let p = &s.plan;
+    let tables = p.players / p.seats.max(1);
+    let _ = writeln!(out, "Mahjong session @ {}", s.label);
     let _ = writeln!(
         out,
         "  {} {} players at {} tables, {} threads, think {}, ramp {}, {} game{} per table, {}",
         p.players,
-        p.bot.as_str(),
-        p.tables(),
+        head.bot,
+        tables,
         p.threads,
-        format_time_us(p.think.as_micros() as f64),
-        format_time_us(p.ramp.as_micros() as f64),
+        format_time_us(head.think_us),
+        format_time_us(head.ramp_us),
         p.games,
         if p.games == 1 { "" } else { "s" },
         if p.lockstep {
@@ -59,8 +99,8 @@ pub fn render(r: &MahjongResult) -> String {
         "Phase", "OK", "Failed", "p50", "p90", "p99", "Max"
     );
     for name in PHASES {
-        if let Some(stats) = rec.phases.get(name) {
-            let [p50, p90, p99, max] = row(&stats.latency);
+        if let Some(stats) = s.phases.get(name) {
+            let [p50, p90, p99, max] = cells(&stats.latency);
             let _ = writeln!(
                 out,
                 "    {:<8}{:>8}{:>8}{:>11}{:>11}{:>11}{:>11}",
@@ -68,28 +108,30 @@ pub fn render(r: &MahjongResult) -> String {
             );
         }
     }
-    if p.latency {
-        latency_distributions(&mut out, r);
-    }
+}
+
+/// Games, the players' play, step intervals, messages, failures, tsumo's and the server's
+/// usage, and how the session ended.
+fn outcome(out: &mut String, s: &SavedSession) {
+    let secs = s.elapsed_s.max(1e-9);
     // A game's length is that of the completed ones; aborted games have none to report.
-    let game_length = if rec.game_time.is_empty() {
-        "no game completed".to_string()
-    } else {
-        format!(
+    let game_length = match s.games.duration.sampled() {
+        None => "no game completed".to_string(),
+        Some(d) => format!(
             "{:.1}s per completed game (p50), {:.1}s max",
-            hdr::value_at_percentile(&rec.game_time, 50.0) as f64 / 1e6,
-            hdr::max(&rec.game_time) as f64 / 1e6
-        )
+            d.p50 as f64 / 1e6,
+            d.max as f64 / 1e6
+        ),
     };
     let _ = writeln!(
         out,
         "  Games: {} started, {} completed, {} aborted; {game_length}",
-        rec.games_started, rec.games_completed, rec.games_aborted
+        s.games.started, s.games.completed, s.games.aborted
     );
-    for (kind, played) in &rec.bots {
-        players_line(&mut out, kind, played);
+    for (kind, played) in &s.bots {
+        players_line(out, kind, played);
     }
-    if !rec.steps.is_empty() {
+    if !s.steps.is_empty() {
         let _ = writeln!(
             out,
             "  Step interval, by the step that opened it (one table's view: its owner's)"
@@ -99,55 +141,45 @@ pub fn render(r: &MahjongResult) -> String {
             "    {:<26}{:>9}{:>11}{:>11}{:>11}{:>11}",
             "step", "count", "p50", "p90", "p99", "Max"
         );
-        for (kind, h) in &rec.steps {
-            let [p50, p90, p99, max] = row(h);
+        let mut step_row = |label: &str, h: &SavedHistogram| {
+            let [p50, p90, p99, max] = cells(h);
             let _ = writeln!(
                 out,
                 "    {:<26}{:>9}{:>11}{:>11}{:>11}{:>11}",
-                step_in_words(kind),
-                h.len(),
-                p50,
-                p90,
-                p99,
-                max
+                label, h.count, p50, p90, p99, max
             );
-        }
-        let mut derived = |label: &str, h: &Histogram<u64>| {
-            if !h.is_empty() {
-                let [p50, p90, p99, max] = row(h);
-                let _ = writeln!(
-                    out,
-                    "    {:<26}{:>9}{:>11}{:>11}{:>11}{:>11}",
-                    label,
-                    h.len(),
-                    p50,
-                    p90,
-                    p99,
-                    max
-                );
-            }
         };
-        derived("draw over think", &rec.draw_overshoot);
-        derived("deal over 400ms", &rec.deal_overshoot);
-        derived("start burst", &rec.start_burst);
-        derived("reply lateness", &rec.reply_lateness);
+        for (kind, h) in &s.steps {
+            step_row(&step_in_words(kind), h);
+        }
+        for (label, h) in [
+            ("draw over think", &s.draw_overshoot),
+            ("deal over 400ms", &s.deal_overshoot),
+            ("start burst", &s.start_burst),
+            ("reply lateness", &s.reply_lateness),
+        ] {
+            if let Some(h) = h.sampled() {
+                step_row(label, h);
+            }
+        }
     }
+    let m = &s.messages;
     let _ = writeln!(
         out,
         "  Messages: {} in ({}/s), {} out ({}/s); {}B in, {}B out",
-        rec.messages_in,
-        format_metric(rec.messages_in as f64 / secs),
-        rec.messages_out,
-        format_metric(rec.messages_out as f64 / secs),
-        format_binary(rec.bytes_in as f64),
-        format_binary(rec.bytes_out as f64)
+        m.received,
+        format_metric(m.received as f64 / secs),
+        m.sent,
+        format_metric(m.sent as f64 / secs),
+        format_binary(m.bytes_in as f64),
+        format_binary(m.bytes_out as f64)
     );
     // Every failure in one line, with the same counts as the JSON (`disconnects`, `errors`,
     // each phase's `failed`): a session whose logins failed must not read "errors: 0".
     let failed: Vec<String> = PHASES
         .iter()
         .filter_map(|name| {
-            let stats = rec.phases.get(name)?;
+            let stats = s.phases.get(*name)?;
             (stats.failed > 0).then(|| format!("{name} {}", stats.failed))
         })
         .collect();
@@ -159,11 +191,11 @@ pub fn render(r: &MahjongResult) -> String {
     let _ = writeln!(
         out,
         "  Disconnects: {}, errors: {}, failed: {failed}",
-        rec.disconnects, rec.protocol_errors
+        s.disconnects, s.errors
     );
     // By kind, most frequent first: a proxy resetting connections reads differently from a
     // server refusing them.
-    let mut kinds: Vec<_> = rec.error_kinds.iter().collect();
+    let mut kinds: Vec<_> = s.error_kinds.iter().collect();
     kinds.sort_by(|a, b| b.1.count.cmp(&a.1.count).then(a.0.cmp(b.0)));
     for (kind, group) in kinds {
         let _ = writeln!(out, "    {:>6}  {kind}", group.count);
@@ -171,31 +203,31 @@ pub fn render(r: &MahjongResult) -> String {
             let _ = writeln!(out, "            first: {first}");
         }
     }
-    let players = p.players.max(1) as f64;
+    let players = s.plan.players.max(1) as f64;
+    let (cpu, rss) = (s.tsumo.cpu_s, s.tsumo.peak_rss_bytes as f64);
     let _ = writeln!(
         out,
         "  tsumo: {:.2}s CPU ({:.1}ms per player), peak RSS {}B ({}B per player)",
-        r.cpu_seconds,
-        r.cpu_seconds * 1000.0 / players,
-        format_binary(r.peak_rss_bytes as f64),
-        format_binary(r.peak_rss_bytes as f64 / players)
+        cpu,
+        cpu * 1000.0 / players,
+        format_binary(rss),
+        format_binary(rss / players)
     );
-    if let Some(server) = &r.server {
+    if let Some(server) = &s.server {
         let _ = writeln!(out, "{}", server_line(server));
     }
-    let by_signal = format!(" (interrupted by {})", r.ended_by);
-    let ended = if r.interrupted {
+    let by_signal = format!(
+        " (interrupted by {})",
+        s.ended_by.as_deref().unwrap_or("a signal")
+    );
+    let ended = if s.interrupted {
         by_signal.as_str()
-    } else if r.timed_out {
+    } else if s.timed_out {
         " (stopped at the -d limit)"
     } else {
         ""
     };
-    let _ = writeln!(out, "Session: {:.2}s{ended}", r.elapsed.as_secs_f64());
-    for line in super::text::part_lines(&p.part, &r.start) {
-        let _ = writeln!(out, "{line}");
-    }
-    out
+    let _ = writeln!(out, "Session: {:.2}s{ended}", s.elapsed_s);
 }
 
 /// What the players of one bot kind did, in two lines, and the first rejected replies.

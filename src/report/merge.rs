@@ -392,9 +392,10 @@ fn merge_server(runs: &[LoadedRun], warnings: &mut Vec<String>) -> Option<Server
     })
 }
 
-/// `tsumo merge FILE… -o OUT`: writes the merged JSON and prints the merged run (an HTTP run in
-/// wrk2's layout), its line and one line per shard (on stderr when the JSON goes to stdout); warnings go to stderr, a bad input
-/// is the error (main prints it, exit 1).
+/// `tsumo merge FILE… -o OUT`: writes the merged JSON and prints the merged run in its mode's
+/// usual layout (wrk2's, or the session report's), its line and one line per shard (on stderr
+/// when the JSON goes to stdout); warnings go to stderr, a bad input is the error (main prints
+/// it, exit 1).
 pub fn run(options: &MergeOptions) -> Result<(), Error> {
     let runs = shards::load_all(&options.files)?;
     let merged = merge(&runs, options.label.as_deref(), options.force)?;
@@ -402,10 +403,10 @@ pub fn run(options: &MergeOptions) -> Result<(), Error> {
         eprintln!("tsumo: warning: {warning}");
     }
     merged.write(&options.output)?;
-    // An HTTP run in wrk2's layout first; a session's figures are in its JSON and `compare`.
+    // The merged run in its mode's usual layout first.
     let mut text = match &merged.run.data {
         RunData::Http(saved) => super::text::render_merged(saved)?,
-        RunData::Mahjong(_) => String::new(),
+        RunData::Mahjong(session) => super::mahjong::render_merged(session),
     };
     text.push_str(&summary(&runs, &merged).join("\n"));
     text.push('\n');
