@@ -59,18 +59,7 @@ pub fn render(r: &RunResult) -> String {
             h2.streams
         ));
     }
-    if plan.rate.is_none() {
-        lines.push(
-            "  closed loop (no -R): latency is not corrected for coordinated omission".to_string(),
-        );
-    }
-
-    lines.push(format!(
-        "  Thread Stats{:>6}{:>11}{:>8}{:>12}",
-        "Avg", "Stdev", "Max", "+/- Stdev"
-    ));
-    lines.push(stats_row("Latency", &r.latency, format_time_us));
-    lines.push(stats_row("Req/Sec", &r.req_per_sec, format_metric));
+    thread_stats(&mut lines, plan.rate.is_none(), &r.latency, &r.req_per_sec);
 
     if plan.latency || plan.u_latency {
         latency_block(&mut lines, &r.latency, "Recorded Latency");
@@ -92,6 +81,26 @@ pub fn render(r: &RunResult) -> String {
     let mut out = lines.join("\n");
     out.push('\n');
     out
+}
+
+/// The closed-loop warning (when there was no `-R`), then `Thread Stats` and its two rows.
+fn thread_stats(
+    lines: &mut Vec<String>,
+    closed_loop: bool,
+    latency: &Histogram<u64>,
+    req_per_sec: &Histogram<u64>,
+) {
+    if closed_loop {
+        lines.push(
+            "  closed loop (no -R): latency is not corrected for coordinated omission".to_string(),
+        );
+    }
+    lines.push(format!(
+        "  Thread Stats{:>6}{:>11}{:>8}{:>12}",
+        "Avg", "Stdev", "Max", "+/- Stdev"
+    ));
+    lines.push(stats_row("Latency", latency, format_time_us));
+    lines.push(stats_row("Req/Sec", req_per_sec, format_metric));
 }
 
 /// A `Thread Stats` row: mean, stdev, max and the share within one stdev.
@@ -221,12 +230,7 @@ fn additions(lines: &mut Vec<String>, r: &RunResult) {
         let p50 = hdr::value_at_percentile(&r.send_lateness, 50.0);
         let p99 = hdr::value_at_percentile(&r.send_lateness, 99.0);
         let max = hdr::max(&r.send_lateness);
-        lines.push(format!(
-            "Send lateness: p50 {}, p99 {}, max {}",
-            format_time_us(p50 as f64),
-            format_time_us(p99 as f64),
-            format_time_us(max as f64)
-        ));
+        lines.push(lateness_line(p50, p99, max));
         if p99 > LATENESS_WARNING_US {
             lines.push(format!(
                 "Warning: tsumo fell behind its own schedule (send lateness p99 {}); latencies \
@@ -247,6 +251,16 @@ fn additions(lines: &mut Vec<String>, r: &RunResult) {
     }
     lines.extend(part_lines(&r.plan.part, &r.start));
     lines.extend(r.notes.iter().cloned());
+}
+
+/// `Send lateness: p50 …, p99 …, max …` (µs in).
+fn lateness_line(p50: u64, p99: u64, max: u64) -> String {
+    format!(
+        "Send lateness: p50 {}, p99 {}, max {}",
+        format_time_us(p50 as f64),
+        format_time_us(p99 as f64),
+        format_time_us(max as f64)
+    )
 }
 
 /// A merged run (`tsumo merge` of shards or of runs side by side) in wrk2's layout, from its
@@ -275,17 +289,7 @@ pub fn render_merged(s: &SavedRun) -> Result<String, Error> {
             h2.streams
         ));
     }
-    if plan.rate.is_none() {
-        lines.push(
-            "  closed loop (no -R): latency is not corrected for coordinated omission".to_string(),
-        );
-    }
-    lines.push(format!(
-        "  Thread Stats{:>6}{:>11}{:>8}{:>12}",
-        "Avg", "Stdev", "Max", "+/- Stdev"
-    ));
-    lines.push(stats_row("Latency", &latency, format_time_us));
-    lines.push(stats_row("Req/Sec", &req_per_sec, format_metric));
+    thread_stats(&mut lines, plan.rate.is_none(), &latency, &req_per_sec);
     latency_block(&mut lines, &latency, "Recorded Latency");
     lines.push(SEPARATOR.to_string());
     let c = &s.counters;
@@ -296,12 +300,7 @@ pub fn render_merged(s: &SavedRun) -> Result<String, Error> {
     }
     if plan.rate.is_some() {
         let lateness = &s.send_lateness;
-        lines.push(format!(
-            "Send lateness: p50 {}, p99 {}, max {}",
-            format_time_us(lateness.p50 as f64),
-            format_time_us(lateness.p99 as f64),
-            format_time_us(lateness.max as f64)
-        ));
+        lines.push(lateness_line(lateness.p50, lateness.p99, lateness.max));
     }
     if let Some(line) = unsent_line(&c.unsent) {
         lines.push(line);
