@@ -335,4 +335,4 @@ pub fn close_payload(payload: &[u8]) -> Result<(Option<u16>, String), WsError> {
 
 #[cfg(test)]
 #[path = "codec_tests.rs"]
-mod tests;
+pub(super) mod tests;

@@ -1,7 +1,7 @@
 use super::*;
 
-/// A server frame (unmasked), with the shortest length encoding.
-fn frame(first: u8, payload: &[u8]) -> Vec<u8> {
+/// A server frame (unmasked), with the shortest length encoding; the socket's tests send it too.
+pub(crate) fn frame(first: u8, payload: &[u8]) -> Vec<u8> {
     let mut out = vec![first];
     match payload.len() {
         len @ 0..=125 => out.push(len as u8),

@@ -2,27 +2,10 @@
 //! pings answered, both close handshakes, long messages, and a wrong accept refused.
 
 use super::*;
+use crate::ws::codec::tests::frame;
 use std::net::SocketAddr;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-
-/// A server frame (unmasked, FIN set unless `first` says otherwise).
-fn frame(first: u8, payload: &[u8]) -> Vec<u8> {
-    let mut out = vec![first];
-    match payload.len() {
-        len @ 0..=125 => out.push(len as u8),
-        len @ 126..=0xFFFF => {
-            out.push(126);
-            out.extend_from_slice(&(len as u16).to_be_bytes());
-        }
-        len => {
-            out.push(127);
-            out.extend_from_slice(&(len as u64).to_be_bytes());
-        }
-    }
-    out.extend_from_slice(payload);
-    out
-}
 
 /// Reads one client frame: (first byte, payload unmasked). Panics if it is not masked.
 async fn read_client_frame(stream: &mut TcpStream) -> (u8, Vec<u8>) {
