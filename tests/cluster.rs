@@ -11,8 +11,7 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::io::Write;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use common::majiang::Majiang;
@@ -118,21 +117,7 @@ fn merge(runs: &[Run]) -> (String, serde_json::Value) {
     let dir = common::TempDir::new("tsumo-cluster");
     let merged_path = dir.path().join("merged.json");
     let stream: String = runs.iter().map(|r| r.stdout.as_str()).collect();
-    let mut child = tsumo()
-        .args(["merge", "-", "-o"])
-        .arg(&merged_path)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn tsumo merge");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(stream.as_bytes())
-        .expect("write stream");
-    let out = child.wait_with_output().expect("tsumo merge");
+    let out = common::merge_stream(&stream, &merged_path);
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
         out.status.success(),

@@ -4,13 +4,11 @@
 
 mod common;
 
-use std::io::Write;
-use std::process::Stdio;
 use std::time::Duration;
 
 use common::majiang::Majiang;
 use common::nginx::Nginx;
-use common::{json_f64, json_u64, run_tsumo, tsumo, TempDir};
+use common::{json_f64, json_u64, run_tsumo, TempDir};
 use tsumo::sys::wallclock::{format_rfc3339, unix_now_ns};
 
 const SHARDS: usize = 4;
@@ -82,21 +80,7 @@ fn four_shards_started_apart_start_together_and_merge_to_the_whole_rate() {
         stream.push_str(&run.stdout);
         stream.push_str("tsumo: a line of a pod's stderr\n");
     }
-    let mut child = tsumo()
-        .args(["merge", "-", "-o"])
-        .arg(&merged_path)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn tsumo merge");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(stream.as_bytes())
-        .expect("write stream");
-    let out = child.wait_with_output().expect("tsumo merge");
+    let out = common::merge_stream(&stream, &merged_path);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),

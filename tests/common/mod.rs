@@ -15,7 +15,7 @@ pub mod majiang;
 pub mod netns;
 pub mod nginx;
 
-use std::io::Read;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -221,4 +221,24 @@ pub fn non_loopback_ipv4() -> Vec<std::net::Ipv4Addr> {
         libc::freeifaddrs(list);
     }
     found
+}
+
+/// `tsumo merge - -o MERGED` with `stream` on its stdin, as `kubectl logs` of a run's pods gives
+/// the shards' documents: the finished process's output.
+pub fn merge_stream(stream: &str, merged: &Path) -> std::process::Output {
+    let mut child = tsumo()
+        .args(["merge", "-", "-o"])
+        .arg(merged)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn tsumo merge");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(stream.as_bytes())
+        .expect("write stream");
+    child.wait_with_output().expect("tsumo merge")
 }
