@@ -4,7 +4,7 @@
 
 mod common;
 
-use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 use std::time::Duration;
 
 use common::majiang::Majiang;
@@ -13,49 +13,45 @@ use common::run_tsumo;
 
 const LIMIT: Duration = Duration::from_secs(60);
 
-/// Requests (and distinct connections) per source address in the access log.
-fn by_source(log: &[AccessLogLine]) -> BTreeMap<String, (usize, usize)> {
-    let mut seen: BTreeMap<String, (usize, std::collections::BTreeSet<u64>)> = BTreeMap::new();
+/// The source addresses both modes' runs are spread over.
+const SOURCES: [&str; 2] = ["127.0.0.2", "127.0.0.3"];
+
+/// `tsumo ARGS --bind 127.0.0.2,127.0.0.3 --json - --quiet URL`: its document, once it exited 0.
+fn run_bound(args: &[&str], url: &str) -> serde_json::Value {
+    let bind = SOURCES.join(",");
+    let mut args = args.to_vec();
+    args.extend(["--bind", &bind, "--json", "-", "--quiet", url]);
+    run_tsumo(&args, LIMIT).assert_success().json()
+}
+
+/// Requests and distinct connections in the access log from each of [`SOURCES`], in order; a
+/// line from any other address fails the test.
+fn per_source<'a>(log: impl IntoIterator<Item = &'a AccessLogLine>) -> [(usize, usize); 2] {
+    let mut requests = [0; 2];
+    let mut connections: [BTreeSet<u64>; 2] = Default::default();
     for line in log {
-        let entry = seen.entry(line.remote_addr.clone()).or_default();
-        entry.0 += 1;
-        entry.1.insert(line.connection);
+        let Some(i) = SOURCES.iter().position(|s| *s == line.remote_addr) else {
+            panic!("a request from {}, not from {SOURCES:?}", line.remote_addr);
+        };
+        requests[i] += 1;
+        connections[i].insert(line.connection);
     }
-    seen.into_iter()
-        .map(|(addr, (requests, conns))| (addr, (requests, conns.len())))
-        .collect()
+    [0, 1].map(|i| (requests[i], connections[i].len()))
 }
 
 #[test]
 fn http_connections_alternate_over_two_source_addresses() {
     let nginx = Nginx::start();
     let url = nginx.http_url("/index.html");
-    let run = run_tsumo(
-        &[
-            "-t2",
-            "-c4",
-            "-R200",
-            "-d2s",
-            "--bind",
-            "127.0.0.2,127.0.0.3",
-            "--json",
-            "-",
-            "--quiet",
-            &url,
-        ],
-        LIMIT,
-    );
-    let doc = run.assert_success().json();
+    let doc = run_bound(&["-t2", "-c4", "-R200", "-d2s"], &url);
     let requests = common::json_u64(&doc, "counters.requests") as usize;
     assert_eq!(common::json_errors_total(&doc), 0, "{doc:#}");
     let log = nginx.access_log_wait(requests);
-    let sources = by_source(&log);
-    let addrs: Vec<&str> = sources.keys().map(String::as_str).collect();
-    assert_eq!(addrs, ["127.0.0.2", "127.0.0.3"], "{sources:?}");
     // Two connections from each address, each carrying its schedule's share.
-    for (addr, (requests, connections)) in &sources {
-        assert_eq!(*connections, 2, "{addr}: {sources:?}");
-        assert!(*requests >= 150, "{addr}: {sources:?}");
+    let sources = per_source(&log);
+    for (addr, (requests, connections)) in SOURCES.iter().zip(sources) {
+        assert_eq!(connections, 2, "{addr}: {sources:?}");
+        assert!(requests >= 150, "{addr}: {sources:?}");
     }
 }
 
@@ -64,27 +60,10 @@ fn mahjong_players_alternate_over_two_source_addresses() {
     let server = Majiang::start();
     let nginx = Nginx::builder().ws_proxy("majiang", server.port()).start();
     let url = format!("http://127.0.0.1:{}/server", nginx.port("majiang"));
-    let run = run_tsumo(
-        &[
-            "mahjong",
-            "-c8",
-            "-t1",
-            "--think",
-            "0",
-            "--ramp",
-            "5ms",
-            "-d",
-            "3s",
-            "--bind",
-            "127.0.0.2,127.0.0.3",
-            "--json",
-            "-",
-            "--quiet",
-            &url,
-        ],
-        LIMIT,
-    );
-    let doc = run.assert_success().json();
+    let args = [
+        "mahjong", "-c8", "-t1", "--think", "0", "--ramp", "5ms", "-d", "3s",
+    ];
+    let doc = run_bound(&args, &url);
     for phase in ["login", "connect", "logout"] {
         assert_eq!(doc["phases"][phase]["ok"], 8, "{phase}: {doc:#}");
     }
@@ -96,17 +75,9 @@ fn mahjong_players_alternate_over_two_source_addresses() {
         ("logout", "/server/logout"),
         ("socket", "/server/socket.io/"),
     ] {
-        let lines: Vec<AccessLogLine> = log
-            .iter()
-            .filter(|l| l.uri.starts_with(filter))
-            .cloned()
-            .collect();
-        let sources = by_source(&lines);
-        let counts: Vec<(&str, usize)> = sources
-            .iter()
-            .map(|(addr, (requests, _))| (addr.as_str(), *requests))
-            .collect();
-        assert_eq!(counts, [("127.0.0.2", 4), ("127.0.0.3", 4)], "{what}");
+        let lines = log.iter().filter(|l| l.uri.starts_with(filter));
+        let requests = per_source(lines).map(|(requests, _)| requests);
+        assert_eq!(requests, [4, 4], "{what} requests from {SOURCES:?}");
     }
 }
 

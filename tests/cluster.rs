@@ -10,7 +10,6 @@
 
 mod common;
 
-use std::collections::BTreeMap;
 use std::process::Command;
 use std::time::Duration;
 
@@ -110,6 +109,81 @@ impl Nodes {
                 .collect()
         })
     }
+
+    /// Runs `tsumo ARGS` on every node with one `--start-at` (3 s ahead, the same instant for
+    /// every shard, so they derive one run id too) and `--json - --quiet URL`, merges their
+    /// documents from one stream, and checks what both modes' shards and merge say of the parts.
+    fn run_merged(&self, args: &[&str], url: &str) -> ClusterRun {
+        let start_at = format_rfc3339(unix_now_ns() + 3_000_000_000);
+        let args: Vec<String> = args
+            .iter()
+            .chain(&["--start-at", &start_at, "--json", "-", "--quiet", url])
+            .map(|a| a.to_string())
+            .collect();
+        let runs = self.run_shards(&args);
+        let docs: Vec<serde_json::Value> = runs.iter().map(|r| r.assert_success().json()).collect();
+        // Each shard: its place, the run id they share, the start they were given.
+        for (i, doc) in docs.iter().enumerate() {
+            assert_eq!(doc["shard"]["index"], i + 1, "{doc:#}");
+            assert_eq!(doc["shard"]["count"], SHARDS, "{doc:#}");
+            assert_eq!(doc["run_id"], docs[0]["run_id"], "{doc:#}");
+            assert_eq!(doc["start"]["intended"], start_at.as_str(), "{doc:#}");
+        }
+        let (report, merged) = merge(&runs);
+        eprintln!("{report}");
+        // The merge's line, then one line per shard.
+        let run_id = docs[0]["run_id"].as_str().expect("run_id");
+        let lines: Vec<&str> = report.lines().collect();
+        let merged_line = format!("Merged {SHARDS} parts of run {run_id}: ");
+        assert!(
+            lines.iter().any(|l| l.starts_with(&merged_line)),
+            "{report}"
+        );
+        for i in 1..=SHARDS {
+            let shard = format!("shard {i}/{SHARDS}");
+            assert!(lines.iter().any(|l| l.contains(&shard)), "{report}");
+        }
+        ClusterRun {
+            docs,
+            report,
+            merged,
+        }
+    }
+
+    /// How many of `sources` (remote addresses in nginx's log) came from each node, in shard
+    /// order; an address that is no node's fails the test.
+    fn per_node(&self, sources: impl IntoIterator<Item = String>) -> Vec<usize> {
+        let nodes: Vec<String> = (0..SHARDS).map(|i| self.node(i)).collect();
+        let mut counts = vec![0; SHARDS];
+        for source in sources {
+            match nodes.iter().position(|node| *node == source) {
+                Some(i) => counts[i] += 1,
+                None => panic!("{source} is none of the nodes {nodes:?}"),
+            }
+        }
+        counts
+    }
+}
+
+/// One run over the nodes, merged: every shard's document, and the merge's report and document.
+struct ClusterRun {
+    docs: Vec<serde_json::Value>,
+    report: String,
+    merged: serde_json::Value,
+}
+
+impl ClusterRun {
+    /// The merge's count at `path`, checked to be the sum of the shards' counts there.
+    fn summed(&self, path: &str) -> u64 {
+        let shards: u64 = self.docs.iter().map(|doc| json_u64(doc, path)).sum();
+        assert_eq!(
+            json_u64(&self.merged, path),
+            shards,
+            "{path}\n{}",
+            self.report
+        );
+        shards
+    }
 }
 
 /// `tsumo merge - -o FILE` on the shards' stdout as one stream: its stdout and the merged JSON.
@@ -129,11 +203,6 @@ fn merge(runs: &[Run]) -> (String, serde_json::Value) {
     (stdout, merged)
 }
 
-/// A start 3 s ahead, the same instant for every shard (so they derive one run id too).
-fn start_at() -> String {
-    format_rfc3339(unix_now_ns() + 3_000_000_000)
-}
-
 #[test]
 fn four_nodes_at_20000_requests_per_second_merge_to_the_whole_run() {
     const RATE: f64 = 20_000.0;
@@ -146,66 +215,32 @@ fn four_nodes_at_20000_requests_per_second_merge_to_the_whole_run() {
     let nginx = nginx.start();
     let host = nodes.server().unwrap_or_else(|| "127.0.0.1".to_string());
     let url = format!("http://{host}:{}/index.html", nginx.http_port());
-    let args: Vec<String> = [
-        "-t1",
-        "-c40",
-        "-R20000",
-        "-d5s",
-        "--start-at",
-        &start_at(),
-        "--json",
-        "-",
-        "--quiet",
-        &url,
-    ]
-    .map(String::from)
-    .to_vec();
-    let runs = nodes.run_shards(&args);
-    let docs: Vec<serde_json::Value> = runs.iter().map(|r| r.assert_success().json()).collect();
-    for (i, doc) in docs.iter().enumerate() {
-        assert_eq!(doc["shard"]["index"], i + 1, "{doc:#}");
-        assert_eq!(doc["shard"]["count"], SHARDS);
-        assert_eq!(doc["plan"]["rate"], 5000);
-        assert_eq!(doc["run_id"], docs[0]["run_id"]);
+    let run = nodes.run_merged(&["-t1", "-c40", "-R20000", "-d5s"], &url);
+    let report = &run.report;
+    for doc in &run.docs {
+        assert_eq!(doc["plan"]["rate"], 5000, "{doc:#}");
     }
-    let (report, merged) = merge(&runs);
-    eprintln!("{report}");
-    let lines: Vec<&str> = report.lines().collect();
+    // The merged run in wrk2's layout before the lines.
     assert!(report.contains("\nRequests/sec: "), "{report}");
-    assert!(
-        lines
-            .iter()
-            .any(|l| l.starts_with("Merged 4 parts of run ")),
-        "{report}"
-    );
-    for i in 1..=SHARDS {
-        assert!(
-            lines.iter().any(|l| l.contains(&format!("shard {i}/4"))),
-            "{report}"
-        );
-    }
-    let rate = json_f64(&merged, "requests_per_sec");
+    let rate = json_f64(&run.merged, "requests_per_sec");
     assert!(
         (rate - RATE).abs() / RATE < 0.01,
         "merged rate {rate}/s is not within 1% of {RATE}\n{report}"
     );
-    let counts: u64 = docs.iter().map(|d| json_u64(d, "latency.count")).sum();
-    assert_eq!(json_u64(&merged, "latency.count"), counts);
-    assert_eq!(common::json_errors_total(&merged), 0, "{report}");
+    run.summed("latency.count");
+    assert_eq!(common::json_errors_total(&run.merged), 0, "{report}");
 
     // nginx saw each node's address, with a quarter of the requests each.
-    let requests = json_u64(&merged, "counters.requests") as usize;
+    let requests = run.summed("counters.requests") as usize;
     let log = nginx.access_log_wait(requests);
-    let mut by_source: BTreeMap<String, usize> = BTreeMap::new();
-    for line in &log {
-        *by_source.entry(line.remote_addr.clone()).or_default() += 1;
-    }
-    let want: Vec<String> = (0..SHARDS).map(|i| nodes.node(i)).collect();
-    let seen: Vec<String> = by_source.keys().cloned().collect();
-    assert_eq!(seen, want, "{by_source:?}");
-    for (addr, n) in &by_source {
+    let by_node = nodes.per_node(log.into_iter().map(|l| l.remote_addr));
+    for (i, n) in by_node.iter().enumerate() {
         let share = *n as f64 / requests as f64;
-        assert!((share - 0.25).abs() < 0.01, "{addr}: {n} of {requests}");
+        assert!(
+            (share - 0.25).abs() < 0.01,
+            "{}: {n} of {requests}",
+            nodes.node(i)
+        );
     }
 }
 
@@ -221,56 +256,39 @@ fn four_nodes_of_64_mahjong_players_all_play_and_log_out() {
     let nginx = nginx.start();
     let host = nodes.server().unwrap_or_else(|| "127.0.0.1".to_string());
     let url = format!("http://{host}:{}/server", nginx.port("majiang"));
-    let args: Vec<String> = [
-        "mahjong",
-        "-c256",
-        "-t1",
-        "--think",
-        "0",
-        "--ramp",
-        "5ms",
-        "-d",
-        "10s",
-        "--start-at",
-        &start_at(),
-        "--json",
-        "-",
-        "--quiet",
-        &url,
-    ]
-    .map(String::from)
-    .to_vec();
-    let runs = nodes.run_shards(&args);
-    let docs: Vec<serde_json::Value> = runs.iter().map(|r| r.assert_success().json()).collect();
-    for (i, doc) in docs.iter().enumerate() {
-        assert_eq!(doc["shard"]["index"], i + 1, "{doc:#}");
-        assert_eq!(doc["plan"]["players"], 64);
+    let args = [
+        "mahjong", "-c256", "-t1", "--think", "0", "--ramp", "5ms", "-d", "10s",
+    ];
+    let run = nodes.run_merged(&args, &url);
+    let report = &run.report;
+    for doc in &run.docs {
+        assert_eq!(doc["plan"]["players"], 64, "{doc:#}");
     }
-    let (report, merged) = merge(&runs);
-    eprintln!("{report}");
-    // The session report of all 256 players, then the merged line and the shards' lines.
+    // The session report of all 256 players before the lines.
     assert!(
         report.starts_with("Mahjong session @ ") && report.contains("\n  256 "),
         "{report}"
     );
-    assert!(report.contains("\nMerged 4 parts of run "), "{report}");
-    assert_eq!(merged["plan"]["players"], 256);
+    assert_eq!(run.summed("plan.players"), 256);
     for phase in ["login", "connect", "logout"] {
-        assert_eq!(merged["phases"][phase]["ok"], 256, "{phase}: {report}");
-        assert_eq!(merged["phases"][phase]["failed"], 0, "{phase}: {report}");
+        assert_eq!(
+            run.summed(&format!("phases.{phase}.ok")),
+            256,
+            "{phase}: {report}"
+        );
+        assert_eq!(
+            run.summed(&format!("phases.{phase}.failed")),
+            0,
+            "{phase}: {report}"
+        );
     }
-    assert_eq!(merged["games"]["started"], 64, "{report}");
+    assert_eq!(run.summed("games.started"), 64, "{report}");
     assert_eq!(server.wait_session_files(0, Duration::from_secs(5)), 0);
     // Each node's 64 players logged in from its own address.
-    let logins: Vec<String> = nginx
+    let logins = nginx
         .access_log_wait(3 * 256)
         .into_iter()
         .filter(|l| l.uri.starts_with("/server/auth/"))
-        .map(|l| l.remote_addr)
-        .collect();
-    for i in 0..SHARDS {
-        let node = nodes.node(i);
-        let n = logins.iter().filter(|a| **a == node).count();
-        assert_eq!(n, 64, "logins from {node}");
-    }
+        .map(|l| l.remote_addr);
+    assert_eq!(nodes.per_node(logins), [64; SHARDS], "logins by node");
 }
