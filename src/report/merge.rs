@@ -429,10 +429,8 @@ pub fn summary(runs: &[LoadedRun], merged: &Merged) -> Vec<String> {
         .unwrap_or_default();
     let what = match &merged.run.data {
         RunData::Http(s) => format!(
-            "{:.1} req/s, {} requests, {} errors, latency p50 {} p99 {}, send lateness p99 {}",
-            s.requests_per_sec,
-            s.counters.requests,
-            s.counters.errors.socket_total(),
+            "{}, latency p50 {} p99 {}, send lateness p99 {}",
+            shards::http_totals(s),
             format_time_us(s.latency.p50 as f64),
             format_time_us(s.latency.p99 as f64),
             format_time_us(s.send_lateness.p99 as f64)

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use super::json::SavedShard;
+use super::json::{SavedRun, SavedShard};
 use super::saved::{self, LoadedRun, RunData};
 use crate::error::Error;
 use crate::stats::format::format_time_us;
@@ -206,10 +206,8 @@ pub fn lines(runs: &[LoadedRun]) -> Vec<String> {
         let (_, shard, start) = part(run);
         let what = match &run.data {
             RunData::Http(s) => format!(
-                "{:.1} req/s, {} requests, {} errors, send lateness p99 {}",
-                s.requests_per_sec,
-                s.counters.requests,
-                s.counters.errors.socket_total(),
+                "{}, send lateness p99 {}",
+                http_totals(s),
                 format_time_us(s.send_lateness.p99 as f64)
             ),
             RunData::Mahjong(s) => format!(
@@ -238,6 +236,17 @@ pub fn lines(runs: &[LoadedRun]) -> Vec<String> {
         ));
     }
     lines
+}
+
+/// How an HTTP run's line begins, a shard's and the merge's alike: rate, requests and socket
+/// errors (as wrk's "Socket errors" counts them), e.g. `2000.0 req/s, 10010 requests, 0 errors`.
+pub fn http_totals(s: &SavedRun) -> String {
+    format!(
+        "{:.1} req/s, {} requests, {} errors",
+        s.requests_per_sec,
+        s.counters.requests,
+        s.counters.errors.socket_total()
+    )
 }
 
 /// The largest difference between the runs' actual starts, ns (`None` without start records).

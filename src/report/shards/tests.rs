@@ -118,3 +118,33 @@ fn mixed_runs_missing_and_duplicate_shards_are_named() {
     );
     assert!(documents("no json here\n", "x").is_err());
 }
+
+/// The merge's line and a shard's line of an HTTP run, to the byte: rate (one decimal),
+/// requests, socket errors (a status error is not one), lateness, start skew, source.
+#[test]
+fn http_lines_are_pinned() {
+    let t = 1_796_061_600_000_000_000u64;
+    let docs: Vec<Value> = (1..=4)
+        .map(|i| {
+            let mut doc = shard_doc("r1", i, 4, t + i as u64 * 1_000_000);
+            doc["requests_per_sec"] = json!(512.34);
+            doc["counters"]["errors"]["read"] = json!(i);
+            doc["counters"]["errors"]["status"] = json!(7);
+            doc["send_lateness"]["p99"] = json!(1250);
+            doc
+        })
+        .collect();
+    let loaded = runs(&docs);
+    let merged = merge(&loaded, None, false).unwrap();
+    let lines = crate::report::merge::summary(&loaded, &merged);
+    assert_eq!(
+        lines[0],
+        "Merged 4 parts of run r1: 2049.4 req/s, 10010 requests, 10 errors, latency p50 0.00us \
+         p99 0.00us, send lateness p99 0.00us, start skew 3.000 ms"
+    );
+    assert_eq!(
+        lines[2],
+        "  shard 2/4    512.3 req/s, 2502 requests, 2 errors, send lateness p99 1.25ms, start \
+         skew 1.000 ms, +0.000 ms from --start-at  (logs #2)"
+    );
+}
