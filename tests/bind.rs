@@ -16,12 +16,15 @@ const LIMIT: Duration = Duration::from_secs(60);
 /// The source addresses both modes' runs are spread over.
 const SOURCES: [&str; 2] = ["127.0.0.2", "127.0.0.3"];
 
-/// `tsumo ARGS --bind 127.0.0.2,127.0.0.3 --json - --quiet URL`: its document, once it exited 0.
+/// `tsumo ARGS --bind 127.0.0.2,127.0.0.3 --json - --quiet URL`: its document, once it exited 0
+/// and saved the addresses with its plan.
 fn run_bound(args: &[&str], url: &str) -> serde_json::Value {
     let bind = SOURCES.join(",");
     let mut args = args.to_vec();
     args.extend(["--bind", &bind, "--json", "-", "--quiet", url]);
-    run_tsumo(&args, LIMIT).assert_success().json()
+    let doc = run_tsumo(&args, LIMIT).assert_success().json();
+    assert_eq!(doc["plan"]["bind"], serde_json::json!(SOURCES), "{doc:#}");
+    doc
 }
 
 /// Requests and distinct connections in the access log from each of [`SOURCES`], in order; a

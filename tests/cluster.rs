@@ -122,15 +122,23 @@ impl Nodes {
             .collect();
         let runs = self.run_shards(&args);
         let docs: Vec<serde_json::Value> = runs.iter().map(|r| r.assert_success().json()).collect();
+        // The fallback's --bind, saved with the plan: each shard's address, all four merged.
+        let bind = |addrs: Vec<String>| match self {
+            Nodes::Loopback => serde_json::json!(addrs),
+            Nodes::Namespaces(_) => serde_json::Value::Null,
+        };
         // Each shard: its place, the run id they share, the start they were given.
         for (i, doc) in docs.iter().enumerate() {
             assert_eq!(doc["shard"]["index"], i + 1, "{doc:#}");
             assert_eq!(doc["shard"]["count"], SHARDS, "{doc:#}");
             assert_eq!(doc["run_id"], docs[0]["run_id"], "{doc:#}");
             assert_eq!(doc["start"]["intended"], start_at.as_str(), "{doc:#}");
+            assert_eq!(doc["plan"]["bind"], bind(vec![self.node(i)]), "{doc:#}");
         }
         let (report, merged) = merge(&runs);
         eprintln!("{report}");
+        let nodes = (0..SHARDS).map(|i| self.node(i)).collect();
+        assert_eq!(merged["plan"]["bind"], bind(nodes), "{merged:#}");
         // The merge's line, then one line per shard.
         let run_id = docs[0]["run_id"].as_str().expect("run_id");
         let lines: Vec<&str> = report.lines().collect();

@@ -11,10 +11,10 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde_json::Value;
+use serde_json::{json, Value};
 use tsumo::cli::{self, Parsed};
 use tsumo::plan::{JsonOut, MahjongPlan};
-use tsumo::report::json::SavedRun;
+use tsumo::report::json::{SavedPlan, SavedRun};
 use tsumo::report::saved::{self, LoadedRun, RunData};
 use tsumo::report::session::SavedSession;
 use tsumo::report::{compare, merge, plot};
@@ -35,25 +35,19 @@ fn fixture(name: &str) -> PathBuf {
 
 /// A session's plan as the command line makes it.
 fn plan(label: &str) -> MahjongPlan {
-    let args = [
-        "tsumo",
-        "mahjong",
-        "-c",
-        "8",
-        "-t",
-        "2",
-        "-d",
-        "90s",
-        "--think",
-        "20ms",
-        "--games",
-        "2",
-        "--timer",
-        "5+10",
-        "--label",
-        label,
-        "http://127.0.0.1:4615/server",
+    plan_with(label, &[])
+}
+
+/// [`plan`] with more options.
+fn plan_with(label: &str, more: &[&str]) -> MahjongPlan {
+    let options = [
+        "tsumo", "mahjong", "-c", "8", "-t", "2", "-d", "90s", "--think", "20ms", "--games", "2",
+        "--timer", "5+10", "--label", label,
     ];
+    let args = options
+        .iter()
+        .chain(more)
+        .chain(&["http://127.0.0.1:4615/server"]);
     match cli::parse(args) {
         Ok(Parsed::Mahjong(plan)) => *plan,
         other => panic!("not a mahjong plan: {other:?}"),
@@ -395,6 +389,53 @@ fn todays_files_load_compare_merge_and_plot() {
         out.assert_success();
         assert!(out.stdout.starts_with("Comparing 2 "), "{}", out.stdout);
     }
+}
+
+/// `--bind` is saved with the plan of both kinds of run; a merge keeps every part's addresses,
+/// each once; files written before it was saved load without it.
+#[test]
+fn bind_is_saved_merged_and_absent_from_older_files() {
+    let http_plan = |more: &[&str]| {
+        let args = ["tsumo"].iter().chain(more).chain(&["http://127.0.0.1:9/"]);
+        match cli::parse(args) {
+            Ok(Parsed::Run(plan)) => serde_json::to_value(SavedPlan::from_plan(&plan)).unwrap(),
+            other => panic!("not an HTTP plan: {other:?}"),
+        }
+    };
+    assert_eq!(
+        http_plan(&["--bind", "127.0.0.1"])["bind"],
+        json!(["127.0.0.1"])
+    );
+    assert!(http_plan(&[]).get("bind").is_none());
+    let mut result = session("direct", 0);
+    result.plan = plan_with("direct", &["--bind", "127.0.0.1"]);
+    let doc = tsumo::report::mahjong::to_json(&result);
+    assert_eq!(doc["plan"]["bind"], json!(["127.0.0.1"]));
+    let back = saved::from_value(doc, "bound").unwrap();
+    assert_eq!(mahjong(&back).plan.bind, result.plan.bind);
+
+    // Older files have none; merged, two parts' addresses are each there once.
+    for files in [HTTP_FIXTURES, MAHJONG_FIXTURES] {
+        let mut runs = load(&files);
+        bind(&mut runs[0], &["127.0.0.2", "127.0.0.3"]);
+        bind(&mut runs[1], &["127.0.0.3", "127.0.0.4"]);
+        let merged = merge::merge(&runs, None, false).unwrap().to_json();
+        assert_eq!(
+            merged["plan"]["bind"],
+            json!(["127.0.0.2", "127.0.0.3", "127.0.0.4"]),
+            "{files:?}"
+        );
+    }
+}
+
+/// Gives a loaded run `--bind` addresses, once its file is seen to have none.
+fn bind(run: &mut LoadedRun, addrs: &[&str]) {
+    let bind = match &mut run.data {
+        RunData::Http(saved) => &mut saved.plan.bind,
+        RunData::Mahjong(session) => &mut session.plan.bind,
+    };
+    assert!(bind.is_empty(), "{}: {bind:?}", run.source);
+    *bind = addrs.iter().map(|a| a.parse().unwrap()).collect();
 }
 
 #[test]

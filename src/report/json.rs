@@ -10,6 +10,7 @@
 //! [`SavedSession`](super::session::SavedSession).
 
 use std::io::{Cursor, Write};
+use std::net::IpAddr;
 use std::path::Path;
 
 use base64::engine::general_purpose::STANDARD as BASE64;
@@ -150,6 +151,10 @@ pub struct SavedPlan {
     /// `--http2` and its settings; absent for an HTTP/1.1 run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http2: Option<Http2>,
+    /// `--bind`: the source addresses the connections were spread over (a merge: every part's,
+    /// each once); absent when the kernel chose, and in files of older tsumos.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bind: Vec<IpAddr>,
 }
 
 impl SavedPlan {
@@ -171,6 +176,7 @@ impl SavedPlan {
             insecure: plan.insecure,
             cacert: path(&plan.cacert),
             http2: plan.http2,
+            bind: plan.bind.clone(),
         }
     }
 }

@@ -8,6 +8,7 @@
 //! the same way: phase counts and histograms, games, step intervals, messages, errors.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::net::IpAddr;
 use std::path::PathBuf;
 
 use hdrhistogram::Histogram;
@@ -175,6 +176,16 @@ fn plan_differences(runs: &[LoadedRun]) -> Vec<String> {
     differences
 }
 
+/// Adds a part's `--bind` addresses to the merge's: every part's, each once, in the parts'
+/// order (each machine of a sharded run has its own).
+fn add_sources(all: &mut Vec<IpAddr>, part: &[IpAddr]) {
+    for addr in part {
+        if !all.contains(addr) {
+            all.push(*addr);
+        }
+    }
+}
+
 /// Adds `encoded` into `sum` (histograms of wrk2's layout always add).
 fn add(sum: &mut Histogram<u64>, encoded: &str, source: &str, what: &str) -> Result<(), Error> {
     let h = SavedRun::decode_histogram(encoded).map_err(|e| Error::File {
@@ -215,6 +226,7 @@ fn merge_http(runs: &[LoadedRun], label: &str) -> Result<SavedRun, Error> {
         merged.plan.connections += run.plan.connections;
         merged.plan.duration_s = merged.plan.duration_s.max(run.plan.duration_s);
         merged.plan.rate = merged.plan.rate.zip(run.plan.rate).map(|(a, b)| a + b);
+        add_sources(&mut merged.plan.bind, &run.plan.bind);
         let h = &run.histograms;
         let encoded = [&h.latency, &h.uncorrected, &h.send_lateness, &h.req_per_sec];
         for ((sum, encoded), name) in histograms.iter_mut().zip(encoded).zip(names) {
@@ -321,6 +333,9 @@ fn merge_mahjong(runs: &[LoadedRun], label: &str) -> Result<SavedSession, Error>
     merged.errors = sum(|s| s.errors);
     merged.plan.players = sum(|s| s.plan.players);
     merged.plan.threads = sum(|s| s.plan.threads);
+    for s in all() {
+        add_sources(&mut merged.plan.bind, &s.plan.bind);
+    }
     // Separate processes: CPU adds up, and so do their peaks of memory.
     merged.tsumo.cpu_s = all().map(|s| s.tsumo.cpu_s).sum();
     merged.tsumo.peak_rss_bytes = sum(|s| s.tsumo.peak_rss_bytes);

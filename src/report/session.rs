@@ -8,6 +8,7 @@
 //! beside its summary ([`SavedHistogram`]), so sessions merge exactly.
 
 use std::collections::BTreeMap;
+use std::net::IpAddr;
 
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
@@ -114,6 +115,9 @@ pub struct SavedSessionPlan {
     pub lockstep: bool,
     /// The complete rule object sent with `START`.
     pub rule: serde_json::Value,
+    /// `--bind`: the source addresses the players were spread over, as in an HTTP run's file.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bind: Vec<IpAddr>,
 }
 
 fn four_seats() -> u64 {
@@ -246,6 +250,7 @@ impl SavedSession {
                 timer: p.timer.clone(),
                 lockstep: p.lockstep,
                 rule: p.rule.clone(),
+                bind: p.bind.clone(),
             },
             elapsed_s: r.elapsed.as_secs_f64(),
             interrupted: r.interrupted,
