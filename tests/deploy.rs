@@ -211,6 +211,14 @@ fn indexed_jobs_have_what_shards_need_and_args_tsumo_parses() {
             }
             Ok(Parsed::Mahjong(plan)) => {
                 modes.push("mahjong");
+                // On SIGTERM every player logs out before tsumo prints its JSON: the pod is
+                // given the logout timeout (its default grows with -c) and a margin.
+                let grace = pod["terminationGracePeriodSeconds"].as_u64().unwrap_or(0);
+                assert!(
+                    grace >= plan.logout_timeout.as_secs() + 10,
+                    "{file}: terminationGracePeriodSeconds {grace} for --logout-timeout {:?}",
+                    plan.logout_timeout
+                );
                 (plan.part.clone(), plan.json.clone(), plan.quiet)
             }
             Ok(_) => panic!("{file}: {args:?} is not a run"),

@@ -20,6 +20,9 @@ const DEFAULT_THINK: Duration = Duration::from_secs(1);
 const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 const DEFAULT_RETRIES: u32 = 3;
 const DEFAULT_LOGOUT_TIMEOUT: Duration = Duration::from_secs(30);
+/// What each player of the whole session adds to the default `--logout-timeout`, see
+/// [`default_logout_timeout`].
+const LOGOUT_TIMEOUT_PER_PLAYER: Duration = Duration::from_millis(10);
 
 const USAGE: &str = "usage: tsumo mahjong [options] <server-url>";
 
@@ -61,8 +64,10 @@ Options:
       --connect-timeout <T>  Time for each login, connect and logout [default: 30s]
       --retries <N>          Tries of a failed login, connect or logout [default: 3]
       --logout-timeout <T>   Time each player's logout gets once its session is over,
-                             retries included [default: 30s]; logouts go at most 32 at a
-                             time per thread, and sessions left on the server are listed
+                             retries included [default: 30s, or 10ms per player of the
+                             whole session (-c, all shards) when longer: 82s at 8,192];
+                             logouts go at most 32 at a time per thread, and sessions left
+                             on the server are listed
       --label <NAME>         Name of the run in reports [default: the URL]
       --shard <I/N>          Run shard I of N (I from 1; one session over several machines):
                              1/N of the tables, with the whole session's player names and
@@ -124,7 +129,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
     let think = duration("think", DEFAULT_THINK)?;
     let think_jitter = duration("think_jitter", Duration::ZERO)?;
     let connect_timeout = duration("connect_timeout", DEFAULT_CONNECT_TIMEOUT)?;
-    let logout_timeout = duration("logout_timeout", DEFAULT_LOGOUT_TIMEOUT)?;
+    let logout_timeout = options.duration("logout_timeout")?;
 
     let Some(url) = matches.get_one::<String>("url") else {
         return Err(format!("missing server URL ({USAGE})"));
@@ -170,6 +175,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
     if connect_timeout.is_zero() {
         return Err(invalid("connect_timeout", "must be longer than zero"));
     }
+    let logout_timeout = logout_timeout.unwrap_or_else(|| default_logout_timeout(players));
     if logout_timeout.is_zero() {
         return Err(invalid("logout_timeout", "must be longer than zero"));
     }
@@ -248,6 +254,17 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
         quiet: matches.get_flag("quiet"),
         progress: matches.get_flag("progress"),
     })))
+}
+
+/// `--logout-timeout` when it is not given: 30 s, or 10 ms per player of the whole session
+/// (`-c`, every shard's players) when that is longer. Every player logs out at the end at once
+/// and one server answers them all, so the time grows with the session, not with one shard:
+/// measured (BENCHMARKS.md, 4 generators on one majiang-server), 4,096 players logged out
+/// within 12 s (p99), 8,192 took up to 65 s and with 30 s none of them did. 10 ms per player
+/// gives 8,192 players 82 s.
+fn default_logout_timeout(players: usize) -> Duration {
+    let players = u32::try_from(players).unwrap_or(u32::MAX);
+    DEFAULT_LOGOUT_TIMEOUT.max(LOGOUT_TIMEOUT_PER_PLAYER.saturating_mul(players))
 }
 
 /// The server's base path from a URL's path: no query, no trailing slash (majiang-server strips
@@ -357,6 +374,31 @@ mod tests {
         assert!(!p.lockstep);
         assert_eq!(p.label, "direct");
         assert_eq!(p.tables_for_thread(0) + p.tables_for_thread(1), 4);
+    }
+
+    #[test]
+    fn the_default_logout_timeout_grows_with_the_whole_sessions_players() {
+        let timeout = |args: &[&str]| run(args).unwrap().logout_timeout;
+        let ms = Duration::from_millis;
+        assert_eq!(timeout(&["http://h/s"]), ms(30_000));
+        assert_eq!(timeout(&["-c", "3000", "http://h/s"]), ms(30_000));
+        assert_eq!(timeout(&["-c", "4096", "http://h/s"]), ms(40_960));
+        assert_eq!(timeout(&["-c", "8192", "http://h/s"]), ms(81_920));
+        // A shard's logouts go to the server with every other shard's.
+        let shard = ["-c", "8192", "--shard", "2/4", "http://h/s"];
+        assert_eq!(run(&shard).unwrap().players, 2048);
+        assert_eq!(timeout(&shard), ms(81_920));
+        // Given, it wins, shorter or longer.
+        let given = ["-c", "8192", "--logout-timeout", "10s", "http://h/s"];
+        assert_eq!(timeout(&given), ms(10_000));
+        assert_eq!(
+            timeout(&["--logout-timeout", "3m", "http://h/s"]),
+            ms(180_000)
+        );
+        assert_eq!(
+            default_logout_timeout(usize::MAX),
+            ms(10 * u64::from(u32::MAX))
+        );
     }
 
     #[test]
