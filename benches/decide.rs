@@ -12,23 +12,13 @@ use tsumo::mahjong::hand::shanten;
 use tsumo::mahjong::hand::tile::{self, Tile};
 use tsumo::mahjong::hand::yaku::WinContext;
 use tsumo::mahjong::hand::Hand;
-
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 % n as u64) as usize
-    }
-}
+use tsumo::sys::rng::XorShift;
 
 /// A dealt hand of 13, a drawn tile and another player's discard, from one shuffled wall.
-fn deal(rng: &mut Rng) -> (Hand, String, String) {
+fn deal(rng: &mut XorShift) -> (Hand, String, String) {
     let mut wall: Vec<Tile> = (0..136).map(|i| (i / 4) as Tile).collect();
     for i in (1..wall.len()).rev() {
-        wall.swap(i, rng.below(i + 1));
+        wall.swap(i, rng.below(i as u64 + 1) as usize);
     }
     let mut text = String::new();
     let mut dealt: Vec<Tile> = wall[..13].to_vec();
@@ -96,7 +86,7 @@ fn main() {
         "suit table built in {:.1} ms",
         started.elapsed().as_secs_f64() * 1e3
     );
-    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut rng = XorShift::new(0x9E37_79B9_7F4A_7C15);
     let visible = [0u8; 34];
     let ctx = WinContext {
         tsumo: true,

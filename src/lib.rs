@@ -60,7 +60,8 @@
 //!   arithmetic, number formatting, and the judgement of a rate not reached.
 //! - [`plan`], [`sys`], [`error`]: the validated, immutable description of a run (with its
 //!   part of a sharded run); the machine around it (open-file limit, the `/proc` sampler of the
-//!   server, tsumo's own usage, `tsumo doctor`, the wall clock and its NTP state); the typed
+//!   server, tsumo's own usage, `tsumo doctor`, the wall clock and its NTP state, a seeded
+//!   xorshift for jitter, backoff and the random hands of tests and benches); the typed
 //!   errors that end a run before traffic starts.
 
 pub mod cli;

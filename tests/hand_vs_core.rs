@@ -16,18 +16,14 @@ use std::process::{Command, Stdio};
 use tsumo::mahjong::hand::tile::{self, Tile};
 use tsumo::mahjong::hand::yaku::{complete, sure_yaku, WinContext};
 use tsumo::mahjong::hand::Hand;
+use tsumo::sys::rng::XorShift;
 
-struct Rng(u64);
+/// The tests' random source, with `below` over `usize`.
+struct Rng(XorShift);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
     fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
+        self.0.below(n as u64) as usize
     }
 }
 
@@ -269,7 +265,7 @@ fn hands_agree_with_majiang_core() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(25_000);
-    let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+    let mut rng = Rng(XorShift::new(0x2545_F491_4F6C_DD1D));
     let mut questions = Vec::new();
     let mut mine = Vec::new();
     for i in 0..per_kind * 4 {

@@ -5,6 +5,7 @@
 pub mod doctor;
 pub mod output;
 pub mod procstat;
+pub mod rng;
 pub mod usage;
 pub mod wallclock;
 

@@ -150,10 +150,7 @@ impl Player {
         if jitter == 0 {
             return base;
         }
-        self.rng ^= self.rng << 13;
-        self.rng ^= self.rng >> 7;
-        self.rng ^= self.rng << 17;
-        base + self.rng % jitter
+        base + self.rng.below(jitter)
     }
 
     fn record_reply_lateness(&self, intended: Nanos) {

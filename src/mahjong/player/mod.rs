@@ -32,6 +32,7 @@ use super::phase::{Phase, PhaseBoard, SessionLive};
 use crate::net::stream::Endpoint;
 use crate::plan::MahjongPlan;
 use crate::stats::mahjong::MahjongRecorder;
+use crate::sys::rng::XorShift;
 use crate::timing::clock::Nanos;
 use crate::ws::transport::WebSocket;
 use game::PendingReply;
@@ -95,8 +96,8 @@ pub struct Player {
     last_request: Option<(Nanos, StepKind)>,
     start_sent: Option<Nanos>,
     kaiju_at: Option<Nanos>,
-    /// Deterministic jitter source (xorshift), seeded by the index.
-    rng: u64,
+    /// Deterministic jitter source, seeded by the index.
+    rng: XorShift,
 }
 
 impl Player {
@@ -131,7 +132,9 @@ impl Player {
             last_request: None,
             start_sent: None,
             kaiju_at: None,
-            rng: 0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03),
+            rng: XorShift::new(
+                0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03),
+            ),
         }
     }
 

@@ -13,6 +13,8 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
+use crate::sys::rng::XorShift;
+
 /// The wait before the second try (at most; at least half of it).
 pub(super) const FIRST_BACKOFF: Duration = Duration::from_millis(50);
 /// How long a login or connect under way may still take once the run is over.
@@ -51,7 +53,7 @@ impl<E: fmt::Display> fmt::Display for GaveUp<E> {
 pub(super) struct Backoff {
     step: Duration,
     /// xorshift64 state; never zero.
-    rng: u64,
+    rng: XorShift,
 }
 
 impl Backoff {
@@ -59,18 +61,15 @@ impl Backoff {
     pub(super) fn new(seed: u64) -> Backoff {
         Backoff {
             step: FIRST_BACKOFF,
-            rng: seed | 1,
+            rng: XorShift::new(seed | 1),
         }
     }
 
     /// The wait before the next try: uniform in the upper half of the current step, which
     /// then doubles (up to [`MAX_BACKOFF`]).
     pub(super) fn next_wait(&mut self) -> Duration {
-        self.rng ^= self.rng << 13;
-        self.rng ^= self.rng >> 7;
-        self.rng ^= self.rng << 17;
         let step = self.step.as_nanos() as u64;
-        let wait = step / 2 + self.rng % (step / 2 + 1);
+        let wait = step / 2 + self.rng.below(step / 2 + 1);
         self.step = (self.step * 2).min(MAX_BACKOFF);
         Duration::from_nanos(wait)
     }

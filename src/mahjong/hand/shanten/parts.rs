@@ -437,23 +437,14 @@ mod tests {
     use super::super::shanten;
     use super::*;
 
-    struct Rng(u64);
-
-    impl Rng {
-        fn below(&mut self, n: usize) -> usize {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            (self.0 % n as u64) as usize
-        }
-    }
+    use crate::sys::rng::XorShift;
 
     /// `n` random tiles, drawn from `kinds` (so some hands are one suit and crowded).
-    fn random_counts(rng: &mut Rng, n: u8, kinds: &[usize]) -> Counts {
+    fn random_counts(rng: &mut XorShift, n: u8, kinds: &[usize]) -> Counts {
         let mut counts = [0u8; KINDS];
         let mut held = 0;
         while held < n {
-            let k = kinds[rng.below(kinds.len())];
+            let k = kinds[rng.below(kinds.len() as u64) as usize];
             if counts[k] < 4 {
                 counts[k] += 1;
                 held += 1;
@@ -480,7 +471,7 @@ mod tests {
 
     #[test]
     fn every_discard_and_tile_matches_the_whole_computation() {
-        let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+        let mut rng = XorShift::new(0x9E37_79B9_7F4A_7C15);
         let all: Vec<usize> = (0..KINDS).collect();
         let one_suit: Vec<usize> = (0..9).chain(27..34).collect();
         let pin: Vec<usize> = (9..18).collect();
