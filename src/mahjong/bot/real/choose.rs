@@ -104,13 +104,18 @@ pub fn choose_call(
         if after.call(meld).is_err() {
             continue;
         }
-        let Some(discard) = best_discard(&after, visible) else {
-            continue;
-        };
         let value = |m: &crate::mahjong::hand::Meld| {
             m.kind != MeldKind::Chi && is_value_honour(m.tile, ctx.round_wind, ctx.seat_wind)
         };
         let value_pon = after.melds.last().is_some_and(value);
+        if !value_pon && !after.melds.iter().any(value) && !simples_possible(&after, ctx) {
+            // No yaku whatever the discard: the call is refused below, so the discard (most of
+            // a call decision's time) is not worth choosing.
+            continue;
+        }
+        let Some(discard) = best_discard(&after, visible) else {
+            continue;
+        };
         let simples = ctx.open_tanyao && {
             let mut counts = after.counts;
             if let Some((t, _)) = tile::parse(&discard.text) {
@@ -131,6 +136,23 @@ pub fn choose_call(
         }
     }
     best.map(|(_, meld)| meld)
+}
+
+/// Whether all simples can still hold after one discard from `hand` (just after a call): open
+/// all simples allowed, no meld with a terminal or honour, and at most one such tile
+/// concealed (the discard may be it).
+fn simples_possible(hand: &Hand, ctx: &WinContext) -> bool {
+    let concealed: u8 = tile::YAOJIU
+        .iter()
+        .map(|&t| hand.counts[usize::from(t)])
+        .sum();
+    ctx.open_tanyao
+        && concealed <= 1
+        && !hand
+            .melds
+            .iter()
+            .flat_map(|m| m.tiles())
+            .any(tile::is_yaojiu)
 }
 
 /// Whether the server accepts a win with `counts` (the winning tile included): complete, and
