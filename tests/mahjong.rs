@@ -1,8 +1,8 @@
 //! `tsumo mahjong` against the real majiang-server (tests/common/majiang.rs), directly and through
-//! an nginx WebSocket reverse proxy: full games played to the end, runs cut short by `-d` and by
-//! Ctrl-C, and the failures a user meets (server down, wrong base path, no cookie, the proxy
-//! going away). Every test checks what a user would: games completed, phases counted, and the
-//! server's session store empty afterwards — nobody left logged in.
+//! an nginx WebSocket reverse proxy: runs cut short by `-d` and by Ctrl-C, and the failures a
+//! user meets (server down, wrong base path, no cookie, the proxy going away). Every test checks
+//! what a user would: games counted, phases counted, and the server's session store empty
+//! afterwards — nobody left logged in. Full games played to the end are in mahjong_games.rs.
 
 mod common;
 
@@ -35,54 +35,6 @@ fn phase(doc: &Value, name: &str, field: &str) -> u64 {
     doc["phases"][name][field]
         .as_u64()
         .unwrap_or_else(|| panic!("phases.{name}.{field} missing in {doc:#}"))
-}
-
-/// 16 players (4 tables) play one 東風戦 to the end; returns the JSON result.
-fn full_game(url: &str) -> Value {
-    let run = mahjong(
-        &[
-            "-c16", "-t2", "--think", "0", "--ramp", "5ms", "-d", "8m", "--json", "-", url,
-        ],
-        Duration::from_secs(9 * 60),
-    );
-    run.assert_success();
-    let doc = run.json();
-    assert_eq!(doc["games"]["started"], 4, "{doc:#}");
-    assert_eq!(doc["games"]["completed"], 4, "{doc:#}");
-    assert_eq!(doc["games"]["aborted"], 0, "{doc:#}");
-    assert_eq!(doc["errors"], 0, "{doc:#}");
-    assert_eq!(doc["disconnects"], 0, "{doc:#}");
-    for name in ["login", "connect", "ready", "formed", "started", "logout"] {
-        assert_eq!(phase(&doc, name, "ok"), 16, "phase {name}: {doc:#}");
-        assert_eq!(phase(&doc, name, "failed"), 0, "phase {name}: {doc:#}");
-    }
-    // Tsumogiri tables play exactly four hands of exhaustive draws: 4 deals per table.
-    assert_eq!(doc["steps"]["qipai"]["count"], 16, "{doc:#}");
-    // The server paces every step at ≥ 400 ms.
-    let zimo_p50 = doc["steps"]["zimo"]["p50"].as_u64().unwrap();
-    assert!((395_000..2_000_000).contains(&zimo_p50), "{doc:#}");
-    doc
-}
-
-#[test]
-fn full_game_straight_to_the_server() {
-    let server = Majiang::start();
-    full_game(&server.url());
-    assert_eq!(
-        server.wait_session_files(0, Duration::from_secs(5)),
-        0,
-        "sessions left behind:\n{}",
-        server.log()
-    );
-}
-
-#[test]
-fn full_game_through_nginx() {
-    let server = Majiang::start();
-    let nginx = Nginx::builder().ws_proxy("majiang", server.port()).start();
-    let url = format!("http://127.0.0.1:{}/server", nginx.port("majiang"));
-    full_game(&url);
-    assert_eq!(server.wait_session_files(0, Duration::from_secs(5)), 0);
 }
 
 /// `-d` ends the session mid-game: everyone is logged out and the report says so.

@@ -1,30 +1,10 @@
-//! Engine.IO / socket.io text frames: any text must decode to a packet or a `FrameError`, never a
-//! panic, and an event must survive encoding and decoding again unchanged.
+//! libFuzzer's inputs through the check in `fuzz/checks/socketio_frame.rs`, which says what must hold.
+//! The check is a file of its own so that `tests/fuzz_seeds.rs` runs it too, on every committed
+//! seed, in the normal test suite.
 
 #![no_main]
 
-use libfuzzer_sys::fuzz_target;
-use tsumo::ws::socketio::{self, Packet};
+#[path = "../checks/socketio_frame.rs"]
+mod check;
 
-fuzz_target!(|data: &[u8]| {
-    // Frames arrive as WebSocket text messages, which are UTF-8.
-    let Ok(frame) = std::str::from_utf8(data) else {
-        return;
-    };
-    match socketio::parse(frame) {
-        Ok(Packet::Event { name, args }) => {
-            let again = socketio::event(&name, &args);
-            assert_eq!(
-                socketio::parse(&again),
-                Ok(Packet::Event { name, args }),
-                "re-encoded as {again}"
-            );
-        }
-        Ok(_) => {}
-        Err(e) => {
-            // The message quotes the frame on one line, however long or odd it is.
-            let message = e.to_string();
-            assert!(!message.contains('\n'), "{message}");
-        }
-    }
-});
+libfuzzer_sys::fuzz_target!(|data: &[u8]| check::check(data));

@@ -118,6 +118,31 @@ pub fn run_command(mut command: Command, limit: Duration) -> Run {
     }
 }
 
+/// Runs each job on a thread of its own, named after it, and waits for all of them; then fails,
+/// naming every job that failed (each one's panic message is printed under its name). For work
+/// that waits on a server's pace rather than on the CPU — majiang-server spaces a game's steps
+/// by 400 ms or more, so a full game takes minutes and almost no CPU — side by side they take
+/// the time of the longest.
+pub fn all_at_once(jobs: &[(&str, &(dyn Fn() + Sync))]) {
+    let failed: Vec<&str> = std::thread::scope(|scope| {
+        let running: Vec<_> = jobs
+            .iter()
+            .map(|&(name, job)| {
+                let thread = std::thread::Builder::new()
+                    .name(name.to_string())
+                    .spawn_scoped(scope, job)
+                    .expect("spawn a job thread");
+                (name, thread)
+            })
+            .collect();
+        running
+            .into_iter()
+            .filter_map(|(name, thread)| thread.join().is_err().then_some(name))
+            .collect()
+    });
+    assert!(failed.is_empty(), "failed: {}", failed.join("; "));
+}
+
 /// Reads a number at a dotted path (`"counters.errors.read"`) of a JSON document.
 pub fn json_f64(doc: &serde_json::Value, path: &str) -> f64 {
     let mut v = doc;

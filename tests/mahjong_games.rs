@@ -1,7 +1,13 @@
-//! The real player (`--bot shanten`) at tables of its own against the real majiang-server,
-//! straight and through nginx: full games with wins, and not one reply the server refused (a
-//! discard, riichi, win, kan or call it did not carry out), everyone logged out afterwards;
-//! and one of it at a table with three of majiang-server's own AI players (`--seats 1`).
+//! Full games against the real majiang-server (tests/common/majiang.rs), straight and through
+//! an nginx WebSocket reverse proxy: tables of tsumogiri bots and tables of the real player
+//! (`--bot shanten`) play one 東風戦 to the end with every phase counted and, for the real
+//! player, wins and not one reply the server refused (a discard, riichi, win, kan or call it did
+//! not carry out); and one real player at a table with three of majiang-server's own AI players
+//! (`--seats 1`). Everyone is logged out afterwards.
+//!
+//! The server spaces every step by 400 ms or more, so a game takes about three minutes of
+//! waiting and little CPU. The games therefore play side by side ([`common::all_at_once`]): each
+//! test runs its games at once, and libtest runs the two tests at once.
 
 mod common;
 
@@ -14,6 +20,93 @@ use common::majiang::Majiang;
 use common::nginx::Nginx;
 use common::run_tsumo;
 use serde_json::Value;
+
+/// `url` of a server behind a fresh nginx WebSocket proxy: the proxy, kept alive by the caller.
+fn through_nginx(server: &Majiang) -> (Nginx, String) {
+    let nginx = Nginx::builder().ws_proxy("majiang", server.port()).start();
+    let url = format!("http://127.0.0.1:{}/server", nginx.port("majiang"));
+    (nginx, url)
+}
+
+fn phase(doc: &Value, name: &str, field: &str) -> u64 {
+    doc["phases"][name][field]
+        .as_u64()
+        .unwrap_or_else(|| panic!("phases.{name}.{field} missing in {doc:#}"))
+}
+
+/// 16 tsumogiri players (4 tables) play one 東風戦 to the end; returns the JSON result.
+fn tsumogiri_tables(url: &str) -> Value {
+    let run = run_tsumo(
+        &[
+            "mahjong", "-c16", "-t2", "--think", "0", "--ramp", "5ms", "-d", "8m", "--json", "-",
+            url,
+        ],
+        Duration::from_secs(9 * 60),
+    );
+    run.assert_success();
+    let doc = run.json();
+    assert_eq!(doc["games"]["started"], 4, "{doc:#}");
+    assert_eq!(doc["games"]["completed"], 4, "{doc:#}");
+    assert_eq!(doc["games"]["aborted"], 0, "{doc:#}");
+    assert_eq!(doc["errors"], 0, "{doc:#}");
+    assert_eq!(doc["disconnects"], 0, "{doc:#}");
+    for name in ["login", "connect", "ready", "formed", "started", "logout"] {
+        assert_eq!(phase(&doc, name, "ok"), 16, "phase {name}: {doc:#}");
+        assert_eq!(phase(&doc, name, "failed"), 0, "phase {name}: {doc:#}");
+    }
+    // Tsumogiri tables play exactly four hands of exhaustive draws: 4 deals per table.
+    assert_eq!(doc["steps"]["qipai"]["count"], 16, "{doc:#}");
+    // The server paces every step at ≥ 400 ms.
+    let zimo_p50 = doc["steps"]["zimo"]["p50"].as_u64().unwrap();
+    assert!((395_000..2_000_000).contains(&zimo_p50), "{doc:#}");
+    doc
+}
+
+fn tsumogiri_straight_to_the_server() {
+    let server = Majiang::start();
+    tsumogiri_tables(&server.url());
+    assert_eq!(
+        server.wait_session_files(0, Duration::from_secs(5)),
+        0,
+        "sessions left behind:\n{}",
+        server.log()
+    );
+}
+
+fn tsumogiri_through_nginx() {
+    let server = Majiang::start();
+    let (_nginx, url) = through_nginx(&server);
+    tsumogiri_tables(&url);
+    assert_eq!(server.wait_session_files(0, Duration::from_secs(5)), 0);
+}
+
+#[test]
+fn tsumogiri_tables_play_full_games_straight_and_through_nginx() {
+    common::all_at_once(&[
+        (
+            "tsumogiri straight to the server",
+            &tsumogiri_straight_to_the_server,
+        ),
+        ("tsumogiri through nginx", &tsumogiri_through_nginx),
+    ]);
+}
+
+/// The real player's games, each with a server of its own: two tables straight to the server,
+/// two through nginx, and one beside three majiang-ai players.
+#[test]
+fn real_bots_play_full_games_straight_through_nginx_and_with_three_majiang_ai_bots() {
+    common::all_at_once(&[
+        (
+            "real bots straight to the server",
+            &real_bots_straight_to_the_server,
+        ),
+        ("real bots through nginx", &real_bots_through_nginx),
+        (
+            "real bot with three majiang-ai bots",
+            &real_bot_with_three_majiang_ai_bots,
+        ),
+    ]);
+}
 
 /// `players` real bots play one 東風戦 per table; returns the JSON result after checking what
 /// a correct player must show.
@@ -62,8 +155,7 @@ fn real_tables(url: &str, players: u64) -> Value {
     doc
 }
 
-#[test]
-fn real_bots_play_straight_to_the_server() {
+fn real_bots_straight_to_the_server() {
     let server = Majiang::start();
     real_tables(&server.url(), 8);
     assert_eq!(
@@ -74,11 +166,9 @@ fn real_bots_play_straight_to_the_server() {
     );
 }
 
-#[test]
-fn real_bots_play_through_nginx() {
+fn real_bots_through_nginx() {
     let server = Majiang::start();
-    let nginx = Nginx::builder().ws_proxy("majiang", server.port()).start();
-    let url = format!("http://127.0.0.1:{}/server", nginx.port("majiang"));
+    let (_nginx, url) = through_nginx(&server);
     real_tables(&url, 8);
     assert_eq!(server.wait_session_files(0, Duration::from_secs(5)), 0);
 }
@@ -121,8 +211,7 @@ fn drain(mut pipe: impl Read + Send + 'static) -> std::thread::JoinHandle<String
 /// One tsumo real bot (`--seats 1`) and three of majiang-server's own AI players
 /// (`majiang-bot`, majiang-ai), which join the room tsumo prints: the game ends, tsumo's
 /// replies were all carried out, and everyone logged out.
-#[test]
-fn real_bot_finishes_a_game_with_three_majiang_ai_bots() {
+fn real_bot_with_three_majiang_ai_bots() {
     let server = Majiang::start();
     let url = server.url();
     let mut tsumo = common::tsumo()
