@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use common::majiang::Majiang;
 use common::nginx::Nginx;
-use common::run_tsumo;
+use common::{json_u64, run_tsumo};
 use serde_json::Value;
 
 /// `url` of a server behind a fresh nginx WebSocket proxy: the proxy, kept alive by the caller.
@@ -26,12 +26,6 @@ fn through_nginx(server: &Majiang) -> (Nginx, String) {
     let nginx = Nginx::builder().ws_proxy("majiang", server.port()).start();
     let url = format!("http://127.0.0.1:{}/server", nginx.port("majiang"));
     (nginx, url)
-}
-
-fn phase(doc: &Value, name: &str, field: &str) -> u64 {
-    doc["phases"][name][field]
-        .as_u64()
-        .unwrap_or_else(|| panic!("phases.{name}.{field} missing in {doc:#}"))
 }
 
 /// 16 tsumogiri players (4 tables) play one 東風戦 to the end; returns the JSON result.
@@ -51,8 +45,9 @@ fn tsumogiri_tables(url: &str) -> Value {
     assert_eq!(doc["errors"], 0, "{doc:#}");
     assert_eq!(doc["disconnects"], 0, "{doc:#}");
     for name in ["login", "connect", "ready", "formed", "started", "logout"] {
-        assert_eq!(phase(&doc, name, "ok"), 16, "phase {name}: {doc:#}");
-        assert_eq!(phase(&doc, name, "failed"), 0, "phase {name}: {doc:#}");
+        let (ok, failed) = (format!("phases.{name}.ok"), format!("phases.{name}.failed"));
+        assert_eq!(json_u64(&doc, &ok), 16, "{ok}: {doc:#}");
+        assert_eq!(json_u64(&doc, &failed), 0, "{failed}: {doc:#}");
     }
     // Tsumogiri tables play exactly four hands of exhaustive draws: 4 deals per table.
     assert_eq!(doc["steps"]["qipai"]["count"], 16, "{doc:#}");
