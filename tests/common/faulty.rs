@@ -5,9 +5,18 @@
 //! two responses to one request, conflicting Content-Length, a chunk size that is not hex, a
 //! head larger than any client accepts.
 //!
+//! The behaviours that are correct HTTP and that hyper's HTTP/1.1 server writes byte for byte
+//! as a hand-written server would (an announced close, silence, delays, 204/304, a huge head) run
+//! on hyper ([`on_hyper`]). The others are written here by hand, on the socket: their point is
+//! to break HTTP, or a framing, a split into TCP writes, a close or a reset that hyper never
+//! produces. Each [`Behavior`] variant says which side serves it, and why when by hand.
+//!
 //! Each server runs on its own thread with its own current-thread tokio runtime, listens on
-//! 127.0.0.1:0, counts the requests it received and the connections it accepted, and stops when
-//! dropped (the runtime goes, and with it every connection).
+//! 127.0.0.1:0, counts the requests it received (once fully arrived, body included) and the
+//! connections it accepted, and stops when dropped (the runtime goes, and with it every
+//! connection).
+
+mod on_hyper;
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -27,40 +36,68 @@ pub const BODY: &[u8] = b"hello from a faulty server\n";
 #[derive(Debug, Clone, Copy)]
 pub enum Behavior {
     /// Keep-alive Content-Length responses; the `n`th response on a connection says
-    /// `Connection: close` and the server closes after it.
+    /// `Connection: close` and the server closes after it. On hyper.
     CloseEvery(u64),
-    /// As `CloseEvery`, but without the header: the client learns only from the FIN.
+    /// As `CloseEvery`, but without the header: the client learns only from the FIN. By hand:
+    /// hyper announces every close it makes with `Connection: close`.
     CloseEverySilently(u64),
     /// Every `n`th response (1 = all) announces 1000 bytes, sends part of them, then resets the
-    /// connection (SO_LINGER 0, so the peer gets RST, not FIN). The others are normal.
+    /// connection (SO_LINGER 0, so the peer gets RST, not FIN). The others are normal. By hand:
+    /// hyper does not reset a connection in the middle of a body.
     ResetMidResponse(u64),
-    /// Accepts and reads, never writes.
+    /// Accepts and reads, never writes. On hyper: the answer to a connection's first request
+    /// never comes (and requests pipelined behind it are never read, so not counted).
     NeverAnswers,
-    /// Answers `HTTP/1.1 abc` (a status that is not a number).
+    /// Answers `HTTP/1.1 abc` (a status that is not a number). By hand: breaks HTTP.
     MalformedStatus,
     /// Normal responses, except that a request arriving in `[k·period, k·period + hold)` since the
-    /// server started is answered only at the end of that window.
+    /// server started is answered only at the end of that window. On hyper.
     Stall { period: Duration, hold: Duration },
     /// `Transfer-Encoding: chunked` with a trailer, the chunks split awkwardly over several
-    /// TCP writes. Keep-alive.
+    /// TCP writes. Keep-alive. By hand: hyper sends trailers only to a request with
+    /// `TE: trailers`, and writes each chunk's size line, data and CRLF together.
     Chunked,
-    /// No Content-Length: the body ends when the server closes (`Connection: close`).
+    /// No Content-Length: the body ends when the server closes (`Connection: close`). By hand:
+    /// hyper chunks a body of unknown length for an HTTP/1.1 client.
     CloseDelimited,
     /// Alternates `204 No Content` (no length) and `304 Not Modified` carrying
-    /// `Content-Length: 2048` but, as HTTP says, no body. Keep-alive.
+    /// `Content-Length: 2048` but, as HTTP says, no body. Keep-alive. On hyper.
     NoBody,
     /// Normal keep-alive responses, each sent this long after its request arrived: a server
-    /// that carries at most (connections / delay) requests a second.
+    /// that carries at most (connections / delay) requests a second. On hyper.
     Slow(Duration),
     /// Answers every request twice: `delay` after it arrives, the response; `gap` later a second
-    /// one (in the same write when `gap` is zero). Keep-alive.
+    /// one (in the same write when `gap` is zero). Keep-alive. By hand: breaks HTTP.
     TwoResponses { delay: Duration, gap: Duration },
-    /// `Content-Length: 27` and `Content-Length: 30` in one response, then 30 bytes.
+    /// `Content-Length: 27` and `Content-Length: 30` in one response, then 30 bytes. By hand:
+    /// breaks HTTP (hyper writes one length at most).
     ConflictingContentLength,
-    /// Chunked, with a chunk size line `zz`.
+    /// Chunked, with a chunk size line `zz`. By hand: breaks HTTP.
     BadChunkSize,
-    /// A response head of [`OVERSIZED_HEAD`] bytes (one 70 KiB header).
+    /// A response head of [`OVERSIZED_HEAD`] bytes (one 70 KiB header). On hyper.
     OversizedHeader,
+}
+
+impl Behavior {
+    /// Whether [`on_hyper`] serves this behaviour rather than the hand-written [`serve`].
+    fn on_hyper(self) -> bool {
+        match self {
+            Behavior::CloseEvery(_)
+            | Behavior::NeverAnswers
+            | Behavior::Stall { .. }
+            | Behavior::NoBody
+            | Behavior::Slow(_)
+            | Behavior::OversizedHeader => true,
+            Behavior::CloseEverySilently(_)
+            | Behavior::ResetMidResponse(_)
+            | Behavior::MalformedStatus
+            | Behavior::Chunked
+            | Behavior::CloseDelimited
+            | Behavior::TwoResponses { .. }
+            | Behavior::ConflictingContentLength
+            | Behavior::BadChunkSize => false,
+        }
+    }
 }
 
 /// Length of the [`Behavior::OversizedHeader`] head: above tsumo's 64 KiB limit.
@@ -181,18 +218,22 @@ async fn accept_loop(
         let _ = stream.set_nodelay(true);
         let counts = counts.clone();
         tokio::spawn(async move {
-            // An error ends this connection only; the client sees it as a close or a reset.
-            let _ = serve(stream, behavior, counts, started).await;
+            if behavior.on_hyper() {
+                on_hyper::serve(stream, behavior, counts, started).await;
+            } else {
+                // An error ends this connection only; the client sees it as a close or a reset.
+                let _ = serve(stream, behavior, counts).await;
+            }
         });
     }
 }
 
-/// Reads requests one after another (pipelined ones included) and answers each per `behavior`.
+/// Reads requests one after another (pipelined ones included) and answers each per `behavior`,
+/// one that is not [`Behavior::on_hyper`].
 async fn serve(
     mut stream: TcpStream,
     behavior: Behavior,
     counts: Arc<Counts>,
-    started: Instant,
 ) -> std::io::Result<()> {
     let mut reader = RequestReader::default();
     let mut answered: u64 = 0;
@@ -203,11 +244,9 @@ async fn serve(
         counts.requests.fetch_add(1, Ordering::Relaxed);
         answered += 1;
         match behavior {
-            Behavior::CloseEvery(n) | Behavior::CloseEverySilently(n) => {
-                let last = answered.is_multiple_of(n);
-                let announce = last && matches!(behavior, Behavior::CloseEvery(_));
-                stream.write_all(&ok_response(announce)).await?;
-                if last {
+            Behavior::CloseEverySilently(n) => {
+                stream.write_all(&ok_response()).await?;
+                if answered.is_multiple_of(n) {
                     return Ok(());
                 }
             }
@@ -221,26 +260,12 @@ async fn serve(
                     stream.set_zero_linger()?;
                     return Ok(()); // dropped here: RST
                 }
-                stream.write_all(&ok_response(false)).await?;
-            }
-            Behavior::NeverAnswers => {}
-            Behavior::Slow(delay) => {
-                tokio::time::sleep(delay).await;
-                stream.write_all(&ok_response(false)).await?;
+                stream.write_all(&ok_response()).await?;
             }
             Behavior::MalformedStatus => {
                 stream
                     .write_all(b"HTTP/1.1 abc\r\nContent-Length: 0\r\n\r\n")
                     .await?;
-            }
-            Behavior::Stall { period, hold } => {
-                let since_start = started.elapsed();
-                let phase =
-                    Duration::from_nanos((since_start.as_nanos() % period.as_nanos()) as u64);
-                if phase < hold {
-                    tokio::time::sleep_until(started + since_start - phase + hold).await;
-                }
-                stream.write_all(&ok_response(false)).await?;
             }
             Behavior::Chunked => {
                 stream
@@ -269,13 +294,13 @@ async fn serve(
             Behavior::TwoResponses { delay, gap } => {
                 tokio::time::sleep(delay).await;
                 if gap.is_zero() {
-                    let mut both = ok_response(false);
-                    both.extend_from_slice(&ok_response(false));
+                    let mut both = ok_response();
+                    both.extend_from_slice(&ok_response());
                     stream.write_all(&both).await?;
                 } else {
-                    stream.write_all(&ok_response(false)).await?;
+                    stream.write_all(&ok_response()).await?;
                     tokio::time::sleep(gap).await;
-                    stream.write_all(&ok_response(false)).await?;
+                    stream.write_all(&ok_response()).await?;
                 }
             }
             Behavior::ConflictingContentLength => {
@@ -295,30 +320,15 @@ async fn serve(
                     )
                     .await?;
             }
-            Behavior::OversizedHeader => {
-                let mut head = b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\nX-Huge: ".to_vec();
-                let rest = OVERSIZED_HEAD - head.len() - 4;
-                head.extend(std::iter::repeat_n(b'a', rest));
-                head.extend_from_slice(b"\r\n\r\n");
-                stream.write_all(&head).await?;
-            }
-            Behavior::NoBody => {
-                let response: &[u8] = if answered % 2 == 1 {
-                    b"HTTP/1.1 204 No Content\r\n\r\n"
-                } else {
-                    b"HTTP/1.1 304 Not Modified\r\nContent-Length: 2048\r\nETag: \"x\"\r\n\r\n"
-                };
-                stream.write_all(response).await?;
-            }
+            other => unreachable!("{other:?} is served on hyper"),
         }
     }
 }
 
-fn ok_response(close: bool) -> Vec<u8> {
+fn ok_response() -> Vec<u8> {
     let mut r = format!(
-        "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {}\r\n{}\r\n",
-        BODY.len(),
-        if close { "Connection: close\r\n" } else { "" }
+        "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {}\r\n\r\n",
+        BODY.len()
     )
     .into_bytes();
     r.extend_from_slice(BODY);
