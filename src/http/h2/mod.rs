@@ -77,10 +77,10 @@ struct Flight {
 
 impl Flight {
     /// A stream ended: its slot is free again, and its request goes again if it must.
-    fn ended(&self, (slot, retry): Ended) {
+    fn ended(&self, (slot, retry, at): Ended) {
         self.slots.borrow_mut().push(slot);
         self.busy.set(self.busy.get().saturating_sub(1));
-        self.freed_at.set(clock::now());
+        self.freed_at.set(at);
         if let Some(retry) = retry {
             self.unsent.borrow_mut().push_back(retry);
             self.stale.set(true);
@@ -88,8 +88,9 @@ impl Flight {
     }
 }
 
-/// What a finished stream hands back: its deadline slot, and its request if it goes again.
-type Ended = (Rc<Deadline>, Option<Pending>);
+/// What a finished stream hands back: its deadline slot, its request if it goes again, and when
+/// it ended.
+type Ended = (Rc<Deadline>, Option<Pending>, Nanos);
 
 /// Runs `wait` to completion while driving the connection's streams.
 async fn driving<W, S>(inflight: &mut FuturesUnordered<S>, flight: &Flight, wait: W) -> W::Output
@@ -331,12 +332,15 @@ impl H2Connection {
                 }
             },
         };
+        // One clock read when nothing is waited for (a closed loop with a stream free).
+        let now = clock::now();
         let intended = match (pending.intended, &self.schedule) {
             (Some(intended), _) => intended,
             (None, Some(schedule)) => schedule.intended(self.next) + think,
-            (None, None) => clock::now() + think,
+            (None, None) => now + think,
         };
-        if intended > clock::now() {
+        let slept = intended > now;
+        if slept {
             let due = self.shared.pacer.sleep_until(intended);
             driving(inflight, flight, due).await;
         }
@@ -349,7 +353,7 @@ impl H2Connection {
             }
             waited = true;
         }
-        let sent = clock::now();
+        let sent = if slept || waited { clock::now() } else { now };
         if self.schedule.is_none() {
             return (sent, sent);
         }

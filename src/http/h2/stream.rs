@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering;
 
 use http::{Request, Response};
 use http_body_util::BodyExt;
-use hyper::body::Incoming;
+use hyper::body::{Body as _, Incoming};
 use hyper::client::conn::TrySendError;
 
 use super::{Ended, Pending, MAX_TRIES};
@@ -69,14 +69,17 @@ pub(super) async fn exchange(
             let headers = collect.then(|| headers_of(&response));
             let mut body = response.into_body();
             let mut kept = collect.then(Vec::new);
-            while let Some(frame) = body.frame().await {
-                match frame {
-                    Ok(frame) => {
+            // Until the stream has ended: once it has (END_STREAM with the last DATA), no
+            // further poll for a frame or trailers that cannot come.
+            while !body.is_end_stream() {
+                match body.frame().await {
+                    Some(Ok(frame)) => {
                         if let (Some(kept), Some(data)) = (kept.as_mut(), frame.data_ref()) {
                             kept.extend_from_slice(data);
                         }
                     }
-                    Err(_) => return StreamEnd::Failed,
+                    Some(Err(_)) => return StreamEnd::Failed,
+                    None => break,
                 }
             }
             StreamEnd::Response(status, headers.zip(kept))
@@ -125,7 +128,7 @@ pub(super) async fn exchange(
     if let Some((status, headers, body)) = hook {
         run_response_hook(&shared, status, &headers, &body);
     }
-    (slot, retry)
+    (slot, retry, now)
 }
 
 /// Whether a stream's error says the server never processed its request: refused, or above the
