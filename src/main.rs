@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use tsumo::cli::{self, Parsed};
-use tsumo::net::preflight;
+use tsumo::net::preflight::{self, Probe};
 use tsumo::plan::{JsonOut, MahjongPlan, Plan};
 use tsumo::report::saved::{LoadedRun, RunData};
 use tsumo::{http, mahjong, report, sys};
@@ -144,19 +144,9 @@ fn run_ab(plan: &Plan) -> ExitCode {
         ..first.clone()
     };
     let show = !plan.quiet && plan.json != Some(JsonOut::Stdout);
-    // Both targets answer before round 1, or nothing runs.
-    for run in [&first, &second] {
-        let checked = preflight::preflight_blocking(
-            &run.target,
-            run.insecure,
-            run.cacert.as_deref(),
-            run.timeout,
-            tsumo::http::alpn(run),
-            &run.bind,
-        );
-        if let Err(e) = checked {
-            return fail(&format_args!("{}: {e}", run.label));
-        }
+    let probes = [&first, &second].map(|run| (run.label.as_str(), http::probe(run)));
+    if let Err(failed) = preflight_both(probes) {
+        return failed;
     }
     compare_rounds(
         [&first, &second],
@@ -194,19 +184,9 @@ fn run_mahjong_ab(plan: &MahjongPlan) -> ExitCode {
         ..first.clone()
     };
     let show = !plan.quiet && plan.json != Some(JsonOut::Stdout);
-    // Both servers answer before round 1, or nothing runs.
-    for run in [&first, &second] {
-        let checked = preflight::preflight_blocking(
-            &run.server,
-            run.insecure,
-            run.cacert.as_deref(),
-            run.connect_timeout,
-            tsumo::net::tls::Alpn::Http1,
-            &run.bind,
-        );
-        if let Err(e) = checked {
-            return fail(&format_args!("{}: {e}", run.label));
-        }
+    let probes = [&first, &second].map(|run| (run.label.as_str(), mahjong::session::probe(run)));
+    if let Err(failed) = preflight_both(probes) {
+        return failed;
     }
     compare_rounds(
         [&first, &second],
@@ -223,6 +203,17 @@ fn run_mahjong_ab(plan: &MahjongPlan) -> ExitCode {
             ))
         },
     )
+}
+
+/// Both targets of an A/B run (each with its label) answer before round 1, or nothing runs:
+/// the failure, named by the label, is the exit code.
+fn preflight_both(probes: [(&str, Probe<'_>); 2]) -> Result<(), ExitCode> {
+    for (label, probe) in probes {
+        if let Err(e) = preflight::preflight_blocking(probe) {
+            return Err(fail(&format_args!("{label}: {e}")));
+        }
+    }
+    Ok(())
 }
 
 /// The A/B loop of both modes: `run` runs one of the two plans and gives its label, text report

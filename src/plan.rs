@@ -215,6 +215,45 @@ impl Plan {
     }
 }
 
+#[cfg(test)]
+impl Plan {
+    /// The plan unit tests start from: `target`, 2 threads and 2 connections for 1 s, closed
+    /// loop, every option at its default and no output; a test changes what it is about with
+    /// `Plan { rate: …, ..Plan::for_tests(target) }`.
+    pub(crate) fn for_tests(target: Target) -> Plan {
+        Plan {
+            target,
+            threads: 2,
+            connections: 2,
+            duration: Duration::from_secs(1),
+            rate: None,
+            part: Part::default(),
+            bind: Vec::new(),
+            script: None,
+            headers: Vec::new(),
+            latency: false,
+            u_latency: false,
+            batch_latency: false,
+            timeout: Duration::from_secs(2),
+            insecure: false,
+            cacert: None,
+            json: None,
+            quiet: false,
+            progress: false,
+            script_args: Vec::new(),
+            label: String::from("test"),
+            server_pids: Vec::new(),
+            hgrm: None,
+            vs: None,
+            vs_label: None,
+            rounds: 1,
+            script_timeout: Some(Duration::from_secs(1)),
+            http2: None,
+            vs_http1: false,
+        }
+    }
+}
+
 /// Which player every bot seat runs (`tsumo mahjong --bot NAME`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 #[serde(rename_all = "lowercase")]

@@ -334,7 +334,7 @@ fn todays_files_load_compare_merge_and_plot() {
     assert_eq!(m.latency.max, a.latency.max.max(b.latency.max));
     assert_eq!(m.plan.connections, a.plan.connections + b.plan.connections);
     assert_eq!(
-        m.merged_from,
+        m.part.merged_from,
         HTTP_FIXTURES.map(|f| fixture(f).display().to_string())
     );
     let svg = plot::render_svg(&runs, None).unwrap();

@@ -8,11 +8,53 @@ use std::time::Duration;
 
 use common::majiang::Majiang;
 use common::nginx::Nginx;
-use common::{json_f64, json_u64, run_tsumo, TempDir};
+use common::{json_f64, json_u64, run_tsumo, Run, TempDir};
 use tsumo::sys::wallclock::{format_rfc3339, unix_now_ns};
 
 const SHARDS: usize = 4;
 const RATE: f64 = 2000.0;
+
+/// Runs the `count` shards of one run at once, as the pods of an Indexed Job would: each
+/// `tsumo ARGS --shard I/N --start-at START --json - --quiet URL`, each process launched
+/// `apart` after the previous one (`--start-at`, not the launch, must set the start). Gives the
+/// shards' runs in shard order.
+fn run_shards(
+    count: usize,
+    args: &[&str],
+    (url, start_at): (&str, &str),
+    apart: Duration,
+    limit: Duration,
+) -> Vec<Run> {
+    let shards: Vec<_> = (1..=count)
+        .map(|i| {
+            let mut argv: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+            let shard = format!("{i}/{count}");
+            argv.extend(
+                [
+                    "--shard",
+                    &shard,
+                    "--start-at",
+                    start_at,
+                    "--json",
+                    "-",
+                    "--quiet",
+                    url,
+                ]
+                .map(String::from),
+            );
+            let handle = std::thread::spawn(move || {
+                let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+                run_tsumo(&argv, limit)
+            });
+            std::thread::sleep(apart);
+            handle
+        })
+        .collect();
+    shards
+        .into_iter()
+        .map(|h| h.join().expect("shard thread"))
+        .collect()
+}
 
 #[test]
 fn four_shards_started_apart_start_together_and_merge_to_the_whole_rate() {
@@ -20,35 +62,13 @@ fn four_shards_started_apart_start_together_and_merge_to_the_whole_rate() {
     let url = nginx.http_url("/index.html");
     // One instant 2 s ahead for every shard; the processes start 150 ms apart.
     let start_at = format_rfc3339(unix_now_ns() + 2_000_000_000);
-    let shards: Vec<_> = (1..=SHARDS)
-        .map(|i| {
-            let (url, start_at) = (url.clone(), start_at.clone());
-            let handle = std::thread::spawn(move || {
-                let shard = format!("{i}/{SHARDS}");
-                let args = [
-                    "-t1",
-                    "-c8",
-                    "-R2000",
-                    "-d5s",
-                    "--shard",
-                    &shard,
-                    "--start-at",
-                    &start_at,
-                    "--json",
-                    "-",
-                    "--quiet",
-                    &url,
-                ];
-                run_tsumo(&args, Duration::from_secs(40))
-            });
-            std::thread::sleep(Duration::from_millis(150));
-            handle
-        })
-        .collect();
-    let runs: Vec<_> = shards
-        .into_iter()
-        .map(|h| h.join().expect("shard thread"))
-        .collect();
+    let runs = run_shards(
+        SHARDS,
+        &["-t1", "-c8", "-R2000", "-d5s"],
+        (&url, &start_at),
+        Duration::from_millis(150),
+        Duration::from_secs(40),
+    );
     let docs: Vec<serde_json::Value> = runs.iter().map(|r| r.assert_success().json()).collect();
 
     // Each shard: its part, the same run id, and a start on the instant.
@@ -209,38 +229,15 @@ fn two_mahjong_shards_are_one_session_of_distinct_players() {
     let server = Majiang::start();
     let url = server.url();
     let start_at = format_rfc3339(unix_now_ns() + 2_000_000_000);
-    let shards: Vec<_> = (1..=2)
-        .map(|i| {
-            let (url, start_at) = (url.clone(), start_at.clone());
-            std::thread::spawn(move || {
-                let shard = format!("{i}/2");
-                let args = [
-                    "mahjong",
-                    "-c16",
-                    "-t1",
-                    "--think",
-                    "0",
-                    "--ramp",
-                    "5ms",
-                    "-d",
-                    "5s",
-                    "--shard",
-                    &shard,
-                    "--start-at",
-                    &start_at,
-                    "--json",
-                    "-",
-                    "--quiet",
-                    &url,
-                ];
-                run_tsumo(&args, Duration::from_secs(60))
-            })
-        })
-        .collect();
-    let runs: Vec<_> = shards
-        .into_iter()
-        .map(|h| h.join().expect("shard"))
-        .collect();
+    let runs = run_shards(
+        2,
+        &[
+            "mahjong", "-c16", "-t1", "--think", "0", "--ramp", "5ms", "-d", "5s",
+        ],
+        (&url, &start_at),
+        Duration::ZERO,
+        Duration::from_secs(60),
+    );
     let docs: Vec<serde_json::Value> = runs.iter().map(|r| r.assert_success().json()).collect();
     for doc in &docs {
         assert_eq!(doc["plan"]["players"], 8);

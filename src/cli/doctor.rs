@@ -5,9 +5,9 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use clap::{Arg, ArgAction, Command};
+use clap::Command;
 
-use super::{clap_message, flag, url, value, Parsed};
+use super::{extra_argument, flag, subcommand_matches, url, url_args, value, Parsed};
 use crate::sys::doctor::DoctorPlan;
 
 const DEFAULT_CONNECTIONS: usize = 10;
@@ -51,10 +51,7 @@ Examples:
 /// Parses the arguments after the `doctor` word.
 pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
     let command = command();
-    let matches = command
-        .clone()
-        .try_get_matches_from(args)
-        .map_err(|e| clap_message(&command, &e))?;
+    let matches = subcommand_matches(&command, args)?;
     if matches.get_flag("help") {
         return Ok(Parsed::Print(HELP.to_string()));
     }
@@ -83,10 +80,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
         .get_one::<String>("url")
         .map(|text| url::parse_url(text).map_err(|r| format!("invalid URL '{text}': {r}")))
         .transpose()?;
-    if let Some(extra) = matches
-        .get_many::<String>("extra")
-        .and_then(|mut v| v.next())
-    {
+    if let Some(extra) = extra_argument(&matches) {
         return Err(format!("unexpected argument '{extra}' ({USAGE})"));
     }
     Ok(Parsed::Doctor(Box::new(DoctorPlan {
@@ -101,20 +95,17 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
 }
 
 fn command() -> Command {
-    super::subcommand("tsumo doctor").args([
-        value("connections", Some('c'), "connections"),
-        value("threads", Some('t'), "threads"),
-        value("proxy_pid", None, "proxy-pid"),
-        super::bind::arg(),
-        flag("insecure", Some('k'), "insecure"),
-        value("cacert", None, "cacert").value_parser(clap::value_parser!(PathBuf)),
-        flag("help", Some('h'), "help"),
-        Arg::new("url").index(1).action(ArgAction::Set),
-        Arg::new("extra")
-            .index(2)
-            .action(ArgAction::Append)
-            .num_args(0..),
-    ])
+    super::subcommand("tsumo doctor")
+        .args([
+            value("connections", Some('c'), "connections"),
+            value("threads", Some('t'), "threads"),
+            value("proxy_pid", None, "proxy-pid"),
+            super::bind::arg(),
+            flag("insecure", Some('k'), "insecure"),
+            value("cacert", None, "cacert").value_parser(clap::value_parser!(PathBuf)),
+            flag("help", Some('h'), "help"),
+        ])
+        .args(url_args())
 }
 
 #[cfg(test)]

@@ -6,9 +6,9 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::{Arg, ArgAction, Command};
+use clap::{ArgAction, Command};
 
-use super::{clap_message, flag, url, value, Parsed};
+use super::{extra_argument, flag, subcommand_matches, url, url_args, value, Parsed};
 use crate::mahjong::rules;
 use crate::plan::{BotKind, JsonOut, MahjongPlan};
 
@@ -100,10 +100,7 @@ Units: numbers take k/M/G; times take us, ms, s, m, h (e.g. 500ms, 2m).
 /// Parses the arguments after the `mahjong` word.
 pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
     let command = command();
-    let matches = command
-        .clone()
-        .try_get_matches_from(args.clone())
-        .map_err(|e| clap_message(&command, &e))?;
+    let matches = subcommand_matches(&command, args.clone())?;
     if matches.get_flag("help") {
         return Ok(Parsed::Print(HELP.to_string()));
     }
@@ -137,10 +134,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
     let mut server =
         url::parse_url(url).map_err(|reason| format!("invalid URL '{url}': {reason}"))?;
     server.path = base_path(&server.path);
-    if let Some(extra) = matches
-        .get_many::<String>("extra")
-        .and_then(|mut v| v.next())
-    {
+    if let Some(extra) = extra_argument(&matches) {
         return Err(format!(
             "unexpected argument '{extra}' after the server URL ({USAGE})"
         ));
@@ -309,12 +303,8 @@ fn command() -> Command {
             flag("quiet", None, "quiet"),
             flag("progress", None, "progress"),
             flag("help", Some('h'), "help"),
-            Arg::new("url").index(1).action(ArgAction::Set),
-            Arg::new("extra")
-                .index(2)
-                .action(ArgAction::Append)
-                .num_args(0..),
         ])
+        .args(url_args())
 }
 
 #[cfg(test)]

@@ -350,6 +350,33 @@ fn subcommand(name: &'static str) -> Command {
         .infer_long_args(true)
 }
 
+/// Parses a subcommand's `args` with `command`; a clap error becomes our one line.
+fn subcommand_matches(command: &Command, args: Vec<OsString>) -> Result<ArgMatches, String> {
+    command
+        .clone()
+        .try_get_matches_from(args)
+        .map_err(|e| clap_message(command, &e))
+}
+
+/// The positional arguments of a subcommand that takes one URL: the URL, and whatever follows
+/// it, kept (not refused by clap) so that [`extra_argument`] can name it in our own words.
+fn url_args() -> [Arg; 2] {
+    [
+        Arg::new("url").index(1).action(ArgAction::Set),
+        Arg::new("extra")
+            .index(2)
+            .action(ArgAction::Append)
+            .num_args(0..),
+    ]
+}
+
+/// The first argument after the URL of [`url_args`], which no subcommand takes.
+fn extra_argument(matches: &ArgMatches) -> Option<&String> {
+    matches
+        .get_many::<String>("extra")
+        .and_then(|mut v| v.next())
+}
+
 /// The option table.
 fn wrk_command() -> Command {
     Command::new("tsumo")

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use clap::{Arg, ArgAction, ArgMatches, Command};
 
-use super::{clap_message, flag, value, Parsed};
+use super::{flag, subcommand_matches, value, Parsed};
 use crate::plan::JsonOut;
 use crate::report::compare::CompareOptions;
 use crate::report::merge::MergeOptions;
@@ -92,14 +92,6 @@ fn command(name: &'static str, options: Vec<Arg>) -> Command {
     ])
 }
 
-/// Parses `args` with `command`; a clap error becomes our one line.
-fn matches(command: &Command, args: Vec<OsString>) -> Result<ArgMatches, String> {
-    command
-        .clone()
-        .try_get_matches_from(args)
-        .map_err(|e| clap_message(command, &e))
-}
-
 fn files(matches: &ArgMatches, usage: &str) -> Result<Vec<PathBuf>, String> {
     let files: Vec<PathBuf> = matches
         .get_many::<PathBuf>("files")
@@ -124,7 +116,7 @@ fn output(matches: &ArgMatches, usage: &str) -> Result<PathBuf, String> {
 pub fn parse_compare(args: Vec<OsString>) -> Result<Parsed, String> {
     const USAGE: &str = "tsumo compare <run.json>...";
     let command = command("tsumo compare", vec![]);
-    let m = matches(&command, args)?;
+    let m = subcommand_matches(&command, args)?;
     if m.get_flag("help") {
         return Ok(Parsed::Print(COMPARE_HELP.to_string()));
     }
@@ -144,7 +136,7 @@ pub fn parse_merge(args: Vec<OsString>) -> Result<Parsed, String> {
             flag("force", None, "force"),
         ],
     );
-    let m = matches(&command, args)?;
+    let m = subcommand_matches(&command, args)?;
     if m.get_flag("help") {
         return Ok(Parsed::Print(MERGE_HELP.to_string()));
     }
@@ -172,7 +164,7 @@ pub fn parse_plot(args: Vec<OsString>) -> Result<Parsed, String> {
             value("metric", None, "metric"),
         ],
     );
-    let m = matches(&command, args)?;
+    let m = subcommand_matches(&command, args)?;
     if m.get_flag("help") {
         return Ok(Parsed::Print(PLOT_HELP.to_string()));
     }

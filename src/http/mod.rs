@@ -22,7 +22,7 @@ use crate::engine::{self, Mode, Settings};
 use crate::error::Error;
 use crate::net::http1::request::{self, Batch};
 use crate::net::http2::request::H2Request;
-use crate::net::preflight::preflight_blocking;
+use crate::net::preflight::{preflight_blocking, Probe};
 use crate::net::stream::Endpoint;
 use crate::net::tls::Alpn;
 use crate::plan::Plan;
@@ -54,6 +54,19 @@ pub fn alpn(plan: &Plan) -> Alpn {
     match plan.http2 {
         Some(_) => Alpn::H2,
         None => Alpn::Http1,
+    }
+}
+
+/// What the pre-flight check of a run's target is told: the run's own TLS settings, timeout,
+/// protocol and source addresses (also `--vs` runs, checked before round 1).
+pub fn probe(plan: &Plan) -> Probe<'_> {
+    Probe {
+        target: &plan.target,
+        insecure: plan.insecure,
+        cacert: plan.cacert.as_deref(),
+        timeout: plan.timeout,
+        alpn: alpn(plan),
+        bind: &plan.bind,
     }
 }
 
@@ -110,14 +123,7 @@ impl<'a> HttpMode<'a> {
     /// Resolves and checks the target, loads the script and runs its `setup()` and `init()`:
     /// every error here stops the run before any traffic.
     pub fn prepare(plan: &'a Plan) -> Result<HttpMode<'a>, Error> {
-        let endpoint = preflight_blocking(
-            &plan.target,
-            plan.insecure,
-            plan.cacert.as_deref(),
-            plan.timeout,
-            alpn(plan),
-            &plan.bind,
-        )?;
+        let endpoint = preflight_blocking(probe(plan))?;
         // As wrk: the script is loaded in the main state and one state per thread.
         let (script, mut thread_scripts): (_, Vec<Option<ThreadScript>>) = match &plan.script {
             Some(_) => {

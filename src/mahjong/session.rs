@@ -17,7 +17,7 @@ use super::phase::{Phase, PhaseBoard, SessionLive};
 use super::player::{Player, Table, WorkerCtx};
 use crate::engine::{self, Live, Mode, ProgressMode, Settings, Worker, WorkerContext};
 use crate::error::Error;
-use crate::net::preflight::preflight_blocking;
+use crate::net::preflight::{preflight_blocking, Probe};
 use crate::net::stream::Endpoint;
 use crate::net::tls::Alpn;
 use crate::plan::{MahjongPlan, Scheme};
@@ -33,6 +33,20 @@ struct Shared {
     host: String,
     /// Every worker meets here before the next phase opens.
     barrier: Barrier,
+}
+
+/// What the pre-flight check of a session's server is told: its TLS settings, the connect
+/// timeout, HTTP/1.1 (socket.io's upgrade) and the source addresses (also `--vs` sessions,
+/// checked before round 1).
+pub fn probe(plan: &MahjongPlan) -> Probe<'_> {
+    Probe {
+        target: &plan.server,
+        insecure: plan.insecure,
+        cacert: plan.cacert.as_deref(),
+        timeout: plan.connect_timeout,
+        alpn: Alpn::Http1,
+        bind: &plan.bind,
+    }
 }
 
 /// Runs the session to the end (every player logged out), the `-d` limit, or a signal.
@@ -75,14 +89,7 @@ impl MahjongMode {
     /// Checks the server answers and fixes the URLs every player uses.
     pub fn prepare(plan: &MahjongPlan) -> Result<MahjongMode, Error> {
         let server = &plan.server;
-        let endpoint = preflight_blocking(
-            server,
-            plan.insecure,
-            plan.cacert.as_deref(),
-            plan.connect_timeout,
-            Alpn::Http1,
-            &plan.bind,
-        )?;
+        let endpoint = preflight_blocking(probe(plan))?;
         let ws_scheme = match server.scheme {
             Scheme::Http => "ws",
             Scheme::Https => "wss",

@@ -30,19 +30,25 @@ enum Unreachable {
     NoH2(String),
 }
 
+/// What the pre-flight check is told of a run, in one value since every mode (and `doctor`)
+/// passes the same: the target, how to verify its certificate, how long to wait for it, the
+/// protocol to offer, and the `--bind` source addresses.
+#[derive(Debug, Clone, Copy)]
+pub struct Probe<'a> {
+    pub target: &'a Target,
+    pub insecure: bool,
+    pub cacert: Option<&'a Path>,
+    pub timeout: Duration,
+    pub alpn: Alpn,
+    pub bind: &'a [IpAddr],
+}
+
 /// Resolves the target and proves it answers: TCP connect, and the TLS handshake for https.
 /// Shared by every mode: the mahjong players reach their server through the same check. With
-/// `--bind` addresses (`bind`), each must be one of this host's, and the check connects from
-/// the first.
-pub async fn preflight(
-    target: &Target,
-    insecure: bool,
-    cacert: Option<&Path>,
-    timeout: Duration,
-    alpn: Alpn,
-    bind: &[IpAddr],
-) -> Result<Endpoint, Error> {
-    match reach(target, insecure, cacert, timeout, alpn, bind).await? {
+/// `--bind` addresses, each must be one of this host's, and the check connects from the first.
+pub async fn preflight(probe: Probe<'_>) -> Result<Endpoint, Error> {
+    let target = probe.target;
+    match reach(probe).await? {
         Ok(endpoint) => Ok(endpoint),
         Err(Unreachable::Resolve(reason)) => Err(Error::Resolve {
             host: target.host.clone(),
@@ -111,14 +117,14 @@ fn doctor_check(plan: &DoctorPlan) -> Result<Option<Check>, Error> {
     let Some(target) = &plan.target else {
         return Ok(None);
     };
-    let outcome = main_runtime()?.block_on(reach(
+    let outcome = main_runtime()?.block_on(reach(Probe {
         target,
-        plan.insecure,
-        plan.cacert.as_deref(),
-        DOCTOR_TIMEOUT,
-        Alpn::Http1,
-        &plan.bind,
-    ))?;
+        insecure: plan.insecure,
+        cacert: plan.cacert.as_deref(),
+        timeout: DOCTOR_TIMEOUT,
+        alpn: Alpn::Http1,
+        bind: &plan.bind,
+    }))?;
     let fail = |finding: String, fix: String| Check {
         verdict: Verdict::Fail,
         name: "target",
@@ -166,14 +172,15 @@ fn doctor_check(plan: &DoctorPlan) -> Result<Option<Check>, Error> {
 
 /// Resolves and connects (and handshakes); the outer error is bad input (the TLS settings,
 /// `--bind` addresses this host does not have or of the wrong family).
-async fn reach(
-    target: &Target,
-    insecure: bool,
-    cacert: Option<&Path>,
-    timeout: Duration,
-    alpn: Alpn,
-    bind: &[IpAddr],
-) -> Result<Result<Endpoint, Unreachable>, Error> {
+async fn reach(probe: Probe<'_>) -> Result<Result<Endpoint, Unreachable>, Error> {
+    let Probe {
+        target,
+        insecure,
+        cacert,
+        timeout,
+        alpn,
+        bind,
+    } = probe;
     let port = target.port();
     let mut addrs: Vec<SocketAddr> = match (target.host.as_str(), port).to_socket_addrs() {
         Ok(addrs) => addrs.collect(),
@@ -275,15 +282,8 @@ async fn close_politely(mut stream: Stream) {
 
 /// [`preflight`] from outside a runtime, as every mode's main thread makes it before a run (and
 /// `--vs` for both targets before round 1).
-pub fn preflight_blocking(
-    target: &Target,
-    insecure: bool,
-    cacert: Option<&std::path::Path>,
-    timeout: Duration,
-    alpn: Alpn,
-    bind: &[IpAddr],
-) -> Result<Endpoint, Error> {
-    main_runtime()?.block_on(preflight(target, insecure, cacert, timeout, alpn, bind))
+pub fn preflight_blocking(probe: Probe<'_>) -> Result<Endpoint, Error> {
+    main_runtime()?.block_on(preflight(probe))
 }
 
 /// A current-thread runtime for the main thread's one-off checks.

@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 
 use super::saved::RunData;
 use crate::error::Error;
-use crate::plan::{Http2, JsonOut, Plan, Shard};
+use crate::plan::{Http2, JsonOut, Part, Plan, Shard};
 use crate::stats::shortfall::Shortfall;
 use crate::stats::start::StartRecord;
 use crate::stats::RunResult;
@@ -90,6 +90,15 @@ pub struct SavedRun {
     /// Present when a fixed-rate run did not reach its rate: by how much and which side.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_shortfall: Option<Shortfall>,
+    /// `merged_from`, `run_id`, `shard`, `start`: written last, at the top level.
+    #[serde(flatten)]
+    pub part: SavedPart,
+}
+
+/// Where a saved file stands in a run, the same four fields in both kinds of file (an HTTP
+/// run's and a mahjong session's): `tsumo merge` reads and writes them alike for both.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SavedPart {
     /// The files a `tsumo merge` was made of; absent in a run's own file.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub merged_from: Vec<String>,
@@ -103,6 +112,18 @@ pub struct SavedRun {
     /// When the run started, and when it was meant to (`--start-at`); absent in a merge.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start: Option<StartRecord>,
+}
+
+impl SavedPart {
+    /// A run's own file: its run id, shard and start, and no sources.
+    pub fn of(part: &Part, start: &StartRecord) -> SavedPart {
+        SavedPart {
+            merged_from: Vec::new(),
+            run_id: Some(part.run_id.clone()),
+            shard: Some(SavedShard::of(part.shard)),
+            start: Some(start.clone()),
+        }
+    }
 }
 
 /// Which shard of a run a file holds: `index` is 1-based, as `--shard I/N`
@@ -268,10 +289,7 @@ impl SavedRun {
             ended_by: Some(r.ended_by.clone()),
             tsumo: Some(r.usage),
             rate_shortfall: r.shortfall.clone(),
-            merged_from: Vec::new(),
-            run_id: Some(r.plan.part.run_id.clone()),
-            shard: Some(SavedShard::of(r.plan.part.shard)),
-            start: Some(r.start.clone()),
+            part: SavedPart::of(&r.plan.part, &r.start),
         }
     }
 
@@ -371,40 +389,23 @@ mod tests {
         }
         RunResult {
             plan: Plan {
-                target: Target {
+                connections: 4,
+                duration: Duration::from_millis(10_500),
+                rate: Some(500),
+                script: Some("s.lua".into()),
+                headers: vec![("X-A".to_string(), "1".to_string())],
+                latency: true,
+                insecure: true,
+                json: Some(JsonOut::Stdout),
+                script_args: vec!["a".to_string()],
+                label: "https://example.test/x".to_string(),
+                ..Plan::for_tests(Target {
                     url: "https://example.test/x".to_string(),
                     scheme: Scheme::Https,
                     host: "example.test".to_string(),
                     explicit_port: None,
                     path: "/x".to_string(),
-                },
-                threads: 2,
-                connections: 4,
-                duration: Duration::from_millis(10_500),
-                rate: Some(500),
-                part: Default::default(),
-                bind: Vec::new(),
-                script: Some("s.lua".into()),
-                headers: vec![("X-A".to_string(), "1".to_string())],
-                latency: true,
-                u_latency: false,
-                batch_latency: false,
-                timeout: Duration::from_secs(2),
-                insecure: true,
-                cacert: None,
-                json: Some(JsonOut::Stdout),
-                quiet: false,
-                progress: false,
-                script_args: vec!["a".to_string()],
-                label: "https://example.test/x".to_string(),
-                server_pids: Vec::new(),
-                hgrm: None,
-                vs: None,
-                vs_label: None,
-                rounds: 1,
-                script_timeout: Some(std::time::Duration::from_secs(1)),
-                http2: None,
-                vs_http1: false,
+                })
             },
             elapsed: Duration::from_secs(10),
             interrupted: true,

@@ -15,7 +15,7 @@ use hdrhistogram::Histogram;
 use serde_json::Value;
 
 use super::compare::{self, LoadedRun, RunData};
-use super::json::{encode_histogram, write_value, Percentiles, SavedRun};
+use super::json::{encode_histogram, write_value, Percentiles, SavedPart, SavedRun};
 use super::session::{SavedHistogram, SavedPhase, SavedSession};
 use super::shards;
 use crate::error::Error;
@@ -80,31 +80,36 @@ pub fn merge(runs: &[LoadedRun], label: Option<&str>, force: bool) -> Result<Mer
     let label = label.map_or_else(|| format!("merged ({} runs)", runs.len()), str::to_string);
     let server = merge_server(runs, &mut warnings);
     let merged_from: Vec<String> = runs.iter().map(|r| r.source.clone()).collect();
+    let source = format!("merge of {}", merged_from.join(", "));
     // The merge is the whole run: its id if the parts share one, and no shard or start of its
     // own (each shard's start is on its line) — unless it is one run, which it then is.
-    let run_id = shards::common_run_id(runs);
-    let one = runs.len() == 1;
+    let part = |own: SavedPart| {
+        let merged_from = merged_from.clone();
+        if runs.len() == 1 {
+            SavedPart { merged_from, ..own }
+        } else {
+            SavedPart {
+                merged_from,
+                run_id: shards::common_run_id(runs),
+                shard: None,
+                start: None,
+            }
+        }
+    };
     let data = match &first.data {
         RunData::Http(_) => {
             let mut saved = merge_http(runs, &label)?;
             saved.server = server;
-            saved.merged_from = merged_from.clone();
-            if !one {
-                (saved.run_id, saved.shard, saved.start) = (run_id, None, None);
-            }
+            saved.part = part(saved.part);
             RunData::Http(Box::new(saved))
         }
         RunData::Mahjong(_) => {
             let mut session = merge_mahjong(runs, &label)?;
             session.server = server;
-            session.merged_from = merged_from.clone();
-            if !one {
-                (session.run_id, session.shard, session.start) = (run_id, None, None);
-            }
+            session.part = part(session.part);
             RunData::Mahjong(Box::new(session))
         }
     };
-    let source = format!("merge of {}", merged_from.join(", "));
     Ok(Merged {
         run: LoadedRun::new(data, &source),
         warnings,
@@ -450,13 +455,7 @@ pub fn summary(runs: &[LoadedRun], merged: &Merged) -> Vec<String> {
             format_time_us(s.latency.p99 as f64),
             format_time_us(s.send_lateness.p99 as f64)
         ),
-        RunData::Mahjong(s) => format!(
-            "{} players, {} games completed, {} errors, reply lateness p99 {}",
-            s.plan.players,
-            s.games.completed,
-            s.errors,
-            format_time_us(s.reply_lateness.p99 as f64)
-        ),
+        RunData::Mahjong(s) => shards::mahjong_totals(s, "games completed"),
     };
     let mut lines = vec![format!("Merged {parts}: {what}{skew}")];
     lines.extend(shards::lines(runs));

@@ -377,11 +377,7 @@ pub fn render_svg(runs: &[LoadedRun], metric: Option<&str>) -> Result<String, Er
             .iter()
             .map(|(x, y)| format!("{:.1},{:.1}", px(*x), py(*y)))
             .collect();
-        let dash = if dash.is_empty() {
-            String::new()
-        } else {
-            format!(r#" stroke-dasharray="{dash}""#)
-        };
+        let dash = dash_attribute(dash);
         let _ = writeln!(
             svg,
             r#"<polyline fill="none" stroke="{colour}" stroke-width="2"{dash} points="{}"/>"#,
@@ -415,11 +411,7 @@ pub fn render_svg(runs: &[LoadedRun], metric: Option<&str>) -> Result<String, Er
     );
     for (i, (entry, (colour, dash, _))) in entries.iter().zip(&style).enumerate() {
         let y = by + 17.0 + i as f64 * 18.0;
-        let dash = if dash.is_empty() {
-            String::new()
-        } else {
-            format!(r#" stroke-dasharray="{dash}""#)
-        };
+        let dash = dash_attribute(dash);
         let _ = writeln!(
             svg,
             r#"<line x1="{:.1}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="{colour}" stroke-width="2"{dash}/>"#,
@@ -437,6 +429,15 @@ pub fn render_svg(runs: &[LoadedRun], metric: Option<&str>) -> Result<String, Er
     }
     let _ = writeln!(svg, "</svg>");
     Ok(svg)
+}
+
+/// The SVG attribute that dashes a curve and its legend line alike (none for a solid one).
+fn dash_attribute(dash: &str) -> String {
+    if dash.is_empty() {
+        String::new()
+    } else {
+        format!(r#" stroke-dasharray="{dash}""#)
+    }
 }
 
 /// `tsumo plot FILE… -o OUT.svg`: writes the SVG; a bad input is the error (main prints it, exit 1).

@@ -13,11 +13,10 @@ use std::net::IpAddr;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
-use super::json::{encode_histogram, first_schema, SavedRun, SavedShard, SCHEMA_VERSION};
+use super::json::{encode_histogram, first_schema, SavedPart, SavedRun, SCHEMA_VERSION};
 use crate::error::Error;
 use crate::stats::hdr;
 use crate::stats::mahjong::{ErrorGroup, MahjongResult, PlayStats, PHASES};
-use crate::stats::start::StartRecord;
 use crate::sys::procstat::ServerUsage;
 
 /// One session as saved to JSON.
@@ -79,18 +78,9 @@ pub struct SavedSession {
     /// CPU and memory of the `--server-pid` processes; absent without one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<ServerUsage>,
-    /// The files a `tsumo merge` was made of; absent in a session's own file.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub merged_from: Vec<String>,
-    /// The run this file is a part of, as in an HTTP run's file.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub run_id: Option<String>,
-    /// Which shard of the run this is; absent in a merge.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub shard: Option<SavedShard>,
-    /// When the session started, and when it was meant to; absent in a merge.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub start: Option<StartRecord>,
+    /// `merged_from`, `run_id`, `shard`, `start`, as in an HTTP run's file.
+    #[serde(flatten)]
+    pub part: SavedPart,
 }
 
 /// The plan's settings that shape the results.
@@ -289,10 +279,7 @@ impl SavedSession {
                 peak_rss_bytes: r.peak_rss_bytes,
             },
             server: r.server.clone(),
-            merged_from: Vec::new(),
-            run_id: Some(p.part.run_id.clone()),
-            shard: Some(SavedShard::of(p.part.shard)),
-            start: Some(r.start.clone()),
+            part: SavedPart::of(&p.part, &r.start),
         }
     }
 

@@ -12,11 +12,11 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use super::json::{SavedRun, SavedShard};
+use super::json::{SavedPart, SavedRun, SavedShard};
 use super::saved::{self, LoadedRun, RunData};
+use super::session::SavedSession;
 use crate::error::Error;
 use crate::stats::format::format_time_us;
-use crate::stats::start::StartRecord;
 
 /// Every document of every file, in order; `-` is standard input. A file may hold several
 /// documents one after another; lines between them that are not JSON (a pod's stderr in
@@ -99,15 +99,15 @@ fn next_object(text: &str) -> Option<usize> {
 }
 
 /// What a run says of its part in a sharded run.
-fn part(run: &LoadedRun) -> (Option<&str>, Option<SavedShard>, Option<&StartRecord>) {
+fn part(run: &LoadedRun) -> &SavedPart {
     match &run.data {
-        RunData::Http(s) => (s.run_id.as_deref(), s.shard, s.start.as_ref()),
-        RunData::Mahjong(s) => (s.run_id.as_deref(), s.shard, s.start.as_ref()),
+        RunData::Http(s) => &s.part,
+        RunData::Mahjong(s) => &s.part,
     }
 }
 
 fn is_shard(run: &LoadedRun) -> bool {
-    part(run).1.is_some_and(|s| s.count > 1)
+    part(run).shard.is_some_and(|s| s.count > 1)
 }
 
 /// Checks that sharded runs are exactly the shards of one run: one run id, one shard count,
@@ -118,21 +118,22 @@ pub fn check(runs: &[LoadedRun], force: bool) -> Result<Vec<String>, Error> {
         return Ok(Vec::new());
     };
     let refuse = |text: String| Err(Error::Usage(format!("merge: {text}")));
-    let (run_id, shard, _) = part(first);
-    let (run_id, count) = (run_id.unwrap_or("(none)"), shard.map_or(1, |s| s.count));
+    let first_part = part(first);
+    let run_id = first_part.run_id.as_deref().unwrap_or("(none)");
+    let count = first_part.shard.map_or(1, |s| s.count);
     let mut seen: BTreeMap<usize, &str> = BTreeMap::new();
     for run in runs {
-        let (id, shard, _) = part(run);
-        let Some(shard) = shard.filter(|s| s.count > 1) else {
+        let own = part(run);
+        let Some(shard) = own.shard.filter(|s| s.count > 1) else {
             return refuse(format!(
                 "{} is a whole run, not a shard, but {} is shard {} of run {run_id}; merge the \
                  shards of one run",
                 run.source,
                 first.source,
-                shard_name(part(first).1)
+                shard_name(first_part.shard)
             ));
         };
-        let id = id.unwrap_or("(none)");
+        let id = own.run_id.as_deref().unwrap_or("(none)");
         if id != run_id {
             return refuse(format!(
                 "{} is of run {id} but {} is of run {run_id}: shards of different runs do not \
@@ -147,7 +148,7 @@ pub fn check(runs: &[LoadedRun], force: bool) -> Result<Vec<String>, Error> {
                 run.source,
                 shard_name(Some(shard)),
                 first.source,
-                shard_name(part(first).1)
+                shard_name(first_part.shard)
             ));
         }
         if let Some(other) = seen.insert(shard.index, &run.source) {
@@ -185,9 +186,9 @@ fn shard_name(shard: Option<SavedShard>) -> String {
 
 /// The run id all runs share, if they do.
 pub fn common_run_id(runs: &[LoadedRun]) -> Option<String> {
-    let first = part(runs.first()?).0?;
+    let first = part(runs.first()?).run_id.as_deref()?;
     runs.iter()
-        .all(|r| part(r).0 == Some(first))
+        .all(|r| part(r).run_id.as_deref() == Some(first))
         .then(|| first.to_string())
 }
 
@@ -195,30 +196,20 @@ pub fn common_run_id(runs: &[LoadedRun]) -> Option<String> {
 /// lateness (mahjong), and its start against the earliest one (start skew) and the plan.
 pub fn lines(runs: &[LoadedRun]) -> Vec<String> {
     let mut order: Vec<&LoadedRun> = runs.iter().collect();
-    order.sort_by_key(|r| part(r).1.map_or(0, |s| s.index));
-    let starts: Vec<u64> = runs
-        .iter()
-        .filter_map(|r| part(r).2.map(|s| s.actual_unix_ns))
-        .collect();
-    let earliest = starts.iter().min().copied();
+    order.sort_by_key(|r| part(r).shard.map_or(0, |s| s.index));
+    let earliest = actual_starts(runs).into_iter().min();
     let mut lines = Vec::new();
     for run in order {
-        let (_, shard, start) = part(run);
+        let SavedPart { shard, start, .. } = part(run);
         let what = match &run.data {
             RunData::Http(s) => format!(
                 "{}, send lateness p99 {}",
                 http_totals(s),
                 format_time_us(s.send_lateness.p99 as f64)
             ),
-            RunData::Mahjong(s) => format!(
-                "{} players, {} games, {} errors, reply lateness p99 {}",
-                s.plan.players,
-                s.games.completed,
-                s.errors,
-                format_time_us(s.reply_lateness.p99 as f64)
-            ),
+            RunData::Mahjong(s) => mahjong_totals(s, "games"),
         };
-        let when = match (start, earliest) {
+        let when = match (start.as_ref(), earliest) {
             (Some(start), Some(earliest)) => {
                 let skew = (start.actual_unix_ns - earliest) as f64 / 1e6;
                 let late = match start.intended {
@@ -231,7 +222,7 @@ pub fn lines(runs: &[LoadedRun]) -> Vec<String> {
         };
         lines.push(format!(
             "  shard {:<6} {what}{when}  ({})",
-            shard_name(shard),
+            shard_name(*shard),
             run.source
         ));
     }
@@ -249,13 +240,30 @@ pub fn http_totals(s: &SavedRun) -> String {
     )
 }
 
+/// How a mahjong session's line reads, a shard's and the merge's alike: players, games, errors
+/// and reply lateness, e.g. `16 players, 4 games, 0 errors, reply lateness p99 1.20ms`; `games`
+/// names the game count (the merge says `games completed`).
+pub fn mahjong_totals(s: &SavedSession, games: &str) -> String {
+    format!(
+        "{} players, {} {games}, {} errors, reply lateness p99 {}",
+        s.plan.players,
+        s.games.completed,
+        s.errors,
+        format_time_us(s.reply_lateness.p99 as f64)
+    )
+}
+
 /// The largest difference between the runs' actual starts, ns (`None` without start records).
 pub fn start_skew_ns(runs: &[LoadedRun]) -> Option<u64> {
-    let starts: Vec<u64> = runs
-        .iter()
-        .filter_map(|r| part(r).2.map(|s| s.actual_unix_ns))
-        .collect();
+    let starts = actual_starts(runs);
     Some(starts.iter().max()? - starts.iter().min()?)
+}
+
+/// The actual starts (ns since the Unix epoch) of the runs that recorded one.
+fn actual_starts(runs: &[LoadedRun]) -> Vec<u64> {
+    runs.iter()
+        .filter_map(|r| part(r).start.as_ref().map(|s| s.actual_unix_ns))
+        .collect()
 }
 
 #[cfg(test)]

@@ -450,40 +450,18 @@ mod tests {
 
     fn plan(rate: Option<u64>, latency: bool, u_latency: bool) -> Plan {
         Plan {
-            target: Target {
+            connections: 10,
+            duration: Duration::from_secs(12),
+            rate,
+            latency,
+            u_latency,
+            ..Plan::for_tests(Target {
                 url: "http://127.0.0.1:8080/index.html".to_string(),
                 scheme: Scheme::Http,
                 host: "127.0.0.1".to_string(),
                 explicit_port: Some(8080),
                 path: "/index.html".to_string(),
-            },
-            threads: 2,
-            connections: 10,
-            duration: Duration::from_secs(12),
-            rate,
-            part: Default::default(),
-            bind: Vec::new(),
-            script: None,
-            headers: Vec::new(),
-            latency,
-            u_latency,
-            batch_latency: false,
-            timeout: Duration::from_secs(2),
-            insecure: false,
-            cacert: None,
-            json: None,
-            quiet: false,
-            progress: false,
-            script_args: Vec::new(),
-            label: String::from("test"),
-            server_pids: Vec::new(),
-            hgrm: None,
-            vs: None,
-            vs_label: None,
-            rounds: 1,
-            script_timeout: Some(std::time::Duration::from_secs(1)),
-            http2: None,
-            vs_http1: false,
+            })
         }
     }
 

@@ -14,40 +14,15 @@ const URL: &str = "http://127.0.0.1:8080/";
 
 fn plan(script: &str) -> Plan {
     Plan {
-        target: Target {
+        script: Some(PathBuf::from(format!("tests/scripts/{script}"))),
+        quiet: true,
+        ..Plan::for_tests(Target {
             url: URL.into(),
             scheme: Scheme::Http,
             host: "127.0.0.1".into(),
             explicit_port: Some(8080),
             path: "/".into(),
-        },
-        threads: 2,
-        connections: 2,
-        duration: Duration::from_secs(1),
-        rate: None,
-        part: Default::default(),
-        bind: Vec::new(),
-        script: Some(PathBuf::from(format!("tests/scripts/{script}"))),
-        headers: Vec::new(),
-        latency: false,
-        u_latency: false,
-        batch_latency: false,
-        timeout: Duration::from_secs(2),
-        insecure: false,
-        cacert: None,
-        json: None,
-        quiet: true,
-        progress: false,
-        script_args: Vec::new(),
-        label: String::from("test"),
-        server_pids: Vec::new(),
-        hgrm: None,
-        vs: None,
-        vs_label: None,
-        rounds: 1,
-        script_timeout: Some(std::time::Duration::from_secs(1)),
-        http2: None,
-        vs_http1: false,
+        })
     }
 }
 

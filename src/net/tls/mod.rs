@@ -16,7 +16,7 @@ use rustls::pki_types::{CertificateDer, ServerName};
 use rustls::{ClientConfig, RootCertStore};
 
 use crate::error::Error;
-use verify::{Cacert, NoVerify, Verifier};
+use verify::{Cacert, Verifier};
 
 mod explain;
 mod verify;
@@ -61,7 +61,7 @@ pub fn client_config(
     let mut config = if insecure {
         builder
             .dangerous()
-            .with_custom_certificate_verifier(Arc::new(NoVerify(provider)))
+            .with_custom_certificate_verifier(Arc::new(Verifier::insecure(provider)))
             .with_no_client_auth()
     } else {
         let (roots, cacert) = root_store(cacert)?;

@@ -34,13 +34,26 @@ pub struct Cacert {
 }
 
 /// Verifies as webpki does, trusts a served certificate found in `--cacert` as it is, and
-/// explains every refusal.
+/// explains every refusal; or, with `--insecure`, accepts any certificate. Either way the
+/// handshake's signatures are checked, so that the connection is a real TLS connection.
 #[derive(Debug)]
 pub struct Verifier {
-    /// `None` when there is no trust anchor at all.
-    webpki: Option<Arc<WebPkiServerVerifier>>,
-    cacert: Option<Cacert>,
+    trust: Trust,
     provider: Arc<CryptoProvider>,
+}
+
+/// Which served certificates a [`Verifier`] accepts: one type for both, since only this differs
+/// (the handshake's signature checks are the same).
+#[derive(Debug)]
+enum Trust {
+    /// webpki's verdict, then the `--cacert` certificates as they are.
+    Checked {
+        /// `None` when there is no trust anchor at all.
+        webpki: Option<Arc<WebPkiServerVerifier>>,
+        cacert: Option<Cacert>,
+    },
+    /// `--insecure`: any certificate.
+    Any,
 }
 
 impl Verifier {
@@ -50,20 +63,27 @@ impl Verifier {
         provider: Arc<CryptoProvider>,
     ) -> Self {
         Verifier {
-            webpki,
-            cacert,
+            trust: Trust::Checked { webpki, cacert },
             provider,
         }
     }
 
-    /// The `--cacert` file holds exactly this certificate.
-    fn given_as_is(&self, end_entity: &CertificateDer<'_>) -> bool {
-        self.cacert.as_ref().is_some_and(|c| {
-            c.certs
-                .iter()
-                .any(|trusted| trusted.as_ref() == end_entity.as_ref())
-        })
+    /// `--insecure`: accepts any certificate, but still checks handshake signatures.
+    pub fn insecure(provider: Arc<CryptoProvider>) -> Self {
+        Verifier {
+            trust: Trust::Any,
+            provider,
+        }
     }
+}
+
+/// The `--cacert` file holds exactly this certificate.
+fn given_as_is(cacert: Option<&Cacert>, end_entity: &CertificateDer<'_>) -> bool {
+    cacert.is_some_and(|c| {
+        c.certs
+            .iter()
+            .any(|trusted| trusted.as_ref() == end_entity.as_ref())
+    })
 }
 
 impl ServerCertVerifier for Verifier {
@@ -75,7 +95,10 @@ impl ServerCertVerifier for Verifier {
         ocsp: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, Error> {
-        let refused = match &self.webpki {
+        let Trust::Checked { webpki, cacert } = &self.trust else {
+            return Ok(ServerCertVerified::assertion());
+        };
+        let refused = match webpki {
             Some(webpki) => {
                 match webpki.verify_server_cert(end_entity, intermediates, server_name, ocsp, now) {
                     Ok(verified) => return Ok(verified),
@@ -84,7 +107,7 @@ impl ServerCertVerifier for Verifier {
             }
             None => Error::InvalidCertificate(CertificateError::UnknownIssuer),
         };
-        let refused = if self.given_as_is(end_entity) {
+        let refused = if given_as_is(cacert.as_ref(), end_entity) {
             match trust_as_given(end_entity, server_name, now) {
                 Ok(()) => return Ok(ServerCertVerified::assertion()),
                 Err(e) => e,
@@ -92,7 +115,7 @@ impl ServerCertVerifier for Verifier {
         } else {
             refused
         };
-        let path = self.cacert.as_ref().map(|c| c.path.as_str());
+        let path = cacert.as_ref().map(|c| c.path.as_str());
         Err(explained(&refused, end_entity, server_name, path))
     }
 
@@ -102,7 +125,12 @@ impl ServerCertVerifier for Verifier {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, Error> {
-        verify_tls12(&self.provider, message, cert, dss)
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
     }
 
     fn verify_tls13_signature(
@@ -111,7 +139,12 @@ impl ServerCertVerifier for Verifier {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, Error> {
-        verify_tls13(&self.provider, message, cert, dss)
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
@@ -119,74 +152,6 @@ impl ServerCertVerifier for Verifier {
             .signature_verification_algorithms
             .supported_schemes()
     }
-}
-
-/// `--insecure`: accepts any certificate, but still checks handshake signatures so that the
-/// connection is a real TLS connection.
-#[derive(Debug)]
-pub struct NoVerify(pub Arc<CryptoProvider>);
-
-impl ServerCertVerifier for NoVerify {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp: &[u8],
-        _now: UnixTime,
-    ) -> Result<ServerCertVerified, Error> {
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, Error> {
-        verify_tls12(&self.0, message, cert, dss)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, Error> {
-        verify_tls13(&self.0, message, cert, dss)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
-    }
-}
-
-fn verify_tls12(
-    provider: &CryptoProvider,
-    message: &[u8],
-    cert: &CertificateDer<'_>,
-    dss: &DigitallySignedStruct,
-) -> Result<HandshakeSignatureValid, Error> {
-    rustls::crypto::verify_tls12_signature(
-        message,
-        cert,
-        dss,
-        &provider.signature_verification_algorithms,
-    )
-}
-
-fn verify_tls13(
-    provider: &CryptoProvider,
-    message: &[u8],
-    cert: &CertificateDer<'_>,
-    dss: &DigitallySignedStruct,
-) -> Result<HandshakeSignatureValid, Error> {
-    rustls::crypto::verify_tls13_signature(
-        message,
-        cert,
-        dss,
-        &provider.signature_verification_algorithms,
-    )
 }
 
 /// Checks a served certificate that `--cacert` holds byte for byte, as OpenSSL checks a
