@@ -337,12 +337,19 @@ fn launch(root: &Path, ports: &Ports) -> Result<Child, Launch> {
         });
     let deadline = Instant::now() + START_TIMEOUT;
     let mut waiting = ports.all();
+    // An open port alone does not prove it is this nginx's: when a parallel test picked the same
+    // port, its nginx answers there while ours exits with EADDRINUSE. nginx writes its pid file
+    // only after binding every listener, so the file naming our child proves the ports are ours.
+    let pid_file = root.join("nginx.pid");
+    let _ = std::fs::remove_file(&pid_file);
+    let child_pid = child.id().to_string();
+    let ours = || std::fs::read_to_string(&pid_file).is_ok_and(|pid| pid.trim() == child_pid);
     loop {
         waiting.retain(|&port| {
             let addr = SocketAddr::from(([127, 0, 0, 1], port));
             TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err()
         });
-        if waiting.is_empty() {
+        if waiting.is_empty() && ours() {
             return Ok(child);
         }
         if let Ok(Some(status)) = child.try_wait() {
