@@ -57,9 +57,19 @@ fn tsumogiri_tables(url: &str) -> Value {
     doc
 }
 
-fn tsumogiri_straight_to_the_server() {
+/// `play` against a server of its own, straight or through a fresh nginx proxy; then the server
+/// must have no session file left (every player logged out).
+fn on_own_server(via_nginx: bool, play: impl Fn(&str)) {
     let server = Majiang::start();
-    tsumogiri_tables(&server.url());
+    // The proxy stays up until the session files are checked.
+    let (_proxy, url) = match via_nginx {
+        true => {
+            let (nginx, url) = through_nginx(&server);
+            (Some(nginx), url)
+        }
+        false => (None, server.url()),
+    };
+    play(&url);
     assert_eq!(
         server.wait_session_files(0, Duration::from_secs(5)),
         0,
@@ -68,21 +78,19 @@ fn tsumogiri_straight_to_the_server() {
     );
 }
 
-fn tsumogiri_through_nginx() {
-    let server = Majiang::start();
-    let (_nginx, url) = through_nginx(&server);
-    tsumogiri_tables(&url);
-    assert_eq!(server.wait_session_files(0, Duration::from_secs(5)), 0);
-}
-
 #[test]
 fn tsumogiri_tables_play_full_games_straight_and_through_nginx() {
     common::all_at_once(&[
-        (
-            "tsumogiri straight to the server",
-            &tsumogiri_straight_to_the_server,
-        ),
-        ("tsumogiri through nginx", &tsumogiri_through_nginx),
+        ("tsumogiri straight to the server", &|| {
+            on_own_server(false, |url| {
+                tsumogiri_tables(url);
+            })
+        }),
+        ("tsumogiri through nginx", &|| {
+            on_own_server(true, |url| {
+                tsumogiri_tables(url);
+            })
+        }),
     ]);
 }
 
@@ -91,11 +99,16 @@ fn tsumogiri_tables_play_full_games_straight_and_through_nginx() {
 #[test]
 fn real_bots_play_full_games_straight_through_nginx_and_with_three_majiang_ai_bots() {
     common::all_at_once(&[
-        (
-            "real bots straight to the server",
-            &real_bots_straight_to_the_server,
-        ),
-        ("real bots through nginx", &real_bots_through_nginx),
+        ("real bots straight to the server", &|| {
+            on_own_server(false, |url| {
+                real_tables(url, 8);
+            })
+        }),
+        ("real bots through nginx", &|| {
+            on_own_server(true, |url| {
+                real_tables(url, 8);
+            })
+        }),
         (
             "real bot with three majiang-ai bots",
             &real_bot_with_three_majiang_ai_bots,
@@ -148,24 +161,6 @@ fn real_tables(url: &str, players: u64) -> Value {
         "{doc:#}"
     );
     doc
-}
-
-fn real_bots_straight_to_the_server() {
-    let server = Majiang::start();
-    real_tables(&server.url(), 8);
-    assert_eq!(
-        server.wait_session_files(0, Duration::from_secs(5)),
-        0,
-        "sessions left behind:\n{}",
-        server.log()
-    );
-}
-
-fn real_bots_through_nginx() {
-    let server = Majiang::start();
-    let (_nginx, url) = through_nginx(&server);
-    real_tables(&url, 8);
-    assert_eq!(server.wait_session_files(0, Duration::from_secs(5)), 0);
 }
 
 /// Kills the processes still running when dropped (a failed test leaves no bot behind).
