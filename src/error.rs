@@ -18,6 +18,9 @@ pub enum Error {
     Connect { addr: String, reason: String },
     #[error("TLS handshake with {host} failed: {reason}")]
     Tls { host: String, reason: String },
+    /// `--http2` on an http:// URL whose server does not answer HTTP/2's preface.
+    #[error("{addr} does not speak h2c (HTTP/2 with prior knowledge over http://): {reason}")]
+    NoH2c { addr: String, reason: String },
     /// A `--bind` source address that cannot be used.
     #[error("--bind: {0}")]
     Bind(String),

@@ -208,3 +208,38 @@ fn url_of_a_listening_nginx_passes_the_target_check() {
         assert!(target.contains("TLS handshake OK"), "{target}");
     }
 }
+
+/// A port that accepts TCP connections but never answers the TLS handshake (a listener that
+/// never accepts: the kernel completes the connect): `doctor` and the run's pre-flight both
+/// name the handshake, not "nothing answers".
+#[test]
+fn a_stalled_tls_handshake_is_named_by_doctor_and_by_the_preflight() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let url = format!("https://127.0.0.1:{port}/");
+
+    let run = run_tsumo(&["doctor", &url], LIMIT);
+    println!("{}", run.stdout);
+    assert_eq!(run.status.code(), Some(1), "stderr: {}", run.stderr);
+    assert_eq!(
+        line(&run, "target"),
+        format!(
+            "FAIL  target             127.0.0.1:{port} accepted the TCP connection, but no \
+             answer to the TLS handshake came within 2s — fix: check that this port serves TLS \
+             and that the server is not stalled"
+        )
+    );
+
+    let run = run_tsumo(&["-t1", "-c1", "-d1s", "-R10", "-T", "1s", &url], LIMIT);
+    assert_eq!(run.status.code(), Some(1), "{run:?}");
+    assert!(run.stdout.is_empty(), "stdout: {}", run.stdout);
+    assert_eq!(
+        run.stderr.trim_end(),
+        format!(
+            "tsumo: TLS handshake with 127.0.0.1 failed: 127.0.0.1:{port} accepted the TCP \
+             connection, but no answer to the TLS handshake came within 1s; check that this \
+             port serves TLS and that the server is not stalled"
+        )
+    );
+    drop(listener);
+}

@@ -345,3 +345,26 @@ fn h2_through_a_proxy_compared_with_the_http1_backend() {
         "{h2} via the proxy, {h1} at the backend"
     );
 }
+
+/// `--http2` with an http:// URL is h2c with prior knowledge; nginx's plain port speaks only
+/// HTTP/1.1: the pre-flight stops the run before any traffic, with one line that says so.
+#[test]
+fn h2c_against_an_http1_only_server_stops_before_traffic_in_one_line() {
+    let nginx = Nginx::start();
+    let url = nginx.http_url("/index.html");
+    let run = run_tsumo(
+        &["--http2", "-t1", "-c2", "-d2s", "-R50", &url],
+        Duration::from_secs(15),
+    );
+    assert_eq!(run.status.code(), Some(1), "{run:?}");
+    assert!(run.stdout.is_empty(), "stdout: {}", run.stdout);
+    assert_eq!(
+        run.stderr.trim_end(),
+        format!(
+            "tsumo: 127.0.0.1:{} does not speak h2c (HTTP/2 with prior knowledge over \
+             http://): it answered \"HTTP/1.1 400 Bad Request\"; enable HTTP/2 on that port \
+             (nginx: `listen … http2`), or leave out --http2",
+            nginx.http_port()
+        )
+    );
+}

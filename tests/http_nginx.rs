@@ -582,6 +582,64 @@ fn openssl_self_signed_certificate_is_trusted_with_cacert() {
     );
 }
 
+/// A certificate with only a CN and no subjectAltName, as `openssl req -x509` made them for
+/// years: given as `--cacert` (the very certificate the server presents) it is pinned, its CN
+/// standing for the missing names as curl takes it, and the run goes through. The same CN-only
+/// certificate signed by a CA of `--cacert` is refused, and the line says why.
+#[test]
+fn cn_only_certificate_given_as_cacert_is_pinned_and_refused_otherwise_with_the_reason() {
+    let dir = common::TempDir::new("tls-cn-only");
+    let own = common::certs::self_signed(dir.path(), "own", "localhost", None);
+    let ca = common::certs::self_signed(dir.path(), "ca", "tsumo test CA", None);
+    let leaf = common::certs::signed_by(&ca, dir.path(), "leaf", "localhost", None);
+    let nginx = Nginx::builder()
+        .tls_server("own", &own)
+        .tls_server("leaf", &leaf)
+        .start();
+
+    let url = format!("https://localhost:{}/", nginx.port("own"));
+    let run = run_tsumo(
+        &[
+            "-t1",
+            "-c1",
+            "-d1s",
+            "-R20",
+            "--json",
+            "-",
+            "--cacert",
+            own.cert.to_str().unwrap(),
+            &url,
+        ],
+        Duration::from_secs(15),
+    );
+    run.assert_success();
+    let json = run.json();
+    assert!(json_u64(&json, "counters.requests") >= 15, "{json:#}");
+    assert_eq!(json_errors_total(&json), 0, "{json:#}");
+
+    // Pinned, but asked for by another name than its CN: refused, naming both.
+    let by_ip = format!("https://127.0.0.1:{}/", nginx.port("own"));
+    let line = refused_line(&["--cacert", own.cert.to_str().unwrap(), &by_ip]);
+    assert_eq!(
+        line,
+        "tsumo: TLS handshake with 127.0.0.1 failed: the server's certificate (CN=localhost) \
+         has no subjectAltName, and its CN is localhost, not 127.0.0.1; use localhost in the \
+         URL, or give the server a certificate with subjectAltName for 127.0.0.1; --insecure \
+         (-k) skips verification"
+    );
+
+    let leaf_url = format!("https://localhost:{}/", nginx.port("leaf"));
+    let line = refused_line(&["--cacert", ca.cert.to_str().unwrap(), &leaf_url]);
+    assert_eq!(
+        line,
+        "tsumo: TLS handshake with localhost failed: the server's certificate (CN=localhost) \
+         has no subjectAltName; names are not checked against the CN; give the server a \
+         certificate with subjectAltName for localhost (openssl: -addext \
+         subjectAltName=DNS:localhost), or pass the server's own certificate as --cacert to pin \
+         it; --insecure (-k) skips verification"
+    );
+}
+
 /// An https:// URL aimed at nginx's plain-HTTP port: the line says so and points at http://.
 #[test]
 fn https_url_on_a_plain_http_port_says_the_server_answered_in_plain_http() {
@@ -631,7 +689,7 @@ fn cacert_with_an_unrelated_ca_says_the_file_lacks_the_issuer() {
         dir.path(),
         "leaf",
         "localhost",
-        "IP:127.0.0.1,DNS:localhost",
+        Some("IP:127.0.0.1,DNS:localhost"),
     );
     let nginx = Nginx::builder().tls_server("leaf", &leaf).start();
     let url = format!("https://127.0.0.1:{}/", nginx.port("leaf"));

@@ -1,13 +1,15 @@
 //! The pre-flight check every mode makes before any traffic: resolve the target and prove it
-//! answers (a TCP connect and, for https, a full TLS handshake), so a wrong address or a bad
-//! certificate stops the run with one clear line instead of thousands of counted errors.
+//! answers (a TCP connect and, for https, a full TLS handshake; for h2c, the server's answer to
+//! HTTP/2's preface), so a wrong address, a bad certificate or a server that does not speak the
+//! protocol stops the run with one clear line instead of thousands of counted errors. The TCP
+//! connect and the handshake are timed apart, so that a handshake that stalls is named as such.
 //! `tsumo doctor URL` makes the same check and reports it as one of its lines.
 
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::path::Path;
 use std::time::Duration;
 
-use tokio::io::AsyncWriteExt;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::stream::{ConnectError, Endpoint, Stream, TlsTarget};
 use super::tls::{self, Alpn, Explanation};
@@ -26,8 +28,29 @@ enum Unreachable {
         reason: String,
     },
     Tls(Explanation),
+    /// TCP connected, but the TLS handshake got no answer within the time given.
+    TlsStalled {
+        addr: SocketAddr,
+        waited: Duration,
+    },
     /// The TLS handshake succeeded but the server did not agree to HTTP/2.
     NoH2(String),
+    /// The server did not answer HTTP/2's preface on http:// (h2c): what it did instead.
+    NoH2c {
+        addr: SocketAddr,
+        reason: String,
+    },
+}
+
+/// A stalled handshake in words: what happened, and the fix.
+fn stalled(addr: SocketAddr, waited: Duration) -> (String, &'static str) {
+    (
+        format!(
+            "{addr} accepted the TCP connection, but no answer to the TLS handshake came within \
+             {waited:?}"
+        ),
+        "check that this port serves TLS and that the server is not stalled",
+    )
 }
 
 /// What the pre-flight check is told of a run, in one value since every mode (and `doctor`)
@@ -63,11 +86,25 @@ pub async fn preflight(probe: Probe<'_>) -> Result<Endpoint, Error> {
             host: target.host.clone(),
             reason: explanation.to_string(),
         }),
+        Err(Unreachable::TlsStalled { addr, waited }) => {
+            let (problem, fix) = stalled(addr, waited);
+            Err(Error::Tls {
+                host: target.host.clone(),
+                reason: format!("{problem}; {fix}"),
+            })
+        }
         Err(Unreachable::NoH2(chosen)) => Err(Error::Tls {
             host: target.host.clone(),
             reason: format!(
                 "the server does not speak HTTP/2 over TLS (ALPN chose {chosen}): enable \
                  http2 on the server, or leave out --http2"
+            ),
+        }),
+        Err(Unreachable::NoH2c { addr, reason }) => Err(Error::NoH2c {
+            addr: addr.to_string(),
+            reason: format!(
+                "{reason}; enable HTTP/2 on that port (nginx: `listen … http2`), or leave out \
+                 --http2"
             ),
         }),
     }
@@ -163,8 +200,16 @@ fn doctor_check(plan: &DoctorPlan) -> Result<Option<Check>, Error> {
                 .fix
                 .unwrap_or_else(|| "check the server's TLS configuration".to_string()),
         ),
+        Err(Unreachable::TlsStalled { addr, waited }) => {
+            let (problem, fix) = stalled(addr, waited);
+            fail(problem, fix.to_string())
+        }
         Err(Unreachable::NoH2(chosen)) => fail(
             format!("{host} does not speak HTTP/2 (ALPN chose {chosen})"),
+            "enable http2 on the server".to_string(),
+        ),
+        Err(Unreachable::NoH2c { addr, reason }) => fail(
+            format!("{addr} does not speak h2c: {reason}"),
             "enable http2 on the server".to_string(),
         ),
     }))
@@ -222,8 +267,26 @@ async fn reach(probe: Probe<'_>) -> Result<Result<Endpoint, Unreachable>, Error>
             tls: tls.clone(),
             source: None,
         };
-        let connect = endpoint.connect_from(bind.first().copied());
-        match tokio::time::timeout(timeout, connect).await {
+        let connect = endpoint.tcp_from(bind.first().copied());
+        let tcp = match tokio::time::timeout(timeout, connect).await {
+            Ok(Ok(tcp)) => tcp,
+            Ok(Err(e)) => {
+                last_error = Some((addr, e.to_string()));
+                continue;
+            }
+            Err(_) => {
+                last_error = Some((addr, format!("no answer within {timeout:?}")));
+                continue;
+            }
+        };
+        match tokio::time::timeout(timeout, endpoint.secure(tcp)).await {
+            Ok(Ok((mut stream, _))) if alpn == Alpn::H2 && endpoint.tls.is_none() => {
+                let answer = h2c_answer(&mut stream, timeout).await;
+                close_politely(stream).await;
+                return Ok(answer
+                    .map(|()| endpoint.clone())
+                    .map_err(|reason| Unreachable::NoH2c { addr, reason }));
+            }
             Ok(Ok((stream, _))) => {
                 let refused = match (alpn, &endpoint.tls, stream.alpn()) {
                     (Alpn::H2, Some(_), Some(b"h2")) | (Alpn::H2, None, _) | (Alpn::Http1, ..) => {
@@ -247,7 +310,12 @@ async fn reach(probe: Probe<'_>) -> Result<Result<Endpoint, Unreachable>, Error>
             }
             Ok(Err(ConnectError::Tls(e))) => return Ok(Err(Unreachable::Tls(tls::explain(&e)))),
             Ok(Err(ConnectError::Tcp(e))) => last_error = Some((addr, e.to_string())),
-            Err(_) => last_error = Some((addr, format!("no answer within {timeout:?}"))),
+            Err(_) => {
+                return Ok(Err(Unreachable::TlsStalled {
+                    addr,
+                    waited: timeout,
+                }))
+            }
         }
     }
     let (addr, reason) =
@@ -273,6 +341,52 @@ fn refused_alpn(e: &std::io::Error) -> bool {
             rustls::AlertDescription::NoApplicationProtocol
         )) | Some(rustls::Error::NoApplicationProtocol)
     )
+}
+
+/// HTTP/2's client preface and an empty SETTINGS frame (RFC 9113, section 3.4).
+const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\0\0\0\x04\0\0\0\0\0";
+/// SETTINGS ACK, then GOAWAY (last stream 0, NO_ERROR): the probe leaves as HTTP/2 would.
+const H2_GOODBYE: &[u8] = b"\0\0\0\x04\x01\0\0\0\0\0\0\x08\x07\0\0\0\0\0\0\0\0\0\0\0\0\0";
+/// The nine bytes of a frame header; a SETTINGS frame's type.
+const FRAME_HEADER: usize = 9;
+const SETTINGS: u8 = 0x4;
+
+/// Whether the server answers HTTP/2's preface with its own SETTINGS frame, as every HTTP/2
+/// server must first (RFC 9113, section 3.4); else what it did, in words. By hand, these few
+/// fixed bytes: hyper's client does not wait for the server's SETTINGS, and would tell an
+/// HTTP/1.1 server's answer only as a frame error, not what the server said.
+async fn h2c_answer(stream: &mut Stream, timeout: Duration) -> Result<(), String> {
+    let exchange = async {
+        stream.write_all(H2_PREFACE).await?;
+        let mut first = Vec::new();
+        let mut buf = [0u8; 512];
+        while first.len() < FRAME_HEADER {
+            let n = stream.read(&mut buf).await?;
+            if n == 0 {
+                break;
+            }
+            first.extend_from_slice(&buf[..n]);
+        }
+        Ok::<_, std::io::Error>(first)
+    };
+    let first = match tokio::time::timeout(timeout, exchange).await {
+        Ok(Ok(first)) => first,
+        Ok(Err(e)) => return Err(format!("the connection failed on HTTP/2's preface: {e}")),
+        Err(_) => return Err(format!("no answer to HTTP/2's preface within {timeout:?}")),
+    };
+    match first.get(..FRAME_HEADER) {
+        Some(header) if header[3] == SETTINGS => {
+            let _ = stream.write_all(H2_GOODBYE).await;
+            Ok(())
+        }
+        _ if first.is_empty() => Err("it closed the connection on HTTP/2's preface".to_string()),
+        _ if first.starts_with(b"HTTP/") => {
+            let line = first.split(|&b| b == b'\n').next().unwrap_or_default();
+            let line = String::from_utf8_lossy(line);
+            Err(format!("it answered \"{}\"", line.trim_end()))
+        }
+        _ => Err("its answer is not HTTP/2 (no SETTINGS frame first)".to_string()),
+    }
 }
 
 /// Closes the pre-flight connection with a TLS close_notify, so the server logs no error.

@@ -90,11 +90,22 @@ impl Endpoint {
         &self,
         source: Option<IpAddr>,
     ) -> Result<(Stream, Handshake), ConnectError> {
+        let tcp = self.tcp_from(source).await?;
+        self.secure(tcp).await
+    }
+
+    /// The TCP half of [`Endpoint::connect_from`], for a caller that times each half apart.
+    pub async fn tcp_from(&self, source: Option<IpAddr>) -> Result<TcpStream, ConnectError> {
         let tcp = super::source::connect(self.addr, source)
             .await
             .map_err(ConnectError::Tcp)?;
         // Without NODELAY, small requests wait for the previous ACK (Nagle) and latency lies.
         tcp.set_nodelay(true).map_err(ConnectError::Tcp)?;
+        Ok(tcp)
+    }
+
+    /// The TLS half of [`Endpoint::connect_from`]: the handshake for https, nothing for http.
+    pub async fn secure(&self, tcp: TcpStream) -> Result<(Stream, Handshake), ConnectError> {
         match &self.tls {
             None => Ok((Stream::Plain(tcp), Handshake::None)),
             Some(tls) => {

@@ -354,8 +354,9 @@ pub fn protocol_lines(p: &ProtocolErrors) -> Vec<String> {
     lines
 }
 
-/// What the servers granted and how they ended streams and connections; a grant below `-m`
-/// is said in a line of its own.
+/// What the servers granted (in each connection's first SETTINGS, and the lowest a later one
+/// set) and how they ended streams and connections; a grant below `-m` is said in a line of its
+/// own.
 pub fn http2_lines(h2: &Http2Counters, asked: usize) -> Vec<String> {
     let granted = match (h2.granted_min, h2.granted_max, h2.unlimited) {
         (None, _, _) if h2.settings_seen == 0 => "no SETTINGS seen".to_string(),
@@ -381,18 +382,31 @@ pub fn http2_lines(h2: &Http2Counters, asked: usize) -> Vec<String> {
             .collect();
         format!("{total} ({})", parts.join(", "))
     };
+    let lowered = match (h2.lowered, h2.lowered_min) {
+        (0, _) | (_, None) => String::new(),
+        (n, Some(min)) => format!(
+            ", lowered to {min} later on {n} connection{}",
+            if n == 1 { "" } else { "s" }
+        ),
+    };
     let mut lines = vec![format!(
-        "HTTP/2: server granted {granted} per connection (-m {asked}); GOAWAY received: {}; \
-         RST_STREAM received: {}",
+        "HTTP/2: server granted {granted} per connection{lowered} (-m {asked}); GOAWAY \
+         received: {}; RST_STREAM received: {}",
         by_code(&h2.goaway),
         by_code(&h2.rst_stream)
     )];
-    if let Some(min) = h2.granted_min.filter(|&min| (min as usize) < asked) {
-        lines.push(format!(
+    match h2.lowest_granted().filter(|&min| (min as usize) < asked) {
+        Some(0) => lines.push(format!(
+            "Note: the server granted only 0 concurrent streams per connection, fewer than -m \
+             {asked}: no new stream could start there until it raised the limit; the requests \
+             waited on the connection (that wait is in the latency) or were left unsent."
+        )),
+        Some(min) => lines.push(format!(
             "Note: the server granted only {min} concurrent streams per connection, fewer than \
              -m {asked}: the requests beyond them waited on the connection, and that wait is in \
              the latency."
-        ));
+        )),
+        None => {}
     }
     lines
 }

@@ -1,6 +1,7 @@
 //! What an HTTP/2 run counts beyond HTTP/1.1's counters: the frames by which a server ends
 //! streams and connections (RST_STREAM and GOAWAY, by error code) and the concurrency it
-//! granted (SETTINGS_MAX_CONCURRENT_STREAMS), as the frame observer in `net` saw them.
+//! granted (SETTINGS_MAX_CONCURRENT_STREAMS): in each connection's first SETTINGS, and as later
+//! SETTINGS lowered it, as the frame observer in `net` saw them.
 
 use std::collections::BTreeMap;
 
@@ -22,6 +23,10 @@ pub struct Http2Counters {
     pub granted_max: Option<u32>,
     /// Connections whose server left the number of streams unlimited.
     pub unlimited: u64,
+    /// Connections whose server lowered its limit after its first SETTINGS.
+    pub lowered: u64,
+    /// The lowest limit such a later SETTINGS set (`None`: no server lowered it).
+    pub lowered_min: Option<u32>,
 }
 
 impl Http2Counters {
@@ -46,6 +51,20 @@ impl Http2Counters {
         }
     }
 
+    /// A later SETTINGS of a connection lowered its limit to `limit`; `first_time` on that
+    /// connection.
+    pub fn count_lowered(&mut self, limit: u32, first_time: bool) {
+        if first_time {
+            self.lowered += 1;
+        }
+        self.lowered_min = min_opt(self.lowered_min, Some(limit));
+    }
+
+    /// The lowest limit any server granted, first or later (`None`: unlimited everywhere).
+    pub fn lowest_granted(&self) -> Option<u32> {
+        min_opt(self.granted_min, self.lowered_min)
+    }
+
     pub fn add(&mut self, other: &Http2Counters) {
         for (code, n) in &other.goaway {
             *self.goaway.entry(code.clone()).or_default() += n;
@@ -57,6 +76,8 @@ impl Http2Counters {
         self.unlimited += other.unlimited;
         self.granted_min = min_opt(self.granted_min, other.granted_min);
         self.granted_max = self.granted_max.max(other.granted_max);
+        self.lowered += other.lowered;
+        self.lowered_min = min_opt(self.lowered_min, other.lowered_min);
     }
 
     pub fn goaways(&self) -> u64 {
@@ -114,11 +135,17 @@ mod tests {
         b.count_goaway(0);
         b.count_settings(Some(1));
         b.count_settings(None);
+        b.count_lowered(3, true);
+        b.count_lowered(0, false);
         a.add(&b);
         assert_eq!(a.goaway["NO_ERROR"], 2);
         assert_eq!(a.rst_stream["REFUSED_STREAM"], 1);
         assert_eq!(a.rst_stream["0x99"], 1);
         assert_eq!((a.granted_min, a.granted_max), (Some(1), Some(128)));
         assert_eq!((a.settings_seen, a.unlimited), (3, 1));
+        assert_eq!(
+            (a.lowered, a.lowered_min, a.lowest_granted()),
+            (1, Some(0), Some(0))
+        );
     }
 }

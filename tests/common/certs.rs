@@ -49,12 +49,17 @@ pub fn self_signed(dir: &Path, stem: &str, cn: &str, san: Option<&str>) -> CertF
     f
 }
 
-/// A certificate for `cn` and `san`, signed by `ca` (itself made with [`self_signed`]).
-pub fn signed_by(ca: &CertFiles, dir: &Path, stem: &str, cn: &str, san: &str) -> CertFiles {
+/// A certificate for `cn` and `san` (none: only the CN), signed by `ca` (itself made with
+/// [`self_signed`]).
+pub fn signed_by(ca: &CertFiles, dir: &Path, stem: &str, cn: &str, san: Option<&str>) -> CertFiles {
     let f = files(dir, stem);
     let csr = dir.join(format!("{stem}.csr"));
     let ext = dir.join(format!("{stem}.ext"));
-    std::fs::write(&ext, format!("subjectAltName={san}\n")).expect("write extension file");
+    let extensions = match san {
+        Some(san) => format!("subjectAltName={san}\n"),
+        None => "basicConstraints=CA:FALSE\n".to_string(),
+    };
+    std::fs::write(&ext, extensions).expect("write extension file");
     let subject = format!("/CN={cn}");
     let (cert, key, csr, ext) = (
         f.cert.to_string_lossy(),

@@ -7,10 +7,18 @@
 //! futures, each reading its body and recording), in every wait — for the next send time, for a
 //! free stream, for a reconnect — so a response is timestamped when it arrives, and no task is
 //! spawned per request beyond hyper's own. A server that sends GOAWAY, or closes, gets no new
-//! streams: the next request goes on a new connection while the old one's streams finish. A request the server did not process — hyper handed it
-//! back unsent, the server refused its stream (REFUSED_STREAM) or its stream was above a
-//! GOAWAY's last stream id (RFC 9113, section 8.7) — goes again on a new connection with its
-//! intended time kept, up to [`MAX_TRIES`] times in all; then it is counted as a read error.
+//! streams: the next request goes on a new connection while the old one's streams finish.
+//!
+//! A connection opens no stream past the limit its server grants now, which a later SETTINGS
+//! may lower (to 0 even): the request waits for one of that connection's streams to end, or for
+//! the limit to rise, keeping its intended time, as it waits for `-m`. The limit is the one the
+//! frame observer saw last, so it is never older than hyper's own. (A stream handed to hyper in
+//! the instant before the lowering SETTINGS is read can still be written after hyper's ACK of it.)
+//!
+//! A request the server did not process — hyper handed it back unsent, the server refused its
+//! stream (REFUSED_STREAM) or its stream was above a GOAWAY's last stream id (RFC 9113, section
+//! 8.7) — goes again on a new connection with its intended time kept, up to [`MAX_TRIES`] times
+//! in all; then it is counted as a read error.
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
@@ -85,6 +93,21 @@ impl Flight {
             self.unsent.borrow_mut().push_back(retry);
             self.stale.set(true);
         }
+    }
+}
+
+/// One open connection: hyper's sender, what the observer saw, and its streams in flight.
+struct Live {
+    sender: Sender,
+    log: Rc<FrameLog>,
+    /// This connection's streams in flight (`Flight::busy` also counts earlier connections').
+    open: Rc<Cell<usize>>,
+}
+
+impl Live {
+    /// Neither closed nor going away: new streams may start on it.
+    fn usable(&self) -> bool {
+        !self.sender.is_closed() && !self.log.going_away()
     }
 }
 
@@ -174,13 +197,12 @@ impl H2Connection {
             stale: Cell::new(false),
         };
         let mut inflight = FuturesUnordered::new();
-        let mut conn: Option<(Sender, Rc<FrameLog>)> = None;
+        let mut conn: Option<Live> = None;
         let mut backoff = MIN_BACKOFF;
         while !self.shared.stop.get() {
-            let usable =
-                matches!(&conn, Some((sender, log)) if !sender.is_closed() && !log.going_away());
+            let usable = conn.as_ref().is_some_and(Live::usable);
             if !usable || flight.stale.replace(false) {
-                if let Some(granted) = conn.take().and_then(|(_, log)| log.granted()) {
+                if let Some(granted) = conn.take().and_then(|live| live.log.granted()) {
                     let limit = granted.map_or(usize::MAX, |n| n as usize);
                     self.expected_streams = self.settings.streams.min(limit).max(1);
                 }
@@ -210,25 +232,27 @@ impl H2Connection {
                 },
             };
             let (intended, sent) = self
-                .wait_turn(&pending, &mut inflight, &flight, streams)
+                .wait_turn(&pending, &mut inflight, &flight, conn.as_ref())
                 .await;
-            let Some((sender, log)) = conn.as_mut() else {
+            let Some(live) = conn.as_mut() else {
                 continue;
             };
             // A slot is free: fewer than `streams` are busy.
             let Some(slot) = flight.slots.borrow_mut().pop() else {
                 continue;
             };
-            let response = sender.try_send_request(pending.request.to_request());
+            let response = live.sender.try_send_request(pending.request.to_request());
             if pending.intended.is_none() {
                 self.next += 1;
                 self.progress.sent.set(self.next);
             }
             flight.busy.set(flight.busy.get() + 1);
+            live.open.set(live.open.get() + 1);
             inflight.push(exchange(
                 Rc::clone(&self.shared),
                 slot,
-                Rc::clone(log),
+                Rc::clone(&live.log),
+                Rc::clone(&live.open),
                 response,
                 Sending {
                     request: pending.request,
@@ -241,7 +265,7 @@ impl H2Connection {
     }
 
     /// Opens a connection and starts HTTP/2 on it; `None` when either failed (counted).
-    async fn open(&mut self) -> Option<(Sender, Rc<FrameLog>)> {
+    async fn open(&mut self) -> Option<Live> {
         let stream = match self.stream.take() {
             Some(stream) => stream,
             None => {
@@ -271,7 +295,11 @@ impl H2Connection {
         match opened.await {
             Ok(sender) => {
                 self.progress.down.set(None);
-                Some((sender, log))
+                Some(Live {
+                    sender,
+                    log,
+                    open: Rc::default(),
+                })
             }
             Err(_) => {
                 self.shared.recorder.borrow_mut().counters.errors.connect += 1;
@@ -313,15 +341,28 @@ impl H2Connection {
         }
     }
 
-    /// Waits until the request is due and a stream is free; returns its intended and actual
-    /// send times, recording how late tsumo itself was.
+    /// The streams `live` may have open now: `-m`, or fewer if its server granted fewer.
+    fn stream_limit(&self, live: &Live) -> usize {
+        let granted = match live.log.granted() {
+            // Before the server's SETTINGS: what hyper was told to assume.
+            None => self.expected_streams,
+            Some(None) => usize::MAX,
+            Some(Some(n)) => n as usize,
+        };
+        granted.min(self.settings.streams)
+    }
+
+    /// Waits until the request is due and a stream is free (fewer than `-m` busy, and fewer
+    /// than the connection's server grants now); returns its intended and actual send times,
+    /// recording how late tsumo itself was.
     async fn wait_turn<S: Future<Output = Ended>>(
         &self,
         pending: &Pending,
         inflight: &mut FuturesUnordered<S>,
         flight: &Flight,
-        streams: usize,
+        live: Option<&Live>,
     ) -> (Nanos, Nanos) {
+        let streams = self.settings.streams;
         let think = match pending.intended {
             Some(_) => 0,
             None => match self.shared.think_time() {
@@ -345,13 +386,27 @@ impl H2Connection {
             driving(inflight, flight, due).await;
         }
         let mut waited = false;
-        while flight.busy.get() >= streams {
-            match inflight.next().await {
-                Some(ended) => flight.ended(ended),
-                // All streams busy yet none in flight cannot be; never spin on it.
-                None => break,
+        loop {
+            // A connection going away takes no stream: the request is handed back and goes on
+            // the next one.
+            let granted_all = live
+                .is_some_and(|live| live.usable() && live.open.get() >= self.stream_limit(live));
+            if flight.busy.get() < streams && !granted_all {
+                break;
             }
             waited = true;
+            let raised = async {
+                if let Some(live) = live {
+                    live.log.changed().await;
+                }
+            };
+            tokio::select! {
+                biased;
+                Some(ended) = inflight.next(), if !inflight.is_empty() => flight.ended(ended),
+                () = raised, if granted_all => flight.freed_at.set(clock::now()),
+                // All streams busy yet none in flight cannot be; never spin on it.
+                else => break,
+            }
         }
         let sent = if slept || waited { clock::now() } else { now };
         if self.schedule.is_none() {

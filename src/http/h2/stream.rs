@@ -2,6 +2,7 @@
 //! `response()`), the record — and, when the server did not process the request, the request
 //! handed back to go again.
 
+use std::cell::Cell;
 use std::rc::Rc;
 use std::sync::atomic::Ordering;
 
@@ -44,6 +45,7 @@ pub(super) async fn exchange(
     shared: Rc<Shared>,
     slot: Rc<Deadline>,
     log: Rc<FrameLog>,
+    open_on_connection: Rc<Cell<usize>>,
     response: impl std::future::Future<Output = Result<Response<Incoming>, TrySendError<Request<Body>>>>,
     sending: Sending,
 ) -> Ended {
@@ -85,6 +87,7 @@ pub(super) async fn exchange(
             StreamEnd::Response(status, headers.zip(kept))
         })
         .await;
+    open_on_connection.set(open_on_connection.get().saturating_sub(1));
     let now = clock::now();
     let (read, written) = log.take_bytes();
     let mut hook = None;

@@ -5,6 +5,10 @@
 //! SETTINGS granted. [`Observed`] wraps a connection's stream, follows the frame boundaries of
 //! what hyper reads (nine-byte headers, lengths skipped without copying) and notes those three
 //! frame types; it also counts the bytes read and written, as wrk counts them (after TLS).
+//!
+//! The stream limit is followed for the whole connection, not only its first SETTINGS: a server
+//! may lower it at any time (to 0 even), and the connection must then open no stream past it.
+//! Whoever waits for the limit to rise, or for the connection to go, waits on [`FrameLog::changed`].
 
 use std::cell::{Cell, RefCell};
 use std::io;
@@ -13,6 +17,7 @@ use std::rc::Rc;
 use std::task::{Context, Poll};
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::sync::Notify;
 
 use crate::net::stream::Stream;
 use crate::stats::http2::Http2Counters;
@@ -34,8 +39,12 @@ pub struct FrameLog {
     going_away: Cell<bool>,
     /// The server's first SETTINGS frame was seen.
     settings_seen: Cell<bool>,
-    /// The stream limit the server granted (`None`: unlimited, or no SETTINGS yet).
+    /// The stream limit the server granted last (`None`: unlimited, or no SETTINGS yet).
     granted: Cell<Option<u32>>,
+    /// A later SETTINGS lowered the limit (counted once per connection).
+    lowered: Cell<bool>,
+    /// Woken when the limit changes, a GOAWAY arrives or the connection ends.
+    changes: Notify,
     bytes_read: Cell<u64>,
     bytes_written: Cell<u64>,
 }
@@ -47,6 +56,8 @@ impl FrameLog {
             going_away: Cell::new(false),
             settings_seen: Cell::new(false),
             granted: Cell::new(None),
+            lowered: Cell::new(false),
+            changes: Notify::new(),
             bytes_read: Cell::new(0),
             bytes_written: Cell::new(0),
         })
@@ -61,6 +72,17 @@ impl FrameLog {
         self.settings_seen.get().then(|| self.granted.get())
     }
 
+    /// Resolves at the next change of the stream limit, GOAWAY or end of the connection.
+    /// Single-threaded: what is checked before awaiting it cannot change before it is polled.
+    pub async fn changed(&self) {
+        self.changes.notified().await;
+    }
+
+    /// The connection ended (read end or error, or hyper dropped it).
+    fn ended(&self) {
+        self.changes.notify_waiters();
+    }
+
     /// Bytes read and written since the last call.
     pub fn take_bytes(&self) -> (u64, u64) {
         (self.bytes_read.take(), self.bytes_written.take())
@@ -71,6 +93,7 @@ impl FrameLog {
         match kind {
             TYPE_GOAWAY => {
                 self.going_away.set(true);
+                self.changes.notify_waiters();
                 // Last-Stream-ID, then the error code.
                 if let Some(code) = payload.get(4..8).map(be32) {
                     self.counters.borrow_mut().count_goaway(code);
@@ -89,10 +112,15 @@ impl FrameLog {
                 if !self.settings_seen.replace(true) {
                     self.granted.set(limit);
                     self.counters.borrow_mut().count_settings(limit);
-                } else if limit.is_some() {
-                    // A later SETTINGS may change the limit; the counters keep the first.
+                } else if let Some(new) = limit {
+                    // A later SETTINGS that leaves the limit out keeps it as it was.
+                    if self.granted.get().is_none_or(|old| new < old) {
+                        let first_time = !self.lowered.replace(true);
+                        self.counters.borrow_mut().count_lowered(new, first_time);
+                    }
                     self.granted.set(limit);
                 }
+                self.changes.notify_waiters();
             }
             _ => {}
         }
@@ -201,13 +229,26 @@ impl AsyncRead for Observed {
         let this = self.get_mut();
         let before = buf.filled().len();
         let polled = Pin::new(&mut this.stream).poll_read(cx, buf);
-        if let Poll::Ready(Ok(())) = polled {
-            let new = &buf.filled()[before..];
-            let log = &this.log;
-            log.bytes_read.set(log.bytes_read.get() + new.len() as u64);
-            this.framer.feed(new, log);
+        match &polled {
+            Poll::Ready(Ok(())) => {
+                let new = &buf.filled()[before..];
+                let log = &this.log;
+                log.bytes_read.set(log.bytes_read.get() + new.len() as u64);
+                this.framer.feed(new, log);
+                if new.is_empty() {
+                    log.ended();
+                }
+            }
+            Poll::Ready(Err(_)) => this.log.ended(),
+            Poll::Pending => {}
         }
         polled
+    }
+}
+
+impl Drop for Observed {
+    fn drop(&mut self) {
+        self.log.ended();
     }
 }
 
@@ -286,6 +327,9 @@ mod tests {
         wire.extend(frame(0x0, 0, &[7; 300])); // DATA, skipped
         wire.extend(frame(TYPE_RST_STREAM, 0, &[0, 0, 0, 7]));
         wire.extend(frame(TYPE_SETTINGS, FLAG_ACK, &[]));
+        wire.extend(frame(TYPE_SETTINGS, 0, &[0, 3, 0, 0, 0, 2])); // raised: not counted
+        wire.extend(frame(TYPE_SETTINGS, 0, &[0, 3, 0, 0, 0, 0]));
+        wire.extend(frame(TYPE_SETTINGS, 0, &[0, 4, 0, 0, 0xff, 0xff])); // limit kept
         wire.extend(frame(TYPE_GOAWAY, 0, &[0, 0, 0, 9, 0, 0, 0, 0]));
         let mut framer = Framer::new();
         for chunk in wire.chunks(5) {
@@ -295,7 +339,8 @@ mod tests {
         assert_eq!(c.rst_stream["REFUSED_STREAM"], 1);
         assert_eq!(c.goaway["NO_ERROR"], 1);
         assert_eq!((c.granted_min, c.settings_seen), (Some(1), 1));
+        assert_eq!((c.lowered, c.lowered_min), (1, Some(0)));
         assert!(log.going_away());
-        assert_eq!(log.granted(), Some(Some(1)));
+        assert_eq!(log.granted(), Some(Some(0)));
     }
 }

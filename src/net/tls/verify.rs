@@ -4,9 +4,12 @@
 //! `basicConstraints CA:TRUE`, and webpki refuses a CA certificate as a server's certificate
 //! (`CaUsedAsEndEntity`) even when it is the very certificate given as `--cacert`. curl trusts it
 //! (OpenSSL accepts a certificate found in its trust store as it is), so tsumo does too: when the
-//! served certificate is byte for byte one of the `--cacert` file, its name, validity and (when
-//! self-issued) its own signature are checked, and the handshake's signature still proves the
-//! server holds its key. Every refusal leaves here explained (see [`super::explain`]).
+//! served certificate is byte for byte one of the `--cacert` file (pinned), its name, validity
+//! and (when self-issued) its own signature are checked, and the handshake's signature still
+//! proves the server holds its key. A pinned certificate without subjectAltName (only a CN, as
+//! `openssl req -x509` made them for years) has its CN checked instead, as curl does; webpki,
+//! for any other certificate, never reads the CN. Every refusal leaves here explained (see
+//! [`super::explain`]).
 
 use std::net::{Ipv4Addr, Ipv6Addr};
 use std::sync::Arc;
@@ -107,7 +110,8 @@ impl ServerCertVerifier for Verifier {
             }
             None => Error::InvalidCertificate(CertificateError::UnknownIssuer),
         };
-        let refused = if given_as_is(cacert.as_ref(), end_entity) {
+        let pinned = given_as_is(cacert.as_ref(), end_entity);
+        let refused = if pinned {
             match trust_as_given(end_entity, server_name, now) {
                 Ok(()) => return Ok(ServerCertVerified::assertion()),
                 Err(e) => e,
@@ -115,8 +119,11 @@ impl ServerCertVerifier for Verifier {
         } else {
             refused
         };
-        let path = cacert.as_ref().map(|c| c.path.as_str());
-        Err(explained(&refused, end_entity, server_name, path))
+        let given = Given {
+            cacert: cacert.as_ref().map(|c| c.path.as_str()),
+            pinned,
+        };
+        Err(explained(&refused, end_entity, server_name, given))
     }
 
     fn verify_tls12_signature(
@@ -155,17 +162,24 @@ impl ServerCertVerifier for Verifier {
 }
 
 /// Checks a served certificate that `--cacert` holds byte for byte, as OpenSSL checks a
-/// certificate of its trust store: the name (webpki's rules), the validity period, and for a
-/// self-issued certificate its own signature.
+/// certificate of its trust store: the name (webpki's rules; the CN when there is no
+/// subjectAltName), the validity period, and for a self-issued certificate its own signature.
 fn trust_as_given(
     end_entity: &CertificateDer<'_>,
     server_name: &ServerName<'_>,
     now: UnixTime,
 ) -> Result<(), Error> {
     let parsed = ParsedCertificate::try_from(end_entity)?;
-    rustls::client::verify_server_name(&parsed, server_name)?;
     let (_, cert) = X509Certificate::from_der(end_entity.as_ref())
         .map_err(|_| Error::InvalidCertificate(CertificateError::BadEncoding))?;
+    if let Err(wrong_name) = rustls::client::verify_server_name(&parsed, server_name) {
+        let no_san = matches!(cert.subject_alternative_name(), Ok(None));
+        let cn_is_host = common_name(&cert)
+            .is_some_and(|cn| cn.eq_ignore_ascii_case(server_name.to_str().as_ref()));
+        if !(no_san && cn_is_host) {
+            return Err(wrong_name);
+        }
+    }
     let validity = cert.validity();
     let now_secs = now.as_secs() as i64;
     if now_secs < validity.not_before.timestamp() {
@@ -188,6 +202,12 @@ fn trust_as_given(
     Ok(())
 }
 
+/// The certificate's (first) CN.
+fn common_name(cert: &X509Certificate<'_>) -> Option<String> {
+    let cn = cert.subject().iter_common_name().next()?;
+    cn.as_str().ok().map(str::to_string)
+}
+
 fn unix_time(t: ASN1Time) -> UnixTime {
     UnixTime::since_unix_epoch(Duration::from_secs(t.timestamp().max(0) as u64))
 }
@@ -199,6 +219,9 @@ struct Facts {
     self_issued: bool,
     /// Its subjectAltName entries (DNS names and IP addresses).
     names: Vec<String>,
+    /// It has no subjectAltName extension at all, and this CN (if any).
+    no_san: bool,
+    cn: Option<String>,
     not_before: String,
     not_after: String,
 }
@@ -206,6 +229,7 @@ struct Facts {
 impl Facts {
     fn read(der: &[u8]) -> Option<Facts> {
         let (_, cert) = X509Certificate::from_der(der).ok()?;
+        let no_san = matches!(cert.subject_alternative_name(), Ok(None));
         let names = match cert.subject_alternative_name() {
             Ok(Some(san)) => san
                 .value
@@ -224,6 +248,8 @@ impl Facts {
             issuer: cert.issuer().to_string(),
             self_issued: cert.subject().as_raw() == cert.issuer().as_raw(),
             names,
+            no_san,
+            cn: common_name(&cert),
             not_before: utc(cert.validity().not_before),
             not_after: utc(cert.validity().not_after),
         })
@@ -265,13 +291,23 @@ fn other_reason(reason: &CertificateError) -> String {
     }
 }
 
+/// What `--cacert` had to do with a refused certificate.
+#[derive(Debug, Clone, Copy)]
+struct Given<'a> {
+    /// The `--cacert` file, if any.
+    cacert: Option<&'a str>,
+    /// It holds the refused certificate byte for byte.
+    pinned: bool,
+}
+
 /// Turns a refusal into one that says which certificate was refused, why, and what to do.
 fn explained(
     refused: &Error,
     end_entity: &CertificateDer<'_>,
     server_name: &ServerName<'_>,
-    cacert: Option<&str>,
+    given: Given<'_>,
 ) -> Error {
+    let cacert = given.cacert;
     let Error::InvalidCertificate(reason) = refused else {
         return refused.clone();
     };
@@ -298,6 +334,39 @@ fn explained(
             ),
             format!("check the clocks of both machines; {INSECURE}"),
         ),
+        CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. }
+            if facts.no_san =>
+        {
+            let san = match server_name {
+                ServerName::IpAddress(_) => format!("IP:{host}"),
+                _ => format!("DNS:{host}"),
+            };
+            match (given.pinned, &facts.cn) {
+                (true, Some(cn)) => (
+                    TlsFailure::WrongName,
+                    format!(
+                        "the server's certificate ({subject}) has no subjectAltName, and its CN \
+                         is {cn}, not {host}"
+                    ),
+                    format!(
+                        "use {cn} in the URL, or give the server a certificate with \
+                         subjectAltName for {host}; {INSECURE}"
+                    ),
+                ),
+                _ => (
+                    TlsFailure::WrongName,
+                    format!(
+                        "the server's certificate ({subject}) has no subjectAltName; names are \
+                         not checked against the CN"
+                    ),
+                    format!(
+                        "give the server a certificate with subjectAltName for {host} (openssl: \
+                         -addext subjectAltName={san}), or pass the server's own certificate as \
+                         --cacert to pin it; {INSECURE}"
+                    ),
+                ),
+            }
+        }
         CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. } => {
             let names = if facts.names.is_empty() {
                 "no host name (it has no subjectAltName)".to_string()
@@ -390,6 +459,19 @@ mod tests {
         params.self_signed(&key).expect("sign").der().clone()
     }
 
+    /// A self-signed certificate with only a CN, no subjectAltName (`openssl req -x509` of old).
+    fn cn_only(cn: &str) -> CertificateDer<'static> {
+        let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).expect("params");
+        params.distinguished_name = rcgen::DistinguishedName::new();
+        params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, cn);
+        params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        params.not_after = rcgen::date_time_ymd(2030, 1, 1);
+        let key = rcgen::KeyPair::generate().expect("key");
+        params.self_signed(&key).expect("sign").der().clone()
+    }
+
     fn verifier(cacert: Option<Vec<CertificateDer<'static>>>) -> Verifier {
         let cacert = cacert.map(|certs| Cacert {
             path: "ca.pem".to_string(),
@@ -453,6 +535,34 @@ mod tests {
         let other = self_signed(&["other.test"]);
         assert_eq!(
             verify(&verifier(Some(vec![other])), &cert, "localhost", BEFORE),
+            Err(
+                "SelfSigned: ca.pem does not contain the server's self-signed certificate \
+                 (CN=localhost)"
+                    .to_string()
+            )
+        );
+    }
+
+    #[test]
+    fn cn_only_certificate_given_as_cacert_is_pinned_by_its_cn() {
+        let cert = cn_only("localhost");
+        let v = verifier(Some(vec![cert.clone()]));
+        assert_eq!(verify(&v, &cert, "localhost", BEFORE), Ok(()));
+        assert_eq!(verify(&v, &cert, "LOCALHOST", BEFORE), Ok(()));
+        assert_eq!(
+            verify(&v, &cert, "127.0.0.1", BEFORE),
+            Err(
+                "WrongName: the server's certificate (CN=localhost) has no subjectAltName, and \
+                 its CN is localhost, not 127.0.0.1"
+                    .to_string()
+            )
+        );
+        // Pinned, and still only within its validity period.
+        assert!(verify(&v, &cert, "localhost", AFTER).is_err_and(|e| e.starts_with("Expired: ")));
+        // Not pinned: the CN is never read.
+        let other = cn_only("localhost");
+        assert_eq!(
+            verify(&v, &other, "localhost", BEFORE),
             Err(
                 "SelfSigned: ca.pem does not contain the server's self-signed certificate \
                  (CN=localhost)"
