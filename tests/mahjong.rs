@@ -534,8 +534,8 @@ fn mismatched_accept_headers_are_one_error_group() {
     );
 }
 
-/// The wording of the plan line: one of each in the singular, durations as typed (`--think
-/// 1h` is `1h`, not `60.00m`).
+/// The wording of the report: one of each in the singular, durations as typed (`--think 1h`
+/// is `1h`, not `60.00m`), no latency for a phase nobody passed.
 #[test]
 fn the_plan_line_reads_as_typed() {
     let server = Majiang::start();
@@ -562,6 +562,20 @@ fn the_plan_line_reads_as_typed() {
         run.stdout.lines().any(|l| l
             == "  1 shanten player at 1 table, 1 thread, think 1h, ramp 0, 1 game per table, \
                 lockstep phases"),
+        "{}",
+        run.stdout
+    );
+    // A phase nobody passed has no latency to show, not `0.00us`.
+    let formed: Vec<&str> = run
+        .stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("formed"))
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect();
+    assert_eq!(
+        formed,
+        ["formed", "0", "1", "-", "-", "-", "-"],
         "{}",
         run.stdout
     );

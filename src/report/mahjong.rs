@@ -18,8 +18,12 @@ use crate::stats::hdr;
 use crate::stats::mahjong::MahjongResult;
 use crate::stats::mahjong::PHASES;
 
-/// A row's cells from a saved summary: p50, p90, p99, max.
+/// A row's cells from a saved summary: p50, p90, p99, max; `-` without a sample (a phase
+/// nobody passed has no latency, not one of 0.00us).
 fn cells(h: &SavedHistogram) -> [String; 4] {
+    if h.sampled().is_none() {
+        return ["-", "-", "-", "-"].map(String::from);
+    }
     [h.p50, h.p90, h.p99, h.max].map(|v| format_time_us(v as f64))
 }
 
