@@ -409,3 +409,193 @@ fn a_proxy_at_its_open_file_limit_is_reported_and_the_server_left_clean() {
     );
     assert_eq!(left, 0, "{doc:#}");
 }
+
+/// The line tsumo exits 1 with is also the JSON's `failure`.
+fn assert_json_failure(run: &Run, why: &str) {
+    let doc = run.json();
+    let failure = doc["failure"].as_str().unwrap_or_default();
+    assert!(failure.contains(why), "{doc:#}");
+    let last = run.stderr.lines().last().unwrap_or_default();
+    assert_eq!(last, format!("tsumo: {failure}"), "{}", run.stderr);
+}
+
+/// `--seats 2` and no players from outside: the rooms never fill, so no table forms. That is
+/// a failed session (exit 1), with the reason in one line and in the JSON; everyone is logged
+/// out, and no player waits in the play phase for a game that cannot start.
+#[test]
+fn tables_that_never_fill_fail_the_session_with_the_reason() {
+    let server = Majiang::start();
+    let url = server.url();
+    let run = mahjong(
+        &[
+            "--seats",
+            "2",
+            "-c4",
+            "-t1",
+            "--ramp",
+            "0",
+            "--games",
+            "2",
+            "--connect-timeout",
+            "2s",
+            "-d",
+            "60s",
+            "--json",
+            "-",
+            &url,
+        ],
+        Duration::from_secs(90),
+    );
+    let why = "most players failed before they could play: 4 of 4 (formed 4); most often form: \
+               room not full within --connect-timeout (--seats 2: the other 2 seats wait for \
+               players from outside)";
+    assert_failed_with(&run, why);
+    assert_json_failure(&run, why);
+    let doc = run.json();
+    assert_eq!(phase(&doc, "formed", "failed"), 4, "{doc:#}");
+    assert_eq!(phase(&doc, "formed", "ok"), 0, "{doc:#}");
+    assert_eq!(doc["games"]["started"], 0, "{doc:#}");
+    assert_eq!(doc["ended_by"], "done", "{doc:#}");
+    let group = &doc["error_kinds"][why.rsplit("most often ").next().unwrap()];
+    assert_eq!(group["count"], 2, "one per table: {doc:#}");
+    assert!(
+        group["first"][0]
+            .as_str()
+            .is_some_and(|e| e.ends_with("2 of 4 seats taken")),
+        "{doc:#}"
+    );
+    assert_eq!(server.wait_session_files(0, Duration::from_secs(5)), 0);
+}
+
+/// A server that logs players in and says `HELLO` but never answers `ROOM`: no table forms,
+/// the session fails (exit 1) and says why.
+#[test]
+fn a_server_that_never_answers_room_fails_the_session() {
+    use common::fake_majiang::{FakeMajiang, Fault};
+    let server = FakeMajiang::start(Fault::RoomNeverAnswered);
+    let url = server.url();
+    let run = mahjong(
+        &[
+            "-c4",
+            "-t1",
+            "--ramp",
+            "0",
+            "--connect-timeout",
+            "1s",
+            "-d",
+            "60s",
+            "--json",
+            "-",
+            &url,
+        ],
+        Duration::from_secs(90),
+    );
+    let why = "most players failed before they could play: 4 of 4 (formed 4); most often form: \
+               no answer to ROOM (create a room) within --connect-timeout";
+    assert_failed_with(&run, why);
+    assert_json_failure(&run, why);
+    let doc = run.json();
+    assert_eq!(phase(&doc, "ready", "ok"), 4, "{doc:#}");
+    assert_eq!(phase(&doc, "formed", "failed"), 4, "{doc:#}");
+    assert_eq!(phase(&doc, "logout", "ok"), 4, "{doc:#}");
+}
+
+/// Eight upgrades answered with eight different wrong `Sec-WebSocket-Accept` values are one
+/// kind of error, not eight groups of one: the random value is in the quoted example.
+#[test]
+fn mismatched_accept_headers_are_one_error_group() {
+    use common::fake_majiang::{FakeMajiang, Fault};
+    let server = FakeMajiang::start(Fault::BadAccept);
+    let url = server.url();
+    let run = mahjong(
+        &[
+            "-c8",
+            "-t1",
+            "--ramp",
+            "0",
+            "--retries",
+            "1",
+            "--json",
+            "-",
+            &url,
+        ],
+        Duration::from_secs(60),
+    );
+    assert_failed_with(&run, "8 of 8 (connect 8)");
+    let doc = run.json();
+    let kinds = doc["error_kinds"].as_object().expect("error_kinds");
+    let kind = "connect: WebSocket handshake failed: Sec-WebSocket-Accept does not match the key";
+    assert_eq!(kinds.keys().collect::<Vec<_>>(), [kind], "{doc:#}");
+    assert_eq!(kinds[kind]["count"], 8, "{doc:#}");
+    let first = kinds[kind]["first"][0].as_str().unwrap_or_default();
+    assert!(
+        first.contains("does not match the key (expected"),
+        "{first}"
+    );
+}
+
+/// The wording of the report: one of each in the singular, durations as typed (`--think 1h`
+/// is `1h`, not `60.00m`), no latency for a phase nobody passed.
+#[test]
+fn the_plan_line_reads_as_typed() {
+    let server = Majiang::start();
+    let url = server.url();
+    let run = mahjong(
+        &[
+            "--seats",
+            "1",
+            "-c1",
+            "-t1",
+            "--think",
+            "1h",
+            "--ramp",
+            "0",
+            "--games",
+            "1",
+            "--connect-timeout",
+            "1s",
+            &url,
+        ],
+        Duration::from_secs(60),
+    );
+    assert!(
+        run.stdout.lines().any(|l| l
+            == "  1 shanten player at 1 table, 1 thread, think 1h, ramp 0, 1 game per table, \
+                lockstep phases"),
+        "{}",
+        run.stdout
+    );
+    // A phase nobody passed has no latency to show, not `0.00us`.
+    let formed: Vec<&str> = run
+        .stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("formed"))
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect();
+    assert_eq!(
+        formed,
+        ["formed", "0", "1", "-", "-", "-", "-"],
+        "{}",
+        run.stdout
+    );
+    assert_eq!(server.wait_session_files(0, Duration::from_secs(5)), 0);
+}
+
+/// The shanten tables are built while the session is prepared, before the start gate opens:
+/// a player's first decision does not pay for them inside the run (they took 200 ms, which
+/// showed as the server's deal overshoot and as tsumo's reply lateness).
+#[test]
+fn shanten_tables_are_built_before_the_session_starts() {
+    use tsumo::cli::Parsed;
+    use tsumo::mahjong::hand::shanten;
+    let server = Majiang::start();
+    let url = server.url();
+    let Ok(Parsed::Mahjong(plan)) = tsumo::cli::parse(["tsumo", "mahjong", "-c4", &url]) else {
+        panic!("not a mahjong plan");
+    };
+    // This test process builds them nowhere else (the other tests run the binary).
+    assert!(!shanten::is_built());
+    let _mode = tsumo::mahjong::session::MahjongMode::prepare(&plan).expect("prepare");
+    assert!(shanten::is_built());
+}

@@ -20,7 +20,7 @@ use crate::error::Error;
 use crate::net::preflight::{preflight_blocking, Probe};
 use crate::net::stream::Endpoint;
 use crate::net::tls::Alpn;
-use crate::plan::{MahjongPlan, Scheme};
+use crate::plan::{BotKind, MahjongPlan, Scheme};
 use crate::stats::mahjong::MahjongRecorder;
 pub use crate::stats::mahjong::MahjongResult;
 use crate::sys;
@@ -86,10 +86,16 @@ pub struct MahjongMode {
 }
 
 impl MahjongMode {
-    /// Checks the server answers and fixes the URLs every player uses.
+    /// Checks the server answers, fixes the URLs every player uses, and builds the shanten
+    /// player's tables before the start gate.
     pub fn prepare(plan: &MahjongPlan) -> Result<MahjongMode, Error> {
         let server = &plan.server;
         let endpoint = preflight_blocking(probe(plan))?;
+        if plan.bot == BotKind::Shanten {
+            // Now, before the start gate: built at the first decision, inside the run, the
+            // tables' 0.2 s read as the server's deal overshoot and as tsumo's reply lateness.
+            super::hand::shanten::warm_up();
+        }
         let ws_scheme = match server.scheme {
             Scheme::Http => "ws",
             Scheme::Https => "wss",

@@ -8,6 +8,7 @@ use std::fmt::Write as _;
 use serde_json::Value;
 
 use crate::error::Error;
+use crate::mahjong::bot::StepKind;
 use crate::plan::JsonOut;
 use crate::report::json::write_value;
 use crate::report::session::{SavedBot, SavedHistogram, SavedSession};
@@ -17,8 +18,12 @@ use crate::stats::hdr;
 use crate::stats::mahjong::MahjongResult;
 use crate::stats::mahjong::PHASES;
 
-/// A row's cells from a saved summary: p50, p90, p99, max.
+/// A row's cells from a saved summary: p50, p90, p99, max; `-` without a sample (a phase
+/// nobody passed has no latency, not one of 0.00us).
 fn cells(h: &SavedHistogram) -> [String; 4] {
+    if h.sampled().is_none() {
+        return ["-", "-", "-", "-"].map(String::from);
+    }
     [h.p50, h.p90, h.p99, h.max].map(|v| format_time_us(v as f64))
 }
 
@@ -78,15 +83,13 @@ fn phases(out: &mut String, s: &SavedSession, head: &Head) {
     let _ = writeln!(out, "Mahjong session @ {}", s.label);
     let _ = writeln!(
         out,
-        "  {} {} players at {} tables, {} threads, think {}, ramp {}, {} game{} per table, {}",
-        p.players,
-        head.bot,
-        tables,
-        p.threads,
-        format_time_us(head.think_us),
-        format_time_us(head.ramp_us),
-        p.games,
-        if p.games == 1 { "" } else { "s" },
+        "  {} at {}, {}, think {}, ramp {}, {} per table, {}",
+        counted(p.players, &format!("{} player", head.bot)),
+        counted(tables, "table"),
+        counted(p.threads, "thread"),
+        plan_duration(head.think_us),
+        plan_duration(head.ramp_us),
+        counted(u64::from(p.games), "game"),
         if p.lockstep {
             "lockstep phases"
         } else {
@@ -107,6 +110,35 @@ fn phases(out: &mut String, s: &SavedSession, head: &Head) {
                 name, stats.ok, stats.failed, p50, p90, p99, max
             );
         }
+    }
+}
+
+/// `1 table`, `2 tables`.
+fn counted(n: u64, thing: &str) -> String {
+    if n == 1 {
+        format!("{n} {thing}")
+    } else {
+        format!("{n} {thing}s")
+    }
+}
+
+/// A setting's duration as it would be typed (`0`, `250us`, `40ms`, `1.5s`, `2m`, `1h`), not
+/// in a measurement's fixed-decimal units: `--think 1h` reads `1h`, not `60.00m`.
+fn plan_duration(us: f64) -> String {
+    let us = us.round();
+    let trimmed = |v: f64| format!("{}", (v * 1000.0).round() / 1000.0);
+    if us <= 0.0 {
+        "0".to_string()
+    } else if us % 3_600e6 == 0.0 {
+        format!("{}h", us / 3_600e6)
+    } else if us % 60e6 == 0.0 {
+        format!("{}m", us / 60e6)
+    } else if us >= 1e6 {
+        format!("{}s", trimmed(us / 1e6))
+    } else if us >= 1e3 {
+        format!("{}ms", trimmed(us / 1e3))
+    } else {
+        format!("{us}us")
     }
 }
 
@@ -149,8 +181,17 @@ fn outcome(out: &mut String, s: &SavedSession) {
                 label, h.count, p50, p90, p99, max
             );
         };
-        for (kind, h) in &s.steps {
-            step_row(&step_in_words(kind), h);
+        // In the game's order, then any kinds this build does not know.
+        let known = StepKind::ALL.map(StepKind::as_str);
+        let others = s
+            .steps
+            .keys()
+            .map(String::as_str)
+            .filter(|k| !known.contains(k));
+        for kind in known.into_iter().chain(others) {
+            if let Some(h) = s.steps.get(kind) {
+                step_row(&step_in_words(kind), h);
+            }
         }
         for (label, h) in [
             ("draw over think", &s.draw_overshoot),
@@ -232,9 +273,13 @@ fn outcome(out: &mut String, s: &SavedSession) {
 
 /// What the players of one bot kind did, in two lines, and the first rejected replies.
 pub fn players_line(out: &mut String, kind: &str, b: &SavedBot) {
+    // One unit throughout, the player's hand: a hand dealt at a table of four of tsumo's
+    // players counts four times, and each ends, for its player, won, drawn, or otherwise.
+    let otherwise = b.hands.saturating_sub(b.tsumo + b.ron + b.draws);
     let _ = writeln!(
         out,
-        "  Players ({kind}): {} hands; won {} by tsumo, {} by ron; {} drawn; riichi {}",
+        "  Players ({kind}): {} hands, counted per player: won {} by tsumo, {} by ron; {} drawn; \
+         {otherwise} won by another or cut short; riichi {}",
         b.hands, b.tsumo, b.ron, b.draws, b.riichi
     );
     let rejected = if b.rejected.is_empty() {
@@ -297,7 +342,7 @@ fn step_in_words(kind: &str) -> String {
         "gangzimo" => "draw after kan",
         "kaigang" => "kan dora",
         "hule" => "win",
-        "pingju" => "exhaustive draw",
+        "pingju" => "drawn hand",
         "jieju" => "game end",
         _ => return kind.to_string(),
     };
@@ -307,7 +352,7 @@ fn step_in_words(kind: &str) -> String {
 /// What makes a session a failure for scripts (exit status 1), in one line: sessions left on
 /// the server (they live there for 14 days, so the line names the players); a session in which
 /// most players failed before they could play (the server refused or never answered, a proxy
-/// reset the connections or stopped accepting them); or one in which the server side closed
+/// reset the connections or stopped accepting them, their tables never formed); or one in which the server side closed
 /// most players' sockets mid-session. `None`: it went well enough to read the report.
 pub fn failure(r: &MahjongResult) -> Option<String> {
     let phase = |name: &str| {
@@ -324,9 +369,15 @@ pub fn failure(r: &MahjongResult) -> Option<String> {
             players_listed(&r.record.left_on_server)
         ));
     }
-    // A player fails at most one of login, connect and ready: it goes no further.
+    // A player fails at most one of login, connect, ready and its table's forming: it goes
+    // no further.
     let (logins_ok, logins_failed) = phase("login");
-    let before_play = ["login", "connect", "ready"].map(|name| (name, phase(name).1));
+    let before_play = [
+        ("login", phase("login").1),
+        ("connect", phase("connect").1),
+        ("ready", phase("ready").1),
+        ("formed", r.record.never_seated),
+    ];
     let failed: u64 = before_play.iter().map(|(_, n)| n).sum();
     let tried = logins_ok + logins_failed;
     if failed > 0 && failed * 2 > tried {
@@ -378,12 +429,65 @@ fn players_listed(names: &[String]) -> String {
     listed
 }
 
+/// The session as saved, with the verdict of [`failure`].
+pub fn saved(r: &MahjongResult) -> SavedSession {
+    SavedSession {
+        failure: failure(r),
+        ..SavedSession::from_result(r)
+    }
+}
+
 pub fn to_json(r: &MahjongResult) -> Value {
     // Only non-string map keys make to_value fail; SavedSession has none.
-    serde_json::to_value(SavedSession::from_result(r)).unwrap_or(Value::Null)
+    serde_json::to_value(saved(r)).unwrap_or(Value::Null)
 }
 
 /// Writes the JSON document to a file or stdout.
 pub fn write(r: &MahjongResult, out: &JsonOut) -> Result<(), Error> {
-    write_value(&SavedSession::from_result(r), out)
+    write_value(&saved(r), out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hand_totals_are_counted_per_player_and_add_up() {
+        // 16 hands at tables of four: 15 won (one player each), 1 drawn (all four players).
+        let played = SavedBot {
+            hands: 64,
+            tsumo: 5,
+            ron: 10,
+            draws: 4,
+            ..SavedBot::default()
+        };
+        let mut out = String::new();
+        players_line(&mut out, "shanten", &played);
+        let first = out.lines().next().unwrap_or_default();
+        assert_eq!(
+            first,
+            "  Players (shanten): 64 hands, counted per player: won 5 by tsumo, 10 by ron; 4 \
+             drawn; 45 won by another or cut short; riichi 0"
+        );
+    }
+
+    #[test]
+    fn settings_read_as_typed() {
+        let cases = [
+            (0.0, "0"),
+            (250.0, "250us"),
+            (40_000.0, "40ms"),
+            (1_500.0, "1.5ms"),
+            (1e6, "1s"),
+            (1.25e6, "1.25s"),
+            (90e6, "90s"),
+            (120e6, "2m"),
+            (3_600e6, "1h"),
+        ];
+        for (us, text) in cases {
+            assert_eq!(plan_duration(us), text, "{us} µs");
+        }
+        assert_eq!(counted(1, "table"), "1 table");
+        assert_eq!(counted(2, "thread"), "2 threads");
+    }
 }

@@ -360,6 +360,8 @@ fn merge_mahjong(runs: &[LoadedRun], label: &str) -> Result<SavedSession, Error>
     merged.left_on_server = all()
         .flat_map(|s| s.left_on_server.iter().cloned())
         .collect();
+    let failures: Vec<String> = all().filter_map(|s| s.failure.clone()).collect();
+    merged.failure = (!failures.is_empty()).then(|| failures.join("; "));
     merged.bots.clear();
     for s in all() {
         for (kind, bot) in &s.bots {

@@ -70,6 +70,9 @@ pub struct SavedSession {
     /// Players whose session could not be logged out.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub left_on_server: Vec<String>,
+    /// Why the session failed: the line tsumo exits 1 with (absent when it did not fail).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
     /// What the players did, by bot kind (`shanten`, `tsumogiri`).
     #[serde(default)]
     pub bots: BTreeMap<String, SavedBot>,
@@ -269,6 +272,8 @@ impl SavedSession {
             first_errors: rec.first_errors.clone(),
             error_kinds: rec.error_kinds.clone(),
             left_on_server: rec.left_on_server.clone(),
+            // Judged by the report (`report::mahjong::saved`), which sees the whole result.
+            failure: None,
             bots: rec
                 .bots
                 .iter()

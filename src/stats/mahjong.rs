@@ -190,6 +190,9 @@ pub struct MahjongRecorder {
     pub error_kinds: BTreeMap<String, ErrorGroup>,
     /// Players whose session could not be logged out (it stays on the server for 14 days).
     pub left_on_server: Vec<String>,
+    /// Players whose table failed to form before they had played at it (the server never
+    /// answered `ROOM`, or the room never filled): they failed before they could play.
+    pub never_seated: u64,
     /// By bot kind (`tsumogiri`, `shanten`).
     pub bots: BTreeMap<&'static str, PlayStats>,
 }
@@ -216,6 +219,7 @@ impl Default for MahjongRecorder {
             first_errors: Vec::new(),
             error_kinds: BTreeMap::new(),
             left_on_server: Vec::new(),
+            never_seated: 0,
             bots: BTreeMap::new(),
         }
     }
@@ -282,6 +286,7 @@ impl MahjongRecorder {
         }
         self.left_on_server
             .extend(other.left_on_server.iter().cloned());
+        self.never_seated += other.never_seated;
         for (kind, stats) in &other.bots {
             self.bots.entry(kind).or_default().merge(stats);
         }

@@ -39,6 +39,19 @@ pub enum HandshakeError {
     NotOffered(&'static str),
 }
 
+impl HandshakeError {
+    /// The failure without what differs from one connection to the next (the random accept
+    /// values): errors are grouped by it, the full message is the example.
+    pub fn kind(&self) -> String {
+        match self {
+            HandshakeError::BadAccept { .. } => {
+                "Sec-WebSocket-Accept does not match the key".to_string()
+            }
+            other => other.to_string(),
+        }
+    }
+}
+
 /// A random `Sec-WebSocket-Key`: 16 bytes, base64.
 pub fn key(random: [u8; 16]) -> String {
     base64::engine::general_purpose::STANDARD.encode(random)
@@ -161,6 +174,23 @@ mod tests {
              Connection: Upgrade\r\nSec-WebSocket-Accept: {accept}\r\n{extra}\r\n"
         )
         .into_bytes()
+    }
+
+    #[test]
+    fn mismatched_accepts_are_one_kind_of_error() {
+        let wrong = |got: &str| HandshakeError::BadAccept {
+            got: got.to_string(),
+            expected: accept(SAMPLE_KEY),
+        };
+        let (a, b) = (wrong("AAAA"), wrong("BBBB"));
+        assert_ne!(a.to_string(), b.to_string());
+        assert_eq!(a.kind(), b.kind());
+        assert_eq!(a.kind(), "Sec-WebSocket-Accept does not match the key");
+        // Kinds without a random part stay as they read.
+        assert_eq!(
+            HandshakeError::Closed.kind(),
+            HandshakeError::Closed.to_string()
+        );
     }
 
     #[test]

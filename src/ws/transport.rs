@@ -35,6 +35,17 @@ pub enum WsConnectError {
     Handshake(HandshakeError),
 }
 
+impl WsConnectError {
+    /// The failure without what differs from one connection to the next (see
+    /// [`HandshakeError::kind`]).
+    pub fn kind(&self) -> String {
+        match self {
+            WsConnectError::Connect(e) => format!("connect failed: {e}"),
+            WsConnectError::Handshake(e) => format!("WebSocket handshake failed: {}", e.kind()),
+        }
+    }
+}
+
 /// A message from the server, borrowed from the socket's read buffer until the next call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Message<'a> {

@@ -10,6 +10,7 @@
 #![allow(dead_code)]
 
 pub mod certs;
+pub mod fake_majiang;
 pub mod faulty;
 pub mod majiang;
 pub mod netns;

@@ -32,6 +32,25 @@ enum AccountError {
     TimedOut,
 }
 
+impl AccountError {
+    /// What failed without what differs between players or tries (a random handshake value):
+    /// the key errors are grouped by.
+    fn kind(&self) -> String {
+        match self {
+            AccountError::Socket(e) => e.kind(),
+            // A malformed answer quotes its bytes (`…: "<excerpt>"`): the example keeps them.
+            AccountError::Request(e) => {
+                let text = e.to_string();
+                match text.find(": \"") {
+                    Some(quote) => text[..quote].to_string(),
+                    None => text,
+                }
+            }
+            other => other.to_string(),
+        }
+    }
+}
+
 /// A one-shot request's failure, sorted for [`retry`].
 fn request_failed(e: OneshotError) -> Failed<AccountError> {
     if e.is_transient() {
@@ -114,7 +133,7 @@ impl Player {
             Err(gave_up) => {
                 ctx.recorder.borrow_mut().phase("login").failure();
                 self.note_error(
-                    &format!("login: {}", gave_up.last),
+                    &format!("login: {}", gave_up.last.kind()),
                     format!("login of {}: {gave_up}", self.name()),
                 );
                 false
@@ -169,7 +188,7 @@ impl Player {
             Err(gave_up) => {
                 ctx.recorder.borrow_mut().phase("connect").failure();
                 self.note_error(
-                    &format!("connect: {}", gave_up.last),
+                    &format!("connect: {}", gave_up.last.kind()),
                     format!("connect of {}: {gave_up}", self.name()),
                 );
                 return Ok(false);
@@ -277,7 +296,7 @@ impl Player {
                 return;
             }
             Ok((_, Err(gave_up))) => (
-                format!("logout: {}", gave_up.last),
+                format!("logout: {}", gave_up.last.kind()),
                 format!("logout of {}: {gave_up}", self.name()),
             ),
             Err(_) => {

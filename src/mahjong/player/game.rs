@@ -46,7 +46,15 @@ impl Player {
                     .await?;
             }
         }
-        let result = self.serve_until(None, |p| p.ended.is_some()).await;
+        // Until END; or, before any START, until the table breaks (its owner could not start).
+        let until_end = serve::Wait {
+            done: |p: &Player| {
+                p.ended.is_some() || (p.start_event_at.is_none() && p.table.is_broken())
+            },
+            deadline: None,
+            table: true,
+        };
+        let result = self.serve(until_end, None).await;
         let mut rec = self.ctx.recorder.borrow_mut();
         let played = self.bot.take_stats();
         rec.bots

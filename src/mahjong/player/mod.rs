@@ -83,8 +83,10 @@ pub struct Player {
     /// Room state as this player last heard it.
     room: Option<String>,
     members: usize,
-    /// A ROOM message arrived since the last join was sent.
+    /// A ROOM message arrived since the last create or join was sent.
     room_seen: bool,
+    /// This player sat at a table that formed, once at least.
+    seated: bool,
     /// When this player's `START` arrived in the current game.
     start_event_at: Option<Nanos>,
     playing: bool,
@@ -124,6 +126,7 @@ impl Player {
             room: None,
             members: 0,
             room_seen: false,
+            seated: false,
             start_event_at: None,
             playing: false,
             ended: None,

@@ -287,7 +287,7 @@ impl Player {
             }
             ServerEvent::Error(message) => {
                 self.note_error(
-                    &format!("server ERROR {message}"),
+                    &format!("server ERROR {}", without_room_numbers(message)),
                     format!("{}: server ERROR {message}", self.name()),
                 );
                 if !self.owner && !self.room_seen {
@@ -318,6 +318,30 @@ impl Player {
             }
         }
     }
+}
+
+/// A server message with its room numbers (`N5702`: a capital and four digits) replaced by
+/// `<room>`, so that one kind of error is one group whatever room it named.
+fn without_room_numbers(message: &str) -> String {
+    let chars: Vec<char> = message.chars().collect();
+    let mut out = String::with_capacity(message.len());
+    let mut i = 0;
+    while i < chars.len() {
+        let boundary = |at: usize| chars.get(at).is_none_or(|c| !c.is_ascii_alphanumeric());
+        let room = chars[i].is_ascii_uppercase()
+            && (i == 0 || boundary(i - 1))
+            && chars.len() >= i + 5
+            && chars[i + 1..i + 5].iter().all(char::is_ascii_digit)
+            && boundary(i + 5);
+        if room {
+            out.push_str("<room>");
+            i += 5;
+        } else {
+            out.push(chars[i]);
+            i += 1;
+        }
+    }
+    out
 }
 
 /// Polls `changed` once, so the task's waker is registered with its channel; the caller then
@@ -368,4 +392,24 @@ pub(super) fn instant(at: Nanos) -> tokio::time::Instant {
 /// A tokio timer for a time on our clock.
 pub(super) fn timer(at: Nanos) -> Pin<Box<Sleep>> {
     Box::pin(tokio::time::sleep_until(instant(at)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::without_room_numbers;
+
+    #[test]
+    fn room_numbers_leave_the_error_kind() {
+        assert_eq!(
+            without_room_numbers("ルーム N5702 は存在しません"),
+            "ルーム <room> は存在しません"
+        );
+        assert_eq!(without_room_numbers("N5702"), "<room>");
+        // Not a room number: too long, lower case, part of a word.
+        assert_eq!(
+            without_room_numbers("N57021 n5702 XN5702"),
+            "N57021 n5702 XN5702"
+        );
+        assert_eq!(without_room_numbers("既に対局中です"), "既に対局中です");
+    }
 }

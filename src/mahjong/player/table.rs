@@ -9,6 +9,7 @@ use std::cell::{Cell, RefCell};
 use tokio::sync::futures::Notified;
 use tokio::sync::Notify;
 
+use super::retry::SHUTDOWN_GRACE;
 use super::serve::Wait;
 use super::{Interrupt, Player};
 use crate::mahjong::messages;
@@ -73,46 +74,119 @@ impl Player {
         self.serve(wait, None).await
     }
 
-    /// Owner: creates the room and waits for three members; the others join it.
+    /// Owner: creates the room and waits until it is full; the others join it and wait the
+    /// same. A table counts as formed for a player only once its room holds four: a member
+    /// that saw only its own join would otherwise wait in the play phase for a `START` that
+    /// never comes.
     pub(super) async fn form_table(&mut self) -> Result<bool, Interrupt> {
         let plan = std::sync::Arc::clone(&self.ctx.plan);
         let started = clock::now();
         let deadline = started + plan.connect_timeout.as_nanos() as u64;
         self.start_event_at = None;
         self.ended = None;
+        let waited = self.wait_for_full_room(deadline).await;
+        // Broken by another member, who said why (or by the owner giving up first).
+        let broken = self.table.is_broken();
+        let formed = !broken && self.members >= 4 && self.room_seen;
+        if formed {
+            self.seated = true;
+            self.ctx
+                .recorder
+                .borrow_mut()
+                .phase("formed")
+                .success(clock::to_us(clock::now() - started));
+            return waited.map(|()| true);
+        }
+        let when = match waited {
+            Ok(()) => Some("within --connect-timeout"),
+            // The end of the run cut a wait that had already lasted: a failure too (a healthy
+            // server fills a room in milliseconds), but not a wait it cut as it began.
+            Err(Interrupt::Shutdown)
+                if clock::now() - started >= SHUTDOWN_GRACE.as_nanos() as u64 =>
+            {
+                Some("by the end of the run")
+            }
+            Err(_) => None,
+        };
+        if let Some(when) = when {
+            self.form_failed(when, broken);
+        }
+        if self.owner {
+            // Only the owner gives the table up: a member's own deadline passing first must not
+            // end the owner's wait before it has said why.
+            self.table.set_broken();
+        }
+        waited.map(|()| false)
+    }
+
+    /// Owner: `ROOM` (create), then serve until four are in it. The others: wait for the
+    /// owner's room number, join, and serve until four are in it. Ends early when the table
+    /// breaks.
+    async fn wait_for_full_room(&mut self, deadline: Nanos) -> Result<(), Interrupt> {
+        self.members = 0;
+        self.room_seen = false;
         if self.owner {
             self.room = None;
-            self.members = 0;
             self.send(&messages::create_room()).await?;
-            self.serve_table(deadline, |p| p.members >= 4 || p.table.is_broken())
-                .await?;
         } else {
             self.serve_table(deadline, |p| {
                 p.table.room().is_some() || p.table.is_broken()
             })
             .await?;
-            if let Some(room_no) = self.table.room() {
-                self.room_seen = false;
-                self.send(&messages::join_room(&room_no)).await?;
-                self.serve_table(deadline, |p| p.room_seen || p.table.is_broken())
-                    .await?;
-            }
-        }
-        let formed = !self.table.is_broken()
-            && if self.owner {
-                self.members >= 4
-            } else {
-                self.room_seen
+            let Some(room_no) = self.table.room() else {
+                return Ok(());
             };
-        let mut rec = self.ctx.recorder.borrow_mut();
-        if formed {
-            rec.phase("formed")
-                .success(clock::to_us(clock::now() - started));
-        } else {
-            rec.phase("formed").failure();
-            drop(rec);
-            self.table.set_broken();
+            self.send(&messages::join_room(&room_no)).await?;
         }
-        Ok(formed)
+        self.serve_table(deadline, |p| {
+            (p.room_seen && p.members >= 4) || p.table.is_broken()
+        })
+        .await
+    }
+
+    /// Counts a failed form and says why: the owner for its room (not answered, or not full),
+    /// a member only for its own join not answered. A player whose table never formed failed
+    /// before it could play.
+    fn form_failed(&mut self, when: &str, broken: bool) {
+        let mut rec = self.ctx.recorder.borrow_mut();
+        rec.phase("formed").failure();
+        if !self.seated {
+            rec.never_seated += 1;
+        }
+        drop(rec);
+        let joined = self.owner || self.table.room().is_some();
+        if broken || !joined {
+            return;
+        }
+        let asked = if self.owner {
+            "create a room"
+        } else {
+            "join a room"
+        };
+        if !self.room_seen {
+            self.note_error(
+                &format!("form: no answer to ROOM ({asked}) {when}"),
+                format!("{}: no answer to ROOM ({asked}) {when}", self.name()),
+            );
+        } else if self.owner {
+            let seats = self.ctx.plan.seats;
+            let outside = if seats < 4 {
+                format!(
+                    " (--seats {seats}: the other {} seats wait for players from outside)",
+                    4 - seats
+                )
+            } else {
+                String::new()
+            };
+            self.note_error(
+                &format!("form: room not full {when}{outside}"),
+                format!(
+                    "{}: room {} not full {when}: {} of 4 seats taken",
+                    self.name(),
+                    self.room.as_deref().unwrap_or("?"),
+                    self.members
+                ),
+            );
+        }
     }
 }

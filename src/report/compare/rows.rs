@@ -5,6 +5,7 @@
 //! absent value, shown as `-`.
 
 use super::{LoadedRun, RunData};
+use crate::mahjong::bot::StepKind;
 use crate::report::json::{Percentiles, SavedRun};
 use crate::report::session::{SavedHistogram, SavedSession};
 use crate::stats::format::{format_binary, format_metric, format_time_us};
@@ -122,9 +123,18 @@ fn mahjong_rows(s: &SavedSession) -> Vec<Row> {
     rows.push(count("Games started".to_string(), games.started));
     rows.push(count("Games completed".to_string(), games.completed));
     rows.push(count("Games aborted".to_string(), games.aborted));
-    for (kind, h) in &s.steps {
+    // Every known step in the game's order, present or not, then any others: a step only a
+    // later session saw (a drawn hand) then sits among the steps, not after the server's rows.
+    let known = StepKind::ALL.map(StepKind::as_str);
+    let others = s
+        .steps
+        .keys()
+        .map(String::as_str)
+        .filter(|k| !known.contains(k));
+    for kind in known.into_iter().chain(others) {
+        let h = s.steps.get(kind).and_then(SavedHistogram::sampled);
         for (p, pick) in p50_p99 {
-            rows.push(time(format!("Step {kind} {p}"), h.sampled().map(pick)));
+            rows.push(time(format!("Step {kind} {p}"), h.map(pick)));
         }
     }
     let (p99, max): (Pick, Pick) = (|h| h.p99, |h| h.max);
@@ -204,5 +214,38 @@ pub(super) fn format_ratio(a: Option<f64>, b: Option<f64>) -> String {
     match (a, b) {
         (Some(a), Some(b)) if a > 0.0 => format!("{:.2}×", b / a),
         _ => "-".to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::report::saved::{LoadedRun, RunData};
+    use crate::report::session::SavedSession;
+
+    fn session(label: &str) -> LoadedRun {
+        let saved: SavedSession = serde_json::from_str(include_str!(
+            "../../../tests/fixtures/mahjong-direct-v1.json"
+        ))
+        .expect("the fixture is a session");
+        LoadedRun::new(RunData::Mahjong(Box::new(saved)), label)
+    }
+
+    #[test]
+    fn a_step_only_a_later_session_saw_sits_among_the_steps() {
+        let first = session("a");
+        let mut second = session("b");
+        if let RunData::Mahjong(s) = &mut second.data {
+            let zimo = s.steps["zimo"].clone();
+            s.steps.insert("pingju".to_string(), zimo);
+        }
+        let table = crate::report::compare::render(&[first, second]).expect("comparable");
+        let at = |row: &str| {
+            table
+                .find(row)
+                .unwrap_or_else(|| panic!("no {row} row in:\n{table}"))
+        };
+        assert!(at("Step pingju p50") > at("Step zimo p99"), "{table}");
+        assert!(at("Step pingju p99") < at("Draw overshoot p99"), "{table}");
+        assert!(at("Step pingju p99") < at("Server RSS peak"), "{table}");
     }
 }

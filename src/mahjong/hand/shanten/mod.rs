@@ -15,7 +15,7 @@ mod parts;
 mod table;
 
 pub use parts::{Outlook, Parts};
-pub use table::warm_up;
+pub use table::{is_built, warm_up};
 
 use super::tile::{Counts, YAOJIU};
 

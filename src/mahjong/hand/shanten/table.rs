@@ -181,8 +181,10 @@ fn build(table: &mut Vec<u32>, b: &mut [u8; 9], i: usize, left: usize) {
     b[i] = 0;
 }
 
+/// Built once per process, by [`warm_up`] before a session starts, else at first use.
+static TABLE: OnceLock<SuitTable> = OnceLock::new();
+
 fn suit_table() -> &'static SuitTable {
-    static TABLE: OnceLock<SuitTable> = OnceLock::new();
     TABLE.get_or_init(|| {
         let ranking = Ranking::new();
         let mut splits = Vec::with_capacity(ranking.total());
@@ -194,6 +196,12 @@ fn suit_table() -> &'static SuitTable {
 /// Builds the suit table now (it is otherwise built on first use, in about 0.1 s).
 pub fn warm_up() {
     suit_table();
+}
+
+/// Whether the suit table is built (a session builds it before its start, so that no
+/// player's first decision pays for it).
+pub fn is_built() -> bool {
+    TABLE.get().is_some()
 }
 
 pub(super) fn suit_splits(b: &[u8]) -> SuitSplits {

@@ -1,0 +1,153 @@
+//! An in-process stand-in for majiang-server that misbehaves where the real one cannot: it
+//! logs players in and out as the real one does (a `MAJIANG` cookie, `302`), but its WebSocket
+//! upgrade or its lobby is broken on purpose ([`Fault`]). Hand-written on std sockets, one
+//! thread per connection: a test needs a few players only.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// What the stand-in gets wrong.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// Answers the upgrade `101` with a `Sec-WebSocket-Accept` of random bytes (a different
+    /// one each time), then closes.
+    BadAccept,
+    /// A correct WebSocket and socket.io handshake up to `HELLO`, then silence: `ROOM` (create
+    /// or join) is never answered. The close handshake is answered.
+    RoomNeverAnswered,
+}
+
+pub struct FakeMajiang {
+    port: u16,
+}
+
+impl FakeMajiang {
+    /// Listens on a free port of 127.0.0.1 for the rest of the test process.
+    pub fn start(fault: Fault) -> FakeMajiang {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind the fake majiang-server");
+        let port = listener.local_addr().expect("local addr").port();
+        let counter = Arc::new(AtomicU64::new(0));
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let counter = Arc::clone(&counter);
+                std::thread::spawn(move || {
+                    let n = counter.fetch_add(1, Ordering::Relaxed);
+                    let _ = serve(stream, fault, n);
+                });
+            }
+        });
+        FakeMajiang { port }
+    }
+
+    /// The base URL tsumo is given.
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/server", self.port)
+    }
+}
+
+/// One connection: one request (login, logout, the upgrade, or anything else: 404).
+fn serve(stream: TcpStream, fault: Fault, n: u64) -> std::io::Result<()> {
+    let mut reader = BufReader::new(stream.try_clone()?);
+    let mut request_line = String::new();
+    reader.read_line(&mut request_line)?;
+    let mut key = String::new();
+    let mut length = 0usize;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line)? == 0 || line == "\r\n" {
+            break;
+        }
+        let (name, value) = line.split_once(':').unwrap_or((&line, ""));
+        match name.to_ascii_lowercase().as_str() {
+            "sec-websocket-key" => key = value.trim().to_string(),
+            "content-length" => length = value.trim().parse().unwrap_or(0),
+            _ => {}
+        }
+    }
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body)?;
+    let mut out = stream;
+    let path = request_line.split_whitespace().nth(1).unwrap_or("");
+    if path.starts_with("/server/auth") {
+        write!(
+            out,
+            "HTTP/1.1 302 Found\r\nSet-Cookie: MAJIANG=fake{n}; Path=/\r\nLocation: /\r\n\
+             Content-Length: 0\r\nConnection: close\r\n\r\n"
+        )?;
+    } else if path.starts_with("/server/logout") {
+        out.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")?;
+    } else if path.starts_with("/server/socket.io/") && !key.is_empty() {
+        let accept = match fault {
+            // Random for every connection, as a broken proxy's would be.
+            Fault::BadAccept => tsumo::ws::handshake::key(random_bytes(n)),
+            Fault::RoomNeverAnswered => tsumo::ws::handshake::accept(&key),
+        };
+        write!(
+            out,
+            "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+             Sec-WebSocket-Accept: {accept}\r\n\r\n"
+        )?;
+        if fault == Fault::RoomNeverAnswered {
+            for text in [
+                r#"0{"sid":"fake","upgrades":[],"pingInterval":25000,"pingTimeout":60000}"#
+                    .to_string(),
+                r#"40{"sid":"fake"}"#.to_string(),
+                format!(r#"42["HELLO",{{"name":"fake{n}","uid":"uid{n}"}}]"#),
+            ] {
+                out.write_all(&frame(0x1, text.as_bytes()))?;
+            }
+            // Read the client's frames, answering nothing but its close.
+            while let Some(opcode) = read_frame(&mut reader)? {
+                if opcode == 0x8 {
+                    out.write_all(&frame(0x8, &[0x03, 0xE8]))?;
+                    break;
+                }
+            }
+        }
+    } else {
+        out.write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")?;
+    }
+    out.flush()
+}
+
+/// 16 bytes that differ for every `n`.
+fn random_bytes(n: u64) -> [u8; 16] {
+    let mut x = n.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0xD1B5_4A32_D192_ED03;
+    std::array::from_fn(|_| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x as u8
+    })
+}
+
+/// An unmasked server frame (payloads under 126 bytes).
+fn frame(opcode: u8, payload: &[u8]) -> Vec<u8> {
+    assert!(payload.len() < 126);
+    let mut bytes = vec![0x80 | opcode, payload.len() as u8];
+    bytes.extend_from_slice(payload);
+    bytes
+}
+
+/// Reads one masked client frame; its opcode, or `None` at the end of the stream.
+fn read_frame(reader: &mut impl Read) -> std::io::Result<Option<u8>> {
+    let mut head = [0u8; 2];
+    if reader.read_exact(&mut head).is_err() {
+        return Ok(None);
+    }
+    let mut len = u64::from(head[1] & 0x7F);
+    if len == 126 {
+        let mut ext = [0u8; 2];
+        reader.read_exact(&mut ext)?;
+        len = u64::from(u16::from_be_bytes(ext));
+    } else if len == 127 {
+        let mut ext = [0u8; 8];
+        reader.read_exact(&mut ext)?;
+        len = u64::from_be_bytes(ext);
+    }
+    let mask = if head[1] & 0x80 != 0 { 4 } else { 0 };
+    std::io::copy(&mut reader.take(mask + len), &mut std::io::sink())?;
+    Ok(Some(head[0] & 0x0F))
+}
