@@ -216,11 +216,11 @@ pub fn lines(runs: &[LoadedRun]) -> Vec<String> {
             (Some(start), Some(earliest)) => {
                 let actual_us = start.actual_unix_ns / 1000;
                 let after_earliest = ms(actual_us as i64 - earliest as i64);
-                match start.intended_unix_ns {
-                    Some(intended) => format!(
+                match start.late_us() {
+                    Some(late_us) => format!(
                         ", start {} after --start-at ({after_earliest} after the earliest \
                          shard's)",
-                        ms(actual_us as i64 - (intended / 1000) as i64)
+                        ms(late_us)
                     ),
                     None => format!(", start {after_earliest} after the earliest shard's"),
                 }
