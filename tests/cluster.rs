@@ -213,7 +213,6 @@ fn merge(runs: &[Run]) -> (String, serde_json::Value) {
 
 #[test]
 fn four_nodes_at_20000_requests_per_second_merge_to_the_whole_run() {
-    const RATE: f64 = 20_000.0;
     let _alone = one_at_a_time();
     let nodes = Nodes::create("cluster http");
     let mut nginx = Nginx::builder();
@@ -230,23 +229,43 @@ fn four_nodes_at_20000_requests_per_second_merge_to_the_whole_run() {
     }
     // The merged run in wrk2's layout before the lines.
     assert!(report.contains("\nRequests/sec: "), "{report}");
+    // The merge is exactly the sum of its parts (not a rate: this 2-core machine is shared, and
+    // a busy moment leaves requests unsent; the rate is a benchmark's to measure).
+    assert_eq!(run.merged["plan"]["rate"], 20_000, "{report}");
+    run.summed("latency.count");
+    run.summed("counters.unsent.busy");
+    assert_eq!(common::json_errors_total(&run.merged), 0, "{report}");
+    let elapsed = json_f64(&run.merged, "elapsed_s");
+    let longest = run
+        .docs
+        .iter()
+        .map(|d| json_f64(d, "elapsed_s"))
+        .fold(0.0, f64::max);
+    assert_eq!(elapsed, longest, "{report}");
+    let over_interval: f64 = run
+        .docs
+        .iter()
+        .map(|d| json_f64(d, "requests_per_sec") * json_f64(d, "elapsed_s") / elapsed)
+        .sum();
     let rate = json_f64(&run.merged, "requests_per_sec");
     assert!(
-        (rate - RATE).abs() / RATE < 0.01,
-        "merged rate {rate}/s is not within 1% of {RATE}\n{report}"
+        (rate - over_interval).abs() <= 1e-6 * over_interval,
+        "merged rate {rate}/s is not the shards' requests over the longest interval \
+         ({over_interval}/s)\n{report}"
     );
-    run.summed("latency.count");
-    assert_eq!(common::json_errors_total(&run.merged), 0, "{report}");
 
-    // nginx saw each node's address, with a quarter of the requests each.
+    // nginx saw each node's address: each shard's counted requests, plus at most one in flight
+    // per connection when the run ended.
     let requests = run.summed("counters.requests") as usize;
+    assert!(requests > 0, "{report}");
     let log = nginx.access_log_wait(requests);
     let by_node = nodes.per_node(log.into_iter().map(|l| l.remote_addr));
     for (i, n) in by_node.iter().enumerate() {
-        let share = *n as f64 / requests as f64;
+        let counted = json_u64(&run.docs[i], "counters.requests") as usize;
+        let connections = json_u64(&run.docs[i], "plan.connections") as usize;
         assert!(
-            (share - 0.25).abs() < 0.01,
-            "{}: {n} of {requests}",
+            (counted..=counted + connections).contains(n),
+            "{}: nginx logged {n}, the shard counted {counted}",
             nodes.node(i)
         );
     }

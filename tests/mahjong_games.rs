@@ -51,9 +51,9 @@ fn tsumogiri_tables(url: &str) -> Value {
     }
     // Tsumogiri tables play exactly four hands of exhaustive draws: 4 deals per table.
     assert_eq!(doc["steps"]["qipai"]["count"], 16, "{doc:#}");
-    // The server paces every step at ≥ 400 ms.
+    // The server paces every step at ≥ 400 ms (a busy machine only adds to it).
     let zimo_p50 = doc["steps"]["zimo"]["p50"].as_u64().unwrap();
-    assert!((395_000..2_000_000).contains(&zimo_p50), "{doc:#}");
+    assert!(zimo_p50 >= 395_000, "{doc:#}");
     doc
 }
 

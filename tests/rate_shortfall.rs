@@ -45,10 +45,11 @@ fn a_slow_server_is_named_as_what_held_the_rate_back() {
     );
     let shortfall = &doc["rate_shortfall"];
     assert_eq!(shortfall["side"], "server", "{shortfall}");
+    // At most 40 of 200 req/s: the server's ceiling (a busy machine only lowers it).
     let share = shortfall["share"].as_f64().unwrap();
     assert!(
-        (0.1..0.3).contains(&share),
-        "40 of 200 req/s expected: {share}"
+        share > 0.0 && share < 0.3,
+        "40 of 200 req/s at most: {share}"
     );
     assert!(
         shortfall["due_while_busy_share"].as_f64().unwrap() > 0.9,
@@ -94,12 +95,14 @@ fn a_starved_generator_is_named_as_what_held_the_rate_back() {
     assert_eq!(doc["rate_shortfall"]["side"], "generator");
 }
 
-/// A rate nginx carries with ease: no such line, no such JSON field.
+/// A rate nginx carries with ease: no such line, no such JSON field. 10 requests a second per
+/// connection, so the allowance of one in flight per connection (10 of 300) covers a busy
+/// moment of this shared machine.
 #[test]
 fn a_rate_reached_says_nothing() {
     let nginx = Nginx::start();
     let (run, doc) = run(
-        &["-t2", "-c10", "-d3s", "-R1000"],
+        &["-t1", "-c10", "-d3s", "-R100"],
         &nginx.http_url("/index.html"),
     );
     assert!(shortfall_lines(&run.stdout).is_empty(), "{}", run.stdout);

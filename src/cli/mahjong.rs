@@ -75,7 +75,8 @@ Options:
                              JOB_COMPLETION_INDEX (from 0) with --shards N or TSUMO_SHARDS.
       --shards <N>           The number of shards, for JOB_COMPLETION_INDEX
       --start-at <TIME>      Check the server first, then start at TIME: RFC 3339
-                             (2026-11-30T18:00:00Z) or +30s from now
+                             (2026-11-30T18:00:00Z), or +30s from now for one process
+                             (shards need one RFC 3339 instant)
       --run-id <ID>          The run's id in --json, checked by tsumo merge
       --bind <ADDRS>         Source addresses, one after another by player (its login,
                              socket and logout): 127.0.0.2,127.0.0.3 or a CIDR such as

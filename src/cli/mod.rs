@@ -118,7 +118,8 @@ Options:
                          Each address has its own local port range (about 28,000 ports)
                          per destination, so N addresses carry N times the connections.
       --start-at <TIME>  Resolve, check and connect first, then start at TIME: RFC 3339
-                         (2026-11-30T18:00:00Z) or +30s from now. The report says how late.
+                         (2026-11-30T18:00:00Z), or +30s from now for one process (shards
+                         need one RFC 3339 instant). The report says how late.
       --run-id <ID>      The run's id in --json, checked by tsumo merge [default: the start
                          time and a hash of the command line without --shard, --json, --label]
   -h, --help             Print this help

@@ -58,6 +58,20 @@ pub(super) fn part(
 ) -> Result<Part, String> {
     let shard = shard(matches, env)?;
     let start_at = start_at(matches, now_ns)?;
+    if let (Some(StartAt::FromNow(at)), true) = (start_at, shard.count > 1) {
+        // Each process would count from its own launch, and derive its run id from that.
+        let text = matches
+            .get_one::<String>("start_at")
+            .map_or("", |t| t.trim());
+        let example = format_rfc3339(at.div_ceil(1_000_000_000) * 1_000_000_000);
+        return Err(format!(
+            "--start-at {text} counts from each process's own start, so shards launched apart \
+             would start apart and derive different run ids: give every shard one instant, \
+             worked out once by whatever launches them, e.g. --start-at {example} (in a shell: \
+             date -u -d '+30 seconds' +%Y-%m-%dT%H:%M:%SZ)"
+        ));
+    }
+    let start_at = start_at.map(StartAt::unix_ns);
     if start_at.is_some() && matches.get_one::<String>("vs").is_some() {
         // Every round after the first would start on an instant already past.
         return Err(
@@ -172,9 +186,26 @@ fn count(text: &str) -> Option<usize> {
     text.trim().parse::<usize>().ok().filter(|&n| n >= 1)
 }
 
+/// `--start-at` resolved: an instant given as such, or one counted from this process's start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum StartAt {
+    /// `2026-11-30T18:00:00Z`: the same instant in every process given it.
+    Absolute(u64),
+    /// `+30s`: now plus the wait, so each process has its own.
+    FromNow(u64),
+}
+
+impl StartAt {
+    fn unix_ns(self) -> u64 {
+        match self {
+            StartAt::Absolute(ns) | StartAt::FromNow(ns) => ns,
+        }
+    }
+}
+
 /// `--start-at 2026-11-30T18:00:00Z` or `--start-at +30s`, as Unix ns; a time not in the
 /// future is refused.
-fn start_at(matches: &ArgMatches, now_ns: u64) -> Result<Option<u64>, String> {
+fn start_at(matches: &ArgMatches, now_ns: u64) -> Result<Option<StartAt>, String> {
     let Some(text) = matches.get_one::<String>("start_at") else {
         return Ok(None);
     };
@@ -190,12 +221,15 @@ fn start_at(matches: &ArgMatches, now_ns: u64) -> Result<Option<u64>, String> {
             if wait.is_zero() {
                 return Err(invalid("the wait must be longer than zero".to_string()));
             }
-            now_ns.saturating_add(wait.as_nanos().min(u128::from(u64::MAX)) as u64)
+            StartAt::FromNow(
+                now_ns.saturating_add(wait.as_nanos().min(u128::from(u64::MAX)) as u64),
+            )
         }
-        None => parse_rfc3339(text.trim()).map_err(invalid)?,
+        None => StartAt::Absolute(parse_rfc3339(text.trim()).map_err(invalid)?),
     };
-    if at <= now_ns {
-        let ago = Duration::from_nanos(now_ns - at);
+    let at_ns = at.unix_ns();
+    if at_ns <= now_ns {
+        let ago = Duration::from_nanos(now_ns - at_ns);
         return Err(format!(
             "--start-at {text} is {:.3}s in the past (now {}); give a later time, or +30s from now",
             ago.as_secs_f64(),

@@ -51,7 +51,8 @@ them from stdin, as `kubectl logs` prints the pods of an Indexed Job run with --
 (lines between the documents that are not JSON are skipped). Shards of different run ids are
 refused, and so is a shard given twice; a missing shard is named and refused (--force merges
 the others). Prints the merged run and one line per shard: rate, errors, send lateness and
-start skew (on stderr when -o is '-').
+its start after --start-at and after the earliest shard's; the merge's start skew is the latest
+start after the earliest (on stderr when -o is '-').
 
 Example:
   kubectl logs -l job-name=tsumo --tail=-1 | tsumo merge - -o merged.json

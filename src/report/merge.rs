@@ -446,8 +446,14 @@ pub fn summary(runs: &[LoadedRun], merged: &Merged) -> Vec<String> {
         Some(id) => format!("{} parts of run {id}", runs.len()),
         None => format!("{} runs", runs.len()),
     };
-    let skew = shards::start_skew_ns(runs)
-        .map(|ns| format!(", start skew {:.3} ms", ns as f64 / 1e6))
+    let skew = shards::start_skew_us(runs)
+        .map(|us| {
+            format!(
+                ", start skew {}.{:03} ms (the latest shard's start after the earliest's)",
+                us / 1000,
+                us % 1000
+            )
+        })
         .unwrap_or_default();
     let what = match &merged.run.data {
         RunData::Http(s) => format!(

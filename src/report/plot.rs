@@ -111,14 +111,21 @@ fn curve(h: &Histogram<u64>) -> Vec<(f64, f64)> {
 }
 
 /// The latency axis: linear from 0, or logarithmic when the curves span more than a decade
-/// (a linear axis would flatten every p50 to the floor and hide the difference there).
+/// (a linear axis would flatten every p50 to the floor and hide the difference there). A log
+/// axis runs from the 1-2-5 step at or below the lowest value to the one at or above the
+/// highest, not to whole decades: no band of the chart is left without data.
 struct YAxis {
     log: bool,
-    /// Linear: 0..top in steps of `step`. Log: 10^low..10^high.
+    /// Linear: 0..top in steps of `step`. Log: bottom..top.
     top: f64,
     step: f64,
-    low: i32,
-    high: i32,
+    bottom: f64,
+}
+
+/// 1, 2 and 5 × 10^k: the log axis's ticks.
+fn one_two_five(decade: i32) -> [f64; 3] {
+    let base = 10f64.powi(decade);
+    [base, 2.0 * base, 5.0 * base]
 }
 
 impl YAxis {
@@ -126,14 +133,24 @@ impl YAxis {
         let max = values.clone().fold(0.0, f64::max);
         let min_positive = values.filter(|v| *v > 0.0).fold(f64::INFINITY, f64::min);
         if max > 0.0 && min_positive.is_finite() && max / min_positive > 10.0 {
+            // A relative slack so that a value of exactly 2 × 10^k is its own tick.
+            let slack = 1e-9;
             let low = min_positive.log10().floor() as i32;
-            let high = (max.log10().ceil() as i32).max(low + 1);
+            let bottom = one_two_five(low)
+                .into_iter()
+                .filter(|t| *t <= min_positive * (1.0 + slack))
+                .fold(10f64.powi(low), f64::max);
+            let high = max.log10().floor() as i32;
+            let top = one_two_five(high)
+                .into_iter()
+                .chain([10f64.powi(high + 1)])
+                .find(|t| *t >= max * (1.0 - slack))
+                .unwrap_or(10f64.powi(high + 1));
             return YAxis {
                 log: true,
-                top: 10f64.powi(high),
+                top,
                 step: 0.0,
-                low,
-                high,
+                bottom,
             };
         }
         let step = nice_step(if max > 0.0 { max } else { 1.0 }, 6.0);
@@ -141,16 +158,15 @@ impl YAxis {
             log: false,
             top: (max / step).ceil().max(1.0) * step,
             step,
-            low: 0,
-            high: 0,
+            bottom: 0.0,
         }
     }
 
     /// Where `y` sits, from 0 (bottom) to 1 (top).
     fn fraction(&self, y: f64) -> f64 {
         if self.log {
-            let low = f64::from(self.low);
-            (y.max(10f64.powi(self.low)).log10() - low) / (f64::from(self.high) - low)
+            let bottom = self.bottom.log10();
+            (y.max(self.bottom).log10() - bottom) / (self.top.log10() - bottom)
         } else {
             y / self.top
         }
@@ -159,9 +175,15 @@ impl YAxis {
     /// The gridlines: values and their labels.
     fn ticks(&self) -> Vec<(f64, String)> {
         if self.log {
-            return (self.low..=self.high)
-                .map(|d| {
-                    let value = 10f64.powi(d);
+            let slack = 1e-9;
+            let low = self.bottom.log10().floor() as i32;
+            let high = self.top.log10().ceil() as i32;
+            return (low..=high)
+                .flat_map(|d| one_two_five(d).map(|value| (d, value)))
+                .filter(|(_, v)| {
+                    *v >= self.bottom * (1.0 - slack) && *v <= self.top * (1.0 + slack)
+                })
+                .map(|(d, value)| {
                     let places = (-d).max(0) as usize;
                     (value, format!("{value:.places$}"))
                 })
@@ -178,34 +200,107 @@ impl YAxis {
     }
 }
 
-/// What was run, under the title: each run's load and target, once per label.
+/// The x axis: `1/(1−p)` from 1 (0%) to the largest of the curves (their 100% points, at n),
+/// so the chart ends where the data does. Gridlines at the whole decades (90%, 99% …) below
+/// that; the right edge is marked `max` unless it is a decade.
+struct XAxis {
+    end: f64,
+}
+
+impl XAxis {
+    fn fit(x_max: f64) -> XAxis {
+        let x_max = x_max.max(2.0);
+        let decades = x_max.log10();
+        // A 100% point just past a decade (1001 samples) is drawn at that decade's edge.
+        let end = if decades >= 1.0 && decades - decades.floor() < 0.05 {
+            10f64.powf(decades.floor())
+        } else {
+            x_max
+        };
+        XAxis { end }
+    }
+
+    /// Where `x` sits, from 0 (left) to 1 (right).
+    fn fraction(&self, x: f64) -> f64 {
+        x.clamp(1.0, self.end).log10() / self.end.log10()
+    }
+
+    /// The gridlines: x and its label; the edge's own label when it is not a decade.
+    fn ticks(&self) -> Vec<(f64, String)> {
+        let whole = (self.end.log10() + 1e-9).floor() as i32;
+        let mut ticks: Vec<(f64, String)> = (0..=whole)
+            .map(|d| (10f64.powi(d), percentile_label(d)))
+            .collect();
+        if (10f64.powi(whole) - self.end).abs() > 1e-6 * self.end {
+            // Too close to the last decade to label both: the edge's label wins.
+            if self.end.log10() - f64::from(whole) < 0.12 {
+                ticks.pop();
+            }
+            ticks.push((self.end, "max".to_string()));
+        }
+        ticks
+    }
+}
+
+/// What was run, under the title: the load (rate, connections, duration or players), once
+/// when every run had the same, else per label. The targets are left to the legend: a URL on
+/// 127.0.0.1 is mostly a port number.
 fn subtitle(runs: &[LoadedRun]) -> String {
-    let mut seen: Vec<&str> = Vec::new();
-    let mut parts = Vec::new();
+    let mut loads: Vec<(&str, String)> = Vec::new();
     for run in runs {
-        if seen.contains(&run.label.as_str()) {
+        if loads.iter().any(|(label, _)| *label == run.label) {
             continue;
         }
-        seen.push(&run.label);
         let load = match &run.data {
             RunData::Http(saved) => {
                 let rate = saved
                     .plan
                     .rate
                     .map_or("closed loop".to_string(), |r| format!("-R{r}"));
-                match saved.plan.http2 {
-                    Some(h2) => format!(
-                        "{rate} -c{} HTTP/2 -m{}",
-                        saved.plan.connections, h2.streams
-                    ),
-                    None => format!("{rate} -c{}", saved.plan.connections),
-                }
+                let streams = saved
+                    .plan
+                    .http2
+                    .map_or(String::new(), |h2| format!(" HTTP/2 -m{}", h2.streams));
+                format!(
+                    "{rate} -c{}{streams} {}",
+                    saved.plan.connections,
+                    duration_flag(saved.plan.duration_s)
+                )
             }
-            RunData::Mahjong(session) => format!("{} players", session.plan.players),
+            RunData::Mahjong(session) => format!(
+                "{} players {}",
+                session.plan.players,
+                duration_flag(session.plan.duration_s)
+            ),
         };
-        parts.push(format!("{}: {load} {}", run.label, run.url()));
+        loads.push((&run.label, load));
     }
-    parts.join("; ")
+    let first = loads
+        .first()
+        .map(|(_, load)| load.clone())
+        .unwrap_or_default();
+    if loads.iter().all(|(_, load)| *load == first) {
+        if loads.len() > 1 {
+            format!("{first}, every run")
+        } else {
+            first
+        }
+    } else {
+        loads
+            .iter()
+            .map(|(label, load)| format!("{label}: {load}"))
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+}
+
+/// `-d10s`, or `-d1500ms` for a duration that is not whole seconds.
+fn duration_flag(seconds: f64) -> String {
+    if seconds.fract() == 0.0 {
+        format!("-d{}s", seconds as u64)
+    } else {
+        format!("-d{}ms", (seconds * 1000.0).round() as u64)
+    }
 }
 
 /// A round step for about `target` intervals over `0..max`: 1, 2, 2.5 or 5 × 10^k.
@@ -257,14 +352,11 @@ pub fn render_svg(runs: &[LoadedRun], metric: Option<&str>) -> Result<String, Er
         title = t;
         curves.push(if h.is_empty() { Vec::new() } else { curve(&h) });
     }
-    let x_max = curves.iter().flatten().map(|p| p.0).fold(1.0, f64::max);
-    // A 100% point just past a decade (1001 samples) is drawn at that decade's edge.
-    let decades = ((x_max.log10() - 0.05).ceil() as i32).clamp(2, 9);
-    let x_end = 10f64.powi(decades);
+    let x_axis = XAxis::fit(curves.iter().flatten().map(|p| p.0).fold(1.0, f64::max));
     let y_axis = YAxis::fit(curves.iter().flatten().map(|p| p.1));
     let plot_w = WIDTH - LEFT - RIGHT;
     let plot_h = HEIGHT - TOP - BOTTOM;
-    let px = |x: f64| LEFT + x.clamp(1.0, x_end).log10() / f64::from(decades) * plot_w;
+    let px = |x: f64| LEFT + x_axis.fraction(x) * plot_w;
     let py = |y: f64| TOP + plot_h - y_axis.fraction(y) * plot_h;
 
     let mut svg = String::new();
@@ -290,8 +382,9 @@ pub fn render_svg(runs: &[LoadedRun], metric: Option<&str>) -> Result<String, Er
     );
     // Grid and ticks.
     let _ = writeln!(svg, r##"<g stroke="#e0e0e0" stroke-width="1">"##);
-    for d in 0..=decades {
-        let x = px(10f64.powi(d));
+    let x_ticks = x_axis.ticks();
+    for (value, _) in &x_ticks {
+        let x = px(*value);
         let _ = writeln!(
             svg,
             r#"<line x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{:.1}"/>"#,
@@ -309,13 +402,12 @@ pub fn render_svg(runs: &[LoadedRun], metric: Option<&str>) -> Result<String, Er
     }
     let _ = writeln!(svg, "</g>");
     let _ = writeln!(svg, r#"<g fill="black">"#);
-    for d in 0..=decades {
+    for (value, label) in &x_ticks {
         let _ = writeln!(
             svg,
-            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
-            px(10f64.powi(d)),
-            TOP + plot_h + 18.0,
-            percentile_label(d)
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{label}</text>"#,
+            px(*value),
+            TOP + plot_h + 18.0
         );
     }
     for (value, label) in &y_ticks {
@@ -334,7 +426,7 @@ pub fn render_svg(runs: &[LoadedRun], metric: Option<&str>) -> Result<String, Er
     );
     let _ = writeln!(
         svg,
-        r#"<text x="18" y="{:.1}" text-anchor="middle" font-size="13" transform="rotate(-90 18 {:.1})">Latency (ms{})</text>"#,
+        r#"<text x="18" y="{:.1}" text-anchor="middle" font-size="13" transform="rotate(-90 18 {:.1})">Latency (ms{}) — lower is better</text>"#,
         TOP + plot_h / 2.0,
         TOP + plot_h / 2.0,
         if y_axis.log { ", log scale" } else { "" }
@@ -485,13 +577,120 @@ mod tests {
         let linear = YAxis::fit([0.0, 1.2, 5.0].into_iter());
         assert!(!linear.log);
         assert_eq!(linear.ticks().first().map(|t| t.1.as_str()), Some("0"));
+        // From the 1-2-5 step at or below the lowest value to the one at or above the highest.
         let log = YAxis::fit([0.0, 0.05, 0.4, 35.0].into_iter());
         assert!(log.log);
         let labels: Vec<String> = log.ticks().into_iter().map(|t| t.1).collect();
-        assert_eq!(labels, ["0.01", "0.1", "1", "10", "100"]);
-        assert_eq!(log.fraction(0.01), 0.0);
-        assert_eq!(log.fraction(100.0), 1.0);
-        assert!((log.fraction(1.0) - 0.5).abs() < 1e-9);
+        assert_eq!(
+            labels,
+            ["0.05", "0.1", "0.2", "0.5", "1", "2", "5", "10", "20", "50"]
+        );
+        assert_eq!(log.fraction(0.05), 0.0);
+        assert!((log.fraction(50.0) - 1.0).abs() < 1e-9);
+        assert!((log.fraction(5.0) - 2.0 / 3.0).abs() < 1e-9);
+        let exact = YAxis::fit([2.0, 100.0].into_iter());
+        assert_eq!((exact.bottom, exact.top), (2.0, 100.0));
+    }
+
+    /// An HTTP run's document with `values` (µs) as its latency histogram.
+    fn http_run(label: &str, values: &[u64]) -> LoadedRun {
+        use serde_json::json;
+        let mut h = new_histogram();
+        for &v in values {
+            h.record(v).unwrap();
+        }
+        let encoded = crate::report::json::encode_histogram(&h);
+        let p = json!({"count": 0, "p50": 0, "p75": 0, "p90": 0, "p99": 0, "p99.9": 0,
+                       "p99.99": 0, "max": 0, "min": 0, "mean": 0.0, "stdev": 0.0});
+        let counters = serde_json::to_value(crate::stats::Counters::default()).unwrap();
+        let doc = json!({
+            "tool": "tsumo", "version": "0", "schema": 1, "mode": "http", "label": label,
+            "plan": {"url": "http://127.0.0.1:18931/index.html", "threads": 2,
+                     "connections": 10, "duration_s": 10.0, "rate": 2000, "timeout_s": 2.0,
+                     "script": null, "script_args": [], "headers": [], "latency": false,
+                     "u_latency": false, "batch_latency": false, "insecure": false,
+                     "cacert": null},
+            "elapsed_s": 10.0, "interrupted": false, "counters": counters,
+            "requests_per_sec": 2000.0, "bytes_per_sec": 0.0,
+            "latency": p, "uncorrected": p, "send_lateness": p,
+            "histograms": {"latency": encoded, "uncorrected": encoded,
+                           "send_lateness": encoded, "req_per_sec": encoded},
+            "notes": []
+        });
+        compare::from_value(doc, &format!("{label}.json")).unwrap()
+    }
+
+    /// The numbers of every `attribute="…"` of the SVG's `<polyline points>`: x and y pixels.
+    fn points(svg: &str) -> Vec<(f64, f64)> {
+        svg.lines()
+            .filter_map(|l| l.split(r#"points=""#).nth(1))
+            .flat_map(|rest| rest.split('"').next().unwrap_or("").split(' '))
+            .filter_map(|pair| {
+                let (x, y) = pair.split_once(',')?;
+                Some((x.parse().ok()?, y.parse().ok()?))
+            })
+            .collect()
+    }
+
+    /// The latency axis's labels (right-aligned left of the frame), bottom to top.
+    fn y_labels(svg: &str) -> Vec<f64> {
+        svg.lines()
+            .filter(|l| l.contains(r#"text-anchor="end">"#))
+            .filter_map(|l| l.split('>').nth(1)?.split('<').next()?.parse().ok())
+            .collect()
+    }
+
+    /// What a reader of the chart needs: which way is better, no band of the axes without data
+    /// (before: a run of 5 samples drew the 90%–99% decade empty, the curve ending at 40% of
+    /// the width), and a subtitle that says the load once instead of the URLs' port numbers.
+    #[test]
+    fn the_chart_says_lower_is_better_fills_its_axes_and_names_the_load() {
+        let few = [560, 900, 2_400, 7_000, 12_000];
+        let runs = [http_run("direct", &few), http_run("nginx", &few[1..])];
+        let svg = render_svg(&runs, None).unwrap();
+        assert!(
+            svg.contains(">Latency (ms, log scale) — lower is better</text>"),
+            "{svg}"
+        );
+        let subtitle = svg.lines().nth(3).unwrap_or("");
+        assert!(
+            subtitle.ends_with(r##"fill="#444">-R2000 -c10 -d10s, every run</text>"##),
+            "{subtitle}"
+        );
+        assert!(
+            !svg.contains("127.0.0.1") && !svg.contains("18931"),
+            "{svg}"
+        );
+        // x: the curves reach the right edge of the frame (their 100% points, at n).
+        let points = points(&svg);
+        let right = points.iter().map(|p| p.0).fold(0.0, f64::max);
+        assert_eq!(right, WIDTH - RIGHT, "{svg}");
+        // y: the highest and lowest points are within one decade of the frame's top and bottom.
+        let labels = y_labels(&svg);
+        let (bottom, top) = (labels[0], labels[labels.len() - 1]);
+        assert_eq!((bottom, top), (0.5, 20.0), "{labels:?}");
+        let decade_px = (HEIGHT - TOP - BOTTOM) / (top / bottom).log10();
+        let highest = points.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
+        let lowest = points.iter().map(|p| p.1).fold(0.0, f64::max);
+        assert!(highest < TOP + decade_px, "{highest} {decade_px}");
+        assert!(lowest > HEIGHT - BOTTOM - decade_px, "{lowest} {decade_px}");
+        // The x axis: 0% at the left, the edge (short of 90%) marked as the max.
+        for label in [">0%</text>", ">max</text>"] {
+            assert!(svg.contains(label), "{label}: {svg}");
+        }
+        // Loads that differ are named per label.
+        let other = [http_run("direct", &few), {
+            let mut run = http_run("nginx", &few);
+            if let RunData::Http(saved) = &mut run.data {
+                saved.plan.rate = Some(1000);
+            }
+            run
+        }];
+        let svg = render_svg(&other, None).unwrap();
+        assert!(
+            svg.contains(">direct: -R2000 -c10 -d10s; nginx: -R1000 -c10 -d10s</text>"),
+            "{svg}"
+        );
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! The shards of one run in `tsumo merge`: reading them (files, or one stream of concatenated
 //! JSON documents as `kubectl logs` prints the pods of an Indexed Job run with `--json - --quiet`),
 //! checking that they are exactly the parts of one run (one run id, one shard count, each shard
-//! once), and one line per shard: rate, errors, send lateness, start skew.
+//! once), and one line per shard: rate, errors, send lateness, and its start against
+//! `--start-at` and against the earliest shard's.
 //!
 //! Files that are not shards (`1/1`, or from a tsumo without shards) merge as before: runs made
 //! side by side by hand.
@@ -193,11 +194,13 @@ pub fn common_run_id(runs: &[LoadedRun]) -> Option<String> {
 }
 
 /// One line per shard (or run) in shard order: rate, errors, send lateness (HTTP) or reply
-/// lateness (mahjong), and its start against the earliest one (start skew) and the plan.
+/// lateness (mahjong), and its start against `--start-at` and against the earliest start. Both
+/// come from the same whole microseconds, so with one `--start-at` they differ by exactly the
+/// earliest shard's lateness, and the largest "after the earliest" is the merge's start skew.
 pub fn lines(runs: &[LoadedRun]) -> Vec<String> {
     let mut order: Vec<&LoadedRun> = runs.iter().collect();
     order.sort_by_key(|r| part(r).shard.map_or(0, |s| s.index));
-    let earliest = actual_starts(runs).into_iter().min();
+    let earliest = actual_starts_us(runs).into_iter().min();
     let mut lines = Vec::new();
     for run in order {
         let SavedPart { shard, start, .. } = part(run);
@@ -211,12 +214,16 @@ pub fn lines(runs: &[LoadedRun]) -> Vec<String> {
         };
         let when = match (start.as_ref(), earliest) {
             (Some(start), Some(earliest)) => {
-                let skew = (start.actual_unix_ns - earliest) as f64 / 1e6;
-                let late = match start.intended {
-                    Some(_) => format!(", {:+.3} ms from --start-at", start.late_ns as f64 / 1e6),
-                    None => String::new(),
-                };
-                format!(", start skew {skew:.3} ms{late}")
+                let actual_us = start.actual_unix_ns / 1000;
+                let after_earliest = ms(actual_us as i64 - earliest as i64);
+                match start.late_us() {
+                    Some(late_us) => format!(
+                        ", start {} after --start-at ({after_earliest} after the earliest \
+                         shard's)",
+                        ms(late_us)
+                    ),
+                    None => format!(", start {after_earliest} after the earliest shard's"),
+                }
             }
             _ => String::new(),
         };
@@ -227,6 +234,13 @@ pub fn lines(runs: &[LoadedRun]) -> Vec<String> {
         ));
     }
     lines
+}
+
+/// Whole microseconds as signed milliseconds: `+0.083 ms`.
+fn ms(us: i64) -> String {
+    let sign = if us < 0 { '-' } else { '+' };
+    let us = us.unsigned_abs();
+    format!("{sign}{}.{:03} ms", us / 1000, us % 1000)
 }
 
 /// How an HTTP run's line begins, a shard's and the merge's alike: rate, requests and socket
@@ -253,16 +267,17 @@ pub fn mahjong_totals(s: &SavedSession, games: &str) -> String {
     )
 }
 
-/// The largest difference between the runs' actual starts, ns (`None` without start records).
-pub fn start_skew_ns(runs: &[LoadedRun]) -> Option<u64> {
-    let starts = actual_starts(runs);
+/// The largest difference between the runs' actual starts, µs (`None` without start records):
+/// the latest shard's start after the earliest's, as [`lines`] counts it.
+pub fn start_skew_us(runs: &[LoadedRun]) -> Option<u64> {
+    let starts = actual_starts_us(runs);
     Some(starts.iter().max()? - starts.iter().min()?)
 }
 
-/// The actual starts (ns since the Unix epoch) of the runs that recorded one.
-fn actual_starts(runs: &[LoadedRun]) -> Vec<u64> {
+/// The actual starts (whole µs since the Unix epoch) of the runs that recorded one.
+fn actual_starts_us(runs: &[LoadedRun]) -> Vec<u64> {
     runs.iter()
-        .filter_map(|r| part(r).start.as_ref().map(|s| s.actual_unix_ns))
+        .filter_map(|r| part(r).start.as_ref().map(|s| s.actual_unix_ns / 1000))
         .collect()
 }
 

@@ -157,9 +157,10 @@ mod tests {
             let start = clock::now();
             let stuck = slot.guard(start, std::future::pending::<()>()).await;
             assert_eq!(stuck, Err(Elapsed));
+            // Not before its 100 ms (how much after is the machine's; 10 s is a hung test).
             let waited = clock::now() - start;
             assert!(
-                (100_000_000..1_000_000_000).contains(&waited),
+                (100_000_000..10_000_000_000).contains(&waited),
                 "{waited} ns"
             );
             // The slot is reusable after expiring.

@@ -187,3 +187,33 @@ fn shards_of_both_command_lines() {
     tables.sort_unstable();
     assert_eq!(tables, (0..8).collect::<Vec<_>>());
 }
+
+/// `+30s` counts from each process's own launch: shards launched 1.1 s apart would start 1.1 s
+/// apart under two run ids (the id holds the start's second), and merge would refuse them. A
+/// shard refuses it at once and says what agrees: one instant for all.
+#[test]
+fn shards_refuse_a_start_counted_from_their_own_launch() {
+    let job = [("JOB_COMPLETION_INDEX", "0"), ("TSUMO_SHARDS", "4")];
+    for (args, env) in [
+        (&["--shard", "1/4", "--start-at", "+30s"][..], &[][..]),
+        (&["--start-at", "+30s"][..], &job[..]),
+    ] {
+        let e = part_of(args, env).unwrap_err();
+        assert!(
+            e.starts_with("--start-at +30s counts from each process's own start")
+                && e.contains("give every shard one instant")
+                && e.contains("e.g. --start-at 2026-11-30T18:00:30Z"),
+            "{e}"
+        );
+        assert!(!e.contains('\n'), "{e}");
+    }
+    // One process may count from its own start; shards may share an instant.
+    let one = part_of(&["--shard", "1/1", "--start-at", "+30s"], &[]).unwrap();
+    assert_eq!(one.start_at, Some(NOW + 30_000_000_000));
+    let shard = part_of(
+        &["--shard", "2/4", "--start-at", "2026-11-30T18:00:30Z"],
+        &[],
+    )
+    .unwrap();
+    assert_eq!(shard.start_at, Some(NOW + 30_000_000_000));
+}

@@ -3,7 +3,11 @@ use serde_json::json;
 use super::*;
 use crate::report::merge::merge;
 
-/// A shard's document: `index` 1-based, with a run id and a start.
+/// Every test shard's `--start-at`: 2026-11-30T18:00:00Z.
+const INTENDED: u64 = 1_796_061_600_000_000_000;
+
+/// A shard's document: `index` 1-based, with a run id and a start (`start_ns`, not before
+/// [`INTENDED`]).
 fn shard_doc(run_id: &str, index: usize, count: usize, start_ns: u64) -> Value {
     let h = crate::report::json::encode_histogram(&crate::stats::new_histogram());
     let p = json!({"count": 0, "p50": 0, "p75": 0, "p90": 0, "p99": 0, "p99.9": 0,
@@ -22,8 +26,9 @@ fn shard_doc(run_id: &str, index: usize, count: usize, start_ns: u64) -> Value {
         "latency": p, "uncorrected": p, "send_lateness": p,
         "histograms": {"latency": h, "uncorrected": h, "send_lateness": h, "req_per_sec": h},
         "notes": [], "run_id": run_id, "shard": {"index": index, "count": count},
-        "start": {"intended": "2026-11-30T18:00:00Z", "intended_unix_ns": 1u64,
-                  "actual": "2026-11-30T18:00:00Z", "actual_unix_ns": start_ns, "late_ns": 0}
+        "start": {"intended": "2026-11-30T18:00:00Z", "intended_unix_ns": INTENDED,
+                  "actual": "2026-11-30T18:00:00Z", "actual_unix_ns": start_ns,
+                  "late_ns": start_ns - INTENDED}
     })
 }
 
@@ -69,10 +74,17 @@ fn a_stream_of_shards_merges_with_a_line_per_shard() {
         "{}",
         lines[0]
     );
-    assert!(lines[0].ends_with("start skew 3.000 ms"), "{}", lines[0]);
+    assert!(
+        lines[0].ends_with("start skew 3.000 ms (the latest shard's start after the earliest's)"),
+        "{}",
+        lines[0]
+    );
     assert_eq!(lines.len(), 5);
     assert!(
-        lines[4].contains("shard 4/4") && lines[4].contains("start skew 3.000 ms"),
+        lines[4].contains("shard 4/4")
+            && lines[4].contains(
+                "start +4.000 ms after --start-at (+3.000 ms after the earliest shard's)"
+            ),
         "{}",
         lines[4]
     );
@@ -140,11 +152,55 @@ fn http_lines_are_pinned() {
     assert_eq!(
         lines[0],
         "Merged 4 parts of run r1: 2049.4 req/s, 10010 requests, 10 errors, latency p50 0.00us \
-         p99 0.00us, send lateness p99 0.00us, start skew 3.000 ms"
+         p99 0.00us, send lateness p99 0.00us, start skew 3.000 ms (the latest shard's start \
+         after the earliest's)"
     );
     assert_eq!(
         lines[2],
         "  shard 2/4    512.3 req/s, 2502 requests, 2 errors, send lateness p99 1.25ms, start \
-         skew 1.000 ms, +0.000 ms from --start-at  (logs #2)"
+         +2.000 ms after --start-at (+1.000 ms after the earliest shard's)  (logs #2)"
+    );
+}
+
+/// A shard's start after `--start-at` and after the earliest shard's start are two views of one
+/// instant: with one `--start-at` they differ by the earliest shard's lateness, to the digit,
+/// and the merge's start skew is the largest "after the earliest". Before, each was rounded on
+/// its own from nanoseconds: `start skew 0.003 ms, +0.083 ms` beside the earliest shard's
+/// `+0.081 ms`.
+#[test]
+fn start_figures_reconcile_to_the_digit() {
+    let late_ns = [83_400, 80_600, 399_700, 397_100];
+    let docs: Vec<Value> = (1..=4)
+        .map(|i| shard_doc("r1", i, 4, INTENDED + late_ns[i - 1]))
+        .collect();
+    let loaded = runs(&docs);
+    let merged = merge(&loaded, None, false).unwrap();
+    let lines = crate::report::merge::summary(&loaded, &merged);
+    // `… start +A ms after --start-at (+B ms after the earliest shard's)  (logs #k)`.
+    let figure = |line: &str, after: &str| -> i64 {
+        let before = line.split(after).next().unwrap_or_else(|| panic!("{line}"));
+        let number = before.rsplit(['(', ' ']).next().unwrap_or_default();
+        (number
+            .parse::<f64>()
+            .unwrap_or_else(|_| panic!("{number:?} in {line}"))
+            * 1000.0)
+            .round() as i64
+    };
+    let late: Vec<i64> = lines[1..]
+        .iter()
+        .map(|l| figure(l, " ms after --start-at"))
+        .collect();
+    let after: Vec<i64> = lines[1..]
+        .iter()
+        .map(|l| figure(l, " ms after the earliest shard's"))
+        .collect();
+    assert_eq!(late, [83, 80, 399, 397], "{lines:#?}");
+    let earliest = *late.iter().min().unwrap();
+    let expected: Vec<i64> = late.iter().map(|l| l - earliest).collect();
+    assert_eq!(after, expected, "{lines:#?}");
+    assert!(
+        lines[0].ends_with(", start skew 0.319 ms (the latest shard's start after the earliest's)"),
+        "{}",
+        lines[0]
     );
 }
