@@ -12,13 +12,32 @@ pub struct OwnUsage {
 }
 
 impl OwnUsage {
+    /// Marks the start of a run, so that [`OwnUsage::since`] counts that run alone (an A/B
+    /// comparison runs several in one process): the kernel's peak-RSS mark is reset to the
+    /// memory in use now (`/proc/self/clear_refs`, Linux 4.0+). Where that is refused, the peak
+    /// stays the process's so far.
+    pub fn start_of_run() -> OwnUsage {
+        // "5" resets the mm's high-water mark, VmHWM (proc(5)).
+        let _ = std::fs::write("/proc/self/clear_refs", "5");
+        OwnUsage::now()
+    }
+
+    /// What the run that [`OwnUsage::start_of_run`] marked used: CPU since then, and its peak.
+    pub fn since(self, start: OwnUsage) -> OwnUsage {
+        OwnUsage {
+            cpu_seconds: (self.cpu_seconds - start.cpu_seconds).max(0.0),
+            peak_rss_bytes: self.peak_rss_bytes,
+        }
+    }
+
     /// So far, for the whole process.
     pub fn now() -> OwnUsage {
         match rusage(libc::RUSAGE_SELF) {
             Some(usage) => OwnUsage {
                 cpu_seconds: cpu_seconds(&usage),
-                // ru_maxrss is in KiB on Linux.
-                peak_rss_bytes: usage.ru_maxrss.max(0) as u64 * 1024,
+                // ru_maxrss (KiB on Linux) also keeps the peak of threads that have exited, which
+                // no reset clears; VmHWM is the one start_of_run resets.
+                peak_rss_bytes: peak_since_reset().unwrap_or(usage.ru_maxrss.max(0) as u64 * 1024),
             },
             None => OwnUsage::default(),
         }
@@ -62,6 +81,14 @@ impl ThreadUsage {
             runnable_seconds: (self.runnable_seconds - earlier.runnable_seconds).max(0.0),
         }
     }
+}
+
+/// The process's peak resident memory since the last reset (`VmHWM` of `/proc/self/status`).
+fn peak_since_reset() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
 }
 
 fn rusage(who: libc::c_int) -> Option<libc::rusage> {
