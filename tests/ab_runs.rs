@@ -383,6 +383,10 @@ fn each_run_counts_its_own_cpu() {
     let through = format!("http://127.0.0.1:{}/index.html", proxy.port("proxy"));
     let dir = TempDir::new("ab-cpu");
     let json = dir.path().join("ab.json");
+    #[expect(
+        clippy::zombie_processes,
+        reason = "reaped by wait4 below, which gives its CPU time too"
+    )]
     let child = common::tsumo()
         .args([
             "-t1",
@@ -424,4 +428,71 @@ fn each_run_counts_its_own_cpu() {
         sum <= process_cpu + 0.001,
         "the runs' CPU {per_run:?} adds up to {sum:.3}s, more than the process used ({process_cpu:.3}s)"
     );
+}
+
+/// The same in `tsumo mahjong --vs`: SIGINT mid-game in the first round ends the comparison
+/// once its players have logged out; the second target's round never starts.
+#[test]
+fn a_signal_ends_a_mahjong_comparison() {
+    let server = common::majiang::Majiang::start();
+    let url = server.url();
+    let dir = TempDir::new("ab-mahjong-signal");
+    let json = dir.path().join("ab.json");
+    let child = spawn_tsumo(&[
+        "mahjong",
+        "-c4",
+        "-t1",
+        "--think",
+        "0",
+        "--ramp",
+        "0",
+        "-d",
+        "5m",
+        "--label",
+        "a",
+        "--vs",
+        &url,
+        "--vs-label",
+        "b",
+        "--rounds",
+        "2",
+        "--json",
+        json.to_str().unwrap(),
+        &url,
+    ]);
+    assert_eq!(
+        server.wait_session_files(4, Duration::from_secs(30)),
+        4,
+        "players did not log in"
+    );
+    std::thread::sleep(Duration::from_secs(1));
+    // SAFETY: kill(2) on our own child's pid.
+    assert_eq!(
+        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) },
+        0
+    );
+    // Round b would play its game to the end (minutes): ending well before is the point.
+    let (status, stdout, stderr) = finish(child, Duration::from_secs(40));
+    assert!(status.success(), "{status:?}\n{stdout}\n{stderr}");
+    let headers: Vec<&str> = stdout.lines().filter(|l| l.starts_with("== ")).collect();
+    assert_eq!(headers.len(), 1, "{stdout}");
+    assert!(
+        headers[0].starts_with("== a, round 1 of 2 (cut short by SIGINT after "),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("Stopped by SIGINT in a round 1 of 2: no later round was run."),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("Nothing to compare: every run was left out"),
+        "{stdout}"
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("JSON written")).unwrap();
+    assert_eq!(doc["mode"], "mahjong", "{doc:#}");
+    assert_eq!(doc["ended_by"], "SIGINT");
+    assert_eq!(doc["runs"].as_array().map(Vec::len), Some(1));
+    assert_eq!(doc["left_out"][0]["run"], 0);
+    assert_eq!(server.wait_session_files(0, Duration::from_secs(5)), 0);
 }
