@@ -220,7 +220,8 @@ fn run_mahjong_ab(plan: &MahjongPlan) -> ExitCode {
                 label: run.label.clone(),
                 text: report::mahjong::render(&result),
                 data: RunData::Mahjong(Box::new(saved)),
-                error: None,
+                // As a single session: sessions left on the server, most players failed.
+                error: report::mahjong::failure(&result).map(|f| format!("{}: {f}", run.label)),
             })
         },
     )
@@ -243,7 +244,8 @@ struct Round {
     /// Its text report.
     text: String,
     data: RunData,
-    /// The error that stopped it (a script error): the comparison ends after it, exit 1.
+    /// What made it fail (a script error; a session's failure): the comparison ends after it,
+    /// exit 1.
     error: Option<String>,
 }
 
@@ -291,7 +293,7 @@ fn compare_rounds<P>(
             // A run cut short, or stopped by its script, would skew its label's mean.
             let cut_by = signal_of(&loaded.data);
             if cut_by.is_some() || done.error.is_some() {
-                loaded.left_out = loaded.ended_early();
+                loaded.left_out = loaded.ended_early().or_else(|| done.error.clone());
             }
             if show {
                 let mut out = std::io::stdout().lock();
@@ -305,20 +307,19 @@ fn compare_rounds<P>(
                 let _ = out.flush();
             }
             runs.push(loaded);
-            if let Some(e) = done.error {
-                error = Some(e);
-                break 'rounds;
-            }
             // The round's own signal, or one that came as it ended.
             if let Some(signal) = cut_by.or_else(|| stop.seen().map(str::to_string)) {
                 stopped =
                     format!("Stopped by {signal} in {name} of {rounds}: no later round was run.");
                 ended_by = Some(signal);
+            }
+            error = done.error;
+            if ended_by.is_some() || error.is_some() {
                 break 'rounds;
             }
         }
     }
-    if error.is_some() {
+    if error.is_some() && ended_by.is_none() {
         ended_by = Some("error".to_string());
     }
     if show {
