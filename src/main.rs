@@ -169,6 +169,7 @@ fn run_ab(plan: &Plan) -> ExitCode {
         return failed;
     }
     compare_rounds(
+        "http",
         [&first, &second],
         plan.rounds,
         show,
@@ -209,6 +210,7 @@ fn run_mahjong_ab(plan: &MahjongPlan) -> ExitCode {
         return failed;
     }
     compare_rounds(
+        "mahjong",
         [&first, &second],
         plan.rounds,
         show,
@@ -254,6 +256,7 @@ struct Round {
 /// every run. A signal (or an error) ends the whole comparison, not only its round: the run it
 /// cut short is left out of the comparison, and the text and the JSON say so.
 fn compare_rounds<P>(
+    mode: &'static str,
     plans: [&P; 2],
     rounds: u32,
     show: bool,
@@ -334,7 +337,7 @@ fn compare_rounds<P>(
         }
     }
     if let Some(json) = json {
-        let document = saved_rounds(&runs, rounds, ended_by, error.clone());
+        let document = saved_rounds(mode, &runs, rounds, ended_by, error.clone());
         if let Err(e) = report::json::write_value(&document, json) {
             let failed = fail(&format_args!("--json {e}"));
             if error.is_none() {
@@ -358,16 +361,13 @@ fn signal_of(data: &RunData) -> Option<String> {
 }
 
 /// The `--json` document of an A/B comparison: every run, and those left out of it.
-fn saved_rounds(
-    runs: &[LoadedRun],
+fn saved_rounds<'a>(
+    mode: &'static str,
+    runs: &'a [LoadedRun],
     rounds: u32,
     ended_by: Option<String>,
     error: Option<String>,
-) -> SavedRounds<'_> {
-    let mode = match runs.first().map(|r| &r.data) {
-        Some(RunData::Mahjong(_)) => "mahjong",
-        _ => "http",
-    };
+) -> SavedRounds<'a> {
     let left_out = runs
         .iter()
         .enumerate()
