@@ -25,7 +25,8 @@ impl OwnUsage {
     /// What the run that [`OwnUsage::start_of_run`] marked used: CPU since then, and its peak.
     pub fn since(self, start: OwnUsage) -> OwnUsage {
         OwnUsage {
-            cpu_seconds: (self.cpu_seconds - start.cpu_seconds).max(0.0),
+            // Whole µs, as getrusage counts: no float noise such as 0.017438999999999996.
+            cpu_seconds: ((self.cpu_seconds - start.cpu_seconds).max(0.0) * 1e6).round() / 1e6,
             peak_rss_bytes: self.peak_rss_bytes,
         }
     }
@@ -100,4 +101,30 @@ fn rusage(who: libc::c_int) -> Option<libc::rusage> {
 fn cpu_seconds(usage: &libc::rusage) -> f64 {
     let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
     secs(usage.ru_utime) + secs(usage.ru_stime)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_runs_usage_is_its_cpu_since_the_start_and_its_peak() {
+        let start = OwnUsage {
+            cpu_seconds: 1.25,
+            peak_rss_bytes: 10 << 20,
+        };
+        let end = OwnUsage {
+            cpu_seconds: 1.267439,
+            peak_rss_bytes: 12 << 20,
+        };
+        assert_eq!(
+            end.since(start),
+            OwnUsage {
+                cpu_seconds: 0.017439,
+                peak_rss_bytes: 12 << 20,
+            }
+        );
+        // A mark taken after a reset reads the memory in use, never zero.
+        assert!(OwnUsage::start_of_run().peak_rss_bytes > 0);
+    }
 }
