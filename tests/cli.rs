@@ -188,8 +188,8 @@ fn connections_beyond_the_open_file_limit_are_refused_up_front() {
     assert!(stderr.contains("ulimit -n"), "{stderr}");
 }
 
-/// `--rounds` and `--vs-label` without `--vs` (in both modes): one line naming `--vs`, exit 1,
-/// not a run that silently ignores them.
+/// `--rounds` and `--vs-label` without `--vs` (in both modes), or `--hgrm` with it: one line,
+/// exit 1, not a run that silently ignores them.
 #[test]
 fn ab_options_without_vs_are_refused() {
     let cases: &[(&[&str], &str)] = &[
@@ -204,6 +204,16 @@ fn ab_options_without_vs_are_refused() {
         (
             &["mahjong", "--rounds", "2", "http://127.0.0.1:9/"],
             "tsumo: --rounds needs --vs URL",
+        ),
+        (
+            &[
+                "--vs",
+                "http://127.0.0.1:9/b",
+                "--hgrm",
+                "x.hgrm",
+                "http://127.0.0.1:9/",
+            ],
+            "tsumo: --hgrm goes with a single run, not --vs",
         ),
     ];
     for (args, want) in cases {

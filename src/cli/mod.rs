@@ -332,9 +332,17 @@ fn value(id: &'static str, short: Option<char>, long: &'static str) -> Arg {
 }
 
 /// `--rounds` and `--vs-label` shape an A/B comparison: without `--vs` they are a mistake, not
-/// something to ignore.
+/// something to ignore; and `--hgrm` has no place in one.
 fn only_with_vs(matches: &ArgMatches) -> Result<(), String> {
     if matches.contains_id("vs") {
+        // The A/B loop writes no .hgrm: one file would hold only one of its runs.
+        if matches.contains_id("hgrm") {
+            return Err(
+                "--hgrm goes with a single run, not --vs (tsumo plot draws every run \
+                        of the --vs --json file)"
+                    .to_string(),
+            );
+        }
         return Ok(());
     }
     for (id, flag, what) in [
