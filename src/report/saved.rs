@@ -297,3 +297,53 @@ pub fn check_same_mode(runs: &[LoadedRun], verb: &str) -> Result<(), Error> {
         None => Ok(()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An A/B comparison's file as `--vs --json` writes it: two rounds, the last run cut short.
+    fn rounds_document() -> Value {
+        let run: Value =
+            serde_json::from_str(include_str!("../../tests/fixtures/http-direct-v1.json")).unwrap();
+        let mut second = run.clone();
+        second["label"] = "b".into();
+        serde_json::json!({
+            "tool": "tsumo", "version": "0", "schema": 1, "mode": "http", "kind": ROUNDS_KIND,
+            "rounds": 2, "ended_by": "SIGTERM",
+            "left_out": [{"run": 3, "label": "b", "round": 2, "reason": "cut short by SIGTERM"}],
+            "runs": [run.clone(), second.clone(), run, second],
+        })
+    }
+
+    #[test]
+    fn an_ab_file_gives_its_runs_named_by_round_with_those_left_out_marked() {
+        let runs = runs_of_value(rounds_document(), "ab.json").unwrap();
+        let names: Vec<(&str, Option<&str>)> = runs
+            .iter()
+            .map(|r| (r.source.as_str(), r.left_out.as_deref()))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("ab.json: direct round 1", None),
+                ("ab.json: b round 1", None),
+                ("ab.json: direct round 2", None),
+                ("ab.json: b round 2", Some("cut short by SIGTERM")),
+            ]
+        );
+        // One run is asked for (merge): refused, saying what the file is.
+        let e = from_value(rounds_document(), "ab.json")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("ab.json: the 4 runs of an A/B comparison (--vs)"),
+            "{e}"
+        );
+        // A newer format is refused as for one run.
+        let mut newer = rounds_document();
+        newer["schema"] = 99.into();
+        let e = runs_of_value(newer, "ab.json").unwrap_err().to_string();
+        assert!(e.contains("format version 99"), "{e}");
+    }
+}
