@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use tsumo::cli::{self, Parsed};
 use tsumo::net::preflight::{self, Probe};
 use tsumo::plan::{JsonOut, MahjongPlan, Plan};
-use tsumo::report::saved::{LoadedRun, RunData};
+use tsumo::report::saved::{LeftOut, LoadedRun, RunData, SavedRounds, ROUNDS_KIND};
 use tsumo::{http, mahjong, report, sys};
 
 /// mimalloc: the many small, short-lived allocations of an HTTP/2 request (hyper's headers and
@@ -50,7 +50,9 @@ fn main() -> ExitCode {
         Ok(Parsed::Compare(options)) => return exit(report::compare::run(&options)),
         Ok(Parsed::Merge(options)) => {
             let checked = match &options.output {
-                JsonOut::File(path) => sys::output::check_writable("-o", path),
+                JsonOut::File(path) => {
+                    check_tool_output(path, &options.files, "the files to merge")
+                }
                 JsonOut::Stdout => Ok(()),
             };
             return exit(checked.and_then(|()| report::merge::run(&options)));
@@ -59,7 +61,9 @@ fn main() -> ExitCode {
             let output = (options.output.as_os_str() != "-").then_some(options.output.as_path());
             return exit(
                 output
-                    .map_or(Ok(()), |path| sys::output::check_writable("-o", path))
+                    .map_or(Ok(()), |path| {
+                        check_tool_output(path, &options.files, "the files to plot")
+                    })
                     .and_then(|()| report::plot::run(&options)),
             );
         }
@@ -78,7 +82,7 @@ fn main() -> ExitCode {
     }
 }
 
-/// One HTTP run: report, the script's `done()`, JSON, `.hgrm`.
+/// One HTTP run: report, JSON, `.hgrm`, then the script's `done()`; errors last.
 fn run_http(plan: &Plan) -> ExitCode {
     let finished = match http::run(plan) {
         Ok(finished) => finished,
@@ -90,25 +94,33 @@ fn run_http(plan: &Plan) -> ExitCode {
         let _ = out.write_all(report::text::render(result).as_bytes());
         let _ = out.flush();
     }
-    // As wrk: the script's done() runs after the report, in the main Lua state.
-    if let Some(script) = &finished.script {
-        if let Err(e) = script.done(result) {
-            return fail(&e);
-        }
-    }
+    // The results are saved before done() runs: an error or a hang in it cannot lose them.
+    let mut failed = false;
     if let Some(json) = &plan.json {
-        if let Err(e) = report::json::write(result, json) {
-            return fail(&format_args!("--json {e}"));
+        if let Err(e) = report::json::write_value(&saved_run(&finished), json) {
+            failed = true;
+            fail(&format_args!("--json {e}"));
         }
     }
     if let Some(path) = &plan.hgrm {
         if let Err(e) = report::hgrm::write_hgrm(&result.latency, path) {
-            return fail(&format_args!("--hgrm {e}"));
+            failed = true;
+            fail(&format_args!("--hgrm {e}"));
+        }
+    }
+    // As wrk: the script's done() runs after the report, in the main Lua state.
+    if let Some(script) = &finished.script {
+        if let Err(e) = script.done(result) {
+            failed = true;
+            fail(&e);
         }
     }
     // A script error stops the run; the report of what ran is printed, then the error.
     if let Some(e) = &finished.script_error {
         return fail(&format_args!("script error: {e}"));
+    }
+    if failed {
+        return ExitCode::FAILURE;
     }
     if finished.abandoned > 0 {
         return fail(&format_args!(
@@ -124,6 +136,14 @@ fn run_http(plan: &Plan) -> ExitCode {
         ));
     }
     ExitCode::SUCCESS
+}
+
+/// A run's JSON document, with the script error that stopped it (if one did).
+fn saved_run(finished: &http::Finished) -> report::json::SavedRun {
+    report::json::SavedRun {
+        script_error: finished.script_error.as_ref().map(ToString::to_string),
+        ..report::json::SavedRun::from_result(&finished.result)
+    }
 }
 
 /// `--vs URL2`: the same load against both targets, alternated round by round, then compared.
@@ -149,21 +169,22 @@ fn run_ab(plan: &Plan) -> ExitCode {
         return failed;
     }
     compare_rounds(
+        "http",
         [&first, &second],
         plan.rounds,
         show,
         plan.json.as_ref(),
         |run| {
             let finished = http::run(run).map_err(|e| format!("{}: {e}", run.label))?;
-            if let Some(e) = &finished.script_error {
-                return Err(format!("script error: {e}"));
-            }
-            let saved = report::json::SavedRun::from_result(&finished.result);
-            Ok((
-                run.label.clone(),
-                report::text::render(&finished.result),
-                RunData::Http(Box::new(saved)),
-            ))
+            Ok(Round {
+                label: run.label.clone(),
+                text: report::text::render(&finished.result),
+                data: RunData::Http(Box::new(saved_run(&finished))),
+                error: finished
+                    .script_error
+                    .as_ref()
+                    .map(|e| format!("script error: {e}")),
+            })
         },
     )
 }
@@ -189,6 +210,7 @@ fn run_mahjong_ab(plan: &MahjongPlan) -> ExitCode {
         return failed;
     }
     compare_rounds(
+        "mahjong",
         [&first, &second],
         plan.rounds,
         show,
@@ -196,11 +218,13 @@ fn run_mahjong_ab(plan: &MahjongPlan) -> ExitCode {
         |run| {
             let result = mahjong::session::run(run).map_err(|e| format!("{}: {e}", run.label))?;
             let saved = report::session::SavedSession::from_result(&result);
-            Ok((
-                run.label.clone(),
-                report::mahjong::render(&result),
-                RunData::Mahjong(Box::new(saved)),
-            ))
+            Ok(Round {
+                label: run.label.clone(),
+                text: report::mahjong::render(&result),
+                data: RunData::Mahjong(Box::new(saved)),
+                // As a single session: sessions left on the server, most players failed.
+                error: report::mahjong::failure(&result).map(|f| format!("{}: {f}", run.label)),
+            })
         },
     )
 }
@@ -216,63 +240,199 @@ fn preflight_both(probes: [(&str, Probe<'_>); 2]) -> Result<(), ExitCode> {
     Ok(())
 }
 
-/// The A/B loop of both modes: `run` runs one of the two plans and gives its label, text report
-/// and saved result; rounds alternate the two so that a shared machine's drift hits both alike.
-/// Ends with the comparison table; `--json` gets every run.
+/// One finished run of an A/B comparison.
+struct Round {
+    label: String,
+    /// Its text report.
+    text: String,
+    data: RunData,
+    /// What made it fail (a script error; a session's failure): the comparison ends after it,
+    /// exit 1.
+    error: Option<String>,
+}
+
+/// The A/B loop of both modes: `run` runs one of the two plans; rounds alternate the two so
+/// that a shared machine's drift hits both alike. Ends with the comparison table; `--json` gets
+/// every run. A signal (or an error) ends the whole comparison, not only its round: the run it
+/// cut short is left out of the comparison, and the text and the JSON say so.
 fn compare_rounds<P>(
+    mode: &'static str,
     plans: [&P; 2],
     rounds: u32,
     show: bool,
     json: Option<&JsonOut>,
-    mut run: impl FnMut(&P) -> Result<(String, String, RunData), String>,
+    mut run: impl FnMut(&P) -> Result<Round, String>,
 ) -> ExitCode {
-    let mut runs: Vec<LoadedRun> = Vec::new();
-    // `--json` gets every run that finished, in the order run, also when a later one fails.
-    let write_json = |runs: &[LoadedRun]| {
-        /// `--json` of an A/B session: every run's document.
-        #[derive(serde::Serialize)]
-        struct Rounds<'a> {
-            runs: Vec<&'a RunData>,
-        }
-        let Some(json) = json else {
-            return Ok(());
-        };
-        let all = Rounds {
-            runs: runs.iter().map(|r| &r.data).collect(),
-        };
-        report::json::write_value(&all, json).map_err(|e| format!("--json {e}"))
+    let mut stop = match StopSignals::new() {
+        Ok(stop) => stop,
+        Err(e) => return fail(&e),
     };
-    for round in 1..=rounds {
+    let mut runs: Vec<LoadedRun> = Vec::new();
+    let mut ended_by: Option<String> = None;
+    let mut error: Option<String> = None;
+    let mut stopped = String::new();
+    'rounds: for round in 1..=rounds {
         for plan in plans {
-            let (label, text, data) = match run(plan) {
+            if let Some(signal) = stop.seen() {
+                stopped = match runs.last() {
+                    Some(last) => format!(
+                        "Stopped by {signal} after {} of {rounds}: no later round was run.",
+                        last.source
+                    ),
+                    None => format!("Stopped by {signal} before round 1: nothing was run."),
+                };
+                ended_by = Some(signal.to_string());
+                break 'rounds;
+            }
+            let done = match run(plan) {
                 Ok(done) => done,
                 Err(e) => {
-                    if let Err(written) = write_json(&runs) {
-                        eprintln!("tsumo: {written}");
-                    }
-                    return fail(&e);
+                    error = Some(e);
+                    break 'rounds;
                 }
             };
+            let name = format!("{} round {round}", done.label);
+            let mut loaded = LoadedRun::new(done.data, &name);
+            // A run cut short, or stopped by its script, would skew its label's mean.
+            let cut_by = signal_of(&loaded.data);
+            if cut_by.is_some() || done.error.is_some() {
+                loaded.left_out = loaded.ended_early().or_else(|| done.error.clone());
+            }
             if show {
                 let mut out = std::io::stdout().lock();
-                let _ = writeln!(out, "== {label}, round {round} of {rounds} ==");
-                let _ = out.write_all(text.as_bytes());
+                let mark = match loaded.ended_early() {
+                    Some(early) => format!(" ({early})"),
+                    None => String::new(),
+                };
+                let _ = writeln!(out, "== {}, round {round} of {rounds}{mark} ==", done.label);
+                let _ = out.write_all(done.text.as_bytes());
                 let _ = writeln!(out);
                 let _ = out.flush();
             }
-            runs.push(LoadedRun::new(data, &format!("{label} round {round}")));
+            runs.push(loaded);
+            // The round's own signal, or one that came as it ended.
+            if let Some(signal) = cut_by.or_else(|| stop.seen().map(str::to_string)) {
+                stopped =
+                    format!("Stopped by {signal} in {name} of {rounds}: no later round was run.");
+                ended_by = Some(signal);
+            }
+            error = done.error;
+            if ended_by.is_some() || error.is_some() {
+                break 'rounds;
+            }
         }
+    }
+    if error.is_some() && ended_by.is_none() {
+        ended_by = Some("error".to_string());
     }
     if show {
-        match report::compare::render(&runs) {
-            Ok(table) => print!("{table}"),
-            Err(e) => return fail(&e),
+        if !stopped.is_empty() {
+            println!("{stopped}");
+        }
+        if !runs.is_empty() {
+            match report::compare::render(&runs) {
+                Ok(table) => print!("{table}"),
+                Err(e) => return fail(&e),
+            }
         }
     }
-    if let Err(e) = write_json(&runs) {
-        return fail(&e);
+    if let Some(json) = json {
+        let document = saved_rounds(mode, &runs, rounds, ended_by, error.clone());
+        if let Err(e) = report::json::write_value(&document, json) {
+            let failed = fail(&format_args!("--json {e}"));
+            if error.is_none() {
+                return failed;
+            }
+        }
     }
-    ExitCode::SUCCESS
+    match error {
+        Some(e) => fail(&e),
+        None => ExitCode::SUCCESS,
+    }
+}
+
+/// The signal that cut a run short, if one did.
+fn signal_of(data: &RunData) -> Option<String> {
+    let (interrupted, ended_by) = match data {
+        RunData::Http(saved) => (saved.interrupted, &saved.ended_by),
+        RunData::Mahjong(session) => (session.interrupted, &session.ended_by),
+    };
+    interrupted.then(|| ended_by.clone().unwrap_or_else(|| "a signal".to_string()))
+}
+
+/// The `--json` document of an A/B comparison: every run, and those left out of it.
+fn saved_rounds<'a>(
+    mode: &'static str,
+    runs: &'a [LoadedRun],
+    rounds: u32,
+    ended_by: Option<String>,
+    error: Option<String>,
+) -> SavedRounds<'a> {
+    let left_out = runs
+        .iter()
+        .enumerate()
+        .filter_map(|(i, run)| {
+            Some(LeftOut {
+                run: i,
+                label: run.label.clone(),
+                round: u32::try_from(i / 2 + 1).unwrap_or(u32::MAX),
+                reason: run.left_out.clone()?,
+            })
+        })
+        .collect();
+    SavedRounds {
+        tool: "tsumo",
+        version: env!("CARGO_PKG_VERSION"),
+        schema: report::json::SCHEMA_VERSION,
+        mode,
+        kind: ROUNDS_KIND,
+        rounds,
+        ended_by: ended_by.unwrap_or_else(|| "rounds".to_string()),
+        error,
+        left_out,
+        runs: runs.iter().map(|r| &r.data).collect(),
+    }
+}
+
+/// SIGINT, SIGTERM and SIGHUP, watched across all the rounds of an A/B comparison: each round's
+/// engine ends its round on one, but the comparison must end too, also for a signal that comes
+/// between two rounds (once a handler is installed, no signal ends the process by itself).
+struct StopSignals {
+    runtime: tokio::runtime::Runtime,
+    signals: [tokio::signal::unix::Signal; 3],
+}
+
+impl StopSignals {
+    fn new() -> Result<StopSignals, String> {
+        use tokio::signal::unix::{signal, SignalKind};
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| format!("cannot start the signal watch: {e}"))?;
+        let _context = runtime.enter();
+        let catch = |kind| signal(kind).map_err(|e| format!("signal handler: {e}"));
+        let signals = [
+            catch(SignalKind::interrupt())?,
+            catch(SignalKind::terminate())?,
+            catch(SignalKind::hangup())?,
+        ];
+        Ok(StopSignals { runtime, signals })
+    }
+
+    /// The signal that came since the watch began, if one did.
+    fn seen(&mut self) -> Option<&'static str> {
+        let [interrupt, terminate, hangup] = &mut self.signals;
+        self.runtime.block_on(async {
+            // The short sleep lets the runtime read a signal that no round's runtime has read.
+            tokio::select! {
+                biased;
+                _ = interrupt.recv() => Some("SIGINT"),
+                _ = terminate.recv() => Some("SIGTERM"),
+                _ = hangup.recv() => Some("SIGHUP"),
+                () = tokio::time::sleep(std::time::Duration::from_millis(10)) => None,
+            }
+        })
+    }
 }
 
 /// `tsumo mahjong …`: run the session, print its report, write its JSON.
@@ -297,8 +457,12 @@ fn run_mahjong(plan: &MahjongPlan) -> ExitCode {
     }
 }
 
-/// `--json FILE` (or `-o FILE`) and `--hgrm FILE` can be written: checked before any traffic.
+/// `--json FILE` (or `-o FILE`) and `--hgrm FILE` can be written, and are two files: checked
+/// before any traffic.
 fn check_outputs(json: Option<&JsonOut>, hgrm: Option<&Path>) -> Result<(), tsumo::error::Error> {
+    if let (Some(JsonOut::File(json)), Some(hgrm)) = (json, hgrm) {
+        sys::output::check_distinct(("--json", json), ("--hgrm", hgrm))?;
+    }
     if let Some(JsonOut::File(path)) = json {
         sys::output::check_writable("--json", path)?;
     }
@@ -306,6 +470,21 @@ fn check_outputs(json: Option<&JsonOut>, hgrm: Option<&Path>) -> Result<(), tsum
         sys::output::check_writable("--hgrm", path)?;
     }
     Ok(())
+}
+
+/// A tool's `-o FILE` is not one of its inputs and can be written: checked before any work.
+fn check_tool_output(
+    path: &Path,
+    inputs: &[std::path::PathBuf],
+    what: &str,
+) -> Result<(), tsumo::error::Error> {
+    let files: Vec<&Path> = inputs
+        .iter()
+        .map(|p| p.as_path())
+        .filter(|p| p.as_os_str() != "-")
+        .collect();
+    sys::output::check_not_input("-o", path, &files, what)?;
+    sys::output::check_writable("-o", path)
 }
 
 /// The exit code of a command that either worked or failed with one error line.

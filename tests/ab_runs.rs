@@ -149,9 +149,17 @@ fn vs_alternates_rounds_and_ends_with_the_comparison() {
         sentence.contains("× direct; ") && sentence.contains(" run-to-run noise"),
         "{sentence}"
     );
-    // The JSON holds every run, labelled.
+    // The JSON is a tsumo file of its own kind, and holds every run, labelled.
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(
+        [&doc["tool"], &doc["kind"], &doc["mode"], &doc["ended_by"]],
+        ["tsumo", "vs", "http", "rounds"],
+        "{doc:#}"
+    );
+    assert_eq!(doc["schema"], 1);
+    assert_eq!(doc["rounds"], 2);
+    assert_eq!(doc["left_out"], serde_json::json!([]));
     let labels: Vec<&str> = doc["runs"]
         .as_array()
         .unwrap()
@@ -159,6 +167,40 @@ fn vs_alternates_rounds_and_ends_with_the_comparison() {
         .map(|r| r["label"].as_str().unwrap())
         .collect();
     assert_eq!(labels, ["direct", "nginx", "direct", "nginx"]);
+    // compare and plot take it as its runs; merge refuses it, saying why, in one line.
+    let json_arg = json.to_str().unwrap();
+    let compare = run_tsumo(&["compare", json_arg], Duration::from_secs(20));
+    compare.assert_success();
+    assert!(
+        compare.stdout.starts_with("Comparing 4 HTTP runs")
+            && compare.stdout.contains(&format!(
+                "  direct  ({json_arg}: direct round 1, {json_arg}: direct round 2)"
+            )),
+        "{}",
+        compare.stdout
+    );
+    let svg = dir.path().join("ab.svg");
+    let plot = run_tsumo(
+        &["plot", json_arg, "-o", svg.to_str().unwrap()],
+        Duration::from_secs(20),
+    );
+    plot.assert_success();
+    let svg = std::fs::read_to_string(&svg).expect("SVG written");
+    assert_eq!(svg.matches("<polyline").count(), 4);
+    let merged = dir.path().join("merged.json");
+    let merge = run_tsumo(
+        &["merge", json_arg, "-o", merged.to_str().unwrap()],
+        Duration::from_secs(20),
+    );
+    assert_eq!(merge.status.code(), Some(1), "{merge:?}");
+    assert_eq!(merge.stderr.lines().count(), 1, "{}", merge.stderr);
+    assert!(
+        merge.stderr.contains("A/B comparison (--vs)")
+            && merge.stderr.contains("not parts of one run"),
+        "{}",
+        merge.stderr
+    );
+    assert!(!merged.exists());
     // Both targets really were loaded: the proxy passed its share on to the backend, which
     // also took the direct rounds.
     let (proxied, served) = (proxy.access_log().len(), backend.access_log().len());
@@ -220,4 +262,248 @@ fn hgrm_file_has_the_plotters_layout() {
     assert_eq!(last_count, json_u64(&doc, "latency.count"), "{text}");
     assert!(text.contains("#[Mean    ="), "{text}");
     assert!(text.contains("#[Buckets ="), "{text}");
+}
+
+/// Spawns `tsumo ARGS` with stdout piped, for a test that signals it.
+fn spawn_tsumo(args: &[&str]) -> std::process::Child {
+    common::tsumo()
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn tsumo")
+}
+
+/// Waits for `child` (at most `limit`); its exit status, stdout and stderr.
+fn finish(
+    mut child: std::process::Child,
+    limit: Duration,
+) -> (std::process::ExitStatus, String, String) {
+    use std::io::Read as _;
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for tsumo") {
+            break status;
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            panic!("tsumo still running after {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut stdout = String::new();
+    let mut stderr = String::new();
+    let _ = child
+        .stdout
+        .take()
+        .expect("piped")
+        .read_to_string(&mut stdout);
+    let _ = child
+        .stderr
+        .take()
+        .expect("piped")
+        .read_to_string(&mut stderr);
+    (status, stdout, stderr)
+}
+
+/// Ctrl-C (or SIGTERM) in the second target's first round of `--rounds 3` ends the whole
+/// comparison: no later round runs, the round it cut short is left out of the comparison, and
+/// both the text and the JSON say which run and why.
+#[test]
+fn a_signal_ends_the_whole_comparison_and_leaves_the_cut_run_out() {
+    let (backend, proxy) = backend_and_proxy();
+    let direct = backend.http_url("/index.html");
+    let through = format!("http://127.0.0.1:{}/index.html", proxy.port("proxy"));
+    let dir = TempDir::new("ab-signal");
+    let json = dir.path().join("ab.json");
+    let child = spawn_tsumo(&[
+        "-t1",
+        "-c2",
+        "-d3s",
+        "-R100",
+        "--label",
+        "direct",
+        "--vs",
+        &through,
+        "--vs-label",
+        "nginx",
+        "--rounds",
+        "3",
+        "--json",
+        json.to_str().unwrap(),
+        &direct,
+    ]);
+    // The proxy's first request: the second run (nginx, round 1) has started.
+    let waited = std::time::Instant::now();
+    while proxy.access_log().is_empty() {
+        assert!(
+            waited.elapsed() < Duration::from_secs(30),
+            "the nginx round never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    // SAFETY: kill(2) on our own child's pid.
+    assert_eq!(
+        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) },
+        0
+    );
+    let (status, stdout, stderr) = finish(child, Duration::from_secs(30));
+    assert!(status.success(), "{status:?}\n{stdout}\n{stderr}");
+    let headers: Vec<&str> = stdout.lines().filter(|l| l.starts_with("== ")).collect();
+    assert_eq!(headers.len(), 2, "{stdout}");
+    assert_eq!(headers[0], "== direct, round 1 of 3 ==");
+    assert!(
+        headers[1].starts_with("== nginx, round 1 of 3 (cut short by SIGINT after "),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("Stopped by SIGINT in nginx round 1 of 3: no later round was run."),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("\n  nginx round 1: cut short by SIGINT after ")
+            && stdout.contains("; left out of the comparison\n"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("Comparing 1 HTTP run\n"), "{stdout}");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("JSON written")).unwrap();
+    assert_eq!(doc["ended_by"], "SIGINT", "{doc:#}");
+    assert_eq!(doc["runs"].as_array().map(Vec::len), Some(2));
+    assert_eq!(doc["runs"][1]["ended_by"], "SIGINT");
+    assert_eq!(doc["left_out"].as_array().map(Vec::len), Some(1), "{doc:#}");
+    assert_eq!(doc["left_out"][0]["run"], 1);
+    assert_eq!(doc["left_out"][0]["label"], "nginx");
+    assert_eq!(doc["left_out"][0]["round"], 1);
+    assert!(
+        doc["left_out"][0]["reason"]
+            .as_str()
+            .is_some_and(|r| r.starts_with("cut short by SIGINT after ")),
+        "{doc:#}"
+    );
+}
+
+/// tsumo's own CPU time is each run's, not the process's so far: the runs' `tsumo.cpu_s` add
+/// up to no more than the whole process used (as the kernel counts it for its parent).
+#[test]
+fn each_run_counts_its_own_cpu() {
+    let (backend, proxy) = backend_and_proxy();
+    let direct = backend.http_url("/index.html");
+    let through = format!("http://127.0.0.1:{}/index.html", proxy.port("proxy"));
+    let dir = TempDir::new("ab-cpu");
+    let json = dir.path().join("ab.json");
+    #[expect(
+        clippy::zombie_processes,
+        reason = "reaped by wait4 below, which gives its CPU time too"
+    )]
+    let child = common::tsumo()
+        .args([
+            "-t1",
+            "-c2",
+            "-d1s",
+            "-R200",
+            "--vs",
+            &through,
+            "--rounds",
+            "2",
+            "--quiet",
+            "--json",
+            json.to_str().unwrap(),
+            &direct,
+        ])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn tsumo");
+    let mut status = 0;
+    // SAFETY: wait4(2) on our own child, into zeroed out-parameters.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let pid = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as libc::pid_t);
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "status {status}"
+    );
+    let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    let process_cpu = seconds(usage.ru_utime) + seconds(usage.ru_stime);
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("JSON written")).unwrap();
+    let runs = doc["runs"].as_array().expect("runs");
+    assert_eq!(runs.len(), 4);
+    let per_run: Vec<f64> = runs.iter().map(|r| json_f64(r, "tsumo.cpu_s")).collect();
+    let sum: f64 = per_run.iter().sum();
+    assert!(
+        sum <= process_cpu + 0.001,
+        "the runs' CPU {per_run:?} adds up to {sum:.3}s, more than the process used ({process_cpu:.3}s)"
+    );
+}
+
+/// The same in `tsumo mahjong --vs`: SIGINT mid-game in the first round ends the comparison
+/// once its players have logged out; the second target's round never starts.
+#[test]
+fn a_signal_ends_a_mahjong_comparison() {
+    let server = common::majiang::Majiang::start();
+    let url = server.url();
+    let dir = TempDir::new("ab-mahjong-signal");
+    let json = dir.path().join("ab.json");
+    let child = spawn_tsumo(&[
+        "mahjong",
+        "-c4",
+        "-t1",
+        "--think",
+        "0",
+        "--ramp",
+        "0",
+        "-d",
+        "5m",
+        "--label",
+        "a",
+        "--vs",
+        &url,
+        "--vs-label",
+        "b",
+        "--rounds",
+        "2",
+        "--json",
+        json.to_str().unwrap(),
+        &url,
+    ]);
+    assert_eq!(
+        server.wait_session_files(4, Duration::from_secs(30)),
+        4,
+        "players did not log in"
+    );
+    std::thread::sleep(Duration::from_secs(1));
+    // SAFETY: kill(2) on our own child's pid.
+    assert_eq!(
+        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) },
+        0
+    );
+    // Round b would play its game to the end (minutes): ending well before is the point.
+    let (status, stdout, stderr) = finish(child, Duration::from_secs(40));
+    assert!(status.success(), "{status:?}\n{stdout}\n{stderr}");
+    let headers: Vec<&str> = stdout.lines().filter(|l| l.starts_with("== ")).collect();
+    assert_eq!(headers.len(), 1, "{stdout}");
+    assert!(
+        headers[0].starts_with("== a, round 1 of 2 (cut short by SIGINT after "),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("Stopped by SIGINT in a round 1 of 2: no later round was run."),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("Nothing to compare: every run was left out"),
+        "{stdout}"
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("JSON written")).unwrap();
+    assert_eq!(doc["mode"], "mahjong", "{doc:#}");
+    assert_eq!(doc["ended_by"], "SIGINT");
+    assert_eq!(doc["runs"].as_array().map(Vec::len), Some(1));
+    assert_eq!(doc["left_out"][0]["run"], 0);
+    assert_eq!(server.wait_session_files(0, Duration::from_secs(5)), 0);
 }

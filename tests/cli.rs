@@ -187,3 +187,101 @@ fn connections_beyond_the_open_file_limit_are_refused_up_front() {
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(stderr.contains("ulimit -n"), "{stderr}");
 }
+
+/// `--rounds` and `--vs-label` without `--vs` (in both modes), or `--hgrm` with it: one line,
+/// exit 1, not a run that silently ignores them.
+#[test]
+fn ab_options_without_vs_are_refused() {
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["--rounds", "2", "http://127.0.0.1:9/"],
+            "tsumo: --rounds needs --vs URL",
+        ),
+        (
+            &["--vs-label", "b", "http://127.0.0.1:9/"],
+            "tsumo: --vs-label needs --vs URL",
+        ),
+        (
+            &["mahjong", "--rounds", "2", "http://127.0.0.1:9/"],
+            "tsumo: --rounds needs --vs URL",
+        ),
+        (
+            &[
+                "--vs",
+                "http://127.0.0.1:9/b",
+                "--hgrm",
+                "x.hgrm",
+                "http://127.0.0.1:9/",
+            ],
+            "tsumo: --hgrm goes with a single run, not --vs",
+        ),
+    ];
+    for (args, want) in cases {
+        let out = tsumo(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.starts_with(want), "{args:?}: {stderr}");
+    }
+}
+
+/// An output file that is another output or an input, under any name of it (`./a.json` is
+/// `a.json`; a file not written yet included): refused with one line before any work, and the
+/// file is left as it was.
+#[test]
+fn outputs_never_overwrite_an_input_or_each_other() {
+    let dir = std::env::temp_dir().join(format!("tsumo-cli-outputs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let shard = dir.join("s1.json");
+    std::fs::write(&shard, "shard 1\n").expect("write");
+    let run_in_dir = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_tsumo"))
+            .args(args)
+            .current_dir(&dir)
+            .output()
+            .expect("run tsumo")
+    };
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["merge", "s1.json", "s2.json", "-o", "./s1.json"],
+            "tsumo: -o ./s1.json is s1.json (one of the files to merge): it would be overwritten",
+        ),
+        (
+            &["plot", "s1.json", "-o", "s1.json"],
+            "tsumo: -o s1.json is s1.json (one of the files to plot)",
+        ),
+        // Neither file there yet; port 9 answers nothing, so any traffic would fail otherwise.
+        (
+            &[
+                "--json",
+                "run.json",
+                "--hgrm",
+                "./run.json",
+                "http://127.0.0.1:9/",
+            ],
+            "tsumo: --hgrm ./run.json is the --json file too",
+        ),
+        (
+            &[
+                "--json",
+                "s1.json",
+                "--hgrm",
+                "s1.json",
+                "http://127.0.0.1:9/",
+            ],
+            "tsumo: --hgrm s1.json is the --json file too",
+        ),
+    ];
+    for (args, want) in cases {
+        let out = run_in_dir(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.starts_with(want), "{args:?}: {stderr}");
+    }
+    assert_eq!(std::fs::read_to_string(&shard).expect("read"), "shard 1\n");
+    assert!(!dir.join("run.json").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}

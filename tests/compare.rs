@@ -472,3 +472,22 @@ fn bad_inputs_are_one_line_and_exit_1() {
     }
     assert!(!out_path.exists(), "nothing written on an error");
 }
+
+/// A session's length is in seconds in the table, as its report's `Session: 130.25s` line
+/// says it (not `2.17m` beside it).
+#[test]
+fn a_sessions_elapsed_is_in_the_seconds_of_its_report() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let out = tsumo(&[
+        Path::new("compare"),
+        &fixtures.join("mahjong-direct-v1.json"),
+        &fixtures.join("mahjong-nginx-v1.json"),
+    ]);
+    out.assert_success();
+    assert_eq!(
+        table_row(&out.stdout, "Elapsed")[..2],
+        ["130.25s", "130.25s"],
+        "{}",
+        out.stdout
+    );
+}

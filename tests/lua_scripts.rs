@@ -709,6 +709,129 @@ fn done_error_fails_after_the_report() {
     assert!(last.starts_with(&prefix), "got {:?}", run.stderr);
 }
 
+/// done() fails, or hangs past `--script-timeout`: the results are saved before it runs, so
+/// the `--json` file (or stdout) and the `.hgrm` file hold the whole run; then its error, exit 1.
+#[test]
+fn done_error_or_timeout_keeps_the_saved_results() {
+    let nginx = Nginx::start();
+    let url = nginx.http_url("/index.html");
+    let dir = TempDir::new("done-saves-first");
+    let hung = dir.path().join("hung_done.lua");
+    std::fs::write(
+        &hung,
+        "function done(summary, latency, requests)\n   while true do end\nend\n",
+    )
+    .expect("write script");
+    let failing = script("err_done.lua");
+    for (path, line) in [(failing.as_str(), 3), (hung.to_str().unwrap(), 2)] {
+        let json = dir.path().join("run.json");
+        let hgrm = dir.path().join("run.hgrm");
+        let run = run_tsumo(
+            &[
+                "-t1",
+                "-c1",
+                "-d1s",
+                "-R50",
+                "--script-timeout",
+                "1s",
+                "--json",
+                json.to_str().unwrap(),
+                "--hgrm",
+                hgrm.to_str().unwrap(),
+                "-s",
+                path,
+                &url,
+            ],
+            LIMIT,
+        );
+        assert_eq!(run.status.code(), Some(1), "{run:?}");
+        let last = run.stderr.lines().last().unwrap_or("");
+        assert!(
+            last.starts_with(&format!("tsumo: {path}:{line}: ")),
+            "{run:?}"
+        );
+        let doc: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(&json).unwrap_or_else(|e| panic!("no JSON ({e}): {run:?}")),
+        )
+        .expect("JSON parses");
+        assert_eq!(
+            json_u64(&doc, "counters.requests"),
+            requests_in(&run.stdout)
+        );
+        assert!(
+            std::fs::read_to_string(&hgrm).is_ok_and(|text| text.contains("#[Mean")),
+            "no .hgrm: {run:?}"
+        );
+        std::fs::remove_file(&json).expect("remove JSON");
+        std::fs::remove_file(&hgrm).expect("remove .hgrm");
+    }
+    // `--json -`: the document is on stdout.
+    let run = run_tsumo(
+        &[
+            "-t1", "-c1", "-d1s", "-R50", "--json", "-", "-s", &failing, &url,
+        ],
+        LIMIT,
+    );
+    assert_eq!(run.status.code(), Some(1), "{run:?}");
+    let doc: serde_json::Value = serde_json::from_str(&run.stdout).expect("stdout is the JSON");
+    assert!(json_u64(&doc, "counters.requests") > 0, "{doc:#}");
+}
+
+/// A script error mid-run is in the JSON (`script_error`, FILE:LINE and its message), and
+/// `tsumo compare` and `tsumo merge` name it under their report of the run.
+#[test]
+fn a_script_error_mid_run_is_in_the_json_and_in_compare_and_merge() {
+    let nginx = Nginx::start();
+    let url = nginx.http_url("/index.html");
+    let path = script("err_request.lua");
+    let dir = TempDir::new("script-error-json");
+    let json = dir.path().join("run.json");
+    let json_arg = json.to_str().unwrap();
+    let run = run_tsumo(
+        &[
+            "-t1", "-c1", "-d3s", "-R100", "--json", json_arg, "-s", &path, &url,
+        ],
+        LIMIT,
+    );
+    assert_eq!(run.status.code(), Some(1), "{run:?}");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("JSON written"))
+            .expect("JSON parses");
+    let error = format!("{path}:7: request failed");
+    assert!(
+        doc["script_error"]
+            .as_str()
+            .is_some_and(|e| e.starts_with(&error)),
+        "{doc:#}"
+    );
+    let wanted = format!("{json_arg}: stopped by a script error: {error}");
+    let compare = run_tsumo(&["compare", json_arg], LIMIT);
+    compare.assert_success();
+    assert!(
+        compare
+            .stdout
+            .lines()
+            .any(|l| l.trim_start().starts_with(&wanted)),
+        "{}",
+        compare.stdout
+    );
+    let merged = dir.path().join("merged.json");
+    let merge = run_tsumo(&["merge", json_arg, "-o", merged.to_str().unwrap()], LIMIT);
+    merge.assert_success();
+    assert!(
+        merge
+            .stdout
+            .lines()
+            .any(|l| l.trim_start().starts_with(&wanted)),
+        "{}",
+        merge.stdout
+    );
+    let merged: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&merged).expect("merge written"))
+            .expect("merge parses");
+    assert_eq!(merged["script_error"], doc["script_error"]);
+}
+
 // ---- script arguments ------------------------------------------------------------------------
 
 /// init(args): args[0] is the URL, then the positional arguments in order, `--` only ending the

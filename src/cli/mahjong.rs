@@ -174,6 +174,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
     if logout_timeout.is_zero() {
         return Err(invalid("logout_timeout", "must be longer than zero"));
     }
+    super::only_with_vs(&matches)?;
     let rounds = count("rounds", 1)?;
     if rounds == 0 {
         return Err(invalid("rounds", "must be at least 1"));

@@ -272,6 +272,7 @@ fn parse_wrk(args: Vec<OsString>) -> Result<Parsed, String> {
         ),
         None => None,
     };
+    only_with_vs(&matches)?;
     let rounds = options.count("rounds")?.unwrap_or(3);
     if rounds == 0 {
         return Err(options.invalid("rounds", "must be at least 1"));
@@ -329,6 +330,31 @@ fn value(id: &'static str, short: Option<char>, long: &'static str) -> Arg {
         .action(ArgAction::Set)
         .num_args(1)
         .allow_hyphen_values(true)
+}
+
+/// `--rounds` and `--vs-label` shape an A/B comparison: without `--vs` they are a mistake, not
+/// something to ignore; and `--hgrm` has no place in one.
+fn only_with_vs(matches: &ArgMatches) -> Result<(), String> {
+    if matches.contains_id("vs") {
+        // The A/B loop writes no .hgrm: one file would hold only one of its runs.
+        if matches.contains_id("hgrm") {
+            return Err(
+                "--hgrm goes with a single run, not --vs (tsumo plot draws every run \
+                        of the --vs --json file)"
+                    .to_string(),
+            );
+        }
+        return Ok(());
+    }
+    for (id, flag, what) in [
+        ("rounds", "--rounds", "the rounds of an A/B comparison"),
+        ("vs_label", "--vs-label", "the name of its second target"),
+    ] {
+        if matches.contains_id(id) {
+            return Err(format!("{flag} needs --vs URL ({what})"));
+        }
+    }
+    Ok(())
 }
 
 /// An option without a value.

@@ -117,6 +117,8 @@ pub struct Run<R> {
 /// Runs a mode to completion.
 pub fn run<M: Mode>(mode: &mut M) -> Result<Run<<M::Worker as Worker>::Recorder>, Error> {
     let settings = mode.settings().clone();
+    // tsumo's own cost is this run's alone, also when a process runs several (`--vs`).
+    let own_usage = OwnUsage::start_of_run();
     // The wall clock is read once, before the workers connect.
     let start = start::StartClock::new(settings.start_at);
     let workers = mode.workers()?;
@@ -168,7 +170,7 @@ pub fn run<M: Mode>(mode: &mut M) -> Result<Run<<M::Worker as Worker>::Recorder>
         ended_by: supervised.ended_by,
         per_second: supervised.per_second,
         server,
-        usage: OwnUsage::now(),
+        usage: OwnUsage::now().since(own_usage),
         threads: joined.threads,
         abandoned: joined.abandoned,
         start,

@@ -90,6 +90,10 @@ pub struct SavedRun {
     /// Present when a fixed-rate run did not reach its rate: by how much and which side.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_shortfall: Option<Shortfall>,
+    /// The script error that stopped the run (`FILE:LINE: message`, as stderr's `tsumo: script
+    /// error:` line); absent when none did. A merge names each part's: `SOURCE: FILE:LINE: …`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub script_error: Option<String>,
     /// `merged_from`, `run_id`, `shard`, `start`: written last, at the top level.
     #[serde(flatten)]
     pub part: SavedPart,
@@ -289,6 +293,7 @@ impl SavedRun {
             ended_by: Some(r.ended_by.clone()),
             tsumo: Some(r.usage),
             rate_shortfall: r.shortfall.clone(),
+            script_error: None,
             part: SavedPart::of(&r.plan.part, &r.start),
         }
     }

@@ -243,6 +243,18 @@ fn merge_http(runs: &[LoadedRun], label: &str) -> Result<SavedRun, Error> {
             }
         }
     }
+    let script_errors: Vec<String> = saved
+        .iter()
+        .filter_map(|(run, source)| {
+            let e = run.script_error.as_ref()?;
+            Some(if saved.len() == 1 {
+                e.clone()
+            } else {
+                format!("{source}: {e}")
+            })
+        })
+        .collect();
+    merged.script_error = (!script_errors.is_empty()).then(|| script_errors.join("; "));
     let [latency, uncorrected, send_lateness, req_per_sec] = &histograms;
     merged.latency = Percentiles::of(latency);
     merged.uncorrected = Percentiles::of(uncorrected);
@@ -467,6 +479,12 @@ pub fn summary(runs: &[LoadedRun], merged: &Merged) -> Vec<String> {
     };
     let mut lines = vec![format!("Merged {parts}: {what}{skew}")];
     lines.extend(shards::lines(runs));
+    // A part that ended before its plan (a script error, a signal) is in the sum as it ran.
+    for run in runs {
+        if let Some(early) = run.ended_early() {
+            lines.push(format!("  {}: {early}", run.source));
+        }
+    }
     lines
 }
 

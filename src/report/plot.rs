@@ -534,10 +534,16 @@ fn dash_attribute(dash: &str) -> String {
 
 /// `tsumo plot FILE… -o OUT.svg`: writes the SVG; a bad input is the error (main prints it, exit 1).
 pub fn run(options: &PlotOptions) -> Result<(), Error> {
-    let svg = render_svg(
-        &compare::load_all(&options.files)?,
-        options.metric.as_deref(),
-    )?;
+    let mut runs = compare::load_all(&options.files)?;
+    // An A/B comparison's file: the runs it compared, as `tsumo compare` shows them.
+    runs.retain(|run| match &run.left_out {
+        Some(reason) => {
+            eprintln!("tsumo: {}: {reason}; not plotted", run.source);
+            false
+        }
+        None => true,
+    });
+    let svg = render_svg(&runs, options.metric.as_deref())?;
     let path = options.output.display().to_string();
     let written = if path == "-" {
         use std::io::Write as _;

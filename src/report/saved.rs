@@ -1,5 +1,6 @@
 //! Saved runs: the one reader of `--json` output shared by `tsumo compare`, `merge` and `plot`
-//! (the A/B rounds of `--vs` build the same [`LoadedRun`] from the runs they just made).
+//! (the A/B rounds of `--vs` build the same [`LoadedRun`] from the runs they just made), and the
+//! layout of an A/B comparison's own file ([`SavedRounds`]).
 //!
 //! Why a module of its own: three commands read the same files and must agree on what a valid
 //! one is, on which format versions they read, and on refusing a mix of modes, so the reader is
@@ -9,7 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::json::{SavedRun, SCHEMA_VERSION};
@@ -25,6 +26,9 @@ pub struct LoadedRun {
     /// The run's label (the URL unless `--label` named it).
     pub label: String,
     pub data: RunData,
+    /// Why the run is left out of a comparison (an A/B round cut short by a signal or stopped
+    /// by a script error); `None` for a run that is compared.
+    pub left_out: Option<String>,
 }
 
 /// What kind of run, with its document. Serializes as that document.
@@ -55,7 +59,28 @@ impl LoadedRun {
             source: source.to_string(),
             label,
             data,
+            left_out: None,
         }
+    }
+
+    /// How the run ended before its plan did, in words: a script error, or the signal that cut
+    /// it short (`None` for a run that ended as planned).
+    pub fn ended_early(&self) -> Option<String> {
+        let (interrupted, ended_by, elapsed_s) = match &self.data {
+            RunData::Http(saved) => {
+                if let Some(e) = &saved.script_error {
+                    return Some(format!("stopped by a script error: {e}"));
+                }
+                (saved.interrupted, &saved.ended_by, saved.elapsed_s)
+            }
+            RunData::Mahjong(s) => (s.interrupted, &s.ended_by, s.elapsed_s),
+        };
+        interrupted.then(|| {
+            format!(
+                "cut short by {} after {elapsed_s:.2}s",
+                ended_by.as_deref().unwrap_or("a signal")
+            )
+        })
     }
 
     /// "HTTP" or "mahjong", for messages.
@@ -83,29 +108,112 @@ impl LoadedRun {
     }
 }
 
-/// Reads a file written by `--json` (either mode) or by `tsumo merge`.
+/// Reads a file written by `--json` (either mode) or by `tsumo merge`: one run.
 pub fn load(path: &Path) -> Result<LoadedRun, Error> {
     let source = path.display().to_string();
+    from_value(read_value(path)?, &source)
+}
+
+fn read_value(path: &Path) -> Result<Value, Error> {
     let file_error = |reason: String| Error::File {
-        path: source.clone(),
+        path: path.display().to_string(),
         reason,
     };
     let text = std::fs::read_to_string(path).map_err(|e| file_error(e.to_string()))?;
-    let value: Value = serde_json::from_str(&text)
-        .map_err(|e| file_error(format!("not a tsumo JSON result (not JSON: {e})")))?;
-    from_value(value, &source)
+    serde_json::from_str(&text)
+        .map_err(|e| file_error(format!("not a tsumo JSON result (not JSON: {e})")))
 }
 
-/// Every file of a command line, in order; the first that cannot be read is the error.
+/// Every run of every file of a command line, in order (an A/B comparison's file gives each of
+/// its runs, those it left out marked); the first file that cannot be read is the error.
 pub fn load_all(paths: &[PathBuf]) -> Result<Vec<LoadedRun>, Error> {
-    paths.iter().map(|path| load(path)).collect()
+    let mut runs = Vec::new();
+    for path in paths {
+        runs.extend(runs_of_value(
+            read_value(path)?,
+            &path.display().to_string(),
+        )?);
+    }
+    Ok(runs)
 }
 
-/// A run from a JSON document already in memory; `source` names it in messages.
-///
-/// The format version (`"schema"`) is checked before anything else, so a file from a newer
-/// tsumo is refused for what it is rather than for a field this one does not understand.
-pub fn from_value(value: Value, source: &str) -> Result<LoadedRun, Error> {
+/// The `"kind"` of an A/B comparison's file (`--vs --json`): its runs, not one run.
+pub const ROUNDS_KIND: &str = "vs";
+
+/// `--json` of an A/B comparison (`--vs`): a tsumo file of its own kind, with every run of every
+/// round in the order run (round 1's first target, round 1's second, round 2's first …), and
+/// those left out of the comparison with the reason. `tsumo compare` and `tsumo plot` read it as
+/// its runs; `tsumo merge` refuses it (its rounds ran one after another, not side by side).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SavedRounds<'a> {
+    /// Always `"tsumo"`.
+    pub tool: &'static str,
+    pub version: &'static str,
+    /// The format version, as in a run's file.
+    pub schema: u32,
+    /// `"http"` or `"mahjong"`, as each run's.
+    pub mode: &'static str,
+    /// Always [`ROUNDS_KIND`].
+    pub kind: &'static str,
+    /// `--rounds`: how many rounds were planned.
+    pub rounds: u32,
+    /// `rounds` when every planned round ran; else what ended the comparison early: a signal
+    /// (`SIGINT`, `SIGTERM`, `SIGHUP`) or `error`.
+    pub ended_by: String,
+    /// The error that ended the comparison, when one did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The runs left out of the comparison, and why.
+    pub left_out: Vec<LeftOut>,
+    /// Every run, each its own document as `--json` writes it.
+    pub runs: Vec<&'a RunData>,
+}
+
+/// A run of an A/B comparison left out of it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LeftOut {
+    /// Its place in `runs`, from 0.
+    pub run: usize,
+    pub label: String,
+    pub round: u32,
+    /// e.g. `cut short by SIGINT after 1.02s`.
+    pub reason: String,
+}
+
+/// The runs of a JSON document: one run's file gives that run, an A/B comparison's each of its
+/// runs (named `SOURCE: LABEL round N`, those left out of the comparison marked).
+pub fn runs_of_value(value: Value, source: &str) -> Result<Vec<LoadedRun>, Error> {
+    if value.get("kind").and_then(Value::as_str) != Some(ROUNDS_KIND) {
+        return from_value(value, source).map(|run| vec![run]);
+    }
+    check_header(&value, source)?;
+    let invalid = |reason: String| Error::File {
+        path: source.to_string(),
+        reason: format!("not a tsumo JSON result ({reason})"),
+    };
+    let left_out: Vec<LeftOut> = match value.get("left_out") {
+        Some(list) => serde_json::from_value(list.clone())
+            .map_err(|e| invalid(format!("\"left_out\": {e}")))?,
+        None => Vec::new(),
+    };
+    let Some(Value::Array(documents)) = value.get("runs") else {
+        return Err(invalid("an A/B comparison without \"runs\"".to_string()));
+    };
+    let mut runs = Vec::new();
+    for (i, document) in documents.iter().enumerate() {
+        let mut run = from_value(document.clone(), &format!("{source} run {}", i + 1))?;
+        run.source = format!("{source}: {} round {}", run.label, i / 2 + 1);
+        run.left_out = left_out
+            .iter()
+            .find(|l| l.run == i)
+            .map(|l| l.reason.clone());
+        runs.push(run);
+    }
+    Ok(runs)
+}
+
+/// `"tool": "tsumo"` and a format version this tsumo reads.
+fn check_header(value: &Value, source: &str) -> Result<(), Error> {
     let invalid = |reason: String| Error::File {
         path: source.to_string(),
         reason: format!("not a tsumo JSON result ({reason})"),
@@ -114,20 +222,45 @@ pub fn from_value(value: Value, source: &str) -> Result<LoadedRun, Error> {
         return Err(invalid("no \"tool\": \"tsumo\"".to_string()));
     }
     match value.get("schema") {
-        None => {}
+        None => Ok(()),
         Some(schema) => match schema.as_u64() {
-            Some(version) if version <= u64::from(SCHEMA_VERSION) => {}
-            Some(version) => {
-                return Err(Error::File {
-                    path: source.to_string(),
-                    reason: format!(
-                        "saved in format version {version} (\"schema\": {version}) by a newer \
-                         tsumo; this one reads versions up to {SCHEMA_VERSION}"
-                    ),
-                })
-            }
-            None => return Err(invalid(format!("\"schema\" is {schema}, not a version"))),
+            Some(version) if version <= u64::from(SCHEMA_VERSION) => Ok(()),
+            Some(version) => Err(Error::File {
+                path: source.to_string(),
+                reason: format!(
+                    "saved in format version {version} (\"schema\": {version}) by a newer \
+                     tsumo; this one reads versions up to {SCHEMA_VERSION}"
+                ),
+            }),
+            None => Err(invalid(format!("\"schema\" is {schema}, not a version"))),
         },
+    }
+}
+
+/// One run from a JSON document already in memory; `source` names it in messages. An A/B
+/// comparison's file is refused: it holds several runs (see [`runs_of_value`]).
+///
+/// The format version (`"schema"`) is checked before anything else, so a file from a newer
+/// tsumo is refused for what it is rather than for a field this one does not understand.
+pub fn from_value(value: Value, source: &str) -> Result<LoadedRun, Error> {
+    let invalid = |reason: String| Error::File {
+        path: source.to_string(),
+        reason: format!("not a tsumo JSON result ({reason})"),
+    };
+    check_header(&value, source)?;
+    if value.get("kind").and_then(Value::as_str) == Some(ROUNDS_KIND) {
+        let runs = value
+            .get("runs")
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len);
+        return Err(Error::File {
+            path: source.to_string(),
+            reason: format!(
+                "the {runs} runs of an A/B comparison (--vs), not one run: they ran one after \
+                 another, not side by side, so they are not parts of one run to merge \
+                 (tsumo compare and tsumo plot read them)"
+            ),
+        });
     }
     let data = match value.get("mode").and_then(Value::as_str) {
         Some("mahjong") => {
@@ -162,5 +295,55 @@ pub fn check_same_mode(runs: &[LoadedRun], verb: &str) -> Result<(), Error> {
             other.source
         ))),
         None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An A/B comparison's file as `--vs --json` writes it: two rounds, the last run cut short.
+    fn rounds_document() -> Value {
+        let run: Value =
+            serde_json::from_str(include_str!("../../tests/fixtures/http-direct-v1.json")).unwrap();
+        let mut second = run.clone();
+        second["label"] = "b".into();
+        serde_json::json!({
+            "tool": "tsumo", "version": "0", "schema": 1, "mode": "http", "kind": ROUNDS_KIND,
+            "rounds": 2, "ended_by": "SIGTERM",
+            "left_out": [{"run": 3, "label": "b", "round": 2, "reason": "cut short by SIGTERM"}],
+            "runs": [run.clone(), second.clone(), run, second],
+        })
+    }
+
+    #[test]
+    fn an_ab_file_gives_its_runs_named_by_round_with_those_left_out_marked() {
+        let runs = runs_of_value(rounds_document(), "ab.json").unwrap();
+        let names: Vec<(&str, Option<&str>)> = runs
+            .iter()
+            .map(|r| (r.source.as_str(), r.left_out.as_deref()))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("ab.json: direct round 1", None),
+                ("ab.json: b round 1", None),
+                ("ab.json: direct round 2", None),
+                ("ab.json: b round 2", Some("cut short by SIGTERM")),
+            ]
+        );
+        // One run is asked for (merge): refused, saying what the file is.
+        let e = from_value(rounds_document(), "ab.json")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("ab.json: the 4 runs of an A/B comparison (--vs)"),
+            "{e}"
+        );
+        // A newer format is refused as for one run.
+        let mut newer = rounds_document();
+        newer["schema"] = 99.into();
+        let e = runs_of_value(newer, "ab.json").unwrap_err().to_string();
+        assert!(e.contains("format version 99"), "{e}");
     }
 }

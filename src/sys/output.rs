@@ -40,6 +40,59 @@ pub fn check_writable(flag: &str, path: &Path) -> Result<(), Error> {
     Ok(())
 }
 
+/// Fails when the output file `path` of `flag` is one of `inputs` (`what` says what they are,
+/// e.g. `the files to merge`): writing it would destroy an input before or while it is read.
+pub fn check_not_input(flag: &str, path: &Path, inputs: &[&Path], what: &str) -> Result<(), Error> {
+    match inputs.iter().find(|input| same_file(path, input)) {
+        Some(input) => Err(Error::Usage(format!(
+            "{flag} {} is {} (one of {what}): it would be overwritten; write to another file",
+            path.display(),
+            input.display()
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// Fails when two outputs of one run (`--json`, `--hgrm`) are one file: the second written
+/// would replace the first.
+pub fn check_distinct(first: (&str, &Path), second: (&str, &Path)) -> Result<(), Error> {
+    if !same_file(first.1, second.1) {
+        return Ok(());
+    }
+    Err(Error::Usage(format!(
+        "{} {} is the {} file too: one would overwrite the other; give each its own file",
+        second.0,
+        second.1.display(),
+        first.0
+    )))
+}
+
+/// Whether two paths name one file: the same inode when both exist (`./a.json`, `a.json`, a
+/// symbolic or hard link), else the same name in the same folder once the folder's path is
+/// made canonical (files not written yet).
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        (Err(_), Err(_)) => {
+            let (a, b) = (canonical_to_be(a), canonical_to_be(b));
+            a.is_some() && a == b
+        }
+        // One exists and the other does not: two files.
+        _ => false,
+    }
+}
+
+/// The canonical path a file not yet there will have: its folder's canonical path and its name.
+fn canonical_to_be(path: &Path) -> Option<std::path::PathBuf> {
+    let name = path.file_name()?;
+    let folder = match path.parent() {
+        Some(folder) if !folder.as_os_str().is_empty() => folder,
+        _ => Path::new("."),
+    };
+    Some(folder.canonicalize().ok()?.join(name))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -67,5 +120,41 @@ mod tests {
         let path = std::env::temp_dir().join(format!("tsumo-check-{}.json", std::process::id()));
         check_writable("--json", &path).unwrap();
         assert!(!path.exists());
+    }
+
+    #[test]
+    fn one_file_by_two_names_is_one_file() {
+        let dir = std::env::temp_dir().join(format!("tsumo-same-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("sub")).unwrap();
+        let a = dir.join("a.json");
+        let again = dir.join("sub/../a.json");
+        // Neither there yet: the same name in the same folder.
+        assert!(same_file(&a, &again));
+        assert!(!same_file(&a, &dir.join("b.json")));
+        std::fs::write(&a, "{}").unwrap();
+        assert!(same_file(&a, &again));
+        assert!(!same_file(&a, &dir.join("b.json")));
+        std::fs::hard_link(&a, dir.join("link.json")).unwrap();
+        assert!(same_file(&dir.join("link.json"), &a));
+        let e = check_not_input(
+            "-o",
+            &again,
+            &[&dir.join("b.json"), &a],
+            "the files to merge",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.starts_with("-o ") && e.contains("the files to merge"),
+            "{e}"
+        );
+        let e = check_distinct(("--json", &a), ("--hgrm", &again))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("--hgrm ") && e.contains("the --json file too"),
+            "{e}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

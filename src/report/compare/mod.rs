@@ -84,8 +84,37 @@ fn values_of(name: &str, per_run: &[(&LoadedRun, Vec<Row>)], group: &Group<'_>) 
 }
 
 /// The comparison table (and, with repeated runs, the noise sentences) of runs of one mode.
-pub fn render(runs: &[LoadedRun]) -> Result<String, Error> {
-    check_same_mode(runs, "compare")?;
+/// Runs marked as left out (an A/B round cut short) are named with the reason, not compared;
+/// runs that ended early otherwise are compared and named with how they ended.
+pub fn render(all: &[LoadedRun]) -> Result<String, Error> {
+    check_same_mode(all, "compare")?;
+    let mut ended_early = String::new();
+    for run in all {
+        match (&run.left_out, run.ended_early()) {
+            (Some(reason), _) => {
+                let _ = writeln!(
+                    ended_early,
+                    "  {}: {reason}; left out of the comparison",
+                    run.source
+                );
+            }
+            (None, Some(early)) => {
+                let _ = writeln!(ended_early, "  {}: {early}", run.source);
+            }
+            (None, None) => {}
+        }
+    }
+    let runs: Vec<LoadedRun> = all
+        .iter()
+        .filter(|r| r.left_out.is_none())
+        .cloned()
+        .collect();
+    if runs.is_empty() {
+        return Ok(format!(
+            "Nothing to compare: every run was left out\n{ended_early}"
+        ));
+    }
+    let runs = runs.as_slice();
     let per_run: Vec<(&LoadedRun, Vec<Row>)> = runs.iter().map(|r| (r, rows(r))).collect();
     let groups = groups(runs);
     // Row order: as the first run that has each row lists it; server rows only when sampled.
@@ -131,6 +160,7 @@ pub fn render(runs: &[LoadedRun]) -> Result<String, Error> {
         };
         let _ = writeln!(out, "  {name}{}  ({})", g.label, sources.join(", "));
     }
+    out.push_str(&ended_early);
     let _ = writeln!(out);
 
     // Cells: row name, one value per group, one ratio per group after the first.

@@ -16,6 +16,8 @@ use crate::sys::procstat::ServerUsage;
 pub(super) enum Unit {
     /// µs, printed as wrk prints latencies.
     Time,
+    /// Seconds with 2 decimals, as a session's report prints its length (`Session: 182.01s`).
+    Seconds,
     /// A rate or count with metric suffixes (`1.23k`).
     Metric,
     /// Bytes, with binary suffixes and `B`.
@@ -104,7 +106,7 @@ fn mahjong_rows(s: &SavedSession) -> Vec<Row> {
     let p50_p99: [(&str, Pick); 2] = [("p50", |h| h.p50), ("p99", |h| h.p99)];
     let mut rows = vec![
         count("Players".to_string(), s.plan.players),
-        row("Elapsed", elapsed.map(|e| e * 1e6), Unit::Time),
+        row("Elapsed", elapsed, Unit::Seconds),
     ];
     for name in s.phase_names() {
         let Some(phase) = s.phases.get(name) else {
@@ -200,6 +202,7 @@ pub(super) fn rows(run: &LoadedRun) -> Vec<Row> {
 pub(super) fn format_value(value: f64, unit: Unit) -> String {
     match unit {
         Unit::Time => format_time_us(value),
+        Unit::Seconds => format!("{value:.2}s"),
         Unit::Metric => format_metric(value),
         Unit::Bytes => format!("{}B", format_binary(value)),
         Unit::BytesPerSec => format!("{}B", format_binary(value)),
