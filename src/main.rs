@@ -217,13 +217,16 @@ fn run_mahjong_ab(plan: &MahjongPlan) -> ExitCode {
         plan.json.as_ref(),
         |run| {
             let result = mahjong::session::run(run).map_err(|e| format!("{}: {e}", run.label))?;
-            let saved = report::session::SavedSession::from_result(&result);
+            let saved = report::mahjong::saved(&result);
             Ok(Round {
                 label: run.label.clone(),
                 text: report::mahjong::render(&result),
-                data: RunData::Mahjong(Box::new(saved)),
                 // As a single session: sessions left on the server, most players failed.
-                error: report::mahjong::failure(&result).map(|f| format!("{}: {f}", run.label)),
+                error: saved
+                    .failure
+                    .as_ref()
+                    .map(|f| format!("{}: {f}", run.label)),
+                data: RunData::Mahjong(Box::new(saved)),
             })
         },
     )
