@@ -228,6 +228,10 @@ impl<W: Worker> Started<W> {
         let mut signals_seen = usize::from(limits.ended_by_signal);
         let give_up = tokio::time::sleep(limits.grace);
         tokio::pin!(give_up);
+        // After a signal, a wind-down that takes a while says so once, and how to cut it.
+        let mut remind = limits
+            .ended_by_signal
+            .then(|| Box::pin(tokio::time::sleep(REMIND_AFTER)));
         while joined < workers {
             tokio::select! {
                 done = self.ended.recv() => {
@@ -241,6 +245,16 @@ impl<W: Worker> Started<W> {
                     }
                 }
                 _ = &mut give_up => break,
+                _ = async { remind.as_mut()?.await; Some(()) }, if remind.is_some() => {
+                    remind = None;
+                    if wind_down.cut_to.is_none() {
+                        let left = give_up.deadline().saturating_duration_since(tokio::time::Instant::now());
+                        eprintln!(
+                            "tsumo: waiting up to {} more while {}; another signal cuts that to {}",
+                            seconds(left), limits.winding_down, seconds(limits.hurry)
+                        );
+                    }
+                }
                 name = signals.recv() => {
                     wind_down.signals.push(name);
                     signals_seen += 1;
@@ -285,6 +299,9 @@ impl<W: Worker> Started<W> {
         }
     }
 }
+
+/// How long a wind-down after a signal may take before a line says what it waits for.
+const REMIND_AFTER: Duration = Duration::from_secs(1);
 
 /// The runtime of a worker thread: current-thread tokio, and no timer slack for the calling
 /// thread — the kernel may otherwise delay its wake-ups by up to 50 µs, and a pacer wants none.
