@@ -402,3 +402,49 @@ fn mahjong_sessions_a_second_signal_leaves_behind_are_listed_and_fail_the_run() 
         );
     }
 }
+
+/// Two SIGTERMs while the players are still logging in (a long ramp): the logins under way
+/// finish or are dropped, every session that exists is logged out, and the report keeps the
+/// logins made. Three tries: whether the second signal used to lose everything depended on
+/// how far the logouts had got.
+#[test]
+fn mahjong_two_sigterms_during_the_logins_leave_nobody_on_the_server() {
+    let server = Majiang::start();
+    let dir = TempDir::new("signals-mahjong-login");
+    for attempt in 0..3 {
+        let json = dir.path().join(format!("session{attempt}.json"));
+        let tsumo = Signalled::spawn(&[
+            "mahjong",
+            "-c200",
+            "-t2",
+            "--think",
+            "0",
+            "--ramp",
+            "10ms",
+            "-d",
+            "5m",
+            "--json",
+            json.to_str().unwrap(),
+            &server.url(),
+        ]);
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while server.session_files() < 60 {
+            assert!(Instant::now() < deadline, "players did not log in");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        // 0.5 ms apart, the two often arrive as one: 20 ms makes the second one count, while
+        // the first one's logouts are under way.
+        tsumo.kill(libc::SIGTERM, Some(Duration::from_millis(20)));
+        let run = tsumo.finish(Duration::from_secs(60));
+        run.assert_success();
+        let doc = read_json(&json, &run);
+        let logins = phase(&doc, "login", "ok");
+        assert!((60..200).contains(&logins), "try {attempt}: {doc:#}");
+        assert_eq!(
+            phase(&doc, "logout", "ok"),
+            logins,
+            "try {attempt}: {doc:#}"
+        );
+        assert_eq!(server.wait_session_files(0, Duration::from_secs(5)), 0);
+    }
+}
