@@ -247,22 +247,28 @@ impl<W: Worker> Started<W> {
                 _ = &mut give_up => break,
                 _ = async { remind.as_mut()?.await; Some(()) }, if remind.is_some() => {
                     remind = None;
-                    if wind_down.cut_to.is_none() {
-                        let left = give_up.deadline().saturating_duration_since(tokio::time::Instant::now());
+                    let left = left_of(&give_up);
+                    if wind_down.cut_to.is_none() && left > limits.hurry {
                         eprintln!(
-                            "tsumo: waiting up to {} more while {}; another signal cuts that to {}",
-                            seconds(left), limits.winding_down, seconds(limits.hurry)
+                            "tsumo: waiting up to {} more while {}; another signal cuts that \
+                             to {}",
+                            seconds(left),
+                            limits.winding_down,
+                            seconds(limits.hurry)
                         );
                     }
                 }
                 name = signals.recv() => {
                     wind_down.signals.push(name);
                     signals_seen += 1;
-                    let left = give_up.deadline().saturating_duration_since(tokio::time::Instant::now());
+                    let left = left_of(&give_up);
                     if signals_seen == 1 {
                         eprintln!(
-                            "tsumo: {name}: waiting up to {} while {}; a second signal cuts that to {}",
-                            seconds(left), limits.winding_down, seconds(limits.hurry)
+                            "tsumo: {name}: waiting up to {} while {}; a second signal cuts \
+                             that to {}",
+                            seconds(left),
+                            limits.winding_down,
+                            seconds(limits.hurry.min(left))
                         );
                     } else if wind_down.cut_to.is_none() && left > limits.hurry {
                         let _ = self.hurry.send(true);
@@ -270,7 +276,8 @@ impl<W: Worker> Started<W> {
                         wind_down.cut_to = Some(limits.hurry);
                         eprintln!(
                             "tsumo: {name} again: waiting at most {} more while {}",
-                            seconds(limits.hurry), limits.winding_down
+                            seconds(limits.hurry),
+                            limits.winding_down
                         );
                     }
                 }
@@ -298,6 +305,12 @@ impl<W: Worker> Started<W> {
             error,
         }
     }
+}
+
+/// What is left of a wait.
+fn left_of(wait: &tokio::time::Sleep) -> Duration {
+    wait.deadline()
+        .saturating_duration_since(tokio::time::Instant::now())
 }
 
 /// How long a wind-down after a signal may take before a line says what it waits for.
