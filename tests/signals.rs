@@ -295,6 +295,14 @@ fn mahjong_sigterm_during_the_final_logout_lets_it_finish() {
     assert_eq!(phase(&doc, "login", "ok"), 100, "{doc:#}");
     assert_eq!(phase(&doc, "logout", "ok"), 100, "{doc:#}");
     assert!(!run.stdout.contains("had not logged out"), "{}", run.stdout);
+    // The text and the JSON say that a signal came, and what it did.
+    assert!(
+        run.stdout
+            .contains("(stopped at the -d limit); SIGTERM during the logout, which went on"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(doc["signals_in_logout"][0], "SIGTERM", "{doc:#}");
     assert_eq!(server.wait_session_files(0, Duration::from_secs(5)), 0);
 }
 
@@ -394,6 +402,12 @@ fn mahjong_sessions_a_second_signal_leaves_behind_are_listed_and_fail_the_run() 
         run.stderr
     );
     assert!(run.stderr.contains("tsumo0"), "{}", run.stderr);
+    assert!(
+        run.stdout
+            .contains("(interrupted by SIGTERM); a second SIGTERM cut the logout short"),
+        "{}",
+        run.stdout
+    );
     std::thread::sleep(Duration::from_secs(1));
     for name in server.session_names() {
         assert!(
@@ -445,6 +459,13 @@ fn mahjong_two_sigterms_during_the_logins_leave_nobody_on_the_server() {
             logins,
             "try {attempt}: {doc:#}"
         );
-        assert_eq!(server.wait_session_files(0, Duration::from_secs(5)), 0);
+        assert_eq!(
+            server.wait_session_files(0, Duration::from_secs(5)),
+            0,
+            "try {attempt}: on the server: {:?}\n{}\n{}",
+            server.session_names(),
+            run.stdout,
+            run.stderr
+        );
     }
 }

@@ -79,6 +79,12 @@ pub fn run(plan: &MahjongPlan) -> Result<MahjongResult, Error> {
         interrupted: run.ended_by.is_signal(),
         ended_by: run.ended_by.name().to_string(),
         timed_out: run.ended_by == engine::EndReason::Duration,
+        signals_in_logout: run
+            .wind_down
+            .signals
+            .iter()
+            .map(|name| name.to_string())
+            .collect(),
         record,
         cpu_seconds: run.usage.cpu_seconds,
         peak_rss_bytes: run.usage.peak_rss_bytes,

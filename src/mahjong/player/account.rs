@@ -123,7 +123,12 @@ impl Player {
             ctx.recorder.borrow_mut().phase("login").failure();
             self.note_error(
                 "login: no answer by the end of the run",
-                format!("login of {}: no answer by the end of the run", self.name()),
+                format!(
+                    "login of {}: no answer {} after the end of the run (a session the server \
+                     still makes for it stays there)",
+                    self.name(),
+                    crate::engine::seconds(SHUTDOWN_GRACE)
+                ),
             );
             return false;
         };
