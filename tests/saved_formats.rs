@@ -97,6 +97,7 @@ fn session(label: &str, offset: u64) -> MahjongResult {
         interrupted: false,
         ended_by: "done".into(),
         timed_out: false,
+        signals_in_logout: Vec::new(),
         record,
         cpu_seconds: 1.25,
         peak_rss_bytes: 12_582_912,

@@ -13,6 +13,7 @@
 //! [`Pacer`]: crate::timing::pacer::Pacer
 
 pub mod gate;
+mod kept;
 pub mod progress;
 mod start;
 mod supervisor;
@@ -29,6 +30,7 @@ use crate::stats::start::StartRecord;
 use crate::sys::procstat::{Sampler, ServerUsage};
 pub use crate::sys::usage::{OwnUsage, ThreadUsage};
 pub use gate::StartGate;
+pub use kept::Kept;
 pub use progress::ProgressMode;
 pub use supervisor::EndReason;
 pub use worker::{thread_runtime, WorkerContext};
@@ -41,6 +43,11 @@ pub struct Settings {
     /// How long the workers may take to wind down after the shutdown (mahjong players log out)
     /// before the run is reported without them.
     pub grace: Duration,
+    /// What a second signal cuts that wait to (never zero): the workers are told to hurry.
+    pub hurry: Duration,
+    /// What the workers do while they wind down, for the line a signal then gets: "the
+    /// players log out".
+    pub winding_down: &'static str,
     /// `--progress`, `--quiet`: how the live line is shown.
     pub progress: ProgressMode,
     /// `--server-pid`: processes sampled once a second.
@@ -72,6 +79,41 @@ pub trait Worker: Send + 'static {
         self,
         ctx: WorkerContext<Self::Live>,
     ) -> impl Future<Output = Result<Self::Recorder, Error>>;
+
+    /// Called on the main thread before the worker moves onto its thread: how to take what it
+    /// recorded if its thread never ends (see [`Kept`]). By default such a worker's counts are
+    /// lost.
+    fn salvage(&self) -> Salvage<Self::Recorder> {
+        None
+    }
+}
+
+/// Takes what a worker that never ended had recorded (`None` inside: it could not be read).
+pub type Salvage<R> = Option<Box<dyn FnOnce() -> Option<R> + Send>>;
+
+/// How the workers wound down after the shutdown.
+#[derive(Debug, Clone, Default)]
+pub struct WindDown {
+    /// From the shutdown to the end of the wait for the workers.
+    pub waited: Duration,
+    /// The signals caught meanwhile, in order.
+    pub signals: Vec<&'static str>,
+    /// A second signal (counting one that ended the run) cut the wait to this.
+    pub cut_to: Option<Duration>,
+    /// Workers (0-based) that had not ended by then: the run is reported without them, but for
+    /// what they had recorded up to then (`kept` of them).
+    pub abandoned: Vec<usize>,
+    pub kept: usize,
+}
+
+/// `1s`, `2.5s`: a wait, as the lines about a wind-down give it.
+pub fn seconds(wait: Duration) -> String {
+    let s = wait.as_secs_f64();
+    if (s - s.round()).abs() < 0.05 {
+        format!("{s:.0}s")
+    } else {
+        format!("{s:.1}s")
+    }
 }
 
 /// A mode as the main thread sees it.
@@ -106,10 +148,11 @@ pub struct Run<R> {
     pub server: Option<ServerUsage>,
     /// tsumo's own CPU time and peak memory.
     pub usage: OwnUsage,
-    /// Each worker thread's CPU time, in worker order (missing for workers that never ended).
+    /// Each worker thread's CPU time, in worker order (zero for workers that never ended).
     pub threads: Vec<ThreadUsage>,
-    /// Workers that had not ended within the grace period (reported without them).
-    pub abandoned: usize,
+    /// The wait for the workers after the shutdown: how long, the signals meanwhile, and the
+    /// workers that had not ended by its end.
+    pub wind_down: WindDown,
     /// When the run started, and when it was meant to.
     pub start: StartRecord,
 }
@@ -156,7 +199,13 @@ pub fn run<M: Mode>(mode: &mut M) -> Result<Run<<M::Worker as Worker>::Recorder>
         mode, &settings, t0, &started, signals,
     ));
     settings.progress.finish();
-    let joined = runtime.block_on(started.join(settings.grace, supervised.signals));
+    let limits = worker::JoinLimits {
+        grace: settings.grace,
+        hurry: settings.hurry,
+        winding_down: settings.winding_down,
+        ended_by_signal: supervised.ended_by.is_signal(),
+    };
+    let joined = runtime.block_on(started.join(limits, supervised.signals));
     // Sampled up to here: a mahjong session's logouts load the server too.
     let server = sampler.map(Sampler::stop);
     if let Some(e) = joined.error {
@@ -172,7 +221,7 @@ pub fn run<M: Mode>(mode: &mut M) -> Result<Run<<M::Worker as Worker>::Recorder>
         server,
         usage: OwnUsage::now().since(own_usage),
         threads: joined.threads,
-        abandoned: joined.abandoned,
+        wind_down: joined.wind_down,
         start,
     })
 }

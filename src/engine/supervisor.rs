@@ -76,7 +76,7 @@ pub(super) struct Supervised {
     pub elapsed: Duration,
     pub ended_by: EndReason,
     pub per_second: Histogram<u64>,
-    /// Still caught: a signal during the join stops waiting.
+    /// Still caught: a signal during the join shortens the wait (see `Started::join`).
     pub signals: Signals,
 }
 

@@ -1,6 +1,7 @@
 //! The worker threads: each runs one [`Worker`] on its own current-thread tokio runtime, with its
 //! own `LocalSet` and [`Pacer`] — share-nothing, like wrk's threads — and hands its recorder back
-//! over a channel when it ends. The main thread joins them with a bound.
+//! over a channel when it ends. The main thread joins them with a bound that signals may
+//! shorten but never cut to nothing, and takes what a worker that never ended had recorded.
 
 use std::cell::Cell;
 use std::rc::Rc;
@@ -13,7 +14,7 @@ use tokio::task::LocalSet;
 
 use super::gate::StartGate;
 use super::supervisor::Signals;
-use super::{Recorder, Worker};
+use super::{seconds, Recorder, Salvage, WindDown, Worker};
 use crate::error::Error;
 use crate::sys::usage::ThreadUsage;
 use crate::timing::clock::Nanos;
@@ -28,6 +29,7 @@ pub struct WorkerContext<L> {
     /// This worker's sub-millisecond timer, already driven.
     pub pacer: Rc<Pacer>,
     shutdown: watch::Receiver<bool>,
+    hurry: watch::Receiver<bool>,
     gate: Arc<StartGate>,
     control: Arc<Control>,
     /// The thread's usage when it passed the gate: the run's share is counted from there.
@@ -46,6 +48,12 @@ impl<L> WorkerContext<L> {
     /// The one shutdown signal: `true` once the run is over.
     pub fn shutdown(&self) -> watch::Receiver<bool> {
         self.shutdown.clone()
+    }
+
+    /// `true` once a second signal cut the wind-down short: what is still under way after the
+    /// shutdown (a mahjong player's logout) must end within the mode's short grace.
+    pub fn hurry(&self) -> watch::Receiver<bool> {
+        self.hurry.clone()
     }
 
     /// Ends the whole run now (a script error): every worker gets the shutdown.
@@ -75,16 +83,29 @@ pub(super) struct Started<W: Worker> {
     pub control: Arc<Control>,
     pub live: Vec<Arc<W::Live>>,
     shutdown: watch::Sender<bool>,
+    hurry: watch::Sender<bool>,
     ended: mpsc::UnboundedReceiver<Ended<W::Recorder>>,
+    /// Per worker: how to take what it recorded if it never ends.
+    salvage: Vec<Salvage<W::Recorder>>,
 }
 
 /// The workers' outcome once joined.
 pub(super) struct Joined<R> {
     pub recorder: R,
     pub threads: Vec<ThreadUsage>,
-    pub abandoned: usize,
+    pub wind_down: WindDown,
     /// The first error a worker failed with (the run fails with it).
     pub error: Option<Error>,
+}
+
+/// How the join waits: at most `grace` after the shutdown, or `hurry` after a second signal.
+pub(super) struct JoinLimits {
+    pub grace: Duration,
+    pub hurry: Duration,
+    /// What the workers do meanwhile, for the line a signal gets ("the players log out").
+    pub winding_down: &'static str,
+    /// The run was ended by a signal: the next one is the second.
+    pub ended_by_signal: bool,
 }
 
 /// Starts one thread per worker.
@@ -92,14 +113,17 @@ pub(super) fn start_all<W: Worker>(workers: Vec<W>) -> Result<Started<W>, Error>
     let gate = Arc::new(StartGate::new(workers.len()));
     let control = Arc::new(Control::default());
     let (shutdown, shutdown_rx) = watch::channel(false);
+    let (hurry, hurry_rx) = watch::channel(false);
     let (ended_tx, ended) = mpsc::unbounded_channel();
     let mut live = Vec::with_capacity(workers.len());
+    let mut salvage = Vec::with_capacity(workers.len());
     for (index, worker) in workers.into_iter().enumerate() {
         let counters = Arc::new(W::Live::default());
         live.push(Arc::clone(&counters));
+        salvage.push(worker.salvage());
         let worker_gate = Arc::clone(&gate);
         let worker_control = Arc::clone(&control);
-        let shutdown_rx = shutdown_rx.clone();
+        let channels = (shutdown_rx.clone(), hurry_rx.clone());
         let ended_tx = ended_tx.clone();
         let spawned = std::thread::Builder::new()
             .name(format!("tsumo-worker-{index}"))
@@ -111,7 +135,7 @@ pub(super) fn start_all<W: Worker>(workers: Vec<W>) -> Result<Started<W>, Error>
                     index,
                     counters,
                     (&gate, &control),
-                    shutdown_rx,
+                    channels,
                     Rc::clone(&at_start),
                 );
                 gate.leave(index);
@@ -137,7 +161,9 @@ pub(super) fn start_all<W: Worker>(workers: Vec<W>) -> Result<Started<W>, Error>
         control,
         live,
         shutdown,
+        hurry,
         ended,
+        salvage,
     })
 }
 
@@ -146,7 +172,7 @@ fn run_thread<W: Worker>(
     index: usize,
     live: Arc<W::Live>,
     (gate, control): (&Arc<StartGate>, &Arc<Control>),
-    shutdown: watch::Receiver<bool>,
+    (shutdown, hurry): (watch::Receiver<bool>, watch::Receiver<bool>),
     at_start: Rc<Cell<Option<ThreadUsage>>>,
 ) -> Result<W::Recorder, Error> {
     let runtime = thread_runtime()?;
@@ -160,6 +186,7 @@ fn run_thread<W: Worker>(
             live,
             pacer,
             shutdown,
+            hurry,
             gate: Arc::clone(gate),
             control: Arc::clone(control),
             at_start,
@@ -184,45 +211,110 @@ impl<W: Worker> Started<W> {
         self.gate.open_at_once();
     }
 
-    /// Shuts every worker down and waits for them, at most `grace`; a signal during the wait
-    /// stops waiting at once.
-    pub async fn join(mut self, grace: Duration, mut signals: Signals) -> Joined<W::Recorder> {
+    /// Shuts every worker down and waits for them, at most `limits.grace`. A signal meanwhile
+    /// never drops what the workers counted: the first lets them go on, a second (counting the
+    /// one that ended the run) cuts the wait to `limits.hurry` and tells them to hurry. A
+    /// worker still running at the end is reported with what it had recorded, where it kept it.
+    pub async fn join(mut self, limits: JoinLimits, mut signals: Signals) -> Joined<W::Recorder> {
         self.shut_down();
+        let began = tokio::time::Instant::now();
         let workers = self.live.len();
         let mut recorders: Vec<Option<W::Recorder>> = (0..workers).map(|_| None).collect();
+        let mut ended = vec![false; workers];
         let mut threads = vec![ThreadUsage::default(); workers];
         let mut error = None;
         let mut joined = 0;
-        let give_up = tokio::time::sleep(grace);
+        let mut wind_down = WindDown::default();
+        let mut signals_seen = usize::from(limits.ended_by_signal);
+        let give_up = tokio::time::sleep(limits.grace);
         tokio::pin!(give_up);
+        // After a signal, a wind-down that takes a while says so once, and how to cut it.
+        let mut remind = limits
+            .ended_by_signal
+            .then(|| Box::pin(tokio::time::sleep(REMIND_AFTER)));
         while joined < workers {
             tokio::select! {
-                ended = self.ended.recv() => {
-                    let Some(ended) = ended else { break };
+                done = self.ended.recv() => {
+                    let Some(done) = done else { break };
                     joined += 1;
-                    threads[ended.index] = ended.usage;
-                    match ended.result {
-                        Ok(recorder) => recorders[ended.index] = Some(recorder),
+                    ended[done.index] = true;
+                    threads[done.index] = done.usage;
+                    match done.result {
+                        Ok(recorder) => recorders[done.index] = Some(recorder),
                         Err(e) => { error.get_or_insert(e); }
                     }
                 }
                 _ = &mut give_up => break,
-                // Another signal: the user will not wait; report what has ended.
-                _ = signals.recv() => break,
+                _ = async { remind.as_mut()?.await; Some(()) }, if remind.is_some() => {
+                    remind = None;
+                    let left = left_of(&give_up);
+                    if wind_down.cut_to.is_none() && left > limits.hurry {
+                        eprintln!(
+                            "tsumo: waiting up to {} more while {}; another signal cuts that \
+                             to {}",
+                            seconds(left),
+                            limits.winding_down,
+                            seconds(limits.hurry)
+                        );
+                    }
+                }
+                name = signals.recv() => {
+                    wind_down.signals.push(name);
+                    signals_seen += 1;
+                    let left = left_of(&give_up);
+                    if signals_seen == 1 {
+                        eprintln!(
+                            "tsumo: {name}: waiting up to {} while {}; a second signal cuts \
+                             that to {}",
+                            seconds(left),
+                            limits.winding_down,
+                            seconds(limits.hurry.min(left))
+                        );
+                    } else if wind_down.cut_to.is_none() && left > limits.hurry {
+                        let _ = self.hurry.send(true);
+                        give_up.as_mut().reset(tokio::time::Instant::now() + limits.hurry);
+                        wind_down.cut_to = Some(limits.hurry);
+                        eprintln!(
+                            "tsumo: {name} again: waiting at most {} more while {}",
+                            seconds(limits.hurry),
+                            limits.winding_down
+                        );
+                    }
+                }
             }
         }
+        wind_down.waited = began.elapsed();
         let mut recorder = W::Recorder::default();
         for worker_recorder in recorders.into_iter().flatten() {
             recorder.merge(worker_recorder);
         }
+        for (index, salvage) in self.salvage.into_iter().enumerate() {
+            if ended[index] {
+                continue;
+            }
+            wind_down.abandoned.push(index);
+            if let Some(kept) = salvage.and_then(|take| take()) {
+                recorder.merge(kept);
+                wind_down.kept += 1;
+            }
+        }
         Joined {
             recorder,
             threads,
-            abandoned: workers - joined,
+            wind_down,
             error,
         }
     }
 }
+
+/// What is left of a wait.
+fn left_of(wait: &tokio::time::Sleep) -> Duration {
+    wait.deadline()
+        .saturating_duration_since(tokio::time::Instant::now())
+}
+
+/// How long a wind-down after a signal may take before a line says what it waits for.
+const REMIND_AFTER: Duration = Duration::from_secs(1);
 
 /// The runtime of a worker thread: current-thread tokio, and no timer slack for the calling
 /// thread — the kernel may otherwise delay its wake-ups by up to 50 µs, and a pacer wants none.

@@ -37,6 +37,9 @@ use worker::{HttpWorker, LiveCounters};
 /// hook is still running).
 const WORKER_GRACE: Duration = Duration::from_secs(5);
 
+/// What a second signal cuts [`WORKER_GRACE`] to.
+const WORKER_HURRY: Duration = Duration::from_secs(1);
+
 /// A finished run, with what the caller still has to do: the script's `done()` and its error.
 pub struct Finished {
     pub result: RunResult,
@@ -45,7 +48,7 @@ pub struct Finished {
     /// The first error a script hook raised during the run (the run stopped there).
     pub script_error: Option<ScriptError>,
     /// Worker threads that had not ended within the grace after the run (a script hook that
-    /// never returns): the report is without them.
+    /// never returns): the report has only what they had counted up to then.
     pub abandoned: usize,
 }
 
@@ -81,15 +84,21 @@ pub fn run(plan: &Plan) -> Result<Finished, Error> {
     } = mode;
     let total = run.recorder.recorder;
     let elapsed = run.elapsed;
-    let shortfall = plan
-        .rate
-        .and_then(|rate| Shortfall::judge(rate, plan.connections, &total, elapsed, &run.threads));
+    let hung = run.wind_down.abandoned.len();
+    let shortfall = plan.rate.and_then(|rate| {
+        let mut shortfall =
+            Shortfall::judge(rate, plan.connections, &total, elapsed, &run.threads)?;
+        shortfall.blame_hung(hung);
+        Some(shortfall)
+    });
+    let mut notes = signal_notes(run.ended_by, run.elapsed, &run.wind_down, plan);
+    notes.extend(self::notes(&total, &endpoint.addr));
     let result = RunResult {
         plan: plan.clone(),
         elapsed,
         interrupted: run.ended_by.is_signal(),
         ended_by: run.ended_by.name().to_string(),
-        notes: notes(&total, &endpoint.addr, run.abandoned),
+        notes,
         counters: total.counters,
         latency: total.latency,
         uncorrected: total.uncorrected,
@@ -104,7 +113,7 @@ pub fn run(plan: &Plan) -> Result<Finished, Error> {
         result,
         script,
         script_error: run.recorder.script_error,
-        abandoned: run.abandoned,
+        abandoned: hung,
     })
 }
 
@@ -138,6 +147,8 @@ impl<'a> HttpMode<'a> {
             settings: Settings {
                 duration: plan.duration,
                 grace: WORKER_GRACE,
+                hurry: WORKER_HURRY,
+                winding_down: "the worker threads end",
                 progress: engine::ProgressMode::choose(plan.progress, plan.quiet),
                 server_pids: plan.server_pids.clone(),
                 start_at: plan.part.start_at,
@@ -215,6 +226,7 @@ impl Mode for HttpMode<'_> {
                 http2,
                 scheme: scheme.clone(),
                 authority: authority.clone(),
+                recorded: Default::default(),
             });
             first_connection += connections;
         }
@@ -249,17 +261,60 @@ impl engine::Recorder for HttpRecord {
     }
 }
 
-/// Explanations of conditions that silently cap a test, printed once in the report.
-fn notes(total: &Recorder, addr: &SocketAddr, abandoned: usize) -> Vec<String> {
-    let c = &total.counters;
+/// What a signal did to the run, and the worker threads that never ended (the text report
+/// and the JSON's notes).
+fn signal_notes(
+    ended_by: engine::EndReason,
+    elapsed: Duration,
+    wind_down: &engine::WindDown,
+    plan: &Plan,
+) -> Vec<String> {
     let mut notes = Vec::new();
-    if abandoned > 0 {
+    if let engine::EndReason::Signal(name) = ended_by {
         notes.push(format!(
-            "Note: {abandoned} worker threads had not ended {}s after the run (a script hook \
-             still running?); the report is without them.",
-            WORKER_GRACE.as_secs()
+            "Interrupted by {name} at {:.2}s of {}: the report covers the run up to the signal.",
+            elapsed.as_secs_f64(),
+            engine::seconds(plan.duration)
         ));
     }
+    if wind_down.abandoned.is_empty() {
+        return notes;
+    }
+    let threads: Vec<String> = wind_down
+        .abandoned
+        .iter()
+        .map(|index| (index + 1).to_string())
+        .collect();
+    let which = match threads.len() {
+        1 => format!("worker thread {} of {} hung", threads[0], plan.threads),
+        _ => format!(
+            "worker threads {} of {} hung",
+            threads.join(", "),
+            plan.threads
+        ),
+    };
+    let cut = match (wind_down.cut_to, wind_down.signals.last()) {
+        (Some(_), Some(name)) => format!(", cut short by a second {name}"),
+        _ => String::new(),
+    };
+    let kept = if wind_down.kept == wind_down.abandoned.len() {
+        "what each had completed before is counted, the rest of its schedule is not"
+    } else {
+        "the counts of a thread stuck while recording are lost"
+    };
+    let it = if threads.len() == 1 { "it" } else { "they" };
+    notes.push(format!(
+        "Note: {which}: {it} had not ended {} after the run{cut} (a script hook that never \
+         returns, with --script-timeout 0?); {kept}.",
+        engine::seconds(wind_down.waited)
+    ));
+    notes
+}
+
+/// Explanations of conditions that silently cap a test, printed once in the report.
+fn notes(total: &Recorder, addr: &SocketAddr) -> Vec<String> {
+    let c = &total.counters;
+    let mut notes = Vec::new();
     if c.emfile > 0 {
         let (soft, _) = sys::raise_open_files();
         notes.push(format!(

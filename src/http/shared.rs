@@ -12,6 +12,7 @@ use std::sync::Arc;
 use tokio::sync::Notify;
 
 use super::worker::LiveCounters;
+use crate::engine::Kept;
 use crate::net::http1::request::Batch;
 use crate::net::stream::{ConnectError, Endpoint, Handshake, Stream};
 use crate::net::tls;
@@ -42,7 +43,8 @@ pub struct Shared {
     pub stop_wake: Notify,
     /// The first error a script hook raised in this worker.
     pub script_error: RefCell<Option<ScriptError>>,
-    pub recorder: RefCell<Recorder>,
+    /// Where the main thread can still read it if this worker's thread never ends.
+    pub recorder: Kept<Recorder>,
     pub pacer: Rc<Pacer>,
     /// Sweeps the connections' request deadlines (`--timeout`).
     pub watchdog: Rc<Watchdog>,

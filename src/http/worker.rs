@@ -14,7 +14,7 @@ use super::conn::{Connection, Down, Progress};
 use super::h2::{H2Connection, H2Requests};
 use super::shared::{Requests, Shared};
 use super::HttpRecord;
-use crate::engine::{Live, Worker, WorkerContext};
+use crate::engine::{Kept, Live, Salvage, Worker, WorkerContext};
 use crate::error::Error;
 use crate::net::http1::request::Batch;
 use crate::net::http2::request::H2Request;
@@ -23,7 +23,7 @@ use crate::net::stream::Endpoint;
 use crate::plan::Http2;
 use crate::plan::Shard;
 use crate::script::ThreadScript;
-use crate::stats::Unsent;
+use crate::stats::{Recorder, Unsent};
 use crate::timing::clock;
 use crate::timing::deadline::Watchdog;
 use crate::timing::schedule::Schedule;
@@ -77,11 +77,23 @@ pub struct HttpWorker {
     /// `http` or `https`, and the authority, for the script's requests without a Host header.
     pub scheme: Scheme,
     pub authority: String,
+    /// What this worker records, also where the main thread finds it if the thread hangs.
+    pub recorded: Kept<Recorder>,
 }
 
 impl Worker for HttpWorker {
     type Live = LiveCounters;
     type Recorder = HttpRecord;
+
+    fn salvage(&self) -> Salvage<HttpRecord> {
+        let recorded = self.recorded.clone();
+        Some(Box::new(move || {
+            recorded.try_take().map(|recorder| HttpRecord {
+                recorder,
+                script_error: None,
+            })
+        }))
+    }
 
     async fn run(self, ctx: WorkerContext<LiveCounters>) -> Result<HttpRecord, Error> {
         let hooks = self
@@ -102,7 +114,7 @@ impl Worker for HttpWorker {
             stop: Cell::new(false),
             stop_wake: Notify::new(),
             script_error: RefCell::new(None),
-            recorder: Default::default(),
+            recorder: self.recorded,
             pacer: Rc::clone(&ctx.pacer),
             watchdog: Watchdog::new(self.timeout),
             record_all: self.record_all,

@@ -5,17 +5,19 @@
 //! limit or a signal) sends every player straight to logging out; the engine waits for that,
 //! within the grace the mode gives it, then the session is reported.
 
-use std::cell::RefCell;
+use std::collections::BTreeSet;
 use std::rc::Rc;
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use tokio::sync::{watch, Barrier};
 
 use super::phase::{Phase, PhaseBoard, SessionLive};
 use super::player::{Player, Table, WorkerCtx};
-use crate::engine::{self, Live, Mode, ProgressMode, Settings, Worker, WorkerContext};
+use crate::engine::{
+    self, Kept, Live, Mode, ProgressMode, Salvage, Settings, Worker, WorkerContext,
+};
 use crate::error::Error;
 use crate::net::preflight::{preflight_blocking, Probe};
 use crate::net::stream::Endpoint;
@@ -56,12 +58,18 @@ pub fn run(plan: &MahjongPlan) -> Result<MahjongResult, Error> {
     let mut mode = MahjongMode::prepare(plan)?;
     let run = engine::run(&mut mode)?;
     let mut record = run.recorder;
-    if run.abandoned > 0 {
+    let wind_down = &run.wind_down;
+    if !wind_down.abandoned.is_empty() {
+        let cut = match (wind_down.cut_to, wind_down.signals.last()) {
+            (Some(_), Some(name)) => format!(" (cut short by a second {name})"),
+            _ => String::new(),
+        };
         record.error(
             "players not done by the end",
             format!(
-                "some players had not logged out {}s after the end; reported without them",
-                mode.settings.grace.as_secs()
+                "some players had not logged out {} after the end{cut}; those still logged in \
+                 are listed as left on the server",
+                engine::seconds(wind_down.waited)
             ),
         );
     }
@@ -71,6 +79,12 @@ pub fn run(plan: &MahjongPlan) -> Result<MahjongResult, Error> {
         interrupted: run.ended_by.is_signal(),
         ended_by: run.ended_by.name().to_string(),
         timed_out: run.ended_by == engine::EndReason::Duration,
+        signals_in_logout: run
+            .wind_down
+            .signals
+            .iter()
+            .map(|name| name.to_string())
+            .collect(),
         record,
         cpu_seconds: run.usage.cpu_seconds,
         peak_rss_bytes: run.usage.peak_rss_bytes,
@@ -107,6 +121,9 @@ impl MahjongMode {
                 // Every player logs out, also after a signal, within --logout-timeout (a login
                 // in flight gets SHUTDOWN_GRACE first); wait for that, but not for ever.
                 grace: plan.logout_timeout + super::player::SHUTDOWN_GRACE + Duration::from_secs(5),
+                // The logouts' own cut, and a second for the workers to hand back their records.
+                hurry: super::player::SECOND_SIGNAL_GRACE + Duration::from_secs(1),
+                winding_down: "the players log out",
                 progress: ProgressMode::choose(plan.progress, plan.quiet),
                 server_pids: plan.server_pids.clone(),
                 start_at: plan.part.start_at,
@@ -142,6 +159,8 @@ impl Mode for MahjongMode {
                     shared: Arc::clone(&self.shared),
                     first_player,
                     tables,
+                    recorded: Kept::default(),
+                    signed_in: Arc::default(),
                 };
                 first_player += tables * plan.seats;
                 worker
@@ -188,17 +207,39 @@ pub struct MahjongWorker {
     shared: Arc<Shared>,
     first_player: usize,
     tables: usize,
+    /// What the players record, where the main thread finds it if the thread never ends.
+    recorded: Kept<MahjongRecorder>,
+    /// The players holding a session on the server now.
+    signed_in: Arc<Mutex<BTreeSet<usize>>>,
 }
 
 impl Worker for MahjongWorker {
     type Live = SessionLive;
     type Recorder = MahjongRecorder;
 
+    /// What the players had recorded, and every player still holding a session listed as
+    /// left on the server (a failed logout: the run then fails and names them).
+    fn salvage(&self) -> Salvage<MahjongRecorder> {
+        let recorded = self.recorded.clone();
+        let signed_in = Arc::clone(&self.signed_in);
+        Some(Box::new(move || {
+            let mut record = recorded.try_take().unwrap_or_default();
+            let still = signed_in.lock().unwrap_or_else(PoisonError::into_inner);
+            for &index in still.iter() {
+                record.phase("logout").failure();
+                record.left_on_server.push(super::player::name(index));
+            }
+            Some(record)
+        }))
+    }
+
     async fn run(self, ctx: WorkerContext<SessionLive>) -> Result<MahjongRecorder, Error> {
         let MahjongWorker {
             shared,
             first_player,
             tables,
+            recorded,
+            signed_in,
         } = self;
         // Players log in on their own ramp; the common start is only for the record.
         ctx.start();
@@ -211,10 +252,12 @@ impl Worker for MahjongWorker {
             endpoint: shared.endpoint.clone(),
             ws_url: shared.ws_url.clone(),
             host: shared.host.clone(),
-            recorder: RefCell::new(MahjongRecorder::default()),
+            recorder: recorded,
+            signed_in,
             phases: phase_rx,
             board: Rc::clone(&board),
             shutdown: shutdown.clone(),
+            hurry: ctx.hurry(),
             live: Arc::clone(&ctx.live),
             logouts: tokio::sync::Semaphore::new(super::player::LOGOUTS_AT_ONCE),
         });

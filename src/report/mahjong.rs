@@ -268,7 +268,31 @@ fn outcome(out: &mut String, s: &SavedSession) {
     } else {
         ""
     };
-    let _ = writeln!(out, "Session: {:.2}s{ended}", s.elapsed_s);
+    let _ = writeln!(
+        out,
+        "Session: {:.2}s{ended}{}",
+        s.elapsed_s,
+        signals_in_logout(s)
+    );
+}
+
+/// `; SIGTERM during the logout, which went on`: what signals did once the players were
+/// logging out (the first after the end lets the logout go on; a second cuts it short).
+fn signals_in_logout(s: &SavedSession) -> String {
+    let mut seen = usize::from(s.interrupted);
+    let mut said = Vec::new();
+    for name in &s.signals_in_logout {
+        seen += 1;
+        said.push(match seen {
+            1 => format!("{name} during the logout, which went on"),
+            2 => format!("a second {name} cut the logout short"),
+            _ => continue,
+        });
+    }
+    if said.is_empty() {
+        return String::new();
+    }
+    format!("; {}", said.join(", then "))
 }
 
 /// What the players of one bot kind did, in two lines, and the first rejected replies.

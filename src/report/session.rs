@@ -67,6 +67,10 @@ pub struct SavedSession {
     /// errors were grouped).
     #[serde(default)]
     pub error_kinds: BTreeMap<String, ErrorGroup>,
+    /// Signals caught while the players logged out (besides one that ended the session): the
+    /// first lets the logout go on, a second cuts it short.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub signals_in_logout: Vec<String>,
     /// Players whose session could not be logged out.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub left_on_server: Vec<String>,
@@ -271,6 +275,7 @@ impl SavedSession {
             errors: rec.protocol_errors,
             first_errors: rec.first_errors.clone(),
             error_kinds: rec.error_kinds.clone(),
+            signals_in_logout: r.signals_in_logout.clone(),
             left_on_server: rec.left_on_server.clone(),
             // Judged by the report (`report::mahjong::saved`), which sees the whole result.
             failure: None,

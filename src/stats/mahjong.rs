@@ -304,6 +304,8 @@ pub struct MahjongResult {
     pub ended_by: String,
     /// The `-d` limit ended the session before every game was over.
     pub timed_out: bool,
+    /// Signals caught while the players logged out (besides one that ended the session).
+    pub signals_in_logout: Vec<String>,
     pub record: MahjongRecorder,
     /// tsumo's own CPU time (user + system) and peak resident memory.
     pub cpu_seconds: f64,

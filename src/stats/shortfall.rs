@@ -29,6 +29,8 @@ pub enum Side {
     Connect,
     /// tsumo's worker threads were out of CPU.
     Generator,
+    /// A worker thread hung (a script hook that never returned) and sent nothing after.
+    Hung,
 }
 
 /// A rate not reached.
@@ -50,6 +52,13 @@ pub struct Shortfall {
     pub send_lateness_p99_us: u64,
     pub connections: usize,
     pub connect_errors: u64,
+    /// Worker threads that hung (side `hung`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub hung_threads: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl Shortfall {
@@ -99,7 +108,16 @@ impl Shortfall {
             send_lateness_p99_us: hdr::value_at_percentile(&total.send_lateness, 99.0),
             connections,
             connect_errors,
+            hung_threads: 0,
         })
+    }
+
+    /// `threads` worker threads hung: whatever else was seen, they held the rate back.
+    pub fn blame_hung(&mut self, threads: usize) {
+        if threads > 0 {
+            self.side = Side::Hung;
+            self.hung_threads = threads;
+        }
     }
 
     /// The report's one line.
@@ -129,6 +147,12 @@ impl Shortfall {
                 self.busiest_thread_runnable * 100.0,
                 self.busiest_thread_cpu * 100.0,
                 format_time_us(self.send_lateness_p99_us as f64)
+            ),
+            Side::Hung => format!(
+                "held back by tsumo itself: {} worker thread{} hung (a script hook that never \
+                 returned) and sent nothing after",
+                self.hung_threads,
+                if self.hung_threads == 1 { "" } else { "s" }
             ),
         };
         format!("{head}; {why}.")

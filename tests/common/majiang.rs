@@ -258,6 +258,29 @@ impl Majiang {
         self.port
     }
 
+    /// The server's process id (to stop and resume it: SIGSTOP, SIGCONT).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// The names of the players whose sessions are stored now (`passport.user.name`).
+    pub fn session_names(&self) -> Vec<String> {
+        let Ok(entries) = std::fs::read_dir(self.store_dir()) else {
+            return Vec::new();
+        };
+        let mut names: Vec<String> = entries
+            .filter_map(Result::ok)
+            .filter(|e| e.path().extension().is_some_and(|ext| ext == "json"))
+            .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+            .filter_map(|text| {
+                let doc: serde_json::Value = serde_json::from_str(&text).ok()?;
+                Some(doc["passport"]["user"]["name"].as_str()?.to_string())
+            })
+            .collect();
+        names.sort();
+        names
+    }
+
     /// The temp directory: `majiang.log` and the `sessions/` store.
     pub fn dir(&self) -> &Path {
         self.dir.path()

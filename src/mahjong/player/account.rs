@@ -4,9 +4,12 @@
 //! steps that are retried (through [`retry`]), and the only ones that must happen whatever went
 //! wrong before: a session that is never logged out lives 14 days on the server.
 
+use std::future::Future;
 use std::sync::atomic::Ordering;
+use std::time::Duration;
 
 use thiserror::Error;
+use tokio::sync::watch;
 
 use super::retry::{retry, until_stopped, Failed, SHUTDOWN_GRACE};
 use super::{Interrupt, Player};
@@ -57,6 +60,29 @@ fn request_failed(e: OneshotError) -> Failed<AccountError> {
         Failed::Transient(AccountError::Request(e))
     } else {
         Failed::Final(AccountError::Request(e))
+    }
+}
+
+/// How long the logouts under way (and the sockets closing before them) still get after a
+/// second signal; those not done by then are listed as left on the server.
+pub(crate) const SECOND_SIGNAL_GRACE: Duration = Duration::from_secs(3);
+
+/// Completes [`SECOND_SIGNAL_GRACE`] after a second signal (never, without one).
+async fn cut_short(mut hurry: watch::Receiver<bool>) {
+    if hurry.wait_for(|hurried| *hurried).await.is_err() {
+        std::future::pending::<()>().await;
+    }
+    tokio::time::sleep(SECOND_SIGNAL_GRACE).await;
+}
+
+/// Runs `step` unless a second signal's grace runs out first (`None`).
+async fn unless_cut<T>(
+    cut: &mut std::pin::Pin<&mut impl Future<Output = ()>>,
+    step: impl Future<Output = T>,
+) -> Option<T> {
+    tokio::select! {
+        out = step => Some(out),
+        _ = cut.as_mut() => None,
     }
 }
 
@@ -116,7 +142,12 @@ impl Player {
             ctx.recorder.borrow_mut().phase("login").failure();
             self.note_error(
                 "login: no answer by the end of the run",
-                format!("login of {}: no answer by the end of the run", self.name()),
+                format!(
+                    "login of {}: no answer {} after the end of the run (a session the server \
+                     still makes for it stays there)",
+                    self.name(),
+                    crate::engine::seconds(SHUTDOWN_GRACE)
+                ),
             );
             return false;
         };
@@ -127,6 +158,7 @@ impl Player {
                     .phase("login")
                     .success(clock::to_us(clock::now() - started));
                 self.cookie = Some(cookie);
+                signed_in(&ctx.signed_in).insert(self.index);
                 ctx.live.logged_in.fetch_add(1, Ordering::Relaxed);
                 true
             }
@@ -248,9 +280,17 @@ impl Player {
         }
     }
 
-    /// Closes the socket and logs out (retried on transient failures).
+    /// Closes the socket and logs out (retried on transient failures). After a second signal
+    /// both get [`SECOND_SIGNAL_GRACE`] more at most; a session not logged out by then is
+    /// listed as left on the server.
     pub(super) async fn log_out(&mut self) {
-        self.close_socket().await;
+        let cut = cut_short(self.ctx.hurry.clone());
+        tokio::pin!(cut);
+        let closed = unless_cut(&mut cut, self.close_socket()).await.is_some();
+        if !closed {
+            // The socket is dropped unclosed; the server sees it go.
+            self.ws = None;
+        }
         let Some(cookie) = self.cookie.take() else {
             return;
         };
@@ -286,8 +326,13 @@ impl Player {
             .await;
             (started, outcome)
         };
-        let failed = match tokio::time::timeout(bound, attempts).await {
-            Ok((started, Ok(()))) => {
+        let outcome = match closed {
+            true => unless_cut(&mut cut, tokio::time::timeout(bound, attempts)).await,
+            false => None,
+        };
+        signed_in(&ctx.signed_in).remove(&self.index);
+        let failed = match outcome {
+            Some(Ok((started, Ok(())))) => {
                 ctx.recorder
                     .borrow_mut()
                     .phase("logout")
@@ -295,16 +340,26 @@ impl Player {
                 ctx.live.logged_in.fetch_sub(1, Ordering::Relaxed);
                 return;
             }
-            Ok((_, Err(gave_up))) => (
+            Some(Ok((_, Err(gave_up)))) => (
                 format!("logout: {}", gave_up.last.kind()),
                 format!("logout of {}: {gave_up}", self.name()),
             ),
-            Err(_) => {
+            Some(Err(_)) => {
                 let limit = crate::stats::format::format_time_us(bound.as_micros() as f64);
                 (
                     format!("logout: not done within --logout-timeout {limit}"),
                     format!(
                         "logout of {}: not done within --logout-timeout {limit}",
+                        self.name()
+                    ),
+                )
+            }
+            None => {
+                let grace = crate::engine::seconds(SECOND_SIGNAL_GRACE);
+                (
+                    format!("logout: not done {grace} after a second signal"),
+                    format!(
+                        "logout of {}: not done {grace} after a second signal",
                         self.name()
                     ),
                 )
@@ -316,4 +371,12 @@ impl Player {
         drop(recorder);
         self.note_error(&failed.0, failed.1);
     }
+}
+
+/// The set of players holding a session (a poisoned lock still holds the right set).
+fn signed_in(
+    set: &std::sync::Mutex<std::collections::BTreeSet<usize>>,
+) -> std::sync::MutexGuard<'_, std::collections::BTreeSet<usize>> {
+    set.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }

@@ -21,20 +21,23 @@ mod retry;
 mod serve;
 mod table;
 
-use std::cell::RefCell;
+use std::collections::BTreeSet;
 use std::rc::Rc;
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
 
 use tokio::sync::watch;
 
 use super::bot::{AnyStrategy, Bot, StepKind};
 use super::phase::{Phase, PhaseBoard, SessionLive};
+use crate::engine::Kept;
 use crate::net::stream::Endpoint;
 use crate::plan::MahjongPlan;
 use crate::stats::mahjong::MahjongRecorder;
 use crate::sys::rng::XorShift;
 use crate::timing::clock::Nanos;
 use crate::ws::transport::WebSocket;
+pub(crate) use account::SECOND_SIGNAL_GRACE;
 use game::PendingReply;
 pub(crate) use retry::SHUTDOWN_GRACE;
 pub use table::Table;
@@ -47,10 +50,16 @@ pub struct WorkerCtx {
     pub ws_url: String,
     /// `Host` header value for login and logout.
     pub host: String,
-    pub recorder: RefCell<MahjongRecorder>,
+    /// Where the main thread can still read it if this worker's thread never ends.
+    pub recorder: Kept<MahjongRecorder>,
+    /// The players of this worker holding a session on the server (by index), for the main
+    /// thread to list as left there if the thread never ends.
+    pub signed_in: Arc<Mutex<BTreeSet<usize>>>,
     pub phases: watch::Receiver<Phase>,
     pub board: Rc<PhaseBoard>,
     pub shutdown: watch::Receiver<bool>,
+    /// A second signal: logouts under way must end within [`SECOND_SIGNAL_GRACE`].
+    pub hurry: watch::Receiver<bool>,
     pub live: std::sync::Arc<SessionLive>,
     /// Logouts in flight at once on this worker (at most [`LOGOUTS_AT_ONCE`]): at the end of a
     /// session every player logs out at the same moment, and a server or proxy flooded with
@@ -60,6 +69,11 @@ pub struct WorkerCtx {
 
 /// Logouts one worker has in flight at once.
 pub const LOGOUTS_AT_ONCE: usize = 32;
+
+/// Player `index`'s name on the server.
+pub fn name(index: usize) -> String {
+    format!("tsumo{index}")
+}
 
 /// Why a player stopped waiting.
 enum Interrupt {
@@ -142,7 +156,7 @@ impl Player {
     }
 
     fn name(&self) -> String {
-        format!("tsumo{}", self.index)
+        name(self.index)
     }
 
     /// Runs the player to the end of the session.
