@@ -404,6 +404,9 @@ impl Connection {
     /// meanwhile stay in the buffer for the parser.
     async fn write_watching(&mut self, stream: &mut Stream, batch: &Batch) -> Written {
         let bytes = &batch.bytes[..];
+        // A TLS write can fail after some of its records left (rustls had taken none of the
+        // plaintext yet): only a plain socket's refused write proves nothing went out.
+        let refusal_proves_none_out = matches!(stream, Stream::Plain(_));
         let mut written = 0;
         let mut flushed = false;
         let mut read_closed = false;
@@ -446,7 +449,7 @@ impl Connection {
                     }
                     Poll::Ready(Ok(0)) => return Poll::Ready(Written::Failed),
                     Poll::Ready(Ok(n)) => written += n,
-                    Poll::Ready(Err(e)) if written == 0 => {
+                    Poll::Ready(Err(e)) if written == 0 && refusal_proves_none_out => {
                         return Poll::Ready(Written::NoneOut(Some(e)))
                     }
                     Poll::Ready(Err(_)) => return Poll::Ready(Written::Failed),
