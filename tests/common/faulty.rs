@@ -150,6 +150,12 @@ impl FaultyServer {
         let std_listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
         std_listener.set_nonblocking(true).expect("nonblocking");
         let addr = std_listener.local_addr().expect("local addr");
+        if let Behavior::LateSecondAnswer { .. } = behavior {
+            // A small receive buffer (no autotuning) on every accepted socket: a large request
+            // then cannot fit in the kernel's buffers, so its write is still going on when the
+            // late answer comes.
+            set_receive_buffer(&std_listener, 64 * 1024);
+        }
         let counts = Arc::new(Counts::default());
         let (shutdown, stop) = oneshot::channel();
         let thread_counts = counts.clone();
@@ -369,6 +375,22 @@ async fn serve(
             other => unreachable!("{other:?} is served on hyper"),
         }
     }
+}
+
+/// SO_RCVBUF on a listening socket, inherited by the sockets it accepts.
+fn set_receive_buffer(listener: &std::net::TcpListener, bytes: libc::c_int) {
+    use std::os::fd::AsRawFd;
+    // SAFETY: a valid socket fd and a c_int option value of the size passed.
+    let rc = unsafe {
+        libc::setsockopt(
+            listener.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_RCVBUF,
+            (&bytes as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    assert_eq!(rc, 0, "SO_RCVBUF: {}", std::io::Error::last_os_error());
 }
 
 fn ok_response() -> Vec<u8> {
