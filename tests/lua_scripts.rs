@@ -993,3 +993,83 @@ fn without_a_limit_a_hook_that_never_returns_does_not_hold_the_run() {
         run.stdout
     );
 }
+
+/// Issue 19 (8): with `--script-timeout 0`, code that never returned before the run (the
+/// script's top level, `setup()`, `init()`, the `request()` that builds the first request) hung
+/// tsumo for ever, at 100 % CPU, and so did `done()` after it: the README promised an end at
+/// `-d` plus 5 s. Outside the run the limit stays, at `-d` plus 5 s, and names itself.
+#[test]
+fn without_a_limit_a_hook_outside_the_run_still_ends_at_the_duration_plus_5s() {
+    let nginx = Nginx::start();
+    let url = nginx.http_url("/index.html");
+    let dir = TempDir::new("hung-outside");
+    let check = |name: &str, source: &str, what: &str| {
+        let script = dir.path().join(format!("{name}.lua"));
+        std::fs::write(&script, source).unwrap();
+        let run = run_tsumo(
+            &[
+                "-t1",
+                "-c1",
+                "-d1s",
+                "-R10",
+                "--script-timeout",
+                "0",
+                "-s",
+                script.to_str().unwrap(),
+                &url,
+            ],
+            Duration::from_secs(120),
+        );
+        assert_eq!(run.status.code(), Some(1), "{name}: {run:?}");
+        let wanted = format!(
+            "{name}.lua:2: {what} ran past the 6.00s script time limit and was interrupted \
+             (with --script-timeout 0, a hook outside the run may take -d plus 5s)"
+        );
+        let wanted = if name == "top" {
+            wanted.replace("top.lua:2", "top.lua:1")
+        } else {
+            wanted
+        };
+        assert!(
+            run.stderr.contains(&wanted),
+            "{name}: wanted {wanted}\n{}",
+            run.stderr
+        );
+    };
+    let top = || check("top", "while true do end\n", "the script's top level");
+    let setup = || {
+        check(
+            "setup",
+            "function setup(thread)\n  while true do end\nend\n",
+            "setup()",
+        )
+    };
+    let init = || {
+        check(
+            "init",
+            "function init(args)\n  while true do end\nend\n",
+            "init()",
+        )
+    };
+    let request = || {
+        check(
+            "request",
+            "function request()\n  while true do end\nend\n",
+            "request()",
+        )
+    };
+    let done = || {
+        check(
+            "done",
+            "function done(summary, latency, requests)\n  while true do end\nend\n",
+            "done()",
+        )
+    };
+    common::all_at_once(&[
+        ("top", &top),
+        ("setup", &setup),
+        ("init", &init),
+        ("request", &request),
+        ("done", &done),
+    ]);
+}

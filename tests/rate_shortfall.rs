@@ -117,3 +117,47 @@ fn a_rate_reached_says_nothing() {
     assert!(doc["tsumo"]["peak_rss_bytes"].as_u64().unwrap() > 1 << 20);
     assert_eq!(doc["ended_by"], "duration");
 }
+
+/// Issue 19 (11, and the unsent wording): one connection to a server that answers after 1 s,
+/// at 20 requests a second: about 3 requests are sent, and the other ~57 that fell due are never
+/// sent. Those belong in the share held back by the server (before: left out, the line said
+/// about 67%, as if the server had held back only the sent ones), and the unsent line says its
+/// number once.
+#[test]
+fn requests_never_sent_count_in_the_share_held_back_by_the_server() {
+    let server = FaultyServer::start(Behavior::Slow(Duration::from_secs(1)));
+    let (run, doc) = run(&["-t1", "-c1", "-d3s", "-R20", "-T5s"], &server.url("/"));
+    let unsent = doc["counters"]["unsent"]["busy"].as_u64().unwrap();
+    assert!(unsent >= 40, "{doc:#}");
+    let unsent_lines: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("Unsent:"))
+        .collect();
+    assert_eq!(
+        unsent_lines,
+        vec![format!(
+            "Unsent: {unsent} requests fell due but were never sent while their connection \
+             waited for earlier responses"
+        )],
+        "{}",
+        run.stdout
+    );
+    let shortfall = &doc["rate_shortfall"];
+    assert_eq!(shortfall["side"], "server", "{shortfall}");
+    let busy_share = shortfall["due_while_busy_share"].as_f64().unwrap();
+    // All but the first request fell due while the connection waited (sent late or never).
+    assert!(busy_share > 0.9, "{shortfall}");
+    let lines = shortfall_lines(&run.stdout);
+    assert_eq!(lines.len(), 1, "{}", run.stdout);
+    let why = format!(
+        "{:.1}% of requests fell due while their connection still waited for a response, \
+         {unsent} of them never sent (-c 1).",
+        busy_share * 100.0
+    );
+    assert!(
+        lines[0].ends_with(&why),
+        "{}\nwanted the end: {why}",
+        lines[0]
+    );
+}

@@ -7,19 +7,30 @@
 //! "unsolicited response" (a protocol error) and close the connection. Otherwise a server that
 //! answers twice would have its second answer timed against the next request.
 //!
+//! A request is sent again (on a new connection, its intended time kept) only where the server
+//! cannot have seen any byte of it: a reused keep-alive connection was found closed or reset
+//! before the write, or the write's first byte was refused. Once a byte of a request has left,
+//! the server may have processed it, so a close or reset before its response is a read (or
+//! write) error, as wrk counts it, never a silent second send (a POST would be made twice).
+//! Bytes that arrive before the batch's first request is written in full cannot answer it (a
+//! late second answer to an earlier request): they are an unsolicited response too.
+//!
 //! Latency is measured from the intended send time (corrected) and from the actual send time
 //! (uncorrected). A connection that falls behind its schedule sends the next request as soon as
 //! the previous response is in, so its backlog is never dropped.
 
 use std::cell::Cell;
+use std::future::poll_fn;
 use std::io;
 use std::net::IpAddr;
+use std::pin::Pin;
 use std::rc::Rc;
 use std::sync::atomic::Ordering;
+use std::task::Poll;
 use std::time::Duration;
 
 use futures_util::FutureExt;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, ReadBuf};
 
 use super::shared::Shared;
 use crate::net::http1::request::Batch;
@@ -41,8 +52,8 @@ enum Outcome {
     Stopped,
     /// Every response arrived; the stream comes back if it may carry another request.
     Done(Option<Stream>),
-    /// The batch was not answered on this connection and goes again on a new one: the server
-    /// closed or reset a reused keep-alive connection before answering, or sent bytes no request
+    /// The batch goes again on a new connection, as no byte of it reached the server: a reused
+    /// keep-alive connection was closed or reset before the write, or had sent bytes no request
     /// asked for (counted) while it was idle.
     Stale,
     /// The connection failed; the error is already counted and the batch's remaining responses
@@ -264,18 +275,27 @@ impl Connection {
         if let Some(outcome) = self.check_idle(&mut stream) {
             return outcome;
         }
-        if let Err(e) = write_batch(&mut stream, &batch.bytes).await {
-            if self.reused && is_stale(&e) {
+        match self.write_watching(&mut stream, batch).await {
+            Written::Whole { early: false } => {}
+            Written::Whole { early: true } => {
+                let extra = excerpt(&self.buf[self.start..self.end]);
+                self.protocol_error(Violation::UnsolicitedResponse, extra);
+                return Outcome::Failed;
+            }
+            // Nothing left: the server cannot have seen this batch.
+            Written::NoneOut(e) if self.reused && e.as_ref().is_none_or(is_stale) => {
                 return Outcome::Stale;
             }
-            shared.recorder.borrow_mut().counters.errors.write += 1;
-            shared.live.errors.fetch_add(1, Ordering::Relaxed);
-            return Outcome::Failed;
+            Written::NoneOut(None) => return self.fail_read(),
+            Written::NoneOut(Some(_)) | Written::Failed => {
+                shared.recorder.borrow_mut().counters.errors.write += 1;
+                shared.live.errors.fetch_add(1, Ordering::Relaxed);
+                return Outcome::Failed;
+            }
         }
         shared.recorder.borrow_mut().counters.bytes_written += batch.bytes.len() as u64;
         let expected = batch.len();
         let mut completed = 0;
-        let mut read_any = false;
         let mut keep_alive = true;
         while completed < expected {
             let head_request = batch.head[completed];
@@ -327,20 +347,15 @@ impl Connection {
                             return self.fail_read();
                         }
                     }
-                    Ok(None) if self.reused && !read_any => return Outcome::Stale,
+                    // Even with no byte of a response yet: the request left, so the server
+                    // may have processed it. Never sent again.
                     _ => return self.fail_read(),
                 },
                 Ok(n) => {
-                    read_any = true;
                     self.end += n;
                     shared.recorder.borrow_mut().counters.bytes_read += n as u64;
                 }
-                Err(e) => {
-                    if self.reused && !read_any && is_stale(&e) {
-                        return Outcome::Stale;
-                    }
-                    return self.fail_read();
-                }
+                Err(_) => return self.fail_read(),
             }
         }
         shared
@@ -381,6 +396,85 @@ impl Connection {
                     Outcome::Failed
                 })
             }
+        }
+    }
+
+    /// Writes `batch` on `stream` while watching its read side, so that a response starting
+    /// before the batch's first request is written in full is told from its answer. Bytes read
+    /// meanwhile stay in the buffer for the parser.
+    async fn write_watching(&mut self, stream: &mut Stream, batch: &Batch) -> Written {
+        let bytes = &batch.bytes[..];
+        // A TLS write can fail after some of its records left (rustls had taken none of the
+        // plaintext yet): only a plain socket's refused write proves nothing went out.
+        let refusal_proves_none_out = matches!(stream, Stream::Plain(_));
+        let mut written = 0;
+        let mut flushed = false;
+        let mut read_closed = false;
+        // How much of the batch had left when a response's first byte was seen.
+        let mut first_byte_at: Option<usize> = None;
+        let mut read = 0;
+        let written_end = poll_fn(|cx| loop {
+            if !read_closed && self.end < self.buf.len() {
+                let mut room = ReadBuf::new(&mut self.buf[self.end..]);
+                match Pin::new(&mut *stream).poll_read(cx, &mut room) {
+                    Poll::Ready(Ok(())) if !room.filled().is_empty() => {
+                        let n = room.filled().len();
+                        self.end += n;
+                        read += n;
+                        // TLS: the last bytes may still wait in its buffer, not yet sent.
+                        let out = if written == bytes.len() && !flushed {
+                            written.saturating_sub(1)
+                        } else {
+                            written
+                        };
+                        first_byte_at.get_or_insert(out);
+                        continue;
+                    }
+                    // Closed before any byte went out: the write would only fail.
+                    Poll::Ready(Ok(())) if written == 0 => {
+                        return Poll::Ready(Written::NoneOut(None))
+                    }
+                    Poll::Ready(Err(e)) if written == 0 => {
+                        return Poll::Ready(Written::NoneOut(Some(e)))
+                    }
+                    // The write (or the read after it) fails and is counted.
+                    Poll::Ready(_) => read_closed = true,
+                    Poll::Pending => {}
+                }
+            }
+            if written < bytes.len() {
+                match Pin::new(&mut *stream).poll_write(cx, &bytes[written..]) {
+                    Poll::Ready(Ok(0)) if written == 0 => {
+                        return Poll::Ready(Written::NoneOut(Some(io::ErrorKind::WriteZero.into())))
+                    }
+                    Poll::Ready(Ok(0)) => return Poll::Ready(Written::Failed),
+                    Poll::Ready(Ok(n)) => written += n,
+                    Poll::Ready(Err(e)) if written == 0 && refusal_proves_none_out => {
+                        return Poll::Ready(Written::NoneOut(Some(e)))
+                    }
+                    Poll::Ready(Err(_)) => return Poll::Ready(Written::Failed),
+                    Poll::Pending => return Poll::Pending,
+                }
+                continue;
+            }
+            if flushed {
+                return Poll::Ready(Written::Whole { early: false });
+            }
+            match Pin::new(&mut *stream).poll_flush(cx) {
+                Poll::Ready(Ok(())) => flushed = true,
+                Poll::Ready(Err(_)) => return Poll::Ready(Written::Failed),
+                Poll::Pending => return Poll::Pending,
+            }
+        })
+        .await;
+        if read > 0 {
+            self.shared.recorder.borrow_mut().counters.bytes_read += read as u64;
+        }
+        match (written_end, first_byte_at) {
+            (Written::Whole { .. }, Some(at)) => Written::Whole {
+                early: at < batch.first_len(),
+            },
+            (other, _) => other,
         }
     }
 
@@ -443,9 +537,15 @@ impl Connection {
     }
 }
 
-async fn write_batch(stream: &mut Stream, bytes: &[u8]) -> io::Result<()> {
-    stream.write_all(bytes).await?;
-    stream.flush().await
+/// How a batch's write went.
+enum Written {
+    /// Every byte is out. `early`: bytes of a response arrived before the batch's first request
+    /// was written in full (they are in the buffer).
+    Whole { early: bool },
+    /// No byte of the batch left: the connection was closed (`None`) or the write refused.
+    NoneOut(Option<io::Error>),
+    /// The write failed part way: the server may have seen some of it.
+    Failed,
 }
 
 /// Errors that mean the server dropped an idle keep-alive connection.

@@ -12,7 +12,11 @@
 //! `os.clock()` — none stopped with the compiler on, all within one tick with it off). A state
 //! with a limit therefore runs with the JIT compiler off: about 8% more per dynamic `request()`
 //! (1.23 µs against 1.33 µs for a `wrk.format`-style request builder). `--script-timeout 0`
-//! removes the limit and turns the compiler back on.
+//! removes the limit and turns the compiler back on for the hooks of the run (`request`,
+//! `response`, `delay`), which the engine's bounded join covers (`-d` plus 5 s). The code that
+//! runs outside the run — the script's top level, `setup`, `init`, the first `request()` (the
+//! check), `done` — has no run to end it, so it keeps a limit of `-d` plus 5 s even then
+//! ([`Limit::outside_run`], lifted from a worker's state once the run's hooks take over).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
@@ -33,6 +37,9 @@ const MARKER: &str = "tsumo: script time limit";
 /// `started` of a call the watchdog has interrupted.
 const FIRED: u64 = u64::MAX;
 
+/// The name [`Limit::call`] takes for the script's top level (a chunk, not a hook).
+pub(crate) const TOP_LEVEL: &str = "";
+
 /// One Lua state under the limit.
 struct Slot {
     /// The state's `lua_State*`: LuaJIT's hooks belong to the global state, so any thread of
@@ -51,6 +58,8 @@ struct Slot {
 pub(crate) struct Limit {
     slot: Option<Arc<Slot>>,
     limit: Duration,
+    /// What set the limit, as the error names it.
+    source: &'static str,
 }
 
 impl Limit {
@@ -61,6 +70,7 @@ impl Limit {
             return Ok(Limit {
                 slot: None,
                 limit: Duration::ZERO,
+                source: "",
             });
         };
         lua.load("jit.off()").set_name("=tsumo").exec()?;
@@ -74,7 +84,25 @@ impl Limit {
         Ok(Limit {
             slot: Some(slot),
             limit,
+            source: "--script-timeout",
         })
+    }
+
+    /// The limit of `--script-timeout 0` on the code that runs outside the run: `bound` (`-d`
+    /// plus 5 s). The state runs without the JIT compiler until [`Limit::lift`].
+    pub(crate) fn outside_run(lua: &Lua, bound: Duration) -> mlua::Result<Limit> {
+        let mut limit = Limit::new(lua, Some(bound))?;
+        limit.source = "with --script-timeout 0, a hook outside the run may take -d plus 5s";
+        Ok(limit)
+    }
+
+    /// Ends an [`outside_run`](Limit::outside_run) limit before the run: its hooks then run
+    /// unlimited, with the JIT compiler on.
+    pub(crate) fn lift(&mut self, lua: &Lua) -> mlua::Result<()> {
+        if self.slot.take().is_some() {
+            lua.load("jit.on()").set_name("=tsumo").exec()?;
+        }
+        Ok(())
     }
 
     /// Runs `call` (a call into the script's hook `name`) under the limit. An interrupted
@@ -102,11 +130,17 @@ impl Limit {
             Ok(value) => Ok(value),
             Err(e) => {
                 let message = super::lua_message(&e);
+                let what = if name == TOP_LEVEL {
+                    "the script's top level".to_string()
+                } else {
+                    format!("{name}()")
+                };
                 match message.strip_suffix(MARKER) {
                     Some(position) => Err(mlua::Error::RuntimeError(format!(
-                        "{position}{name}() ran past the {} script time limit and was \
-                         interrupted (--script-timeout)",
-                        format_time_us(self.limit.as_micros() as f64)
+                        "{position}{what} ran past the {} script time limit and was \
+                         interrupted ({})",
+                        format_time_us(self.limit.as_micros() as f64),
+                        self.source
                     ))),
                     None => Err(e),
                 }

@@ -55,6 +55,10 @@ impl fmt::Display for ScriptError {
 
 impl std::error::Error for ScriptError {}
 
+/// `--script-timeout 0`: how much longer than `-d` the code outside the run may take (the
+/// engine's wait for the run's workers, so a hung hook ends tsumo at `-d` plus 5 s either way).
+const OUTSIDE_RUN_GRACE: Duration = Duration::from_secs(5);
+
 /// The main Lua state (`setup`, `done`).
 pub struct Script {
     main: Lua,
@@ -92,8 +96,15 @@ impl Script {
         let chunk_name = format!("@{name}");
         let script_err = |e: mlua::Error| Error::Script(lua_message(&e));
 
+        // `--script-timeout 0` lifts the limit for the run's hooks only: outside the run there
+        // is no run to end, and a hook that never returned would hang tsumo for ever.
+        let outside_bound = plan.duration + OUTSIDE_RUN_GRACE;
+        let limit_for = |lua: &Lua| match plan.script_timeout {
+            Some(limit) => Limit::new(lua, Some(limit)),
+            None => Limit::outside_run(lua, outside_bound),
+        };
         let main = wrk::new_state(plan).map_err(script_err)?;
-        let main_limit = Limit::new(&main, plan.script_timeout).map_err(script_err)?;
+        let main_limit = limit_for(&main).map_err(script_err)?;
         let main_wrk: Table = main.globals().get("wrk").map_err(script_err)?;
         main_wrk
             .set(
@@ -102,9 +113,10 @@ impl Script {
                     .map_err(script_err)?,
             )
             .map_err(script_err)?;
-        main.load(&source[..])
-            .set_name(chunk_name.as_str())
-            .exec()
+        main_limit
+            .call(limit::TOP_LEVEL, || {
+                main.load(&source[..]).set_name(chunk_name.as_str()).exec()
+            })
             .map_err(script_err)?;
 
         let mut threads = Vec::with_capacity(plan.threads);
@@ -112,10 +124,11 @@ impl Script {
         let mut pipeline = 1;
         for index in 0..plan.threads {
             let lua = wrk::new_state(plan).map_err(script_err)?;
-            let limit = Limit::new(&lua, plan.script_timeout).map_err(script_err)?;
-            lua.load(&source[..])
-                .set_name(chunk_name.as_str())
-                .exec()
+            let mut limit = limit_for(&lua).map_err(script_err)?;
+            limit
+                .call(limit::TOP_LEVEL, || {
+                    lua.load(&source[..]).set_name(chunk_name.as_str()).exec()
+                })
                 .map_err(script_err)?;
             let shared = ThreadShared::new(addr);
             let thread_wrk: Table = lua.globals().get("wrk").map_err(script_err)?;
@@ -159,6 +172,9 @@ impl Script {
                 Err(_) if hooks.request => Vec::new(),
                 Err(e) => return Err(Error::Script(e.0)),
             };
+            if plan.script_timeout.is_none() {
+                limit.lift(&lua).map_err(script_err)?;
+            }
             let request_fn = match lua.globals().get::<Value>("request") {
                 Ok(Value::Function(f)) if hooks.request => Some(f),
                 _ => None,

@@ -163,7 +163,8 @@ pub fn within_stdev_percent(h: &Histogram<u64>, mean: f64, stdev: f64) -> f64 {
 /// One row of the detailed percentile spectrum.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SpectrumRow {
-    /// Highest equivalent value of the bucket the row stops at (µs).
+    /// Highest equivalent value of the bucket the row stops at (µs), or the [`max`] in the
+    /// highest non-empty bucket (as [`value_at_percentile`]).
     pub value: u64,
     /// The percentile the row reports, 0..=100.
     pub percentile: f64,
@@ -183,6 +184,8 @@ pub struct Spectrum<'a> {
     percentile_to_iterate_to: f64,
     percentile: f64,
     seen_last_value: bool,
+    /// No row shows more: wrk2 prints `6.643` rows above its own `#[Max = 6.640`.
+    max: u64,
 }
 
 /// The spectrum wrk2 prints (`ticks_per_half_distance` = 5).
@@ -195,13 +198,17 @@ pub fn spectrum(h: &Histogram<u64>, ticks_per_half_distance: u32) -> Spectrum<'_
         percentile_to_iterate_to: 0.0,
         percentile: 0.0,
         seen_last_value: false,
+        max: max(h),
     }
 }
 
 impl Spectrum<'_> {
     fn row(&self) -> SpectrumRow {
         SpectrumRow {
-            value: self.current.map_or(0, |b| b.highest_equivalent),
+            value: self
+                .current
+                .map_or(0, |b| b.highest_equivalent)
+                .min(self.max),
             percentile: self.percentile,
             count_to_index: self.current.map_or(0, |b| b.count_to_index),
         }
@@ -366,6 +373,22 @@ mod tests {
         assert_eq!(last.value, 1000);
         // Percentiles never go backwards.
         assert!(percentiles.windows(2).all(|w| w[0] <= w[1]));
+    }
+
+    /// Issue 19: the last rows of `-L`'s spectrum read 6.643 ms against `#[Max = 6.640`: the
+    /// top bucket's highest value, not its max.
+    #[test]
+    fn no_spectrum_row_is_above_the_max() {
+        // Above 4096 µs buckets are 4 µs wide: 6640 sits in [6640, 6643].
+        let h = hist(&[100, 2000, 5000, 6640]);
+        assert_eq!(max(&h), 6640);
+        let rows: Vec<_> = spectrum(&h, 5).collect();
+        assert!(rows.iter().all(|r| r.value <= 6640), "{rows:?}");
+        let last = rows.last().unwrap();
+        assert_eq!((last.value, last.percentile), (6640, 100.0));
+        // Rows in lower buckets keep their highest equivalent value.
+        assert_eq!(rows[rows.len() - 2].value, 6640);
+        assert!(rows.iter().any(|r| r.value == 5003), "{rows:?}");
     }
 
     #[test]

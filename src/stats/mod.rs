@@ -134,6 +134,47 @@ impl Unsent {
     pub fn total(&self) -> u64 {
         self.busy + self.connect_failed + self.connect_timeout
     }
+
+    /// The report's line, `None` when there are none: the number once, with its reason, or
+    /// split by reason when there are several.
+    pub fn line(&self) -> Option<String> {
+        let total = self.total();
+        if total == 0 {
+            return None;
+        }
+        let reasons: Vec<(u64, &str)> = [
+            (
+                self.busy,
+                "while their connection waited for earlier responses",
+            ),
+            (
+                self.connect_failed,
+                "while their connection could not be opened (connect failed)",
+            ),
+            (
+                self.connect_timeout,
+                "while their connection could not be opened (connect timed out, -T)",
+            ),
+        ]
+        .into_iter()
+        .filter(|(n, _)| *n > 0)
+        .collect();
+        let head = if total == 1 {
+            "Unsent: 1 request fell due but was never sent".to_string()
+        } else {
+            format!("Unsent: {total} requests fell due but were never sent")
+        };
+        Some(match &reasons[..] {
+            [(_, why)] => format!("{head} {why}"),
+            _ => {
+                let parts: Vec<String> = reasons
+                    .iter()
+                    .map(|(n, why)| format!("{n} {why}"))
+                    .collect();
+                format!("{head}: {}", parts.join(", "))
+            }
+        })
+    }
 }
 
 /// Why a TLS handshake failed, as counted (the network layer tells which).
@@ -349,6 +390,48 @@ pub struct RunResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 19: `Unsent: 2 requests fell due but were never sent: 2 while…` said the number
+    /// twice. One reason: the number once; several: split by reason.
+    #[test]
+    fn unsent_line_says_the_number_once() {
+        assert_eq!(Unsent::default().line(), None);
+        let busy = Unsent {
+            busy: 2,
+            ..Unsent::default()
+        };
+        assert_eq!(
+            busy.line().as_deref(),
+            Some(
+                "Unsent: 2 requests fell due but were never sent while their connection waited \
+                 for earlier responses"
+            )
+        );
+        let one = Unsent {
+            connect_timeout: 1,
+            ..Unsent::default()
+        };
+        assert_eq!(
+            one.line().as_deref(),
+            Some(
+                "Unsent: 1 request fell due but was never sent while their connection could \
+                 not be opened (connect timed out, -T)"
+            )
+        );
+        let both = Unsent {
+            busy: 2,
+            connect_failed: 3,
+            connect_timeout: 0,
+        };
+        assert_eq!(
+            both.line().as_deref(),
+            Some(
+                "Unsent: 5 requests fell due but were never sent: 2 while their connection \
+                 waited for earlier responses, 3 while their connection could not be opened \
+                 (connect failed)"
+            )
+        );
+    }
 
     #[test]
     fn tls_failures_are_counted_merged_and_quoted_a_few_times() {

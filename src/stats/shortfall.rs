@@ -41,9 +41,12 @@ pub struct Shortfall {
     /// achieved / target.
     pub share: f64,
     pub side: Side,
-    /// Share of the sends whose connection was still waiting for an earlier response when the
-    /// request fell due.
+    /// Share of the requests that fell due (sent or not) whose connection was still waiting
+    /// for an earlier response then: sent late, or never sent.
     pub due_while_busy_share: f64,
+    /// Of those, the requests never sent (their connection still waited at the end).
+    #[serde(default)]
+    pub unsent_while_busy: u64,
     /// The busiest worker thread's time runnable (on a CPU or waiting for one) over the run's
     /// duration: 1.0 = it never waited for the network.
     pub busiest_thread_runnable: f64,
@@ -76,11 +79,14 @@ impl Shortfall {
         if seconds <= 0.0 || completed + connections as f64 >= expected * REACHED_SHARE {
             return None;
         }
-        let sends = total.send_lateness.len();
-        let due_while_busy_share = if sends == 0 {
+        // Requests that fell due and were never sent were held back too: leaving them out
+        // would make a server too slow to be sent anything look idle.
+        let unsent = &total.counters.unsent;
+        let fell_due = total.send_lateness.len() + unsent.total();
+        let due_while_busy_share = if fell_due == 0 {
             0.0
         } else {
-            total.counters.due_while_busy as f64 / sends as f64
+            (total.counters.due_while_busy + unsent.busy) as f64 / fell_due as f64
         };
         let busiest = threads
             .iter()
@@ -103,6 +109,7 @@ impl Shortfall {
             share: completed / expected,
             side,
             due_while_busy_share,
+            unsent_while_busy: unsent.busy,
             busiest_thread_runnable,
             busiest_thread_cpu,
             send_lateness_p99_us: hdr::value_at_percentile(&total.send_lateness, 99.0),
@@ -131,8 +138,13 @@ impl Shortfall {
         let why = match self.side {
             Side::Server => format!(
                 "held back by the server or the network: {:.1}% of requests fell due while \
-                 their connection still waited for a response (-c {})",
+                 their connection still waited for a response{} (-c {})",
                 self.due_while_busy_share * 100.0,
+                match self.unsent_while_busy {
+                    0 => String::new(),
+                    1 => ", 1 of them never sent".to_string(),
+                    n => format!(", {n} of them never sent"),
+                },
                 self.connections
             ),
             Side::Connect => format!(
@@ -156,5 +168,52 @@ impl Shortfall {
             ),
         };
         format!("{head}; {why}.")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 100 sends, 10 of them due while busy, and 100 more due but never sent because their
+    /// connection still waited: 110 of 200 were held back by the server (issue 19: the unsent
+    /// were left out, which gave 10%).
+    #[test]
+    fn the_share_counts_requests_that_were_never_sent() {
+        let mut total = Recorder::new();
+        for _ in 0..100 {
+            total.record_send_lateness(5);
+        }
+        total.counters.due_while_busy = 10;
+        total.counters.unsent.busy = 100;
+        total.counters.requests = 100;
+        let shortfall = Shortfall::judge(100, 4, &total, Duration::from_secs(2), &[])
+            .expect("100 of 200 is a shortfall");
+        assert_eq!(shortfall.side, Side::Server);
+        assert_eq!(shortfall.due_while_busy_share, 0.55);
+        assert_eq!(
+            shortfall.line(),
+            "Rate not reached: 50.00 of 100.00 requests/sec (50.0%); held back by the server or \
+             the network: 55.0% of requests fell due while their connection still waited for a \
+             response, 100 of them never sent (-c 4)."
+        );
+    }
+
+    /// Connections that could not be opened, and most requests never sent for it: the judgement
+    /// names the connect side, the never-sent requests counted in the share.
+    #[test]
+    fn requests_unsent_while_down_weigh_in_the_judgement() {
+        let mut total = Recorder::new();
+        for _ in 0..100 {
+            total.record_send_lateness(5);
+        }
+        total.counters.due_while_busy = 60;
+        total.counters.unsent.connect_failed = 300;
+        total.counters.errors.connect = 5;
+        total.counters.requests = 100;
+        let shortfall =
+            Shortfall::judge(100, 4, &total, Duration::from_secs(4), &[]).expect("a shortfall");
+        assert_eq!(shortfall.due_while_busy_share, 60.0 / 400.0);
+        assert_eq!(shortfall.side, Side::Connect);
     }
 }

@@ -76,6 +76,14 @@ pub enum Behavior {
     BadChunkSize,
     /// A response head of [`OVERSIZED_HEAD`] bytes (one 70 KiB header). On hyper.
     OversizedHeader,
+    /// Every `n`th request on a connection is read in full, then the connection is reset
+    /// (SO_LINGER 0) before any byte of its response; the others are answered normally. By
+    /// hand: hyper does not reset a connection it has read a request from.
+    ResetAfterRequest(u64),
+    /// Answers a connection's first request, then, as soon as the first bytes of the next one
+    /// arrive, answers the first again with a `500` and reads nothing more for `hold` (a large
+    /// request's write is then still going on); then answers normally. By hand: breaks HTTP.
+    LateSecondAnswer { hold: Duration },
 }
 
 impl Behavior {
@@ -95,7 +103,9 @@ impl Behavior {
             | Behavior::CloseDelimited
             | Behavior::TwoResponses { .. }
             | Behavior::ConflictingContentLength
-            | Behavior::BadChunkSize => false,
+            | Behavior::BadChunkSize
+            | Behavior::ResetAfterRequest(_)
+            | Behavior::LateSecondAnswer { .. } => false,
         }
     }
 }
@@ -131,6 +141,8 @@ pub struct FaultyServer {
 struct Counts {
     requests: Arc<AtomicU64>,
     connections: AtomicU64,
+    /// The request target of every complete request, in order (hand-written servers only).
+    targets: std::sync::Mutex<Vec<String>>,
 }
 
 impl FaultyServer {
@@ -138,6 +150,12 @@ impl FaultyServer {
         let std_listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
         std_listener.set_nonblocking(true).expect("nonblocking");
         let addr = std_listener.local_addr().expect("local addr");
+        if let Behavior::LateSecondAnswer { .. } = behavior {
+            // A small receive buffer (no autotuning) on every accepted socket: a large request
+            // then cannot fit in the kernel's buffers, so its write is still going on when the
+            // late answer comes.
+            set_receive_buffer(&std_listener, 64 * 1024);
+        }
         let counts = Arc::new(Counts::default());
         let (shutdown, stop) = oneshot::channel();
         let thread_counts = counts.clone();
@@ -189,6 +207,16 @@ impl FaultyServer {
     pub fn connections(&self) -> u64 {
         self.counts.connections.load(Ordering::Relaxed)
     }
+
+    /// The target (path) of every complete request received so far, in order of arrival; kept
+    /// by the hand-written servers only.
+    pub fn targets(&self) -> Vec<String> {
+        self.counts
+            .targets
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone()
+    }
 }
 
 impl Drop for FaultyServer {
@@ -238,9 +266,14 @@ async fn serve(
     let mut reader = RequestReader::default();
     let mut answered: u64 = 0;
     loop {
-        if reader.next_request(&mut stream).await?.is_none() {
+        let Some(target) = reader.next_request(&mut stream).await? else {
             return Ok(());
-        }
+        };
+        counts
+            .targets
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .push(target);
         counts.requests.fetch_add(1, Ordering::Relaxed);
         answered += 1;
         match behavior {
@@ -320,9 +353,44 @@ async fn serve(
                     )
                     .await?;
             }
+            Behavior::ResetAfterRequest(n) => {
+                if answered.is_multiple_of(n) {
+                    stream.set_zero_linger()?;
+                    return Ok(()); // dropped here: RST, no byte of a response
+                }
+                stream.write_all(&ok_response()).await?;
+            }
+            Behavior::LateSecondAnswer { hold } => {
+                stream.write_all(&ok_response()).await?;
+                if answered == 1 {
+                    reader.wait_for_more(&mut stream).await?;
+                    stream
+                        .write_all(
+                            b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\n\r\n",
+                        )
+                        .await?;
+                    tokio::time::sleep(hold).await;
+                }
+            }
             other => unreachable!("{other:?} is served on hyper"),
         }
     }
+}
+
+/// SO_RCVBUF on a listening socket, inherited by the sockets it accepts.
+fn set_receive_buffer(listener: &std::net::TcpListener, bytes: libc::c_int) {
+    use std::os::fd::AsRawFd;
+    // SAFETY: a valid socket fd and a c_int option value of the size passed.
+    let rc = unsafe {
+        libc::setsockopt(
+            listener.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_RCVBUF,
+            (&bytes as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    assert_eq!(rc, 0, "SO_RCVBUF: {}", std::io::Error::last_os_error());
 }
 
 fn ok_response() -> Vec<u8> {
@@ -342,12 +410,12 @@ struct RequestReader {
 }
 
 impl RequestReader {
-    /// The next complete request's length in bytes, or `None` at a clean end of stream.
-    async fn next_request(&mut self, stream: &mut TcpStream) -> std::io::Result<Option<usize>> {
+    /// The next complete request's target, or `None` at a clean end of stream.
+    async fn next_request(&mut self, stream: &mut TcpStream) -> std::io::Result<Option<String>> {
         loop {
-            if let Some(len) = self.complete_request()? {
+            if let Some((len, target)) = self.complete_request()? {
                 self.buf.drain(..len);
-                return Ok(Some(len));
+                return Ok(Some(target));
             }
             let mut chunk = [0u8; 16 * 1024];
             let n = stream.read(&mut chunk).await?;
@@ -358,7 +426,21 @@ impl RequestReader {
         }
     }
 
-    fn complete_request(&self) -> std::io::Result<Option<usize>> {
+    /// Waits until at least one byte more than a complete request has arrived (the start of
+    /// the next one).
+    async fn wait_for_more(&mut self, stream: &mut TcpStream) -> std::io::Result<()> {
+        while self.buf.is_empty() {
+            let mut chunk = [0u8; 1024];
+            let n = stream.read(&mut chunk).await?;
+            if n == 0 {
+                return Err(std::io::ErrorKind::UnexpectedEof.into());
+            }
+            self.buf.extend_from_slice(&chunk[..n]);
+        }
+        Ok(())
+    }
+
+    fn complete_request(&self) -> std::io::Result<Option<(usize, String)>> {
         let mut headers = [httparse::EMPTY_HEADER; 64];
         let mut req = httparse::Request::new(&mut headers);
         let head_len = match req.parse(&self.buf) {
@@ -378,6 +460,7 @@ impl RequestReader {
                     .ok()
             })
             .unwrap_or(0);
-        Ok((self.buf.len() >= head_len + body_len).then_some(head_len + body_len))
+        let target = req.path.unwrap_or_default().to_string();
+        Ok((self.buf.len() >= head_len + body_len).then_some((head_len + body_len, target)))
     }
 }

@@ -62,6 +62,20 @@ impl Batch {
     pub fn is_empty(&self) -> bool {
         self.head.is_empty()
     }
+
+    /// Length in bytes of the batch's first request (the whole batch when it holds one).
+    pub fn first_len(&self) -> usize {
+        if self.head.len() <= 1 {
+            return self.bytes.len();
+        }
+        let mut headers = [httparse::EMPTY_HEADER; 128];
+        let mut req = httparse::Request::new(&mut headers);
+        match req.parse(&self.bytes) {
+            Ok(httparse::Status::Complete(n)) => content_length(req.headers)
+                .map_or(self.bytes.len(), |body| (n + body).min(self.bytes.len())),
+            _ => self.bytes.len(),
+        }
+    }
 }
 
 fn content_length(headers: &[httparse::Header<'_>]) -> Result<usize, String> {
