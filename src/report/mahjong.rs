@@ -373,8 +373,9 @@ fn step_in_words(kind: &str) -> String {
     format!("{kind} ({words})")
 }
 
-/// What makes a session a failure for scripts (exit status 1), in one line: sessions left on
-/// the server (they live there for 14 days, so the line names the players); a session in which
+/// What makes a session a failure for scripts (exit status 1), in one line: sessions tsumo did
+/// not see logged out (they may live on for the server's session lifetime, so the line names
+/// the players); a session in which
 /// most players failed before they could play (the server refused or never answered, a proxy
 /// reset the connections or stopped accepting them, their tables never formed); or one in which the server side closed
 /// most players' sockets mid-session. `None`: it went well enough to read the report.
@@ -387,11 +388,7 @@ pub fn failure(r: &MahjongResult) -> Option<String> {
     };
     let (_, logouts_failed) = phase("logout");
     if logouts_failed > 0 {
-        return Some(format!(
-            "{logouts_failed} sessions could not be logged out and stay on the server for 14 \
-             days: {}",
-            players_listed(&r.record.left_on_server)
-        ));
+        return Some(left_on_server(logouts_failed, &r.record.left_on_server));
     }
     // A player fails at most one of login, connect, ready and its table's forming: it goes
     // no further.
@@ -431,6 +428,20 @@ pub fn failure(r: &MahjongResult) -> Option<String> {
         ));
     }
     None
+}
+
+/// The failure line of sessions whose logout tsumo did not see answered: only that is known.
+/// The server may still process a logout sent (a server stopped and resumed did), so the
+/// sessions may be gone; if not, they last the server's session lifetime (majiang-server's
+/// cookie: 14 days).
+fn left_on_server(failed: u64, names: &[String]) -> String {
+    let they = if failed == 1 { "it" } else { "they" };
+    format!(
+        "tsumo did not see {} logged out; {they} may stay on the server up to 14 days (its \
+         session lifetime) unless logged out later: {}",
+        counted(failed, "session"),
+        players_listed(names)
+    )
 }
 
 /// Most player names [`failure`] lists (the JSON has them all).
@@ -492,6 +503,26 @@ mod tests {
             first,
             "  Players (shanten): 64 hands, counted per player: won 5 by tsumo, 10 by ron; 4 \
              drawn; 45 won by another or cut short; riichi 0"
+        );
+    }
+
+    #[test]
+    fn sessions_not_seen_logged_out_are_said_as_what_is_known() {
+        let one = left_on_server(1, &["tsumo3".to_string()]);
+        assert_eq!(
+            one,
+            "tsumo did not see 1 session logged out; it may stay on the server up to 14 days (its \
+             session lifetime) unless logged out later: tsumo3"
+        );
+        let names: Vec<String> = (0..12).map(|i| format!("tsumo{i}")).collect();
+        let many = left_on_server(12, &names);
+        assert!(
+            many.starts_with("tsumo did not see 12 sessions logged out; they may stay"),
+            "{many}"
+        );
+        assert!(
+            many.ends_with("tsumo9 and 2 more (all in the JSON's left_on_server)"),
+            "{many}"
         );
     }
 
