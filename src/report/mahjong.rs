@@ -13,7 +13,7 @@ use crate::plan::JsonOut;
 use crate::report::json::write_value;
 use crate::report::session::{SavedBot, SavedHistogram, SavedSession};
 use crate::report::text::server_line;
-use crate::stats::format::{format_binary, format_metric, format_time_us};
+use crate::stats::format::{counted, format_binary, format_metric, format_time_us};
 use crate::stats::hdr;
 use crate::stats::mahjong::MahjongResult;
 use crate::stats::mahjong::PHASES;
@@ -110,15 +110,6 @@ fn phases(out: &mut String, s: &SavedSession, head: &Head) {
                 name, stats.ok, stats.failed, p50, p90, p99, max
             );
         }
-    }
-}
-
-/// `1 table`, `2 tables`.
-fn counted(n: u64, thing: &str) -> String {
-    if n == 1 {
-        format!("{n} {thing}")
-    } else {
-        format!("{n} {thing}s")
     }
 }
 
@@ -542,7 +533,5 @@ mod tests {
         for (us, text) in cases {
             assert_eq!(plan_duration(us), text, "{us} µs");
         }
-        assert_eq!(counted(1, "table"), "1 table");
-        assert_eq!(counted(2, "thread"), "2 threads");
     }
 }
