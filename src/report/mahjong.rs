@@ -8,7 +8,6 @@ use std::fmt::Write as _;
 use serde_json::Value;
 
 use crate::error::Error;
-use crate::mahjong::bot::StepKind;
 use crate::plan::JsonOut;
 use crate::report::json::write_value;
 use crate::report::session::{SavedBot, SavedHistogram, SavedSession};
@@ -172,14 +171,7 @@ fn outcome(out: &mut String, s: &SavedSession) {
                 label, h.count, p50, p90, p99, max
             );
         };
-        // In the game's order, then any kinds this build does not know.
-        let known = StepKind::ALL.map(StepKind::as_str);
-        let others = s
-            .steps
-            .keys()
-            .map(String::as_str)
-            .filter(|k| !known.contains(k));
-        for kind in known.into_iter().chain(others) {
+        for kind in s.step_kinds() {
             if let Some(h) = s.steps.get(kind) {
                 step_row(&step_in_words(kind), h);
             }
