@@ -464,3 +464,84 @@ fn a_signal_ends_a_mahjong_comparison() {
     assert_eq!(doc["left_out"][0]["run"], 0);
     assert_eq!(server.wait_session_files(0, Duration::from_secs(5)), 0);
 }
+
+/// A signal while the second target's round prepares (its script loading, after the first
+/// round ended and before its engine started) ends the comparison before that round sends
+/// anything: no request reaches the proxy. (Before, that round ran its whole `-d` first.)
+#[test]
+fn a_signal_while_a_round_prepares_stops_it_before_it_sends_anything() {
+    let (backend, proxy) = backend_and_proxy();
+    let (direct, through) = index_urls(&backend, &proxy);
+    let dir = TempDir::new("ab-signal-prep");
+    let json = dir.path().join("ab.json");
+    let loads = dir.path().join("loads");
+    // Each load of the script (the main state and one per thread, before a round's engine
+    // starts) says so, then takes a second: the first load after the first round sent is the
+    // second round's preparation.
+    let script = dir.path().join("slow_load.lua");
+    std::fs::write(
+        &script,
+        format!(
+            "local f = io.open('{}', 'a') f:write('loaded\\n') f:close()\n\
+             os.execute('sleep 1')\n",
+            loads.display()
+        ),
+    )
+    .unwrap();
+    let mut tsumo = Signalled::spawn(&[
+        "-t1",
+        "-c2",
+        "-d1s",
+        "-R100",
+        "-s",
+        script.to_str().unwrap(),
+        "--script-timeout",
+        "10s",
+        "--label",
+        "direct",
+        "--vs",
+        &through,
+        "--vs-label",
+        "nginx",
+        "--rounds",
+        "2",
+        "--json",
+        json.to_str().unwrap(),
+        &direct,
+    ]);
+    let loaded = || {
+        std::fs::read_to_string(&loads)
+            .map(|s| s.lines().count())
+            .unwrap_or(0)
+    };
+    wait_for(
+        "the first round never sent",
+        Duration::from_secs(60),
+        || !backend.access_log().is_empty(),
+    );
+    let first_round = loaded();
+    wait_for(
+        "the second round never began to prepare",
+        Duration::from_secs(60),
+        || loaded() > first_round,
+    );
+    // SIGTERM: system(3), under os.execute, ignores SIGINT while its child runs.
+    tsumo.kill(libc::SIGTERM, None);
+    let Run {
+        status,
+        stdout,
+        stderr,
+        ..
+    } = tsumo.finish(Duration::from_secs(30));
+    assert!(status.success(), "{status:?}\n{stdout}\n{stderr}");
+    let headers: Vec<&str> = stdout.lines().filter(|l| l.starts_with("== ")).collect();
+    assert_eq!(headers, ["== direct, round 1 of 2 =="], "{stdout}");
+    assert!(
+        stdout.contains("Stopped by SIGTERM after direct round 1 of 2: no later round was run."),
+        "{stdout}\n{stderr}"
+    );
+    assert!(proxy.access_log().is_empty(), "{:?}", proxy.access_log());
+    let doc = common::read_json(&json);
+    assert_eq!(doc["ended_by"], "SIGTERM", "{doc:#}");
+    assert_eq!(doc["runs"].as_array().map(Vec::len), Some(1), "{doc:#}");
+}
