@@ -80,20 +80,9 @@ fn a_hung_worker_keeps_its_counts_and_is_named_as_the_cause() {
     let dir = TempDir::new("signals-hung");
     let script = hung_after_50(&dir);
     let json = dir.path().join("run.json");
+    let url = nginx.http_url("/index.html");
     let run = common::run_tsumo(
-        &[
-            "-t1",
-            "-c1",
-            "-d2s",
-            "-R100",
-            "--script-timeout",
-            "0",
-            "-s",
-            script.to_str().unwrap(),
-            "--json",
-            json.to_str().unwrap(),
-            &nginx.http_url("/index.html"),
-        ],
+        &hung_worker_run("-d2s", &script, &json, &url),
         Duration::from_secs(60),
     );
     assert_eq!(run.status.code(), Some(1), "{run:?}");
@@ -127,19 +116,8 @@ fn a_second_signal_cuts_the_wait_for_a_hung_worker_and_the_note_says_how_long() 
     let dir = TempDir::new("signals-hung-cut");
     let script = hung_after_50(&dir);
     let json = dir.path().join("run.json");
-    let mut tsumo = Signalled::spawn(&[
-        "-t1",
-        "-c1",
-        "-d30s",
-        "-R100",
-        "--script-timeout",
-        "0",
-        "-s",
-        script.to_str().unwrap(),
-        "--json",
-        json.to_str().unwrap(),
-        &nginx.http_url("/index.html"),
-    ]);
+    let url = nginx.http_url("/index.html");
+    let mut tsumo = Signalled::spawn(&hung_worker_run("-d30s", &script, &json, &url));
     // 50 requests at 100 a second, then the hang.
     std::thread::sleep(Duration::from_secs(2));
     // Two signals close together may arrive as one: the second comes once the first was seen.
@@ -163,6 +141,29 @@ fn a_second_signal_cuts_the_wait_for_a_hung_worker_and_the_note_says_how_long() 
         "{}",
         run.stderr
     );
+}
+
+/// One connection at 100 a second for `duration` (`-d2s`), with [`hung_after_50`]'s script and
+/// no limit on its hooks.
+fn hung_worker_run<'a>(
+    duration: &'a str,
+    script: &'a Path,
+    json: &'a Path,
+    url: &'a str,
+) -> [&'a str; 11] {
+    [
+        "-t1",
+        "-c1",
+        duration,
+        "-R100",
+        "--script-timeout",
+        "0",
+        "-s",
+        script.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+        url,
+    ]
 }
 
 fn hung_after_50(dir: &TempDir) -> std::path::PathBuf {
