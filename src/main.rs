@@ -266,30 +266,41 @@ fn compare_rounds<P>(
     json: Option<&JsonOut>,
     mut run: impl FnMut(&P) -> Result<Round, String>,
 ) -> ExitCode {
-    let mut stop = match StopSignals::new() {
-        Ok(stop) => stop,
+    // One handler for the process, from here on: a signal between two rounds, or while a
+    // round prepares, ends the comparison before that round sends anything (its engine reads
+    // the same handler and stops at once on a signal it had not seen).
+    let watched_from = match tsumo::engine::signals::watch() {
+        Ok(mark) => mark,
         Err(e) => return fail(&e),
     };
+    let signalled = || tsumo::engine::signals::since(watched_from);
     let mut runs: Vec<LoadedRun> = Vec::new();
     let mut ended_by: Option<String> = None;
     let mut error: Option<String> = None;
     let mut stopped = String::new();
     'rounds: for round in 1..=rounds {
         for plan in plans {
-            if let Some(signal) = stop.seen() {
-                stopped = match runs.last() {
-                    Some(last) => format!(
-                        "Stopped by {signal} after {} of {rounds}: no later round was run.",
-                        last.source
-                    ),
-                    None => format!("Stopped by {signal} before round 1: nothing was run."),
-                };
+            let stopped_before = |signal: &str, runs: &[LoadedRun]| match runs.last() {
+                Some(last) => format!(
+                    "Stopped by {signal} after {} of {rounds}: no later round was run.",
+                    last.source
+                ),
+                None => format!("Stopped by {signal} before round 1: nothing was run."),
+            };
+            if let Some(signal) = signalled() {
+                stopped = stopped_before(signal, &runs);
                 ended_by = Some(signal.to_string());
                 break 'rounds;
             }
             let done = match run(plan) {
                 Ok(done) => done,
                 Err(e) => {
+                    // A signal while the round prepared stopped it before it sent anything.
+                    if let Some(signal) = signalled() {
+                        stopped = stopped_before(signal, &runs);
+                        ended_by = Some(signal.to_string());
+                        break 'rounds;
+                    }
                     error = Some(e);
                     break 'rounds;
                 }
@@ -314,7 +325,7 @@ fn compare_rounds<P>(
             }
             runs.push(loaded);
             // The round's own signal, or one that came as it ended.
-            if let Some(signal) = cut_by.or_else(|| stop.seen().map(str::to_string)) {
+            if let Some(signal) = cut_by.or_else(|| signalled().map(str::to_string)) {
                 stopped =
                     format!("Stopped by {signal} in {name} of {rounds}: no later round was run.");
                 ended_by = Some(signal);
@@ -394,47 +405,6 @@ fn saved_rounds<'a>(
         error,
         left_out,
         runs: runs.iter().map(|r| &r.data).collect(),
-    }
-}
-
-/// SIGINT, SIGTERM and SIGHUP, watched across all the rounds of an A/B comparison: each round's
-/// engine ends its round on one, but the comparison must end too, also for a signal that comes
-/// between two rounds (once a handler is installed, no signal ends the process by itself).
-struct StopSignals {
-    runtime: tokio::runtime::Runtime,
-    signals: [tokio::signal::unix::Signal; 3],
-}
-
-impl StopSignals {
-    fn new() -> Result<StopSignals, String> {
-        use tokio::signal::unix::{signal, SignalKind};
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| format!("cannot start the signal watch: {e}"))?;
-        let _context = runtime.enter();
-        let catch = |kind| signal(kind).map_err(|e| format!("signal handler: {e}"));
-        let signals = [
-            catch(SignalKind::interrupt())?,
-            catch(SignalKind::terminate())?,
-            catch(SignalKind::hangup())?,
-        ];
-        Ok(StopSignals { runtime, signals })
-    }
-
-    /// The signal that came since the watch began, if one did.
-    fn seen(&mut self) -> Option<&'static str> {
-        let [interrupt, terminate, hangup] = &mut self.signals;
-        self.runtime.block_on(async {
-            // The short sleep lets the runtime read a signal that no round's runtime has read.
-            tokio::select! {
-                biased;
-                _ = interrupt.recv() => Some("SIGINT"),
-                _ = terminate.recv() => Some("SIGTERM"),
-                _ = hangup.recv() => Some("SIGHUP"),
-                () = tokio::time::sleep(std::time::Duration::from_millis(10)) => None,
-            }
-        })
     }
 }
 

@@ -7,7 +7,15 @@ mod common;
 use std::time::Duration;
 
 use common::nginx::Nginx;
-use common::{json_f64, json_u64, run_tsumo, TempDir};
+use common::{json_f64, json_u64, run_tsumo, wait_for, Run, Signalled, TempDir};
+
+/// The page on the backend directly, and through the proxy.
+fn index_urls(backend: &Nginx, proxy: &Nginx) -> (String, String) {
+    (
+        backend.http_url("/index.html"),
+        format!("http://127.0.0.1:{}/index.html", proxy.port("proxy")),
+    )
+}
 
 /// A proxy block in front of a backend nginx: the pair every test here compares.
 fn backend_and_proxy() -> (Nginx, Nginx) {
@@ -86,8 +94,7 @@ fn a_missing_server_pid_stops_before_any_traffic() {
 #[test]
 fn vs_alternates_rounds_and_ends_with_the_comparison() {
     let (backend, proxy) = backend_and_proxy();
-    let direct = backend.http_url("/index.html");
-    let through = format!("http://127.0.0.1:{}/index.html", proxy.port("proxy"));
+    let (direct, through) = index_urls(&backend, &proxy);
     let dir = TempDir::new("ab");
     let json = dir.path().join("ab.json");
     let run = run_tsumo(
@@ -232,8 +239,7 @@ fn hgrm_file_has_the_plotters_layout() {
         Duration::from_secs(20),
     );
     run.assert_success();
-    let doc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).expect("JSON written")).unwrap();
+    let doc = common::read_json(&json);
     let text = std::fs::read_to_string(&path).expect("hgrm written");
     let mut lines = text.lines();
     assert_eq!(
@@ -264,60 +270,16 @@ fn hgrm_file_has_the_plotters_layout() {
     assert!(text.contains("#[Buckets ="), "{text}");
 }
 
-/// Spawns `tsumo ARGS` with stdout piped, for a test that signals it.
-fn spawn_tsumo(args: &[&str]) -> std::process::Child {
-    common::tsumo()
-        .args(args)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("spawn tsumo")
-}
-
-/// Waits for `child` (at most `limit`); its exit status, stdout and stderr.
-fn finish(
-    mut child: std::process::Child,
-    limit: Duration,
-) -> (std::process::ExitStatus, String, String) {
-    use std::io::Read as _;
-    let started = std::time::Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait for tsumo") {
-            break status;
-        }
-        if started.elapsed() > limit {
-            let _ = child.kill();
-            panic!("tsumo still running after {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let mut stdout = String::new();
-    let mut stderr = String::new();
-    let _ = child
-        .stdout
-        .take()
-        .expect("piped")
-        .read_to_string(&mut stdout);
-    let _ = child
-        .stderr
-        .take()
-        .expect("piped")
-        .read_to_string(&mut stderr);
-    (status, stdout, stderr)
-}
-
 /// Ctrl-C (or SIGTERM) in the second target's first round of `--rounds 3` ends the whole
 /// comparison: no later round runs, the round it cut short is left out of the comparison, and
 /// both the text and the JSON say which run and why.
 #[test]
 fn a_signal_ends_the_whole_comparison_and_leaves_the_cut_run_out() {
     let (backend, proxy) = backend_and_proxy();
-    let direct = backend.http_url("/index.html");
-    let through = format!("http://127.0.0.1:{}/index.html", proxy.port("proxy"));
+    let (direct, through) = index_urls(&backend, &proxy);
     let dir = TempDir::new("ab-signal");
     let json = dir.path().join("ab.json");
-    let child = spawn_tsumo(&[
+    let mut tsumo = Signalled::spawn(&[
         "-t1",
         "-c2",
         "-d3s",
@@ -335,21 +297,19 @@ fn a_signal_ends_the_whole_comparison_and_leaves_the_cut_run_out() {
         &direct,
     ]);
     // The proxy's first request: the second run (nginx, round 1) has started.
-    let waited = std::time::Instant::now();
-    while proxy.access_log().is_empty() {
-        assert!(
-            waited.elapsed() < Duration::from_secs(30),
-            "the nginx round never started"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    std::thread::sleep(Duration::from_millis(300));
-    // SAFETY: kill(2) on our own child's pid.
-    assert_eq!(
-        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) },
-        0
+    wait_for(
+        "the nginx round never started",
+        Duration::from_secs(30),
+        || !proxy.access_log().is_empty(),
     );
-    let (status, stdout, stderr) = finish(child, Duration::from_secs(30));
+    std::thread::sleep(Duration::from_millis(300));
+    tsumo.kill(libc::SIGINT, None);
+    let Run {
+        status,
+        stdout,
+        stderr,
+        ..
+    } = tsumo.finish(Duration::from_secs(30));
     assert!(status.success(), "{status:?}\n{stdout}\n{stderr}");
     let headers: Vec<&str> = stdout.lines().filter(|l| l.starts_with("== ")).collect();
     assert_eq!(headers.len(), 2, "{stdout}");
@@ -368,8 +328,7 @@ fn a_signal_ends_the_whole_comparison_and_leaves_the_cut_run_out() {
         "{stdout}"
     );
     assert!(stdout.contains("Comparing 1 HTTP run\n"), "{stdout}");
-    let doc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).expect("JSON written")).unwrap();
+    let doc = common::read_json(&json);
     assert_eq!(doc["ended_by"], "SIGINT", "{doc:#}");
     assert_eq!(doc["runs"].as_array().map(Vec::len), Some(2));
     assert_eq!(doc["runs"][1]["ended_by"], "SIGINT");
@@ -390,8 +349,7 @@ fn a_signal_ends_the_whole_comparison_and_leaves_the_cut_run_out() {
 #[test]
 fn each_run_counts_its_own_cpu() {
     let (backend, proxy) = backend_and_proxy();
-    let direct = backend.http_url("/index.html");
-    let through = format!("http://127.0.0.1:{}/index.html", proxy.port("proxy"));
+    let (direct, through) = index_urls(&backend, &proxy);
     let dir = TempDir::new("ab-cpu");
     let json = dir.path().join("ab.json");
     #[expect(
@@ -429,8 +387,7 @@ fn each_run_counts_its_own_cpu() {
     );
     let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
     let process_cpu = seconds(usage.ru_utime) + seconds(usage.ru_stime);
-    let doc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).expect("JSON written")).unwrap();
+    let doc = common::read_json(&json);
     let runs = doc["runs"].as_array().expect("runs");
     assert_eq!(runs.len(), 4);
     let per_run: Vec<f64> = runs.iter().map(|r| json_f64(r, "tsumo.cpu_s")).collect();
@@ -449,7 +406,7 @@ fn a_signal_ends_a_mahjong_comparison() {
     let url = server.url();
     let dir = TempDir::new("ab-mahjong-signal");
     let json = dir.path().join("ab.json");
-    let child = spawn_tsumo(&[
+    let mut tsumo = Signalled::spawn(&[
         "mahjong",
         "-c4",
         "-t1",
@@ -477,13 +434,14 @@ fn a_signal_ends_a_mahjong_comparison() {
         "players did not log in"
     );
     std::thread::sleep(Duration::from_secs(1));
-    // SAFETY: kill(2) on our own child's pid.
-    assert_eq!(
-        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) },
-        0
-    );
+    tsumo.kill(libc::SIGINT, None);
     // Round b would play its game to the end (minutes): ending well before is the point.
-    let (status, stdout, stderr) = finish(child, Duration::from_secs(40));
+    let Run {
+        status,
+        stdout,
+        stderr,
+        ..
+    } = tsumo.finish(Duration::from_secs(40));
     assert!(status.success(), "{status:?}\n{stdout}\n{stderr}");
     let headers: Vec<&str> = stdout.lines().filter(|l| l.starts_with("== ")).collect();
     assert_eq!(headers.len(), 1, "{stdout}");
@@ -499,11 +457,91 @@ fn a_signal_ends_a_mahjong_comparison() {
         stdout.contains("Nothing to compare: every run was left out"),
         "{stdout}"
     );
-    let doc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).expect("JSON written")).unwrap();
+    let doc = common::read_json(&json);
     assert_eq!(doc["mode"], "mahjong", "{doc:#}");
     assert_eq!(doc["ended_by"], "SIGINT");
     assert_eq!(doc["runs"].as_array().map(Vec::len), Some(1));
     assert_eq!(doc["left_out"][0]["run"], 0);
     assert_eq!(server.wait_session_files(0, Duration::from_secs(5)), 0);
+}
+
+/// A signal while the second target's round prepares (its script loading, after the first
+/// round ended and before its engine started) ends the comparison before that round sends
+/// anything: no request reaches the proxy. (Before, that round ran its whole `-d` first.)
+#[test]
+fn a_signal_while_a_round_prepares_stops_it_before_it_sends_anything() {
+    let (backend, proxy) = backend_and_proxy();
+    let (direct, through) = index_urls(&backend, &proxy);
+    let dir = TempDir::new("ab-signal-prep");
+    let json = dir.path().join("ab.json");
+    let loads = dir.path().join("loads");
+    // Each load of the script (the main state and one per thread, before a round's engine
+    // starts) says so, then takes a second: the first load after the first round sent is the
+    // second round's preparation.
+    let script = dir.path().join("slow_load.lua");
+    std::fs::write(
+        &script,
+        format!(
+            "local f = io.open('{}', 'a') f:write('loaded\\n') f:close()\n\
+             os.execute('sleep 1')\n",
+            loads.display()
+        ),
+    )
+    .unwrap();
+    let mut tsumo = Signalled::spawn(&[
+        "-t1",
+        "-c2",
+        "-d1s",
+        "-R100",
+        "-s",
+        script.to_str().unwrap(),
+        "--script-timeout",
+        "10s",
+        "--label",
+        "direct",
+        "--vs",
+        &through,
+        "--vs-label",
+        "nginx",
+        "--rounds",
+        "2",
+        "--json",
+        json.to_str().unwrap(),
+        &direct,
+    ]);
+    let loaded = || {
+        std::fs::read_to_string(&loads)
+            .map(|s| s.lines().count())
+            .unwrap_or(0)
+    };
+    wait_for(
+        "the first round never sent",
+        Duration::from_secs(60),
+        || !backend.access_log().is_empty(),
+    );
+    let first_round = loaded();
+    wait_for(
+        "the second round never began to prepare",
+        Duration::from_secs(60),
+        || loaded() > first_round,
+    );
+    // SIGTERM: system(3), under os.execute, ignores SIGINT while its child runs.
+    tsumo.kill(libc::SIGTERM, None);
+    let Run {
+        status,
+        stdout,
+        stderr,
+        ..
+    } = tsumo.finish(Duration::from_secs(30));
+    assert!(status.success(), "{status:?}\n{stdout}\n{stderr}");
+    let headers: Vec<&str> = stdout.lines().filter(|l| l.starts_with("== ")).collect();
+    assert_eq!(headers, ["== direct, round 1 of 2 =="], "{stdout}");
+    assert!(
+        stdout.contains("Stopped by SIGTERM after direct round 1 of 2: no later round was run."),
+        "{stdout}\n{stderr}"
+    );
+    assert!(proxy.access_log().is_empty(), "{:?}", proxy.access_log());
+    let doc = common::read_json(&json);
+    assert_eq!(doc["ended_by"], "SIGTERM", "{doc:#}");
+    assert_eq!(doc["runs"].as_array().map(Vec::len), Some(1), "{doc:#}");
 }

@@ -441,45 +441,22 @@ fn https_with_cacert_verifies_and_runs_without_errors() {
 /// `timeout`, CI runners and Kubernetes send): the report of the two seconds that ran comes out,
 /// with exit code 0, and the JSON is written and names the signal.
 fn assert_signal_ends_the_run_with_its_report(signal: libc::c_int, name: &str) {
-    use std::io::Read as _;
-    use std::process::Stdio;
-    use std::time::Instant;
-
     let nginx = Nginx::start();
     let url = nginx.http_url("/index.html");
     let json_dir = common::TempDir::new("signal");
     let json = json_dir.path().join("run.json");
-    let mut child = common::tsumo()
-        .args(["-t2", "-c10", "-d30s", "-R1000", "--json"])
-        .arg(&json)
-        .arg(&url)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn tsumo");
+    let mut tsumo = common::Signalled::spawn(&[
+        "-t2",
+        "-c10",
+        "-d30s",
+        "-R1000",
+        "--json",
+        json.to_str().unwrap(),
+        &url,
+    ]);
     std::thread::sleep(Duration::from_secs(2));
-    // SAFETY: kill(2) on our own child's pid.
-    let rc = unsafe { libc::kill(child.id() as libc::pid_t, signal) };
-    assert_eq!(rc, 0, "{name} could not be sent");
-    let signalled = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait for tsumo") {
-            break status;
-        }
-        assert!(
-            signalled.elapsed() < Duration::from_secs(5),
-            "tsumo still running 5 s after {name}"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    let mut stdout = String::new();
-    child
-        .stdout
-        .take()
-        .expect("stdout piped")
-        .read_to_string(&mut stdout)
-        .expect("read stdout");
+    tsumo.kill(signal, None);
+    let common::Run { status, stdout, .. } = tsumo.finish(Duration::from_secs(5));
     assert!(status.success(), "{name}: exit status {status:?}\n{stdout}");
     let totals = stdout
         .lines()
@@ -489,8 +466,7 @@ fn assert_signal_ends_the_run_with_its_report(signal: libc::c_int, name: &str) {
     assert!(requests > 0, "{totals}");
     // The JSON is written too, and says the run was interrupted, and by what; the totals are
     // its, and cover the part that ran, not 30 s.
-    let doc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).expect("JSON written")).unwrap();
+    let doc = common::read_json(&json);
     assert_eq!(doc["interrupted"], serde_json::Value::Bool(true));
     assert_eq!(doc["ended_by"], name);
     assert_eq!(json_u64(&doc, "counters.requests"), requests, "{totals}");

@@ -794,9 +794,7 @@ fn a_script_error_mid_run_is_in_the_json_and_in_compare_and_merge() {
         LIMIT,
     );
     assert_eq!(run.status.code(), Some(1), "{run:?}");
-    let doc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).expect("JSON written"))
-            .expect("JSON parses");
+    let doc = common::read_json(&json);
     let error = format!("{path}:7: request failed");
     assert!(
         doc["script_error"]

@@ -8,15 +8,26 @@ mod common;
 
 use std::time::Duration;
 
+use common::fake_majiang::{FakeMajiang, Fault};
 use common::majiang::Majiang;
 use common::nginx::Nginx;
-use common::{run_tsumo, Run};
+use common::{run_tsumo, Run, Signalled};
 use serde_json::Value;
 
 fn mahjong(args: &[&str], limit: Duration) -> Run {
     let mut all = vec!["mahjong"];
     all.extend_from_slice(args);
     run_tsumo(&all, limit)
+}
+
+/// `tsumo mahjong -t1 --ramp 0 ARGS --json -` against an in-process server with `fault`.
+fn against_fake(fault: Fault, args: &[&str], limit: Duration) -> Run {
+    let server = FakeMajiang::start(fault);
+    let url = server.url();
+    let mut all = vec!["-t1", "--ramp", "0"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--json", "-", &url]);
+    mahjong(&all, limit)
 }
 
 /// A session that failed as a whole: the report and JSON are still written, the exit status is
@@ -77,46 +88,18 @@ fn duration_limit_logs_everyone_out_mid_game() {
 /// A signal mid-game (Ctrl-C, or the SIGTERM that `timeout`, CI runners and Kubernetes send):
 /// report printed, exit 0, nobody left logged in.
 fn assert_signal_logs_everyone_out(signal: libc::c_int, name: &str) {
-    use std::io::Read as _;
-    use std::process::Stdio;
-    use std::time::Instant;
-
     let server = Majiang::start();
-    let mut child = common::tsumo()
-        .args([
-            "mahjong", "-c8", "-t2", "--think", "0", "--ramp", "1ms", "-d", "5m",
-        ])
-        .arg(server.url())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn tsumo");
+    let url = server.url();
+    let mut tsumo = Signalled::spawn(&[
+        "mahjong", "-c8", "-t2", "--think", "0", "--ramp", "1ms", "-d", "5m", &url,
+    ]);
     assert!(
         server.wait_session_files(8, Duration::from_secs(10)) == 8,
         "players did not log in"
     );
     std::thread::sleep(Duration::from_secs(3));
-    // SAFETY: kill(2) on our own child.
-    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, signal) }, 0);
-    let signalled = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            break status;
-        }
-        assert!(
-            signalled.elapsed() < Duration::from_secs(20),
-            "still running 20 s after {name}"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let mut stdout = String::new();
-    child
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut stdout)
-        .unwrap();
+    tsumo.kill(signal, None);
+    let Run { status, stdout, .. } = tsumo.finish(Duration::from_secs(20));
     assert!(status.success(), "{status:?}\n{stdout}");
     assert!(
         stdout.contains(&format!("interrupted by {name}")),
@@ -232,7 +215,8 @@ fn sockets_closed_by_the_server_side_are_counted_without_a_hang() {
     // Sessions left on the server are a failure of the run, said in one line.
     assert_failed_with(
         &run,
-        "4 sessions could not be logged out and stay on the server for 14 days: tsumo",
+        "tsumo did not see 4 sessions logged out; they may stay on the server up to 14 days (its \
+         session lifetime) unless logged out later: tsumo",
     );
     let doc = run.json();
     assert_eq!(doc["disconnects"], 4, "{doc:#}");
@@ -463,23 +447,9 @@ fn tables_that_never_fill_fail_the_session_with_the_reason() {
 /// the session fails (exit 1) and says why.
 #[test]
 fn a_server_that_never_answers_room_fails_the_session() {
-    use common::fake_majiang::{FakeMajiang, Fault};
-    let server = FakeMajiang::start(Fault::RoomNeverAnswered);
-    let url = server.url();
-    let run = mahjong(
-        &[
-            "-c4",
-            "-t1",
-            "--ramp",
-            "0",
-            "--connect-timeout",
-            "1s",
-            "-d",
-            "60s",
-            "--json",
-            "-",
-            &url,
-        ],
+    let run = against_fake(
+        Fault::RoomNeverAnswered,
+        &["-c4", "--connect-timeout", "1s", "-d", "60s"],
         Duration::from_secs(90),
     );
     let why = "most players failed before they could play: 4 of 4 (formed 4); most often form: \
@@ -496,21 +466,9 @@ fn a_server_that_never_answers_room_fails_the_session() {
 /// kind of error, not eight groups of one: the random value is in the quoted example.
 #[test]
 fn mismatched_accept_headers_are_one_error_group() {
-    use common::fake_majiang::{FakeMajiang, Fault};
-    let server = FakeMajiang::start(Fault::BadAccept);
-    let url = server.url();
-    let run = mahjong(
-        &[
-            "-c8",
-            "-t1",
-            "--ramp",
-            "0",
-            "--retries",
-            "1",
-            "--json",
-            "-",
-            &url,
-        ],
+    let run = against_fake(
+        Fault::BadAccept,
+        &["-c8", "--retries", "1"],
         Duration::from_secs(60),
     );
     assert_failed_with(&run, "8 of 8 (connect 8)");

@@ -15,6 +15,7 @@
 pub mod gate;
 mod kept;
 pub mod progress;
+pub mod signals;
 mod start;
 mod supervisor;
 mod worker;
@@ -170,8 +171,14 @@ pub fn run<M: Mode>(mode: &mut M) -> Result<Run<<M::Worker as Worker>::Recorder>
         .build()
         .map_err(|e| Error::Thread(e.to_string()))?;
     // Signals are caught from here on: a SIGTERM while the workers connect still ends the run
-    // through the one shutdown, with a report.
-    let mut signals = runtime.block_on(async { supervisor::Signals::new() })?;
+    // through the one shutdown, with a report. One that came before, while this run prepared
+    // (after the previous run of `--vs` ended), stops it before anything is sent.
+    let mut signals = signals::Signals::new()?;
+    if let Some(name) = signals.before_the_run() {
+        return Err(Error::Stopped(format!(
+            "{name} before the run began: nothing was sent"
+        )));
+    }
     let started = worker::start_all(workers)?;
     // Sampling starts before the gate opens so that a bad --server-pid stops the run first.
     let sampler = match start_sampler(&settings.server_pids) {

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use super::supervisor::Signals;
+use super::signals::Signals;
 use crate::stats::start::StartRecord;
 use crate::sys::wallclock::unix_now_ns;
 use crate::timing::clock::{self, Nanos};

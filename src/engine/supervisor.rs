@@ -7,11 +7,10 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use hdrhistogram::Histogram;
-use tokio::signal::unix::{signal, Signal, SignalKind};
 
+use super::signals::Signals;
 use super::worker::Started;
 use super::{Live, Mode, Settings};
-use crate::error::Error;
 use crate::stats::new_histogram;
 use crate::timing::clock::{self, Nanos};
 
@@ -41,34 +40,6 @@ impl EndReason {
 
     pub fn is_signal(self) -> bool {
         matches!(self, EndReason::Signal(_))
-    }
-}
-
-/// The signals that end a run, caught for the whole run.
-pub struct Signals {
-    interrupt: Signal,
-    terminate: Signal,
-    hangup: Signal,
-}
-
-impl Signals {
-    /// Registers the handlers (inside a runtime).
-    pub fn new() -> Result<Signals, Error> {
-        let catch = |kind| signal(kind).map_err(|e| Error::Thread(format!("signal handler: {e}")));
-        Ok(Signals {
-            interrupt: catch(SignalKind::interrupt())?,
-            terminate: catch(SignalKind::terminate())?,
-            hangup: catch(SignalKind::hangup())?,
-        })
-    }
-
-    /// The next signal's name.
-    pub async fn recv(&mut self) -> &'static str {
-        tokio::select! {
-            _ = self.interrupt.recv() => "SIGINT",
-            _ = self.terminate.recv() => "SIGTERM",
-            _ = self.hangup.recv() => "SIGHUP",
-        }
     }
 }
 

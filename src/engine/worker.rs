@@ -13,7 +13,7 @@ use tokio::sync::{mpsc, watch, Notify};
 use tokio::task::LocalSet;
 
 use super::gate::StartGate;
-use super::supervisor::Signals;
+use super::signals::Signals;
 use super::{seconds, Recorder, Salvage, WindDown, Worker};
 use crate::error::Error;
 use crate::sys::usage::ThreadUsage;

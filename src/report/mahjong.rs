@@ -8,12 +8,11 @@ use std::fmt::Write as _;
 use serde_json::Value;
 
 use crate::error::Error;
-use crate::mahjong::bot::StepKind;
 use crate::plan::JsonOut;
 use crate::report::json::write_value;
 use crate::report::session::{SavedBot, SavedHistogram, SavedSession};
 use crate::report::text::server_line;
-use crate::stats::format::{format_binary, format_metric, format_time_us};
+use crate::stats::format::{counted, format_binary, format_metric, format_time_us};
 use crate::stats::hdr;
 use crate::stats::mahjong::MahjongResult;
 use crate::stats::mahjong::PHASES;
@@ -113,15 +112,6 @@ fn phases(out: &mut String, s: &SavedSession, head: &Head) {
     }
 }
 
-/// `1 table`, `2 tables`.
-fn counted(n: u64, thing: &str) -> String {
-    if n == 1 {
-        format!("{n} {thing}")
-    } else {
-        format!("{n} {thing}s")
-    }
-}
-
 /// A setting's duration as it would be typed (`0`, `250us`, `40ms`, `1.5s`, `2m`, `1h`), not
 /// in a measurement's fixed-decimal units: `--think 1h` reads `1h`, not `60.00m`.
 fn plan_duration(us: f64) -> String {
@@ -181,14 +171,7 @@ fn outcome(out: &mut String, s: &SavedSession) {
                 label, h.count, p50, p90, p99, max
             );
         };
-        // In the game's order, then any kinds this build does not know.
-        let known = StepKind::ALL.map(StepKind::as_str);
-        let others = s
-            .steps
-            .keys()
-            .map(String::as_str)
-            .filter(|k| !known.contains(k));
-        for kind in known.into_iter().chain(others) {
+        for kind in s.step_kinds() {
             if let Some(h) = s.steps.get(kind) {
                 step_row(&step_in_words(kind), h);
             }
@@ -373,8 +356,9 @@ fn step_in_words(kind: &str) -> String {
     format!("{kind} ({words})")
 }
 
-/// What makes a session a failure for scripts (exit status 1), in one line: sessions left on
-/// the server (they live there for 14 days, so the line names the players); a session in which
+/// What makes a session a failure for scripts (exit status 1), in one line: sessions tsumo did
+/// not see logged out (they may live on for the server's session lifetime, so the line names
+/// the players); a session in which
 /// most players failed before they could play (the server refused or never answered, a proxy
 /// reset the connections or stopped accepting them, their tables never formed); or one in which the server side closed
 /// most players' sockets mid-session. `None`: it went well enough to read the report.
@@ -387,11 +371,7 @@ pub fn failure(r: &MahjongResult) -> Option<String> {
     };
     let (_, logouts_failed) = phase("logout");
     if logouts_failed > 0 {
-        return Some(format!(
-            "{logouts_failed} sessions could not be logged out and stay on the server for 14 \
-             days: {}",
-            players_listed(&r.record.left_on_server)
-        ));
+        return Some(left_on_server(logouts_failed, &r.record.left_on_server));
     }
     // A player fails at most one of login, connect, ready and its table's forming: it goes
     // no further.
@@ -431,6 +411,20 @@ pub fn failure(r: &MahjongResult) -> Option<String> {
         ));
     }
     None
+}
+
+/// The failure line of sessions whose logout tsumo did not see answered: only that is known.
+/// The server may still process a logout sent (a server stopped and resumed did), so the
+/// sessions may be gone; if not, they last the server's session lifetime (majiang-server's
+/// cookie: 14 days).
+fn left_on_server(failed: u64, names: &[String]) -> String {
+    let they = if failed == 1 { "it" } else { "they" };
+    format!(
+        "tsumo did not see {} logged out; {they} may stay on the server up to 14 days (its \
+         session lifetime) unless logged out later: {}",
+        counted(failed, "session"),
+        players_listed(names)
+    )
 }
 
 /// Most player names [`failure`] lists (the JSON has them all).
@@ -496,6 +490,26 @@ mod tests {
     }
 
     #[test]
+    fn sessions_not_seen_logged_out_are_said_as_what_is_known() {
+        let one = left_on_server(1, &["tsumo3".to_string()]);
+        assert_eq!(
+            one,
+            "tsumo did not see 1 session logged out; it may stay on the server up to 14 days (its \
+             session lifetime) unless logged out later: tsumo3"
+        );
+        let names: Vec<String> = (0..12).map(|i| format!("tsumo{i}")).collect();
+        let many = left_on_server(12, &names);
+        assert!(
+            many.starts_with("tsumo did not see 12 sessions logged out; they may stay"),
+            "{many}"
+        );
+        assert!(
+            many.ends_with("tsumo9 and 2 more (all in the JSON's left_on_server)"),
+            "{many}"
+        );
+    }
+
+    #[test]
     fn settings_read_as_typed() {
         let cases = [
             (0.0, "0"),
@@ -511,7 +525,5 @@ mod tests {
         for (us, text) in cases {
             assert_eq!(plan_duration(us), text, "{us} µs");
         }
-        assert_eq!(counted(1, "table"), "1 table");
-        assert_eq!(counted(2, "thread"), "2 threads");
     }
 }

@@ -20,7 +20,7 @@ use super::session::{SavedHistogram, SavedPhase, SavedSession};
 use super::shards;
 use crate::error::Error;
 use crate::plan::JsonOut;
-use crate::stats::format::format_time_us;
+use crate::stats::format::{counted, format_time_us};
 use crate::stats::mahjong::add_errors;
 use crate::stats::new_histogram;
 use crate::sys::procstat::ServerUsage;
@@ -77,7 +77,10 @@ pub fn merge(runs: &[LoadedRun], label: Option<&str>, force: bool) -> Result<Mer
         warnings.push(format!("merging runs of different plans: {difference}"));
     }
     let first = &runs[0];
-    let label = label.map_or_else(|| format!("merged ({} runs)", runs.len()), str::to_string);
+    let label = label.map_or_else(
+        || format!("merged ({})", counted(runs.len() as u64, "run")),
+        str::to_string,
+    );
     let server = merge_server(runs, &mut warnings);
     let merged_from: Vec<String> = runs.iter().map(|r| r.source.clone()).collect();
     let source = format!("merge of {}", merged_from.join(", "));
@@ -455,8 +458,8 @@ pub fn run(options: &MergeOptions) -> Result<(), Error> {
 /// The merged run in one line, then one line per shard.
 pub fn summary(runs: &[LoadedRun], merged: &Merged) -> Vec<String> {
     let parts = match shards::common_run_id(runs) {
-        Some(id) => format!("{} parts of run {id}", runs.len()),
-        None => format!("{} runs", runs.len()),
+        Some(id) => format!("{} of run {id}", counted(runs.len() as u64, "part")),
+        None => counted(runs.len() as u64, "run"),
     };
     let skew = shards::start_skew_us(runs)
         .map(|us| {
@@ -475,7 +478,7 @@ pub fn summary(runs: &[LoadedRun], merged: &Merged) -> Vec<String> {
             format_time_us(s.latency.p99 as f64),
             format_time_us(s.send_lateness.p99 as f64)
         ),
-        RunData::Mahjong(s) => shards::mahjong_totals(s, "games completed"),
+        RunData::Mahjong(s) => shards::mahjong_totals(s, " completed"),
     };
     let mut lines = vec![format!("Merged {parts}: {what}{skew}")];
     lines.extend(shards::lines(runs));
@@ -531,6 +534,26 @@ mod tests {
                 "cpu_percent_peak": cpu * 2.0, "rss_bytes_mean": 1000, "rss_bytes_peak": 2000});
         }
         compare::from_value(doc, &format!("{label}-{offset}.json")).unwrap()
+    }
+
+    #[test]
+    fn one_of_each_reads_singular() {
+        let mut run = session("a", 0, None);
+        if let RunData::Mahjong(s) = &mut run.data {
+            s.plan.players = 1;
+        }
+        let runs = [run];
+        let merged = merge(&runs, None, false).unwrap();
+        assert_eq!(merged.to_json()["label"], "merged (1 run)");
+        let lines = summary(&runs, &merged);
+        assert!(
+            lines[0].starts_with("Merged 1 run: 1 player, 1 game completed, 1 error, reply"),
+            "{lines:?}"
+        );
+        assert!(
+            lines[1].contains(" 1 player, 1 game, 1 error, reply lateness p99 "),
+            "{lines:?}"
+        );
     }
 
     #[test]

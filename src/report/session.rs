@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use super::json::{encode_histogram, first_schema, SavedPart, SavedRun, SCHEMA_VERSION};
 use crate::error::Error;
+use crate::mahjong::bot::StepKind;
 use crate::stats::hdr;
 use crate::stats::mahjong::{ErrorGroup, MahjongResult, PlayStats, PHASES};
 use crate::sys::procstat::ServerUsage;
@@ -207,6 +208,18 @@ pub struct SavedOwnUsage {
 }
 
 impl SavedSession {
+    /// The step kinds to show, in one order for the report and `compare`: every kind this build
+    /// knows, in the game's order, then any others the session saw (a later build's).
+    pub fn step_kinds(&self) -> Vec<&str> {
+        let known = StepKind::ALL.map(StepKind::as_str);
+        let others = self
+            .steps
+            .keys()
+            .map(String::as_str)
+            .filter(|k| !known.contains(k));
+        known.into_iter().chain(others).collect()
+    }
+
     /// Everything in `r`, in the saved layout.
     pub fn from_result(r: &MahjongResult) -> SavedSession {
         let p = &r.plan;

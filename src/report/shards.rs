@@ -17,7 +17,7 @@ use super::json::{SavedPart, SavedRun, SavedShard};
 use super::saved::{self, LoadedRun, RunData};
 use super::session::SavedSession;
 use crate::error::Error;
-use crate::stats::format::format_time_us;
+use crate::stats::format::{counted, format_time_us};
 
 /// Every document of every file, in order; `-` is standard input. A file may hold several
 /// documents one after another; lines between them that are not JSON (a pod's stderr in
@@ -210,7 +210,7 @@ pub fn lines(runs: &[LoadedRun]) -> Vec<String> {
                 http_totals(s),
                 format_time_us(s.send_lateness.p99 as f64)
             ),
-            RunData::Mahjong(s) => mahjong_totals(s, "games"),
+            RunData::Mahjong(s) => mahjong_totals(s, ""),
         };
         let when = match (start.as_ref(), earliest) {
             (Some(start), Some(earliest)) => {
@@ -247,22 +247,22 @@ fn ms(us: i64) -> String {
 /// errors (as wrk's "Socket errors" counts them), e.g. `2000.0 req/s, 10010 requests, 0 errors`.
 pub fn http_totals(s: &SavedRun) -> String {
     format!(
-        "{:.1} req/s, {} requests, {} errors",
+        "{:.1} req/s, {}, {}",
         s.requests_per_sec,
-        s.counters.requests,
-        s.counters.errors.socket_total()
+        counted(s.counters.requests, "request"),
+        counted(s.counters.errors.socket_total(), "error")
     )
 }
 
 /// How a mahjong session's line reads, a shard's and the merge's alike: players, games, errors
-/// and reply lateness, e.g. `16 players, 4 games, 0 errors, reply lateness p99 1.20ms`; `games`
-/// names the game count (the merge says `games completed`).
-pub fn mahjong_totals(s: &SavedSession, games: &str) -> String {
+/// and reply lateness, e.g. `16 players, 4 games, 0 errors, reply lateness p99 1.20ms`;
+/// `games_are` follows the game count (the merge says ` completed`).
+pub fn mahjong_totals(s: &SavedSession, games_are: &str) -> String {
     format!(
-        "{} players, {} {games}, {} errors, reply lateness p99 {}",
-        s.plan.players,
-        s.games.completed,
-        s.errors,
+        "{}, {}{games_are}, {}, reply lateness p99 {}",
+        counted(s.plan.players, "player"),
+        counted(s.games.completed, "game"),
+        counted(s.errors, "error"),
         format_time_us(s.reply_lateness.p99 as f64)
     )
 }

@@ -205,6 +205,15 @@ impl Ord for LongDouble {
     }
 }
 
+/// A count with its noun, singular or plural: `1 table`, `2 tables`, `0 errors`.
+pub fn counted(n: u64, thing: &str) -> String {
+    if n == 1 {
+        format!("{n} {thing}")
+    } else {
+        format!("{n} {thing}s")
+    }
+}
+
 /// A duration in µs: `us`/`ms` below one second, else `s`/`m` (never `h`), 2 decimals.
 pub fn format_time_us(us: f64) -> String {
     if us >= 1_000_000.0 {
@@ -293,6 +302,13 @@ mod tests {
         assert_eq!(format_metric(56_200.0), "56.20k");
         assert_eq!(format_metric(880.0), "0.88k");
         assert_eq!(format_metric(849.0), "849.00");
+    }
+
+    #[test]
+    fn counts_are_singular_for_one() {
+        assert_eq!(counted(1, "table"), "1 table");
+        assert_eq!(counted(0, "error"), "0 errors");
+        assert_eq!(counted(2, "thread"), "2 threads");
     }
 
     #[test]

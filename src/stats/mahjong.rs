@@ -188,7 +188,7 @@ pub struct MahjongRecorder {
     pub first_errors: Vec<String>,
     /// Every error by kind (see [`ErrorGroup`]); the counts add up to `protocol_errors`.
     pub error_kinds: BTreeMap<String, ErrorGroup>,
-    /// Players whose session could not be logged out (it stays on the server for 14 days).
+    /// Players tsumo did not see logged out (the session may stay on the server up to 14 days).
     pub left_on_server: Vec<String>,
     /// Players whose table failed to form before they had played at it (the server never
     /// answered `ROOM`, or the room never filled): they failed before they could play.

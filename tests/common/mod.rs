@@ -61,6 +61,101 @@ impl Run {
     }
 }
 
+/// A tsumo process a test sends signals to, its output drained as it runs (a full pipe would
+/// block it).
+pub struct Signalled {
+    child: std::process::Child,
+    /// Spawned, or when the last signal was sent.
+    since: Instant,
+    started: Instant,
+    out: std::thread::JoinHandle<String>,
+    err: std::thread::JoinHandle<String>,
+}
+
+impl Signalled {
+    pub fn spawn(args: &[&str]) -> Signalled {
+        let mut child = tsumo()
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn tsumo");
+        let drain = |mut pipe: Box<dyn Read + Send>| {
+            std::thread::spawn(move || {
+                let mut s = String::new();
+                let _ = pipe.read_to_string(&mut s);
+                s
+            })
+        };
+        let out = drain(Box::new(child.stdout.take().expect("stdout piped")));
+        let err = drain(Box::new(child.stderr.take().expect("stderr piped")));
+        Signalled {
+            child,
+            since: Instant::now(),
+            started: Instant::now(),
+            out,
+            err,
+        }
+    }
+
+    /// Sends `signal`; with `again`, a second one that much later.
+    pub fn kill(&mut self, signal: libc::c_int, again: Option<Duration>) {
+        let pid = self.child.id() as libc::pid_t;
+        // SAFETY: kill(2) on our own child, which has not been reaped yet.
+        assert_eq!(unsafe { libc::kill(pid, signal) }, 0, "signal {signal}");
+        if let Some(gap) = again {
+            std::thread::sleep(gap);
+            // SAFETY: as above.
+            assert_eq!(unsafe { libc::kill(pid, signal) }, 0, "signal {signal}");
+        }
+        self.since = Instant::now();
+    }
+
+    /// Waits for the exit, failing (and killing it) if it runs `limit` past the last signal
+    /// sent (or past the spawn, if none was).
+    pub fn finish(mut self, limit: Duration) -> Run {
+        let status = loop {
+            if let Some(status) = self.child.try_wait().expect("wait for tsumo") {
+                break status;
+            }
+            if self.since.elapsed() > limit {
+                let _ = self.child.kill();
+                let _ = self.child.wait();
+                panic!(
+                    "tsumo still running {limit:?} after its last signal; killed.\nstdout:\n{}\n\
+                     stderr:\n{}",
+                    self.out.join().unwrap_or_default(),
+                    self.err.join().unwrap_or_default()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        Run {
+            status,
+            stdout: self.out.join().unwrap_or_default(),
+            stderr: self.err.join().unwrap_or_default(),
+            wall: self.started.elapsed(),
+        }
+    }
+}
+
+/// The `--json FILE` a run wrote.
+pub fn read_json(path: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("no --json file {} ({e})", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("--json is not JSON ({e}): {text}"))
+}
+
+/// Polls `ready` until it holds, failing with `what` after `limit`.
+pub fn wait_for(what: &str, limit: Duration, mut ready: impl FnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !ready() {
+        assert!(Instant::now() < deadline, "{what} (waited {limit:?})");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
 /// Runs `tsumo ARGS`, killing it and failing the test if it is still running after `limit`.
 /// Every test passes `-d` as well; the limit only catches a hung process.
 pub fn run_tsumo(args: &[&str], limit: Duration) -> Run {

@@ -5,7 +5,6 @@
 //! absent value, shown as `-`.
 
 use super::{LoadedRun, RunData};
-use crate::mahjong::bot::StepKind;
 use crate::report::json::{Percentiles, SavedRun};
 use crate::report::session::{SavedHistogram, SavedSession};
 use crate::stats::format::{format_binary, format_metric, format_time_us};
@@ -125,15 +124,9 @@ fn mahjong_rows(s: &SavedSession) -> Vec<Row> {
     rows.push(count("Games started".to_string(), games.started));
     rows.push(count("Games completed".to_string(), games.completed));
     rows.push(count("Games aborted".to_string(), games.aborted));
-    // Every known step in the game's order, present or not, then any others: a step only a
-    // later session saw (a drawn hand) then sits among the steps, not after the server's rows.
-    let known = StepKind::ALL.map(StepKind::as_str);
-    let others = s
-        .steps
-        .keys()
-        .map(String::as_str)
-        .filter(|k| !known.contains(k));
-    for kind in known.into_iter().chain(others) {
+    // Every known step, present or not: a step only a later session saw (a drawn hand) then
+    // sits among the steps, not after the server's rows.
+    for kind in s.step_kinds() {
         let h = s.steps.get(kind).and_then(SavedHistogram::sampled);
         for (p, pick) in p50_p99 {
             rows.push(time(format!("Step {kind} {p}"), h.map(pick)));

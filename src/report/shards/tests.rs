@@ -91,6 +91,23 @@ fn a_stream_of_shards_merges_with_a_line_per_shard() {
 }
 
 #[test]
+fn one_request_reads_singular() {
+    let mut doc = shard_doc("r1", 1, 1, INTENDED);
+    doc["counters"]["requests"] = json!(1);
+    let loaded = runs(&[doc]);
+    let merged = merge(&loaded, None, false).unwrap();
+    let lines = crate::report::merge::summary(&loaded, &merged);
+    assert!(
+        lines[0].starts_with("Merged 1 part of run r1: 500.0 req/s, 1 request, 0 errors"),
+        "{lines:?}"
+    );
+    assert!(
+        lines[1].contains(" 500.0 req/s, 1 request, 0 errors,"),
+        "{lines:?}"
+    );
+}
+
+#[test]
 fn mixed_runs_missing_and_duplicate_shards_are_named() {
     let t = 1_796_061_600_000_000_000u64;
     let error = |docs: &[Value]| merge(&runs(docs), None, false).unwrap_err().to_string();
