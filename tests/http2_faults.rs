@@ -569,9 +569,17 @@ fn a_limit_lowered_to_zero_opens_no_stream_and_is_noted() {
     );
     assert_eq!(server.violations.load(Ordering::Relaxed), 0, "{json:#}");
     assert_eq!(frames(&json, "goaway", "PROTOCOL_ERROR"), 0, "{json:#}");
-    assert_eq!(json_u64(&json, "counters.requests"), 10, "{json:#}");
-    assert_eq!(server.answered.load(Ordering::Relaxed), 10, "{json:#}");
+    // The 10th response carries the new limit; streams opened before it arrived (at most -m
+    // less one, when a busy machine sent late) are legal and answered. None after it.
+    let requests = json_u64(&json, "counters.requests");
+    assert!((10..=13).contains(&requests), "{json:#}");
+    assert_eq!(
+        server.answered.load(Ordering::Relaxed),
+        requests,
+        "{json:#}"
+    );
     assert_eq!(json_errors_total(&json), 0, "{json:#}");
+    assert!(json_u64(&json, "counters.unsent.busy") > 0, "{json:#}");
     assert_eq!(json["counters"]["http2"]["lowered_min"], 0, "{json:#}");
     let text = run_tsumo(
         &[
