@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use tsumo::cli::{self, Parsed};
 use tsumo::net::preflight::{self, Probe};
 use tsumo::plan::{JsonOut, MahjongPlan, Plan};
-use tsumo::report::saved::{LeftOut, LoadedRun, RunData, SavedRounds, ROUNDS_KIND};
+use tsumo::report::saved::{LoadedRun, RunData, SavedRounds};
 use tsumo::{http, mahjong, report, sys};
 
 /// mimalloc: the many small, short-lived allocations of an HTTP/2 request (hyper's headers and
@@ -308,7 +308,7 @@ fn compare_rounds<P>(
             let name = format!("{} round {round}", done.label);
             let mut loaded = LoadedRun::new(done.data, &name);
             // A run cut short, or stopped by its script, would skew its label's mean.
-            let cut_by = signal_of(&loaded.data);
+            let cut_by = loaded.cut_by_signal();
             if cut_by.is_some() || done.error.is_some() {
                 loaded.left_out = loaded.ended_early().or_else(|| done.error.clone());
             }
@@ -351,7 +351,7 @@ fn compare_rounds<P>(
         }
     }
     if let Some(json) = json {
-        let document = saved_rounds(mode, &runs, rounds, ended_by, error.clone());
+        let document = SavedRounds::new(mode, &runs, rounds, ended_by, error.clone());
         if let Err(e) = report::json::write_value(&document, json) {
             let failed = fail(&format_args!("--json {e}"));
             if error.is_none() {
@@ -362,49 +362,6 @@ fn compare_rounds<P>(
     match error {
         Some(e) => fail(&e),
         None => ExitCode::SUCCESS,
-    }
-}
-
-/// The signal that cut a run short, if one did.
-fn signal_of(data: &RunData) -> Option<String> {
-    let (interrupted, ended_by) = match data {
-        RunData::Http(saved) => (saved.interrupted, &saved.ended_by),
-        RunData::Mahjong(session) => (session.interrupted, &session.ended_by),
-    };
-    interrupted.then(|| ended_by.clone().unwrap_or_else(|| "a signal".to_string()))
-}
-
-/// The `--json` document of an A/B comparison: every run, and those left out of it.
-fn saved_rounds<'a>(
-    mode: &'static str,
-    runs: &'a [LoadedRun],
-    rounds: u32,
-    ended_by: Option<String>,
-    error: Option<String>,
-) -> SavedRounds<'a> {
-    let left_out = runs
-        .iter()
-        .enumerate()
-        .filter_map(|(i, run)| {
-            Some(LeftOut {
-                run: i,
-                label: run.label.clone(),
-                round: u32::try_from(i / 2 + 1).unwrap_or(u32::MAX),
-                reason: run.left_out.clone()?,
-            })
-        })
-        .collect();
-    SavedRounds {
-        tool: "tsumo",
-        version: env!("CARGO_PKG_VERSION"),
-        schema: report::json::SCHEMA_VERSION,
-        mode,
-        kind: ROUNDS_KIND,
-        rounds,
-        ended_by: ended_by.unwrap_or_else(|| "rounds".to_string()),
-        error,
-        left_out,
-        runs: runs.iter().map(|r| &r.data).collect(),
     }
 }
 

@@ -66,21 +66,26 @@ impl LoadedRun {
     /// How the run ended before its plan did, in words: a script error, or the signal that cut
     /// it short (`None` for a run that ended as planned).
     pub fn ended_early(&self) -> Option<String> {
-        let (interrupted, ended_by, elapsed_s) = match &self.data {
-            RunData::Http(saved) => {
-                if let Some(e) = &saved.script_error {
-                    return Some(format!("stopped by a script error: {e}"));
-                }
-                (saved.interrupted, &saved.ended_by, saved.elapsed_s)
+        if let RunData::Http(saved) = &self.data {
+            if let Some(e) = &saved.script_error {
+                return Some(format!("stopped by a script error: {e}"));
             }
-            RunData::Mahjong(s) => (s.interrupted, &s.ended_by, s.elapsed_s),
+        }
+        let elapsed_s = match &self.data {
+            RunData::Http(saved) => saved.elapsed_s,
+            RunData::Mahjong(s) => s.elapsed_s,
         };
-        interrupted.then(|| {
-            format!(
-                "cut short by {} after {elapsed_s:.2}s",
-                ended_by.as_deref().unwrap_or("a signal")
-            )
-        })
+        self.cut_by_signal()
+            .map(|signal| format!("cut short by {signal} after {elapsed_s:.2}s"))
+    }
+
+    /// The signal that cut the run short, if one did.
+    pub fn cut_by_signal(&self) -> Option<String> {
+        let (interrupted, ended_by) = match &self.data {
+            RunData::Http(saved) => (saved.interrupted, &saved.ended_by),
+            RunData::Mahjong(s) => (s.interrupted, &s.ended_by),
+        };
+        interrupted.then(|| ended_by.clone().unwrap_or_else(|| "a signal".to_string()))
     }
 
     /// "HTTP" or "mahjong", for messages.
@@ -167,6 +172,43 @@ pub struct SavedRounds<'a> {
     pub left_out: Vec<LeftOut>,
     /// Every run, each its own document as `--json` writes it.
     pub runs: Vec<&'a RunData>,
+}
+
+impl<'a> SavedRounds<'a> {
+    /// The document of a comparison that ran `runs` (two a round, in the order run) of
+    /// `rounds` planned; `ended_by` is `None` when every round ran.
+    pub fn new(
+        mode: &'static str,
+        runs: &'a [LoadedRun],
+        rounds: u32,
+        ended_by: Option<String>,
+        error: Option<String>,
+    ) -> SavedRounds<'a> {
+        let left_out = runs
+            .iter()
+            .enumerate()
+            .filter_map(|(i, run)| {
+                Some(LeftOut {
+                    run: i,
+                    label: run.label.clone(),
+                    round: u32::try_from(i / 2 + 1).unwrap_or(u32::MAX),
+                    reason: run.left_out.clone()?,
+                })
+            })
+            .collect();
+        SavedRounds {
+            tool: "tsumo",
+            version: env!("CARGO_PKG_VERSION"),
+            schema: SCHEMA_VERSION,
+            mode,
+            kind: ROUNDS_KIND,
+            rounds,
+            ended_by: ended_by.unwrap_or_else(|| "rounds".to_string()),
+            error,
+            left_out,
+            runs: runs.iter().map(|r| &r.data).collect(),
+        }
+    }
 }
 
 /// A run of an A/B comparison left out of it.
