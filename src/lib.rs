@@ -35,7 +35,10 @@
 //!   converted once to CLOCK_MONOTONIC), one shutdown (duration, SIGINT, SIGTERM,
 //!   SIGHUP, a worker ending the run, all work done), the supervisor's tick (progress line,
 //!   per-second samples), the bounded join and merge, the server sampler, tsumo's own CPU and
-//!   memory. It holds no mode-specific code.
+//!   memory. Signals are caught by one handler for the process (`engine::signals`), read by
+//!   every run and by `--vs`'s loop; a second signal shortens the wind-down to a stated bound,
+//!   never to nothing, and a worker that never ends is reported with what it recorded
+//!   (`engine::Kept`). It holds no mode-specific code.
 //! - [`script`]: the wrk Lua API on LuaJIT (mlua): one Lua state per worker plus the main
 //!   state, the `wrk` table, hooks, thread objects, and the time limit on every hook call (a
 //!   watchdog thread interrupts a call past `--script-timeout`). Without `request()`/`response()`
