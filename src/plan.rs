@@ -150,6 +150,9 @@ pub struct Plan {
     pub batch_latency: bool,
     /// Per-request timeout (`-T/--timeout`).
     pub timeout: Duration,
+    /// `--slack`: sends due within one slot of this length share a wake-up (0: each its own,
+    /// to the microsecond); `None` (`auto`, the default): chosen from the per-thread rate.
+    pub slack: Option<Duration>,
     /// `-k/--insecure`: do not verify the server certificate.
     pub insecure: bool,
     /// `--cacert FILE`: extra trusted roots (PEM).
@@ -235,6 +238,7 @@ impl Plan {
             u_latency: false,
             batch_latency: false,
             timeout: Duration::from_secs(2),
+            slack: None,
             insecure: false,
             cacert: None,
             json: None,

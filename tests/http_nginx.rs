@@ -775,3 +775,69 @@ fn certificate_failures_during_the_run_are_counted_and_quoted() {
     let notes = json["notes"].as_array().expect("notes");
     assert!(notes.iter().any(|n| n.as_str() == Some(note)), "{json:#}");
 }
+
+/// The pacing in use is stated in the text and in the JSON: chosen from the per-thread rate
+/// (`--slack auto`), or as given; a coalescing pacer still sends every request it counts.
+#[test]
+fn the_pacing_in_use_is_stated_and_every_request_still_goes() {
+    let nginx = Nginx::start();
+    let url = nginx.http_url("/index.html");
+    // (arguments, slack_us, auto, the text's line)
+    let cases: [(&[&str], u64, bool, &str); 3] = [
+        (
+            &["-R2000"],
+            0,
+            true,
+            "Pacing: each send paced to the microsecond (auto)",
+        ),
+        (
+            &["-R20000"],
+            250,
+            true,
+            "Pacing: sends coalesced in 250us slots (auto); --slack 0 paces each to the \
+             microsecond",
+        ),
+        (
+            &["-R2000", "--slack", "1ms"],
+            1000,
+            false,
+            "Pacing: sends coalesced in 1000us slots; --slack 0 paces each to the microsecond",
+        ),
+    ];
+    for (extra, slack_us, auto, line) in cases {
+        let mut args = vec!["-t1", "-c10", "-d2s", "--json", "-"];
+        args.extend_from_slice(extra);
+        args.push(&url);
+        let run = run_tsumo(&args, Duration::from_secs(20));
+        run.assert_success();
+        let json = run.json();
+        assert_eq!(
+            json_u64(&json, "plan.pacing.slack_us"),
+            slack_us,
+            "{json:#}"
+        );
+        assert_eq!(json["plan"]["pacing"]["auto"], auto, "{json:#}");
+        assert_eq!(json_errors_total(&json), 0, "{json:#}");
+        let requests = json_u64(&json, "counters.requests");
+        let log = nginx.access_log_wait(requests as usize);
+        assert!(requests > 0 && log.len() as u64 >= requests, "{json:#}");
+        // The same run's text report says it in one line.
+        let mut args = vec!["-t1", "-c10", "-d1s"];
+        args.extend_from_slice(extra);
+        args.push(&url);
+        let text = run_tsumo(&args, Duration::from_secs(20));
+        text.assert_success();
+        assert!(
+            text.stdout.lines().any(|l| l == line),
+            "{line:?} not in:\n{}",
+            text.stdout
+        );
+    }
+    // A closed loop has no schedule, and no pacing to state.
+    let run = run_tsumo(
+        &["-t1", "-c2", "-d1s", "--json", "-", &url],
+        Duration::from_secs(20),
+    );
+    run.assert_success();
+    assert!(run.json()["plan"].get("pacing").is_none());
+}

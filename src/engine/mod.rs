@@ -30,6 +30,7 @@ use crate::error::Error;
 use crate::stats::start::StartRecord;
 use crate::sys::procstat::{Sampler, ServerUsage};
 pub use crate::sys::usage::{OwnUsage, ThreadUsage};
+use crate::timing::pacer::Pacing;
 pub use gate::StartGate;
 pub use kept::Kept;
 pub use progress::ProgressMode;
@@ -55,6 +56,8 @@ pub struct Settings {
     pub server_pids: Vec<u32>,
     /// `--start-at`: the wall-clock instant (Unix ns) to start at, once every worker is ready.
     pub start_at: Option<u64>,
+    /// How each worker's pacer waits: to the microsecond, or coalescing sends within a slack.
+    pub pacing: Pacing,
 }
 
 /// The live counters of one worker, which the supervisor reads once a second (relaxed atomics).
@@ -179,7 +182,7 @@ pub fn run<M: Mode>(mode: &mut M) -> Result<Run<<M::Worker as Worker>::Recorder>
             "{name} before the run began: nothing was sent"
         )));
     }
-    let started = worker::start_all(workers)?;
+    let started = worker::start_all(workers, settings.pacing)?;
     // Sampling starts before the gate opens so that a bad --server-pid stops the run first.
     let sampler = match start_sampler(&settings.server_pids) {
         Ok(sampler) => sampler,

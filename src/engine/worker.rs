@@ -18,7 +18,7 @@ use super::{seconds, Recorder, Salvage, WindDown, Worker};
 use crate::error::Error;
 use crate::sys::usage::ThreadUsage;
 use crate::timing::clock::Nanos;
-use crate::timing::pacer::Pacer;
+use crate::timing::pacer::{Pacer, Pacing};
 
 /// What a worker gets from the engine.
 pub struct WorkerContext<L> {
@@ -109,7 +109,7 @@ pub(super) struct JoinLimits {
 }
 
 /// Starts one thread per worker.
-pub(super) fn start_all<W: Worker>(workers: Vec<W>) -> Result<Started<W>, Error> {
+pub(super) fn start_all<W: Worker>(workers: Vec<W>, pacing: Pacing) -> Result<Started<W>, Error> {
     let gate = Arc::new(StartGate::new(workers.len()));
     let control = Arc::new(Control::default());
     let (shutdown, shutdown_rx) = watch::channel(false);
@@ -132,7 +132,7 @@ pub(super) fn start_all<W: Worker>(workers: Vec<W>) -> Result<Started<W>, Error>
                 let at_start = Rc::new(Cell::new(None));
                 let result = run_thread(
                     worker,
-                    index,
+                    (index, pacing),
                     counters,
                     (&gate, &control),
                     channels,
@@ -169,7 +169,7 @@ pub(super) fn start_all<W: Worker>(workers: Vec<W>) -> Result<Started<W>, Error>
 
 fn run_thread<W: Worker>(
     worker: W,
-    index: usize,
+    (index, pacing): (usize, Pacing),
     live: Arc<W::Live>,
     (gate, control): (&Arc<StartGate>, &Arc<Control>),
     (shutdown, hurry): (watch::Receiver<bool>, watch::Receiver<bool>),
@@ -179,7 +179,7 @@ fn run_thread<W: Worker>(
     let local = LocalSet::new();
     let result = local.block_on(&runtime, async {
         let pacer =
-            Pacer::new().map_err(|e| Error::Thread(format!("cannot create timerfd: {e}")))?;
+            Pacer::new(pacing).map_err(|e| Error::Thread(format!("cannot create timerfd: {e}")))?;
         tokio::task::spawn_local(Rc::clone(&pacer).drive());
         let ctx = WorkerContext {
             index,
@@ -323,6 +323,7 @@ pub fn thread_runtime() -> Result<tokio::runtime::Runtime, Error> {
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
+        .on_thread_park(crate::timing::pacer::before_park)
         .build()
         .map_err(|e| Error::Thread(e.to_string()))
 }

@@ -211,6 +211,8 @@ impl Connection {
                     if intended > sent {
                         self.shared.pacer.sleep_until(intended).await;
                         sent = clock::now();
+                    } else {
+                        self.shared.pacer.release_due(sent);
                     }
                     // Only the delay tsumo caused: the request was due and the connection free.
                     let due = intended.max(ready_at);

@@ -31,6 +31,7 @@ use crate::stats::format::format_metric;
 use crate::stats::shortfall::Shortfall;
 use crate::stats::{Recorder, RunResult};
 use crate::sys;
+use crate::timing::pacer::Pacing;
 use worker::{HttpWorker, LiveCounters};
 
 /// How long the workers may take to end after the run (they stop at once unless a script
@@ -152,6 +153,7 @@ impl<'a> HttpMode<'a> {
                 progress: engine::ProgressMode::choose(plan.progress, plan.quiet),
                 server_pids: plan.server_pids.clone(),
                 start_at: plan.part.start_at,
+                pacing: Pacing::choose(plan.slack, plan.rate, plan.threads),
             },
             endpoint,
             script,

@@ -26,6 +26,7 @@ use crate::plan::{BotKind, MahjongPlan, Scheme};
 use crate::stats::mahjong::MahjongRecorder;
 pub use crate::stats::mahjong::MahjongResult;
 use crate::sys;
+use crate::timing::pacer::Pacing;
 
 /// What the main thread and the workers share.
 struct Shared {
@@ -127,6 +128,7 @@ impl MahjongMode {
                 progress: ProgressMode::choose(plan.progress, plan.quiet),
                 server_pids: plan.server_pids.clone(),
                 start_at: plan.part.start_at,
+                pacing: Pacing::THINK,
             },
             shared: Arc::new(Shared {
                 plan: Arc::new(plan.clone()),
@@ -260,6 +262,7 @@ impl Worker for MahjongWorker {
             hurry: ctx.hurry(),
             live: Arc::clone(&ctx.live),
             logouts: tokio::sync::Semaphore::new(super::player::LOGOUTS_AT_ONCE),
+            pacer: Rc::clone(&ctx.pacer),
         });
         let mut players = Vec::with_capacity(tables * seats);
         let shard = shared.plan.part.shard;

@@ -28,6 +28,7 @@ use crate::stats::RunResult;
 use crate::stats::{hdr, Counters};
 use crate::sys::procstat::ServerUsage;
 use crate::sys::usage::OwnUsage;
+use crate::timing::pacer::Pacing;
 
 /// The format version of saved results, written as `"schema"` in both kinds of file (an HTTP
 /// run's [`SavedRun`] and a mahjong session's [`SavedSession`](super::session::SavedSession)).
@@ -180,6 +181,45 @@ pub struct SavedPlan {
     /// each once); absent when the kernel chose, and in files of older tsumos.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub bind: Vec<IpAddr>,
+    /// How the sends of a fixed-rate run were paced (`--slack`); absent in a closed loop and in
+    /// files of older tsumos.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pacing: Option<SavedPacing>,
+}
+
+/// The pacer's slot, as the report states it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SavedPacing {
+    /// Sends due within one slot of this many µs shared a wake-up, each sent at its time or up
+    /// to this much after it; 0: each send to the microsecond.
+    pub slack_us: u64,
+    /// Chosen by tsumo from the per-thread rate (`--slack auto`), not given.
+    pub auto: bool,
+}
+
+impl SavedPacing {
+    /// The pacing of a run of `plan`, when it has a rate.
+    pub fn of(plan: &Plan) -> Option<SavedPacing> {
+        plan.rate?;
+        let pacing = Pacing::choose(plan.slack, plan.rate, plan.threads);
+        Some(SavedPacing {
+            slack_us: pacing.slack_us(),
+            auto: pacing.auto,
+        })
+    }
+
+    /// `paced to the microsecond` / `sends coalesced in 100us slots (auto)`.
+    pub fn describe(&self) -> String {
+        let chosen = if self.auto { " (auto)" } else { "" };
+        if self.slack_us == 0 {
+            format!("each send paced to the microsecond{chosen}")
+        } else {
+            format!(
+                "sends coalesced in {}us slots{chosen}; --slack 0 paces each to the microsecond",
+                self.slack_us
+            )
+        }
+    }
 }
 
 impl SavedPlan {
@@ -202,6 +242,7 @@ impl SavedPlan {
             cacert: path(&plan.cacert),
             http2: plan.http2,
             bind: plan.bind.clone(),
+            pacing: SavedPacing::of(plan),
         }
     }
 }
@@ -446,6 +487,9 @@ mod tests {
         assert_eq!(v["label"], "https://example.test/x");
         assert_eq!(v["plan"]["duration_s"], 10.5);
         assert_eq!(v["plan"]["rate"], 500);
+        // 500/s over 2 threads: each send paced to the microsecond, chosen by tsumo.
+        assert_eq!(v["plan"]["pacing"]["slack_us"], 0);
+        assert_eq!(v["plan"]["pacing"]["auto"], true);
         assert_eq!(v["plan"]["headers"][0][0], "X-A");
         assert_eq!(v["elapsed_s"], 10.0);
         assert_eq!(v["interrupted"], true);

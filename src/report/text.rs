@@ -10,7 +10,7 @@
 
 use hdrhistogram::Histogram;
 
-use super::json::SavedRun;
+use super::json::{SavedPacing, SavedRun};
 use crate::error::Error;
 use crate::plan::Part;
 use crate::plan::Scheme;
@@ -231,6 +231,9 @@ fn additions(lines: &mut Vec<String>, r: &RunResult) {
         let p99 = hdr::value_at_percentile(&r.send_lateness, 99.0);
         let max = hdr::max(&r.send_lateness);
         lines.push(lateness_line(p50, p99, max));
+        if let Some(pacing) = SavedPacing::of(&r.plan) {
+            lines.push(format!("Pacing: {}", pacing.describe()));
+        }
         if p99 > LATENESS_WARNING_US {
             lines.push(format!(
                 "Warning: tsumo fell behind its own schedule (send lateness p99 {}); latencies \
@@ -301,6 +304,9 @@ pub fn render_merged(s: &SavedRun) -> Result<String, Error> {
     if plan.rate.is_some() {
         let lateness = &s.send_lateness;
         lines.push(lateness_line(lateness.p50, lateness.p99, lateness.max));
+        if let Some(pacing) = &plan.pacing {
+            lines.push(format!("Pacing: {}", pacing.describe()));
+        }
     }
     if let Some(line) = c.unsent.line() {
         lines.push(line);
@@ -604,7 +610,7 @@ mod tests {
              delayed starts into account))"
         );
         assert_eq!(lines[footer + 6], " 50.000%  249.00us");
-        let tail: Vec<&str> = lines[lines.len() - 7..].to_vec();
+        let tail: Vec<&str> = lines[lines.len() - 8..].to_vec();
         assert_eq!(
             tail,
             vec![
@@ -613,6 +619,7 @@ mod tests {
                 "Requests/sec:   1998.63",
                 "Transfer/sec:    482.09KB",
                 "Send lateness: p50 59.00us, p99 118.00us, max 119.00us",
+                "Pacing: each send paced to the microsecond (auto)",
                 "tsumo: 0.24s CPU (10.01us per request), peak RSS 8.00MB",
                 "note: one",
             ]

@@ -57,17 +57,18 @@ use std::future::Future;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::pin::Pin;
-use std::rc::Rc;
+use std::rc::{Rc, Weak};
 use std::task::{Context, Poll, Waker};
+use std::time::Duration;
 
 use tokio::io::unix::AsyncFd;
 use tokio::io::Interest;
 
 use super::clock::{self, Nanos};
 
-/// Upper bound of the learned lead (how early the timerfd is armed), and so of the reactor
-/// polling per wake-up.
-pub const MAX_LEAD: Nanos = 50_000;
+/// Upper bound of the learned lead (how early the timerfd is armed in precise pacing), and so
+/// of the reactor polling per wake-up.
+pub const MAX_LEAD: Nanos = 100_000;
 const INITIAL_LEAD: Nanos = 10_000;
 /// The lead moves by this much per sample: up when a wake-up overshot it, down otherwise.
 const LEAD_STEP_DOWN: Nanos = 250;
@@ -75,6 +76,74 @@ const LEAD_STEP_UP: Nanos = 3 * LEAD_STEP_DOWN;
 /// A deadline this close past the lead is polled for rather than slept for: one poll of the
 /// reactor costs about a microsecond, a sleep and a timer wake-up several.
 const POLL_SLACK: Nanos = 5_000;
+
+/// How a worker's pacer waits for intended send times: each send to the microsecond, or the
+/// sends of one slot of `slack` together, at the slot's end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pacing {
+    /// The slot length; 0 for precise pacing.
+    pub slack: Nanos,
+    /// Chosen from the per-thread rate (`--slack auto`, the default) rather than given.
+    pub auto: bool,
+}
+
+impl Pacing {
+    /// Each send at its own time, to the microsecond: today's cost at any rate.
+    pub const PRECISE: Pacing = Pacing {
+        slack: 0,
+        auto: false,
+    };
+    /// Per-thread rates (requests/s) below this are paced precisely by `auto`.
+    pub const PRECISE_BELOW: u64 = 8_000;
+    /// Auto slack, in ns per request/s of the per-thread rate, times 2: 12.5 ns, so 100 µs at
+    /// 8,000/s and 250 µs at 20,000/s.
+    const TWICE_SLACK_PER_RATE: Nanos = 25;
+    const MIN_AUTO_SLACK: Nanos = 100_000;
+    const MAX_AUTO_SLACK: Nanos = 250_000;
+    /// The slack of the mahjong players' think-time waits: far below any think time a person
+    /// takes, and a single wake-up for every reply due within it.
+    pub const THINK: Pacing = Pacing {
+        slack: Self::MAX_AUTO_SLACK,
+        auto: true,
+    };
+
+    /// The pacing `--slack auto` picks for one worker thread's rate (`None`: closed loop, where
+    /// only a script's think times are waited for). Precise below [`Self::PRECISE_BELOW`]: a
+    /// wake-up per send is cheap there. Above, the slot grows with the rate, from 50 µs (at
+    /// 8,000/s) to 250 µs (at 20,000/s and more), so each wake-up serves more sends.
+    pub fn auto(rate_per_thread: Option<u64>) -> Pacing {
+        let slack = match rate_per_thread {
+            Some(rate) if rate >= Self::PRECISE_BELOW => {
+                (rate.saturating_mul(Self::TWICE_SLACK_PER_RATE) / 2)
+                    .clamp(Self::MIN_AUTO_SLACK, Self::MAX_AUTO_SLACK)
+            }
+            _ => 0,
+        };
+        Pacing { slack, auto: true }
+    }
+
+    /// The pacing of a run of `rate` requests/s over `threads` worker threads: `--slack`'s if
+    /// given (`None`: auto).
+    pub fn choose(slack: Option<Duration>, rate: Option<u64>, threads: usize) -> Pacing {
+        match slack {
+            Some(slack) => Pacing::given(slack),
+            None => Pacing::auto(rate.map(|rate| rate / threads.max(1) as u64)),
+        }
+    }
+
+    /// The pacing of `--slack DURATION` (0: precise).
+    pub fn given(slack: Duration) -> Pacing {
+        Pacing {
+            slack: slack.as_nanos().min(u64::MAX as u128) as Nanos,
+            auto: false,
+        }
+    }
+
+    /// The slot in whole microseconds, for the report.
+    pub fn slack_us(&self) -> u64 {
+        clock::to_us(self.slack)
+    }
+}
 
 struct Waiter {
     deadline: Nanos,
@@ -99,22 +168,39 @@ impl Ord for Waiter {
     }
 }
 
-/// One worker's precise timer. Create it inside the worker's runtime, spawn [`Pacer::drive`] on
-/// the worker's `LocalSet`, then `sleep_until` from any task of that worker.
+thread_local! {
+    /// The pacer of this thread's runtime, for the runtime's park hook.
+    static CURRENT: RefCell<Weak<Pacer>> = const { RefCell::new(Weak::new()) };
+}
+
+/// The hook a worker's runtime runs before its thread sleeps — the one moment the timer must be
+/// right. Install it with `Builder::on_thread_park(timing::pacer::before_park)`.
+pub fn before_park() {
+    let pacer = CURRENT.with(|current| current.borrow().upgrade());
+    if let Some(pacer) = pacer {
+        pacer.before_sleep();
+    }
+}
+
+/// One worker's timer. Create it inside the worker's runtime (built with [`before_park`] as its
+/// park hook), spawn [`Pacer::drive`] on the worker's `LocalSet`, then `sleep_until` from any
+/// task of that worker.
 pub struct Pacer {
     fd: AsyncFd<OwnedFd>,
     waiters: RefCell<BinaryHeap<Reverse<Waiter>>>,
-    /// The expiry the timerfd is armed for (the earliest deadline less the lead); 0 when
-    /// disarmed or fired.
+    /// The expiry the timerfd is armed for; 0 when disarmed or fired.
     armed: Cell<Nanos>,
     seq: Cell<u64>,
-    /// How early the timerfd is armed: tracks the 75th percentile of how late it wakes us.
+    /// Precise pacing: how early the timerfd is armed; tracks the 75th percentile of how late
+    /// it wakes us. Always 0 when coalescing.
     lead: Cell<Nanos>,
+    pacing: Pacing,
 }
 
 impl Pacer {
-    /// Creates the timerfd and registers it with the current tokio runtime.
-    pub fn new() -> io::Result<Rc<Pacer>> {
+    /// Creates the timerfd, registers it with the current tokio runtime, and makes this the
+    /// thread's pacer for [`before_park`].
+    pub fn new(pacing: Pacing) -> io::Result<Rc<Pacer>> {
         // SAFETY: plain syscall; the result is checked.
         let raw = unsafe {
             libc::timerfd_create(
@@ -130,29 +216,38 @@ impl Pacer {
         // SAFETY: the fd is owned by the AsyncFd and stays open as long as it is registered.
         let fd = unsafe { AsyncFd::register_with_interest(fd, Interest::READABLE) }
             .map_err(io::Error::from)?;
-        Ok(Rc::new(Pacer {
+        let pacer = Rc::new(Pacer {
             fd,
             waiters: RefCell::new(BinaryHeap::new()),
             armed: Cell::new(0),
             seq: Cell::new(0),
-            lead: Cell::new(INITIAL_LEAD),
-        }))
+            lead: Cell::new(if pacing.slack == 0 { INITIAL_LEAD } else { 0 }),
+            pacing,
+        });
+        CURRENT.with(|current| *current.borrow_mut() = Rc::downgrade(&pacer));
+        Ok(pacer)
     }
 
-    /// Completes at `deadline` (CLOCK_MONOTONIC ns), at once if it has passed. The task sleeps
-    /// (the worker's thread in epoll) until the timerfd fires the lead ahead of the deadline,
+    /// How this pacer waits.
+    pub fn pacing(&self) -> Pacing {
+        self.pacing
+    }
+
+    /// Completes at `deadline` (CLOCK_MONOTONIC ns) or later, never earlier; at once if it has
+    /// passed. Precise: the task sleeps until the timerfd fires the lead ahead of the deadline,
     /// then polls the reactor — serving the worker's sockets — for the last few microseconds.
+    /// Coalescing: it sleeps until its slot ends or the worker, awake anyway, finds it due.
     pub fn sleep_until(self: &Rc<Self>, deadline: Nanos) -> impl Future<Output = ()> + 'static {
         let pacer = Rc::clone(self);
         async move {
             let mut slept = false;
             loop {
                 let now = clock::now();
+                // Awake anyway: release whichever other waiters are due.
+                pacer.fire_due(now);
                 if now >= deadline {
                     return;
                 }
-                // Awake anyway: release whichever other waiters are due.
-                pacer.fire_due(now);
                 if !slept && deadline - now > pacer.poll_window() {
                     TimerWait {
                         pacer: &pacer,
@@ -170,6 +265,13 @@ impl Pacer {
         }
     }
 
+    /// Releases the waiters due at `now`, for a task that is awake and does not wait (a send
+    /// already late): a thread that never sleeps never runs the park hook, and its waiters
+    /// must still go.
+    pub fn release_due(&self, now: Nanos) {
+        self.fire_due(now);
+    }
+
     /// Wakes due waiters whenever the timerfd fires. Runs for the worker's lifetime.
     pub async fn drive(self: Rc<Self>) {
         loop {
@@ -182,16 +284,29 @@ impl Pacer {
             guard.clear_ready();
             let now = clock::now();
             let armed = self.armed.replace(0);
-            if armed != 0 && now >= armed {
+            if armed != 0 && now >= armed && self.pacing.slack == 0 {
                 self.learn_overshoot(now - armed);
             }
             self.fire_due(now);
         }
     }
 
-    /// Deadlines this close are polled for, not slept for.
+    /// Deadlines this close are polled for, not slept for (none when coalescing).
     fn poll_window(&self) -> Nanos {
-        self.lead.get() + POLL_SLACK
+        if self.pacing.slack == 0 {
+            self.lead.get() + POLL_SLACK
+        } else {
+            0
+        }
+    }
+
+    /// The widest the poll window can be.
+    fn widest_window(&self) -> Nanos {
+        if self.pacing.slack == 0 {
+            MAX_LEAD + POLL_SLACK
+        } else {
+            0
+        }
     }
 
     /// Moves the lead one step toward the 75th percentile of the timer's overshoot: a stochastic
@@ -207,27 +322,32 @@ impl Pacer {
     }
 
     /// Wakes every waiter whose deadline is within the poll window (it polls the rest of the
-    /// way itself), then makes sure the timerfd is armed for the earliest one left.
-    fn fire_due(&self, now: Nanos) {
+    /// way itself). Returns whether any was woken.
+    fn fire_due(&self, now: Nanos) -> bool {
         let horizon = now + self.poll_window();
         let mut fired = false;
-        let next = {
-            let mut waiters = self.waiters.borrow_mut();
-            while let Some(Reverse(top)) = waiters.peek() {
-                if top.deadline > horizon {
-                    break;
-                }
-                if let Some(Reverse(w)) = waiters.pop() {
-                    w.waker.wake();
-                    fired = true;
-                }
+        let mut waiters = self.waiters.borrow_mut();
+        while let Some(Reverse(top)) = waiters.peek() {
+            if top.deadline > horizon {
+                break;
             }
-            waiters.peek().map(|Reverse(w)| w.deadline)
-        };
-        // After firing, the armed expiry (if any) belonged to a waiter that is gone: move it
-        // later rather than take a wake-up for nothing.
+            if let Some(Reverse(waiter)) = waiters.pop() {
+                waiter.waker.wake();
+                fired = true;
+            }
+        }
+        fired
+    }
+
+    /// Before the thread sleeps: releases what is due, or else points the timer at the earliest
+    /// waiter — moving it when it is set for another time, so the thread wakes once, on time.
+    fn before_sleep(&self) {
+        if self.fire_due(clock::now()) {
+            return;
+        }
+        let next = self.waiters.borrow().peek().map(|Reverse(w)| w.deadline);
         if let Some(deadline) = next {
-            self.arm(deadline, fired);
+            self.arm(self.expiry(deadline));
         }
     }
 
@@ -239,15 +359,28 @@ impl Pacer {
             seq,
             waker,
         }));
-        self.arm(deadline, false);
+        // A backstop for a thread that does not sleep (and so never runs the park hook): the
+        // timer is set whenever it is idle. Where it points is settled before the thread sleeps.
+        if self.armed.get() == 0 {
+            self.arm(self.expiry(deadline));
+        }
     }
 
-    /// Arms the timerfd to fire the lead ahead of `deadline`. Unless `exact`, an expiry armed
-    /// earlier already stays (so a request whose deadline is not the next costs no syscall).
-    fn arm(&self, deadline: Nanos, exact: bool) {
-        let expiry = deadline.saturating_sub(self.lead.get()).max(1);
-        let armed = self.armed.get();
-        if armed == expiry || (armed != 0 && armed < expiry && !exact) {
+    /// When the timer fires for a waiter due at `deadline`: the lead ahead of it (precise), or
+    /// the end of its slot (coalescing), where every send of the slot is due.
+    fn expiry(&self, deadline: Nanos) -> Nanos {
+        let slack = self.pacing.slack;
+        let at = if slack == 0 {
+            deadline.saturating_sub(self.lead.get())
+        } else {
+            deadline.div_ceil(slack).saturating_mul(slack)
+        };
+        at.max(1)
+    }
+
+    /// Arms the timerfd for `expiry`, unless it is armed for it already.
+    fn arm(&self, expiry: Nanos) {
+        if self.armed.get() == expiry {
             return;
         }
         let spec = libc::itimerspec {
@@ -271,7 +404,7 @@ impl Pacer {
 }
 
 /// Waits in the pacer's heap until the timerfd (or another task's [`Pacer::fire_due`]) wakes it
-/// within [`MAX_LEAD`] + [`POLL_SLACK`] of its deadline.
+/// within its poll window of its deadline.
 struct TimerWait<'a> {
     pacer: &'a Pacer,
     deadline: Nanos,
@@ -289,7 +422,7 @@ impl Future for TimerWait<'_> {
             return Poll::Pending;
         }
         // As loose as any poll window: a waiter taken off the heap always completes here.
-        if clock::now() + MAX_LEAD + POLL_SLACK >= self.deadline {
+        if clock::now() + self.pacer.widest_window() >= self.deadline {
             Poll::Ready(())
         } else {
             Poll::Pending
@@ -303,17 +436,18 @@ mod tests {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     /// Runs `body` on a worker-like runtime (current thread, LocalSet) with a driven pacer.
-    fn on_worker<F, T>(body: impl FnOnce(Rc<Pacer>) -> F) -> T
+    fn on_worker<F, T>(pacing: Pacing, body: impl FnOnce(Rc<Pacer>) -> F) -> T
     where
         F: Future<Output = T>,
     {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
+            .on_thread_park(before_park)
             .build()
             .unwrap();
         let local = tokio::task::LocalSet::new();
         local.block_on(&rt, async {
-            let pacer = Pacer::new().unwrap();
+            let pacer = Pacer::new(pacing).unwrap();
             tokio::task::spawn_local(Rc::clone(&pacer).drive());
             body(pacer).await
         })
@@ -330,11 +464,26 @@ mod tests {
         ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
     }
 
+    /// The pacings the tests below run with: precise, and slots of 100 µs.
+    const BOTH: [Pacing; 2] = [
+        Pacing::PRECISE,
+        Pacing {
+            slack: 100_000,
+            auto: false,
+        },
+    ];
+
     /// Never early, every time. How late is the machine's to say (a shared one preempts us
     /// now and then): the pacer's precision is measured by `scripts/bench`, not asserted here.
     #[test]
     fn wakes_on_time_never_early() {
-        let woken = on_worker(|pacer| async move {
+        for pacing in BOTH {
+            wakes_on_time_never_early_with(pacing);
+        }
+    }
+
+    fn wakes_on_time_never_early_with(pacing: Pacing) {
+        let woken = on_worker(pacing, |pacer| async move {
             let start = clock::now();
             let mut woken = 0;
             for i in 1..=400u64 {
@@ -351,7 +500,13 @@ mod tests {
 
     #[test]
     fn many_waiters_each_woken() {
-        let woken = on_worker(|pacer| async move {
+        for pacing in BOTH {
+            many_waiters_each_woken_with(pacing);
+        }
+    }
+
+    fn many_waiters_each_woken_with(pacing: Pacing) {
+        let woken = on_worker(pacing, |pacer| async move {
             let start = clock::now();
             let mut handles = Vec::new();
             // Deadlines registered out of order must still all fire.
@@ -373,11 +528,78 @@ mod tests {
         assert_eq!(woken, 50);
     }
 
+    /// Coalescing: the sends due within one slot wait for its end and go together, none before
+    /// its own time. (20 ms slots, so that a busy machine cannot blur what is asserted: only
+    /// lower bounds.)
+    #[test]
+    fn sends_of_one_slot_go_together_at_its_end() {
+        let slack = 20_000_000;
+        let (slot_end, woken) = on_worker(Pacing::given(Duration::from_nanos(slack)), |pacer| {
+            async move {
+                // A slot wholly in the future.
+                let slot_end = (clock::now() / slack + 2) * slack;
+                let offsets = [15_000_000, 9_000_000, 1_000_000];
+                let handles: Vec<_> = offsets
+                    .into_iter()
+                    .map(|offset| {
+                        let pacer = Rc::clone(&pacer);
+                        let deadline = slot_end - offset;
+                        tokio::task::spawn_local(async move {
+                            pacer.sleep_until(deadline).await;
+                            (deadline, clock::now())
+                        })
+                    })
+                    .collect();
+                let mut woken = Vec::new();
+                for handle in handles {
+                    woken.push(handle.await.unwrap());
+                }
+                (slot_end, woken)
+            }
+        });
+        assert_eq!(woken.len(), 3);
+        for (deadline, at) in woken {
+            assert!(at >= deadline, "woke {} ns early", deadline - at);
+            assert!(
+                at >= slot_end,
+                "woke {} ns before its slot's end",
+                slot_end - at
+            );
+        }
+    }
+
+    /// `--slack auto`: precise below 8,000 requests/s per thread; from there a slot that grows
+    /// with the rate, from 100 µs to 250 µs.
+    #[test]
+    fn auto_pacing_follows_the_per_thread_rate() {
+        let slack = |rate| Pacing::auto(rate).slack;
+        assert_eq!(slack(None), 0);
+        assert_eq!(slack(Some(1_000)), 0);
+        assert_eq!(slack(Some(7_999)), 0);
+        assert_eq!(slack(Some(8_000)), 100_000);
+        assert_eq!(slack(Some(12_000)), 150_000);
+        assert_eq!(slack(Some(20_000)), 250_000);
+        assert_eq!(slack(Some(u64::MAX)), 250_000);
+        assert!(Pacing::auto(Some(20_000)).auto);
+        // Per thread: 40,000/s over 2 threads is 20,000 each, over 8 threads 5,000.
+        assert_eq!(Pacing::choose(None, Some(40_000), 2).slack, 250_000);
+        assert_eq!(
+            Pacing::choose(None, Some(40_000), 8),
+            Pacing::auto(Some(5_000))
+        );
+        // Given: as given, at any rate.
+        let given = Pacing::choose(Some(Duration::ZERO), Some(100_000), 1);
+        assert_eq!(given, Pacing::PRECISE);
+        let given = Pacing::choose(Some(Duration::from_millis(1)), Some(10), 1);
+        assert_eq!((given.slack, given.auto), (1_000_000, false));
+        assert_eq!(given.slack_us(), 1_000);
+    }
+
     #[test]
     fn waiting_sleeps_instead_of_spinning() {
         // 200 waits of 1 ms: a busy-wait would cost the thread the whole 200 ms of CPU (and the
         // old last-stretch spin up to a fifth of it); sleeping in epoll costs a few per cent.
-        let (cpu, wall) = on_worker(|pacer| async move {
+        let (cpu, wall) = on_worker(Pacing::PRECISE, |pacer| async move {
             let (cpu0, start) = (thread_cpu(), clock::now());
             for i in 1..=200u64 {
                 pacer.sleep_until(start + i * 1_000_000).await;
@@ -400,7 +622,7 @@ mod tests {
             let mut byte = [0u8; 1];
             while echo.read_exact(&mut byte).is_ok() && echo.write_all(&byte).is_ok() {}
         });
-        let (waits, pongs) = on_worker(|pacer| async move {
+        let (waits, pongs) = on_worker(Pacing::PRECISE, |pacer| async move {
             peer.set_nonblocking(true).unwrap();
             let mut peer = tokio::net::UnixStream::from_std(peer).unwrap();
             let limit = clock::now() + 10_000_000_000;

@@ -384,6 +384,8 @@ impl H2Connection {
         if slept {
             let due = self.shared.pacer.sleep_until(intended);
             driving(inflight, flight, due).await;
+        } else if self.schedule.is_some() {
+            self.shared.pacer.release_due(now);
         }
         let mut waited = false;
         loop {

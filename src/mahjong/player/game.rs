@@ -3,11 +3,11 @@
 //! The owner also times the table's steps — the interval between successive requests, split
 //! by the kind of step that opened it — since the server's pace is what the run measures.
 
+use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::Ordering;
 
 use serde_json::Value;
-use tokio::time::Sleep;
 
 use super::{serve, Interrupt, Player};
 use crate::mahjong::bot::StepKind;
@@ -20,8 +20,8 @@ const STEP_MINIMUM: Nanos = 400_000_000;
 /// A reply held back for the think time.
 pub(super) struct PendingReply {
     due: Nanos,
-    /// Fires at `due`; the event loop waits on it.
-    pub(super) timer: Pin<Box<Sleep>>,
+    /// Completes at `due` (the worker's pacer); the event loop waits on it.
+    pub(super) timer: Pin<Box<dyn Future<Output = ()>>>,
     frame: String,
 }
 
@@ -110,7 +110,7 @@ impl Player {
                 let due = received + think;
                 self.pending = Some(PendingReply {
                     due,
-                    timer: serve::timer(due),
+                    timer: Box::pin(self.ctx.pacer.sleep_until(due)),
                     frame,
                 });
                 return Ok(());

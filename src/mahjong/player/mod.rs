@@ -36,6 +36,7 @@ use crate::plan::MahjongPlan;
 use crate::stats::mahjong::MahjongRecorder;
 use crate::sys::rng::XorShift;
 use crate::timing::clock::Nanos;
+use crate::timing::pacer::Pacer;
 use crate::ws::transport::WebSocket;
 pub(crate) use account::SECOND_SIGNAL_GRACE;
 use game::PendingReply;
@@ -65,6 +66,8 @@ pub struct WorkerCtx {
     /// session every player logs out at the same moment, and a server or proxy flooded with
     /// thousands of connections at once drops some.
     pub logouts: tokio::sync::Semaphore,
+    /// The worker's pacer: think times end on it, as HTTP sends do.
+    pub pacer: Rc<Pacer>,
 }
 
 /// Logouts one worker has in flight at once.

@@ -17,7 +17,6 @@ use std::task::Poll;
 
 use serde_json::Value;
 use tokio::sync::watch;
-use tokio::time::Sleep;
 
 use super::{Interrupt, Player};
 use crate::mahjong::messages::{self, ServerEvent};
@@ -387,11 +386,6 @@ async fn opt<F: Future>(future: Option<F>) {
 /// The tokio instant of a time on our clock (both are CLOCK_MONOTONIC).
 pub(super) fn instant(at: Nanos) -> tokio::time::Instant {
     tokio::time::Instant::now() + std::time::Duration::from_nanos(at.saturating_sub(clock::now()))
-}
-
-/// A tokio timer for a time on our clock.
-pub(super) fn timer(at: Nanos) -> Pin<Box<Sleep>> {
-    Box::pin(tokio::time::sleep_until(instant(at)))
 }
 
 #[cfg(test)]
