@@ -27,8 +27,8 @@
 //!   bot with its two players, `tsumogiri` and the real `shanten` player, and the rule object;
 //!   `mahjong::hand` is the hand logic the real player stands on, mirroring majiang-core:
 //!   table-driven shanten kept per suit (a discard or a next tile recomputes one suit), legal
-//!   discards, calls, kans, sure yaku; think time waits on tokio's
-//!   millisecond timer, not the pacer, whose precision a 400 ms game step does not need). Each
+//!   discards, calls, kans, sure yaku; think times end on the worker's pacer, as HTTP sends do,
+//!   in 1 ms slots: a 400 ms game step needs no finer). Each
 //!   is one implementation of the engine's `Mode` and `Worker` traits.
 //! - [`engine`]: one run for every mode: worker threads (one current-thread tokio runtime and
 //!   one pacer each, share-nothing), the start gate (now, or `--start-at`'s wall-clock instant
@@ -55,9 +55,12 @@
 //!   GOAWAY and RST_STREAM by code and the server's stream grant), and `--bind`'s source
 //!   addresses (round-robin by connection, bound with `IP_BIND_ADDRESS_NO_PORT`, each checked
 //!   before traffic).
-//! - [`timing`]: the clock, the sub-millisecond pacer (timerfd), the per-connection schedule (a
-//!   shard's connections keep the whole run's interleaved phases), request deadlines (one
-//!   watchdog sweep per worker instead of a timer per request).
+//! - [`timing`]: the clock, the pacer every mode waits on (one timerfd per worker, pointed at the
+//!   earliest waiter by the runtime's park hook just before the thread sleeps: each send to the
+//!   microsecond below 8,000 req/s per thread, above that the sends of a 100–250 µs slot on one
+//!   wake-up; `--slack` chooses), the per-connection schedule (a shard's connections keep the
+//!   whole run's interleaved phases), request deadlines (one watchdog sweep per worker instead of
+//!   a timer per request).
 //! - [`stats`]: what is recorded and what a run results in: the per-worker recorders
 //!   (HdrHistograms and counters, HTTP/2's among them), the result types of both modes, wrk2-compatible histogram
 //!   arithmetic, number formatting, and the judgement of a rate not reached.

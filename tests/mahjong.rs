@@ -549,3 +549,38 @@ fn shanten_tables_are_built_before_the_session_starts() {
     let _mode = tsumo::mahjong::session::MahjongMode::prepare(&plan).expect("prepare");
     assert!(shanten::is_built());
 }
+
+/// Think times end on the worker's pacer (as HTTP sends do), in 1 ms slots: held replies are
+/// sent and timed, and the report and the JSON say how they were paced.
+#[test]
+fn think_times_end_on_the_pacer_and_the_report_says_so() {
+    let server = Majiang::start();
+    let url = server.url();
+    let args = [
+        "-c4", "-t1", "--think", "50ms", "--ramp", "0", "-d", "6s", "--json", "-", &url,
+    ];
+    let run = mahjong(&args, Duration::from_secs(60));
+    run.assert_success();
+    let doc = run.json();
+    assert_eq!(doc["plan"]["think_slack_us"], 1000, "{doc:#}");
+    assert!(
+        doc["reply_lateness"]["count"].as_u64().unwrap_or(0) > 0,
+        "held replies were sent and timed: {doc:#}"
+    );
+    assert_eq!(doc["errors"], 0, "{doc:#}");
+    assert_eq!(server.wait_session_files(0, Duration::from_secs(5)), 0);
+    let text = mahjong(
+        &[
+            "-c4", "-t1", "--think", "50ms", "--ramp", "0", "-d", "6s", &url,
+        ],
+        Duration::from_secs(60),
+    );
+    text.assert_success();
+    assert!(
+        text.stdout.lines().any(|l| l
+            == "    (think times end in 1000us slots of the worker's pacer: in the reply \
+                lateness)"),
+        "{}",
+        text.stdout
+    );
+}

@@ -195,6 +195,9 @@ const ADDED_SINCE_V1: &[&str] = &[
     "/run_id",
     "/shard",
     "/start",
+    // How the sends were paced (--slack), and the slots think times end in.
+    "/plan/pacing",
+    "/plan/think_slack_us",
 ];
 
 /// `new` holds every key of `old` with the same value, and adds only [`ADDED_SINCE_V1`].

@@ -316,8 +316,9 @@ fn left_of(wait: &tokio::time::Sleep) -> Duration {
 /// How long a wind-down after a signal may take before a line says what it waits for.
 const REMIND_AFTER: Duration = Duration::from_secs(1);
 
-/// The runtime of a worker thread: current-thread tokio, and no timer slack for the calling
-/// thread — the kernel may otherwise delay its wake-ups by up to 50 µs, and a pacer wants none.
+/// The runtime of a worker thread: current-thread tokio, with the pacer's park hook (the timer is
+/// pointed at the earliest waiter just before the thread sleeps), and no timer slack for the
+/// calling thread — the kernel may otherwise delay its wake-ups by up to 50 µs.
 pub fn thread_runtime() -> Result<tokio::runtime::Runtime, Error> {
     // SAFETY: prctl with an integer argument affects only this thread.
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };

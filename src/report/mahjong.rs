@@ -186,6 +186,13 @@ fn outcome(out: &mut String, s: &SavedSession) {
                 step_row(label, h);
             }
         }
+        if let (Some(slack), Some(_)) = (s.plan.think_slack_us, s.reply_lateness.sampled()) {
+            let _ = writeln!(
+                out,
+                "    (think times end in {slack}us slots of the worker's pacer: in the reply \
+                 lateness)"
+            );
+        }
     }
     let m = &s.messages;
     let _ = writeln!(

@@ -19,6 +19,7 @@ use crate::mahjong::bot::StepKind;
 use crate::stats::hdr;
 use crate::stats::mahjong::{ErrorGroup, MahjongResult, PlayStats, PHASES};
 use crate::sys::procstat::ServerUsage;
+use crate::timing::pacer::Pacing;
 
 /// One session as saved to JSON.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -116,6 +117,10 @@ pub struct SavedSessionPlan {
     /// `--bind`: the source addresses the players were spread over, as in an HTTP run's file.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub bind: Vec<IpAddr>,
+    /// The slots (µs) of the worker's pacer in which think times end: a reply held for its think
+    /// time goes at its time or up to this much after it. Absent in files of older tsumos.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub think_slack_us: Option<u64>,
 }
 
 fn four_seats() -> u64 {
@@ -261,6 +266,7 @@ impl SavedSession {
                 lockstep: p.lockstep,
                 rule: p.rule.clone(),
                 bind: p.bind.clone(),
+                think_slack_us: Some(Pacing::THINK.slack_us()),
             },
             elapsed_s: r.elapsed.as_secs_f64(),
             interrupted: r.interrupted,

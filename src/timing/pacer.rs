@@ -1,54 +1,53 @@
-//! Sub-millisecond waits for intended send times, without burning the worker's core.
+//! Waits for intended send times: precise where it is cheap, coalesced where the rate is high.
 //!
 //! tokio's timer wheel has 1 ms resolution and wakes 1–2 ms late; with coordinated-omission
 //! correction that lateness would land in every recorded latency (wrk2's ~1 ms floor). Each worker
 //! therefore owns one `timerfd` (absolute, nanosecond deadlines on CLOCK_MONOTONIC) registered
-//! with tokio's reactor through `AsyncFd`, and a min-heap of waiting tasks. A wait
-//! ([`Pacer::sleep_until`]) goes in two stages:
+//! with tokio's reactor through `AsyncFd`, and a min-heap of waiting tasks.
 //!
-//! 1. **Sleep.** Far from its deadline the task sits in the heap and the thread sleeps in
-//!    `epoll_wait`. The timerfd is armed a *lead* before the earliest deadline, because waking a
-//!    sleeping thread takes microseconds to tens of microseconds. The lead tracks the 75th
-//!    percentile of how late the timerfd actually wakes us (a stochastic quantile estimate: up
-//!    750 ns after a late wake-up, down 250 ns after any other, at most [`MAX_LEAD`]), so one
-//!    preempted thread's millisecond outlier moves it by one step only.
-//! 2. **Poll the reactor.** Within the lead plus `POLL_SLACK` of its deadline, the task loops
-//!    on `tokio::task::yield_now()` until the deadline has passed. On the current-thread runtime a
-//!    yielded task's waker is deferred, and the scheduler polls the I/O driver with a zero timeout
-//!    (`park_yield`: `epoll_wait(…, 0)`) before it runs the task again (tokio 1.54,
-//!    `runtime/scheduler/current_thread/mod.rs`, `CoreGuard::block_on`; `task/yield_now.rs`).
-//!    So the worker keeps reading — and timestamping — responses while a send is imminent, and
-//!    the wait is bounded by `MAX_LEAD + POLL_SLACK` per wake-up.
+//! What a wait costs is a sleep and a wake-up of the thread: the timer programmed, its interrupt,
+//! the thread put to sleep and woken. On a VM each of these is a trip to the hypervisor; on the
+//! machine this was built on (a nested VM) re-programming the timer costs at least 17 µs of the
+//! thread's CPU, and a sleep with its timer wake-up 31–39 µs — more than tsumo's whole work for
+//! a request (16 µs closed loop). So the pacer touches the timer as little as it can, and waits in
+//! one of two ways ([`Pacing`]):
 //!
-//! Cheap, because the timer is touched as little as possible:
-//! - whenever a waiter is polled (the worker is awake anyway: a connection has just read its
-//!   response and queues its next send, or a task is in stage 2), every other waiter within its
-//!   poll window is released from the heap too — no timerfd wake-up is taken for it;
-//! - `timerfd_settime` only when the earliest deadline changes (with many connections, a newly
-//!   queued deadline is rarely the earliest), and after a release the timer is moved to the next
-//!   deadline rather than left to fire for nothing;
+//! - **Precise** (`--slack 0`, and `--slack auto` below 8,000 requests/s per thread): each send at
+//!   its own time. The task sleeps in the heap until the timerfd fires a *lead* ahead of its
+//!   deadline — the lead tracks the 75th percentile of how late the timer actually wakes us (a
+//!   stochastic quantile estimate: up 750 ns after a late wake-up, down 250 ns after any other,
+//!   at most [`MAX_LEAD`]), so one preempted thread's millisecond outlier moves it by one step
+//!   only — then polls the reactor until the deadline has passed: it loops on
+//!   `tokio::task::yield_now()`, and on the current-thread runtime the scheduler polls the I/O
+//!   driver with a zero timeout (`epoll_wait(…, 0)`) before it runs a yielded task again (tokio
+//!   1.54, `runtime/scheduler/current_thread/mod.rs`, `CoreGuard::block_on`), so responses keep
+//!   being read and timestamped meanwhile. Lateness: a few µs.
+//! - **Coalescing** (`--slack T`, and `auto` from 8,000/s per thread: 100 µs there, growing
+//!   12.5 ns per request/s to 250 µs at 20,000/s): time is cut into slots of the slack, and
+//!   the timer fires at the end of the slot of the earliest waiter, where every send of that
+//!   slot is due: one wake-up serves them all. No lead and no polling: a waiter is released only
+//!   once its time has come. Lateness: up to the slack plus the wake-up's own, and in practice
+//!   less — the thread is often awake (reading responses) when a send falls due.
+//!
+//! In both, the timer is touched as little as possible:
+//! - it is pointed at the earliest waiter in the runtime's park hook ([`before_park`]), just
+//!   before the thread sleeps — the one moment it must be right — and not on every request; a
+//!   waiter registered while the timer is idle arms it at once (a thread that never sleeps runs
+//!   no park hook);
+//! - whenever the worker is awake anyway (a connection has read its response and queues its
+//!   next send, or a send found itself late), every waiter that is due is released from the
+//!   heap too — no timer wake-up is taken for it;
 //! - no `read(2)` of the expiration count: arming the timer again resets it, and the next expiry
 //!   is a fresh edge for tokio's edge-triggered epoll.
 //!
-//! Not done, and why: a request is never sent before its intended time (that would understate
-//! the corrected latency); no bare `spin_loop` (the previous design armed the timer twice an
-//! EWMA of the overshoot early — preemption outliers pushed that to its 200 µs cap — and spun the
-//! rest inside the driver: most of a core at 20k req/s, and no responses read meanwhile); no
-//! `on_thread_unpark` hook (releasing waiters whenever a waiter is polled already covers the
-//! wake-ups that matter, and the runtime is built by the engine, not here).
+//! A request is never sent before its intended time (that would understate the corrected
+//! latency). Every mode waits here: HTTP/1.1 connections and HTTP/2 streams for their send
+//! times, a script's think times, and the mahjong players' think times ([`Pacing::THINK`]: 1 ms
+//! slots, as coarse as tokio's timer they replaced, since a 1 s think time and the server's
+//! 400 ms steps need no finer).
 //!
-//! Measured (`scripts/bench 3 rates`, BENCHMARKS.md; `-t1 -c50`, generator and nginx pinned to
-//! one core each, shared 2-core VM): CPU per completed request at or below oha's at 1k, 5k, 20k,
-//! 50k req/s in 22 of 24 rounds (medians 0.56–0.86, worst 1.08); at 20k 1.1–2.7× tsumo's own
-//! closed loop (medians 1.2 and 1.7: the gap is the sleep and wake-up each paced request costs,
-//! 0.76 context switches per request against the closed loop's 0.17); against the previous
-//! pacer 2.2–2.4× less CPU per request at 1k and 1.4–2.6× less at 5k. A poll window of 0, 5 or
-//! 15 µs and a lead at the 50th instead of the 75th percentile were within the machine's noise
-//! on CPU; the 75th percentile kept send lateness p50 at 2 µs where lower ones gave 8–10 µs.
-//! Send lateness p99 ≤ 44 µs at real-time priority (23 of 24 rounds; one 74 µs); without it,
-//! preemption by the machine's other processes dominates (milliseconds). At 1k the wait costs
-//! about two wake-ups per request (one for the send, one for the response) and 2–5 zero-timeout
-//! polls; at 20k about 0.8 wake-ups, 0.65 `timerfd_settime` and 0.7 polls (`perf stat`).
+//! Measured (`scripts/bench 2 rates` and `scripts/bench 2 perf`, BENCHMARKS.md; `-t1 -c50`, the
+//! generator and nginx pinned to one core each): see BENCHMARKS.md's "Pacing at wrk2's cost".
 
 use std::cell::{Cell, RefCell};
 use std::cmp::{Ordering, Reverse};
@@ -100,10 +99,11 @@ impl Pacing {
     const TWICE_SLACK_PER_RATE: Nanos = 25;
     const MIN_AUTO_SLACK: Nanos = 100_000;
     const MAX_AUTO_SLACK: Nanos = 250_000;
-    /// The slack of the mahjong players' think-time waits: far below any think time a person
-    /// takes, and a single wake-up for every reply due within it.
+    /// The slots of the mahjong players' think-time waits: far below any think time a person
+    /// takes (and the server's 400 ms steps), as coarse as tokio's timer, and one wake-up for
+    /// every reply due within one.
     pub const THINK: Pacing = Pacing {
-        slack: Self::MAX_AUTO_SLACK,
+        slack: 1_000_000,
         auto: true,
     };
 
