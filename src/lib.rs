@@ -43,10 +43,9 @@
 //!   state, the `wrk` table, hooks, thread objects, and the time limit on every hook call (a
 //!   watchdog thread interrupts a call past `--script-timeout`). Without `request()`/`response()`
 //!   hooks no Lua runs per request.
-//! - [`ws`]: the WebSocket client of our own on the TCP/TLS stream (RFC 6455 client side: the
-//!   upgrade, masked frames, one read buffer per socket with text borrowed from it, pings
-//!   answered, the close handshake) and the Engine.IO / socket.io text framing that
-//!   majiang-server speaks over it.
+//! - [`ws`]: the WebSocket transport (tokio-tungstenite over our TCP/TLS stream, a 2 KB read
+//!   buffer per socket and no write buffer, its failures named in our error types) and the
+//!   Engine.IO / socket.io text framing that majiang-server speaks over it.
 //! - [`net`]: sockets for every mode: one TCP-or-TLS stream type, the rustls configuration
 //!   (ring provider, roots, `--insecure`, `--cacert`, ALPN `http/1.1` or `h2`), the pre-flight
 //!   check, HTTP/1.1 on the wire (request bytes built once, the response parser and body

@@ -14,8 +14,6 @@ mod saved_run;
 mod socketio_frame;
 #[path = "../fuzz/checks/units.rs"]
 mod units;
-#[path = "../fuzz/checks/ws_frame.rs"]
-mod ws_frame;
 
 use std::path::{Path, PathBuf};
 
@@ -23,12 +21,11 @@ use std::path::{Path, PathBuf};
 type Check = fn(&[u8]);
 
 /// Every fuzz target, by name, with its check.
-const TARGETS: [(&str, Check); 5] = [
+const TARGETS: [(&str, Check); 4] = [
     ("response_split", response_split::check),
     ("saved_run", saved_run::check),
     ("socketio_frame", socketio_frame::check),
     ("units", units::check),
-    ("ws_frame", ws_frame::check),
 ];
 
 fn fuzz_dir() -> PathBuf {

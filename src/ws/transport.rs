@@ -1,30 +1,50 @@
-//! The WebSocket a mahjong player talks over: our own TCP or TLS [`Stream`] (so `wss://` shares
-//! the HTTP side's TLS configuration and `--insecure`), upgraded and framed by the [`handshake`]
-//! and [`codec`] next to this file.
+//! The WebSocket a mahjong player talks over: tokio-tungstenite on our own TCP or TLS [`Stream`]
+//! (so `wss://` shares the HTTP side's TLS configuration and `--insecure`), its buffers tuned
+//! for thousands of mostly idle players — tungstenite allocates a 128 KiB read buffer per
+//! socket by default, and an idle player must cost kilobytes.
 //!
-//! A player is woken once per message, so the path from the socket to its text is short: one
-//! read buffer per socket, read into without zero-filling, text handed to the caller borrowed
-//! from it; the only waker is the socket's own readiness (no proxy wakers, no channel). A frame
-//! sent goes to the socket at once in one write; a write cut short (a full socket buffer, or the
-//! caller giving up on the future) is finished before anything else is read or sent, so the
-//! stream never carries half a frame followed by another. Pings are answered as they are read;
-//! a close from the server is answered and then reported as [`WsError::Closed`].
+//! On top of it, the few things a player needs and tungstenite leaves to its user: a message
+//! handed out borrowed until the next call (so a player's loop is the same whatever the
+//! library's payload types), the server's close reported as [`WsError::Closed`] with its code
+//! once tungstenite has answered it, and every failure sorted into [`WsError`] or
+//! [`HandshakeError`], named as the run reports them. tungstenite answers pings, masks frames,
+//! checks the server's `Sec-WebSocket-Accept` and keeps a cut-short write whole before the next.
 
-use std::hash::{BuildHasher, Hasher};
-
+use futures_util::{SinkExt, StreamExt};
 use thiserror::Error;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
+use tokio_tungstenite::tungstenite::client::{uri_mode, IntoClientRequest};
+use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
+use tokio_tungstenite::tungstenite::http::{header, HeaderValue};
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
+use tokio_tungstenite::tungstenite::{self, Bytes, Utf8Bytes};
+use tokio_tungstenite::WebSocketStream;
 
-use super::codec::{self, Decoded, Inbound, OpCode};
-pub use super::error::WsError;
-use super::handshake::{self, HandshakeError};
+pub use super::error::{HandshakeError, WsError};
 use crate::net::stream::{ConnectError, Endpoint, Stream};
 
 /// The longest message accepted from the server (the game record is about 16 KB).
 pub const MAX_MESSAGE: usize = 4 << 20;
 
-/// A write buffer that grew past this (a long message sent) is given back once written.
-const WRITE_KEPT: usize = 4096;
+/// The read buffer's resting size, allocated when the socket opens: a `GAME` message is about
+/// 100 bytes, `kaiju` (with the rule) about 1.5 KB; a longer one grows it.
+const READ_BUFFER: usize = 2048;
+
+/// Frames waiting for a stalled server at most: a player sends one message at a time, and its
+/// longest (`START` with the rule) is a few KB.
+const MAX_WRITE_BUFFER: usize = 1 << 20;
+
+/// Every socket's settings: a small read buffer, each frame written as it is sent (nothing
+/// waits in a write buffer), and the message and frame limits.
+fn config() -> WebSocketConfig {
+    WebSocketConfig::default()
+        .read_buffer_size(READ_BUFFER)
+        .write_buffer_size(0)
+        .max_write_buffer_size(MAX_WRITE_BUFFER)
+        .max_message_size(Some(MAX_MESSAGE))
+        .max_frame_size(Some(MAX_MESSAGE))
+}
 
 /// Why opening the WebSocket failed.
 #[derive(Debug, Error)]
@@ -46,25 +66,26 @@ impl WsConnectError {
     }
 }
 
-/// A message from the server, borrowed from the socket's read buffer until the next call.
+/// A message from the server, borrowed from the socket until the next call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Message<'a> {
     Text(&'a str),
     Binary(&'a [u8]),
 }
 
+/// The payload of the last message handed out.
+enum Held {
+    Text(Utf8Bytes),
+    Binary(Bytes),
+}
+
 /// An open WebSocket, client side.
 pub struct WebSocket {
-    stream: Stream,
-    inbound: Inbound,
-    /// Frame bytes not yet written (only between a cut-short write and its completion).
-    out: Vec<u8>,
-    written: usize,
-    /// The masking keys' source (splitmix64, seeded at random per socket).
-    rng: u64,
-    /// We sent a close frame.
-    close_sent: bool,
-    /// The server's close arrived, or the stream failed: nothing more will be read.
+    inner: WebSocketStream<Stream>,
+    /// The last message handed out; dropped on the next call, so that its bytes go back to the
+    /// read buffer before it is read into again.
+    held: Option<Held>,
+    /// The server's close arrived, or the socket failed: nothing more will be read.
     done: bool,
 }
 
@@ -75,41 +96,42 @@ pub async fn connect(
     url: &str,
     cookie: &str,
 ) -> Result<WebSocket, WsConnectError> {
-    let mut rng = seed();
-    let mut nonce = [0u8; 16];
-    nonce[..8].copy_from_slice(&splitmix(&mut rng).to_le_bytes());
-    nonce[8..].copy_from_slice(&splitmix(&mut rng).to_le_bytes());
-    let key = handshake::key(nonce);
-    let request = handshake::request(url, &key, cookie).map_err(WsConnectError::Handshake)?;
-    let (mut stream, _) = endpoint.connect().await.map_err(WsConnectError::Connect)?;
-    let failed = |e| WsConnectError::Handshake(HandshakeError::Io(e));
-    stream.write_all(&request).await.map_err(failed)?;
-    stream.flush().await.map_err(failed)?;
-    let mut inbound = Inbound::new(MAX_MESSAGE);
-    let head = loop {
-        if let Some(head) = handshake::check_response(inbound.buffered(), &key)
-            .map_err(WsConnectError::Handshake)?
-        {
-            break head;
-        }
-        if stream
-            .read_buf(inbound.read_buffer())
+    let failed = WsConnectError::Handshake;
+    let bad_url = || failed(HandshakeError::Url(url.to_string()));
+    let mut request = url.into_client_request().map_err(|_| bad_url())?;
+    uri_mode(request.uri()).map_err(|_| bad_url())?;
+    if !cookie.is_empty() {
+        let cookie =
+            HeaderValue::from_str(cookie).map_err(|_| failed(HandshakeError::Header("cookie")))?;
+        request.headers_mut().insert(header::COOKIE, cookie);
+    }
+    // The key tungstenite generated, for the value a wrong answer is told it should have been.
+    let key = request
+        .headers()
+        .get(header::SEC_WEBSOCKET_KEY)
+        .map(|key| key.as_bytes().to_vec())
+        .unwrap_or_default();
+    let (stream, _) = endpoint.connect().await.map_err(WsConnectError::Connect)?;
+    let (inner, response) =
+        tokio_tungstenite::client_async_with_config(request, stream, Some(config()))
             .await
-            .map_err(failed)?
-            == 0
-        {
-            return Err(WsConnectError::Handshake(HandshakeError::Closed));
-        }
-    };
-    // Frames the server sent right after its answer (the Engine.IO open packet) stay buffered.
-    inbound.discard(head);
+            .map_err(|e| {
+                failed(HandshakeError::from_tungstenite(e, || {
+                    derive_accept_key(&key)
+                }))
+            })?;
+    // No extension is offered (tungstenite has none without its deflate feature).
+    let extension = response
+        .headers()
+        .get_all(header::SEC_WEBSOCKET_EXTENSIONS)
+        .iter()
+        .any(|value| !value.as_bytes().trim_ascii().is_empty());
+    if extension {
+        return Err(failed(HandshakeError::NotOffered("an extension")));
+    }
     Ok(WebSocket {
-        stream,
-        inbound,
-        out: Vec::new(),
-        written: 0,
-        rng,
-        close_sent: false,
+        inner,
+        held: None,
         done: false,
     })
 }
@@ -119,70 +141,54 @@ impl WebSocket {
     /// answered and ends the socket with [`WsError::Closed`]. Cancel-safe: a call dropped
     /// before it returns loses nothing.
     pub async fn next(&mut self) -> Result<Message<'_>, WsError> {
-        let (opcode, payload) = loop {
-            self.finish_write().await?;
+        self.held = None;
+        let held = loop {
             if self.done {
                 return Err(WsError::AlreadyClosed);
             }
-            let decoded = match self.inbound.decode() {
-                Ok(decoded) => decoded,
-                Err(e) => return Err(self.fail(e)),
+            let message = match self.inner.next().await {
+                Some(Ok(message)) => message,
+                Some(Err(e)) => return Err(self.fail(e.into())),
+                None => return Err(self.fail(WsError::AlreadyClosed)),
             };
-            match decoded {
-                Some(Decoded {
-                    opcode: opcode @ (OpCode::Text | OpCode::Binary),
-                    payload,
-                }) => break (opcode, payload),
-                Some(Decoded {
-                    opcode: OpCode::Ping,
-                    payload,
-                }) => {
-                    let ping = self.inbound.payload(payload).to_vec();
-                    self.queue(OpCode::Pong, &ping);
-                }
-                Some(Decoded {
-                    opcode: OpCode::Close,
-                    payload,
-                }) => return Err(self.on_close(payload).await),
-                Some(_) => {} // a pong (or nothing a decoder hands out otherwise)
-                None => match self.stream.read_buf(self.inbound.read_buffer()).await {
-                    Ok(0) => return Err(self.fail(WsError::Eof)),
-                    Ok(_) => {}
-                    Err(e) => return Err(self.fail(WsError::Io(e))),
-                },
+            match message {
+                tungstenite::Message::Text(text) => break Held::Text(text),
+                tungstenite::Message::Binary(bytes) => break Held::Binary(bytes),
+                tungstenite::Message::Close(frame) => return Err(self.on_close(frame).await),
+                // A ping (its pong goes out with the next read or write), a pong, a raw frame.
+                _ => {}
             }
         };
-        let payload = self.inbound.payload(payload);
-        match opcode {
-            OpCode::Text => match std::str::from_utf8(payload) {
-                Ok(text) => Ok(Message::Text(text)),
-                Err(_) => {
-                    self.done = true;
-                    Err(WsError::Protocol("text message that is not UTF-8"))
-                }
-            },
-            _ => Ok(Message::Binary(payload)),
-        }
+        Ok(match self.held.insert(held) {
+            Held::Text(text) => Message::Text(text.as_str()),
+            Held::Binary(bytes) => Message::Binary(bytes),
+        })
     }
 
-    /// Sends one text message as one frame, in one write when the socket takes it whole.
+    /// Sends one text message as one frame, written to the socket at once.
     pub async fn send_text(&mut self, text: &str) -> Result<(), WsError> {
-        if self.close_sent {
-            return Err(WsError::AlreadyClosed);
+        match self.inner.send(tungstenite::Message::text(text)).await {
+            Ok(()) => Ok(()),
+            // We closed, or the server did: tungstenite refuses further messages.
+            Err(tungstenite::Error::Protocol(
+                tungstenite::error::ProtocolError::SendAfterClosing,
+            )) => Err(WsError::AlreadyClosed),
+            Err(e) => Err(e.into()),
         }
-        self.finish_write().await?;
-        self.queue(OpCode::Text, text.as_bytes());
-        self.finish_write().await
     }
 
     /// The client's close handshake: sends close (1000, normal closure) and reads until the
     /// server's close or the end of the stream. Bound it with a timeout: a server may never
     /// answer.
     pub async fn close(&mut self) -> Result<(), WsError> {
-        if !self.close_sent {
-            self.finish_write().await?;
-            self.close_sent = true;
-            self.queue(OpCode::Close, &1000u16.to_be_bytes());
+        let normal = CloseFrame {
+            code: CloseCode::Normal,
+            reason: Utf8Bytes::default(),
+        };
+        match self.inner.close(Some(normal)).await {
+            Ok(())
+            | Err(tungstenite::Error::ConnectionClosed | tungstenite::Error::AlreadyClosed) => {}
+            Err(e) => return Err(e.into()),
         }
         loop {
             match self.next().await {
@@ -191,82 +197,32 @@ impl WebSocket {
                 Err(e) => return Err(e),
             }
         }
-        self.finish_write().await?;
-        let _ = self.stream.shutdown().await;
+        let _ = self.inner.get_mut().shutdown().await;
         Ok(())
     }
 
-    /// The server's close: answered with its own code (unless we closed first), then reported.
-    async fn on_close(&mut self, payload: std::ops::Range<usize>) -> WsError {
+    /// The server's close: tungstenite has queued its answer (the same code, unless we closed
+    /// first); it goes out now, then the close is reported.
+    async fn on_close(&mut self, frame: Option<CloseFrame>) -> WsError {
         self.done = true;
-        let (code, reason) = match codec::close_payload(self.inbound.payload(payload)) {
-            Ok(close) => close,
-            Err(e) => return e,
-        };
-        if !self.close_sent {
-            self.close_sent = true;
-            // Codes a peer must not send back (1005, 1006, 1015 and unassigned ones) become 1000.
-            let echo = code
-                .filter(|c| matches!(c, 1000..=1003 | 1007..=1014 | 3000..=4999))
-                .unwrap_or(1000);
-            self.queue(OpCode::Close, &echo.to_be_bytes());
-            // A server that is gone cannot take the answer; the close is what matters.
-            let _ = self.finish_write().await;
+        // A server that is gone cannot take the answer; the close is what matters.
+        let _ = self.inner.flush().await;
+        match frame {
+            Some(frame) => WsError::Closed {
+                code: Some(frame.code.into()),
+                reason: frame.reason.to_string(),
+            },
+            None => WsError::Closed {
+                code: None,
+                reason: String::new(),
+            },
         }
-        WsError::Closed { code, reason }
     }
 
     fn fail(&mut self, e: WsError) -> WsError {
         self.done = true;
         e
     }
-
-    /// Appends one masked frame to what is to be written.
-    fn queue(&mut self, opcode: OpCode, payload: &[u8]) {
-        let mask = (splitmix(&mut self.rng) as u32).to_ne_bytes();
-        codec::encode(&mut self.out, opcode, payload, mask);
-    }
-
-    /// Writes whatever frame bytes are waiting; progress is kept in `self`, so a call dropped
-    /// half-way is finished by the next.
-    async fn finish_write(&mut self) -> Result<(), WsError> {
-        while self.written < self.out.len() {
-            match self.stream.write(&self.out[self.written..]).await {
-                Ok(0) => return Err(self.fail(WsError::Io(std::io::ErrorKind::WriteZero.into()))),
-                Ok(n) => self.written += n,
-                Err(e) => return Err(self.fail(WsError::Io(e))),
-            }
-        }
-        if !self.out.is_empty() {
-            self.out.clear();
-            self.written = 0;
-            if self.out.capacity() > WRITE_KEPT {
-                self.out = Vec::new();
-            }
-            // TLS: push the records out now (a no-op on plain TCP).
-            if let Err(e) = self.stream.flush().await {
-                return Err(self.fail(WsError::Io(e)));
-            }
-        }
-        Ok(())
-    }
-}
-
-/// A per-socket random seed: std's `RandomState` keys come from the OS once per thread and
-/// differ for every instance, which is unpredictable enough for masking keys and nonces.
-fn seed() -> u64 {
-    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-    hasher.write_u64(crate::timing::clock::now());
-    hasher.finish()
-}
-
-/// splitmix64: the next pseudo-random word.
-fn splitmix(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
 }
 
 #[cfg(test)]

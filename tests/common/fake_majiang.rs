@@ -8,6 +8,8 @@ use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
+
 /// What the stand-in gets wrong.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fault {
@@ -81,8 +83,8 @@ fn serve(stream: TcpStream, fault: Fault, n: u64) -> std::io::Result<()> {
     } else if path.starts_with("/server/socket.io/") && !key.is_empty() {
         let accept = match fault {
             // Random for every connection, as a broken proxy's would be.
-            Fault::BadAccept => tsumo::ws::handshake::key(random_bytes(n)),
-            Fault::RoomNeverAnswered => tsumo::ws::handshake::accept(&key),
+            Fault::BadAccept => derive_accept_key(&random_bytes(n)),
+            Fault::RoomNeverAnswered => derive_accept_key(key.as_bytes()),
         };
         write!(
             out,

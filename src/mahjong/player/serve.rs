@@ -167,7 +167,7 @@ impl Player {
             Ok(Some(text)) => text,
             Ok(None) => return Ok(()),
             Err(e) => {
-                if let WsError::Protocol(_) | WsError::TooLong { .. } = e {
+                if e.is_violation() {
                     self.note_error(
                         "WebSocket protocol violation",
                         format!("{}: {e}", self.name()),
