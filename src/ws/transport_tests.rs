@@ -26,6 +26,7 @@ async fn listener() -> (TcpListener, Endpoint, String) {
 }
 
 /// Accepts one connection with tokio-tungstenite, handing the request's target and cookie out.
+#[allow(clippy::result_large_err)] // the callback's error type is tungstenite's
 async fn accept_ws(listener: &TcpListener) -> (WebSocketStream<TcpStream>, String, String) {
     let (stream, _) = listener.accept().await.unwrap();
     let mut seen = (String::new(), String::new());
