@@ -4,7 +4,7 @@
 //! options before or after the URL, script arguments), so clap only splits argv here; values
 //! are converted by our own parsers (`units`, `url`, `header`) so every mistake comes back
 //! as one line that names the option, the value and the fix — never wrk's bare usage dump and
-//! never clap's multi-line report. `main` prefixes the line with `tsumo: ` and exits 1.
+//! never clap's multi-line report. `main` prefixes the line with `tsumo: ` and exits 2.
 //!
 //! Differences from wrk2, all deliberate: `-R` is optional (no `-R` runs a closed loop at full
 //! speed); `-h` prints help and `-v` the version, both exit 0; durations accept `ms`/`us`;

@@ -554,7 +554,7 @@ pub fn run(options: &PlotOptions) -> Result<(), Error> {
     } else {
         std::fs::write(&options.output, svg)
     };
-    written.map_err(|e| Error::File {
+    written.map_err(|e| Error::Write {
         path,
         reason: e.to_string(),
     })
