@@ -113,3 +113,43 @@ impl Error {
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_kind_says_its_exit_status() {
+        let bad = [
+            Error::Usage("x".into()),
+            Error::Bind("x".into()),
+            Error::Limits("x".into()),
+            Error::Script("x".into()),
+            Error::File {
+                path: "p".into(),
+                reason: "r".into(),
+            },
+        ];
+        for e in &bad {
+            assert_eq!(e.exit_status(), ExitStatus::BadInput, "{e:?}");
+        }
+        let failed = [
+            Error::Connect {
+                addr: "127.0.0.1:9".into(),
+                reason: "refused".into(),
+            },
+            Error::ScriptDone("x".into()),
+            Error::Write {
+                path: "p".into(),
+                reason: "r".into(),
+            },
+            Error::Stopped("x".into()),
+        ];
+        for e in &failed {
+            assert_eq!(e.exit_status(), ExitStatus::Failed, "{e:?}");
+        }
+        let codes =
+            [ExitStatus::Ran, ExitStatus::Failed, ExitStatus::BadInput].map(ExitStatus::code);
+        assert_eq!(codes, [0, 1, 2]);
+    }
+}

@@ -160,6 +160,20 @@ fn help_prints_usage_on_stdout() {
         for option in ["--connections", "--rate", "--timeout", "--json", "500ms"] {
             assert!(stdout.contains(option), "{flag}: help lacks {option}");
         }
+        for status in ["Exit status", "\n  0  ", "\n  1  ", "\n  2  "] {
+            assert!(stdout.contains(status), "{flag}: help lacks {status:?}");
+        }
+    }
+    // Each command's own help says its exit statuses too.
+    for command in ["mahjong", "doctor", "compare", "merge", "plot"] {
+        let out = tsumo(&[command, "--help"]);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{command}");
+        assert!(stdout.contains("Exit status: 0 "), "{command}: {stdout}");
+        assert!(
+            stdout.contains("; 2 ") || stdout.contains("\n2 "),
+            "{command}: {stdout}"
+        );
     }
 }
 
