@@ -416,7 +416,7 @@ fn check_well_formed(xml: &str) {
 }
 
 #[test]
-fn bad_inputs_are_one_line_and_exit_1() {
+fn bad_inputs_are_one_line_and_exit_2() {
     let r = runs();
     let dir = r.dir.path();
     let not_tsumo = dir.join("not-tsumo.json");
