@@ -3,7 +3,7 @@
 //!
 //! What a user would notice is asserted: the table's rows and its B/A ratio, the noise sentences
 //! that repeated runs earn, a merge that adds up exactly, an SVG with one curve per run, and one
-//! error line with exit code 1 for a bad input.
+//! error line with exit code 2 for a bad input.
 
 mod common;
 

@@ -532,7 +532,7 @@ fn dash_attribute(dash: &str) -> String {
     }
 }
 
-/// `tsumo plot FILE… -o OUT.svg`: writes the SVG; a bad input is the error (main prints it, exit 1).
+/// `tsumo plot FILE… -o OUT.svg`: writes the SVG; a bad input is the error (main prints it, exit 2).
 pub fn run(options: &PlotOptions) -> Result<(), Error> {
     let mut runs = compare::load_all(&options.files)?;
     // An A/B comparison's file: the runs it compared, as `tsumo compare` shows them.
