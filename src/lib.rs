@@ -67,7 +67,8 @@
 //!   part of a sharded run); the machine around it (open-file limit, the `/proc` sampler of the
 //!   server, tsumo's own usage, `tsumo doctor`, the wall clock and its NTP state, a seeded
 //!   xorshift for jitter, backoff and the random hands of tests and benches); the typed
-//!   errors that end a run before traffic starts.
+//!   errors that end a run before traffic starts, each kind with its exit status (1 the run
+//!   failed, 2 bad command line or input; `error::ExitStatus`).
 //!
 //! The binary (`main.rs`) allocates with mimalloc, arenas committed as used: hyper's HTTP/2
 //! path allocates per request (headers, streams), and there mimalloc cut tsumo's CPU per

@@ -1,10 +1,12 @@
-//! tsumo's entry point: parse, run, render, exit code. Nothing else.
+//! tsumo's entry point: parse, run, render, exit code (0 ran, 1 failed, 2 bad input: see
+//! [`ExitStatus`]). Nothing else.
 
 use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
 use tsumo::cli::{self, Parsed};
+use tsumo::error::{Error, ExitStatus};
 use tsumo::net::preflight::{self, Probe};
 use tsumo::plan::{JsonOut, MahjongPlan, Plan};
 use tsumo::report::saved::{LoadedRun, RunData, SavedRounds};
@@ -36,7 +38,7 @@ fn main() -> ExitCode {
         Ok(Parsed::Run(plan)) => plan,
         Ok(Parsed::Mahjong(plan)) => {
             if let Err(e) = check_outputs(plan.json.as_ref(), None) {
-                return fail(&e);
+                return error_exit(&e);
             }
             return match plan.vs {
                 Some(_) => run_mahjong_ab(&plan),
@@ -71,10 +73,10 @@ fn main() -> ExitCode {
             print!("{text}");
             return ExitCode::SUCCESS;
         }
-        Err(e) => return fail(&e),
+        Err(e) => return error_exit(&e),
     };
     if let Err(e) = check_outputs(plan.json.as_ref(), plan.hgrm.as_deref()) {
-        return fail(&e);
+        return error_exit(&e);
     }
     match plan.vs {
         Some(_) => run_ab(&plan),
@@ -86,7 +88,7 @@ fn main() -> ExitCode {
 fn run_http(plan: &Plan) -> ExitCode {
     let finished = match http::run(plan) {
         Ok(finished) => finished,
-        Err(e) => return fail(&e),
+        Err(e) => return error_exit(&e),
     };
     let result = &finished.result;
     if !plan.quiet && plan.json != Some(JsonOut::Stdout) {
@@ -175,7 +177,7 @@ fn run_ab(plan: &Plan) -> ExitCode {
         show,
         plan.json.as_ref(),
         |run| {
-            let finished = http::run(run).map_err(|e| format!("{}: {e}", run.label))?;
+            let finished = http::run(run).map_err(|e| labelled(&run.label, &e))?;
             Ok(Round {
                 label: run.label.clone(),
                 text: report::text::render(&finished.result),
@@ -216,7 +218,7 @@ fn run_mahjong_ab(plan: &MahjongPlan) -> ExitCode {
         show,
         plan.json.as_ref(),
         |run| {
-            let result = mahjong::session::run(run).map_err(|e| format!("{}: {e}", run.label))?;
+            let result = mahjong::session::run(run).map_err(|e| labelled(&run.label, &e))?;
             let saved = report::mahjong::saved(&result);
             Ok(Round {
                 label: run.label.clone(),
@@ -237,10 +239,16 @@ fn run_mahjong_ab(plan: &MahjongPlan) -> ExitCode {
 fn preflight_both(probes: [(&str, Probe<'_>); 2]) -> Result<(), ExitCode> {
     for (label, probe) in probes {
         if let Err(e) = preflight::preflight_blocking(probe) {
-            return Err(fail(&format_args!("{label}: {e}")));
+            let (status, line) = labelled(label, &e);
+            return Err(fail_as(status, &line));
         }
     }
     Ok(())
+}
+
+/// An error of one side of an A/B run: its line, named by the side's label, and its status.
+fn labelled(label: &str, e: &Error) -> (ExitStatus, String) {
+    (e.exit_status(), format!("{label}: {e}"))
 }
 
 /// One finished run of an A/B comparison.
@@ -264,19 +272,21 @@ fn compare_rounds<P>(
     rounds: u32,
     show: bool,
     json: Option<&JsonOut>,
-    mut run: impl FnMut(&P) -> Result<Round, String>,
+    mut run: impl FnMut(&P) -> Result<Round, (ExitStatus, String)>,
 ) -> ExitCode {
     // One handler for the process, from here on: a signal between two rounds, or while a
     // round prepares, ends the comparison before that round sends anything (its engine reads
     // the same handler and stops at once on a signal it had not seen).
     let watched_from = match tsumo::engine::signals::watch() {
         Ok(mark) => mark,
-        Err(e) => return fail(&e),
+        Err(e) => return error_exit(&e),
     };
     let signalled = || tsumo::engine::signals::since(watched_from);
     let mut runs: Vec<LoadedRun> = Vec::new();
     let mut ended_by: Option<String> = None;
     let mut error: Option<String> = None;
+    // A round that could not start for bad input (a script that does not load) is a 2.
+    let mut error_status = ExitStatus::Failed;
     let mut stopped = String::new();
     'rounds: for round in 1..=rounds {
         for plan in plans {
@@ -294,7 +304,7 @@ fn compare_rounds<P>(
             }
             let done = match run(plan) {
                 Ok(done) => done,
-                Err(e) => {
+                Err((status, e)) => {
                     // A signal while the round prepared stopped it before it sent anything.
                     if let Some(signal) = signalled() {
                         stopped = stopped_before(signal, &runs);
@@ -302,6 +312,7 @@ fn compare_rounds<P>(
                         break 'rounds;
                     }
                     error = Some(e);
+                    error_status = status;
                     break 'rounds;
                 }
             };
@@ -346,7 +357,7 @@ fn compare_rounds<P>(
         if !runs.is_empty() {
             match report::compare::render(&runs) {
                 Ok(table) => print!("{table}"),
-                Err(e) => return fail(&e),
+                Err(e) => return error_exit(&e),
             }
         }
     }
@@ -360,7 +371,7 @@ fn compare_rounds<P>(
         }
     }
     match error {
-        Some(e) => fail(&e),
+        Some(e) => fail_as(error_status, &e),
         None => ExitCode::SUCCESS,
     }
 }
@@ -369,7 +380,7 @@ fn compare_rounds<P>(
 fn run_mahjong(plan: &MahjongPlan) -> ExitCode {
     let result = match mahjong::session::run(plan) {
         Ok(result) => result,
-        Err(e) => return fail(&e),
+        Err(e) => return error_exit(&e),
     };
     if !plan.quiet && plan.json != Some(JsonOut::Stdout) {
         let mut out = std::io::stdout().lock();
@@ -389,7 +400,7 @@ fn run_mahjong(plan: &MahjongPlan) -> ExitCode {
 
 /// `--json FILE` (or `-o FILE`) and `--hgrm FILE` can be written, and are two files: checked
 /// before any traffic.
-fn check_outputs(json: Option<&JsonOut>, hgrm: Option<&Path>) -> Result<(), tsumo::error::Error> {
+fn check_outputs(json: Option<&JsonOut>, hgrm: Option<&Path>) -> Result<(), Error> {
     if let (Some(JsonOut::File(json)), Some(hgrm)) = (json, hgrm) {
         sys::output::check_distinct(("--json", json), ("--hgrm", hgrm))?;
     }
@@ -403,11 +414,7 @@ fn check_outputs(json: Option<&JsonOut>, hgrm: Option<&Path>) -> Result<(), tsum
 }
 
 /// A tool's `-o FILE` is not one of its inputs and can be written: checked before any work.
-fn check_tool_output(
-    path: &Path,
-    inputs: &[std::path::PathBuf],
-    what: &str,
-) -> Result<(), tsumo::error::Error> {
+fn check_tool_output(path: &Path, inputs: &[std::path::PathBuf], what: &str) -> Result<(), Error> {
     let files: Vec<&Path> = inputs
         .iter()
         .map(|p| p.as_path())
@@ -418,14 +425,24 @@ fn check_tool_output(
 }
 
 /// The exit code of a command that either worked or failed with one error line.
-fn exit(result: Result<(), tsumo::error::Error>) -> ExitCode {
+fn exit(result: Result<(), Error>) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) => fail(&e),
+        Err(e) => error_exit(&e),
     }
 }
 
+/// An error that ended tsumo: its line, and the status its kind says (2 for bad input).
+fn error_exit(e: &Error) -> ExitCode {
+    fail_as(e.exit_status(), e)
+}
+
+/// A run that failed: its line, exit 1.
 fn fail(e: &dyn std::fmt::Display) -> ExitCode {
+    fail_as(ExitStatus::Failed, e)
+}
+
+fn fail_as(status: ExitStatus, e: &dyn std::fmt::Display) -> ExitCode {
     eprintln!("tsumo: {e}");
-    ExitCode::FAILURE
+    status.into()
 }

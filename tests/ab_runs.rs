@@ -83,7 +83,7 @@ fn a_missing_server_pid_stops_before_any_traffic() {
         &["-d1s", "--server-pid", "999999999", &nginx.http_url("/")],
         Duration::from_secs(20),
     );
-    assert_eq!(run.status.code(), Some(1), "{run:?}");
+    assert_eq!(run.status.code(), Some(2), "{run:?}");
     assert!(run.stdout.is_empty());
     assert_eq!(
         run.stderr.trim(),
@@ -199,7 +199,7 @@ fn vs_alternates_rounds_and_ends_with_the_comparison() {
         &["merge", json_arg, "-o", merged.to_str().unwrap()],
         Duration::from_secs(20),
     );
-    assert_eq!(merge.status.code(), Some(1), "{merge:?}");
+    assert_eq!(merge.status.code(), Some(2), "{merge:?}");
     assert_eq!(merge.stderr.lines().count(), 1, "{}", merge.stderr);
     assert!(
         merge.stderr.contains("A/B comparison (--vs)")

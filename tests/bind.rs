@@ -119,7 +119,7 @@ fn bad_source_addresses_stop_before_any_traffic() {
     ];
     for (args, want) in cases {
         let run = run_tsumo(args, LIMIT);
-        assert_eq!(run.status.code(), Some(1), "{args:?}: {}", run.stderr);
+        assert_eq!(run.status.code(), Some(2), "{args:?}: {}", run.stderr);
         assert!(run.stderr.starts_with(want), "{args:?}: {}", run.stderr);
         assert_eq!(run.stderr.lines().count(), 1, "{args:?}: {}", run.stderr);
     }

@@ -1,9 +1,16 @@
 //! The command line as a user meets it: the real binary, its exit code and what lands on
-//! stdout and stderr. Scripts rely on exit 1 with exactly one `tsumo: ` line for every bad
+//! stdout and stderr. Scripts rely on exit 2 with exactly one `tsumo: ` line for every bad
 //! command line, and on `-h`/`-v` printing to stdout with exit 0. No server is needed: every
-//! command line here is rejected before the engine starts.
+//! command line here is rejected before the engine starts, except in the exit-status table
+//! (0 ran, 1 failed, 2 bad input), which runs against an in-process server.
+
+mod common;
 
 use std::process::{Command, Output};
+use std::time::Duration;
+
+use common::faulty::{Behavior, FaultyServer};
+use common::{run_tsumo, TempDir};
 
 fn tsumo(args: &[&str]) -> Output {
     match Command::new(env!("CARGO_BIN_EXE_tsumo"))
@@ -127,7 +134,7 @@ fn bad_command_lines_fail_with_one_line() {
         let out = tsumo(args);
         let stdout = String::from_utf8_lossy(&out.stdout);
         let stderr = String::from_utf8_lossy(&out.stderr);
-        let ok = out.status.code() == Some(1)
+        let ok = out.status.code() == Some(2)
             && stdout.is_empty()
             && stderr.ends_with('\n')
             && stderr.lines().count() == 1
@@ -153,6 +160,20 @@ fn help_prints_usage_on_stdout() {
         for option in ["--connections", "--rate", "--timeout", "--json", "500ms"] {
             assert!(stdout.contains(option), "{flag}: help lacks {option}");
         }
+        for status in ["Exit status", "\n  0  ", "\n  1  ", "\n  2  "] {
+            assert!(stdout.contains(status), "{flag}: help lacks {status:?}");
+        }
+    }
+    // Each command's own help says its exit statuses too.
+    for command in ["mahjong", "doctor", "compare", "merge", "plot"] {
+        let out = tsumo(&[command, "--help"]);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{command}");
+        assert!(stdout.contains("Exit status: 0 "), "{command}: {stdout}");
+        assert!(
+            stdout.contains("; 2 ") || stdout.contains("\n2 "),
+            "{command}: {stdout}"
+        );
     }
 }
 
@@ -182,14 +203,14 @@ fn connections_beyond_the_open_file_limit_are_refused_up_front() {
         .output()
         .expect("run sh");
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(out.stdout.is_empty());
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(stderr.contains("ulimit -n"), "{stderr}");
 }
 
 /// `--rounds` and `--vs-label` without `--vs` (in both modes), or `--hgrm` with it: one line,
-/// exit 1, not a run that silently ignores them.
+/// exit 2, not a run that silently ignores them.
 #[test]
 fn ab_options_without_vs_are_refused() {
     let cases: &[(&[&str], &str)] = &[
@@ -219,7 +240,7 @@ fn ab_options_without_vs_are_refused() {
     for (args, want) in cases {
         let out = tsumo(args);
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
         assert!(out.stdout.is_empty(), "{args:?}");
         assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
         assert!(stderr.starts_with(want), "{args:?}: {stderr}");
@@ -276,7 +297,7 @@ fn outputs_never_overwrite_an_input_or_each_other() {
     for (args, want) in cases {
         let out = run_in_dir(args);
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
         assert!(out.stdout.is_empty(), "{args:?}");
         assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
         assert!(stderr.starts_with(want), "{args:?}: {stderr}");
@@ -284,4 +305,93 @@ fn outputs_never_overwrite_an_input_or_each_other() {
     assert_eq!(std::fs::read_to_string(&shard).expect("read"), "shard 1\n");
     assert!(!dir.join("run.json").exists());
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The exit statuses a script tells apart, in every command: 0 the run ran, 1 the run failed
+/// (nothing answers, no response, a failed check), 2 bad command line or input (an option, a
+/// file named on the command line, an output path, saved runs that do not belong together).
+/// Each failure is one `tsumo: ` line on stderr.
+#[test]
+fn exit_statuses_tell_ran_failed_and_bad_input_apart() {
+    let dir = TempDir::new("tsumo-cli-exit");
+    let path = |name: &str| dir.path().join(name).display().to_string();
+    // Never `Connection: close` in practice: a plain keep-alive server.
+    let server = FaultyServer::start(Behavior::CloseEvery(u64::MAX));
+    let url = server.url("/");
+    // Connects (the kernel completes them) but never answers: the pre-flight passes.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let silent = format!("http://{}/", silent.local_addr().expect("addr"));
+    let refused = format!("http://127.0.0.1:{}/", common::free_port());
+    let (saved, not_json) = (path("run.json"), path("not.json"));
+    std::fs::write(&not_json, "not JSON\n").expect("write");
+    let (missing, no_dir) = (path("missing.lua"), path("no-dir/run.json"));
+    fn with<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+        [&["-t1", "-c1", "-d1s", "-R20"][..], extra].concat()
+    }
+
+    let clean = run_tsumo(&with(&["--json", &saved, &url]), Duration::from_secs(30));
+    assert_eq!(clean.status.code(), Some(0), "{clean:?}");
+    assert!(clean.stderr.is_empty(), "{clean:?}");
+    let compared = run_tsumo(&["compare", &saved], Duration::from_secs(30));
+    assert_eq!(compared.status.code(), Some(0), "{compared:?}");
+
+    let cases: &[(Vec<&str>, i32, &str)] = &[
+        // The run failed: 1.
+        (with(&[&refused]), 1, "unable to connect to 127.0.0.1:"),
+        (
+            with(&["-T", "500ms", &silent]),
+            1,
+            "no response was received",
+        ),
+        (with(&["--vs", &refused, &url]), 1, &refused),
+        (vec!["mahjong", "-c4", &refused], 1, "unable to connect to"),
+        // doctor's target check fails; its report is on stdout, nothing on stderr.
+        (vec!["doctor", &refused], 1, ""),
+        // Bad command line or input: 2.
+        (vec!["--nope", &url], 2, "unknown option '--nope'"),
+        (vec!["-c1"], 2, ""),
+        (with(&["-s", &missing, &silent]), 2, &missing),
+        (
+            with(&["--vs", &silent, "-s", &missing, &silent]),
+            2,
+            &silent,
+        ),
+        (with(&["--json", &no_dir, &url]), 2, "--json"),
+        (vec!["mahjong", "--rule", &missing, &url], 2, "--rule"),
+        (
+            vec!["mahjong", "--nope", &url],
+            2,
+            "unknown option '--nope'",
+        ),
+        (vec!["doctor", "--nope"], 2, "unknown option '--nope'"),
+        (vec!["compare", &missing], 2, &missing),
+        (vec!["compare", &not_json], 2, &not_json),
+        (
+            vec!["merge", &saved, &saved, "-o", "-"],
+            2,
+            "are the same run",
+        ),
+        (vec!["merge", &saved], 2, "missing -o FILE"),
+        (vec!["plot", &not_json, "-o", "-"], 2, &not_json),
+    ];
+    let mut wrong = Vec::new();
+    for (args, status, needle) in cases {
+        let out = run_tsumo(args, Duration::from_secs(30));
+        let stderr_ok = match (*status, args[0]) {
+            (1, "doctor") => out.stderr.is_empty() && out.stdout.contains("FAIL"),
+            _ => {
+                out.stderr.lines().count() == 1
+                    && out.stderr.starts_with("tsumo: ")
+                    && out.stderr.contains(needle)
+            }
+        };
+        if out.status.code() != Some(*status) || !stderr_ok {
+            wrong.push(format!(
+                "{args:?}: wanted {status} and {needle:?}, got {:?}, stderr {:?}",
+                out.status.code(),
+                out.stderr
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "\n{}", wrong.join("\n"));
 }

@@ -3,7 +3,7 @@
 //!
 //! What a user would notice is asserted: the table's rows and its B/A ratio, the noise sentences
 //! that repeated runs earn, a merge that adds up exactly, an SVG with one curve per run, and one
-//! error line with exit code 1 for a bad input.
+//! error line with exit code 2 for a bad input.
 
 mod common;
 
@@ -253,7 +253,7 @@ fn merge_adds_runs_exactly() {
         &mixed_path,
     ];
     let refused = tsumo(&mixed_args);
-    assert_eq!(refused.status.code(), Some(1), "{}", refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{}", refused.stderr);
     assert!(
         refused.stderr.starts_with("tsumo: merge: URL "),
         "{}",
@@ -272,7 +272,7 @@ fn merge_adds_runs_exactly() {
 
     // One run given twice would count twice: refused.
     let twice = tsumo(&[Path::new("merge"), d1, d1, Path::new("-o"), &mixed_path]);
-    assert_eq!(twice.status.code(), Some(1), "{}", twice.stderr);
+    assert_eq!(twice.status.code(), Some(2), "{}", twice.stderr);
     assert!(
         twice.stderr.contains("are the same run"),
         "{}",
@@ -281,7 +281,7 @@ fn merge_adds_runs_exactly() {
     let copy = r.dir.path().join("copy.json");
     std::fs::copy(d1, &copy).unwrap();
     let copied = tsumo(&[Path::new("merge"), d1, &copy, Path::new("-o"), &mixed_path]);
-    assert_eq!(copied.status.code(), Some(1), "{}", copied.stderr);
+    assert_eq!(copied.status.code(), Some(2), "{}", copied.stderr);
     assert!(
         copied.stderr.contains("are the same run"),
         "{}",
@@ -317,7 +317,7 @@ fn merge_refuses_runs_of_different_durations_and_forced_counts_the_whole_interva
     }
     let out = dir.path().join("merged.json");
     let refused = tsumo(&[Path::new("merge"), &short, &long, Path::new("-o"), &out]);
-    assert_eq!(refused.status.code(), Some(1), "{}", refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{}", refused.stderr);
     assert!(
         refused.stderr.starts_with("tsumo: merge: duration 1s "),
         "{}",
@@ -416,7 +416,7 @@ fn check_well_formed(xml: &str) {
 }
 
 #[test]
-fn bad_inputs_are_one_line_and_exit_1() {
+fn bad_inputs_are_one_line_and_exit_2() {
     let r = runs();
     let dir = r.dir.path();
     let not_tsumo = dir.join("not-tsumo.json");
@@ -460,7 +460,7 @@ fn bad_inputs_are_one_line_and_exit_1() {
     ];
     for (args, needle) in cases {
         let out = tsumo(&args);
-        assert_eq!(out.status.code(), Some(1), "{args:?}: {out:?}");
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");
         assert!(
             out.stderr.starts_with("tsumo: "),
             "{args:?}: {}",

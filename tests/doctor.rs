@@ -123,7 +123,7 @@ fn plain_small_run_passes_with_one_line_per_check() {
 }
 
 #[test]
-fn bad_input_is_one_line_and_exit_1() {
+fn bad_input_is_one_line_and_exit_2() {
     for (args, want) in [
         (
             &["doctor", "--proxy-pid", "4000000000"][..],
@@ -136,14 +136,14 @@ fn bad_input_is_one_line_and_exit_1() {
         (&["doctor", "--nope"][..], "tsumo: unknown option '--nope'"),
     ] {
         let run = run_tsumo(args, LIMIT);
-        assert_eq!(run.status.code(), Some(1), "{args:?}");
+        assert_eq!(run.status.code(), Some(2), "{args:?}");
         assert!(run.stderr.starts_with(want), "{args:?}: {}", run.stderr);
         assert_eq!(run.stderr.lines().count(), 1, "{args:?}: {}", run.stderr);
         assert!(run.stdout.is_empty(), "{args:?}: {}", run.stdout);
     }
     let own = std::process::id().to_string();
     let run = run_tsumo(&["doctor", "--proxy-pid", &own], LIMIT);
-    assert_eq!(run.status.code(), Some(1));
+    assert_eq!(run.status.code(), Some(2));
     assert!(run.stderr.contains("not nginx"), "{}", run.stderr);
 }
 

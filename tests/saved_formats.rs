@@ -460,7 +460,7 @@ fn a_file_of_a_newer_format_version_is_one_error_line() {
         ] {
             let command = args[0];
             let out = run_tsumo(&args, Duration::from_secs(20));
-            assert_eq!(out.status.code(), Some(1), "{command}: {out:?}");
+            assert_eq!(out.status.code(), Some(2), "{command}: {out:?}");
             assert_eq!(out.stderr.lines().count(), 1, "{command}: {}", out.stderr);
             assert!(
                 out.stderr.starts_with(&format!("tsumo: {shown}: "))

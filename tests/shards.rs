@@ -173,7 +173,7 @@ fn four_shards_started_apart_start_together_and_merge_to_the_whole_rate() {
         &[docs[0].clone(), docs[1].clone(), docs[3].clone()],
     );
     let run = run_tsumo(&["merge", &three, "-o", &out], Duration::from_secs(10));
-    assert_eq!(run.status.code(), Some(1), "{}", run.stderr);
+    assert_eq!(run.status.code(), Some(2), "{}", run.stderr);
     assert!(
         run.stderr.contains(&format!(
             "run {run_id} has 4 shards but shard 3/4 is missing"
@@ -188,7 +188,7 @@ fn four_shards_started_apart_start_together_and_merge_to_the_whole_rate() {
         &[docs[0].clone(), docs[1].clone(), other, docs[3].clone()],
     );
     let run = run_tsumo(&["merge", &mixed, "-o", &out], Duration::from_secs(10));
-    assert_eq!(run.status.code(), Some(1), "{}", run.stderr);
+    assert_eq!(run.status.code(), Some(2), "{}", run.stderr);
     assert!(
         run.stderr.contains("is of run another-run but") && run.stderr.contains("do not merge"),
         "{}",
@@ -229,7 +229,7 @@ fn bad_shards_and_start_times_stop_before_any_traffic() {
         ),
     ] {
         let run = run_tsumo(args, Duration::from_secs(10));
-        assert_eq!(run.status.code(), Some(1), "{args:?}: {}", run.stderr);
+        assert_eq!(run.status.code(), Some(2), "{args:?}: {}", run.stderr);
         assert!(
             run.stderr.starts_with(&format!("tsumo: {want}")),
             "{}",

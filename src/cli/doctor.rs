@@ -31,7 +31,8 @@ many proxied clients fit (each uses two connections: client side and upstream si
 With a URL, the target itself: it must accept a connection and, for https, complete a TLS
 handshake with the certificate verified as a run would (-k, --cacert as for a run).
 
-Exit status: 0 when nothing would cap the run (WARN included), 1 when a check FAILs.
+Exit status: 0 when nothing would cap the run (WARN included), 1 when a check FAILs,
+2 for a bad command line (an option or value, a --proxy-pid that is not nginx's master).
 
 Options:
   -c, --connections <N>  Planned connections (or mahjong players) [default: 10]

@@ -96,6 +96,10 @@ Options:
   -h, --help                 Print this help
 
 Units: numbers take k/M/G; times take us, ms, s, m, h (e.g. 500ms, 2m).
+
+Exit status: 0 the session ran; 1 it failed (sessions left on the server, most players
+failed before they could play, the server did not answer); 2 bad command line or input
+(an option or value, a --rule file that does not load).
 ";
 
 /// Parses the arguments after the `mahjong` word.

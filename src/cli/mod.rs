@@ -4,7 +4,7 @@
 //! options before or after the URL, script arguments), so clap only splits argv here; values
 //! are converted by our own parsers (`units`, `url`, `header`) so every mistake comes back
 //! as one line that names the option, the value and the fix — never wrk's bare usage dump and
-//! never clap's multi-line report. `main` prefixes the line with `tsumo: ` and exits 1.
+//! never clap's multi-line report. `main` prefixes the line with `tsumo: ` and exits 2.
 //!
 //! Differences from wrk2, all deliberate: `-R` is optional (no `-R` runs a closed loop at full
 //! speed); `-h` prints help and `-v` the version, both exit 0; durations accept `ms`/`us`;
@@ -166,6 +166,17 @@ Other commands (each has --help):
   tsumo merge     add up runs from several processes or machines
   tsumo plot      latency-by-percentile chart of saved runs (SVG)
   tsumo doctor    find the system limits that would cap a test
+
+Exit status (every command):
+  0  The run ran: its report says how it went (errors among responses, a rate not
+     reached and a run cut short by a signal included)
+  1  The run failed: no response at all, a script error during the run or in done(),
+     sessions left on the server, most players failed, a doctor check FAILs, output
+     lost, or the target did not answer (resolve, connect, TLS)
+  2  Bad command line or input, found before any traffic: an option or its value, a
+     file it names (a --script that does not load, --rule, --cacert, a saved run that
+     does not parse or is newer), an output that cannot be written, --bind addresses
+     not on this host, -c beyond the open-file limit, runs that do not merge
 ";
 
 /// Parses argv (including `argv[0]`).

@@ -33,6 +33,9 @@ the spread (max - min) of one label's rounds.
 Example:
   tsumo -R2000 -d30s --json direct1.json http://127.0.0.1:8080/   (and direct2, nginx1, nginx2)
   tsumo compare direct1.json direct2.json nginx1.json nginx2.json
+
+Exit status: 0 the table was printed; 2 a bad command line, or a file that cannot be read,
+does not parse or is of a newer format.
 ";
 
 const MERGE_HELP: &str = "\
@@ -62,6 +65,9 @@ Options:
       --label <NAME>    Label of the merged run [default: merged (N runs)]
       --force           Merge runs of different plans (a warning names each difference)
   -h, --help            Print this help
+
+Exit status: 0 merged; 1 the merged file could not be written; 2 a bad command line, a
+file that cannot be read, does not parse or is newer, or runs that do not merge.
 ";
 
 const PLOT_HELP: &str = "\
@@ -79,6 +85,9 @@ Options:
                         Mahjong: reply_lateness (default), draw_overshoot, deal_overshoot,
                         start_burst, games, a phase (login, connect, ...) or a step kind
   -h, --help            Print this help
+
+Exit status: 0 plotted; 1 the chart could not be written; 2 a bad command line, or a
+file that cannot be read, does not parse or is newer.
 ";
 
 /// A command that takes files plus the given options.

@@ -73,7 +73,7 @@ pub fn render_hgrm(h: &Histogram<u64>) -> String {
 
 /// Writes [`render_hgrm`] of `h` to `path`.
 pub fn write_hgrm(h: &Histogram<u64>, path: &Path) -> Result<(), Error> {
-    std::fs::write(path, render_hgrm(h)).map_err(|e| Error::File {
+    std::fs::write(path, render_hgrm(h)).map_err(|e| Error::Write {
         path: path.display().to_string(),
         reason: e.to_string(),
     })
@@ -131,7 +131,7 @@ mod tests {
         assert!(text.contains("\n       0.000 1.000000000000          0\n"));
         let bad = Path::new("/nonexistent-dir-for-tsumo/x.hgrm");
         match write_hgrm(&new_histogram(), bad) {
-            Err(Error::File { path, .. }) => assert_eq!(path, "/nonexistent-dir-for-tsumo/x.hgrm"),
+            Err(Error::Write { path, .. }) => assert_eq!(path, "/nonexistent-dir-for-tsumo/x.hgrm"),
             other => panic!("{other:?}"),
         }
     }

@@ -394,7 +394,7 @@ pub fn write_value<T: Serialize>(document: &T, out: &JsonOut) -> Result<(), Erro
         JsonOut::Stdout => "stdout".to_string(),
         JsonOut::File(file) => file.display().to_string(),
     };
-    let error = |reason: String| Error::File {
+    let error = |reason: String| Error::Write {
         path: path.clone(),
         reason,
     };
@@ -563,7 +563,7 @@ mod tests {
     fn unwritable_file_names_the_path() {
         let path = std::path::PathBuf::from("/nonexistent-dir-for-tsumo/run.json");
         match write(&result(), &JsonOut::File(path)) {
-            Err(Error::File { path, .. }) => {
+            Err(Error::Write { path, .. }) => {
                 assert_eq!(path, "/nonexistent-dir-for-tsumo/run.json")
             }
             other => panic!("expected a file error, got {other:?}"),

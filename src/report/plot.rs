@@ -532,7 +532,7 @@ fn dash_attribute(dash: &str) -> String {
     }
 }
 
-/// `tsumo plot FILE… -o OUT.svg`: writes the SVG; a bad input is the error (main prints it, exit 1).
+/// `tsumo plot FILE… -o OUT.svg`: writes the SVG; a bad input is the error (main prints it, exit 2).
 pub fn run(options: &PlotOptions) -> Result<(), Error> {
     let mut runs = compare::load_all(&options.files)?;
     // An A/B comparison's file: the runs it compared, as `tsumo compare` shows them.
@@ -554,7 +554,7 @@ pub fn run(options: &PlotOptions) -> Result<(), Error> {
     } else {
         std::fs::write(&options.output, svg)
     };
-    written.map_err(|e| Error::File {
+    written.map_err(|e| Error::Write {
         path,
         reason: e.to_string(),
     })

@@ -202,7 +202,7 @@ impl Script {
 
     /// Calls `done(summary, latency, requests)` in the main state, if the script defines it.
     pub fn done(&self, result: &RunResult) -> Result<(), Error> {
-        let script_err = |e: mlua::Error| Error::Script(lua_message(&e));
+        let script_err = |e: mlua::Error| Error::ScriptDone(lua_message(&e));
         let done = match self.main.globals().get::<Value>("done") {
             Ok(Value::Function(done)) => done,
             _ => return Ok(()),

@@ -510,7 +510,7 @@ fn errors_in_hooks_come_back_from_the_calls() {
 
     let (script, _) = load("err_done.lua");
     match script.done(&run_result(&[1])) {
-        Err(Error::Script(message)) => {
+        Err(Error::ScriptDone(message)) => {
             assert!(
                 message.starts_with("tests/scripts/err_done.lua:3: "),
                 "{message}"

@@ -233,7 +233,7 @@ pub fn render(all: &[LoadedRun]) -> Result<String, Error> {
     Ok(out)
 }
 
-/// `tsumo compare FILE…`: prints the table; a bad input is the error (main prints it, exit 1).
+/// `tsumo compare FILE…`: prints the table; a bad input is the error (main prints it, exit 2).
 pub fn run(options: &CompareOptions) -> Result<(), Error> {
     let table = render(&load_all(&options.files)?)?;
     print!("{table}");

@@ -88,9 +88,10 @@ impl Check {
     }
 }
 
-/// Runs every check, prints the report and returns 1 if any check failed. `network` holds the
-/// checks made by the caller (the source addresses and the target: they bind and connect, and
-/// `net`, above this module, knows how).
+/// Runs every check, prints the report and returns 1 if any check failed, or the error's status
+/// (2 for bad input, as a `--proxy-pid` that is not nginx's master). `network` holds the checks
+/// made by the caller (the source addresses and the target: they bind and connect, and `net`,
+/// above this module, knows how).
 pub fn run(plan: &DoctorPlan, network: Result<Vec<Check>, Error>) -> ExitCode {
     // The target first: when nothing answers there, the limits below matter less.
     let all = checks(plan).and_then(|list| {
@@ -109,7 +110,7 @@ pub fn run(plan: &DoctorPlan, network: Result<Vec<Check>, Error>) -> ExitCode {
         }
         Err(e) => {
             eprintln!("tsumo: {e}");
-            ExitCode::FAILURE
+            e.exit_status().into()
         }
     }
 }
