@@ -287,11 +287,34 @@ struct Reference {
     file: String,
 }
 
+/// The absolute module path of `path` (`crate::`, `super::` or `self::` first) written in
+/// module `current`.
+fn absolute(current: &[String], path: &[String]) -> Vec<String> {
+    let mut to = current.to_vec();
+    let mut rest = path;
+    match rest.first().map(String::as_str) {
+        Some("crate") => {
+            to.clear();
+            rest = &rest[1..];
+        }
+        Some("self") => rest = &rest[1..],
+        _ => {}
+    }
+    while rest.first().is_some_and(|s| s == "super") {
+        to.pop();
+        rest = &rest[1..];
+    }
+    to.extend(rest.iter().filter(|s| *s != "self").cloned());
+    to
+}
+
 /// Walks the module tree from `src/lib.rs`, following `mod name;` (and `#[path]`), and collects
 /// every module's path and every `crate::`, `super::` and `self::` path written in it.
 fn module_tree(src: &Path) -> (BTreeSet<Vec<String>>, Vec<Reference>) {
     let mut modules = BTreeSet::new();
     let mut references = Vec::new();
+    // (module, path, the name it binds there) of every `use`.
+    let mut uses: Vec<(Vec<String>, Vec<String>, String)> = Vec::new();
     let mut files = vec![(src.join("lib.rs"), Vec::<String>::new(), src.to_path_buf())];
     while let Some((file, module, child_dir)) = files.pop() {
         let text = std::fs::read_to_string(&file).unwrap();
@@ -358,6 +381,27 @@ fn module_tree(src: &Path) -> (BTreeSet<Vec<String>>, Vec<Reference>) {
                         }
                     }
                 }
+                // What a `use` binds, for the re-exports below; its path is read next round.
+                Token::Ident(word) if word == "use" => {
+                    let (paths, after) = path_tree(&tokens, i + 1, &[]);
+                    let renamed = match tokens.get(after) {
+                        Some(Token::Ident(word)) if word == "as" && paths.len() == 1 => {
+                            ident(tokens.get(after + 1))
+                        }
+                        _ => None,
+                    };
+                    for mut path in paths {
+                        if path.last().is_some_and(|s| s == "self") {
+                            path.pop();
+                        }
+                        let name = match (renamed, path.last()) {
+                            (Some(name), _) => name.to_string(),
+                            (None, Some(last)) if last != "*" => last.clone(),
+                            _ => continue,
+                        };
+                        uses.push((current.clone(), path, name));
+                    }
+                }
                 Token::Ident(word)
                     if matches!(word.as_str(), "crate" | "super" | "self")
                         && tokens.get(i + 1) == Some(&Token::PathSep)
@@ -365,24 +409,9 @@ fn module_tree(src: &Path) -> (BTreeSet<Vec<String>>, Vec<Reference>) {
                 {
                     let (paths, after) = path_tree(&tokens, i, &[]);
                     for path in paths {
-                        let mut to = current.clone();
-                        let mut rest = path.as_slice();
-                        match rest.first().map(String::as_str) {
-                            Some("crate") => {
-                                to.clear();
-                                rest = &rest[1..];
-                            }
-                            Some("self") => rest = &rest[1..],
-                            _ => {}
-                        }
-                        while rest.first().is_some_and(|s| s == "super") {
-                            to.pop();
-                            rest = &rest[1..];
-                        }
-                        to.extend(rest.iter().cloned());
                         references.push(Reference {
                             from: current.clone(),
-                            to,
+                            to: absolute(&current, &path),
                             file: shown.clone(),
                         });
                     }
@@ -392,6 +421,41 @@ fn module_tree(src: &Path) -> (BTreeSet<Vec<String>>, Vec<Reference>) {
                 _ => {}
             }
             i += 1;
+        }
+    }
+    // A name a module imports (or re-exports) stands for what it names: a sibling's type used
+    // through its parent's `pub use` is a use of that sibling.
+    let mut aliases = std::collections::BTreeMap::new();
+    for (current, path, name) in uses {
+        let target = match path.first().map(String::as_str) {
+            Some("crate" | "super" | "self") => absolute(&current, &path),
+            Some(child)
+                if modules.contains(&[current.clone(), vec![child.to_string()]].concat()) =>
+            {
+                [current.clone(), path].concat()
+            }
+            // Another crate's.
+            _ => continue,
+        };
+        let alias = [current, vec![name]].concat();
+        if alias != target {
+            aliases.insert(alias, target);
+        }
+    }
+    for reference in &mut references {
+        // Bounded: a re-export of a re-export, not a loop.
+        for _ in 0..8 {
+            let Some(len) = (1..=reference.to.len())
+                .rev()
+                .find(|&n| aliases.contains_key(&reference.to[..n]))
+            else {
+                break;
+            };
+            reference.to = [
+                aliases[&reference.to[..len]].clone(),
+                reference.to[len..].to_vec(),
+            ]
+            .concat();
         }
     }
     (modules, references)
@@ -505,15 +569,20 @@ fn no_sibling_modules_import_each_other_in_a_cycle() {
     );
 }
 
-/// The check itself sees a cycle through `super::`, one through a `use` group, and one only
-/// inside an inline module, and does not take an item of the parent for a sibling.
+/// The check itself sees a cycle through `super::`, one through a `use` group, one only inside
+/// an inline module, and one through the parent's re-export; and it does not take an item of
+/// the parent for a sibling, nor a path in a comment or a string for a use.
 #[test]
 fn the_sibling_check_sees_cycles_written_in_every_way() {
     let dir = std::env::temp_dir().join(format!("tsumo-layering-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.join("a")).unwrap();
     let write = |path: &str, text: &str| std::fs::write(dir.join(path), text).unwrap();
-    write("lib.rs", "pub mod a;\npub mod b;\npub mod c;\n");
+    std::fs::create_dir_all(dir.join("d")).unwrap();
+    write("lib.rs", "pub mod a;\npub mod b;\npub mod c;\npub mod d;\n");
+    write("d/mod.rs", "mod p;\nmod q;\npub use p::P as Renamed;\n");
+    write("d/p.rs", "pub struct P(super::q::Q);\n");
+    write("d/q.rs", "pub struct Q;\nfn f(_: super::Renamed) {}\n");
     write("a/mod.rs", "mod x;\nmod y;\npub fn shared() {}\n");
     write("a/x.rs", "use super::{shared, y::Y};\n");
     write(
@@ -531,8 +600,6 @@ fn the_sibling_check_sees_cycles_written_in_every_way() {
         .into_iter()
         .map(|(parent, group, _)| (parent, group.into_iter().collect()))
         .collect();
-    assert_eq!(
-        found,
-        vec![("a".to_string(), vec!["x".to_string(), "y".to_string()])]
-    );
+    let pair = |dir: &str, x: &str, y: &str| (dir.to_string(), vec![x.to_string(), y.to_string()]);
+    assert_eq!(found, vec![pair("a", "x", "y"), pair("d", "p", "q")]);
 }
