@@ -5,8 +5,10 @@
 //! # Layout
 //!
 //! A run flows `argv → cli → Plan → a mode on the engine (N workers, a recorder each) → merged
-//! result → report`. The modules, top to bottom; each imports only modules below it (checked
-//! by `tests/layering.rs`):
+//! result → report`. The modules, top to bottom; each imports only modules below it, and in
+//! every directory no modules side by side import each other in a cycle (both checked by
+//! `tests/layering.rs`; report's last such cycles are listed there until its results trait
+//! removes them):
 //!
 //! - [`cli`]: the wrk2 command line and the subcommands (clap), wrk's number and duration
 //!   units, bad input as one clear error line; `--shard I/N` (or a Kubernetes Indexed Job's
@@ -21,10 +23,15 @@
 //!   `--http2`, at a constant rate or closed loop: the main thread's side, one worker's
 //!   connections, one connection's paced life — `conn` on httparse for HTTP/1.1, `h2` on hyper
 //!   with up to `-m` streams in flight; the two share the worker, its schedule, pacer, recorder
-//!   and report, so HTTP/2 is one connection kind, not a copy of the mode) and [`mahjong`] (bot
-//!   players in lockstep phases — login, socket, table (`--seats` of tsumo's players each, the
-//!   rest of the room left to players from outside), games, logout, always logged out — the
-//!   bot with its two players, `tsumogiri` and the real `shanten` player, and the rule object;
+//!   and report, so HTTP/2 is one connection kind, not a copy of the mode: both wait for a
+//!   send on `pace`'s turn (the pacer and the send lateness, written once), connect through
+//!   `shared` (a connect within `--timeout` and its accounting, written once), and show what
+//!   they did through `live` (the live counters, and each connection's progress for the unsent
+//!   count)) and [`mahjong`] (bot players in lockstep phases — login, socket, table (`--seats`
+//!   of tsumo's players each, the rest of the room left to players from outside), games,
+//!   logout, always logged out — the bot with its two players, `tsumogiri` and the real
+//!   `shanten` player, the protocol's messages (the events, and the frames a player sends, its
+//!   `Action`s among them), and the rule object;
 //!   `mahjong::hand` is the hand logic the real player stands on, mirroring majiang-core:
 //!   table-driven shanten kept per suit (a discard or a next tile recomputes one suit), legal
 //!   discards, calls, kans, sure yaku; think times end on the worker's pacer, as HTTP sends do,

@@ -19,7 +19,6 @@
 //! (uncorrected). A connection that falls behind its schedule sends the next request as soon as
 //! the previous response is in, so its backlog is never dropped.
 
-use std::cell::Cell;
 use std::future::poll_fn;
 use std::io;
 use std::net::IpAddr;
@@ -32,6 +31,8 @@ use std::time::Duration;
 use futures_util::FutureExt;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, ReadBuf};
 
+use super::live::Progress;
+use super::pace::Turn;
 use super::shared::Shared;
 use crate::net::http1::request::Batch;
 use crate::net::http1::response::{ParseError, ResponseParser};
@@ -59,24 +60,6 @@ enum Outcome {
     /// The connection failed; the error is already counted and the batch's remaining responses
     /// are lost.
     Failed,
-}
-
-/// Why a connection is down.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Down {
-    ConnectFailed,
-    ConnectTimedOut,
-}
-
-/// How far one connection got along its schedule, which its worker reads at the end of the
-/// run (the connection's task is cancelled then) to account for the requests that fell due but
-/// were never sent.
-#[derive(Debug, Default)]
-pub struct Progress {
-    /// Requests of the schedule sent, or being sent, so far.
-    pub sent: Cell<u64>,
-    /// Set while the connection cannot be opened again.
-    pub down: Cell<Option<Down>>,
 }
 
 /// One connection and its schedule.
@@ -152,13 +135,12 @@ impl Connection {
         while !self.shared.stop.get() {
             let stream = match self.stream.take() {
                 Some(stream) => stream,
-                // `--timeout` bounds a connect as it bounds a response.
                 None => match self
-                    .deadline
-                    .guard(clock::now(), self.shared.connect(self.source))
+                    .shared
+                    .connect_within(&self.deadline, self.source, &self.progress)
                     .await
                 {
-                    Ok(Ok(stream)) => {
+                    Some(stream) => {
                         self.progress.down.set(None);
                         self.reused = false;
                         self.parser.reset();
@@ -168,17 +150,7 @@ impl Connection {
                         ready_at = clock::now();
                         stream
                     }
-                    failed => {
-                        let down = match failed {
-                            Ok(_) => Down::ConnectFailed,
-                            // Dropped before it counted itself.
-                            Err(_elapsed) => {
-                                self.shared.recorder.borrow_mut().counters.errors.connect += 1;
-                                self.shared.live.errors.fetch_add(1, Ordering::Relaxed);
-                                Down::ConnectTimedOut
-                            }
-                        };
-                        self.progress.down.set(Some(down));
+                    None => {
                         // Not sent, so the schedule does not advance: the outage is charged
                         // to these requests' corrected latency once the server is back, or
                         // counted as unsent if it never is.
@@ -202,39 +174,16 @@ impl Connection {
                     }
                 },
             };
-            let (intended, sent) = match &self.schedule {
-                Some(schedule) => {
-                    // A script's think time moves this request's intended send time, so it
-                    // adds no corrected latency.
-                    let intended = schedule.intended(self.next) + think;
-                    let mut sent = clock::now();
-                    if intended > sent {
-                        self.shared.pacer.sleep_until(intended).await;
-                        sent = clock::now();
-                    } else {
-                        self.shared.pacer.release_due(sent);
-                    }
-                    // Only the delay tsumo caused: the request was due and the connection free.
-                    let due = intended.max(ready_at);
-                    let lateness = clock::to_us(sent.saturating_sub(due));
-                    let mut recorder = self.shared.recorder.borrow_mut();
-                    recorder.record_send_lateness(lateness);
-                    if ready_at > intended {
-                        recorder.counters.due_while_busy += 1;
-                    }
-                    drop(recorder);
-                    (intended, sent)
+            let turn = Turn::next(self.schedule.as_ref(), self.next, think);
+            let waited = match turn.wait(&self.shared.pacer) {
+                Some(wait) => {
+                    wait.await;
+                    true
                 }
-                // Closed loop: the request is due the moment the connection is free.
-                None => {
-                    let mut now = clock::now();
-                    if think > 0 {
-                        self.shared.pacer.sleep_until(now + think).await;
-                        now = clock::now();
-                    }
-                    (now, now)
-                }
+                None => false,
             };
+            let (intended, sent) = turn.sent(waited);
+            turn.record_lateness(&mut self.shared.recorder.borrow_mut(), ready_at, sent);
             self.progress.sent.set(self.next + batch.len() as u64);
             let deadline = Rc::clone(&self.deadline);
             let exchange = self.exchange(stream, &batch, intended, sent);

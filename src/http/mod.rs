@@ -6,11 +6,15 @@
 //!
 //! This module is what the engine runs for an HTTP plan: the main thread's side ([`HttpMode`]:
 //! pre-flight, the script's `setup()`/`init()`, one worker per thread), one worker's connections
-//! ([`worker`]), what they share ([`shared`]), and one connection's paced life ([`conn`] for
-//! HTTP/1.1, [`h2`] for HTTP/2): everything but the connection is the same for both.
+//! ([`worker`]), what they share ([`shared`], the connect among it), one connection's paced life
+//! ([`conn`] for HTTP/1.1, [`h2`] for HTTP/2) with its requests' turns on the pacer ([`pace`]),
+//! and what is read of the connections from outside them ([`live`]): everything but the
+//! connection is the same for both.
 
 pub mod conn;
 pub mod h2;
+pub mod live;
+pub mod pace;
 pub mod shared;
 pub mod worker;
 
@@ -32,7 +36,8 @@ use crate::stats::shortfall::Shortfall;
 use crate::stats::{Recorder, RunResult};
 use crate::sys;
 use crate::timing::pacer::Pacing;
-use worker::{HttpWorker, LiveCounters};
+use live::LiveCounters;
+use worker::HttpWorker;
 
 /// How long the workers may take to end after the run (they stop at once unless a script
 /// hook is still running).

@@ -1,7 +1,7 @@
 //! What every connection of one HTTP worker shares: the endpoint, where requests come from (the
 //! same bytes every time, or the script's `request()`), the worker's Lua state, recorder, pacer
 //! and request watchdog, the early stop a script can ask for — and the connect that counts
-//! itself, its TLS handshake or its failure.
+//! itself, its TLS handshake or its failure, within `--timeout` for HTTP/1.1 and HTTP/2 alike.
 
 use std::cell::{Cell, RefCell};
 use std::net::IpAddr;
@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use tokio::sync::Notify;
 
-use super::worker::LiveCounters;
+use super::live::{Down, LiveCounters, Progress};
 use crate::engine::Kept;
 use crate::net::http1::request::Batch;
 use crate::net::stream::{ConnectError, Endpoint, Handshake, Stream};
@@ -19,8 +19,8 @@ use crate::net::tls;
 use crate::script::{Hooks, ScriptError, ThreadScript};
 use crate::stats::http2::Http2Counters;
 use crate::stats::Recorder;
-use crate::timing::clock::Nanos;
-use crate::timing::deadline::Watchdog;
+use crate::timing::clock::{self, Nanos};
+use crate::timing::deadline::{Deadline, Watchdog};
 use crate::timing::pacer::Pacer;
 
 /// Where a connection's requests come from.
@@ -106,6 +106,32 @@ impl Shared {
             }
             _ => Ok(0),
         }
+    }
+
+    /// Opens a connection from `source` within `--timeout` (`deadline`), as [`Shared::connect`]
+    /// does; a connect that timed out is counted here (it was dropped before it counted itself).
+    /// `None`: it failed, and `progress` says why the connection is down.
+    pub async fn connect_within(
+        &self,
+        deadline: &Deadline,
+        source: Option<IpAddr>,
+        progress: &Progress,
+    ) -> Option<Stream> {
+        match deadline.guard(clock::now(), self.connect(source)).await {
+            Ok(Ok(stream)) => return Some(stream),
+            Ok(Err(_)) => progress.down.set(Some(Down::ConnectFailed)),
+            Err(_elapsed) => {
+                self.count_connect_error();
+                progress.down.set(Some(Down::ConnectTimedOut));
+            }
+        }
+        None
+    }
+
+    /// Counts a connection that could not be opened and did not count itself.
+    pub fn count_connect_error(&self) {
+        self.recorder.borrow_mut().counters.errors.connect += 1;
+        self.live.errors.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Opens a connection from `source` (`--bind`), counting it (and its TLS handshake, or its

@@ -5,16 +5,16 @@
 use std::cell::{Cell, RefCell};
 use std::net::IpAddr;
 use std::rc::Rc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use tokio::sync::Notify;
 
-use super::conn::{Connection, Down, Progress};
+use super::conn::Connection;
 use super::h2::{H2Connection, H2Requests};
+use super::live::{Down, LiveCounters, Progress};
 use super::shared::{Requests, Shared};
 use super::HttpRecord;
-use crate::engine::{Kept, Live, Salvage, Worker, WorkerContext};
+use crate::engine::{Kept, Salvage, Worker, WorkerContext};
 use crate::error::Error;
 use crate::net::http1::request::Batch;
 use crate::net::http2::request::H2Request;
@@ -28,29 +28,6 @@ use crate::timing::clock;
 use crate::timing::deadline::Watchdog;
 use crate::timing::schedule::Schedule;
 use http::uri::Scheme;
-
-/// Counters a worker updates as it goes (relaxed atomics: read for display and the per-second
-/// samples only).
-#[derive(Debug, Default)]
-pub struct LiveCounters {
-    pub requests: AtomicU64,
-    pub errors: AtomicU64,
-}
-
-impl LiveCounters {
-    pub fn requests(&self) -> u64 {
-        self.requests.load(Ordering::Relaxed)
-    }
-    pub fn errors(&self) -> u64 {
-        self.errors.load(Ordering::Relaxed)
-    }
-}
-
-impl Live for LiveCounters {
-    fn completed(&self) -> u64 {
-        self.requests()
-    }
-}
 
 /// What one worker is asked to do.
 pub struct HttpWorker {

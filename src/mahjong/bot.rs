@@ -11,7 +11,7 @@
 pub mod outcome;
 pub mod real;
 
-use crate::mahjong::messages::{quote, ProtocolError};
+use crate::mahjong::messages::{quote, Action, ProtocolError};
 use crate::stats::mahjong::PlayStats;
 use outcome::Expect;
 use serde_json::{json, Map, Value};
@@ -105,21 +105,6 @@ impl Reply {
             Action::Fulou(meld) => json!({ "fulou": meld, "seq": self.seq }),
         }
     }
-}
-
-/// What a strategy decides for a request.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Action {
-    /// `{seq}` alone: OK / pass (on our own draw the server then discards the drawn tile).
-    Pass,
-    /// `{dapai: tile}`: discard, with the protocol's suffixes (`_` drawn tile, `*` riichi).
-    Discard(String),
-    /// `{hule: "-"}`: win (tsumo on our draw, ron on a discard or an added kan).
-    Hule,
-    /// `{gang: meld}`: closed or added kan on our draw.
-    Gang(String),
-    /// `{fulou: meld}`: chi, pon or open kan on a discard.
-    Fulou(String),
 }
 
 /// A strategy's answer: the action, and whether a person would have thought about it.

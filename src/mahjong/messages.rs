@@ -3,7 +3,6 @@
 //! apart from the bot so the driver's phase logic (login → room → game → lobby) reads as a match
 //! on a small enum, and so a malformed event becomes a typed [`ProtocolError`] the run can count.
 
-use crate::mahjong::bot::Action;
 use crate::ws::socketio;
 use serde_json::{json, Value};
 use thiserror::Error;
@@ -144,6 +143,21 @@ pub fn start(room_no: &str, rule: &Value, timer: &[u64]) -> String {
     } else {
         socketio::event("START", &[json!(room_no), rule.clone(), json!(timer)])
     }
+}
+
+/// A client's answer to a `GAME` request, as a strategy decides it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// `{seq}` alone: OK / pass (on our own draw the server then discards the drawn tile).
+    Pass,
+    /// `{dapai: tile}`: discard, with the protocol's suffixes (`_` drawn tile, `*` riichi).
+    Discard(String),
+    /// `{hule: "-"}`: win (tsumo on our draw, ron on a discard or an added kan).
+    Hule,
+    /// `{gang: meld}`: closed or added kan on our draw.
+    Gang(String),
+    /// `{fulou: meld}`: chi, pon or open kan on a discard.
+    Fulou(String),
 }
 
 /// `42["GAME",{"seq":n}]` or `42["GAME",{"dapai":"<tile>","seq":n}]`: a reply to a game

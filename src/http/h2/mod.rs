@@ -25,13 +25,13 @@ use std::collections::VecDeque;
 use std::future::Future;
 use std::net::IpAddr;
 use std::rc::Rc;
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use futures_util::stream::{FuturesUnordered, StreamExt};
 use http::uri::Scheme;
 
-use super::conn::{Down, Progress};
+use super::live::{Down, Progress};
+use super::pace::Turn;
 use super::shared::Shared;
 use crate::net::http1::request::Batch;
 use crate::net::http2::frames::FrameLog;
@@ -269,20 +269,10 @@ impl H2Connection {
         let stream = match self.stream.take() {
             Some(stream) => stream,
             None => {
-                let connect = self.shared.connect(self.source);
-                match self.connect_deadline.guard(clock::now(), connect).await {
-                    Ok(Ok(stream)) => stream,
-                    Ok(Err(_)) => {
-                        self.progress.down.set(Some(Down::ConnectFailed));
-                        return None;
-                    }
-                    Err(_elapsed) => {
-                        self.shared.recorder.borrow_mut().counters.errors.connect += 1;
-                        self.shared.live.errors.fetch_add(1, Ordering::Relaxed);
-                        self.progress.down.set(Some(Down::ConnectTimedOut));
-                        return None;
-                    }
-                }
+                let connect =
+                    self.shared
+                        .connect_within(&self.connect_deadline, self.source, &self.progress);
+                connect.await?
             }
         };
         let log = FrameLog::new(Rc::clone(&self.shared.http2));
@@ -302,8 +292,7 @@ impl H2Connection {
                 })
             }
             Err(_) => {
-                self.shared.recorder.borrow_mut().counters.errors.connect += 1;
-                self.shared.live.errors.fetch_add(1, Ordering::Relaxed);
+                self.shared.count_connect_error();
                 self.progress.down.set(Some(Down::ConnectFailed));
                 None
             }
@@ -373,20 +362,17 @@ impl H2Connection {
                 }
             },
         };
-        // One clock read when nothing is waited for (a closed loop with a stream free).
-        let now = clock::now();
-        let intended = match (pending.intended, &self.schedule) {
-            (Some(intended), _) => intended,
-            (None, Some(schedule)) => schedule.intended(self.next) + think,
-            (None, None) => now + think,
+        let turn = match pending.intended {
+            Some(intended) => Turn::again(intended, self.schedule.is_some()),
+            None => Turn::next(self.schedule.as_ref(), self.next, think),
         };
-        let slept = intended > now;
-        if slept {
-            let due = self.shared.pacer.sleep_until(intended);
-            driving(inflight, flight, due).await;
-        } else if self.schedule.is_some() {
-            self.shared.pacer.release_due(now);
-        }
+        let slept = match turn.wait(&self.shared.pacer) {
+            Some(due) => {
+                driving(inflight, flight, due).await;
+                true
+            }
+            None => false,
+        };
         let mut waited = false;
         loop {
             // A connection going away takes no stream: the request is handed back and goes on
@@ -410,18 +396,11 @@ impl H2Connection {
                 else => break,
             }
         }
-        let sent = if slept || waited { clock::now() } else { now };
-        if self.schedule.is_none() {
-            return (sent, sent);
-        }
+        let (intended, sent) = turn.sent(slept || waited);
+        // A request sent again had its lateness recorded on its first try.
         if pending.intended.is_none() {
             let freed_at = if waited { flight.freed_at.get() } else { 0 };
-            let due = intended.max(freed_at);
-            let mut recorder = self.shared.recorder.borrow_mut();
-            recorder.record_send_lateness(clock::to_us(sent.saturating_sub(due)));
-            if freed_at > intended {
-                recorder.counters.due_while_busy += 1;
-            }
+            turn.record_lateness(&mut self.shared.recorder.borrow_mut(), freed_at, sent);
         }
         (intended, sent)
     }

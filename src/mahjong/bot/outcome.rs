@@ -6,9 +6,10 @@
 
 use serde_json::Value;
 
-use super::{Action, StepKind};
+use super::StepKind;
 use crate::mahjong::hand::{Meld, MeldKind};
 use crate::mahjong::messages::quote;
+use crate::mahjong::messages::Action;
 use crate::stats::mahjong::PlayStats;
 
 /// What the next request must be if our last action was carried out.

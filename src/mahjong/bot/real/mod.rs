@@ -18,11 +18,12 @@ pub mod choose;
 
 use serde_json::Value;
 
-use super::{Action, Decision, GameState, Request, StepKind, Strategy};
+use super::{Decision, GameState, Request, StepKind, Strategy};
 use crate::mahjong::hand::shanten;
 use crate::mahjong::hand::tile::{self, Counts};
 use crate::mahjong::hand::yaku::WinContext;
 use crate::mahjong::hand::{Hand, Meld};
+use crate::mahjong::messages::Action;
 
 /// Draws in a hand's wall (136 tiles − 14 dead − 52 dealt).
 const WALL: i32 = 70;

@@ -4,7 +4,8 @@
 use serde_json::{json, Value};
 
 use super::Real;
-use crate::mahjong::bot::{Action, Bot};
+use crate::mahjong::bot::Bot;
+use crate::mahjong::messages::Action;
 
 fn bot(hand: &str) -> Bot<Real> {
     let mut bot = Bot::with_strategy(Real::new());

@@ -1,0 +1,49 @@
+//! What is read of a worker's connections while they run, from outside them: the counters the
+//! supervisor's progress line and per-second samples read, and how far each connection got along
+//! its schedule, which its worker reads at the end.
+
+use std::cell::Cell;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::engine::Live;
+
+/// Counters a worker updates as it goes (relaxed atomics: read for display and the per-second
+/// samples only).
+#[derive(Debug, Default)]
+pub struct LiveCounters {
+    pub requests: AtomicU64,
+    pub errors: AtomicU64,
+}
+
+impl LiveCounters {
+    pub fn requests(&self) -> u64 {
+        self.requests.load(Ordering::Relaxed)
+    }
+    pub fn errors(&self) -> u64 {
+        self.errors.load(Ordering::Relaxed)
+    }
+}
+
+impl Live for LiveCounters {
+    fn completed(&self) -> u64 {
+        self.requests()
+    }
+}
+
+/// Why a connection is down.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Down {
+    ConnectFailed,
+    ConnectTimedOut,
+}
+
+/// How far one connection got along its schedule, which its worker reads at the end of the
+/// run (the connection's task is cancelled then) to account for the requests that fell due but
+/// were never sent.
+#[derive(Debug, Default)]
+pub struct Progress {
+    /// Requests of the schedule sent, or being sent, so far.
+    pub sent: Cell<u64>,
+    /// Set while the connection cannot be opened again.
+    pub down: Cell<Option<Down>>,
+}
