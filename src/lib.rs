@@ -19,7 +19,7 @@
 //!   run-to-run noise), `merge` (exact sums of runs made at the same time; the shards of one
 //!   run from files or one stream of JSON documents, checked and listed one line each) and
 //!   `plot`.
-//! - The modes, side by side, neither importing the other: [`http`] (HTTP/1.1, or HTTP/2 with
+//! - The modes, side by side, neither importing the other: [`web`] (HTTP/1.1, or HTTP/2 with
 //!   `--http2`, at a constant rate or closed loop: the main thread's side, one worker's
 //!   connections, one connection's paced life — `conn` on httparse for HTTP/1.1, `h2` on hyper
 //!   with up to `-m` streams in flight; the two share the worker, its schedule, pacer, recorder
@@ -86,7 +86,6 @@
 pub mod cli;
 pub mod engine;
 pub mod error;
-pub mod http;
 pub mod mahjong;
 pub mod net;
 pub mod plan;
@@ -95,4 +94,5 @@ pub mod script;
 pub mod stats;
 pub mod sys;
 pub mod timing;
+pub mod web;
 pub mod ws;

@@ -10,7 +10,7 @@ use tsumo::error::{Error, ExitStatus};
 use tsumo::net::preflight::{self, Probe};
 use tsumo::plan::{JsonOut, MahjongPlan, Plan};
 use tsumo::report::saved::{LoadedRun, RunData, SavedRounds};
-use tsumo::{http, mahjong, report, sys};
+use tsumo::{mahjong, report, sys, web};
 
 /// mimalloc: the many small, short-lived allocations of an HTTP/2 request (hyper's headers and
 /// streams) cost less than in glibc's malloc (the crate docs' layout section, BENCHMARKS.md).
@@ -86,7 +86,7 @@ fn main() -> ExitCode {
 
 /// One HTTP run: report, JSON, `.hgrm`, then the script's `done()`; errors last.
 fn run_http(plan: &Plan) -> ExitCode {
-    let finished = match http::run(plan) {
+    let finished = match web::run(plan) {
         Ok(finished) => finished,
         Err(e) => return error_exit(&e),
     };
@@ -141,7 +141,7 @@ fn run_http(plan: &Plan) -> ExitCode {
 }
 
 /// A run's JSON document, with the script error that stopped it (if one did).
-fn saved_run(finished: &http::Finished) -> report::json::SavedRun {
+fn saved_run(finished: &web::Finished) -> report::json::SavedRun {
     report::json::SavedRun {
         script_error: finished.script_error.as_ref().map(ToString::to_string),
         ..report::json::SavedRun::from_result(&finished.result)
@@ -166,7 +166,7 @@ fn run_ab(plan: &Plan) -> ExitCode {
         ..first.clone()
     };
     let show = !plan.quiet && plan.json != Some(JsonOut::Stdout);
-    let probes = [&first, &second].map(|run| (run.label.as_str(), http::probe(run)));
+    let probes = [&first, &second].map(|run| (run.label.as_str(), web::probe(run)));
     if let Err(failed) = preflight_both(probes) {
         return failed;
     }
@@ -177,7 +177,7 @@ fn run_ab(plan: &Plan) -> ExitCode {
         show,
         plan.json.as_ref(),
         |run| {
-            let finished = http::run(run).map_err(|e| labelled(&run.label, &e))?;
+            let finished = web::run(run).map_err(|e| labelled(&run.label, &e))?;
             Ok(Round {
                 label: run.label.clone(),
                 text: report::text::render(&finished.result),

@@ -11,7 +11,7 @@ use std::path::Path;
 const LAYERS: &[&[&str]] = &[
     &["cli"],
     &["report"],
-    &["mahjong", "http"],
+    &["mahjong", "web"],
     &["engine"],
     &["script"],
     &["ws"],

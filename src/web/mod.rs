@@ -10,6 +10,8 @@
 //! ([`conn`] for HTTP/1.1, [`h2`] for HTTP/2) with its requests' turns on the pacer ([`pace`]),
 //! and what is read of the connections from outside them ([`live`]): everything but the
 //! connection is the same for both.
+//!
+//! Named `web`, not `http`, so that it is never mistaken for the `http` crate it uses.
 
 pub mod conn;
 pub mod h2;

@@ -12,12 +12,12 @@ use hyper::body::{Body as _, Incoming};
 use hyper::client::conn::TrySendError;
 
 use super::{Ended, Pending, MAX_TRIES};
-use crate::http::shared::Shared;
 use crate::net::http2::frames::FrameLog;
 use crate::net::http2::request::H2Request;
 use crate::net::http2::Body;
 use crate::timing::clock::{self, Nanos};
 use crate::timing::deadline::Deadline;
+use crate::web::shared::Shared;
 
 /// A response's headers and body, kept for the script's `response()`.
 type Kept = (Vec<(String, Vec<u8>)>, Vec<u8>);
