@@ -7,8 +7,7 @@
 //! A run flows `argv → cli → Plan → a mode on the engine (N workers, a recorder each) → merged
 //! result → report`. The modules, top to bottom; each imports only modules below it, and in
 //! every directory no modules side by side import each other in a cycle (both checked by
-//! `tests/layering.rs`; report's last such cycles are listed there until its results trait
-//! removes them):
+//! `tests/layering.rs`):
 //!
 //! - [`cli`]: the wrk2 command line and the subcommands (clap), wrk's number and duration
 //!   units, bad input as one clear error line; `--shard I/N` (or a Kubernetes Indexed Job's
@@ -18,7 +17,9 @@
 //!   session report) and the tools on saved runs: `compare` (side by side, with words on
 //!   run-to-run noise), `merge` (exact sums of runs made at the same time; the shards of one
 //!   run from files or one stream of JSON documents, checked and listed one line each) and
-//!   `plot`.
+//!   `plot`. Imports go one way: `schema` (the format version, `SavedPart`, the histogram
+//!   codec, the JSON writer) under each mode's saved type (`json` for HTTP, `session` for
+//!   mahjong), those under the reader `saved`, and that under `shards` and `merge`.
 //! - The modes, side by side, neither importing the other: [`web`] (HTTP/1.1, or HTTP/2 with
 //!   `--http2`, at a constant rate or closed loop: the main thread's side, one worker's
 //!   connections, one connection's paced life — `conn` on httparse for HTTP/1.1, `h2` on hyper

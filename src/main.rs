@@ -99,7 +99,7 @@ fn run_http(plan: &Plan) -> ExitCode {
     // The results are saved before done() runs: an error or a hang in it cannot lose them.
     let mut failed = false;
     if let Some(json) = &plan.json {
-        if let Err(e) = report::json::write_value(&saved_run(&finished), json) {
+        if let Err(e) = report::schema::write_value(&saved_run(&finished), json) {
             failed = true;
             fail(&format_args!("--json {e}"));
         }
@@ -363,7 +363,7 @@ fn compare_rounds<P>(
     }
     if let Some(json) = json {
         let document = SavedRounds::new(mode, &runs, rounds, ended_by, error.clone());
-        if let Err(e) = report::json::write_value(&document, json) {
+        if let Err(e) = report::schema::write_value(&document, json) {
             let failed = fail(&format_args!("--json {e}"));
             if error.is_none() {
                 return failed;

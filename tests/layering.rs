@@ -104,15 +104,6 @@ fn every_module_of_lib_rs_is_in_a_layer() {
     }
 }
 
-/// Sibling cycles that another piece of work removes: issue 21's results trait takes report's
-/// saved types apart. Each entry is a directory and a set of its modules; a cycle found there
-/// passes only if all its modules are in one set, and an entry no cycle uses any more fails
-/// the test, so the list only shrinks.
-const KNOWN_SIBLING_CYCLES: &[(&str, &[&str])] = &[
-    ("report", &["json", "saved", "session"]),
-    ("report", &["merge", "shards"]),
-];
-
 #[derive(Debug, PartialEq)]
 enum Token {
     Ident(String),
@@ -537,31 +528,18 @@ fn sibling_cycles(src: &Path) -> Vec<(String, BTreeSet<String>, Vec<String>)> {
 fn no_sibling_modules_import_each_other_in_a_cycle() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let cycles = sibling_cycles(&src);
-    let mut violations = Vec::new();
-    for (parent, group, closing) in &cycles {
-        let known = KNOWN_SIBLING_CYCLES
-            .iter()
-            .any(|(dir, set)| dir == parent && group.iter().all(|m| set.contains(&m.as_str())));
-        if !known {
+    let violations: Vec<String> = cycles
+        .iter()
+        .map(|(parent, group, closing)| {
             let names: Vec<&str> = group.iter().map(String::as_str).collect();
-            violations.push(format!(
+            format!(
                 "in {}: {} ({})",
                 if parent.is_empty() { "src" } else { parent },
                 names.join(" ↔ "),
                 closing.join("; ")
-            ));
-        }
-    }
-    for (dir, set) in KNOWN_SIBLING_CYCLES {
-        let used = cycles.iter().any(|(parent, group, _)| {
-            parent == dir && group.iter().all(|m| set.contains(&m.as_str()))
-        });
-        if !used {
-            violations.push(format!(
-                "KNOWN_SIBLING_CYCLES lists {dir}: {set:?}, which is no cycle any more: remove it"
-            ));
-        }
-    }
+            )
+        })
+        .collect();
     assert!(
         violations.is_empty(),
         "sibling modules in a cycle:\n{}",

@@ -2,8 +2,8 @@
 //! loaded run or an error, never a panic; a loaded HTTP run's histograms decode or fail cleanly,
 //! and the run written out again loads as the same run.
 
-use tsumo::report::json::SavedRun;
 use tsumo::report::saved::{self, RunData};
+use tsumo::report::schema::decode_histogram;
 
 /// The fuzz target's whole check: returns on input it does not apply to, panics on a bug.
 pub fn check(data: &[u8]) {
@@ -18,7 +18,7 @@ pub fn check(data: &[u8]) {
     };
     let h = &saved.histograms;
     for encoded in [&h.latency, &h.uncorrected, &h.send_lateness, &h.req_per_sec] {
-        let _ = SavedRun::decode_histogram(encoded);
+        let _ = decode_histogram(encoded);
     }
     let Ok(written) = serde_json::to_value(saved.as_ref()) else {
         panic!("a loaded run does not serialize");

@@ -6,43 +6,24 @@
 //! `elapsed_s`) rather than serde's `{secs, nanos}`; every histogram is kept whole as a
 //! base64 HdrHistogram compressed V2 string (`HISTF…`, readable by any HdrHistogram library), so
 //! percentiles can be recomputed or merged exactly later. `"schema"` is the format version of
-//! both kinds of saved file ([`SCHEMA_VERSION`]); a mahjong session's layout is
+//! both kinds of saved file ([`SCHEMA_VERSION`], with the other pieces both share in
+//! [`schema`](super::schema)); a mahjong session's layout is
 //! [`SavedSession`](super::session::SavedSession).
 
-use std::io::{Cursor, Write};
 use std::net::IpAddr;
-use std::path::Path;
 
-use base64::engine::general_purpose::STANDARD as BASE64;
-use base64::Engine;
-use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
-use super::saved::RunData;
+use super::schema::{encode_histogram, first_schema, write_value, SavedPart, SCHEMA_VERSION};
 use crate::error::Error;
-use crate::plan::{Http2, JsonOut, Part, Plan, Shard};
+use crate::plan::{Http2, JsonOut, Plan};
 use crate::stats::shortfall::Shortfall;
-use crate::stats::start::StartRecord;
 use crate::stats::RunResult;
 use crate::stats::{hdr, Counters};
 use crate::sys::procstat::ServerUsage;
 use crate::sys::usage::OwnUsage;
 use crate::timing::pacer::Pacing;
-
-/// The format version of saved results, written as `"schema"` in both kinds of file (an HTTP
-/// run's [`SavedRun`] and a mahjong session's [`SavedSession`](super::session::SavedSession)).
-///
-/// Bumped when a field changes meaning or goes away, never for an added field: readers ignore
-/// fields they do not know, so a file with new fields is still version 1 and older tsumos read
-/// it. A file without `"schema"` is version 1; a file of a higher version than this is refused
-/// with one line naming the file and its version (see [`super::saved::load`]).
-pub const SCHEMA_VERSION: u32 = 1;
-
-/// The version of a file that does not say (the first layout had no other).
-pub(crate) fn first_schema() -> u32 {
-    1
-}
 
 /// One run as saved to JSON.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -98,54 +79,6 @@ pub struct SavedRun {
     /// `merged_from`, `run_id`, `shard`, `start`: written last, at the top level.
     #[serde(flatten)]
     pub part: SavedPart,
-}
-
-/// Where a saved file stands in a run, the same four fields in both kinds of file (an HTTP
-/// run's and a mahjong session's): `tsumo merge` reads and writes them alike for both.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SavedPart {
-    /// The files a `tsumo merge` was made of; absent in a run's own file.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub merged_from: Vec<String>,
-    /// The run this file is a part of (`--run-id`, or derived from the command line and the
-    /// start); absent in files of older tsumos.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub run_id: Option<String>,
-    /// Which shard of the run this is (`1/1` for a run in one process); absent in a merge.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub shard: Option<SavedShard>,
-    /// When the run started, and when it was meant to (`--start-at`); absent in a merge.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub start: Option<StartRecord>,
-}
-
-impl SavedPart {
-    /// A run's own file: its run id, shard and start, and no sources.
-    pub fn of(part: &Part, start: &StartRecord) -> SavedPart {
-        SavedPart {
-            merged_from: Vec::new(),
-            run_id: Some(part.run_id.clone()),
-            shard: Some(SavedShard::of(part.shard)),
-            start: Some(start.clone()),
-        }
-    }
-}
-
-/// Which shard of a run a file holds: `index` is 1-based, as `--shard I/N`
-/// (`JOB_COMPLETION_INDEX` + 1).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SavedShard {
-    pub index: usize,
-    pub count: usize,
-}
-
-impl SavedShard {
-    pub fn of(shard: Shard) -> SavedShard {
-        SavedShard {
-            index: shard.index + 1,
-            count: shard.count,
-        }
-    }
 }
 
 fn http_mode() -> String {
@@ -338,42 +271,6 @@ impl SavedRun {
             part: SavedPart::of(&r.plan.part, &r.start),
         }
     }
-
-    /// Reads a file written by `tsumo URL --json` (the format version checked as for
-    /// [`super::saved::load`]); a mahjong session's file is an error.
-    pub fn load(path: &Path) -> Result<SavedRun, Error> {
-        match super::saved::load(path)?.data {
-            RunData::Http(saved) => Ok(*saved),
-            RunData::Mahjong(_) => Err(Error::File {
-                path: path.display().to_string(),
-                reason: "a mahjong session, not an HTTP run".to_string(),
-            }),
-        }
-    }
-
-    /// Decodes one of [`SavedHistograms`]' strings back into a histogram.
-    pub fn decode_histogram(encoded: &str) -> Result<Histogram<u64>, Error> {
-        let invalid = |reason: String| Error::File {
-            path: "(histogram in JSON result)".to_string(),
-            reason,
-        };
-        let bytes = BASE64
-            .decode(encoded.trim())
-            .map_err(|e| invalid(format!("not base64: {e}")))?;
-        Deserializer::new()
-            .deserialize(&mut Cursor::new(bytes))
-            .map_err(|e| invalid(format!("not an HdrHistogram: {e}")))
-    }
-}
-
-/// base64 of the compressed V2 encoding. Serializing into memory fails only for counts that do
-/// not fit an i64, which a run cannot reach; such a histogram is saved as an empty string.
-pub fn encode_histogram(h: &Histogram<u64>) -> String {
-    let mut bytes = Vec::new();
-    match V2DeflateSerializer::new().serialize(h, &mut bytes) {
-        Ok(_) => BASE64.encode(bytes),
-        Err(_) => String::new(),
-    }
 }
 
 /// The JSON value of a run (see [`SavedRun`] for the layout).
@@ -387,37 +284,14 @@ pub fn write(r: &RunResult, out: &JsonOut) -> Result<(), Error> {
     write_value(&SavedRun::from_result(r), out)
 }
 
-/// Writes any JSON document (pretty, with a final newline) to a file or stdout; every mode's
-/// `--json` goes through here.
-pub fn write_value<T: Serialize>(document: &T, out: &JsonOut) -> Result<(), Error> {
-    let path = match out {
-        JsonOut::Stdout => "stdout".to_string(),
-        JsonOut::File(file) => file.display().to_string(),
-    };
-    let error = |reason: String| Error::Write {
-        path: path.clone(),
-        reason,
-    };
-    let mut text = serde_json::to_string_pretty(document).map_err(|e| error(e.to_string()))?;
-    text.push('\n');
-    let written = match out {
-        JsonOut::Stdout => {
-            let mut stdout = std::io::stdout().lock();
-            stdout
-                .write_all(text.as_bytes())
-                .and_then(|()| stdout.flush())
-        }
-        JsonOut::File(file) => std::fs::write(file, text.as_bytes()),
-    };
-    written.map_err(|e| error(e.to_string()))
-}
-
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
 
     use super::*;
     use crate::plan::{Scheme, Target};
+    use crate::report::schema::decode_histogram;
+    use crate::stats::start::StartRecord;
     use crate::stats::{new_histogram, Errors};
 
     fn result() -> RunResult {
@@ -527,7 +401,7 @@ mod tests {
             (&saved.histograms.req_per_sec, &r.req_per_sec),
         ];
         for (encoded, original) in pairs {
-            let decoded = SavedRun::decode_histogram(encoded).unwrap();
+            let decoded = decode_histogram(encoded).unwrap();
             assert_eq!(&decoded, original);
             assert_eq!(decoded.high(), original.high());
             assert_eq!(
@@ -535,14 +409,14 @@ mod tests {
                 hdr::value_at_percentile(original, 99.0)
             );
         }
-        let empty = SavedRun::decode_histogram(&encode_histogram(&new_histogram())).unwrap();
+        let empty = decode_histogram(&encode_histogram(&new_histogram())).unwrap();
         assert_eq!(empty.len(), 0);
     }
 
     #[test]
     fn bad_histogram_strings_are_errors_not_panics() {
-        assert!(SavedRun::decode_histogram("not base64!").is_err());
-        assert!(SavedRun::decode_histogram("SElTVEY=").is_err());
+        assert!(decode_histogram("not base64!").is_err());
+        assert!(decode_histogram("SElTVEY=").is_err());
     }
 
     #[test]
@@ -554,7 +428,7 @@ mod tests {
         write(&r, &JsonOut::File(path.clone())).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(text.ends_with("}\n"));
-        let loaded = SavedRun::load(&path).unwrap();
+        let loaded: SavedRun = serde_json::from_str(&text).unwrap();
         assert_eq!(loaded, SavedRun::from_result(&r));
         std::fs::remove_dir_all(&dir).unwrap();
     }
@@ -564,12 +438,6 @@ mod tests {
         let path = std::path::PathBuf::from("/nonexistent-dir-for-tsumo/run.json");
         match write(&result(), &JsonOut::File(path)) {
             Err(Error::Write { path, .. }) => {
-                assert_eq!(path, "/nonexistent-dir-for-tsumo/run.json")
-            }
-            other => panic!("expected a file error, got {other:?}"),
-        }
-        match SavedRun::load(Path::new("/nonexistent-dir-for-tsumo/run.json")) {
-            Err(Error::File { path, .. }) => {
                 assert_eq!(path, "/nonexistent-dir-for-tsumo/run.json")
             }
             other => panic!("expected a file error, got {other:?}"),

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::error::Error;
 use crate::plan::JsonOut;
-use crate::report::json::write_value;
+use crate::report::schema::write_value;
 use crate::report::session::{SavedBot, SavedHistogram, SavedSession};
 use crate::report::text::server_line;
 use crate::stats::format::{counted, format_binary, format_metric, format_time_us};

@@ -15,7 +15,8 @@ use hdrhistogram::Histogram;
 use serde_json::Value;
 
 use super::compare::{self, LoadedRun, RunData};
-use super::json::{encode_histogram, write_value, Percentiles, SavedPart, SavedRun};
+use super::json::{Percentiles, SavedRun};
+use super::schema::{decode_histogram, encode_histogram, write_value, SavedPart};
 use super::session::{SavedHistogram, SavedPhase, SavedSession};
 use super::shards;
 use crate::error::Error;
@@ -196,7 +197,7 @@ fn add_sources(all: &mut Vec<IpAddr>, part: &[IpAddr]) {
 
 /// Adds `encoded` into `sum` (histograms of wrk2's layout always add).
 fn add(sum: &mut Histogram<u64>, encoded: &str, source: &str, what: &str) -> Result<(), Error> {
-    let h = SavedRun::decode_histogram(encoded).map_err(|e| Error::File {
+    let h = decode_histogram(encoded).map_err(|e| Error::File {
         path: source.to_string(),
         reason: format!("histogram '{what}': {e}"),
     })?;
@@ -490,6 +491,9 @@ pub fn summary(runs: &[LoadedRun], merged: &Merged) -> Vec<String> {
     }
     lines
 }
+
+#[cfg(test)]
+mod shard_tests;
 
 #[cfg(test)]
 mod tests {

@@ -4,7 +4,8 @@
 //!
 //! Saved runs are typed for both modes: [`json::SavedRun`] (HTTP) and
 //! [`session::SavedSession`] (mahjong), each with the format version `"schema"`
-//! ([`json::SCHEMA_VERSION`]). A [`RunResult`](crate::stats::RunResult) or a
+//! ([`schema::SCHEMA_VERSION`]); what both share (the version, [`schema::SavedPart`], the
+//! histogram codec, the JSON writer) is in [`schema`], which imports neither. A [`RunResult`](crate::stats::RunResult) or a
 //! [`MahjongResult`](crate::stats::mahjong::MahjongResult) is everything a renderer needs;
 //! renderers never look at the engine.
 
@@ -15,6 +16,7 @@ pub mod mahjong;
 pub mod merge;
 pub mod plot;
 pub mod saved;
+pub mod schema;
 pub mod session;
 pub mod shards;
 pub mod text;

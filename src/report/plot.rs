@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use hdrhistogram::Histogram;
 
 use super::compare::{self, LoadedRun, RunData};
-use super::json::SavedRun;
+use super::schema::decode_histogram;
 use crate::error::Error;
 use crate::stats::hdr;
 
@@ -75,7 +75,7 @@ fn histogram_of(run: &LoadedRun, metric: Option<&str>) -> Result<(Histogram<u64>
             }
         }
     };
-    let h = SavedRun::decode_histogram(encoded).map_err(|e| Error::File {
+    let h = decode_histogram(encoded).map_err(|e| Error::File {
         path: run.source.clone(),
         reason: e.to_string(),
     })?;
@@ -605,7 +605,7 @@ mod tests {
         for &v in values {
             h.record(v).unwrap();
         }
-        let encoded = crate::report::json::encode_histogram(&h);
+        let encoded = crate::report::schema::encode_histogram(&h);
         let p = json!({"count": 0, "p50": 0, "p75": 0, "p90": 0, "p99": 0, "p99.9": 0,
                        "p99.99": 0, "max": 0, "min": 0, "mean": 0.0, "stdev": 0.0});
         let counters = serde_json::to_value(crate::stats::Counters::default()).unwrap();

@@ -13,7 +13,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::json::{SavedRun, SCHEMA_VERSION};
+use super::json::SavedRun;
+use super::schema::SCHEMA_VERSION;
 use super::session::SavedSession;
 use crate::error::Error;
 use crate::sys::procstat::ServerUsage;
@@ -387,5 +388,15 @@ mod tests {
         newer["schema"] = 99.into();
         let e = runs_of_value(newer, "ab.json").unwrap_err().to_string();
         assert!(e.contains("format version 99"), "{e}");
+    }
+
+    #[test]
+    fn a_missing_file_names_its_path() {
+        match load(Path::new("/nonexistent-dir-for-tsumo/run.json")) {
+            Err(Error::File { path, .. }) => {
+                assert_eq!(path, "/nonexistent-dir-for-tsumo/run.json")
+            }
+            other => panic!("expected a file error, got {other:?}"),
+        }
     }
 }

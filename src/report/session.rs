@@ -1,5 +1,5 @@
 //! A mahjong session as saved to JSON (`tsumo mahjong --json`): [`SavedSession`] is the schema,
-//! written and read, as [`SavedRun`] is for an HTTP run.
+//! written and read, as [`SavedRun`](super::json::SavedRun) is for an HTTP run.
 //!
 //! Why typed: `compare`, `merge`, `plot` and the A/B rounds all read sessions back, and a
 //! layout kept in one struct is checked by the compiler in all four places (before, each spelled
@@ -13,7 +13,7 @@ use std::net::IpAddr;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
-use super::json::{encode_histogram, first_schema, SavedPart, SavedRun, SCHEMA_VERSION};
+use super::schema::{decode_histogram, encode_histogram, first_schema, SavedPart, SCHEMA_VERSION};
 use crate::error::Error;
 use crate::mahjong::bot::StepKind;
 use crate::stats::hdr;
@@ -164,7 +164,7 @@ impl SavedHistogram {
 
     /// The histogram back; `source` and `what` name it in the error.
     pub fn decode(&self, source: &str, what: &str) -> Result<Histogram<u64>, Error> {
-        SavedRun::decode_histogram(&self.histogram).map_err(|e| Error::File {
+        decode_histogram(&self.histogram).map_err(|e| Error::File {
             path: source.to_string(),
             reason: format!("histogram '{what}': {e}"),
         })

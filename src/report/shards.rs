@@ -13,8 +13,9 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use super::json::{SavedPart, SavedRun, SavedShard};
+use super::json::SavedRun;
 use super::saved::{self, LoadedRun, RunData};
+use super::schema::{SavedPart, SavedShard};
 use super::session::SavedSession;
 use crate::error::Error;
 use crate::stats::format::{counted, format_time_us};
@@ -280,6 +281,3 @@ fn actual_starts_us(runs: &[LoadedRun]) -> Vec<u64> {
         .filter_map(|r| part(r).start.as_ref().map(|s| s.actual_unix_ns / 1000))
         .collect()
 }
-
-#[cfg(test)]
-mod tests;

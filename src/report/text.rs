@@ -11,6 +11,7 @@
 use hdrhistogram::Histogram;
 
 use super::json::{SavedPacing, SavedRun};
+use super::schema::decode_histogram;
 use crate::error::Error;
 use crate::plan::Part;
 use crate::plan::Scheme;
@@ -273,8 +274,8 @@ fn lateness_line(p50: u64, p99: u64, max: u64) -> String {
 /// one process (its CPU, its start) is on the per-shard lines that follow.
 pub fn render_merged(s: &SavedRun) -> Result<String, Error> {
     let plan = &s.plan;
-    let latency = SavedRun::decode_histogram(&s.histograms.latency)?;
-    let req_per_sec = SavedRun::decode_histogram(&s.histograms.req_per_sec)?;
+    let latency = decode_histogram(&s.histograms.latency)?;
+    let req_per_sec = decode_histogram(&s.histograms.req_per_sec)?;
     let mut lines = vec![
         format!(
             "Running {} test @ {}",

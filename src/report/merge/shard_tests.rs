@@ -1,7 +1,11 @@
-use serde_json::json;
+//! `tsumo merge` of the shards of one run: the stream reader, the checks and the lines (kept
+//! here, in merge's tests, so that `shards` never imports `merge`).
 
-use super::*;
-use crate::report::merge::merge;
+use serde_json::{json, Value};
+
+use super::{merge, summary};
+use crate::report::saved::LoadedRun;
+use crate::report::shards::{check, documents};
 
 /// Every test shard's `--start-at`: 2026-11-30T18:00:00Z.
 const INTENDED: u64 = 1_796_061_600_000_000_000;
@@ -9,7 +13,7 @@ const INTENDED: u64 = 1_796_061_600_000_000_000;
 /// A shard's document: `index` 1-based, with a run id and a start (`start_ns`, not before
 /// [`INTENDED`]).
 fn shard_doc(run_id: &str, index: usize, count: usize, start_ns: u64) -> Value {
-    let h = crate::report::json::encode_histogram(&crate::stats::new_histogram());
+    let h = crate::report::schema::encode_histogram(&crate::stats::new_histogram());
     let p = json!({"count": 0, "p50": 0, "p75": 0, "p90": 0, "p99": 0, "p99.9": 0,
                    "p99.99": 0, "max": 0, "min": 0, "mean": 0.0, "stdev": 0.0});
     let mut counters = serde_json::to_value(crate::stats::Counters::default()).unwrap();
@@ -68,7 +72,7 @@ fn a_stream_of_shards_merges_with_a_line_per_shard() {
         doc.get("shard").is_none() && doc.get("start").is_none(),
         "{doc}"
     );
-    let lines = crate::report::merge::summary(&loaded, &merged);
+    let lines = summary(&loaded, &merged);
     assert!(
         lines[0].starts_with("Merged 4 parts of run r1: 2000.0 req/s, 10010 requests"),
         "{}",
@@ -96,7 +100,7 @@ fn one_request_reads_singular() {
     doc["counters"]["requests"] = json!(1);
     let loaded = runs(&[doc]);
     let merged = merge(&loaded, None, false).unwrap();
-    let lines = crate::report::merge::summary(&loaded, &merged);
+    let lines = summary(&loaded, &merged);
     assert!(
         lines[0].starts_with("Merged 1 part of run r1: 500.0 req/s, 1 request, 0 errors"),
         "{lines:?}"
@@ -165,7 +169,7 @@ fn http_lines_are_pinned() {
         .collect();
     let loaded = runs(&docs);
     let merged = merge(&loaded, None, false).unwrap();
-    let lines = crate::report::merge::summary(&loaded, &merged);
+    let lines = summary(&loaded, &merged);
     assert_eq!(
         lines[0],
         "Merged 4 parts of run r1: 2049.4 req/s, 10010 requests, 10 errors, latency p50 0.00us \
@@ -192,7 +196,7 @@ fn start_figures_reconcile_to_the_digit() {
         .collect();
     let loaded = runs(&docs);
     let merged = merge(&loaded, None, false).unwrap();
-    let lines = crate::report::merge::summary(&loaded, &merged);
+    let lines = summary(&loaded, &merged);
     // `… start +A ms after --start-at (+B ms after the earliest shard's)  (logs #k)`.
     let figure = |line: &str, after: &str| -> i64 {
         let before = line.split(after).next().unwrap_or_else(|| panic!("{line}"));
