@@ -228,11 +228,6 @@ impl Pacer {
         Ok(pacer)
     }
 
-    /// How this pacer waits.
-    pub fn pacing(&self) -> Pacing {
-        self.pacing
-    }
-
     /// Completes at `deadline` (CLOCK_MONOTONIC ns) or later, never earlier; at once if it has
     /// passed. Precise: the task sleeps until the timerfd fires the lead ahead of the deadline,
     /// then polls the reactor — serving the worker's sockets — for the last few microseconds.
