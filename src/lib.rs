@@ -17,8 +17,10 @@
 //!   session report) and the tools on saved runs: `compare` (side by side, with words on
 //!   run-to-run noise), `merge` (exact sums of runs made at the same time; the shards of one
 //!   run from files or one stream of JSON documents, checked and listed one line each) and
-//!   `plot`. Imports go one way: `schema` (the format version, `SavedPart`, the histogram
-//!   codec, the JSON writer) under each mode's saved type (`json` for HTTP, `session` for
+//!   `plot`, drawn by `chart` (SVG charts on plotters from plain data — named `(x, y)` series
+//!   or histograms: latency by percentile, lines over time, a capacity curve — importing no
+//!   other part of `report`). Imports go one way: `schema` (the format version, `SavedPart`,
+//!   the histogram codec, the JSON writer) under each mode's saved type (`json` for HTTP, `session` for
 //!   mahjong), those under the reader `saved`, and that under `shards` and `merge`.
 //! - The modes, side by side, neither importing the other: [`web`] (HTTP/1.1, or HTTP/2 with
 //!   `--http2`, at a constant rate or closed loop: the main thread's side, one worker's

@@ -1,6 +1,6 @@
 //! Renderers of a finished run: wrk2's text layout (`text`), JSON (`json`), the mahjong
 //! session's text and JSON (`mahjong`), `.hgrm` (`hgrm`); and the tools on saved runs: the
-//! reader (`saved`), `compare`, `merge`, `plot`.
+//! reader (`saved`), `compare`, `merge`, `plot`; `chart` draws the SVG charts from plain data.
 //!
 //! Saved runs are typed for both modes: [`json::SavedRun`] (HTTP) and
 //! [`session::SavedSession`] (mahjong), each with the format version `"schema"`
@@ -9,6 +9,7 @@
 //! [`MahjongResult`](crate::stats::mahjong::MahjongResult) is everything a renderer needs;
 //! renderers never look at the engine.
 
+pub mod chart;
 pub mod compare;
 pub mod hgrm;
 pub mod json;

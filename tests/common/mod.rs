@@ -9,6 +9,7 @@
 
 #![allow(dead_code)]
 
+pub mod browser;
 pub mod certs;
 pub mod fake_majiang;
 pub mod faulty;
