@@ -112,3 +112,60 @@ fn a_page_that_never_loads_is_killed_at_the_limit() {
         .collect();
     assert!(left.is_empty(), "left running: {left:?}");
 }
+
+/// The page's other charts, from plain data as the page will give them: lines over time and a
+/// capacity curve, each line with its points, nothing on the console.
+#[test]
+fn over_time_and_capacity_charts_have_data_in_a_browser() {
+    use tsumo::report::chart::{self, Answer, Objective, Series, Titles};
+    let titles = |title: &str| Titles {
+        title: title.to_string(),
+        subtitle: "-R1000 -c10 -d6s".to_string(),
+    };
+    let seconds = |f: &dyn Fn(f64) -> f64| -> Vec<(f64, f64)> {
+        (1..=6).map(|s| (f64::from(s), f(f64::from(s)))).collect()
+    };
+    let latency = chart::over_time(
+        &titles("Latency over time"),
+        "Latency (ms)",
+        &[
+            Series::new("p50", seconds(&|_| 0.6)),
+            Series::new("p99", seconds(&|s| if s == 4.0 { 9.0 } else { 1.8 })),
+            Series::new("max", seconds(&|s| if s == 4.0 { 31.0 } else { 4.0 })),
+        ],
+    )
+    .expect("latency over time");
+    let capacity = chart::capacity(
+        &titles("Capacity"),
+        ("Offered load (req/s)", "p99 (ms)"),
+        &Series::new(
+            "p99",
+            vec![(1000.0, 1.1), (2000.0, 1.4), (4000.0, 3.0), (8000.0, 25.0)],
+        ),
+        &[Objective {
+            name: "objective: p99 ≤ 10 ms".to_string(),
+            y: 10.0,
+        }],
+        Some(&Answer {
+            name: "capacity: 4000 req/s".to_string(),
+            x: 4000.0,
+        }),
+    )
+    .expect("capacity");
+    let dir = TempDir::new("tsumo-browser");
+    for (name, svg, points) in [
+        ("chart-over-time", latency, vec![6, 6, 6]),
+        ("chart-capacity", capacity, vec![4, 2, 2]),
+    ] {
+        let html = dir.path().join(format!("{name}.html"));
+        std::fs::write(&html, html_page(name, &svg)).expect("write page");
+        let page = browser::open(&html, name, BROWSER_LIMIT);
+        page.assert_no_console_messages();
+        let counts: Vec<usize> = page
+            .attributes("polyline", "points")
+            .iter()
+            .map(|p| p.split_whitespace().count())
+            .collect();
+        assert_eq!(counts, points, "{name}:\n{}", page.dom);
+    }
+}
