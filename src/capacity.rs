@@ -11,6 +11,8 @@
 //! as the server's. A [`staircase`] runs fixed steps instead (no bisection), the same on every
 //! shard, and [`judge_staircase`] reads the answer from them, also after a merge.
 
+use serde::{Deserialize, Serialize};
+
 use crate::slo::Verdict;
 
 /// What the load is counted in.
@@ -312,10 +314,13 @@ pub fn search(plan: &SearchPlan, unit: LoadUnit, runner: &mut impl StepRunner) -
             }
             Class::Broke => {
                 (high, high_index) = (low, index);
-                low = plan
-                    .round_down(low as f64 / (1.0 + down))
-                    .max(from)
-                    .min(high - 1);
+                let next = plan.round_down(low as f64 / (1.0 + down)).max(from);
+                // Always lower, by one granularity at least (both are multiples of it).
+                low = if next < high {
+                    next
+                } else {
+                    high.saturating_sub(plan.granularity.max(1)).max(from)
+                };
                 down *= 2.0;
             }
             _ => return limited(unit, run.steps, index, None),
@@ -500,6 +505,71 @@ impl Capacity {
     }
 }
 
+/// The answer as saved (the JSON's top-level `capacity`): each step's full run is saved beside
+/// it (`steps`), in the order of [`Capacity::steps`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SavedCapacity {
+    /// The highest load held (`null` when none did).
+    pub value: Option<u64>,
+    /// `requests/sec` or `players`.
+    pub unit: String,
+    /// Who set the answer: `server` (an objective broke just above it), `to` (every step held
+    /// up to `--to`), `generator` (tsumo), `system` (the machine).
+    pub limited_by: String,
+    /// In words: the objectives broken just above the answer, tsumo's limit, the machine's.
+    pub reason: String,
+    /// The answer line.
+    pub answer: String,
+    /// Each objective that broke, at the lowest load it broke at (`Broke first: …`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub broke_first: Option<String>,
+    /// The loads of the steps that held, and of those that broke, in the order run.
+    pub held: Vec<u64>,
+    pub broke: Vec<u64>,
+}
+
+impl Capacity {
+    /// The answer in the saved layout.
+    pub fn saved(&self) -> SavedCapacity {
+        let loads = |class: Class| -> Vec<u64> {
+            self.steps
+                .iter()
+                .filter(|s| s.outcome.class() == class)
+                .map(|s| s.load)
+                .collect()
+        };
+        let broken = |index: Option<usize>| -> String {
+            index.map_or_else(String::new, |i| {
+                let step = &self.steps[i];
+                let broken: Vec<String> = step
+                    .outcome
+                    .broken()
+                    .map(|v| format!("{} ({})", v.expr, v.measured_text()))
+                    .collect();
+                format!("broke at {}: {}", step.load, broken.join(", "))
+            })
+        };
+        let (limited_by, reason) = match &self.finding {
+            Finding::Found | Finding::BelowFrom => ("server", broken(self.broke)),
+            Finding::AtLeastTo => ("to", "every step held up to --to".to_string()),
+            Finding::GeneratorLimited { at, why } => ("generator", format!("at {at}: {why}")),
+            Finding::SystemLimited { at, limit } => {
+                ("system", format!("at {at}: {}", limit.describe()))
+            }
+        };
+        SavedCapacity {
+            value: self.value,
+            unit: self.unit.as_str().to_string(),
+            limited_by: limited_by.to_string(),
+            reason,
+            answer: self.line(),
+            broke_first: self.broke_first(),
+            held: loads(Class::Held),
+            broke: loads(Class::Broke),
+        }
+    }
+}
+
 /// `at least 38,200 requests/sec`, or `unknown` when no step held.
 fn at_least(value: Option<&str>, unit: &str) -> String {
     match value {
@@ -623,6 +693,20 @@ mod tests {
             found.broke_first().as_deref(),
             Some("Broke first: p99<20ms at 39k (p99 31.0ms)")
         );
+        let saved = serde_json::to_value(found.saved()).unwrap();
+        assert_eq!(
+            saved,
+            serde_json::json!({
+                "value": 38_000,
+                "unit": "requests/sec",
+                "limited_by": "server",
+                "reason": "broke at 39000: p99<20ms (p99 31.0ms)",
+                "answer": found.line(),
+                "broke_first": "Broke first: p99<20ms at 39k (p99 31.0ms)",
+                "held": [1_000, 2_000, 4_000, 8_000, 16_000, 32_000, 36_000, 38_000, 38_000],
+                "broke": [64_000, 48_000, 40_000, 39_000],
+            })
+        );
     }
 
     /// Whatever the capacity, the answer is at most it and within the resolution of it.
@@ -680,6 +764,15 @@ mod tests {
             found.line(),
             "Capacity: at least 32,000 requests/sec; the generator was the limit at 64k (send \
              lateness p99 40.0ms): add threads or shards"
+        );
+        let saved = found.saved();
+        assert_eq!(
+            (saved.limited_by.as_str(), saved.reason.as_str()),
+            ("generator", "at 64000: send lateness p99 40.0ms")
+        );
+        assert!(
+            saved.broke.is_empty(),
+            "a generator's limit is no break: {saved:?}"
         );
         assert_eq!(found.broke_first(), None);
     }
@@ -745,6 +838,38 @@ mod tests {
             found.line(),
             "Capacity: 36,190 requests/sec (p99<20ms held at 36.2k; broke at 38k: p99 25.0ms)"
         );
+    }
+
+    /// A server that breaks every confirmation: the steps go down further each time (one
+    /// resolution, two, four…) and end at `from`, below which nothing is claimed.
+    #[test]
+    fn confirmations_that_keep_breaking_end_below_from() {
+        // Holds up to 3,000 for its first 7 steps, then breaks at any load.
+        struct Degrading(Vec<u64>);
+        impl StepRunner for Degrading {
+            fn run_step(&mut self, load: u64) -> StepOutcome {
+                let held = load <= 3_000 && self.0.len() < 7;
+                self.0.push(load);
+                StepOutcome {
+                    achieved: load as f64,
+                    verdicts: vec![p99(held, if held { 4_000.0 } else { 31_000.0 })],
+                    limit: None,
+                }
+            }
+        }
+        let mut runner = Degrading(Vec::new());
+        let found = search(&plan(1_000, None), LoadUnit::RequestsPerSec, &mut runner);
+        assert_eq!(
+            runner.0,
+            [
+                1_000, 2_000, 4_000, // grow
+                3_000, 3_500, 3_250, 3_125, // bisect
+                3_000, 2_857, 2_597, 2_164, 1_545,
+                1_000, // confirm, down 5%, 10%, 20%, 40%, 80%
+            ]
+        );
+        assert_eq!(found.finding, Finding::BelowFrom);
+        assert_eq!(found.value, None);
     }
 
     #[test]
