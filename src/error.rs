@@ -17,6 +17,9 @@ pub enum ExitStatus {
     /// named on the command line (a script, a rule file, a saved run, `--cacert`), an output
     /// path, a `--bind` address, a limit the command line does not fit. Fix it and run again.
     BadInput,
+    /// 99: the run ran and an objective (`--slo`) broke; the report and the JSON say which
+    /// (k6's status for a threshold crossed). A run that failed stays 1.
+    ObjectiveBroken,
 }
 
 impl ExitStatus {
@@ -26,6 +29,7 @@ impl ExitStatus {
             ExitStatus::Ran => 0,
             ExitStatus::Failed => 1,
             ExitStatus::BadInput => 2,
+            ExitStatus::ObjectiveBroken => 99,
         }
     }
 }
@@ -148,8 +152,13 @@ mod tests {
         for e in &failed {
             assert_eq!(e.exit_status(), ExitStatus::Failed, "{e:?}");
         }
-        let codes =
-            [ExitStatus::Ran, ExitStatus::Failed, ExitStatus::BadInput].map(ExitStatus::code);
-        assert_eq!(codes, [0, 1, 2]);
+        let codes = [
+            ExitStatus::Ran,
+            ExitStatus::Failed,
+            ExitStatus::BadInput,
+            ExitStatus::ObjectiveBroken,
+        ]
+        .map(ExitStatus::code);
+        assert_eq!(codes, [0, 1, 2, 99]);
     }
 }

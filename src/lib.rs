@@ -20,8 +20,10 @@
 //!   `plot`, drawn by `chart` (SVG charts on plotters from plain data — named `(x, y)` series
 //!   or histograms: latency by percentile, lines over time, a capacity curve — importing no
 //!   other part of `report`). Imports go one way: `schema` (the format version, `SavedPart`,
-//!   the histogram codec, the JSON writer) under each mode's saved type (`json` for HTTP, `session` for
-//!   mahjong), those under the reader `saved`, and that under `shards` and `merge`.
+//!   the histogram codec, the JSON writer) under each mode's saved type (`json` for HTTP,
+//!   `session` for mahjong), those under the reader `saved`, and that under `shards` and
+//!   `merge`; `objectives` (each `--slo` measure of a saved run or session, the verdict lines,
+//!   and a capacity step's outcome read from a saved result) over `json` and `session`.
 //! - The modes, side by side, neither importing the other: [`web`] (HTTP/1.1, or HTTP/2 with
 //!   `--http2`, at a constant rate or closed loop: the main thread's side, one worker's
 //!   connections, one connection's paced life — `conn` on httparse for HTTP/1.1, `h2` on hyper
@@ -70,15 +72,22 @@
 //!   wake-up; `--slack` chooses), the per-connection schedule (a shard's connections keep the
 //!   whole run's interleaved phases), request deadlines (one watchdog sweep per worker instead of
 //!   a timer per request).
+//! - [`capacity`]: the capacity search as pure logic (issue 22): steps of load run through a
+//!   `StepRunner`, grown geometrically until an objective breaks, bisected to `--resolution`,
+//!   confirmed; a fixed staircase for sharded runs; a step limited by tsumo or by the machine
+//!   (named as `tsumo doctor` names it) ends the search, never read as the server's limit;
+//!   the answer line and what broke first.
 //! - [`stats`]: what is recorded and what a run results in: the per-worker recorders
 //!   (HdrHistograms and counters, HTTP/2's among them), the result types of both modes, wrk2-compatible histogram
 //!   arithmetic, number formatting, and the judgement of a rate not reached.
-//! - [`plan`], [`sys`], [`error`]: the validated, immutable description of a run (with its
-//!   part of a sharded run); the machine around it (open-file limit, the `/proc` sampler of the
+//! - [`plan`], [`sys`], [`error`], [`slo`]: the validated, immutable description of a run
+//!   (with its part of a sharded run); the machine around it (open-file limit, the `/proc` sampler of the
 //!   server, tsumo's own usage, `tsumo doctor`, the wall clock and its NTP state, a seeded
 //!   xorshift for jitter, backoff and the random hands of tests and benches); the typed
 //!   errors that end a run before traffic starts, each kind with its exit status (1 the run
-//!   failed, 2 bad command line or input; `error::ExitStatus`).
+//!   failed, 2 bad command line or input, 99 an objective broke; `error::ExitStatus`); the
+//!   objectives of `--slo` (their language, and the judgement of a run's measures, which the
+//!   report layer reads from a saved result: `report::objectives`).
 //!
 //! The binary (`main.rs`) allocates with mimalloc, arenas committed as used: hyper's HTTP/2
 //! path allocates per request (headers, streams), and there mimalloc cut tsumo's CPU per
@@ -86,6 +95,7 @@
 //! nothing per request) and mahjong sessions measured the same either way, and a session's
 //! memory per player is unchanged (BENCHMARKS.md, "The allocator").
 
+pub mod capacity;
 pub mod cli;
 pub mod engine;
 pub mod error;
@@ -94,6 +104,7 @@ pub mod net;
 pub mod plan;
 pub mod report;
 pub mod script;
+pub mod slo;
 pub mod stats;
 pub mod sys;
 pub mod timing;

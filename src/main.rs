@@ -1,5 +1,5 @@
-//! tsumo's entry point: parse, run, render, exit code (0 ran, 1 failed, 2 bad input: see
-//! [`ExitStatus`]). Nothing else.
+//! tsumo's entry point: parse, run, render, exit code (0 ran, 1 failed, 2 bad input, 99 an
+//! objective broke: see [`ExitStatus`]). Nothing else.
 
 use std::io::Write;
 use std::path::Path;
@@ -137,7 +137,10 @@ fn run_http(plan: &Plan) -> ExitCode {
             result.counters.unsent.total()
         ));
     }
-    ExitCode::SUCCESS
+    match report::objectives::broken_in_run(result) {
+        Some(broken) => fail_as(ExitStatus::ObjectiveBroken, &broken),
+        None => ExitCode::SUCCESS,
+    }
 }
 
 /// A run's JSON document, with the script error that stopped it (if one did).
@@ -394,7 +397,10 @@ fn run_mahjong(plan: &MahjongPlan) -> ExitCode {
     }
     match report::mahjong::failure(&result) {
         Some(failure) => fail(&failure),
-        None => ExitCode::SUCCESS,
+        None => match report::objectives::broken_in_session(&result) {
+            Some(broken) => fail_as(ExitStatus::ObjectiveBroken, &broken),
+            None => ExitCode::SUCCESS,
+        },
     }
 }
 

@@ -9,6 +9,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::slo::Objective;
+
 /// Which part of a run split over several processes (or machines) this process runs:
 /// `--shard I/N`, or a Kubernetes Indexed Job's `JOB_COMPLETION_INDEX`.
 ///
@@ -184,6 +186,8 @@ pub struct Plan {
     pub http2: Option<Http2>,
     /// `--vs-http1`: the `--vs` run speaks HTTP/1.1 even when this one speaks HTTP/2.
     pub vs_http1: bool,
+    /// `--slo`, repeatable: what the run must hold, judged at its end (exit 99 if broken).
+    pub objectives: Vec<Objective>,
 }
 
 /// The HTTP/2 settings of a run (`--http2` and the options around it).
@@ -254,6 +258,7 @@ impl Plan {
             script_timeout: Some(Duration::from_secs(1)),
             http2: None,
             vs_http1: false,
+            objectives: Vec::new(),
         }
     }
 }
@@ -345,6 +350,8 @@ pub struct MahjongPlan {
     pub json: Option<JsonOut>,
     pub quiet: bool,
     pub progress: bool,
+    /// `--slo`, repeatable: what the session must hold, judged at its end (exit 99 if broken).
+    pub objectives: Vec<Objective>,
 }
 
 impl MahjongPlan {

@@ -24,6 +24,46 @@ fn tsumo(args: &[&str]) -> Output {
 
 /// Each bad command line and the start of the one line it must print (after `tsumo: `).
 const BAD: &[(&[&str], &str)] = &[
+    (
+        &["--slo", "p99<20", "http://127.0.0.1/"],
+        "--slo 'p99<20': no unit in 20 (use us, ms or s)",
+    ),
+    (
+        &["--slo", "rate>95%", "http://127.0.0.1/"],
+        "--slo 'rate>95%': needs a target rate (-R); a closed-loop run has none",
+    ),
+    (
+        &[
+            "--slo",
+            "draw_overshoot.p99<100ms",
+            "-R1",
+            "http://127.0.0.1/",
+        ],
+        "--slo 'draw_overshoot.p99<100ms': draw_overshoot.p99 is a mahjong measure",
+    ),
+    (
+        &[
+            "--slo",
+            "p99<20ms",
+            "--vs",
+            "http://127.0.0.1:1/",
+            "http://127.0.0.1/",
+        ],
+        "--slo judges a single run, not --vs",
+    ),
+    (
+        &["mahjong", "--slo", "p99<20ms", "http://127.0.0.1/"],
+        "--slo 'p99<20ms': p99 is an HTTP measure; in a session say which histogram",
+    ),
+    (
+        &[
+            "mahjong",
+            "--slo",
+            "draw_overshoot.p99<1",
+            "http://127.0.0.1/",
+        ],
+        "--slo 'draw_overshoot.p99<1': no unit in 1 (use us, ms or s)",
+    ),
     (&["-m4", "http://127.0.0.1/"], "-m/--streams needs --http2"),
     (
         &["--http2", "-m0", "http://127.0.0.1/"],
@@ -160,7 +200,7 @@ fn help_prints_usage_on_stdout() {
         for option in ["--connections", "--rate", "--timeout", "--json", "500ms"] {
             assert!(stdout.contains(option), "{flag}: help lacks {option}");
         }
-        for status in ["Exit status", "\n  0  ", "\n  1  ", "\n  2  "] {
+        for status in ["Exit status", "\n  0  ", "\n  1  ", "\n  2  ", "\n  99 "] {
             assert!(stdout.contains(status), "{flag}: help lacks {status:?}");
         }
     }
@@ -309,8 +349,9 @@ fn outputs_never_overwrite_an_input_or_each_other() {
 
 /// The exit statuses a script tells apart, in every command: 0 the run ran, 1 the run failed
 /// (nothing answers, no response, a failed check), 2 bad command line or input (an option, a
-/// file named on the command line, an output path, saved runs that do not belong together).
-/// Each failure is one `tsumo: ` line on stderr.
+/// file named on the command line, an output path, saved runs that do not belong together),
+/// 99 the run ran and an objective (`--slo`) broke. Each failure is one `tsumo: ` line on
+/// stderr.
 #[test]
 fn exit_statuses_tell_ran_failed_and_bad_input_apart() {
     let dir = TempDir::new("tsumo-cli-exit");
@@ -332,10 +373,25 @@ fn exit_statuses_tell_ran_failed_and_bad_input_apart() {
     let clean = run_tsumo(&with(&["--json", &saved, &url]), Duration::from_secs(30));
     assert_eq!(clean.status.code(), Some(0), "{clean:?}");
     assert!(clean.stderr.is_empty(), "{clean:?}");
+    let held = run_tsumo(&with(&["--slo", "p99<10s", &url]), Duration::from_secs(30));
+    assert_eq!(held.status.code(), Some(0), "{held:?}");
+    assert!(held.stdout.contains("Objectives: all 1 held"), "{held:?}");
     let compared = run_tsumo(&["compare", &saved], Duration::from_secs(30));
     assert_eq!(compared.status.code(), Some(0), "{compared:?}");
 
     let cases: &[(Vec<&str>, i32, &str)] = &[
+        // An objective broke: 99 (no response comes back within 1us); one held: 0.
+        (
+            with(&["--slo", "p99<1us", "--slo", "p99<1s", &url]),
+            99,
+            "objectives broken: p99<1us (p99 ",
+        ),
+        // The run failed, an objective too: still 1.
+        (
+            with(&["--slo", "p99<1us", "-T", "500ms", &silent]),
+            1,
+            "no response was received",
+        ),
         // The run failed: 1.
         (with(&[&refused]), 1, "unable to connect to 127.0.0.1:"),
         (

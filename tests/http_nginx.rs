@@ -841,3 +841,74 @@ fn the_pacing_in_use_is_stated_and_every_request_still_goes() {
     run.assert_success();
     assert!(run.json()["plan"].get("pacing").is_none());
 }
+
+/// `--slo` on an ordinary run: each objective judged at the end and printed after the report
+/// with what was measured; all held exits 0, one broken exits 99 with one line naming it, and
+/// the JSON lists every verdict.
+#[test]
+fn objectives_are_judged_printed_and_broken_ones_exit_99() {
+    let nginx = Nginx::start();
+    let url = nginx.http_url("/index.html");
+    let run = run_tsumo(
+        &[
+            "-t1",
+            "-c2",
+            "-d2s",
+            "-R200",
+            "--slo",
+            "p99<10s",
+            "--slo",
+            "errors<50%",
+            "--slo",
+            "rate>1%",
+            &url,
+        ],
+        Duration::from_secs(20),
+    );
+    run.assert_success();
+    // Generous limits: a shared machine may be slow, and a request due at the very end while
+    // its connection still waits is counted among the errors (never sent).
+    let tail: Vec<&str> = run.stdout.lines().rev().take(4).collect();
+    assert_eq!(tail[3], "Objectives: all 3 held", "{}", run.stdout);
+    assert!(
+        tail[2].starts_with("  held    p99<10s     p99 "),
+        "{tail:?}"
+    );
+    assert!(
+        tail[1].starts_with("  held    errors<50%  errors "),
+        "{tail:?}"
+    );
+    assert!(
+        tail[0].starts_with("  held    rate>1%     rate "),
+        "{tail:?}"
+    );
+
+    let run = run_tsumo(
+        &[
+            "-t1", "-c2", "-d2s", "-R200", "--slo", "p99<1us", "--slo", "p99<10s", "--json", "-",
+            &url,
+        ],
+        Duration::from_secs(20),
+    );
+    assert_eq!(run.status.code(), Some(99), "{}", run.stderr);
+    assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .starts_with("tsumo: objectives broken: p99<1us (p99 "),
+        "{}",
+        run.stderr
+    );
+    let json = run.json();
+    let objectives = json["objectives"].as_array().expect("objectives");
+    assert_eq!(objectives.len(), 2, "{json:#}");
+    let p99 = json_u64(&json, "latency.p99") as f64;
+    for (objective, (expr, held)) in objectives
+        .iter()
+        .zip([("p99<1us", false), ("p99<10s", true)])
+    {
+        assert_eq!(objective["expr"], expr);
+        assert_eq!(objective["measured"], p99);
+        assert_eq!(objective["unit"], "us");
+        assert_eq!(objective["held"], held);
+    }
+}

@@ -17,8 +17,9 @@ const LAYERS: &[&[&str]] = &[
     &["ws"],
     &["net"],
     &["timing"],
+    &["capacity"],
     &["stats"],
-    &["plan", "sys", "error"],
+    &["plan", "sys", "error", "slo"],
 ];
 
 fn layer_of(module: &str) -> Option<usize> {

@@ -584,3 +584,67 @@ fn think_times_end_on_the_pacer_and_the_report_says_so() {
         text.stdout
     );
 }
+
+/// `--slo` on a session: the verdicts after the report and in the JSON, exit 99 when one broke,
+/// and every player logged out all the same.
+#[test]
+fn objectives_judge_a_session_and_a_broken_one_exits_99() {
+    let server = Majiang::start();
+    let url = server.url();
+    let dir = common::TempDir::new("tsumo-mahjong-slo");
+    let json = dir.path().join("session.json").display().to_string();
+    let run = mahjong(
+        &[
+            "-c4",
+            "-t1",
+            "--think",
+            "0",
+            "--ramp",
+            "0",
+            "--bot",
+            "tsumogiri",
+            "-d",
+            "5s",
+            "--slo",
+            "disconnects<1",
+            "--slo",
+            "dapai.p99<1us",
+            "--slo",
+            "errors<1",
+            "--json",
+            &json,
+            &url,
+        ],
+        Duration::from_secs(120),
+    );
+    assert_eq!(
+        run.status.code(),
+        Some(99),
+        "{}\n{}",
+        run.stdout,
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .starts_with("tsumo: objectives broken: dapai.p99<1us (dapai.p99 "),
+        "{}",
+        run.stderr
+    );
+    let tail: Vec<&str> = run.stdout.lines().rev().take(4).collect();
+    assert_eq!(tail[3], "Objectives: 1 of 3 broken", "{}", run.stdout);
+    assert_eq!(tail[2], "  held    disconnects<1  disconnects 0");
+    assert!(
+        tail[1].starts_with("  BROKEN  dapai.p99<1us  dapai.p99 "),
+        "{tail:?}"
+    );
+    assert_eq!(tail[0], "  held    errors<1       errors 0");
+    let doc = common::read_json(std::path::Path::new(&json));
+    let objectives = doc["objectives"].as_array().expect("objectives");
+    let held: Vec<bool> = objectives.iter().map(|o| o["held"] == true).collect();
+    assert_eq!(held, [true, false, true], "{doc:#}");
+    assert_eq!(
+        objectives[1]["measured"],
+        doc["steps"]["dapai"]["p99"].as_f64().unwrap()
+    );
+    assert_eq!(server.wait_session_files(0, Duration::from_secs(5)), 0);
+}

@@ -198,6 +198,8 @@ const ADDED_SINCE_V1: &[&str] = &[
     // How the sends were paced (--slack), and the slots think times end in.
     "/plan/pacing",
     "/plan/think_slack_us",
+    // The objectives (--slo) judged, when the run had any.
+    "/objectives",
 ];
 
 /// `new` holds every key of `old` with the same value, and adds only [`ADDED_SINCE_V1`].
@@ -270,6 +272,59 @@ fn a_session_written_today_is_the_document_written_before() {
         written["version"] = before["version"].clone();
         assert_additions_only(&before, &written, file);
     }
+}
+
+/// A session with objectives (`--slo`) is the same document plus its `objectives`, each with
+/// what was measured; read back, merged with another, the objectives are judged on the whole.
+#[test]
+fn objectives_are_an_addition_judged_again_on_a_merge() {
+    let (label, offset, file) = SESSIONS[0];
+    let mut before = read_value(&fixture(file));
+    percentiles_capped_at_max(&mut before);
+    let mut result = session(label, offset);
+    result.plan.rule = before["plan"]["rule"].clone();
+    let slo = ["--slo", "disconnects<1", "--slo", "draw_overshoot.p99<1us"];
+    result.plan.objectives = plan_with(label, &slo).objectives;
+    let mut now = tsumo::report::mahjong::to_json(&result);
+    now["version"] = before["version"].clone();
+    assert_additions_only(&before, &now, file);
+    let objectives = &now["objectives"];
+    assert_eq!(objectives[0]["expr"], "disconnects<1", "{objectives:#}");
+    assert_eq!(objectives[0]["unit"], "count");
+    assert_eq!(
+        objectives[0]["measured"],
+        now["disconnects"].as_f64().unwrap()
+    );
+    assert_eq!(objectives[0]["held"], now["disconnects"] == 0);
+    assert_eq!(objectives[1]["expr"], "draw_overshoot.p99<1us");
+    assert_eq!(objectives[1]["unit"], "us");
+    assert_eq!(
+        objectives[1]["measured"],
+        now["draw_overshoot"]["p99"].as_f64().unwrap()
+    );
+    assert_eq!(objectives[1]["held"], false);
+    // The text report ends with the verdicts.
+    let text = tsumo::report::mahjong::render(&result);
+    assert!(
+        text.contains("\nObjectives: ") && text.contains("\n  BROKEN  draw_overshoot.p99<1us  "),
+        "{text}"
+    );
+    // Two sessions merged: the disconnects add up, judged again on the sum.
+    let mut other = session("nginx", 300);
+    other.plan.objectives = result.plan.objectives.clone();
+    other.plan.part.run_id = "other".into();
+    let runs: Vec<LoadedRun> = [&result, &other]
+        .iter()
+        .map(|r| {
+            let saved = tsumo::report::mahjong::saved(r);
+            LoadedRun::new(RunData::Mahjong(Box::new(saved)), &r.plan.label)
+        })
+        .collect();
+    let merged = merge::merge(&runs, Some("both"), true).unwrap();
+    let merged = serde_json::to_value(&merged.run.data).unwrap();
+    let sum = merged["disconnects"].as_f64().unwrap();
+    assert_eq!(merged["objectives"][0]["measured"], sum, "{merged:#}");
+    assert_eq!(merged["objectives"][0]["held"], sum < 1.0);
 }
 
 #[test]

@@ -93,13 +93,21 @@ Options:
       --json <FILE>          Write the results as JSON (`-` for stdout)
       --quiet                No text report on stdout
       --progress             Live status line on stderr even when it is not a terminal
+      --slo <EXPR>           An objective the session must hold, judged at its end and
+                             printed with its measured value after the report; one broken
+                             exits 99. Repeatable. MEASURE.PCT<T on draw_overshoot,
+                             deal_overshoot, reply_lateness or a step kind (kaiju, zimo,
+                             dapai, …), PCT one of p50, p75, p90, p99, p99.9, p99.99, max
+                             (draw_overshoot.p99<100ms); disconnects<N; errors<N (protocol
+                             errors and failed phases)
   -h, --help                 Print this help
 
 Units: numbers take k/M/G; times take us, ms, s, m, h (e.g. 500ms, 2m).
 
 Exit status: 0 the session ran; 1 it failed (sessions left on the server, most players
 failed before they could play, the server did not answer); 2 bad command line or input
-(an option or value, a --rule file that does not load).
+(an option or value, a --rule file that does not load); 99 the session ran and an
+objective (--slo) broke.
 ";
 
 /// Parses the arguments after the `mahjong` word.
@@ -253,6 +261,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
         json,
         quiet: matches.get_flag("quiet"),
         progress: matches.get_flag("progress"),
+        objectives: super::slo::mahjong(&matches)?,
     })))
 }
 
@@ -281,6 +290,7 @@ fn command() -> Command {
     super::subcommand("tsumo mahjong")
         .args(super::shard::args())
         .arg(super::bind::arg())
+        .arg(super::slo::arg())
         .args([
             value("players", Some('c'), "players"),
             value("seats", None, "seats"),

@@ -22,6 +22,7 @@ mod http2;
 mod mahjong;
 mod message;
 mod shard;
+mod slo;
 mod tools;
 mod units;
 mod url;
@@ -109,6 +110,12 @@ Options:
       --server-pid <PID> Sample this server process (and its children) once a second: CPU
                          and memory in the report. Repeatable.
       --hgrm <FILE>      Also write the latency distribution for HdrHistogram's plotter
+      --slo <EXPR>       An objective the run must hold, judged at its end and printed
+                         with its measured value after the report; one broken exits 99.
+                         Repeatable. p50, p75, p90, p99, p99.9, p99.99 or max '<' a
+                         duration (us, ms, s) on the corrected latency: p99<20ms;
+                         errors<N% of every request due (socket errors, non-2xx/3xx and
+                         requests never sent): errors<0.1%; rate>N% of -R reached: rate>95%
       --vs <URL>         Run the same load against URL too, alternating with the first URL
                          in rounds, and end with the comparison table (see --rounds)
       --vs-label <NAME>  Name of the --vs run [default: its URL]
@@ -177,6 +184,7 @@ Exit status (every command):
      file it names (a --script that does not load, --rule, --cacert, a saved run that
      does not parse or is newer), an output that cannot be written, --bind addresses
      not on this host, -c beyond the open-file limit, runs that do not merge
+  99 The run ran and an objective (--slo) broke: the report and the JSON say which
 ";
 
 /// Parses argv (including `argv[0]`).
@@ -307,6 +315,7 @@ fn parse_wrk(args: Vec<OsString>) -> Result<Parsed, String> {
     let rounds =
         u32::try_from(rounds).map_err(|_| options.invalid("rounds", "number is too large"))?;
     let (http2, vs_http1) = http2::parse(&options)?;
+    let objectives = slo::http(&matches, rate.is_some())?;
 
     Ok(Parsed::Run(Box::new(Plan {
         target,
@@ -340,6 +349,7 @@ fn parse_wrk(args: Vec<OsString>) -> Result<Parsed, String> {
         rounds,
         http2,
         vs_http1,
+        objectives,
         script_args: matches
             .get_many::<String>("script_args")
             .into_iter()
@@ -444,6 +454,7 @@ fn wrk_command() -> Command {
         .args(http2::args())
         .args(shard::args())
         .arg(bind::arg())
+        .arg(slo::arg())
         .args([
             value("threads", Some('t'), "threads"),
             value("connections", Some('c'), "connections"),

@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 use super::schema::{encode_histogram, first_schema, write_value, SavedPart, SCHEMA_VERSION};
 use crate::error::Error;
 use crate::plan::{Http2, JsonOut, Plan};
+use crate::slo::{self, Verdict};
 use crate::stats::shortfall::Shortfall;
 use crate::stats::RunResult;
 use crate::stats::{hdr, Counters};
@@ -76,6 +77,10 @@ pub struct SavedRun {
     /// error:` line); absent when none did. A merge names each part's: `SOURCE: FILE:LINE: …`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub script_error: Option<String>,
+    /// `--slo`: each objective as typed, what the run measured, its unit and whether it held
+    /// (`expr`, `measured`, `unit`, `held`); absent without objectives.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub objectives: Vec<Verdict>,
     /// `merged_from`, `run_id`, `shard`, `start`: written last, at the top level.
     #[serde(flatten)]
     pub part: SavedPart,
@@ -241,7 +246,7 @@ impl SavedRun {
                 0.0
             }
         };
-        SavedRun {
+        let mut saved = SavedRun {
             tool: "tsumo".to_string(),
             version: env!("CARGO_PKG_VERSION").to_string(),
             schema: SCHEMA_VERSION,
@@ -268,8 +273,12 @@ impl SavedRun {
             tsumo: Some(r.usage),
             rate_shortfall: r.shortfall.clone(),
             script_error: None,
+            objectives: Vec::new(),
             part: SavedPart::of(&r.plan.part, &r.start),
-        }
+        };
+        // Judged on the saved measures, as a saved run is judged again (`report::objectives`).
+        saved.objectives = slo::judge(&r.plan.objectives, &saved);
+        saved
     }
 }
 

@@ -51,6 +51,9 @@ pub fn render(r: &MahjongResult) -> String {
     for line in super::text::part_lines(&p.part, &r.start) {
         let _ = writeln!(out, "{line}");
     }
+    for line in super::objectives::lines(&saved.objectives) {
+        let _ = writeln!(out, "{line}");
+    }
     out
 }
 
@@ -72,6 +75,9 @@ pub fn render_merged(s: &SavedSession) -> String {
     let mut out = String::new();
     phases(&mut out, s, &head);
     outcome(&mut out, s);
+    for line in super::objectives::lines(&s.objectives) {
+        let _ = writeln!(out, "{line}");
+    }
     out
 }
 

@@ -16,6 +16,7 @@ use serde_json::Value;
 
 use super::compare::{self, LoadedRun, RunData};
 use super::json::{Percentiles, SavedRun};
+use super::objectives;
 use super::schema::{decode_histogram, encode_histogram, write_value, SavedPart};
 use super::session::{SavedHistogram, SavedPhase, SavedSession};
 use super::shards;
@@ -279,6 +280,8 @@ fn merge_http(runs: &[LoadedRun], label: &str) -> Result<SavedRun, Error> {
         merged.requests_per_sec = over_all(|r| r.requests_per_sec);
         merged.bytes_per_sec = over_all(|r| r.bytes_per_sec);
     }
+    // The first part's objectives, judged on the whole.
+    merged.objectives = objectives::judge_run_again(&merged);
     merged.label = label.to_string();
     Ok(merged)
 }
@@ -384,6 +387,7 @@ fn merge_mahjong(runs: &[LoadedRun], label: &str) -> Result<SavedSession, Error>
             merged.bots.entry(kind.clone()).or_default().merge(bot);
         }
     }
+    merged.objectives = objectives::judge_session_again(&merged);
     merged.label = label.to_string();
     Ok(merged)
 }

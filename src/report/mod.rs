@@ -1,6 +1,7 @@
 //! Renderers of a finished run: wrk2's text layout (`text`), JSON (`json`), the mahjong
-//! session's text and JSON (`mahjong`), `.hgrm` (`hgrm`); and the tools on saved runs: the
-//! reader (`saved`), `compare`, `merge`, `plot`; `chart` draws the SVG charts from plain data.
+//! session's text and JSON (`mahjong`), `.hgrm` (`hgrm`), the objectives (`--slo`) judged on
+//! a saved result (`objectives`); and the tools on saved runs: the reader (`saved`),
+//! `compare`, `merge`, `plot`; `chart` draws the SVG charts from plain data.
 //!
 //! Saved runs are typed for both modes: [`json::SavedRun`] (HTTP) and
 //! [`session::SavedSession`] (mahjong), each with the format version `"schema"`
@@ -15,6 +16,7 @@ pub mod hgrm;
 pub mod json;
 pub mod mahjong;
 pub mod merge;
+pub mod objectives;
 pub mod plot;
 pub mod saved;
 pub mod schema;

@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use super::schema::{decode_histogram, encode_histogram, first_schema, SavedPart, SCHEMA_VERSION};
 use crate::error::Error;
 use crate::mahjong::bot::StepKind;
+use crate::slo::{self, Verdict};
 use crate::stats::hdr;
 use crate::stats::mahjong::{ErrorGroup, MahjongResult, PlayStats, PHASES};
 use crate::sys::procstat::ServerUsage;
@@ -87,6 +88,10 @@ pub struct SavedSession {
     /// CPU and memory of the `--server-pid` processes; absent without one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<ServerUsage>,
+    /// `--slo`: each objective with what the session measured, as in an HTTP run's file;
+    /// absent without objectives.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub objectives: Vec<Verdict>,
     /// `merged_from`, `run_id`, `shard`, `start`, as in an HTTP run's file.
     #[serde(flatten)]
     pub part: SavedPart,
@@ -246,7 +251,7 @@ impl SavedSession {
             .iter()
             .map(|(kind, h)| (kind.to_string(), SavedHistogram::of(h)))
             .collect();
-        SavedSession {
+        let mut saved = SavedSession {
             tool: "tsumo".to_string(),
             version: env!("CARGO_PKG_VERSION").to_string(),
             mode: "mahjong".to_string(),
@@ -308,8 +313,12 @@ impl SavedSession {
                 peak_rss_bytes: r.peak_rss_bytes,
             },
             server: r.server.clone(),
+            objectives: Vec::new(),
             part: SavedPart::of(&p.part, &r.start),
-        }
+        };
+        // Judged on the saved measures, as a saved session is judged again.
+        saved.objectives = slo::judge(&p.objectives, &saved);
+        saved
     }
 
     /// Phase names in the order players go through them, then any others the file has.

@@ -11,6 +11,7 @@
 use hdrhistogram::Histogram;
 
 use super::json::{SavedPacing, SavedRun};
+use super::objectives;
 use super::schema::decode_histogram;
 use crate::error::Error;
 use crate::plan::Part;
@@ -78,6 +79,9 @@ pub fn render(r: &RunResult) -> String {
 
     totals(&mut lines, &r.counters, r.elapsed.as_micros() as f64);
     additions(&mut lines, r);
+    if !plan.objectives.is_empty() {
+        lines.extend(objectives::lines(&SavedRun::from_result(r).objectives));
+    }
 
     let mut out = lines.join("\n");
     out.push('\n');
@@ -318,6 +322,7 @@ pub fn render_merged(s: &SavedRun) -> Result<String, Error> {
     if let Some(server) = &s.server {
         lines.push(server_line(server));
     }
+    lines.extend(objectives::lines(&s.objectives));
     let mut out = lines.join("\n");
     out.push('\n');
     Ok(out)

@@ -1,0 +1,620 @@
+//! Objectives (`--slo EXPR`): what a run must hold, parsed from the command line, and the
+//! judgement of a finished run against them.
+//!
+//! Low in the layout so that the plan can carry them and every layer above can judge: the
+//! measures themselves are read from a saved result by the report layer, through
+//! [`Measured`]; this module only knows names, limits and comparisons. One objective is one
+//! measure, one comparison and one limit: `p99<20ms`, `errors<0.1%`, `rate>95%`,
+//! `draw_overshoot.p99<100ms`, `disconnects<1`.
+
+use serde::{Deserialize, Serialize};
+
+/// A percentile of a latency histogram (or its max).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub enum Percentile {
+    P50,
+    P75,
+    P90,
+    P99,
+    P99_9,
+    P99_99,
+    Max,
+}
+
+impl Percentile {
+    const ALL: [Percentile; 7] = [
+        Percentile::P50,
+        Percentile::P75,
+        Percentile::P90,
+        Percentile::P99,
+        Percentile::P99_9,
+        Percentile::P99_99,
+        Percentile::Max,
+    ];
+
+    /// As written in an objective: `p50`, `p99.9`, `max`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Percentile::P50 => "p50",
+            Percentile::P75 => "p75",
+            Percentile::P90 => "p90",
+            Percentile::P99 => "p99",
+            Percentile::P99_9 => "p99.9",
+            Percentile::P99_99 => "p99.99",
+            Percentile::Max => "max",
+        }
+    }
+
+    /// The percentile as a number (100 for `max`).
+    pub fn value(self) -> f64 {
+        match self {
+            Percentile::P50 => 50.0,
+            Percentile::P75 => 75.0,
+            Percentile::P90 => 90.0,
+            Percentile::P99 => 99.0,
+            Percentile::P99_9 => 99.9,
+            Percentile::P99_99 => 99.99,
+            Percentile::Max => 100.0,
+        }
+    }
+
+    fn parse(text: &str) -> Option<Percentile> {
+        Percentile::ALL.into_iter().find(|p| p.as_str() == text)
+    }
+}
+
+/// What an objective measures.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub enum Measure {
+    /// HTTP: a percentile of the corrected latency, µs.
+    Latency(Percentile),
+    /// HTTP: every error (socket errors, non-2xx/3xx, requests never sent) as a share of every
+    /// request due (responses, socket errors and requests never sent), %.
+    ErrorShare,
+    /// HTTP: the achieved rate as a share of the target rate, %.
+    RateShare,
+    /// Mahjong: a percentile of one of the session's histograms (`draw_overshoot`,
+    /// `deal_overshoot`, `reply_lateness`, or a step kind), µs.
+    Session {
+        histogram: String,
+        percentile: Percentile,
+    },
+    /// Mahjong: WebSockets closed before their player was done.
+    Disconnects,
+    /// Mahjong: protocol errors and failed phases (login, connect, …), as the report's
+    /// `Disconnects:` line counts them.
+    SessionErrors,
+}
+
+/// Which unit a measure is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Unit {
+    /// Microseconds.
+    #[serde(rename = "us")]
+    Micros,
+    /// Percent.
+    #[serde(rename = "%")]
+    Percent,
+    /// A count.
+    #[serde(rename = "count")]
+    Count,
+}
+
+impl Measure {
+    pub fn unit(&self) -> Unit {
+        match self {
+            Measure::Latency(_) | Measure::Session { .. } => Unit::Micros,
+            Measure::ErrorShare | Measure::RateShare => Unit::Percent,
+            Measure::Disconnects | Measure::SessionErrors => Unit::Count,
+        }
+    }
+}
+
+/// One objective, as typed and parsed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Objective {
+    /// As typed (`p99<20ms`), to name it in verdicts.
+    pub expr: String,
+    pub measure: Measure,
+    /// `true`: the measure must stay below `limit` (`<`); `false`: above it (`rate>`).
+    pub below: bool,
+    /// In the measure's unit.
+    pub limit: f64,
+}
+
+impl Objective {
+    /// The measure's name as typed: `p99`, `errors`, `draw_overshoot.p99`.
+    pub fn name(&self) -> &str {
+        name_of(&self.expr)
+    }
+
+    /// Whether `measured` holds this objective.
+    pub fn holds(&self, measured: f64) -> bool {
+        if self.below {
+            measured < self.limit
+        } else {
+            measured > self.limit
+        }
+    }
+}
+
+/// The measure's name of an objective as typed (what comes before `<` or `>`).
+pub fn name_of(expr: &str) -> &str {
+    expr.split(['<', '>']).next().unwrap_or(expr).trim()
+}
+
+/// A finished run's (or a saved result's) value of a measure: `None` when it has none (a
+/// histogram without samples, a closed-loop run's rate).
+pub trait Measured {
+    fn measure(&self, measure: &Measure) -> Option<f64>;
+}
+
+/// One objective judged: the JSON's `objectives` entries.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Verdict {
+    /// The objective as typed.
+    pub expr: String,
+    /// What the run measured, in `unit`; `null` when it had nothing to measure (which breaks
+    /// the objective: a run that shows nothing cannot vouch for a load).
+    pub measured: Option<f64>,
+    pub unit: Unit,
+    pub held: bool,
+}
+
+impl Verdict {
+    /// The measure's name: `p99`, `errors`, `draw_overshoot.p99`.
+    pub fn name(&self) -> &str {
+        name_of(&self.expr)
+    }
+
+    /// `p99 31.0ms`, `errors 0.120%`, `disconnects 3`; `p99 not measured` without a value.
+    pub fn measured_text(&self) -> String {
+        match self.measured {
+            Some(value) => format!("{} {}", self.name(), format_value(value, self.unit)),
+            None => format!("{} not measured", self.name()),
+        }
+    }
+}
+
+/// A measured value in its unit, short: `850us`, `31.0ms`, `1.25s`, `0.120%`, `12.5%`, `3`.
+pub fn format_value(value: f64, unit: Unit) -> String {
+    match unit {
+        Unit::Micros if value < 1_000.0 => format!("{value:.0}us"),
+        Unit::Micros if value < 1_000_000.0 => format!("{:.1}ms", value / 1_000.0),
+        Unit::Micros => format!("{:.2}s", value / 1_000_000.0),
+        Unit::Percent if value == 0.0 => "0%".to_string(),
+        Unit::Percent if value < 1.0 => format!("{value:.3}%"),
+        Unit::Percent => format!("{value:.1}%"),
+        Unit::Count => format!("{value:.0}"),
+    }
+}
+
+/// Every objective judged against `run`, in the order given.
+pub fn judge(objectives: &[Objective], run: &impl Measured) -> Vec<Verdict> {
+    objectives
+        .iter()
+        .map(|objective| {
+            let measured = run.measure(&objective.measure);
+            Verdict {
+                expr: objective.expr.clone(),
+                measured,
+                unit: objective.measure.unit(),
+                held: measured.is_some_and(|value| objective.holds(value)),
+            }
+        })
+        .collect()
+}
+
+/// The HTTP measures, for messages.
+const HTTP_MEASURES: &str = "p50, p75, p90, p99, p99.9, p99.99, max, errors or rate";
+
+/// The percentiles, for messages.
+const PERCENTILES: &str = "p50, p75, p90, p99, p99.9, p99.99 or max";
+
+/// The mahjong histograms besides the step kinds.
+const SESSION_HISTOGRAMS: [&str; 3] = ["draw_overshoot", "deal_overshoot", "reply_lateness"];
+
+/// An HTTP run's objective; the error is the reason, to follow `--slo 'EXPR': `.
+pub fn parse_http(expr: &str) -> Result<Objective, String> {
+    let (name, below, limit) = split(expr)?;
+    let measure = match name {
+        "errors" => Measure::ErrorShare,
+        "rate" => Measure::RateShare,
+        _ => match Percentile::parse(name) {
+            Some(p) => Measure::Latency(p),
+            None if looks_like_session(name) => {
+                return Err(format!(
+                    "{name} is a mahjong measure (tsumo mahjong --slo); an HTTP run's are \
+                     {HTTP_MEASURES}"
+                ))
+            }
+            None => {
+                return Err(format!(
+                    "unknown measure '{name}' (an HTTP run's are {HTTP_MEASURES})"
+                ))
+            }
+        },
+    };
+    let limit = match &measure {
+        Measure::Latency(_) => duration_us(limit)?,
+        Measure::ErrorShare => share(name, limit, "errors<0.1%")?,
+        _ => share(name, limit, "rate>95%")?,
+    };
+    let want_below = measure != Measure::RateShare;
+    direction(name, below, want_below)?;
+    Ok(Objective {
+        expr: expr.trim().to_string(),
+        measure,
+        below,
+        limit,
+    })
+}
+
+/// A mahjong session's objective; `step_kinds` are the step names a measure may start with
+/// besides [`SESSION_HISTOGRAMS`]. The error is the reason, to follow `--slo 'EXPR': `.
+pub fn parse_mahjong(expr: &str, step_kinds: &[&str]) -> Result<Objective, String> {
+    let (name, below, limit) = split(expr)?;
+    let measures = || {
+        format!(
+            "a session's are {}, a step kind ({}), each with .p50 to .max, disconnects or errors",
+            SESSION_HISTOGRAMS.join(", "),
+            step_kinds.join(", ")
+        )
+    };
+    let measure = match name {
+        "disconnects" => Measure::Disconnects,
+        "errors" => Measure::SessionErrors,
+        "rate" => {
+            return Err(format!(
+                "rate is an HTTP measure (a target rate's share); {}",
+                measures()
+            ))
+        }
+        _ => {
+            let (histogram, percentile) = match name.split_once('.') {
+                Some((histogram, percentile)) => (histogram, Some(percentile)),
+                None => (name, None),
+            };
+            let known = SESSION_HISTOGRAMS.contains(&histogram) || step_kinds.contains(&histogram);
+            if !known {
+                if Percentile::parse(name).is_some() {
+                    return Err(format!(
+                        "{name} is an HTTP measure; in a session say which histogram, e.g. \
+                         draw_overshoot.{name} ({})",
+                        measures()
+                    ));
+                }
+                return Err(format!("unknown measure '{histogram}' ({})", measures()));
+            }
+            let Some(percentile) = percentile else {
+                return Err(format!(
+                    "{histogram} needs a percentile: {histogram}.p99 (use {PERCENTILES})"
+                ));
+            };
+            let Some(percentile) = Percentile::parse(percentile) else {
+                return Err(format!(
+                    "unknown percentile '{percentile}' (use {PERCENTILES})"
+                ));
+            };
+            Measure::Session {
+                histogram: histogram.to_string(),
+                percentile,
+            }
+        }
+    };
+    direction(name, below, true)?;
+    let limit = match &measure {
+        Measure::Session { .. } => duration_us(limit)?,
+        _ => count(name, limit)?,
+    };
+    Ok(Objective {
+        expr: expr.trim().to_string(),
+        measure,
+        below,
+        limit,
+    })
+}
+
+/// `NAME<LIMIT` or `NAME>LIMIT`: the name, whether it is `<`, and the limit as typed.
+fn split(expr: &str) -> Result<(&str, bool, &str), String> {
+    let expr = expr.trim();
+    if expr.is_empty() {
+        return Err("empty objective (e.g. p99<20ms)".to_string());
+    }
+    let Some(at) = expr.find(['<', '>']) else {
+        return Err("no '<' or '>' (e.g. p99<20ms, rate>95%)".to_string());
+    };
+    let (name, rest) = expr.split_at(at);
+    let below = rest.starts_with('<');
+    let limit = rest[1..].trim();
+    if limit.starts_with('=') {
+        return Err("'<=' and '>=' are not objectives: use '<' or '>'".to_string());
+    }
+    let name = name.trim();
+    if name.is_empty() {
+        return Err("no measure before the comparison (e.g. p99<20ms)".to_string());
+    }
+    if limit.is_empty() {
+        return Err(format!("no limit after {name}"));
+    }
+    if limit.contains(['<', '>']) {
+        return Err("one comparison per objective (repeat --slo for more)".to_string());
+    }
+    Ok((name, below, limit))
+}
+
+fn direction(name: &str, below: bool, want_below: bool) -> Result<(), String> {
+    match (below, want_below) {
+        (false, true) => Err(format!("{name} takes '<' (an upper limit), not '>'")),
+        (true, false) => Err(format!("{name} takes '>' (a lower limit), not '<'")),
+        _ => Ok(()),
+    }
+}
+
+/// A plain decimal number (`20`, `0.5`): no sign, no exponent.
+fn number(text: &str) -> Option<f64> {
+    let plain = !text.is_empty()
+        && text.chars().all(|c| c.is_ascii_digit() || c == '.')
+        && text.chars().any(|c| c.is_ascii_digit());
+    plain.then(|| text.parse().ok()).flatten()
+}
+
+/// `20ms`, `500us`, `1.5s` in µs (wrk's units).
+fn duration_us(text: &str) -> Result<f64, String> {
+    let at = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(text.len());
+    let (digits, unit) = text.split_at(at);
+    let Some(value) = number(digits) else {
+        return Err(format!(
+            "'{text}' is not a duration (a number and us, ms or s: 20ms)"
+        ));
+    };
+    let scale = match unit {
+        "" => return Err(format!("no unit in {text} (use us, ms or s)")),
+        "us" => 1.0,
+        "ms" => 1_000.0,
+        "s" => 1_000_000.0,
+        _ => return Err(format!("unknown unit '{unit}' in {text} (use us, ms or s)")),
+    };
+    Ok(value * scale)
+}
+
+/// `0.1%`: a share of 0 to 100.
+fn share(name: &str, text: &str, example: &str) -> Result<f64, String> {
+    let Some(digits) = text.strip_suffix('%') else {
+        return Err(format!("{name} is a share: {text}% ({example})"));
+    };
+    match number(digits.trim()) {
+        Some(value) if value <= 100.0 => Ok(value),
+        Some(_) => Err(format!("{text} is more than 100%")),
+        None => Err(format!("'{text}' is not a share ({example})")),
+    }
+}
+
+/// A whole count (`disconnects<1`).
+fn count(name: &str, text: &str) -> Result<f64, String> {
+    if text.ends_with('%') {
+        return Err(format!(
+            "{name} in a session is a count, not a share: {name}<{}",
+            text.trim_end_matches('%')
+        ));
+    }
+    match text.parse::<u64>() {
+        Ok(n) => Ok(n as f64),
+        Err(_) => Err(format!("{name} takes a whole number: {name}<1")),
+    }
+}
+
+/// `draw_overshoot.p99` or a name with a dot: meant for a session.
+fn looks_like_session(name: &str) -> bool {
+    (name.contains('.') && !name.starts_with('p'))
+        || SESSION_HISTOGRAMS.contains(&name)
+        || name == "disconnects"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const STEPS: [&str; 3] = ["kaiju", "zimo", "dapai"];
+
+    fn http(expr: &str) -> Objective {
+        match parse_http(expr) {
+            Ok(objective) => objective,
+            Err(e) => panic!("{expr}: {e}"),
+        }
+    }
+
+    fn mahjong(expr: &str) -> Objective {
+        match parse_mahjong(expr, &STEPS) {
+            Ok(objective) => objective,
+            Err(e) => panic!("{expr}: {e}"),
+        }
+    }
+
+    #[test]
+    fn http_objectives_parse() {
+        let p99 = http("p99<20ms");
+        assert_eq!(p99.measure, Measure::Latency(Percentile::P99));
+        assert_eq!((p99.below, p99.limit), (true, 20_000.0));
+        assert_eq!(p99.name(), "p99");
+        assert_eq!(http("p99.9<1.5s").limit, 1_500_000.0);
+        assert_eq!(
+            http("p99.9<1.5s").measure,
+            Measure::Latency(Percentile::P99_9)
+        );
+        assert_eq!(http(" max < 500us ").limit, 500.0);
+        assert_eq!(http(" max < 500us ").expr, "max < 500us");
+        assert_eq!(http("p50<0.5ms").limit, 500.0);
+        let errors = http("errors<0.1%");
+        assert_eq!((errors.measure, errors.limit), (Measure::ErrorShare, 0.1));
+        let rate = http("rate>95%");
+        assert_eq!(
+            (rate.measure, rate.below, rate.limit),
+            (Measure::RateShare, false, 95.0)
+        );
+    }
+
+    #[test]
+    fn mahjong_objectives_parse() {
+        let draw = mahjong("draw_overshoot.p99<100ms");
+        assert_eq!(
+            draw.measure,
+            Measure::Session {
+                histogram: "draw_overshoot".into(),
+                percentile: Percentile::P99
+            }
+        );
+        assert_eq!(draw.limit, 100_000.0);
+        assert_eq!(draw.name(), "draw_overshoot.p99");
+        assert_eq!(
+            mahjong("zimo.max<2s").measure,
+            Measure::Session {
+                histogram: "zimo".into(),
+                percentile: Percentile::Max
+            }
+        );
+        assert_eq!(mahjong("reply_lateness.p99.9<5ms").limit, 5_000.0);
+        let disconnects = mahjong("disconnects<1");
+        assert_eq!(
+            (disconnects.measure, disconnects.limit),
+            (Measure::Disconnects, 1.0)
+        );
+        assert_eq!(mahjong("errors<10").measure, Measure::SessionErrors);
+    }
+
+    /// Each malformed objective says what is wrong in one line.
+    #[test]
+    fn http_errors_name_the_mistake() {
+        let cases = [
+            ("p99<20", "no unit in 20 (use us, ms or s)"),
+            ("p99<20m", "unknown unit 'm' in 20m (use us, ms or s)"),
+            (
+                "p99<fast",
+                "'fast' is not a duration (a number and us, ms or s: 20ms)",
+            ),
+            (
+                "p99<-1ms",
+                "'-1ms' is not a duration (a number and us, ms or s: 20ms)",
+            ),
+            ("", "empty objective (e.g. p99<20ms)"),
+            ("p99", "no '<' or '>' (e.g. p99<20ms, rate>95%)"),
+            ("<20ms", "no measure before the comparison (e.g. p99<20ms)"),
+            ("p99<", "no limit after p99"),
+            (
+                "p99<=20ms",
+                "'<=' and '>=' are not objectives: use '<' or '>'",
+            ),
+            (
+                "1ms<p99<20ms",
+                "one comparison per objective (repeat --slo for more)",
+            ),
+            ("p99>20ms", "p99 takes '<' (an upper limit), not '>'"),
+            ("rate<95%", "rate takes '>' (a lower limit), not '<'"),
+            ("errors<5", "errors is a share: 5% (errors<0.1%)"),
+            ("rate>95", "rate is a share: 95% (rate>95%)"),
+            ("errors<101%", "101% is more than 100%"),
+            ("errors<x%", "'x%' is not a share (errors<0.1%)"),
+            (
+                "p98<20ms",
+                "unknown measure 'p98' (an HTTP run's are p50, p75, p90, p99, p99.9, p99.99, \
+                 max, errors or rate)",
+            ),
+            (
+                "draw_overshoot.p99<100ms",
+                "draw_overshoot.p99 is a mahjong measure (tsumo mahjong --slo); an HTTP run's \
+                 are p50, p75, p90, p99, p99.9, p99.99, max, errors or rate",
+            ),
+            (
+                "disconnects<1",
+                "disconnects is a mahjong measure (tsumo mahjong --slo); an HTTP run's are p50, \
+                 p75, p90, p99, p99.9, p99.99, max, errors or rate",
+            ),
+        ];
+        for (expr, want) in cases {
+            assert_eq!(
+                parse_http(expr).as_ref().map_err(String::as_str),
+                Err(want),
+                "{expr}"
+            );
+        }
+    }
+
+    #[test]
+    fn mahjong_errors_name_the_mistake() {
+        let measures = "a session's are draw_overshoot, deal_overshoot, reply_lateness, a step \
+                        kind (kaiju, zimo, dapai), each with .p50 to .max, disconnects or errors";
+        let cases = [
+            (
+                "p99<20ms",
+                format!(
+                    "p99 is an HTTP measure; in a session say which histogram, e.g. \
+                     draw_overshoot.p99 ({measures})"
+                ),
+            ),
+            (
+                "rate>95%",
+                format!("rate is an HTTP measure (a target rate's share); {measures}"),
+            ),
+            (
+                "draw_overshoot<100ms",
+                "draw_overshoot needs a percentile: draw_overshoot.p99 (use p50, p75, p90, p99, \
+                 p99.9, p99.99 or max)"
+                    .to_string(),
+            ),
+            (
+                "draw_overshoot.p98<100ms",
+                "unknown percentile 'p98' (use p50, p75, p90, p99, p99.9, p99.99 or max)"
+                    .to_string(),
+            ),
+            ("chi.p99<1s", format!("unknown measure 'chi' ({measures})")),
+            (
+                "draw_overshoot.p99<100",
+                "no unit in 100 (use us, ms or s)".to_string(),
+            ),
+            (
+                "errors<1%",
+                "errors in a session is a count, not a share: errors<1".to_string(),
+            ),
+            (
+                "disconnects<0.5",
+                "disconnects takes a whole number: disconnects<1".to_string(),
+            ),
+            (
+                "disconnects>1",
+                "disconnects takes '<' (an upper limit), not '>'".to_string(),
+            ),
+        ];
+        for (expr, want) in cases {
+            assert_eq!(
+                parse_mahjong(expr, &STEPS).as_ref().map_err(String::as_str),
+                Err(want.as_str()),
+                "{expr}"
+            );
+        }
+    }
+
+    struct Fixed(Option<f64>);
+
+    impl Measured for Fixed {
+        fn measure(&self, _: &Measure) -> Option<f64> {
+            self.0
+        }
+    }
+
+    #[test]
+    fn judged_strictly_and_nothing_measured_breaks() {
+        let objectives = [http("p99<20ms"), http("rate>95%")];
+        let at = |v| judge(&objectives, &Fixed(v));
+        let held: Vec<bool> = at(Some(95.0)).iter().map(|v| v.held).collect();
+        assert_eq!(held, [true, false]);
+        let held: Vec<bool> = at(Some(20_000.0)).iter().map(|v| v.held).collect();
+        assert_eq!(held, [false, true]);
+        let none = at(None);
+        assert!(none.iter().all(|v| !v.held && v.measured.is_none()));
+        assert_eq!(none[0].unit, Unit::Micros);
+        assert_eq!(none[1].unit, Unit::Percent);
+        assert_eq!(none[1].name(), "rate");
+    }
+}
