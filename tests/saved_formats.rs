@@ -198,6 +198,8 @@ const ADDED_SINCE_V1: &[&str] = &[
     // How the sends were paced (--slack), and the slots think times end in.
     "/plan/pacing",
     "/plan/think_slack_us",
+    // The run interval by interval (--interval), both modes.
+    "/intervals",
 ];
 
 /// `new` holds every key of `old` with the same value, and adds only [`ADDED_SINCE_V1`].

@@ -16,6 +16,7 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 use super::schema::{encode_histogram, first_schema, write_value, SavedPart, SCHEMA_VERSION};
+use super::timeline::{self, SavedInterval};
 use crate::error::Error;
 use crate::plan::{Http2, JsonOut, Plan};
 use crate::stats::shortfall::Shortfall;
@@ -76,6 +77,9 @@ pub struct SavedRun {
     /// error:` line); absent when none did. A merge names each part's: `SOURCE: FILE:LINE: …`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub script_error: Option<String>,
+    /// The run interval by interval (`--interval`); absent in files of older tsumos.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub intervals: Vec<SavedInterval>,
     /// `merged_from`, `run_id`, `shard`, `start`: written last, at the top level.
     #[serde(flatten)]
     pub part: SavedPart,
@@ -268,6 +272,10 @@ impl SavedRun {
             tsumo: Some(r.usage),
             rate_shortfall: r.shortfall.clone(),
             script_error: None,
+            intervals: r
+                .timeline
+                .as_ref()
+                .map_or_else(Vec::new, |t| timeline::http_intervals(t, elapsed_s)),
             part: SavedPart::of(&r.plan.part, &r.start),
         }
     }
@@ -349,6 +357,7 @@ mod tests {
             usage: Default::default(),
             shortfall: None,
             start: StartRecord::new(None, 1_796_061_600_000_000_000),
+            timeline: None,
         }
     }
 

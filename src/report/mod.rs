@@ -11,6 +11,7 @@
 
 pub mod compare;
 pub mod hgrm;
+pub mod hlog;
 pub mod json;
 pub mod mahjong;
 pub mod merge;
@@ -20,3 +21,4 @@ pub mod schema;
 pub mod session;
 pub mod shards;
 pub mod text;
+pub mod timeline;

@@ -14,6 +14,7 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 use super::schema::{decode_histogram, encode_histogram, first_schema, SavedPart, SCHEMA_VERSION};
+use super::timeline::{self, SavedSessionInterval};
 use crate::error::Error;
 use crate::mahjong::bot::StepKind;
 use crate::stats::hdr;
@@ -87,6 +88,9 @@ pub struct SavedSession {
     /// CPU and memory of the `--server-pid` processes; absent without one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<ServerUsage>,
+    /// The session interval by interval (`--interval`); absent in files of older tsumos.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub intervals: Vec<SavedSessionInterval>,
     /// `merged_from`, `run_id`, `shard`, `start`, as in an HTTP run's file.
     #[serde(flatten)]
     pub part: SavedPart,
@@ -308,6 +312,11 @@ impl SavedSession {
                 peak_rss_bytes: r.peak_rss_bytes,
             },
             server: r.server.clone(),
+            intervals: timeline::session_intervals(
+                &rec.timeline,
+                r.start.intended_unix_ns.unwrap_or(r.start.actual_unix_ns),
+                r.elapsed.as_secs_f64(),
+            ),
             part: SavedPart::of(&p.part, &r.start),
         }
     }
