@@ -253,7 +253,7 @@ impl Plan {
             label: String::from("test"),
             server_pids: Vec::new(),
             hgrm: None,
-            interval: crate::stats::timeline::DEFAULT_INTERVAL,
+            interval: Duration::from_secs(1),
             hlog: None,
             vs: None,
             vs_label: None,

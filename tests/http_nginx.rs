@@ -934,7 +934,10 @@ fn timeline_intervals_add_up_to_the_run_and_the_hlog_reads_back() {
 
     let log = std::fs::read(&hlog).expect("the --hlog file");
     let text = String::from_utf8_lossy(&log);
-    assert!(text.contains("#[Histogram log format version 1.3]"), "{text}");
+    assert!(
+        text.contains("#[Histogram log format version 1.3]"),
+        "{text}"
+    );
     let mut read = Vec::new();
     for entry in IntervalLogIterator::new(&log) {
         if let LogEntry::Interval(interval) = entry.expect("a log line") {
@@ -966,11 +969,21 @@ fn timeline_intervals_add_up_to_the_run_and_the_hlog_reads_back() {
         .output()
         .expect("java runs");
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let total = stdout
         .lines()
         .find_map(|l| l.split("Total count").nth(1))
-        .and_then(|rest| rest.trim_start_matches([' ', '=']).trim_end_matches(']').trim().parse::<u64>().ok())
+        .and_then(|rest| {
+            rest.trim_start_matches([' ', '='])
+                .trim_end_matches(']')
+                .trim()
+                .parse::<u64>()
+                .ok()
+        })
         .unwrap_or_else(|| panic!("no total count in:\n{stdout}"));
     assert_eq!(total, latency.len(), "{stdout}");
 }

@@ -616,7 +616,9 @@ fn timeline_intervals_carry_players_by_phase_and_add_up() {
     assert!(intervals.len() >= 8, "{} intervals", intervals.len());
     let field = |i: &Value, a: &str, b: &str| i[a][b].as_u64().unwrap_or_else(|| panic!("{i:#}"));
     assert!(
-        intervals.iter().any(|i| field(i, "players", "playing") == 8),
+        intervals
+            .iter()
+            .any(|i| field(i, "players", "playing") == 8),
         "no interval ends with all 8 playing: {intervals:#?}"
     );
     let last = intervals.last().unwrap();
@@ -625,8 +627,14 @@ fn timeline_intervals_carry_players_by_phase_and_add_up() {
         assert_eq!(interval["start_s"].as_f64(), Some(k as f64 * 0.5));
     }
     let sum = |a: &str, b: &str| intervals.iter().map(|i| field(i, a, b)).sum::<u64>();
-    assert_eq!(sum("games", "started"), doc["games"]["started"].as_u64().unwrap());
-    assert_eq!(sum("games", "aborted"), doc["games"]["aborted"].as_u64().unwrap());
+    assert_eq!(
+        sum("games", "started"),
+        doc["games"]["started"].as_u64().unwrap()
+    );
+    assert_eq!(
+        sum("games", "aborted"),
+        doc["games"]["aborted"].as_u64().unwrap()
+    );
     let hands: u64 = intervals.iter().map(|i| i["hands"].as_u64().unwrap()).sum();
     let bot_hands: u64 = doc["bots"]
         .as_object()

@@ -316,8 +316,10 @@ fn merged_intervals_are_the_shards_added_by_wall_clock(
     assert_eq!(merged_intervals.len(), longest);
     assert!(longest >= 5, "{longest} intervals");
     for (k, sum) in merged_intervals.iter().enumerate() {
-        let parts: Vec<serde_json::Value> =
-            docs.iter().filter_map(|d| intervals(d).get(k).cloned()).collect();
+        let parts: Vec<serde_json::Value> = docs
+            .iter()
+            .filter_map(|d| intervals(d).get(k).cloned())
+            .collect();
         for part in &parts {
             assert_eq!(part["start_unix_ns"], sum["start_unix_ns"], "interval {k}");
         }

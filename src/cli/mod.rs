@@ -380,9 +380,11 @@ fn only_with_vs(matches: &ArgMatches) -> Result<(), String> {
             );
         }
         if matches.contains_id("hlog") {
-            return Err("--hlog goes with a single run, not --vs (each run of the --vs \
+            return Err(
+                "--hlog goes with a single run, not --vs (each run of the --vs \
                         --json file has its intervals)"
-                .to_string());
+                    .to_string(),
+            );
         }
         return Ok(());
     }

@@ -25,10 +25,10 @@ use crate::net::stream::Endpoint;
 use crate::net::tls::Alpn;
 use crate::plan::{BotKind, MahjongPlan, Scheme};
 use crate::stats::mahjong::MahjongRecorder;
-use crate::stats::timeline::{IntervalClock, MahjongTotals, Players};
-use crate::timing::clock;
 pub use crate::stats::mahjong::MahjongResult;
+use crate::stats::timeline::{IntervalClock, MahjongTotals, Players};
 use crate::sys;
+use crate::timing::clock;
 use crate::timing::pacer::Pacing;
 
 /// What the main thread and the workers share.

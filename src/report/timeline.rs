@@ -459,7 +459,9 @@ mod tests {
         let mut sum = new_histogram();
         for (k, interval) in merged.iter().enumerate() {
             let h = interval.latency.decode().unwrap();
-            let mut expected = a.get(k).map_or_else(new_histogram, |i| i.latency.decode().unwrap());
+            let mut expected = a
+                .get(k)
+                .map_or_else(new_histogram, |i| i.latency.decode().unwrap());
             if let Some(i) = b.get(k) {
                 expected.add(i.latency.decode().unwrap()).unwrap();
             }
