@@ -298,6 +298,13 @@ fn two_mahjong_shards_are_one_session_of_distinct_players() {
         assert_eq!(merged["phases"][name]["failed"], 0, "{name}: {merged:#}");
     }
     assert_eq!(merged["games"]["started"], 4, "{merged:#}");
+    // The shards' intervals, added by wall clock: every game started in one of them.
+    let intervals = merged["intervals"].as_array().expect("merged intervals");
+    let started: u64 = intervals
+        .iter()
+        .map(|i| i["games"]["started"].as_u64().unwrap())
+        .sum();
+    assert_eq!(started, 4, "{merged:#}");
     assert_eq!(server.wait_session_files(0, Duration::from_secs(5)), 0);
 }
 

@@ -379,7 +379,8 @@ fn only_with_vs(matches: &ArgMatches) -> Result<(), String> {
                     .to_string(),
             );
         }
-        if matches.contains_id("hlog") {
+        // A mahjong session has no --hlog to give.
+        if matches.try_contains_id("hlog").unwrap_or(false) {
             return Err(
                 "--hlog goes with a single run, not --vs (each run of the --vs \
                         --json file has its intervals)"
