@@ -14,7 +14,8 @@
 //!   `JOB_COMPLETION_INDEX`), `--start-at` and `--run-id` for a run split over machines;
 //!   `--bind` (addresses or a CIDR) for the source addresses of one machine.
 //! - [`report`]: renderers of a finished run (wrk2's text layout, JSON, `.hgrm`, the mahjong
-//!   session report) and the tools on saved runs: `compare` (side by side, with words on
+//!   session report, the `intervals` of both modes in `timeline`, the `--hlog` interval log in
+//!   `hlog`) and the tools on saved runs: `compare` (side by side, with words on
 //!   run-to-run noise), `merge` (exact sums of runs made at the same time; the shards of one
 //!   run from files or one stream of JSON documents, checked and listed one line each) and
 //!   `plot`, drawn by `chart` (SVG charts on plotters from plain data — named `(x, y)` series
@@ -79,7 +80,10 @@
 //!   the answer line and what broke first.
 //! - [`stats`]: what is recorded and what a run results in: the per-worker recorders
 //!   (HdrHistograms and counters, HTTP/2's among them), the result types of both modes, wrk2-compatible histogram
-//!   arithmetic, number formatting, and the judgement of a rate not reached.
+//!   arithmetic, number formatting, and the judgement of a rate not reached; `timeline`: each
+//!   worker's intervals of `--interval` (an HTTP recorder's open interval is closed by the
+//!   clock value of the response that passes its end, or by the worker's timer), merged by
+//!   adding.
 //! - [`plan`], [`sys`], [`error`], [`slo`]: the validated, immutable description of a run
 //!   (with its part of a sharded run); the machine around it (open-file limit, the `/proc` sampler of the
 //!   server, tsumo's own usage, `tsumo doctor`, the wall clock and its NTP state, a seeded

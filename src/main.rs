@@ -78,6 +78,11 @@ fn main() -> ExitCode {
     if let Err(e) = check_outputs(plan.json.as_ref(), plan.hgrm.as_deref()) {
         return error_exit(&e);
     }
+    if let Some(hlog) = &plan.hlog {
+        if let Err(e) = sys::output::check_writable("--hlog", hlog) {
+            return error_exit(&e);
+        }
+    }
     match plan.vs {
         Some(_) => run_ab(&plan),
         None => run_http(&plan),
@@ -108,6 +113,12 @@ fn run_http(plan: &Plan) -> ExitCode {
         if let Err(e) = report::hgrm::write_hgrm(&result.latency, path) {
             failed = true;
             fail(&format_args!("--hgrm {e}"));
+        }
+    }
+    if let (Some(path), Some(timeline)) = (&plan.hlog, &result.timeline) {
+        if let Err(e) = report::hlog::write_hlog(timeline, result.elapsed, path) {
+            failed = true;
+            fail(&format_args!("--hlog {e}"));
         }
     }
     // As wrk: the script's done() runs after the report, in the main Lua state.
@@ -160,6 +171,7 @@ fn run_ab(plan: &Plan) -> ExitCode {
         vs: None,
         json: None,
         hgrm: None,
+        hlog: None,
         ..plan.clone()
     };
     let second = Plan {

@@ -174,6 +174,11 @@ pub struct Plan {
     /// `--hgrm FILE`: also write the corrected latency distribution in the format of
     /// HdrHistogram's plotter.
     pub hgrm: Option<PathBuf>,
+    /// `--interval`: the length of the intervals the run is also recorded in.
+    pub interval: Duration,
+    /// `--hlog FILE`: also write the corrected latency, interval by interval, as an
+    /// HdrHistogram interval log.
+    pub hlog: Option<PathBuf>,
     /// `--vs URL`: the same load against a second target, alternated with the first in
     /// `rounds` rounds, then compared.
     pub vs: Option<Target>,
@@ -252,6 +257,8 @@ impl Plan {
             label: String::from("test"),
             server_pids: Vec::new(),
             hgrm: None,
+            interval: Duration::from_secs(1),
+            hlog: None,
             vs: None,
             vs_label: None,
             rounds: 1,
@@ -336,6 +343,8 @@ pub struct MahjongPlan {
     pub label: String,
     /// Server processes to sample during the session (`--server-pid`, repeatable).
     pub server_pids: Vec<u32>,
+    /// `--interval`: the length of the intervals the session is also recorded in.
+    pub interval: Duration,
     /// `--vs URL`: the same session against a second server, alternated in `rounds` rounds,
     /// then compared.
     pub vs: Option<Target>,

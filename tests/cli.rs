@@ -165,6 +165,18 @@ const BAD: &[(&[&str], &str)] = &[
         &["--json", "", "http://127.0.0.1/"],
         "option '--json' needs a value",
     ),
+    (
+        &["--interval", "0", "http://127.0.0.1/"],
+        "invalid value '0' for --interval: must be at least 10ms",
+    ),
+    (
+        &["--interval", "often", "http://127.0.0.1/"],
+        "invalid value 'often' for --interval:",
+    ),
+    (
+        &["mahjong", "--interval", "5ms", "http://127.0.0.1/"],
+        "invalid value '5ms' for --interval: must be at least 10ms",
+    ),
 ];
 
 #[test]
@@ -275,6 +287,16 @@ fn ab_options_without_vs_are_refused() {
                 "http://127.0.0.1:9/",
             ],
             "tsumo: --hgrm goes with a single run, not --vs",
+        ),
+        (
+            &[
+                "--vs",
+                "http://127.0.0.1:9/b",
+                "--hlog",
+                "x.hlog",
+                "http://127.0.0.1:9/",
+            ],
+            "tsumo: --hlog goes with a single run, not --vs",
         ),
     ];
     for (args, want) in cases {

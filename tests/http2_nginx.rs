@@ -50,6 +50,13 @@ fn every_response_counted(name: &str) {
     );
     assert_eq!(json["plan"]["http2"]["streams"], 4, "{json:#}");
     assert_eq!(json["counters"]["http2"]["granted_min"], 128, "{json:#}");
+    // The intervals (issue 23) hold every response once, and every request sent once.
+    let intervals = json["intervals"].as_array().expect("intervals");
+    assert!(intervals.len() >= 3, "{} intervals", intervals.len());
+    let sum = |field: &str| intervals.iter().map(|i| json_u64(i, field)).sum::<u64>();
+    assert_eq!(sum("completed"), requests);
+    assert_eq!(sum("latency.count"), json_u64(&json, "latency.count"));
+    assert!(sum("sent") >= requests, "{json:#}");
     let log = nginx.access_log_wait(requests as usize);
     // At most 10 connections × 4 streams were still in flight when the run ended.
     assert!(

@@ -912,3 +912,159 @@ fn objectives_are_judged_printed_and_broken_ones_exit_99() {
         assert_eq!(objective["held"], held);
     }
 }
+
+/// The histogram saved in `encoded` (base64 compressed V2).
+fn decoded(encoded: &serde_json::Value) -> hdrhistogram::Histogram<u64> {
+    tsumo::report::schema::decode_histogram(encoded.as_str().expect("a histogram string"))
+        .expect("a saved histogram decodes")
+}
+
+/// Issue 23's timeline: a 6 s run at -R1000 has at least 5 intervals in its JSON and in its
+/// `--hlog`; each interval has its own latency figures (read from its own histogram), and the
+/// intervals add up exactly to the whole run: counts, and the histograms value by value. The
+/// log reads back (the crate's reader, and Java's HistogramLogProcessor where java is) to the
+/// same histograms.
+#[test]
+fn timeline_intervals_add_up_to_the_run_and_the_hlog_reads_back() {
+    use base64::Engine;
+    use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
+    use tsumo::stats::hdr;
+
+    let nginx = Nginx::start();
+    let dir = common::TempDir::new("timeline");
+    let hlog = dir.path().join("run.hlog");
+    let pid = nginx.master_pid().to_string();
+    let url = nginx.http_url("/index.html");
+    let run = run_tsumo(
+        &[
+            "-t2",
+            "-c4",
+            "-d6s",
+            "-R1000",
+            "--server-pid",
+            &pid,
+            "--hlog",
+            hlog.to_str().unwrap(),
+            "--json",
+            "-",
+            &url,
+        ],
+        Duration::from_secs(60),
+    );
+    run.assert_success();
+    let json = run.json();
+    let intervals = json["intervals"].as_array().expect("an intervals array");
+    assert!(intervals.len() >= 5, "{} intervals", intervals.len());
+
+    let start_unix_ns = json["start"]["actual_unix_ns"].as_u64().unwrap();
+    let mut latency = decoded(&json["histograms"]["latency"]);
+    latency.reset();
+    let mut lateness = latency.clone();
+    let (mut completed, mut sent, mut bytes_read, mut errors) = (0, 0, 0, 0);
+    for (k, interval) in intervals.iter().enumerate() {
+        assert_eq!(interval["start_s"].as_f64(), Some(k as f64), "{interval:#}");
+        let offset = interval["start_unix_ns"].as_u64().unwrap() - start_unix_ns;
+        assert_eq!(offset, k as u64 * 1_000_000_000, "interval {k}");
+        let h = decoded(&interval["latency"]["histogram"]);
+        assert_eq!(json_u64(interval, "latency.count"), h.len(), "interval {k}");
+        assert_eq!(json_u64(interval, "completed"), h.len(), "interval {k}");
+        assert_eq!(
+            json_u64(interval, "latency.p99"),
+            hdr::value_at_percentile(&h, 99.0)
+        );
+        assert_eq!(json_u64(interval, "latency.max"), hdr::max(&h));
+        latency.add(&h).unwrap();
+        lateness
+            .add(decoded(&interval["send_lateness"]["histogram"]))
+            .unwrap();
+        completed += json_u64(interval, "completed");
+        sent += json_u64(interval, "sent");
+        bytes_read += json_u64(interval, "bytes_read");
+        errors += ["connect", "read", "write", "timeout", "status"]
+            .iter()
+            .map(|kind| json_u64(interval, &format!("errors.{kind}")))
+            .sum::<u64>();
+    }
+    // The first five whole seconds each had requests of their own.
+    for interval in &intervals[..5] {
+        assert!(json_u64(interval, "latency.count") > 0, "{interval:#}");
+        assert!(json_u64(interval, "sent") > 0, "{interval:#}");
+    }
+    assert!(
+        intervals
+            .iter()
+            .any(|i| i["server"]["samples"].as_u64().unwrap_or(0) > 0),
+        "no interval has the server's samples"
+    );
+    assert_eq!(latency, decoded(&json["histograms"]["latency"]));
+    assert_eq!(lateness, decoded(&json["histograms"]["send_lateness"]));
+    assert_eq!(completed, json_u64(&json, "counters.requests"));
+    assert_eq!(bytes_read, json_u64(&json, "counters.bytes_read"));
+    assert_eq!(errors, json_errors_total(&json));
+    assert!(sent >= completed, "sent {sent}, completed {completed}");
+
+    let log = std::fs::read(&hlog).expect("the --hlog file");
+    let text = String::from_utf8_lossy(&log);
+    assert!(
+        text.contains("#[Histogram log format version 1.3]"),
+        "{text}"
+    );
+    let mut read = Vec::new();
+    for entry in IntervalLogIterator::new(&log) {
+        if let LogEntry::Interval(interval) = entry.expect("a log line") {
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(interval.encoded_histogram())
+                .unwrap();
+            let h: hdrhistogram::Histogram<u64> = hdrhistogram::serialization::Deserializer::new()
+                .deserialize(&mut std::io::Cursor::new(bytes))
+                .unwrap();
+            read.push((interval.start_timestamp(), h));
+        }
+    }
+    assert_eq!(read.len(), intervals.len());
+    for (k, (start, h)) in read.iter().enumerate() {
+        assert_eq!(*start, Duration::from_secs(k as u64));
+        assert_eq!(h, &decoded(&intervals[k]["latency"]["histogram"]), "{k}");
+    }
+
+    // Java's own reader, as people plot these logs.
+    let Ok(java) = which_java() else {
+        eprintln!("skipped HistogramLogProcessor: no java on PATH");
+        return;
+    };
+    let out = std::process::Command::new(java)
+        .args(["-cp", "/usr/share/java/hdrhistogram.jar"])
+        .args(["org.HdrHistogram.HistogramLogProcessor", "-i"])
+        .arg(&hlog)
+        .args(["-outputValueUnitRatio", "1000"])
+        .output()
+        .expect("java runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let total = stdout
+        .lines()
+        .find_map(|l| l.split("Total count").nth(1))
+        .and_then(|rest| {
+            rest.trim_start_matches([' ', '='])
+                .trim_end_matches(']')
+                .trim()
+                .parse::<u64>()
+                .ok()
+        })
+        .unwrap_or_else(|| panic!("no total count in:\n{stdout}"));
+    assert_eq!(total, latency.len(), "{stdout}");
+}
+
+/// `java` on PATH.
+fn which_java() -> Result<std::path::PathBuf, ()> {
+    std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|paths| std::env::split_paths(&paths).collect::<Vec<_>>())
+        .map(|dir| dir.join("java"))
+        .find(|path| path.is_file())
+        .ok_or(())
+}

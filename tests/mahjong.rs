@@ -648,3 +648,77 @@ fn objectives_judge_a_session_and_a_broken_one_exits_99() {
     );
     assert_eq!(server.wait_session_files(0, Duration::from_secs(5)), 0);
 }
+
+/// Issue 23's timeline for sessions: `--interval 500ms` gives intervals with the players by
+/// phase at each end, games and hands, and the step overshoot by kind; added up they are the
+/// session's totals, the overshoot histograms value by value.
+#[test]
+fn timeline_intervals_carry_players_by_phase_and_add_up() {
+    let server = Majiang::start();
+    let url = server.url();
+    let run = mahjong(
+        &[
+            "-c8",
+            "-t2",
+            "--think",
+            "0",
+            "--ramp",
+            "1ms",
+            "-d",
+            "4s",
+            "--interval",
+            "500ms",
+            "--json",
+            "-",
+            &url,
+        ],
+        Duration::from_secs(60),
+    );
+    run.assert_success();
+    let doc = run.json();
+    let intervals = doc["intervals"].as_array().expect("an intervals array");
+    assert!(intervals.len() >= 8, "{} intervals", intervals.len());
+    let field = |i: &Value, a: &str, b: &str| i[a][b].as_u64().unwrap_or_else(|| panic!("{i:#}"));
+    assert!(
+        intervals
+            .iter()
+            .any(|i| field(i, "players", "playing") == 8),
+        "no interval ends with all 8 playing: {intervals:#?}"
+    );
+    let last = intervals.last().unwrap();
+    assert_eq!(field(last, "players", "logged_in"), 0, "{last:#}");
+    for (k, interval) in intervals.iter().enumerate() {
+        assert_eq!(interval["start_s"].as_f64(), Some(k as f64 * 0.5));
+    }
+    let sum = |a: &str, b: &str| intervals.iter().map(|i| field(i, a, b)).sum::<u64>();
+    assert_eq!(
+        sum("games", "started"),
+        doc["games"]["started"].as_u64().unwrap()
+    );
+    assert_eq!(
+        sum("games", "aborted"),
+        doc["games"]["aborted"].as_u64().unwrap()
+    );
+    let hands: u64 = intervals.iter().map(|i| i["hands"].as_u64().unwrap()).sum();
+    let bot_hands: u64 = doc["bots"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|b| b["hands"].as_u64().unwrap())
+        .sum();
+    assert_eq!(hands, bot_hands);
+    assert!(hands > 0, "{doc:#}");
+    let decode = |v: &Value| tsumo::report::schema::decode_histogram(v.as_str().unwrap()).unwrap();
+    for (kind, whole) in [("draw", "draw_overshoot"), ("deal", "deal_overshoot")] {
+        let mut total = decode(&doc[whole]["histogram"]);
+        let expected = total.clone();
+        total.reset();
+        for interval in intervals {
+            let h = decode(&interval["overshoot"][kind]["histogram"]);
+            assert_eq!(h.len(), field(&interval["overshoot"], kind, "count"));
+            total.add(&h).unwrap();
+        }
+        assert_eq!(total, expected, "{kind}");
+    }
+    assert_eq!(server.wait_session_files(0, Duration::from_secs(5)), 0);
+}

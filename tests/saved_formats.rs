@@ -200,6 +200,8 @@ const ADDED_SINCE_V1: &[&str] = &[
     "/plan/think_slack_us",
     // The objectives (--slo) judged, when the run had any.
     "/objectives",
+    // The run interval by interval (--interval), both modes.
+    "/intervals",
 ];
 
 /// `new` holds every key of `old` with the same value, and adds only [`ADDED_SINCE_V1`].

@@ -156,6 +156,7 @@ fn four_shards_started_apart_start_together_and_merge_to_the_whole_rate() {
     assert_eq!(json_u64(&merged, "counters.errors.read"), 0);
     assert_eq!(merged["run_id"], run_id.as_str());
     eprintln!("{stdout}");
+    merged_intervals_are_the_shards_added_by_wall_clock(&docs, &merged);
 
     // Three of the four: the missing one is named. Another run's shard: refused.
     let write = |name: &str, docs: &[serde_json::Value]| {
@@ -297,5 +298,47 @@ fn two_mahjong_shards_are_one_session_of_distinct_players() {
         assert_eq!(merged["phases"][name]["failed"], 0, "{name}: {merged:#}");
     }
     assert_eq!(merged["games"]["started"], 4, "{merged:#}");
+    // The shards' intervals, added by wall clock: every game started in one of them.
+    let intervals = merged["intervals"].as_array().expect("merged intervals");
+    let started: u64 = intervals
+        .iter()
+        .map(|i| i["games"]["started"].as_u64().unwrap())
+        .sum();
+    assert_eq!(started, 4, "{merged:#}");
     assert_eq!(server.wait_session_files(0, Duration::from_secs(5)), 0);
+}
+
+/// Issue 23: with `--start-at`, every shard's interval k is the same wall-clock span, and the
+/// merge's interval k is their sum: counts, and the latency histograms value by value.
+fn merged_intervals_are_the_shards_added_by_wall_clock(
+    docs: &[serde_json::Value],
+    merged: &serde_json::Value,
+) {
+    let decode = |v: &serde_json::Value| {
+        tsumo::report::schema::decode_histogram(v.as_str().expect("a histogram")).unwrap()
+    };
+    let intervals = |doc: &serde_json::Value| doc["intervals"].as_array().cloned().unwrap();
+    let merged_intervals = intervals(merged);
+    let longest = docs.iter().map(|d| intervals(d).len()).max().unwrap();
+    assert_eq!(merged_intervals.len(), longest);
+    assert!(longest >= 5, "{longest} intervals");
+    for (k, sum) in merged_intervals.iter().enumerate() {
+        let parts: Vec<serde_json::Value> = docs
+            .iter()
+            .filter_map(|d| intervals(d).get(k).cloned())
+            .collect();
+        for part in &parts {
+            assert_eq!(part["start_unix_ns"], sum["start_unix_ns"], "interval {k}");
+        }
+        let completed: u64 = parts.iter().map(|p| json_u64(p, "completed")).sum();
+        assert_eq!(json_u64(sum, "completed"), completed, "interval {k}");
+        let mut latency = decode(&sum["latency"]["histogram"]);
+        let total = latency.clone();
+        latency.reset();
+        for part in &parts {
+            latency.add(decode(&part["latency"]["histogram"])).unwrap();
+        }
+        assert_eq!(latency, total, "interval {k}");
+        assert_eq!(json_u64(sum, "latency.count"), total.len());
+    }
 }

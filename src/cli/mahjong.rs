@@ -83,6 +83,8 @@ Options:
                              10.0.0.0/28. Each address has its own port range.
       --server-pid <PID>     Sample this server process (and its children) once a second:
                              CPU and memory in the report. Repeatable.
+      --interval <T>         Also record the session interval by interval, in --json's
+                             `intervals` [default: 1s; at least 10ms]
       --vs <URL>             Run the same session against a second server too, alternating
                              in rounds, and end with the comparison table (see --rounds)
       --vs-label <NAME>      Name of the --vs session [default: its URL]
@@ -234,6 +236,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
             .cloned()
             .unwrap_or_else(|| url.clone()),
         server_pids: super::server_pids(&matches)?,
+        interval: super::interval(&options)?,
         vs,
         vs_label: matches.get_one::<String>("vs_label").cloned(),
         rounds,
@@ -308,6 +311,7 @@ fn command() -> Command {
             value("logout_timeout", None, "logout-timeout"),
             value("retries", None, "retries"),
             value("label", None, "label"),
+            value("interval", None, "interval"),
             value("server_pid", None, "server-pid").action(ArgAction::Append),
             value("vs", None, "vs"),
             value("vs_label", None, "vs-label"),

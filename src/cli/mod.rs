@@ -35,6 +35,7 @@ use clap::{Arg, ArgAction, ArgMatches, Command};
 
 use crate::error::Error;
 use crate::plan::{JsonOut, MahjongPlan, Plan};
+use crate::stats::timeline::{DEFAULT_INTERVAL, MIN_INTERVAL};
 
 use message::clap_message;
 
@@ -116,6 +117,10 @@ Options:
                          duration (us, ms, s) on the corrected latency: p99<20ms;
                          errors<N% of every request due (socket errors, non-2xx/3xx and
                          requests never sent): errors<0.1%; rate>N% of -R reached: rate>95%
+      --interval <T>     Also record the run interval by interval, in --json's `intervals`
+                         [default: 1s; at least 10ms]
+      --hlog <FILE>      Also write the corrected latency of each interval as an HdrHistogram
+                         interval log (HistogramLogAnalyzer, hdr-plot)
       --vs <URL>         Run the same load against URL too, alternating with the first URL
                          in rounds, and end with the comparison table (see --rounds)
       --vs-label <NAME>  Name of the --vs run [default: its URL]
@@ -344,6 +349,8 @@ fn parse_wrk(args: Vec<OsString>) -> Result<Parsed, String> {
             .unwrap_or_else(|| url.clone()),
         server_pids,
         hgrm: path_option(&matches, "hgrm"),
+        interval: interval(&options)?,
+        hlog: path_option(&matches, "hlog"),
         vs,
         vs_label: matches.get_one::<String>("vs_label").cloned(),
         rounds,
@@ -379,6 +386,14 @@ fn only_with_vs(matches: &ArgMatches) -> Result<(), String> {
             return Err(
                 "--hgrm goes with a single run, not --vs (tsumo plot draws every run \
                         of the --vs --json file)"
+                    .to_string(),
+            );
+        }
+        // A mahjong session has no --hlog to give.
+        if matches.try_contains_id("hlog").unwrap_or(false) {
+            return Err(
+                "--hlog goes with a single run, not --vs (each run of the --vs \
+                        --json file has its intervals)"
                     .to_string(),
             );
         }
@@ -476,6 +491,8 @@ fn wrk_command() -> Command {
             value("label", None, "label"),
             value("server_pid", None, "server-pid").action(ArgAction::Append),
             value("hgrm", None, "hgrm").value_parser(clap::value_parser!(PathBuf)),
+            value("interval", None, "interval"),
+            value("hlog", None, "hlog").value_parser(clap::value_parser!(PathBuf)),
             value("vs", None, "vs"),
             value("vs_label", None, "vs-label"),
             value("rounds", None, "rounds"),
@@ -563,6 +580,17 @@ pub(crate) fn server_pids(matches: &ArgMatches) -> Result<Vec<u32>, String> {
                 })
         })
         .collect()
+}
+
+/// `--interval`: the length of the run's intervals, at least [`MIN_INTERVAL`].
+pub(crate) fn interval(options: &Options<'_>) -> Result<Duration, String> {
+    match options.duration("interval")? {
+        None => Ok(DEFAULT_INTERVAL),
+        Some(length) if length < MIN_INTERVAL => {
+            Err(options.invalid("interval", "must be at least 10ms"))
+        }
+        Some(length) => Ok(length),
+    }
 }
 
 /// A file option (clap already refuses an empty name).

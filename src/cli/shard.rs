@@ -43,6 +43,7 @@ const NOT_IN_RUN_ID: &[&str] = &[
     "--shards",
     "--json",
     "--hgrm",
+    "--hlog",
     "--run-id",
     "--label",
     "--server-pid",

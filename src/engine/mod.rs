@@ -28,7 +28,7 @@ use hdrhistogram::Histogram;
 
 use crate::error::Error;
 use crate::stats::start::StartRecord;
-use crate::sys::procstat::{Sampler, ServerUsage};
+use crate::sys::procstat::{Sampler, ServerSample, ServerUsage};
 pub use crate::sys::usage::{OwnUsage, ThreadUsage};
 use crate::timing::pacer::Pacing;
 pub use gate::StartGate;
@@ -159,6 +159,10 @@ pub struct Run<R> {
     pub wind_down: WindDown,
     /// When the run started, and when it was meant to.
     pub start: StartRecord,
+    /// The start instant on CLOCK_MONOTONIC, where the run's intervals count from.
+    pub t0: crate::timing::clock::Nanos,
+    /// Every `--server-pid` sample, for the run's intervals.
+    pub server_samples: Vec<ServerSample>,
 }
 
 /// Runs a mode to completion.
@@ -217,7 +221,10 @@ pub fn run<M: Mode>(mode: &mut M) -> Result<Run<<M::Worker as Worker>::Recorder>
     };
     let joined = runtime.block_on(started.join(limits, supervised.signals));
     // Sampled up to here: a mahjong session's logouts load the server too.
-    let server = sampler.map(Sampler::stop);
+    let (server, server_samples) = match sampler.map(Sampler::stop_with_samples) {
+        Some((usage, samples)) => (Some(usage), samples),
+        None => (None, Vec::new()),
+    };
     if let Some(e) = joined.error {
         return Err(e);
     }
@@ -233,6 +240,8 @@ pub fn run<M: Mode>(mode: &mut M) -> Result<Run<<M::Worker as Worker>::Recorder>
         threads: joined.threads,
         wind_down: joined.wind_down,
         start,
+        t0,
+        server_samples,
     })
 }
 

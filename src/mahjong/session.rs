@@ -5,6 +5,7 @@
 //! limit or a signal) sends every player straight to logging out; the engine waits for that,
 //! within the grace the mode gives it, then the session is reported.
 
+use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::rc::Rc;
 use std::sync::atomic::Ordering;
@@ -25,7 +26,9 @@ use crate::net::tls::Alpn;
 use crate::plan::{BotKind, MahjongPlan, Scheme};
 use crate::stats::mahjong::MahjongRecorder;
 pub use crate::stats::mahjong::MahjongResult;
+use crate::stats::timeline::{IntervalClock, MahjongTotals, Players};
 use crate::sys;
+use crate::timing::clock;
 use crate::timing::pacer::Pacing;
 
 /// What the main thread and the workers share.
@@ -243,8 +246,19 @@ impl Worker for MahjongWorker {
             recorded,
             signed_in,
         } = self;
-        // Players log in on their own ramp; the common start is only for the record.
-        ctx.start();
+        // Players log in on their own ramp; the common start is only for the record (and the
+        // intervals).
+        let t0 = ctx.start();
+        let intervals = Rc::new(RefCell::new(Intervals {
+            clock: IntervalClock::new(t0, shared.plan.interval),
+            index: 0,
+            was: MahjongTotals::default(),
+        }));
+        let ticker = tokio::task::spawn_local(tick(
+            Rc::clone(&intervals),
+            recorded.clone(),
+            Arc::clone(&ctx.live),
+        ));
         let shutdown = ctx.shutdown();
         let (phase_tx, phase_rx) = watch::channel(Phase::Idle);
         let seats = shared.plan.seats;
@@ -287,8 +301,60 @@ impl Worker for MahjongWorker {
         for player in players {
             let _ = player.await;
         }
+        ticker.abort();
+        intervals
+            .borrow_mut()
+            .close(&player_ctx.recorder, &player_ctx.live);
         let recorder = player_ctx.recorder.take();
         Ok(recorder)
+    }
+}
+
+/// One worker's intervals: the one being recorded, and the totals it began with.
+struct Intervals {
+    clock: IntervalClock,
+    index: u64,
+    was: MahjongTotals,
+}
+
+impl Intervals {
+    /// Closes the current interval: what was counted since it began, and the players now.
+    fn close(&mut self, recorded: &Kept<MahjongRecorder>, live: &SessionLive) {
+        let players = Players {
+            logged_in: live.logged_in.load(Ordering::Relaxed),
+            connected: live.connected.load(Ordering::Relaxed),
+            playing: live.playing.load(Ordering::Relaxed),
+        };
+        let mut record = recorded.borrow_mut();
+        let now = record.totals();
+        let interval = now.since(&self.was, players);
+        record.timeline.length = Some(self.clock.length);
+        record
+            .timeline
+            .intervals
+            .entry(self.index)
+            .or_default()
+            .add(&interval);
+        self.was = now;
+    }
+}
+
+/// Closes each interval at its end (a worker's timer, off the players' paths).
+async fn tick(
+    intervals: Rc<RefCell<Intervals>>,
+    recorded: Kept<MahjongRecorder>,
+    live: Arc<SessionLive>,
+) {
+    loop {
+        let ends_at = {
+            let intervals = intervals.borrow();
+            intervals.clock.end_of(intervals.index)
+        };
+        tokio::time::sleep(Duration::from_nanos(ends_at.saturating_sub(clock::now()))).await;
+        let mut intervals = intervals.borrow_mut();
+        intervals.close(&recorded, &live);
+        // A tick later than a whole interval folds the one it missed into this one.
+        intervals.index = (intervals.index + 1).max(intervals.clock.index(clock::now()));
     }
 }
 

@@ -16,6 +16,7 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 use super::schema::{encode_histogram, first_schema, write_value, SavedPart, SCHEMA_VERSION};
+use super::timeline::{self, SavedInterval};
 use crate::error::Error;
 use crate::plan::{Http2, JsonOut, Plan};
 use crate::slo::{self, Verdict};
@@ -81,6 +82,9 @@ pub struct SavedRun {
     /// (`expr`, `measured`, `unit`, `held`); absent without objectives.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub objectives: Vec<Verdict>,
+    /// The run interval by interval (`--interval`); absent in files of older tsumos.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub intervals: Vec<SavedInterval>,
     /// `merged_from`, `run_id`, `shard`, `start`: written last, at the top level.
     #[serde(flatten)]
     pub part: SavedPart,
@@ -274,6 +278,10 @@ impl SavedRun {
             rate_shortfall: r.shortfall.clone(),
             script_error: None,
             objectives: Vec::new(),
+            intervals: r
+                .timeline
+                .as_ref()
+                .map_or_else(Vec::new, |t| timeline::http_intervals(t, elapsed_s)),
             part: SavedPart::of(&r.plan.part, &r.start),
         };
         // Judged on the saved measures, as a saved run is judged again (`report::objectives`).
@@ -358,6 +366,7 @@ mod tests {
             usage: Default::default(),
             shortfall: None,
             start: StartRecord::new(None, 1_796_061_600_000_000_000),
+            timeline: None,
         }
     }
 

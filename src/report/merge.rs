@@ -20,6 +20,7 @@ use super::objectives;
 use super::schema::{decode_histogram, encode_histogram, write_value, SavedPart};
 use super::session::{SavedHistogram, SavedPhase, SavedSession};
 use super::shards;
+use super::timeline;
 use crate::error::Error;
 use crate::plan::JsonOut;
 use crate::stats::format::{counted, format_time_us};
@@ -104,12 +105,20 @@ pub fn merge(runs: &[LoadedRun], label: Option<&str>, force: bool) -> Result<Mer
     let data = match &first.data {
         RunData::Http(_) => {
             let mut saved = merge_http(runs, &label)?;
+            saved.intervals = timeline::merge_http(&intervals(runs, |r| match &r.data {
+                RunData::Http(s) => Some(&s.intervals[..]),
+                RunData::Mahjong(_) => None,
+            }))?;
             saved.server = server;
             saved.part = part(saved.part);
             RunData::Http(Box::new(saved))
         }
         RunData::Mahjong(_) => {
             let mut session = merge_mahjong(runs, &label)?;
+            session.intervals = timeline::merge_sessions(&intervals(runs, |r| match &r.data {
+                RunData::Mahjong(s) => Some(&s.intervals[..]),
+                RunData::Http(_) => None,
+            }))?;
             session.server = server;
             session.part = part(session.part);
             RunData::Mahjong(Box::new(session))
@@ -119,6 +128,16 @@ pub fn merge(runs: &[LoadedRun], label: Option<&str>, force: bool) -> Result<Mer
         run: LoadedRun::new(data, &source),
         warnings,
     })
+}
+
+/// Each run's intervals, with the file they came from.
+fn intervals<'a, T>(
+    runs: &'a [LoadedRun],
+    pick: impl Fn(&'a LoadedRun) -> Option<&'a [T]>,
+) -> Vec<(&'a [T], &'a str)> {
+    runs.iter()
+        .filter_map(|r| Some((pick(r)?, r.source.as_str())))
+        .collect()
 }
 
 /// One run given twice (the same file, or a copy of it) would count twice.

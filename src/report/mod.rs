@@ -13,6 +13,7 @@
 pub mod chart;
 pub mod compare;
 pub mod hgrm;
+pub mod hlog;
 pub mod json;
 pub mod mahjong;
 pub mod merge;
@@ -23,3 +24,4 @@ pub mod schema;
 pub mod session;
 pub mod shards;
 pub mod text;
+pub mod timeline;

@@ -14,6 +14,7 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 use super::schema::{decode_histogram, encode_histogram, first_schema, SavedPart, SCHEMA_VERSION};
+use super::timeline::{self, SavedSessionInterval};
 use crate::error::Error;
 use crate::mahjong::bot::StepKind;
 use crate::slo::{self, Verdict};
@@ -92,6 +93,9 @@ pub struct SavedSession {
     /// absent without objectives.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub objectives: Vec<Verdict>,
+    /// The session interval by interval (`--interval`); absent in files of older tsumos.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub intervals: Vec<SavedSessionInterval>,
     /// `merged_from`, `run_id`, `shard`, `start`, as in an HTTP run's file.
     #[serde(flatten)]
     pub part: SavedPart,
@@ -314,6 +318,11 @@ impl SavedSession {
             },
             server: r.server.clone(),
             objectives: Vec::new(),
+            intervals: timeline::session_intervals(
+                &rec.timeline,
+                r.start.intended_unix_ns.unwrap_or(r.start.actual_unix_ns),
+                r.elapsed.as_secs_f64(),
+            ),
             part: SavedPart::of(&p.part, &r.start),
         };
         // Judged on the saved measures, as a saved session is judged again.

@@ -500,6 +500,7 @@ mod tests {
             },
             shortfall: None,
             start: crate::stats::start::StartRecord::new(None, 0),
+            timeline: None,
         }
     }
 

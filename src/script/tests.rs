@@ -75,6 +75,7 @@ fn run_result(latency: &[u64]) -> RunResult {
         usage: Default::default(),
         shortfall: None,
         start: crate::stats::start::StartRecord::new(None, 0),
+        timeline: None,
     }
 }
 

@@ -12,6 +12,7 @@ use hdrhistogram::Histogram;
 
 use crate::plan::MahjongPlan;
 use crate::stats::new_histogram;
+use crate::stats::timeline::{MahjongTimeline, MahjongTotals};
 use crate::sys::procstat::ServerUsage;
 
 /// The phases every player goes through, in order.
@@ -195,6 +196,8 @@ pub struct MahjongRecorder {
     pub never_seated: u64,
     /// By bot kind (`tsumogiri`, `shanten`).
     pub bots: BTreeMap<&'static str, PlayStats>,
+    /// The session interval by interval (`--interval`).
+    pub timeline: MahjongTimeline,
 }
 
 impl Default for MahjongRecorder {
@@ -221,6 +224,7 @@ impl Default for MahjongRecorder {
             left_on_server: Vec::new(),
             never_seated: 0,
             bots: BTreeMap::new(),
+            timeline: MahjongTimeline::default(),
         }
     }
 }
@@ -289,6 +293,22 @@ impl MahjongRecorder {
         self.never_seated += other.never_seated;
         for (kind, stats) in &other.bots {
             self.bots.entry(kind).or_default().merge(stats);
+        }
+        self.timeline.merge(&other.timeline);
+    }
+
+    /// The cumulative figures an interval is the difference of.
+    pub fn totals(&self) -> MahjongTotals {
+        MahjongTotals {
+            games_started: self.games_started,
+            games_completed: self.games_completed,
+            games_aborted: self.games_aborted,
+            hands: self.bots.values().map(|b| b.hands).sum(),
+            messages_in: self.messages_in,
+            messages_out: self.messages_out,
+            errors: self.protocol_errors,
+            draw_overshoot: self.draw_overshoot.clone(),
+            deal_overshoot: self.deal_overshoot.clone(),
         }
     }
 }

@@ -12,6 +12,7 @@ pub mod mahjong;
 pub mod protocol;
 pub mod shortfall;
 pub mod start;
+pub mod timeline;
 
 use std::time::Duration;
 
@@ -290,6 +291,8 @@ pub struct Recorder {
     pub counters: Counters,
     /// The first few distinct TLS handshake failures of the run, in words, to quote in the report.
     pub tls_failure_quotes: Vec<String>,
+    /// The same, interval by interval (`--interval`), once [`Recorder::start_timeline`] ran.
+    pub timeline: timeline::HttpTimeline,
 }
 
 /// How many distinct TLS failures a run quotes.
@@ -309,7 +312,26 @@ impl Recorder {
             send_lateness: new_histogram(),
             counters: Counters::default(),
             tls_failure_quotes: Vec::new(),
+            timeline: timeline::HttpTimeline::default(),
         }
+    }
+
+    /// Starts recording interval by interval, at the run's start.
+    pub fn start_timeline(&mut self, clock: timeline::IntervalClock) {
+        self.timeline.start(clock, &self.counters);
+    }
+
+    /// Moves on to the interval holding `at` (CLOCK_MONOTONIC ns) if it is past the current
+    /// one: called before counting what happened at `at` (one comparison, no clock read).
+    #[inline]
+    pub fn roll_to(&mut self, at: u64) {
+        self.timeline.roll_to(at, &self.counters);
+    }
+
+    /// Counts requests written (for the intervals; the totals count responses).
+    #[inline]
+    pub fn count_sent(&mut self, requests: u64) {
+        self.timeline.count_sent(requests);
     }
 
     /// Counts a failed TLS handshake by reason and keeps its words if they are among the first
@@ -329,12 +351,14 @@ impl Recorder {
     pub fn record_latency(&mut self, corrected_us: u64, uncorrected_us: u64) {
         self.latency.saturating_record(corrected_us);
         self.uncorrected.saturating_record(uncorrected_us);
+        self.timeline.record_latency(corrected_us);
     }
 
     /// Records how late a send was against its schedule, in µs (0 allowed: on time).
     #[inline]
     pub fn record_send_lateness(&mut self, lateness_us: u64) {
         self.send_lateness.saturating_record(lateness_us);
+        self.timeline.record_send_lateness(lateness_us);
     }
 
     /// Adds another recorder into this one (exact: histograms have the same layout).
@@ -343,6 +367,7 @@ impl Recorder {
         let _ = self.latency.add(&other.latency);
         let _ = self.uncorrected.add(&other.uncorrected);
         let _ = self.send_lateness.add(&other.send_lateness);
+        self.timeline.merge(&other.timeline, &other.counters);
         self.counters.add(&other.counters);
         for words in &other.tls_failure_quotes {
             if self.tls_failure_quotes.len() < TLS_FAILURE_QUOTES
@@ -385,6 +410,8 @@ pub struct RunResult {
     pub shortfall: Option<Shortfall>,
     /// When the run started, and when it was meant to (`--start-at`).
     pub start: start::StartRecord,
+    /// The run interval by interval (`--interval`); `None` where not recorded.
+    pub timeline: Option<timeline::RunTimeline>,
 }
 
 #[cfg(test)]

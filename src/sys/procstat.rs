@@ -36,12 +36,22 @@ pub struct ServerUsage {
     pub rss_bytes_peak: u64,
 }
 
+/// One sample: the CPU over the span before it, and the memory at it (for the run's intervals).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ServerSample {
+    /// When it was taken (CLOCK_MONOTONIC ns), and the span its CPU figure covers (ns).
+    pub at: u64,
+    pub span: u64,
+    pub cpu_percent: f64,
+    pub rss_bytes: u64,
+}
+
 /// Samples a set of process trees on its own thread until [`Sampler::stop`].
 #[derive(Debug)]
 pub struct Sampler {
     pids: Vec<u32>,
     stop: mpsc::Sender<()>,
-    thread: JoinHandle<ServerUsage>,
+    thread: JoinHandle<(ServerUsage, Vec<ServerSample>)>,
 }
 
 impl Sampler {
@@ -71,7 +81,7 @@ impl Sampler {
                         // Stopped (or the Sampler was dropped): one last sample.
                         Ok(()) | Err(RecvTimeoutError::Disconnected) => {
                             state.sample();
-                            return state.usage();
+                            return (state.usage(), state.series);
                         }
                     }
                 }
@@ -86,15 +96,23 @@ impl Sampler {
 
     /// Takes a last sample and returns the usage over the whole sampling time.
     pub fn stop(self) -> ServerUsage {
+        self.stop_with_samples().0
+    }
+
+    /// [`Sampler::stop`], with every sample in order.
+    pub fn stop_with_samples(self) -> (ServerUsage, Vec<ServerSample>) {
         let _ = self.stop.send(());
         // Only a panic on the sampling thread lands here: report nothing measured.
-        self.thread.join().unwrap_or(ServerUsage {
-            pids: self.pids,
-            samples: 0,
-            cpu_percent_mean: 0.0,
-            cpu_percent_peak: 0.0,
-            rss_bytes_mean: 0,
-            rss_bytes_peak: 0,
+        self.thread.join().unwrap_or_else(|_| {
+            let usage = ServerUsage {
+                pids: self.pids,
+                samples: 0,
+                cpu_percent_mean: 0.0,
+                cpu_percent_peak: 0.0,
+                rss_bytes_mean: 0,
+                rss_bytes_peak: 0,
+            };
+            (usage, Vec::new())
         })
     }
 }
@@ -219,6 +237,19 @@ struct SampleState {
     cpu_peak: f64,
     rss_sum: u128,
     rss_peak: u64,
+    /// Every sample, for the run's intervals.
+    series: Vec<ServerSample>,
+}
+
+/// CLOCK_MONOTONIC in ns, the clock of the run's intervals.
+fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: ts is a valid timespec; CLOCK_MONOTONIC always exists on Linux.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 impl SampleState {
@@ -235,6 +266,7 @@ impl SampleState {
             cpu_peak: 0.0,
             rss_sum: 0,
             rss_peak: 0,
+            series: Vec::new(),
         }
     }
 
@@ -263,10 +295,17 @@ impl SampleState {
             rss += read_rss(pid).unwrap_or(0);
         }
         let wall = now.duration_since(self.previous_at).as_secs_f64();
+        let mut percent = 0.0;
         if wall > 0.0 {
-            let percent = ticks as f64 / self.ticks_per_second / wall * 100.0;
+            percent = ticks as f64 / self.ticks_per_second / wall * 100.0;
             self.cpu_peak = self.cpu_peak.max(percent);
         }
+        self.series.push(ServerSample {
+            at: monotonic_ns(),
+            span: now.duration_since(self.previous_at).as_nanos() as u64,
+            cpu_percent: percent,
+            rss_bytes: rss,
+        });
         self.total_ticks += ticks;
         self.previous = current;
         self.previous_at = now;

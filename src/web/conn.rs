@@ -244,7 +244,11 @@ impl Connection {
                 return Outcome::Failed;
             }
         }
-        shared.recorder.borrow_mut().counters.bytes_written += batch.bytes.len() as u64;
+        {
+            let mut rec = shared.recorder.borrow_mut();
+            rec.counters.bytes_written += batch.bytes.len() as u64;
+            rec.count_sent(batch.len() as u64);
+        }
         let expected = batch.len();
         let mut completed = 0;
         let mut keep_alive = true;
@@ -433,6 +437,7 @@ impl Connection {
     fn record(&self, status: u16, last_of_batch: bool, intended: Nanos, sent: Nanos) {
         let now = clock::now();
         let mut rec = self.shared.recorder.borrow_mut();
+        rec.roll_to(now);
         rec.counters.requests += 1;
         if status > 399 {
             rec.counters.errors.status += 1;

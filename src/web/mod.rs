@@ -35,6 +35,7 @@ use crate::plan::Plan;
 use crate::script::{Script, ScriptError, ThreadScript};
 use crate::stats::format::format_metric;
 use crate::stats::shortfall::Shortfall;
+use crate::stats::timeline::{IntervalClock, RunTimeline};
 use crate::stats::{Recorder, RunResult};
 use crate::sys;
 use crate::timing::pacer::Pacing;
@@ -92,6 +93,17 @@ pub fn run(plan: &Plan) -> Result<Finished, Error> {
     } = mode;
     let total = run.recorder.recorder;
     let elapsed = run.elapsed;
+    // Interval k starts k intervals after the start, on the wall clock as on CLOCK_MONOTONIC.
+    let start_unix_ns = run
+        .start
+        .intended_unix_ns
+        .unwrap_or(run.start.actual_unix_ns);
+    let timeline = RunTimeline::new(
+        &total.timeline,
+        IntervalClock::new(run.t0, plan.interval),
+        start_unix_ns,
+        &run.server_samples,
+    );
     let hung = run.wind_down.abandoned.len();
     let shortfall = plan.rate.and_then(|rate| {
         let mut shortfall =
@@ -116,6 +128,7 @@ pub fn run(plan: &Plan) -> Result<Finished, Error> {
         usage: run.usage,
         shortfall,
         start: run.start,
+        timeline: Some(timeline),
     };
     Ok(Finished {
         result,
@@ -236,6 +249,7 @@ impl Mode for HttpMode<'_> {
                 scheme: scheme.clone(),
                 authority: authority.clone(),
                 recorded: Default::default(),
+                interval: plan.interval,
             });
             first_connection += connections;
         }

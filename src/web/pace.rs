@@ -74,6 +74,7 @@ impl Turn {
         if !self.paced {
             return;
         }
+        recorder.roll_to(sent);
         let due = self.intended.max(free_at);
         recorder.record_send_lateness(clock::to_us(sent.saturating_sub(due)));
         if free_at > self.intended {

@@ -23,6 +23,7 @@ use crate::net::stream::Endpoint;
 use crate::plan::Http2;
 use crate::plan::Shard;
 use crate::script::ThreadScript;
+use crate::stats::timeline::IntervalClock;
 use crate::stats::{Recorder, Unsent};
 use crate::timing::clock;
 use crate::timing::deadline::Watchdog;
@@ -56,6 +57,8 @@ pub struct HttpWorker {
     pub authority: String,
     /// What this worker records, also where the main thread finds it if the thread hangs.
     pub recorded: Kept<Recorder>,
+    /// `--interval`: the length of the run's intervals.
+    pub interval: Duration,
 }
 
 impl Worker for HttpWorker {
@@ -131,6 +134,9 @@ impl Worker for HttpWorker {
         }
 
         let t0 = ctx.start();
+        let intervals = IntervalClock::new(t0, self.interval);
+        shared.recorder.borrow_mut().start_timeline(intervals);
+        tokio::task::spawn_local(close_intervals(shared.recorder.clone(), intervals));
         tokio::task::spawn_local(Rc::clone(&shared.watchdog).run());
         let mut scheduled = Vec::new();
         for (i, (stream, source)) in streams.into_iter().zip(sources).enumerate() {
@@ -191,6 +197,19 @@ impl Worker for HttpWorker {
             recorder,
             script_error: shared.script_error.take(),
         })
+    }
+}
+
+/// Closes each interval at its end, also when no response comes then to close it (a stall,
+/// only errors): one timer per worker and interval, off the requests' path.
+async fn close_intervals(recorder: Kept<Recorder>, intervals: IntervalClock) {
+    let mut index = 0;
+    loop {
+        let ends_at = intervals.end_of(index);
+        tokio::time::sleep(Duration::from_nanos(ends_at.saturating_sub(clock::now()))).await;
+        let now = clock::now();
+        recorder.borrow_mut().roll_to(now);
+        index = intervals.index(now);
     }
 }
 

@@ -398,10 +398,12 @@ impl H2Connection {
         }
         let (intended, sent) = turn.sent(slept || waited);
         // A request sent again had its lateness recorded on its first try.
+        let mut rec = self.shared.recorder.borrow_mut();
         if pending.intended.is_none() {
             let freed_at = if waited { flight.freed_at.get() } else { 0 };
-            turn.record_lateness(&mut self.shared.recorder.borrow_mut(), freed_at, sent);
+            turn.record_lateness(&mut rec, freed_at, sent);
         }
+        rec.count_sent(1);
         (intended, sent)
     }
 }

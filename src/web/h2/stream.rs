@@ -94,6 +94,7 @@ pub(super) async fn exchange(
     let mut retry = None;
     {
         let mut rec = shared.recorder.borrow_mut();
+        rec.roll_to(now);
         rec.counters.bytes_read += read;
         rec.counters.bytes_written += written;
         match ended {
