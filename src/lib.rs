@@ -13,6 +13,10 @@
 //!   units, bad input as one clear error line; `--shard I/N` (or a Kubernetes Indexed Job's
 //!   `JOB_COMPLETION_INDEX`), `--start-at` and `--run-id` for a run split over machines;
 //!   `--bind` (addresses or a CIDR) for the source addresses of one machine.
+//! - [`run`]: one command's run from its plan to its exit status: each mode's run with its
+//!   report and files (`run::http`, `run::mahjong`), and the A/B rounds of `--vs`, one loop
+//!   for both modes (`run::ab`, over the small `Side` trait each mode's runner implements).
+//!   The binary only parses, runs, renders and exits.
 //! - [`report`]: renderers of a finished run (wrk2's text layout, JSON, `.hgrm`, the mahjong
 //!   session report) and the tools on saved runs: `compare` (side by side, with words on
 //!   run-to-run noise), `merge` (exact sums of runs made at the same time; the shards of one
@@ -91,6 +95,7 @@ pub mod mahjong;
 pub mod net;
 pub mod plan;
 pub mod report;
+pub mod run;
 pub mod script;
 pub mod stats;
 pub mod sys;

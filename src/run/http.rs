@@ -1,0 +1,142 @@
+//! An HTTP run (`tsumo URL`), alone or as one side of `--vs`: the report, the JSON, `.hgrm`,
+//! then the script's `done()`; errors last.
+
+use std::io::Write;
+
+use super::ab::{self, Round, Side};
+use super::{check_outputs, error_exit, fail};
+use crate::error::{Error, ExitStatus};
+use crate::net::preflight::Probe;
+use crate::plan::{JsonOut, Plan};
+use crate::report;
+use crate::report::saved::RunData;
+use crate::web;
+
+/// `tsumo URL …`: the run, or with `--vs` the A/B comparison.
+pub fn run(plan: &Plan) -> ExitStatus {
+    if let Err(e) = check_outputs(plan.json.as_ref(), plan.hgrm.as_deref()) {
+        return error_exit(&e);
+    }
+    match sides(plan) {
+        Some([first, second]) => ab::run::<Http>(
+            [&first, &second],
+            &ab::Output {
+                rounds: plan.rounds,
+                show: !plan.quiet && plan.json != Some(JsonOut::Stdout),
+                json: plan.json.as_ref(),
+            },
+        ),
+        None => once(plan),
+    }
+}
+
+/// One HTTP run: report, JSON, `.hgrm`, then the script's `done()`; errors last.
+fn once(plan: &Plan) -> ExitStatus {
+    let finished = match web::run(plan) {
+        Ok(finished) => finished,
+        Err(e) => return error_exit(&e),
+    };
+    let result = &finished.result;
+    if !plan.quiet && plan.json != Some(JsonOut::Stdout) {
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(report::text::render(result).as_bytes());
+        let _ = out.flush();
+    }
+    // The results are saved before done() runs: an error or a hang in it cannot lose them.
+    let mut failed = false;
+    if let Some(json) = &plan.json {
+        if let Err(e) = report::schema::write_value(&saved_run(&finished), json) {
+            failed = true;
+            fail(&format_args!("--json {e}"));
+        }
+    }
+    if let Some(path) = &plan.hgrm {
+        if let Err(e) = report::hgrm::write_hgrm(&result.latency, path) {
+            failed = true;
+            fail(&format_args!("--hgrm {e}"));
+        }
+    }
+    // As wrk: the script's done() runs after the report, in the main Lua state.
+    if let Some(script) = &finished.script {
+        if let Err(e) = script.done(result) {
+            failed = true;
+            fail(&e);
+        }
+    }
+    // A script error stops the run; the report of what ran is printed, then the error.
+    if let Some(e) = &finished.script_error {
+        return fail(&format_args!("script error: {e}"));
+    }
+    if failed {
+        return ExitStatus::Failed;
+    }
+    if finished.abandoned > 0 {
+        return fail(&format_args!(
+            "{} worker threads never ended (a script hook that does not return?)",
+            finished.abandoned
+        ));
+    }
+    if result.counters.requests == 0 {
+        let errors = result.counters.errors.socket_total();
+        return fail(&format_args!(
+            "no response was received ({errors} socket errors, {} requests never sent)",
+            result.counters.unsent.total()
+        ));
+    }
+    ExitStatus::Ran
+}
+
+/// A run's JSON document, with the script error that stopped it (if one did).
+fn saved_run(finished: &web::Finished) -> report::json::SavedRun {
+    report::json::SavedRun {
+        script_error: finished.script_error.as_ref().map(ToString::to_string),
+        ..report::json::SavedRun::from_result(&finished.result)
+    }
+}
+
+/// `--vs URL2`'s two sides: the run's target, and the second one (its label, and HTTP/1.1 with
+/// `--vs-http1`); neither writes files of its own.
+fn sides(plan: &Plan) -> Option<[Plan; 2]> {
+    let vs = plan.vs.as_ref()?;
+    let first = Plan {
+        vs: None,
+        json: None,
+        hgrm: None,
+        ..plan.clone()
+    };
+    let second = Plan {
+        target: vs.clone(),
+        label: plan.vs_label.clone().unwrap_or_else(|| vs.url.clone()),
+        http2: if plan.vs_http1 { None } else { plan.http2 },
+        ..first.clone()
+    };
+    Some([first, second])
+}
+
+/// HTTP as a side of `--vs`.
+struct Http;
+
+impl Side for Http {
+    type Plan = Plan;
+    const MODE: &'static str = "http";
+
+    fn label(plan: &Plan) -> &str {
+        &plan.label
+    }
+
+    fn probe(plan: &Plan) -> Probe<'_> {
+        web::probe(plan)
+    }
+
+    fn round(plan: &Plan) -> Result<Round, Error> {
+        let finished = web::run(plan)?;
+        Ok(Round {
+            text: report::text::render(&finished.result),
+            data: RunData::Http(Box::new(saved_run(&finished))),
+            error: finished
+                .script_error
+                .as_ref()
+                .map(|e| format!("script error: {e}")),
+        })
+    }
+}
