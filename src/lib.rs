@@ -21,9 +21,14 @@
 //!   session report) and the tools on saved runs: `compare` (side by side, with words on
 //!   run-to-run noise), `merge` (exact sums of runs made at the same time; the shards of one
 //!   run from files or one stream of JSON documents, checked and listed one line each) and
-//!   `plot`. Imports go one way: `schema` (the format version, `SavedPart`, the histogram
-//!   codec, the JSON writer) under each mode's saved type (`json` for HTTP, `session` for
-//!   mahjong), those under the reader `saved`, and that under `shards` and `merge`.
+//!   `plot`. Every saved result implements one trait, `report::result::SavedResult` (its
+//!   text report, exit verdict, compare rows, plotted histograms, per-shard line, and how two
+//!   merge), beside its saved type (`http` for an HTTP run, `mahjong` for a session); the
+//!   tools ask results only through it, and the enum of saved kinds is matched in `saved`
+//!   alone. Imports go one way: `schema` (the format version, `SavedPart`, the histogram
+//!   codec, the JSON writer) and `result` (the trait) under each mode's saved type (`json`
+//!   for HTTP, `session` for mahjong) and its implementation, those under the reader `saved`,
+//!   and that under `shards`, `merge`, `compare` and `plot`.
 //! - The modes, side by side, neither importing the other: [`web`] (HTTP/1.1, or HTTP/2 with
 //!   `--http2`, at a constant rate or closed loop: the main thread's side, one worker's
 //!   connections, one connection's paced life — `conn` on httparse for HTTP/1.1, `h2` on hyper

@@ -1,20 +1,27 @@
 //! Renderers of a finished run: wrk2's text layout (`text`), JSON (`json`), the mahjong
 //! session's text and JSON (`mahjong`), `.hgrm` (`hgrm`); and the tools on saved runs: the
-//! reader (`saved`), `compare`, `merge`, `plot`.
+//! reader (`saved`), `compare`, `merge` (with `shards`), `plot`.
 //!
 //! Saved runs are typed for both modes: [`json::SavedRun`] (HTTP) and
 //! [`session::SavedSession`] (mahjong), each with the format version `"schema"`
 //! ([`schema::SCHEMA_VERSION`]); what both share (the version, [`schema::SavedPart`], the
-//! histogram codec, the JSON writer) is in [`schema`], which imports neither. A [`RunResult`](crate::stats::RunResult) or a
+//! histogram codec, the JSON writer) is in [`schema`], which imports neither. Every saved type
+//! implements one trait, [`result::SavedResult`] (its text report, verdict, compare rows,
+//! plotted histograms, merge line, and how results merge), beside its type: `http` for
+//! [`json::SavedRun`], `mahjong` for [`session::SavedSession`]. The tools ask a result only
+//! through the trait; [`saved::RunData`] is matched in `saved` alone (loading a document, and
+//! `as_dyn`). A [`RunResult`](crate::stats::RunResult) or a
 //! [`MahjongResult`](crate::stats::mahjong::MahjongResult) is everything a renderer needs;
 //! renderers never look at the engine.
 
 pub mod compare;
 pub mod hgrm;
+pub mod http;
 pub mod json;
 pub mod mahjong;
 pub mod merge;
 pub mod plot;
+pub mod result;
 pub mod saved;
 pub mod schema;
 pub mod session;

@@ -9,6 +9,7 @@ use crate::error::{Error, ExitStatus};
 use crate::net::preflight::Probe;
 use crate::plan::{JsonOut, Plan};
 use crate::report;
+use crate::report::result::SavedResult;
 use crate::report::saved::RunData;
 use crate::web;
 
@@ -42,10 +43,11 @@ fn once(plan: &Plan) -> ExitStatus {
         let _ = out.write_all(report::text::render(result).as_bytes());
         let _ = out.flush();
     }
+    let saved = saved_run(&finished);
     // The results are saved before done() runs: an error or a hang in it cannot lose them.
     let mut failed = false;
     if let Some(json) = &plan.json {
-        if let Err(e) = report::schema::write_value(&saved_run(&finished), json) {
+        if let Err(e) = report::schema::write_value(&saved, json) {
             failed = true;
             fail(&format_args!("--json {e}"));
         }
@@ -63,27 +65,23 @@ fn once(plan: &Plan) -> ExitStatus {
             fail(&e);
         }
     }
-    // A script error stops the run; the report of what ran is printed, then the error.
-    if let Some(e) = &finished.script_error {
-        return fail(&format_args!("script error: {e}"));
+    // A script error stops the run: the report of what ran is printed, then the verdict says
+    // the error, whatever else failed.
+    if finished.script_error.is_none() {
+        if failed {
+            return ExitStatus::Failed;
+        }
+        if finished.abandoned > 0 {
+            return fail(&format_args!(
+                "{} worker threads never ended (a script hook that does not return?)",
+                finished.abandoned
+            ));
+        }
     }
-    if failed {
-        return ExitStatus::Failed;
+    match saved.verdict() {
+        Some(line) => fail(&line),
+        None => ExitStatus::Ran,
     }
-    if finished.abandoned > 0 {
-        return fail(&format_args!(
-            "{} worker threads never ended (a script hook that does not return?)",
-            finished.abandoned
-        ));
-    }
-    if result.counters.requests == 0 {
-        let errors = result.counters.errors.socket_total();
-        return fail(&format_args!(
-            "no response was received ({errors} socket errors, {} requests never sent)",
-            result.counters.unsent.total()
-        ));
-    }
-    ExitStatus::Ran
 }
 
 /// A run's JSON document, with the script error that stopped it (if one did).

@@ -10,6 +10,7 @@ use crate::mahjong::session;
 use crate::net::preflight::Probe;
 use crate::plan::{JsonOut, MahjongPlan};
 use crate::report;
+use crate::report::result::SavedResult;
 use crate::report::saved::RunData;
 
 /// `tsumo mahjong …`: the session, or with `--vs` the A/B comparison.
@@ -41,12 +42,13 @@ fn once(plan: &MahjongPlan) -> ExitStatus {
         let _ = out.write_all(report::mahjong::render(&result).as_bytes());
         let _ = out.flush();
     }
+    let saved = report::mahjong::saved(&result);
     if let Some(json) = &plan.json {
-        if let Err(e) = report::mahjong::write(&result, json) {
+        if let Err(e) = report::schema::write_value(&saved, json) {
             return fail(&format_args!("--json {e}"));
         }
     }
-    match report::mahjong::failure(&result) {
+    match saved.verdict() {
         Some(failure) => fail(&failure),
         None => ExitStatus::Ran,
     }
