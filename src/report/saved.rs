@@ -421,4 +421,54 @@ mod tests {
             other => panic!("expected a file error, got {other:?}"),
         }
     }
+
+    #[test]
+    fn every_kind_answers_through_the_trait() {
+        let http = from_value(
+            serde_json::from_str(include_str!("../../tests/fixtures/http-direct-v1.json")).unwrap(),
+            "http.json",
+        )
+        .unwrap();
+        let session = from_value(
+            serde_json::from_str(include_str!("../../tests/fixtures/mahjong-direct-v1.json"))
+                .unwrap(),
+            "session.json",
+        )
+        .unwrap();
+        assert_eq!((http.mode(), session.mode()), ("HTTP", "mahjong"));
+        let keys = |run: &LoadedRun| -> Vec<&str> {
+            run.result()
+                .plan_key()
+                .into_iter()
+                .map(|(what, _)| what)
+                .collect()
+        };
+        assert_eq!(keys(&http), ["duration", "rate", "protocol"]);
+        assert_eq!(keys(&session), ["duration", "players", "games"]);
+        // The exit verdict: 0 for both fixtures; 1 with the line a run fails with.
+        assert_eq!(http.result().verdict(), None);
+        assert_eq!(session.result().verdict(), None);
+        let mut silent = http.clone();
+        if let RunData::Http(saved) = &mut silent.data {
+            saved.counters.requests = 0;
+        }
+        let verdict = silent.result().verdict().unwrap_or_default();
+        assert!(
+            verdict.starts_with("no response was received ("),
+            "{verdict}"
+        );
+        let mut left = session.clone();
+        if let RunData::Mahjong(saved) = &mut left.data {
+            saved.failure = Some("tsumo did not see 1 session logged out".to_string());
+        }
+        assert_eq!(
+            left.result().verdict().as_deref(),
+            Some("tsumo did not see 1 session logged out")
+        );
+        // Parts merge into their own kind.
+        let parts = [(&http.data, "a"), (&http.data, "b")];
+        let merged = http.data.merge(&parts, "both").unwrap();
+        assert_eq!(merged.as_dyn().mode(), "HTTP");
+        assert_eq!(merged.as_dyn().label(), "both");
+    }
 }
