@@ -13,6 +13,10 @@
 //!   units, bad input as one clear error line; `--shard I/N` (or a Kubernetes Indexed Job's
 //!   `JOB_COMPLETION_INDEX`), `--start-at` and `--run-id` for a run split over machines;
 //!   `--bind` (addresses or a CIDR) for the source addresses of one machine.
+//! - [`run`]: one command's run from its plan to its exit status: each mode's run with its
+//!   report and files (`run::http`, `run::mahjong`), and the A/B rounds of `--vs`, one loop
+//!   for both modes (`run::ab`, over the small `Side` trait each mode's runner implements).
+//!   The binary only parses, runs, renders and exits.
 //! - [`report`]: renderers of a finished run (wrk2's text layout, JSON, `.hgrm`, the mahjong
 //!   session report, the `intervals` of both modes in `timeline`, the `--hlog` interval log in
 //!   `hlog`) and the tools on saved runs: `compare` (side by side, with words on
@@ -20,11 +24,17 @@
 //!   run from files or one stream of JSON documents, checked and listed one line each) and
 //!   `plot`, drawn by `chart` (SVG charts on plotters from plain data — named `(x, y)` series
 //!   or histograms: latency by percentile, lines over time, a capacity curve — importing no
-//!   other part of `report`). Imports go one way: `schema` (the format version, `SavedPart`,
-//!   the histogram codec, the JSON writer) under each mode's saved type (`json` for HTTP,
-//!   `session` for mahjong), those under the reader `saved`, and that under `shards` and
-//!   `merge`; `objectives` (each `--slo` measure of a saved run or session, the verdict lines,
-//!   and a capacity step's outcome read from a saved result) over `json` and `session`.
+//!   other part of `report`). Every saved result implements one trait,
+//!   `report::result::SavedResult` (its text report, exit verdict, compare rows, plotted
+//!   histograms, per-shard line, and how two merge), beside its saved type (`http` for an
+//!   HTTP run, `mahjong` for a session); the tools ask results only through it, and the enum
+//!   of saved kinds is matched in `saved` alone. Imports go one way: `schema` (the format
+//!   version, `SavedPart`, the histogram codec, the JSON writer) and `result` (the trait)
+//!   under each mode's saved type (`json` for HTTP, `session` for mahjong) and its
+//!   implementation, those under the reader `saved`, and that under `shards`, `merge`,
+//!   `compare` and `plot`; `objectives` (each `--slo` measure of a saved run or session, the
+//!   verdict lines, and a capacity step's outcome read from a saved result) over `json` and
+//!   `session`.
 //! - The modes, side by side, neither importing the other: [`web`] (HTTP/1.1, or HTTP/2 with
 //!   `--http2`, at a constant rate or closed loop: the main thread's side, one worker's
 //!   connections, one connection's paced life — `conn` on httparse for HTTP/1.1, `h2` on hyper
@@ -107,6 +117,7 @@ pub mod mahjong;
 pub mod net;
 pub mod plan;
 pub mod report;
+pub mod run;
 pub mod script;
 pub mod slo;
 pub mod stats;

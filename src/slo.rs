@@ -413,6 +413,18 @@ fn looks_like_session(name: &str) -> bool {
         || name == "disconnects"
 }
 
+/// The broken objectives in one line, each with what was measured: `objectives broken:
+/// p99<20ms (p99 31.0ms), errors<0.1% (errors 2.3%)`, the line a run exits 99 with; `None`
+/// when every one held.
+pub fn broken_line(verdicts: &[Verdict]) -> Option<String> {
+    let broken: Vec<String> = verdicts
+        .iter()
+        .filter(|v| !v.held)
+        .map(|v| format!("{} ({})", v.expr, v.measured_text()))
+        .collect();
+    (!broken.is_empty()).then(|| format!("objectives broken: {}", broken.join(", ")))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

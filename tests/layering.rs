@@ -10,6 +10,7 @@ use std::path::Path;
 /// Top to bottom; modules on one row may import each other's row-mates only where listed below.
 const LAYERS: &[&[&str]] = &[
     &["cli"],
+    &["run"],
     &["report"],
     &["mahjong", "web"],
     &["engine"],

@@ -3,19 +3,28 @@
 //! histograms in HdrHistogram's compressed base64 form so sessions can later be merged and
 //! compared).
 
+use std::any::Any;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use serde_json::Value;
 
 use crate::error::Error;
 use crate::plan::JsonOut;
-use crate::report::schema::write_value;
-use crate::report::session::{SavedBot, SavedHistogram, SavedSession};
+use crate::report::objectives;
+use crate::report::result::{
+    add_encoded, add_sources, duration_flag, row, Named, Row, SavedResult, Unit,
+};
+use crate::report::schema::{write_value, SavedPart};
+use crate::report::session::{SavedBot, SavedHistogram, SavedPhase, SavedSession};
 use crate::report::text::server_line;
+use crate::report::timeline;
+use crate::slo::Verdict;
 use crate::stats::format::{counted, format_binary, format_metric, format_time_us};
 use crate::stats::hdr;
-use crate::stats::mahjong::MahjongResult;
-use crate::stats::mahjong::PHASES;
+use crate::stats::mahjong::{add_errors, MahjongResult, PHASES};
+use crate::stats::new_histogram;
+use crate::sys::procstat::ServerUsage;
 
 /// A row's cells from a saved summary: p50, p90, p99, max; `-` without a sample (a phase
 /// nobody passed has no latency, not one of 0.00us).
@@ -476,6 +485,320 @@ pub fn to_json(r: &MahjongResult) -> Value {
 /// Writes the JSON document to a file or stdout.
 pub fn write(r: &MahjongResult, out: &JsonOut) -> Result<(), Error> {
     write_value(&saved(r), out)
+}
+
+impl SavedResult for SavedSession {
+    fn mode(&self) -> &'static str {
+        "mahjong"
+    }
+
+    fn label(&self) -> &str {
+        &self.label
+    }
+
+    fn url(&self) -> &str {
+        &self.plan.url
+    }
+
+    fn part(&self) -> &SavedPart {
+        &self.part
+    }
+
+    fn part_mut(&mut self) -> &mut SavedPart {
+        &mut self.part
+    }
+
+    fn server(&self) -> Option<&ServerUsage> {
+        self.server.as_ref()
+    }
+
+    fn server_mut(&mut self) -> &mut Option<ServerUsage> {
+        &mut self.server
+    }
+
+    fn elapsed_s(&self) -> f64 {
+        self.elapsed_s
+    }
+
+    fn cut_by_signal(&self) -> Option<String> {
+        let signal = || {
+            self.ended_by
+                .clone()
+                .unwrap_or_else(|| "a signal".to_string())
+        };
+        self.interrupted.then(signal)
+    }
+
+    fn text(&self) -> Result<String, Error> {
+        Ok(render_merged(self))
+    }
+
+    /// The session's [`failure`], as saved.
+    fn objectives(&self) -> &[Verdict] {
+        &self.objectives
+    }
+
+    fn verdict(&self) -> Option<String> {
+        self.failure.clone()
+    }
+
+    fn plan_key(&self) -> Vec<(&'static str, String)> {
+        let plan = &self.plan;
+        vec![
+            ("duration", format!("{}s", plan.duration_s)),
+            ("players", plan.players.to_string()),
+            ("games", plan.games.to_string()),
+        ]
+    }
+
+    fn rows(&self) -> Vec<Row> {
+        rows(self)
+    }
+
+    fn key_metrics(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("Messages in/sec", "messages in/s"),
+            ("login p99", "login p99"),
+            ("connect p99", "connect p99"),
+            ("Draw overshoot p99", "draw overshoot p99"),
+            ("Reply lateness p99", "reply lateness p99"),
+            ("Server CPU% mean", "server CPU"),
+        ]
+    }
+
+    fn plottable(&self) -> Vec<&str> {
+        self.histogram_names()
+    }
+
+    /// `reply_lateness` by default: the one histogram every session fills.
+    fn plotted(&self, name: Option<&str>) -> Option<Named<'_>> {
+        let saved = self.histogram(name.unwrap_or("reply_lateness"))?;
+        let title = format!(
+            "Mahjong {} by percentile",
+            name.unwrap_or("reply lateness (tsumo's own)")
+                .replace('_', " ")
+        );
+        Some(Named {
+            encoded: &saved.histogram,
+            title,
+        })
+    }
+
+    fn load(&self) -> String {
+        format!(
+            "{} players {}",
+            self.plan.players,
+            duration_flag(self.plan.duration_s)
+        )
+    }
+
+    fn shard_line(&self) -> String {
+        totals(self, "")
+    }
+
+    fn merged_line(&self) -> String {
+        totals(self, " completed")
+    }
+
+    fn merge(parts: &[(&SavedSession, &str)], label: &str) -> Result<SavedSession, Error> {
+        merge(parts, label)
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// How a session's line in `tsumo merge` reads, a shard's and the merge's alike: players,
+/// games, errors and reply lateness, e.g. `16 players, 4 games, 0 errors, reply lateness p99
+/// 1.20ms`; `games_are` follows the game count (the merge says ` completed`).
+fn totals(s: &SavedSession, games_are: &str) -> String {
+    format!(
+        "{}, {}{games_are}, {}, reply lateness p99 {}",
+        counted(s.plan.players, "player"),
+        counted(s.games.completed, "game"),
+        counted(s.errors, "error"),
+        format_time_us(s.reply_lateness.p99 as f64)
+    )
+}
+
+/// The rows of a session in `tsumo compare`, in table order.
+fn rows(s: &SavedSession) -> Vec<Row> {
+    let players = s.plan.players as f64;
+    let elapsed = Some(s.elapsed_s).filter(|e| *e > 0.0);
+    let count = |name: String, n: u64| row(name, Some(n as f64), Unit::Count);
+    let time = |name: String, us: Option<u64>| row(name, us.map(|us| us as f64), Unit::Time);
+    type Pick = fn(&SavedHistogram) -> u64;
+    let p50_p99: [(&str, Pick); 2] = [("p50", |h| h.p50), ("p99", |h| h.p99)];
+    let mut rows = vec![
+        count("Players".to_string(), s.plan.players),
+        row("Elapsed", elapsed, Unit::Seconds),
+    ];
+    for name in s.phase_names() {
+        let Some(phase) = s.phases.get(name) else {
+            continue;
+        };
+        rows.push(count(format!("{name} ok"), phase.ok));
+        rows.push(count(format!("{name} failed"), phase.failed));
+        for (p, pick) in p50_p99 {
+            rows.push(time(
+                format!("{name} {p}"),
+                phase.latency.sampled().map(pick),
+            ));
+        }
+    }
+    let games = &s.games;
+    rows.push(count("Games started".to_string(), games.started));
+    rows.push(count("Games completed".to_string(), games.completed));
+    rows.push(count("Games aborted".to_string(), games.aborted));
+    // Every known step, present or not: a step only a later session saw (a drawn hand) then
+    // sits among the steps, not after the server's rows.
+    for kind in s.step_kinds() {
+        let h = s.steps.get(kind).and_then(SavedHistogram::sampled);
+        for (p, pick) in p50_p99 {
+            rows.push(time(format!("Step {kind} {p}"), h.map(pick)));
+        }
+    }
+    let (p99, max): (Pick, Pick) = (|h| h.p99, |h| h.max);
+    for (name, h, pick) in [
+        ("Draw overshoot p99", &s.draw_overshoot, p99),
+        ("Deal overshoot p99", &s.deal_overshoot, p99),
+        ("Start burst p99", &s.start_burst, p99),
+        ("Start burst max", &s.start_burst, max),
+        ("Reply lateness p99", &s.reply_lateness, p99),
+    ] {
+        rows.push(time(name.to_string(), h.sampled().map(pick)));
+    }
+    let per_second = |n: u64| elapsed.map(|e| n as f64 / e);
+    let messages = &s.messages;
+    rows.push(row(
+        "Messages in/sec",
+        per_second(messages.received),
+        Unit::Metric,
+    ));
+    rows.push(row(
+        "Messages out/sec",
+        per_second(messages.sent),
+        Unit::Metric,
+    ));
+    rows.push(count("Disconnects".to_string(), s.disconnects));
+    rows.push(count("Errors".to_string(), s.errors));
+    let per_player = |n: f64| (players > 0.0).then(|| n / players);
+    let cpu_us = s.tsumo.cpu_s * 1e6;
+    let rss = s.tsumo.peak_rss_bytes as f64;
+    rows.push(row("tsumo CPU per player", per_player(cpu_us), Unit::Time));
+    rows.push(row("tsumo RSS per player", per_player(rss), Unit::Bytes));
+    rows
+}
+
+/// Most `first_errors` a merged document keeps (as one session does).
+const KEPT_ERRORS: usize = crate::stats::mahjong::KEPT_ERRORS;
+
+/// The sum of the saved histograms that `pick` finds in each session (sessions without one are
+/// skipped), as a saved histogram again.
+fn add_all<'a>(
+    sessions: &[(&'a SavedSession, &str)],
+    what: &str,
+    pick: impl Fn(&'a SavedSession) -> Option<&'a SavedHistogram>,
+) -> Result<SavedHistogram, Error> {
+    let mut sum = new_histogram();
+    for (session, source) in sessions {
+        if let Some(saved) = pick(session) {
+            add_encoded(&mut sum, &saved.histogram, source, what)?;
+        }
+    }
+    Ok(SavedHistogram::of(&sum))
+}
+
+/// Sessions side by side merged exactly: phase counts and histograms, games, step intervals,
+/// messages, errors.
+fn merge(sessions: &[(&SavedSession, &str)], label: &str) -> Result<SavedSession, Error> {
+    // Every field not summed below is the first session's (the same tool wrote them all).
+    let mut merged = sessions[0].0.clone();
+    let all = || sessions.iter().map(|(s, _)| *s);
+    let sum = |f: fn(&SavedSession) -> u64| all().map(f).sum::<u64>();
+
+    // Phases and step kinds: every name any session has (sorted, as the maps keep them).
+    let phase_names: BTreeSet<&String> = all().flat_map(|s| s.phases.keys()).collect();
+    merged.phases = phase_names
+        .into_iter()
+        .map(|name| {
+            let phases = all().filter_map(|s| s.phases.get(name));
+            let latency = add_all(sessions, &format!("phases/{name}"), |s| {
+                s.phases.get(name).map(|p| &p.latency)
+            })?;
+            let phase = SavedPhase {
+                ok: phases.clone().map(|p| p.ok).sum(),
+                failed: phases.map(|p| p.failed).sum(),
+                latency,
+            };
+            Ok((name.clone(), phase))
+        })
+        .collect::<Result<_, Error>>()?;
+    let step_kinds: BTreeSet<&String> = all().flat_map(|s| s.steps.keys()).collect();
+    merged.steps = step_kinds
+        .into_iter()
+        .map(|kind| {
+            let step = add_all(sessions, &format!("steps/{kind}"), |s| s.steps.get(kind))?;
+            Ok((kind.clone(), step))
+        })
+        .collect::<Result<_, Error>>()?;
+    merged.games.duration = add_all(sessions, "games/duration", |s| Some(&s.games.duration))?;
+    merged.draw_overshoot = add_all(sessions, "draw_overshoot", |s| Some(&s.draw_overshoot))?;
+    merged.deal_overshoot = add_all(sessions, "deal_overshoot", |s| Some(&s.deal_overshoot))?;
+    merged.start_burst = add_all(sessions, "start_burst", |s| Some(&s.start_burst))?;
+    merged.reply_lateness = add_all(sessions, "reply_lateness", |s| Some(&s.reply_lateness))?;
+
+    merged.games.started = sum(|s| s.games.started);
+    merged.games.completed = sum(|s| s.games.completed);
+    merged.games.aborted = sum(|s| s.games.aborted);
+    merged.messages.received = sum(|s| s.messages.received);
+    merged.messages.sent = sum(|s| s.messages.sent);
+    merged.messages.bytes_in = sum(|s| s.messages.bytes_in);
+    merged.messages.bytes_out = sum(|s| s.messages.bytes_out);
+    merged.disconnects = sum(|s| s.disconnects);
+    merged.errors = sum(|s| s.errors);
+    merged.plan.players = sum(|s| s.plan.players);
+    merged.plan.threads = sum(|s| s.plan.threads);
+    for s in all() {
+        add_sources(&mut merged.plan.bind, &s.plan.bind);
+    }
+    // Separate processes: CPU adds up, and so do their peaks of memory.
+    merged.tsumo.cpu_s = all().map(|s| s.tsumo.cpu_s).sum();
+    merged.tsumo.peak_rss_bytes = sum(|s| s.tsumo.peak_rss_bytes);
+
+    merged.elapsed_s = all().map(|s| s.elapsed_s).fold(0.0, f64::max);
+    merged.plan.duration_s = all().map(|s| s.plan.duration_s).fold(0.0, f64::max);
+    merged.interrupted = all().any(|s| s.interrupted);
+    merged.timed_out = all().any(|s| s.timed_out);
+    merged.first_errors = all()
+        .flat_map(|s| s.first_errors.iter().cloned())
+        .take(KEPT_ERRORS)
+        .collect();
+    merged.error_kinds = BTreeMap::new();
+    for (kind, group) in all().flat_map(|s| s.error_kinds.iter()) {
+        add_errors(&mut merged.error_kinds, kind, group);
+    }
+    merged.left_on_server = all()
+        .flat_map(|s| s.left_on_server.iter().cloned())
+        .collect();
+    let failures: Vec<String> = all().filter_map(|s| s.failure.clone()).collect();
+    merged.failure = (!failures.is_empty()).then(|| failures.join("; "));
+    merged.bots.clear();
+    for s in all() {
+        for (kind, bot) in &s.bots {
+            merged.bots.entry(kind.clone()).or_default().merge(bot);
+        }
+    }
+    let intervals: Vec<_> = sessions
+        .iter()
+        .map(|(s, src)| (&s.intervals[..], *src))
+        .collect();
+    merged.intervals = timeline::merge_sessions(&intervals)?;
+    // The first part's objectives, judged on the whole.
+    merged.objectives = objectives::judge_session_again(&merged);
+    merged.label = label.to_string();
+    Ok(merged)
 }
 
 #[cfg(test)]

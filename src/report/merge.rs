@@ -4,28 +4,20 @@
 //! The sum is exact because every saved histogram is whole: histograms are decoded, added and
 //! encoded again, and percentiles are recomputed from the sums with wrk2's arithmetic — never
 //! averaged, since a mean of p99s is not the p99 of anything. Counters are summed; rates are
-//! summed too (the runs ran side by side); elapsed time is the longest. Mahjong sessions merge
-//! the same way: phase counts and histograms, games, step intervals, messages, errors.
+//! summed too (the runs ran side by side); elapsed time is the longest. Each kind of result
+//! merges its own fields (`SavedResult::merge`, beside its saved type); here are the checks
+//! that the parts are parts of one run, the server's figures, and the lines printed.
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::net::IpAddr;
 use std::path::PathBuf;
 
-use hdrhistogram::Histogram;
 use serde_json::Value;
 
 use super::compare::{self, LoadedRun, RunData};
-use super::json::{Percentiles, SavedRun};
-use super::objectives;
-use super::schema::{decode_histogram, encode_histogram, write_value, SavedPart};
-use super::session::{SavedHistogram, SavedPhase, SavedSession};
+use super::schema::{write_value, SavedPart};
 use super::shards;
-use super::timeline;
 use crate::error::Error;
 use crate::plan::JsonOut;
-use crate::stats::format::{counted, format_time_us};
-use crate::stats::mahjong::add_errors;
-use crate::stats::new_histogram;
+use crate::stats::format::counted;
 use crate::sys::procstat::ServerUsage;
 
 /// Options of `tsumo merge FILE… -o OUT`.
@@ -60,9 +52,6 @@ impl Merged {
         write_value(&self.run.data, out)
     }
 }
-
-/// Most `first_errors` a merged mahjong document keeps (as one session does).
-const KEPT_ERRORS: usize = crate::stats::mahjong::KEPT_ERRORS;
 
 /// Merges runs of one mode into one run of that mode. Runs of different plans are refused,
 /// unless `force` (then each difference is a warning); so is one run given twice.
@@ -102,42 +91,16 @@ pub fn merge(runs: &[LoadedRun], label: Option<&str>, force: bool) -> Result<Mer
             }
         }
     };
-    let data = match &first.data {
-        RunData::Http(_) => {
-            let mut saved = merge_http(runs, &label)?;
-            saved.intervals = timeline::merge_http(&intervals(runs, |r| match &r.data {
-                RunData::Http(s) => Some(&s.intervals[..]),
-                RunData::Mahjong(_) => None,
-            }))?;
-            saved.server = server;
-            saved.part = part(saved.part);
-            RunData::Http(Box::new(saved))
-        }
-        RunData::Mahjong(_) => {
-            let mut session = merge_mahjong(runs, &label)?;
-            session.intervals = timeline::merge_sessions(&intervals(runs, |r| match &r.data {
-                RunData::Mahjong(s) => Some(&s.intervals[..]),
-                RunData::Http(_) => None,
-            }))?;
-            session.server = server;
-            session.part = part(session.part);
-            RunData::Mahjong(Box::new(session))
-        }
-    };
+    let parts: Vec<(&RunData, &str)> = runs.iter().map(|r| (&r.data, r.source.as_str())).collect();
+    let mut data = first.data.merge(&parts, &label)?;
+    let result = data.as_dyn_mut();
+    *result.server_mut() = server;
+    let own = result.part().clone();
+    *result.part_mut() = part(own);
     Ok(Merged {
         run: LoadedRun::new(data, &source),
         warnings,
     })
-}
-
-/// Each run's intervals, with the file they came from.
-fn intervals<'a, T>(
-    runs: &'a [LoadedRun],
-    pick: impl Fn(&'a LoadedRun) -> Option<&'a [T]>,
-) -> Vec<(&'a [T], &'a str)> {
-    runs.iter()
-        .filter_map(|r| Some((pick(r)?, r.source.as_str())))
-        .collect()
 }
 
 /// One run given twice (the same file, or a copy of it) would count twice.
@@ -170,245 +133,12 @@ fn plan_differences(runs: &[LoadedRun]) -> Vec<String> {
             }
         };
         differ("URL", first.url().to_string(), other.url().to_string());
-        match (&first.data, &other.data) {
-            (RunData::Http(a), RunData::Http(b)) => {
-                differ(
-                    "duration",
-                    format!("{}s", a.plan.duration_s),
-                    format!("{}s", b.plan.duration_s),
-                );
-                let rate =
-                    |r: Option<u64>| r.map_or("none (closed loop)".into(), |r| format!("{r}/s"));
-                differ("rate", rate(a.plan.rate), rate(b.plan.rate));
-                let protocol = |h2: &Option<crate::plan::Http2>| match h2 {
-                    Some(h2) => format!("HTTP/2 -m{}", h2.streams),
-                    None => "HTTP/1.1".to_string(),
-                };
-                differ("protocol", protocol(&a.plan.http2), protocol(&b.plan.http2));
-            }
-            (RunData::Mahjong(a), RunData::Mahjong(b)) => {
-                differ(
-                    "duration",
-                    format!("{}s", a.plan.duration_s),
-                    format!("{}s", b.plan.duration_s),
-                );
-                differ(
-                    "players",
-                    a.plan.players.to_string(),
-                    b.plan.players.to_string(),
-                );
-                differ("games", a.plan.games.to_string(), b.plan.games.to_string());
-            }
-            _ => {}
+        let theirs = other.result().plan_key();
+        for ((what, a), (_, b)) in first.result().plan_key().into_iter().zip(theirs) {
+            differ(what, a, b);
         }
     }
     differences
-}
-
-/// Adds a part's `--bind` addresses to the merge's: every part's, each once, in the parts'
-/// order (each machine of a sharded run has its own).
-fn add_sources(all: &mut Vec<IpAddr>, part: &[IpAddr]) {
-    for addr in part {
-        if !all.contains(addr) {
-            all.push(*addr);
-        }
-    }
-}
-
-/// Adds `encoded` into `sum` (histograms of wrk2's layout always add).
-fn add(sum: &mut Histogram<u64>, encoded: &str, source: &str, what: &str) -> Result<(), Error> {
-    let h = decode_histogram(encoded).map_err(|e| Error::File {
-        path: source.to_string(),
-        reason: format!("histogram '{what}': {e}"),
-    })?;
-    sum.add(&h).map_err(|e| Error::File {
-        path: source.to_string(),
-        reason: format!("histogram '{what}' does not add up: {e:?}"),
-    })
-}
-
-fn merge_http(runs: &[LoadedRun], label: &str) -> Result<SavedRun, Error> {
-    let saved: Vec<(&SavedRun, &str)> = runs
-        .iter()
-        .filter_map(|r| match &r.data {
-            RunData::Http(s) => Some((s.as_ref(), r.source.as_str())),
-            RunData::Mahjong(_) => None,
-        })
-        .collect();
-    // Every field not summed below is the first run's (the same tool wrote them all).
-    let mut merged = saved[0].0.clone();
-    let mut histograms: [Histogram<u64>; 4] = std::array::from_fn(|_| new_histogram());
-    let names = ["latency", "uncorrected", "send_lateness", "req_per_sec"];
-    merged.counters = Default::default();
-    merged.requests_per_sec = 0.0;
-    merged.bytes_per_sec = 0.0;
-    merged.elapsed_s = 0.0;
-    merged.notes.clear();
-    merged.plan.threads = 0;
-    merged.plan.connections = 0;
-    merged.plan.rate = Some(0);
-    for (run, source) in &saved {
-        merged.counters.add(&run.counters);
-        merged.elapsed_s = merged.elapsed_s.max(run.elapsed_s);
-        merged.interrupted |= run.interrupted;
-        merged.plan.threads += run.plan.threads;
-        merged.plan.connections += run.plan.connections;
-        merged.plan.duration_s = merged.plan.duration_s.max(run.plan.duration_s);
-        merged.plan.rate = merged.plan.rate.zip(run.plan.rate).map(|(a, b)| a + b);
-        add_sources(&mut merged.plan.bind, &run.plan.bind);
-        let h = &run.histograms;
-        let encoded = [&h.latency, &h.uncorrected, &h.send_lateness, &h.req_per_sec];
-        for ((sum, encoded), name) in histograms.iter_mut().zip(encoded).zip(names) {
-            add(sum, encoded, source, name)?;
-        }
-        for note in &run.notes {
-            if !merged.notes.contains(note) {
-                merged.notes.push(note.clone());
-            }
-        }
-    }
-    let script_errors: Vec<String> = saved
-        .iter()
-        .filter_map(|(run, source)| {
-            let e = run.script_error.as_ref()?;
-            Some(if saved.len() == 1 {
-                e.clone()
-            } else {
-                format!("{source}: {e}")
-            })
-        })
-        .collect();
-    merged.script_error = (!script_errors.is_empty()).then(|| script_errors.join("; "));
-    let [latency, uncorrected, send_lateness, req_per_sec] = &histograms;
-    merged.latency = Percentiles::of(latency);
-    merged.uncorrected = Percentiles::of(uncorrected);
-    merged.send_lateness = Percentiles::of(send_lateness);
-    merged.histograms.latency = encode_histogram(latency);
-    merged.histograms.uncorrected = encode_histogram(uncorrected);
-    merged.histograms.send_lateness = encode_histogram(send_lateness);
-    merged.histograms.req_per_sec = encode_histogram(req_per_sec);
-    // The runs went on side by side: the rates are the totals over the whole interval, the
-    // longest run's (a 1 s run and an 8 s run did not add their rates for 8 s).
-    if merged.elapsed_s > 0.0 {
-        let over_all = |rate: fn(&SavedRun) -> f64| -> f64 {
-            saved
-                .iter()
-                .map(|(run, _)| rate(run) * (run.elapsed_s / merged.elapsed_s))
-                .sum()
-        };
-        merged.requests_per_sec = over_all(|r| r.requests_per_sec);
-        merged.bytes_per_sec = over_all(|r| r.bytes_per_sec);
-    }
-    // The first part's objectives, judged on the whole.
-    merged.objectives = objectives::judge_run_again(&merged);
-    merged.label = label.to_string();
-    Ok(merged)
-}
-
-/// The sum of the saved histograms that `pick` finds in each session (sessions without one are
-/// skipped), as a saved histogram again.
-fn add_all<'a>(
-    sessions: &[(&'a SavedSession, &str)],
-    what: &str,
-    pick: impl Fn(&'a SavedSession) -> Option<&'a SavedHistogram>,
-) -> Result<SavedHistogram, Error> {
-    let mut sum = new_histogram();
-    for (session, source) in sessions {
-        if let Some(saved) = pick(session) {
-            add(&mut sum, &saved.histogram, source, what)?;
-        }
-    }
-    Ok(SavedHistogram::of(&sum))
-}
-
-fn merge_mahjong(runs: &[LoadedRun], label: &str) -> Result<SavedSession, Error> {
-    let sessions: Vec<(&SavedSession, &str)> = runs
-        .iter()
-        .filter_map(|r| match &r.data {
-            RunData::Mahjong(s) => Some((s.as_ref(), r.source.as_str())),
-            RunData::Http(_) => None,
-        })
-        .collect();
-    // Every field not summed below is the first session's (the same tool wrote them all).
-    let mut merged = sessions[0].0.clone();
-    let all = || sessions.iter().map(|(s, _)| *s);
-    let sum = |f: fn(&SavedSession) -> u64| all().map(f).sum::<u64>();
-
-    // Phases and step kinds: every name any session has (sorted, as the maps keep them).
-    let phase_names: BTreeSet<&String> = all().flat_map(|s| s.phases.keys()).collect();
-    merged.phases = phase_names
-        .into_iter()
-        .map(|name| {
-            let phases = all().filter_map(|s| s.phases.get(name));
-            let latency = add_all(&sessions, &format!("phases/{name}"), |s| {
-                s.phases.get(name).map(|p| &p.latency)
-            })?;
-            let phase = SavedPhase {
-                ok: phases.clone().map(|p| p.ok).sum(),
-                failed: phases.map(|p| p.failed).sum(),
-                latency,
-            };
-            Ok((name.clone(), phase))
-        })
-        .collect::<Result<_, Error>>()?;
-    let step_kinds: BTreeSet<&String> = all().flat_map(|s| s.steps.keys()).collect();
-    merged.steps = step_kinds
-        .into_iter()
-        .map(|kind| {
-            let step = add_all(&sessions, &format!("steps/{kind}"), |s| s.steps.get(kind))?;
-            Ok((kind.clone(), step))
-        })
-        .collect::<Result<_, Error>>()?;
-    merged.games.duration = add_all(&sessions, "games/duration", |s| Some(&s.games.duration))?;
-    merged.draw_overshoot = add_all(&sessions, "draw_overshoot", |s| Some(&s.draw_overshoot))?;
-    merged.deal_overshoot = add_all(&sessions, "deal_overshoot", |s| Some(&s.deal_overshoot))?;
-    merged.start_burst = add_all(&sessions, "start_burst", |s| Some(&s.start_burst))?;
-    merged.reply_lateness = add_all(&sessions, "reply_lateness", |s| Some(&s.reply_lateness))?;
-
-    merged.games.started = sum(|s| s.games.started);
-    merged.games.completed = sum(|s| s.games.completed);
-    merged.games.aborted = sum(|s| s.games.aborted);
-    merged.messages.received = sum(|s| s.messages.received);
-    merged.messages.sent = sum(|s| s.messages.sent);
-    merged.messages.bytes_in = sum(|s| s.messages.bytes_in);
-    merged.messages.bytes_out = sum(|s| s.messages.bytes_out);
-    merged.disconnects = sum(|s| s.disconnects);
-    merged.errors = sum(|s| s.errors);
-    merged.plan.players = sum(|s| s.plan.players);
-    merged.plan.threads = sum(|s| s.plan.threads);
-    for s in all() {
-        add_sources(&mut merged.plan.bind, &s.plan.bind);
-    }
-    // Separate processes: CPU adds up, and so do their peaks of memory.
-    merged.tsumo.cpu_s = all().map(|s| s.tsumo.cpu_s).sum();
-    merged.tsumo.peak_rss_bytes = sum(|s| s.tsumo.peak_rss_bytes);
-
-    merged.elapsed_s = all().map(|s| s.elapsed_s).fold(0.0, f64::max);
-    merged.plan.duration_s = all().map(|s| s.plan.duration_s).fold(0.0, f64::max);
-    merged.interrupted = all().any(|s| s.interrupted);
-    merged.timed_out = all().any(|s| s.timed_out);
-    merged.first_errors = all()
-        .flat_map(|s| s.first_errors.iter().cloned())
-        .take(KEPT_ERRORS)
-        .collect();
-    merged.error_kinds = BTreeMap::new();
-    for (kind, group) in all().flat_map(|s| s.error_kinds.iter()) {
-        add_errors(&mut merged.error_kinds, kind, group);
-    }
-    merged.left_on_server = all()
-        .flat_map(|s| s.left_on_server.iter().cloned())
-        .collect();
-    let failures: Vec<String> = all().filter_map(|s| s.failure.clone()).collect();
-    merged.failure = (!failures.is_empty()).then(|| failures.join("; "));
-    merged.bots.clear();
-    for s in all() {
-        for (kind, bot) in &s.bots {
-            merged.bots.entry(kind.clone()).or_default().merge(bot);
-        }
-    }
-    merged.objectives = objectives::judge_session_again(&merged);
-    merged.label = label.to_string();
-    Ok(merged)
 }
 
 /// The server's figures, when every run sampled the same processes: means weighted by samples,
@@ -465,10 +195,7 @@ pub fn run(options: &MergeOptions) -> Result<(), Error> {
     }
     merged.write(&options.output)?;
     // The merged run in its mode's usual layout first.
-    let mut text = match &merged.run.data {
-        RunData::Http(saved) => super::text::render_merged(saved)?,
-        RunData::Mahjong(session) => super::mahjong::render_merged(session),
-    };
+    let mut text = merged.run.result().text()?;
     text.push_str(&summary(&runs, &merged).join("\n"));
     text.push('\n');
     if options.output == JsonOut::Stdout {
@@ -494,16 +221,7 @@ pub fn summary(runs: &[LoadedRun], merged: &Merged) -> Vec<String> {
             )
         })
         .unwrap_or_default();
-    let what = match &merged.run.data {
-        RunData::Http(s) => format!(
-            "{}, latency p50 {} p99 {}, send lateness p99 {}",
-            shards::http_totals(s),
-            format_time_us(s.latency.p50 as f64),
-            format_time_us(s.latency.p99 as f64),
-            format_time_us(s.send_lateness.p99 as f64)
-        ),
-        RunData::Mahjong(s) => shards::mahjong_totals(s, " completed"),
-    };
+    let what = merged.run.result().merged_line();
     let mut lines = vec![format!("Merged {parts}: {what}{skew}")];
     lines.extend(shards::lines(runs));
     // A part that ended before its plan (a script error, a signal) is in the sum as it ran.
@@ -524,6 +242,8 @@ mod tests {
 
     use super::*;
     use crate::report::plot::render_svg;
+    use crate::report::session::SavedHistogram;
+    use crate::stats::new_histogram;
 
     fn summary_of(values: &[u64]) -> Value {
         let mut h = new_histogram();

@@ -13,9 +13,7 @@ use crate::error::ExitStatus;
 use crate::mahjong::bot::StepKind;
 use crate::slo::{self, Measure, Measured, Objective, Percentile, Verdict};
 use crate::stats::hdr;
-use crate::stats::mahjong::MahjongResult;
 use crate::stats::shortfall::Side;
-use crate::stats::RunResult;
 
 /// tsumo's send lateness (HTTP) or reply lateness (mahjong) p99 beyond which a step is tsumo's
 /// limit whatever the objectives say: it sent that far behind its own schedule.
@@ -120,33 +118,6 @@ pub fn status(verdicts: &[Verdict]) -> ExitStatus {
     } else {
         ExitStatus::Ran
     }
-}
-
-/// `objectives broken: p99<20ms (p99 31.0ms), errors<0.1% (errors 2.3%)`: the line an HTTP
-/// run that ran exits 99 with ([`ExitStatus::ObjectiveBroken`]); `None` when every one held.
-pub fn broken_in_run(r: &RunResult) -> Option<String> {
-    if r.plan.objectives.is_empty() {
-        return None;
-    }
-    broken_line(&SavedRun::from_result(r).objectives)
-}
-
-/// [`broken_in_run`] for a session that ran.
-pub fn broken_in_session(r: &MahjongResult) -> Option<String> {
-    if r.plan.objectives.is_empty() {
-        return None;
-    }
-    broken_line(&SavedSession::from_result(r).objectives)
-}
-
-/// The broken objectives in one line, each with what was measured.
-pub fn broken_line(verdicts: &[Verdict]) -> Option<String> {
-    let broken: Vec<String> = verdicts
-        .iter()
-        .filter(|v| !v.held)
-        .map(|v| format!("{} ({})", v.expr, v.measured_text()))
-        .collect();
-    (!broken.is_empty()).then(|| format!("objectives broken: {}", broken.join(", ")))
 }
 
 /// A saved run's objectives judged again on what it holds now (a merge of its parts): parsed
@@ -418,10 +389,10 @@ mod tests {
         );
         assert_eq!(status(&verdicts), ExitStatus::ObjectiveBroken);
         assert_eq!(
-            broken_line(&verdicts).as_deref(),
+            slo::broken_line(&verdicts).as_deref(),
             Some("objectives broken: errors<0.1% (errors 2.3%), rate>95% (rate not measured)")
         );
-        assert_eq!(broken_line(&verdicts[..1]), None);
+        assert_eq!(slo::broken_line(&verdicts[..1]), None);
         assert_eq!(status(&verdicts[..1]), ExitStatus::Ran);
         assert_eq!(lines(&verdicts[..1])[0], "Objectives: all 1 held");
         assert!(lines(&[]).is_empty());

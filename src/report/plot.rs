@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use hdrhistogram::Histogram;
 
 use super::chart::{self, Series, Titles};
-use super::compare::{self, LoadedRun, RunData};
+use super::compare::{self, LoadedRun};
 use super::schema::decode_histogram;
 use crate::error::Error;
 
@@ -34,47 +34,20 @@ pub struct PlotOptions {
 
 /// The histogram of `run` that the plot shows, and its name in the title.
 fn histogram_of(run: &LoadedRun, metric: Option<&str>) -> Result<(Histogram<u64>, String), Error> {
-    let unknown = |choices: &str| {
-        Error::Usage(format!(
-            "{}: no histogram '{}' to plot (choose one of: {choices})",
+    let result = run.result();
+    let Some(named) = result.plotted(metric) else {
+        return Err(Error::Usage(format!(
+            "{}: no histogram '{}' to plot (choose one of: {})",
             run.source,
-            metric.unwrap_or_default()
-        ))
+            metric.unwrap_or_default(),
+            result.plottable().join(", ")
+        )));
     };
-    let encoded: &str = match &run.data {
-        RunData::Http(saved) => {
-            let h = &saved.histograms;
-            match metric.unwrap_or("latency") {
-                "latency" => &h.latency,
-                "uncorrected" => &h.uncorrected,
-                "send_lateness" => &h.send_lateness,
-                _ => return Err(unknown("latency, uncorrected, send_lateness")),
-            }
-        }
-        RunData::Mahjong(session) => {
-            let name = metric.unwrap_or("reply_lateness");
-            match session.histogram(name) {
-                Some(saved) => &saved.histogram,
-                None => return Err(unknown(&session.histogram_names().join(", "))),
-            }
-        }
-    };
-    let h = decode_histogram(encoded).map_err(|e| Error::File {
+    let h = decode_histogram(named.encoded).map_err(|e| Error::File {
         path: run.source.clone(),
         reason: e.to_string(),
     })?;
-    let title = match (&run.data, metric) {
-        (RunData::Http(_), None | Some("latency")) => {
-            "Latency by percentile (corrected for coordinated omission)".to_string()
-        }
-        (RunData::Http(_), Some(m)) => format!("{} by percentile", m.replace('_', " ")),
-        (RunData::Mahjong(_), m) => format!(
-            "Mahjong {} by percentile",
-            m.unwrap_or("reply lateness (tsumo's own)")
-                .replace('_', " ")
-        ),
-    };
-    Ok((h, title))
+    Ok((h, named.title))
 }
 
 /// What was run, under the title: the load (rate, connections, duration or players), once
@@ -86,29 +59,7 @@ fn subtitle(runs: &[LoadedRun]) -> String {
         if loads.iter().any(|(label, _)| *label == run.label) {
             continue;
         }
-        let load = match &run.data {
-            RunData::Http(saved) => {
-                let rate = saved
-                    .plan
-                    .rate
-                    .map_or("closed loop".to_string(), |r| format!("-R{r}"));
-                let streams = saved
-                    .plan
-                    .http2
-                    .map_or(String::new(), |h2| format!(" HTTP/2 -m{}", h2.streams));
-                format!(
-                    "{rate} -c{}{streams} {}",
-                    saved.plan.connections,
-                    duration_flag(saved.plan.duration_s)
-                )
-            }
-            RunData::Mahjong(session) => format!(
-                "{} players {}",
-                session.plan.players,
-                duration_flag(session.plan.duration_s)
-            ),
-        };
-        loads.push((&run.label, load));
+        loads.push((&run.label, run.result().load()));
     }
     let first = loads
         .first()
@@ -126,15 +77,6 @@ fn subtitle(runs: &[LoadedRun]) -> String {
             .map(|(label, load)| format!("{label}: {load}"))
             .collect::<Vec<_>>()
             .join("; ")
-    }
-}
-
-/// `-d10s`, or `-d1500ms` for a duration that is not whole seconds.
-fn duration_flag(seconds: f64) -> String {
-    if seconds.fract() == 0.0 {
-        format!("-d{}s", seconds as u64)
-    } else {
-        format!("-d{}ms", (seconds * 1000.0).round() as u64)
     }
 }
 
@@ -206,12 +148,13 @@ pub fn run(options: &PlotOptions) -> Result<(), Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::saved::RunData;
     use crate::stats::new_histogram;
 
     #[test]
     fn duration_flags() {
-        assert_eq!(duration_flag(10.0), "-d10s");
-        assert_eq!(duration_flag(1.5), "-d1500ms");
+        assert_eq!(crate::report::result::duration_flag(10.0), "-d10s");
+        assert_eq!(crate::report::result::duration_flag(1.5), "-d1500ms");
     }
 
     /// An HTTP run's document with `values` (µs) as its latency histogram.

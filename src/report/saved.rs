@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::json::SavedRun;
+use super::result::SavedResult;
 use super::schema::SCHEMA_VERSION;
 use super::session::SavedSession;
 use crate::error::Error;
@@ -32,7 +33,9 @@ pub struct LoadedRun {
     pub left_out: Option<String>,
 }
 
-/// What kind of run, with its document. Serializes as that document.
+/// What kind of run, with its document. Serializes as that document. The tools ask it through
+/// [`RunData::as_dyn`]; this enum is matched only here: there, on loading a document, and to
+/// merge results of one type.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum RunData {
@@ -42,17 +45,49 @@ pub enum RunData {
     Mahjong(Box<SavedSession>),
 }
 
+impl RunData {
+    /// The result, whatever its mode: what every tool on saved results asks.
+    pub fn as_dyn(&self) -> &dyn SavedResult {
+        match self {
+            RunData::Http(saved) => saved.as_ref(),
+            RunData::Mahjong(session) => session.as_ref(),
+        }
+    }
+
+    pub fn as_dyn_mut(&mut self) -> &mut dyn SavedResult {
+        match self {
+            RunData::Http(saved) => saved.as_mut(),
+            RunData::Mahjong(session) => session.as_mut(),
+        }
+    }
+
+    /// `parts` (each with its source; all of this one's mode, the caller checked) merged into
+    /// one result of that mode.
+    pub fn merge(&self, parts: &[(&RunData, &str)], label: &str) -> Result<RunData, Error> {
+        Ok(match self {
+            RunData::Http(_) => RunData::Http(Box::new(merge_as(parts, label)?)),
+            RunData::Mahjong(_) => RunData::Mahjong(Box::new(merge_as(parts, label)?)),
+        })
+    }
+}
+
+/// [`SavedResult::merge`] of the parts that are `T`s.
+fn merge_as<T: SavedResult + 'static>(parts: &[(&RunData, &str)], label: &str) -> Result<T, Error> {
+    let typed: Vec<(&T, &str)> = parts
+        .iter()
+        .filter_map(|(data, source)| Some((data.as_dyn().as_any().downcast_ref::<T>()?, *source)))
+        .collect();
+    T::merge(&typed, label)
+}
+
 impl LoadedRun {
     /// A run already in memory; `source` names it in messages.
     pub fn new(data: RunData, source: &str) -> LoadedRun {
-        let (label, url) = match &data {
-            RunData::Http(saved) => (&saved.label, &saved.plan.url),
-            RunData::Mahjong(session) => (&session.label, &session.plan.url),
-        };
-        let label = if !label.is_empty() {
-            label.clone()
-        } else if !url.is_empty() {
-            url.clone()
+        let result = data.as_dyn();
+        let label = if !result.label().is_empty() {
+            result.label().to_string()
+        } else if !result.url().is_empty() {
+            result.url().to_string()
         } else {
             source.to_string()
         };
@@ -64,53 +99,40 @@ impl LoadedRun {
         }
     }
 
+    /// The saved result, whatever its mode.
+    pub fn result(&self) -> &dyn SavedResult {
+        self.data.as_dyn()
+    }
+
     /// How the run ended before its plan did, in words: a script error, or the signal that cut
     /// it short (`None` for a run that ended as planned).
     pub fn ended_early(&self) -> Option<String> {
-        if let RunData::Http(saved) = &self.data {
-            if let Some(e) = &saved.script_error {
-                return Some(format!("stopped by a script error: {e}"));
-            }
-        }
-        let elapsed_s = match &self.data {
-            RunData::Http(saved) => saved.elapsed_s,
-            RunData::Mahjong(s) => s.elapsed_s,
-        };
-        self.cut_by_signal()
-            .map(|signal| format!("cut short by {signal} after {elapsed_s:.2}s"))
+        let result = self.result();
+        result.stopped_by_error().or_else(|| {
+            let elapsed_s = result.elapsed_s();
+            self.cut_by_signal()
+                .map(|signal| format!("cut short by {signal} after {elapsed_s:.2}s"))
+        })
     }
 
     /// The signal that cut the run short, if one did.
     pub fn cut_by_signal(&self) -> Option<String> {
-        let (interrupted, ended_by) = match &self.data {
-            RunData::Http(saved) => (saved.interrupted, &saved.ended_by),
-            RunData::Mahjong(s) => (s.interrupted, &s.ended_by),
-        };
-        interrupted.then(|| ended_by.clone().unwrap_or_else(|| "a signal".to_string()))
+        self.result().cut_by_signal()
     }
 
     /// "HTTP" or "mahjong", for messages.
     pub fn mode(&self) -> &'static str {
-        match self.data {
-            RunData::Http(_) => "HTTP",
-            RunData::Mahjong(_) => "mahjong",
-        }
+        self.result().mode()
     }
 
     /// The target URL as typed.
     pub fn url(&self) -> &str {
-        match &self.data {
-            RunData::Http(saved) => &saved.plan.url,
-            RunData::Mahjong(session) => &session.plan.url,
-        }
+        self.result().url()
     }
 
     /// The server's CPU and memory, when the run sampled them (`--server-pid`).
     pub fn server(&self) -> Option<&ServerUsage> {
-        match &self.data {
-            RunData::Http(saved) => saved.server.as_ref(),
-            RunData::Mahjong(session) => session.server.as_ref(),
-        }
+        self.result().server()
     }
 }
 
@@ -398,5 +420,55 @@ mod tests {
             }
             other => panic!("expected a file error, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn every_kind_answers_through_the_trait() {
+        let http = from_value(
+            serde_json::from_str(include_str!("../../tests/fixtures/http-direct-v1.json")).unwrap(),
+            "http.json",
+        )
+        .unwrap();
+        let session = from_value(
+            serde_json::from_str(include_str!("../../tests/fixtures/mahjong-direct-v1.json"))
+                .unwrap(),
+            "session.json",
+        )
+        .unwrap();
+        assert_eq!((http.mode(), session.mode()), ("HTTP", "mahjong"));
+        let keys = |run: &LoadedRun| -> Vec<&str> {
+            run.result()
+                .plan_key()
+                .into_iter()
+                .map(|(what, _)| what)
+                .collect()
+        };
+        assert_eq!(keys(&http), ["duration", "rate", "protocol"]);
+        assert_eq!(keys(&session), ["duration", "players", "games"]);
+        // The exit verdict: 0 for both fixtures; 1 with the line a run fails with.
+        assert_eq!(http.result().verdict(), None);
+        assert_eq!(session.result().verdict(), None);
+        let mut silent = http.clone();
+        if let RunData::Http(saved) = &mut silent.data {
+            saved.counters.requests = 0;
+        }
+        let verdict = silent.result().verdict().unwrap_or_default();
+        assert!(
+            verdict.starts_with("no response was received ("),
+            "{verdict}"
+        );
+        let mut left = session.clone();
+        if let RunData::Mahjong(saved) = &mut left.data {
+            saved.failure = Some("tsumo did not see 1 session logged out".to_string());
+        }
+        assert_eq!(
+            left.result().verdict().as_deref(),
+            Some("tsumo did not see 1 session logged out")
+        );
+        // Parts merge into their own kind.
+        let parts = [(&http.data, "a"), (&http.data, "b")];
+        let merged = http.data.merge(&parts, "both").unwrap();
+        assert_eq!(merged.as_dyn().mode(), "HTTP");
+        assert_eq!(merged.as_dyn().label(), "both");
     }
 }

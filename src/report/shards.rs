@@ -13,12 +13,9 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use super::json::SavedRun;
-use super::saved::{self, LoadedRun, RunData};
+use super::saved::{self, LoadedRun};
 use super::schema::{SavedPart, SavedShard};
-use super::session::SavedSession;
 use crate::error::Error;
-use crate::stats::format::{counted, format_time_us};
 
 /// Every document of every file, in order; `-` is standard input. A file may hold several
 /// documents one after another; lines between them that are not JSON (a pod's stderr in
@@ -102,10 +99,7 @@ fn next_object(text: &str) -> Option<usize> {
 
 /// What a run says of its part in a sharded run.
 fn part(run: &LoadedRun) -> &SavedPart {
-    match &run.data {
-        RunData::Http(s) => &s.part,
-        RunData::Mahjong(s) => &s.part,
-    }
+    run.result().part()
 }
 
 fn is_shard(run: &LoadedRun) -> bool {
@@ -205,14 +199,7 @@ pub fn lines(runs: &[LoadedRun]) -> Vec<String> {
     let mut lines = Vec::new();
     for run in order {
         let SavedPart { shard, start, .. } = part(run);
-        let what = match &run.data {
-            RunData::Http(s) => format!(
-                "{}, send lateness p99 {}",
-                http_totals(s),
-                format_time_us(s.send_lateness.p99 as f64)
-            ),
-            RunData::Mahjong(s) => mahjong_totals(s, ""),
-        };
+        let what = run.result().shard_line();
         let when = match (start.as_ref(), earliest) {
             (Some(start), Some(earliest)) => {
                 let actual_us = start.actual_unix_ns / 1000;
@@ -242,30 +229,6 @@ fn ms(us: i64) -> String {
     let sign = if us < 0 { '-' } else { '+' };
     let us = us.unsigned_abs();
     format!("{sign}{}.{:03} ms", us / 1000, us % 1000)
-}
-
-/// How an HTTP run's line begins, a shard's and the merge's alike: rate, requests and socket
-/// errors (as wrk's "Socket errors" counts them), e.g. `2000.0 req/s, 10010 requests, 0 errors`.
-pub fn http_totals(s: &SavedRun) -> String {
-    format!(
-        "{:.1} req/s, {}, {}",
-        s.requests_per_sec,
-        counted(s.counters.requests, "request"),
-        counted(s.counters.errors.socket_total(), "error")
-    )
-}
-
-/// How a mahjong session's line reads, a shard's and the merge's alike: players, games, errors
-/// and reply lateness, e.g. `16 players, 4 games, 0 errors, reply lateness p99 1.20ms`;
-/// `games_are` follows the game count (the merge says ` completed`).
-pub fn mahjong_totals(s: &SavedSession, games_are: &str) -> String {
-    format!(
-        "{}, {}{games_are}, {}, reply lateness p99 {}",
-        counted(s.plan.players, "player"),
-        counted(s.games.completed, "game"),
-        counted(s.errors, "error"),
-        format_time_us(s.reply_lateness.p99 as f64)
-    )
 }
 
 /// The largest difference between the runs' actual starts, µs (`None` without start records):

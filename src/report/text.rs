@@ -22,6 +22,7 @@ use crate::stats::format::{
 use crate::stats::hdr;
 use crate::stats::http2::Http2Counters;
 use crate::stats::protocol::ProtocolErrors;
+use crate::stats::shortfall::Shortfall;
 use crate::stats::start::StartRecord;
 use crate::stats::{Counters, RunResult};
 use crate::sys::procstat::ServerUsage;
@@ -37,55 +38,169 @@ const LATENESS_WARNING_US: u64 = 1000;
 
 const SEPARATOR: &str = "----------------------------------------------------------";
 
-/// Renders the whole text report; every line ends with `\n`.
-pub fn render(r: &RunResult) -> String {
-    let mut lines: Vec<String> = Vec::new();
-    let plan = &r.plan;
+/// What wrk2's layout is made of, from a finished run ([`render`]) or from a saved one
+/// ([`render_merged`]): one renderer for both, [`Layout::render`].
+struct Layout<'a> {
+    url: &'a str,
+    duration_s: f64,
+    threads: usize,
+    connections: usize,
+    /// After the connections: ` (all parts)` for a merge.
+    threads_of: &'static str,
+    /// The HTTP/2 line under the threads line.
+    http2: Option<String>,
+    closed_loop: bool,
+    latency: &'a Histogram<u64>,
+    req_per_sec: &'a Histogram<u64>,
+    /// The latency distribution (`-L`, `-U`; a merge is always read for it).
+    distribution: bool,
+    /// `-U`'s uncorrected distribution.
+    uncorrected: Option<&'a Histogram<u64>>,
+    counters: &'a Counters,
+    /// In whole µs, as wrk2 measures the run.
+    runtime_us: f64,
+    /// HTTP/2's grant and counts against `-m`.
+    streams_asked: Option<usize>,
+    tls: Option<String>,
+    /// Send lateness p50, p99, max (µs) of a run with a rate.
+    lateness: Option<[u64; 3]>,
+    pacing: Option<SavedPacing>,
+    /// Warn when tsumo fell behind its own schedule (one process's word, not a merge's).
+    warn_behind: bool,
+    shortfall: Option<&'a Shortfall>,
+    own_usage: Option<String>,
+    server: Option<&'a ServerUsage>,
+    part: Vec<String>,
+    notes: &'a [String],
+    /// `--slo`'s verdict lines, last.
+    objectives: Vec<String>,
+}
 
-    lines.push(format!(
-        "Running {} test @ {}",
-        format_time_s(plan.duration.as_secs_f64()),
-        plan.target.url
-    ));
-    lines.push(format!(
-        "  {} threads and {} connections",
-        plan.threads, plan.connections
-    ));
-    if let Some(h2) = &plan.http2 {
+impl Layout<'_> {
+    /// The whole text report; every line ends with `\n`.
+    fn render(&self) -> String {
+        let mut lines = vec![
+            format!(
+                "Running {} test @ {}",
+                format_time_s(self.duration_s),
+                self.url
+            ),
+            format!(
+                "  {} threads and {} connections{}",
+                self.threads, self.connections, self.threads_of
+            ),
+        ];
+        lines.extend(self.http2.clone());
+        thread_stats(&mut lines, self.closed_loop, self.latency, self.req_per_sec);
+        if self.distribution {
+            latency_block(&mut lines, self.latency, "Recorded Latency");
+            lines.push(SEPARATOR.to_string());
+        }
+        if let Some(uncorrected) = self.uncorrected {
+            lines.push(String::new());
+            latency_block(
+                &mut lines,
+                uncorrected,
+                "Uncorrected Latency (measured without taking delayed starts into account)",
+            );
+            lines.push(SEPARATOR.to_string());
+        }
+        let c = self.counters;
+        totals(&mut lines, c, self.runtime_us);
+        // tsumo's lines after wrk2's report.
+        lines.extend(protocol_lines(&c.protocol));
+        if let (Some(h2), Some(asked)) = (&c.http2, self.streams_asked) {
+            lines.extend(http2_lines(h2, asked));
+        }
+        lines.extend(self.tls.clone());
+        if let Some([p50, p99, max]) = self.lateness {
+            lines.push(lateness_line(p50, p99, max));
+            if let Some(pacing) = &self.pacing {
+                lines.push(format!("Pacing: {}", pacing.describe()));
+            }
+            if self.warn_behind && p99 > LATENESS_WARNING_US {
+                lines.push(format!(
+                    "Warning: tsumo fell behind its own schedule (send lateness p99 {}); \
+                     latencies include its delay: add threads (-t) or lower the rate (-R).",
+                    format_time_us(p99 as f64)
+                ));
+            }
+        }
+        lines.extend(c.unsent.line());
+        lines.extend(self.shortfall.map(Shortfall::line));
+        lines.extend(self.own_usage.clone());
+        lines.extend(self.server.map(server_line));
+        lines.extend(self.part.iter().cloned());
+        lines.extend(self.notes.iter().cloned());
+        lines.extend(self.objectives.iter().cloned());
+        let mut out = lines.join("\n");
+        out.push('\n');
+        out
+    }
+}
+
+/// A finished run's text report: wrk2's, then tsumo's additions (protocol errors, TLS, send
+/// lateness, the fell-behind warning, the rate not reached, tsumo's own CPU and memory, the
+/// server's, the run's part, notes). Every line ends with `\n`.
+pub fn render(r: &RunResult) -> String {
+    let plan = &r.plan;
+    let http2 = plan.http2.map(|h2| {
         let how = match plan.target.scheme {
             Scheme::Https => "h2 over TLS",
             Scheme::Http => "h2c, prior knowledge",
         };
-        lines.push(format!(
+        format!(
             "  HTTP/2 ({how}), up to {} streams per connection",
             h2.streams
-        ));
+        )
+    });
+    let c = &r.counters;
+    // The pre-flight check made the first, full handshake; the run's connections resume it.
+    let tls = (c.tls_full_handshakes + c.tls_resumed_handshakes > 0).then(|| {
+        format!(
+            "TLS handshakes: {} full, {} resumed (after the pre-flight check's full handshake)",
+            c.tls_full_handshakes, c.tls_resumed_handshakes
+        )
+    });
+    let lateness = plan.rate.map(|_| {
+        let h = &r.send_lateness;
+        [
+            hdr::value_at_percentile(h, 50.0),
+            hdr::value_at_percentile(h, 99.0),
+            hdr::max(h),
+        ]
+    });
+    Layout {
+        url: &plan.target.url,
+        duration_s: plan.duration.as_secs_f64(),
+        threads: plan.threads,
+        connections: plan.connections,
+        threads_of: "",
+        http2,
+        closed_loop: plan.rate.is_none(),
+        latency: &r.latency,
+        req_per_sec: &r.req_per_sec,
+        distribution: plan.latency || plan.u_latency,
+        uncorrected: plan.u_latency.then_some(&r.uncorrected),
+        counters: c,
+        runtime_us: r.elapsed.as_micros() as f64,
+        streams_asked: plan.http2.map(|h2| h2.streams),
+        tls,
+        lateness,
+        pacing: SavedPacing::of(plan),
+        warn_behind: true,
+        shortfall: r.shortfall.as_ref(),
+        own_usage: Some(own_usage_line(r)),
+        server: r.server.as_ref(),
+        part: part_lines(&plan.part, &r.start),
+        notes: &r.notes,
+        objectives: if plan.objectives.is_empty() {
+            Vec::new()
+        } else {
+            objectives::lines(&SavedRun::from_result(r).objectives)
+        },
     }
-    thread_stats(&mut lines, plan.rate.is_none(), &r.latency, &r.req_per_sec);
-
-    if plan.latency || plan.u_latency {
-        latency_block(&mut lines, &r.latency, "Recorded Latency");
-        lines.push(SEPARATOR.to_string());
-    }
-    if plan.u_latency {
-        lines.push(String::new());
-        latency_block(
-            &mut lines,
-            &r.uncorrected,
-            "Uncorrected Latency (measured without taking delayed starts into account)",
-        );
-        lines.push(SEPARATOR.to_string());
-    }
-
-    totals(&mut lines, &r.counters, r.elapsed.as_micros() as f64);
-    additions(&mut lines, r);
-    if !plan.objectives.is_empty() {
-        lines.extend(objectives::lines(&SavedRun::from_result(r).objectives));
-    }
-
-    let mut out = lines.join("\n");
-    out.push('\n');
-    out
+    .render()
 }
 
 /// The closed-loop warning (when there was no `-R`), then `Thread Stats` and its two rows.
@@ -216,51 +331,6 @@ pub fn server_line(server: &ServerUsage) -> String {
     )
 }
 
-/// tsumo's lines after wrk2's report: protocol errors, TLS, send lateness, the fell-behind
-/// warning, the rate not reached, tsumo's own CPU and memory, the server's, notes.
-fn additions(lines: &mut Vec<String>, r: &RunResult) {
-    let c = &r.counters;
-    lines.extend(protocol_lines(&c.protocol));
-    if let (Some(h2), Some(asked)) = (&c.http2, &r.plan.http2) {
-        lines.extend(http2_lines(h2, asked.streams));
-    }
-    if c.tls_full_handshakes + c.tls_resumed_handshakes > 0 {
-        // The pre-flight check made the first, full handshake; the run's connections resume it.
-        lines.push(format!(
-            "TLS handshakes: {} full, {} resumed (after the pre-flight check's full handshake)",
-            c.tls_full_handshakes, c.tls_resumed_handshakes
-        ));
-    }
-    if r.plan.rate.is_some() {
-        let p50 = hdr::value_at_percentile(&r.send_lateness, 50.0);
-        let p99 = hdr::value_at_percentile(&r.send_lateness, 99.0);
-        let max = hdr::max(&r.send_lateness);
-        lines.push(lateness_line(p50, p99, max));
-        if let Some(pacing) = SavedPacing::of(&r.plan) {
-            lines.push(format!("Pacing: {}", pacing.describe()));
-        }
-        if p99 > LATENESS_WARNING_US {
-            lines.push(format!(
-                "Warning: tsumo fell behind its own schedule (send lateness p99 {}); latencies \
-                 include its delay: add threads (-t) or lower the rate (-R).",
-                format_time_us(p99 as f64)
-            ));
-        }
-    }
-    if let Some(line) = c.unsent.line() {
-        lines.push(line);
-    }
-    if let Some(shortfall) = &r.shortfall {
-        lines.push(shortfall.line());
-    }
-    lines.push(own_usage_line(r));
-    if let Some(server) = &r.server {
-        lines.push(server_line(server));
-    }
-    lines.extend(part_lines(&r.plan.part, &r.start));
-    lines.extend(r.notes.iter().cloned());
-}
-
 /// `Send lateness: p50 …, p99 …, max …` (µs in).
 fn lateness_line(p50: u64, p99: u64, max: u64) -> String {
     format!(
@@ -280,52 +350,38 @@ pub fn render_merged(s: &SavedRun) -> Result<String, Error> {
     let plan = &s.plan;
     let latency = decode_histogram(&s.histograms.latency)?;
     let req_per_sec = decode_histogram(&s.histograms.req_per_sec)?;
-    let mut lines = vec![
-        format!(
-            "Running {} test @ {}",
-            format_time_s(plan.duration_s),
-            plan.url
-        ),
-        format!(
-            "  {} threads and {} connections (all parts)",
-            plan.threads, plan.connections
-        ),
-    ];
-    if let Some(h2) = &plan.http2 {
-        lines.push(format!(
-            "  HTTP/2, up to {} streams per connection",
-            h2.streams
-        ));
+    let lateness = &s.send_lateness;
+    Ok(Layout {
+        url: &plan.url,
+        duration_s: plan.duration_s,
+        threads: plan.threads,
+        connections: plan.connections,
+        threads_of: " (all parts)",
+        http2: plan
+            .http2
+            .map(|h2| format!("  HTTP/2, up to {} streams per connection", h2.streams)),
+        closed_loop: plan.rate.is_none(),
+        latency: &latency,
+        req_per_sec: &req_per_sec,
+        distribution: true,
+        uncorrected: None,
+        counters: &s.counters,
+        runtime_us: (s.elapsed_s * 1e6).round(),
+        streams_asked: plan.http2.map(|h2| h2.streams),
+        tls: None,
+        lateness: plan
+            .rate
+            .map(|_| [lateness.p50, lateness.p99, lateness.max]),
+        pacing: plan.pacing,
+        warn_behind: false,
+        shortfall: s.rate_shortfall.as_ref(),
+        own_usage: None,
+        server: s.server.as_ref(),
+        part: Vec::new(),
+        notes: &[],
+        objectives: objectives::lines(&s.objectives),
     }
-    thread_stats(&mut lines, plan.rate.is_none(), &latency, &req_per_sec);
-    latency_block(&mut lines, &latency, "Recorded Latency");
-    lines.push(SEPARATOR.to_string());
-    let c = &s.counters;
-    totals(&mut lines, c, (s.elapsed_s * 1e6).round());
-    lines.extend(protocol_lines(&c.protocol));
-    if let (Some(h2), Some(asked)) = (&c.http2, &plan.http2) {
-        lines.extend(http2_lines(h2, asked.streams));
-    }
-    if plan.rate.is_some() {
-        let lateness = &s.send_lateness;
-        lines.push(lateness_line(lateness.p50, lateness.p99, lateness.max));
-        if let Some(pacing) = &plan.pacing {
-            lines.push(format!("Pacing: {}", pacing.describe()));
-        }
-    }
-    if let Some(line) = c.unsent.line() {
-        lines.push(line);
-    }
-    if let Some(shortfall) = &s.rate_shortfall {
-        lines.push(shortfall.line());
-    }
-    if let Some(server) = &s.server {
-        lines.push(server_line(server));
-    }
-    lines.extend(objectives::lines(&s.objectives));
-    let mut out = lines.join("\n");
-    out.push('\n');
-    Ok(out)
+    .render())
 }
 
 /// The run's shard (when split) and its start (with `--start-at`), for both modes' reports.

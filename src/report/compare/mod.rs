@@ -19,7 +19,7 @@ mod rows;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use self::noise::{key_metrics, mean, noise_sentence};
+use self::noise::{mean, noise_sentence};
 use self::rows::{format_ratio, format_value, rows, Row, Unit};
 pub use super::saved::{check_same_mode, from_value, load, load_all, LoadedRun, RunData};
 use crate::error::Error;
@@ -209,7 +209,7 @@ pub fn render(all: &[LoadedRun]) -> Result<String, Error> {
 
     if groups.len() > 1 && repeated {
         let _ = writeln!(out);
-        for (row_name, metric) in key_metrics(runs[0].mode()) {
+        for (row_name, metric) in runs[0].result().key_metrics() {
             if !names.iter().any(|(n, _)| n == row_name) {
                 continue;
             }

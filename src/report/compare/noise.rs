@@ -8,27 +8,6 @@ pub(super) fn mean(values: &[f64]) -> Option<f64> {
     (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
 }
 
-/// The metrics each mode gets a noise sentence for: (row, name in the sentence).
-pub(super) fn key_metrics(mode: &str) -> &'static [(&'static str, &'static str)] {
-    if mode == "mahjong" {
-        &[
-            ("Messages in/sec", "messages in/s"),
-            ("login p99", "login p99"),
-            ("connect p99", "connect p99"),
-            ("Draw overshoot p99", "draw overshoot p99"),
-            ("Reply lateness p99", "reply lateness p99"),
-            ("Server CPU% mean", "server CPU"),
-        ]
-    } else {
-        &[
-            ("Requests/sec", "rate"),
-            ("Latency p50", "p50"),
-            ("Latency p99", "p99"),
-            ("Server CPU% mean", "server CPU"),
-        ]
-    }
-}
-
 /// Spread (max − min) of a group's rounds as a share of their mean, in words.
 fn variation(values: &[f64]) -> String {
     let (Some(mean), Some(max), Some(min)) = (

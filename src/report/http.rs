@@ -1,0 +1,321 @@
+//! An HTTP run as a saved result: [`SavedRun`] through [`SavedResult`] — its rows, its
+//! histograms, its lines in `tsumo merge`, its verdict, and how runs side by side merge.
+//!
+//! Merging is exact: histograms are decoded, added and encoded again, and percentiles are
+//! recomputed from the sums with wrk2's arithmetic. Counters and rates are summed (the runs ran
+//! side by side); elapsed time is the longest.
+
+use std::any::Any;
+
+use hdrhistogram::Histogram;
+
+use super::json::{Percentiles, SavedRun};
+use super::objectives;
+use super::result::{add_encoded, add_sources, duration_flag, row, Named, Row, SavedResult, Unit};
+use super::schema::{encode_histogram, SavedPart};
+use super::timeline;
+use crate::error::Error;
+use crate::slo::Verdict;
+use crate::stats::format::{counted, format_time_us};
+use crate::stats::new_histogram;
+use crate::sys::procstat::ServerUsage;
+
+/// The histograms a plot can show, the default first.
+const PLOTTED: [&str; 3] = ["latency", "uncorrected", "send_lateness"];
+
+impl SavedResult for SavedRun {
+    fn mode(&self) -> &'static str {
+        "HTTP"
+    }
+
+    fn label(&self) -> &str {
+        &self.label
+    }
+
+    fn url(&self) -> &str {
+        &self.plan.url
+    }
+
+    fn part(&self) -> &SavedPart {
+        &self.part
+    }
+
+    fn part_mut(&mut self) -> &mut SavedPart {
+        &mut self.part
+    }
+
+    fn server(&self) -> Option<&ServerUsage> {
+        self.server.as_ref()
+    }
+
+    fn server_mut(&mut self) -> &mut Option<ServerUsage> {
+        &mut self.server
+    }
+
+    fn elapsed_s(&self) -> f64 {
+        self.elapsed_s
+    }
+
+    fn cut_by_signal(&self) -> Option<String> {
+        let signal = || {
+            self.ended_by
+                .clone()
+                .unwrap_or_else(|| "a signal".to_string())
+        };
+        self.interrupted.then(signal)
+    }
+
+    fn stopped_by_error(&self) -> Option<String> {
+        let e = self.script_error.as_ref()?;
+        Some(format!("stopped by a script error: {e}"))
+    }
+
+    fn text(&self) -> Result<String, Error> {
+        super::text::render_merged(self)
+    }
+
+    /// A script error stopped the run, or no response came back at all.
+    fn objectives(&self) -> &[Verdict] {
+        &self.objectives
+    }
+
+    fn verdict(&self) -> Option<String> {
+        if let Some(e) = &self.script_error {
+            return Some(format!("script error: {e}"));
+        }
+        let c = &self.counters;
+        (c.requests == 0).then(|| {
+            format!(
+                "no response was received ({} socket errors, {} requests never sent)",
+                c.errors.socket_total(),
+                c.unsent.total()
+            )
+        })
+    }
+
+    fn plan_key(&self) -> Vec<(&'static str, String)> {
+        let plan = &self.plan;
+        let rate = plan
+            .rate
+            .map_or("none (closed loop)".into(), |r| format!("{r}/s"));
+        let protocol = match &plan.http2 {
+            Some(h2) => format!("HTTP/2 -m{}", h2.streams),
+            None => "HTTP/1.1".to_string(),
+        };
+        vec![
+            ("duration", format!("{}s", plan.duration_s)),
+            ("rate", rate),
+            ("protocol", protocol),
+        ]
+    }
+
+    fn rows(&self) -> Vec<Row> {
+        let s = self;
+        let c = &s.counters;
+        let e = &c.errors;
+        // An empty histogram has no percentiles (its summary says 0).
+        let has = |p: &Percentiles| p.count > 0;
+        let time = |name: &str, us: u64, present: bool| {
+            row(name, present.then_some(us as f64), Unit::Time)
+        };
+        let count = |name: &str, n: u64| row(name, Some(n as f64), Unit::Count);
+        let (l, u, sl) = (has(&s.latency), has(&s.uncorrected), has(&s.send_lateness));
+        let h2 = c.http2.as_ref();
+        vec![
+            row("Elapsed", Some(s.elapsed_s * 1e6), Unit::Time),
+            count("Requests", c.requests),
+            row("Requests/sec", Some(s.requests_per_sec), Unit::Metric),
+            row("Transfer/sec", Some(s.bytes_per_sec), Unit::BytesPerSec),
+            time("Latency p50", s.latency.p50, l),
+            time("Latency p90", s.latency.p90, l),
+            time("Latency p99", s.latency.p99, l),
+            time("Latency p99.9", s.latency.p99_9, l),
+            time("Latency max", s.latency.max, l),
+            time("Uncorrected p50", s.uncorrected.p50, u),
+            time("Uncorrected p99", s.uncorrected.p99, u),
+            time("Send lateness p99", s.send_lateness.p99, sl),
+            count("Errors connect", e.connect),
+            count("Errors read", e.read),
+            count("Errors write", e.write),
+            count("Errors timeout", e.timeout),
+            count("Errors status", e.status),
+            count("Connections opened", c.connections_opened),
+            count("TLS full handshakes", c.tls_full_handshakes),
+            count("TLS resumed handshakes", c.tls_resumed_handshakes),
+            // HTTP/2 runs only (`-` for HTTP/1.1).
+            row(
+                "HTTP/2 streams per conn",
+                s.plan.http2.map(|h| h.streams as f64),
+                Unit::Count,
+            ),
+            row(
+                "GOAWAY received",
+                h2.map(|h| h.goaways() as f64),
+                Unit::Count,
+            ),
+            row(
+                "RST_STREAM received",
+                h2.map(|h| h.resets() as f64),
+                Unit::Count,
+            ),
+        ]
+    }
+
+    fn key_metrics(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("Requests/sec", "rate"),
+            ("Latency p50", "p50"),
+            ("Latency p99", "p99"),
+            ("Server CPU% mean", "server CPU"),
+        ]
+    }
+
+    fn plottable(&self) -> Vec<&str> {
+        PLOTTED.to_vec()
+    }
+
+    fn plotted(&self, name: Option<&str>) -> Option<Named<'_>> {
+        let h = &self.histograms;
+        let encoded = match name.unwrap_or(PLOTTED[0]) {
+            "latency" => &h.latency,
+            "uncorrected" => &h.uncorrected,
+            "send_lateness" => &h.send_lateness,
+            _ => return None,
+        };
+        let title = match name {
+            None | Some("latency") => {
+                "Latency by percentile (corrected for coordinated omission)".to_string()
+            }
+            Some(m) => format!("{} by percentile", m.replace('_', " ")),
+        };
+        Some(Named { encoded, title })
+    }
+
+    fn load(&self) -> String {
+        let plan = &self.plan;
+        let rate = plan
+            .rate
+            .map_or("closed loop".to_string(), |r| format!("-R{r}"));
+        let streams = plan
+            .http2
+            .map_or(String::new(), |h2| format!(" HTTP/2 -m{}", h2.streams));
+        format!(
+            "{rate} -c{}{streams} {}",
+            plan.connections,
+            duration_flag(plan.duration_s)
+        )
+    }
+
+    fn shard_line(&self) -> String {
+        format!(
+            "{}, send lateness p99 {}",
+            totals(self),
+            format_time_us(self.send_lateness.p99 as f64)
+        )
+    }
+
+    fn merged_line(&self) -> String {
+        format!(
+            "{}, latency p50 {} p99 {}, send lateness p99 {}",
+            totals(self),
+            format_time_us(self.latency.p50 as f64),
+            format_time_us(self.latency.p99 as f64),
+            format_time_us(self.send_lateness.p99 as f64)
+        )
+    }
+
+    fn merge(parts: &[(&SavedRun, &str)], label: &str) -> Result<SavedRun, Error> {
+        merge(parts, label)
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// How an HTTP run's line begins, a shard's and the merge's alike: rate, requests and socket
+/// errors (as wrk's "Socket errors" counts them), e.g. `2000.0 req/s, 10010 requests, 0 errors`.
+fn totals(s: &SavedRun) -> String {
+    format!(
+        "{:.1} req/s, {}, {}",
+        s.requests_per_sec,
+        counted(s.counters.requests, "request"),
+        counted(s.counters.errors.socket_total(), "error")
+    )
+}
+
+fn merge(saved: &[(&SavedRun, &str)], label: &str) -> Result<SavedRun, Error> {
+    // Every field not summed below is the first run's (the same tool wrote them all).
+    let mut merged = saved[0].0.clone();
+    let mut histograms: [Histogram<u64>; 4] = std::array::from_fn(|_| new_histogram());
+    let names = ["latency", "uncorrected", "send_lateness", "req_per_sec"];
+    merged.counters = Default::default();
+    merged.requests_per_sec = 0.0;
+    merged.bytes_per_sec = 0.0;
+    merged.elapsed_s = 0.0;
+    merged.notes.clear();
+    merged.plan.threads = 0;
+    merged.plan.connections = 0;
+    merged.plan.rate = Some(0);
+    for (run, source) in saved {
+        merged.counters.add(&run.counters);
+        merged.elapsed_s = merged.elapsed_s.max(run.elapsed_s);
+        merged.interrupted |= run.interrupted;
+        merged.plan.threads += run.plan.threads;
+        merged.plan.connections += run.plan.connections;
+        merged.plan.duration_s = merged.plan.duration_s.max(run.plan.duration_s);
+        merged.plan.rate = merged.plan.rate.zip(run.plan.rate).map(|(a, b)| a + b);
+        add_sources(&mut merged.plan.bind, &run.plan.bind);
+        let h = &run.histograms;
+        let encoded = [&h.latency, &h.uncorrected, &h.send_lateness, &h.req_per_sec];
+        for ((sum, encoded), name) in histograms.iter_mut().zip(encoded).zip(names) {
+            add_encoded(sum, encoded, source, name)?;
+        }
+        for note in &run.notes {
+            if !merged.notes.contains(note) {
+                merged.notes.push(note.clone());
+            }
+        }
+    }
+    let script_errors: Vec<String> = saved
+        .iter()
+        .filter_map(|(run, source)| {
+            let e = run.script_error.as_ref()?;
+            Some(if saved.len() == 1 {
+                e.clone()
+            } else {
+                format!("{source}: {e}")
+            })
+        })
+        .collect();
+    merged.script_error = (!script_errors.is_empty()).then(|| script_errors.join("; "));
+    let [latency, uncorrected, send_lateness, req_per_sec] = &histograms;
+    merged.latency = Percentiles::of(latency);
+    merged.uncorrected = Percentiles::of(uncorrected);
+    merged.send_lateness = Percentiles::of(send_lateness);
+    merged.histograms.latency = encode_histogram(latency);
+    merged.histograms.uncorrected = encode_histogram(uncorrected);
+    merged.histograms.send_lateness = encode_histogram(send_lateness);
+    merged.histograms.req_per_sec = encode_histogram(req_per_sec);
+    // The runs went on side by side: the rates are the totals over the whole interval, the
+    // longest run's (a 1 s run and an 8 s run did not add their rates for 8 s).
+    if merged.elapsed_s > 0.0 {
+        let over_all = |rate: fn(&SavedRun) -> f64| -> f64 {
+            saved
+                .iter()
+                .map(|(run, _)| rate(run) * (run.elapsed_s / merged.elapsed_s))
+                .sum()
+        };
+        merged.requests_per_sec = over_all(|r| r.requests_per_sec);
+        merged.bytes_per_sec = over_all(|r| r.bytes_per_sec);
+    }
+    let intervals: Vec<_> = saved
+        .iter()
+        .map(|(r, src)| (&r.intervals[..], *src))
+        .collect();
+    merged.intervals = timeline::merge_http(&intervals)?;
+    // The first part's objectives, judged on the whole.
+    merged.objectives = objectives::judge_run_again(&merged);
+    merged.label = label.to_string();
+    Ok(merged)
+}

@@ -1,0 +1,172 @@
+//! The one trait every saved result implements ([`SavedResult`]): an HTTP run
+//! ([`SavedRun`](super::json::SavedRun), in `report::http`), a mahjong session
+//! ([`SavedSession`](super::session::SavedSession), in `report::mahjong`), and next a capacity
+//! search. The generic tools on saved results (`saved`, `compare`, `merge`, `shards`, `plot`)
+//! ask a result through it, never by its mode.
+//!
+//! Why a trait: each tool used to match on the mode, so a new kind of result (or a metric of
+//! one) meant an arm in every tool; now it is an implementation beside its saved type, and a
+//! new question to every result (an objective's measure) is one more method here.
+
+use std::any::Any;
+use std::net::IpAddr;
+
+use hdrhistogram::Histogram;
+
+use super::schema::{decode_histogram, SavedPart};
+use crate::error::{Error, ExitStatus};
+use crate::slo::{self, Verdict};
+use crate::sys::procstat::ServerUsage;
+
+/// A saved result of any mode, as the tools on saved results read it.
+pub trait SavedResult: std::fmt::Debug {
+    /// `"HTTP"` or `"mahjong"`, for messages.
+    fn mode(&self) -> &'static str;
+    /// The result's name in comparisons (`--label`; empty when none was saved).
+    fn label(&self) -> &str;
+    /// The target URL as typed.
+    fn url(&self) -> &str;
+    /// Where the file stands in a run (its run id, shard, start and sources).
+    fn part(&self) -> &SavedPart;
+    fn part_mut(&mut self) -> &mut SavedPart;
+    /// The server's CPU and memory, when the run sampled them (`--server-pid`).
+    fn server(&self) -> Option<&ServerUsage>;
+    fn server_mut(&mut self) -> &mut Option<ServerUsage>;
+    /// Wall time, seconds.
+    fn elapsed_s(&self) -> f64;
+    /// The signal that cut the run short, if one did.
+    fn cut_by_signal(&self) -> Option<String>;
+    /// The error that stopped the run before its plan ended, in words (a script error).
+    fn stopped_by_error(&self) -> Option<String> {
+        None
+    }
+
+    /// The text report from the saved document, in the mode's usual layout (what `tsumo merge`
+    /// prints for the merged result).
+    fn text(&self) -> Result<String, Error>;
+    /// The exit verdict: `None` when the run ran (status 0), else the line it failed with
+    /// (status 1: errors, or sessions left on the server).
+    fn verdict(&self) -> Option<String>;
+    /// `--slo`'s objectives as judged on this result (none without `--slo`).
+    fn objectives(&self) -> &[Verdict];
+    /// How tsumo exits on this result, with the line it says: 1 and the verdict's line when
+    /// the run failed, else 99 and the broken objectives when one broke, else 0.
+    fn exit(&self) -> (ExitStatus, Option<String>) {
+        if let Some(line) = self.verdict() {
+            return (ExitStatus::Failed, Some(line));
+        }
+        match slo::broken_line(self.objectives()) {
+            Some(line) => (ExitStatus::ObjectiveBroken, Some(line)),
+            None => (ExitStatus::Ran, None),
+        }
+    }
+
+    /// What must be the same for two results to be parts of one run, besides the mode and the
+    /// URL: `(what, value)` in one order for every result of a mode.
+    fn plan_key(&self) -> Vec<(&'static str, String)>;
+    /// The comparison table's rows, in order (the server's rows are added by `compare`).
+    fn rows(&self) -> Vec<Row>;
+    /// The rows that get a sentence on run-to-run noise: (row, name in the sentence).
+    fn key_metrics(&self) -> &'static [(&'static str, &'static str)];
+
+    /// The names of the histograms [`SavedResult::plotted`] finds, for a message.
+    fn plottable(&self) -> Vec<&str>;
+    /// The histogram called `name` (`None`: the mode's default), with the plot's title.
+    fn plotted(&self, name: Option<&str>) -> Option<Named<'_>>;
+    /// The load, as the plot's subtitle says it (`-R2000 -c50 -d10s`, `16 players -d60s`).
+    fn load(&self) -> String;
+
+    /// A shard's line in `tsumo merge`: its totals (rate or players, errors, lateness).
+    fn shard_line(&self) -> String;
+    /// The merged result's line in `tsumo merge`.
+    fn merged_line(&self) -> String;
+
+    /// Parts of one run (each with its source), merged exactly into one; every part is of this
+    /// type (the caller refuses a mix of modes first).
+    fn merge(parts: &[(&Self, &str)], label: &str) -> Result<Self, Error>
+    where
+        Self: Sized;
+
+    /// For [`SavedResult::merge`]'s caller, which holds results by the trait.
+    fn as_any(&self) -> &dyn Any;
+}
+
+/// A histogram of a result found by name: its saved encoding and what a chart calls it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Named<'a> {
+    /// base64 HdrHistogram compressed V2 (`HISTF…`).
+    pub encoded: &'a str,
+    pub title: String,
+}
+
+/// How a row's numbers are printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    /// µs, printed as wrk prints latencies.
+    Time,
+    /// Seconds with 2 decimals, as a session's report prints its length (`Session: 182.01s`).
+    Seconds,
+    /// A rate or count with metric suffixes (`1.23k`).
+    Metric,
+    /// Bytes, with binary suffixes and `B`.
+    Bytes,
+    /// Bytes per second.
+    BytesPerSec,
+    /// An exact count.
+    Count,
+    Percent,
+}
+
+/// One line of a result's figures: name, value (absent when the result has no such figure),
+/// unit.
+#[derive(Debug, Clone)]
+pub struct Row {
+    pub name: String,
+    pub value: Option<f64>,
+    pub unit: Unit,
+}
+
+pub fn row(name: impl Into<String>, value: Option<f64>, unit: Unit) -> Row {
+    Row {
+        name: name.into(),
+        value,
+        unit,
+    }
+}
+
+/// Adds the saved histogram `encoded` into `sum` (histograms of wrk2's layout always add);
+/// `source` and `what` name it in the error.
+pub fn add_encoded(
+    sum: &mut Histogram<u64>,
+    encoded: &str,
+    source: &str,
+    what: &str,
+) -> Result<(), Error> {
+    let h = decode_histogram(encoded).map_err(|e| Error::File {
+        path: source.to_string(),
+        reason: format!("histogram '{what}': {e}"),
+    })?;
+    sum.add(&h).map_err(|e| Error::File {
+        path: source.to_string(),
+        reason: format!("histogram '{what}' does not add up: {e:?}"),
+    })
+}
+
+/// Adds a part's `--bind` addresses to the merge's: every part's, each once, in the parts'
+/// order (each machine of a sharded run has its own).
+pub fn add_sources(all: &mut Vec<IpAddr>, part: &[IpAddr]) {
+    for addr in part {
+        if !all.contains(addr) {
+            all.push(*addr);
+        }
+    }
+}
+
+/// `-d10s`, or `-d1500ms` for a duration that is not whole seconds.
+pub fn duration_flag(seconds: f64) -> String {
+    if seconds.fract() == 0.0 {
+        format!("-d{}s", seconds as u64)
+    } else {
+        format!("-d{}ms", (seconds * 1000.0).round() as u64)
+    }
+}

@@ -1,0 +1,98 @@
+//! A mahjong session (`tsumo mahjong …`), alone or as one side of `--vs`: the report, the JSON,
+//! and the session's verdict.
+
+use std::io::Write;
+
+use super::ab::{self, Round, Side};
+use super::{check_outputs, error_exit, exit_as, fail};
+use crate::error::{Error, ExitStatus};
+use crate::mahjong::session;
+use crate::net::preflight::Probe;
+use crate::plan::{JsonOut, MahjongPlan};
+use crate::report;
+use crate::report::saved::RunData;
+
+/// `tsumo mahjong …`: the session, or with `--vs` the A/B comparison.
+pub fn run(plan: &MahjongPlan) -> ExitStatus {
+    if let Err(e) = check_outputs(plan.json.as_ref(), None) {
+        return error_exit(&e);
+    }
+    match sides(plan) {
+        Some([first, second]) => ab::run::<Mahjong>(
+            [&first, &second],
+            &ab::Output {
+                rounds: plan.rounds,
+                show: !plan.quiet && plan.json != Some(JsonOut::Stdout),
+                json: plan.json.as_ref(),
+            },
+        ),
+        None => once(plan),
+    }
+}
+
+/// Runs the session, prints its report, writes its JSON.
+fn once(plan: &MahjongPlan) -> ExitStatus {
+    let result = match session::run(plan) {
+        Ok(result) => result,
+        Err(e) => return error_exit(&e),
+    };
+    if !plan.quiet && plan.json != Some(JsonOut::Stdout) {
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(report::mahjong::render(&result).as_bytes());
+        let _ = out.flush();
+    }
+    let saved = report::mahjong::saved(&result);
+    if let Some(json) = &plan.json {
+        if let Err(e) = report::schema::write_value(&saved, json) {
+            return fail(&format_args!("--json {e}"));
+        }
+    }
+    exit_as(&saved)
+}
+
+/// `tsumo mahjong --vs URL2`'s two sides: the session's server, and the second one (with its
+/// label); neither writes files of its own.
+fn sides(plan: &MahjongPlan) -> Option<[MahjongPlan; 2]> {
+    let vs = plan.vs.as_ref()?;
+    let first = MahjongPlan {
+        vs: None,
+        json: None,
+        ..plan.clone()
+    };
+    let second = MahjongPlan {
+        server: vs.clone(),
+        label: plan.vs_label.clone().unwrap_or_else(|| vs.url.clone()),
+        ..first.clone()
+    };
+    Some([first, second])
+}
+
+/// Mahjong as a side of `--vs`.
+struct Mahjong;
+
+impl Side for Mahjong {
+    type Plan = MahjongPlan;
+    const MODE: &'static str = "mahjong";
+
+    fn label(plan: &MahjongPlan) -> &str {
+        &plan.label
+    }
+
+    fn probe(plan: &MahjongPlan) -> Probe<'_> {
+        session::probe(plan)
+    }
+
+    fn round(plan: &MahjongPlan) -> Result<Round, Error> {
+        let result = session::run(plan)?;
+        let saved = report::mahjong::saved(&result);
+        Ok(Round {
+            text: report::mahjong::render(&result),
+            // As a single session: sessions left on the server, most players failed.
+            error: saved
+                .failure
+                .as_ref()
+                .map(|f| format!("{}: {f}", plan.label)),
+            data: RunData::Mahjong(Box::new(saved)),
+        })
+    }
+}
