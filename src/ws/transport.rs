@@ -242,7 +242,8 @@ impl WebSocket {
         self.held = None;
         if let Some(end) = self.long_end.take() {
             if end == self.inner.get_ref().read_end && !self.done && !self.closing {
-                self.renew().await;
+                // Boxed: a new state inline would make every pending read's future twice as big.
+                Box::pin(self.renew()).await;
             }
         }
         let held = loop {
