@@ -208,14 +208,18 @@ pub async fn connect(
         stream: Some(stream),
         read_end: 0,
     };
-    let (inner, response) =
-        tokio_tungstenite::client_async_with_config(request, stream, Some(config()))
-            .await
-            .map_err(|e| {
-                failed(HandshakeError::from_tungstenite(e, || {
-                    derive_accept_key(&key)
-                }))
-            })?;
+    // Boxed: a player's task is sized for its largest state, and this one's is about 1 KB.
+    let (inner, response) = Box::pin(tokio_tungstenite::client_async_with_config(
+        request,
+        stream,
+        Some(config()),
+    ))
+    .await
+    .map_err(|e| {
+        failed(HandshakeError::from_tungstenite(e, || {
+            derive_accept_key(&key)
+        }))
+    })?;
     // No extension is offered (tungstenite has none without its deflate feature).
     let extension = response
         .headers()
