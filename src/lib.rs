@@ -67,8 +67,9 @@
 //!   watchdog thread interrupts a call past `--script-timeout`). Without `request()`/`response()`
 //!   hooks no Lua runs per request.
 //! - [`ws`]: the WebSocket transport (tokio-tungstenite over our TCP/TLS stream, a 2 KB read
-//!   buffer per socket and no write buffer, its failures named in our error types) and the
-//!   Engine.IO / socket.io text framing that majiang-server speaks over it.
+//!   buffer per socket, back to 2 KB after a longer message once it is empty, and no write
+//!   buffer; its failures named in our error types) and the Engine.IO / socket.io text framing
+//!   that majiang-server speaks over it.
 //! - [`net`]: sockets for every mode: one TCP-or-TLS stream type, the rustls configuration
 //!   (ring provider, roots, `--insecure`, `--cacert`, ALPN `http/1.1` or `h2`), the pre-flight
 //!   check, HTTP/1.1 on the wire (request bytes built once, the response parser and body

@@ -9,15 +9,25 @@
 //! once tungstenite has answered it, and every failure sorted into [`WsError`] or
 //! [`HandshakeError`], named as the run reports them. tungstenite answers pings, masks frames,
 //! checks the server's `Sec-WebSocket-Accept` and keeps a cut-short write whole before the next.
+//!
+//! tungstenite's read buffer grows to the longest message read and has no way to shrink: a
+//! player that once read a game record (about 16 KB, the last message of a game) would keep
+//! that much until its socket closes. So after a message longer than the resting size, once
+//! nothing is left in the buffer, the socket gets a new tungstenite state with a buffer of the
+//! resting size ([`WebSocket::next`]); [`Tracked`] tells when nothing is left.
+
+use std::io;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
 use futures_util::{SinkExt, StreamExt};
 use thiserror::Error;
-use tokio::io::AsyncWriteExt;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio_tungstenite::tungstenite::client::{uri_mode, IntoClientRequest};
 use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 use tokio_tungstenite::tungstenite::http::{header, HeaderValue};
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
-use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
+use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role, WebSocketConfig};
 use tokio_tungstenite::tungstenite::{self, Bytes, Utf8Bytes};
 use tokio_tungstenite::WebSocketStream;
 
@@ -79,14 +89,96 @@ enum Held {
     Binary(Bytes),
 }
 
+/// Our stream under tungstenite, noting where the last read ended in memory. tungstenite reads
+/// straight into its buffer and hands a message out as a slice of it, so when a message ends
+/// where the last read ended, nothing past it has been read: the buffer is empty.
+struct Tracked {
+    /// Taken out to put the socket under a new tungstenite state.
+    stream: Option<Stream>,
+    /// The address one past the last byte of the last read.
+    read_end: usize,
+}
+
+fn taken() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::NotConnected,
+        "the stream was moved to a new socket state",
+    )
+}
+
+impl AsyncRead for Tracked {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        let Some(stream) = this.stream.as_mut() else {
+            return Poll::Ready(Err(taken()));
+        };
+        let poll = Pin::new(stream).poll_read(cx, buf);
+        if let Poll::Ready(Ok(())) = poll {
+            this.read_end = buf.filled().as_ptr_range().end as usize;
+        }
+        poll
+    }
+}
+
+impl AsyncWrite for Tracked {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut().stream.as_mut() {
+            Some(stream) => Pin::new(stream).poll_write(cx, buf),
+            None => Poll::Ready(Err(taken())),
+        }
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut().stream.as_mut() {
+            Some(stream) => Pin::new(stream).poll_write_vectored(cx, bufs),
+            None => Poll::Ready(Err(taken())),
+        }
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.stream.as_ref().is_some_and(|s| s.is_write_vectored())
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut().stream.as_mut() {
+            Some(stream) => Pin::new(stream).poll_flush(cx),
+            None => Poll::Ready(Err(taken())),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut().stream.as_mut() {
+            Some(stream) => Pin::new(stream).poll_shutdown(cx),
+            None => Poll::Ready(Err(taken())),
+        }
+    }
+}
+
 /// An open WebSocket, client side.
 pub struct WebSocket {
-    inner: WebSocketStream<Stream>,
+    inner: WebSocketStream<Tracked>,
     /// The last message handed out; dropped on the next call, so that its bytes go back to the
     /// read buffer before it is read into again.
     held: Option<Held>,
+    /// Where the last message handed out ended in memory, if it was longer than the read
+    /// buffer's resting size (so the buffer grew for it).
+    long_end: Option<usize>,
     /// The server's close arrived, or the socket failed: nothing more will be read.
     done: bool,
+    /// Our close was sent: tungstenite's state must stay.
+    closing: bool,
 }
 
 /// Connects to `endpoint` and upgrades to a WebSocket at `url` (`ws://…` or `wss://…`, used for
@@ -112,14 +204,22 @@ pub async fn connect(
         .map(|key| key.as_bytes().to_vec())
         .unwrap_or_default();
     let (stream, _) = endpoint.connect().await.map_err(WsConnectError::Connect)?;
-    let (inner, response) =
-        tokio_tungstenite::client_async_with_config(request, stream, Some(config()))
-            .await
-            .map_err(|e| {
-                failed(HandshakeError::from_tungstenite(e, || {
-                    derive_accept_key(&key)
-                }))
-            })?;
+    let stream = Tracked {
+        stream: Some(stream),
+        read_end: 0,
+    };
+    // Boxed: a player's task is sized for its largest state, and this one's is about 1 KB.
+    let (inner, response) = Box::pin(tokio_tungstenite::client_async_with_config(
+        request,
+        stream,
+        Some(config()),
+    ))
+    .await
+    .map_err(|e| {
+        failed(HandshakeError::from_tungstenite(e, || {
+            derive_accept_key(&key)
+        }))
+    })?;
     // No extension is offered (tungstenite has none without its deflate feature).
     let extension = response
         .headers()
@@ -132,7 +232,9 @@ pub async fn connect(
     Ok(WebSocket {
         inner,
         held: None,
+        long_end: None,
         done: false,
+        closing: false,
     })
 }
 
@@ -142,6 +244,12 @@ impl WebSocket {
     /// before it returns loses nothing.
     pub async fn next(&mut self) -> Result<Message<'_>, WsError> {
         self.held = None;
+        if let Some(end) = self.long_end.take() {
+            if end == self.inner.get_ref().read_end && !self.done && !self.closing {
+                // Boxed: a new state inline would make every pending read's future twice as big.
+                Box::pin(self.renew()).await;
+            }
+        }
         let held = loop {
             if self.done {
                 return Err(WsError::AlreadyClosed);
@@ -159,10 +267,36 @@ impl WebSocket {
                 _ => {}
             }
         };
-        Ok(match self.held.insert(held) {
+        let message = match self.held.insert(held) {
             Held::Text(text) => Message::Text(text.as_str()),
             Held::Binary(bytes) => Message::Binary(bytes),
-        })
+        };
+        let payload = match message {
+            Message::Text(text) => text.as_bytes(),
+            Message::Binary(bytes) => bytes,
+        };
+        if payload.len() > READ_BUFFER {
+            self.long_end = Some(payload.as_ptr_range().end as usize);
+        }
+        Ok(message)
+    }
+
+    /// Puts the socket under a new tungstenite state, whose read buffer has the resting size;
+    /// the old state and its grown buffer go. Only while its buffer is empty, nothing waits to
+    /// be sent and no close was sent or seen: then a new state is the same socket.
+    async fn renew(&mut self) {
+        if self.inner.flush().await.is_err() {
+            return;
+        }
+        let Some(stream) = self.inner.get_mut().stream.take() else {
+            return;
+        };
+        let stream = Tracked {
+            stream: Some(stream),
+            read_end: 0,
+        };
+        // Ready at its first poll: nothing can cancel the call between the take and here.
+        self.inner = WebSocketStream::from_raw_socket(stream, Role::Client, Some(config())).await;
     }
 
     /// Sends one text message as one frame, written to the socket at once.
@@ -181,6 +315,7 @@ impl WebSocket {
     /// server's close or the end of the stream. Bound it with a timeout: a server may never
     /// answer.
     pub async fn close(&mut self) -> Result<(), WsError> {
+        self.closing = true;
         let normal = CloseFrame {
             code: CloseCode::Normal,
             reason: Utf8Bytes::default(),
@@ -197,7 +332,9 @@ impl WebSocket {
                 Err(e) => return Err(e),
             }
         }
-        let _ = self.inner.get_mut().shutdown().await;
+        if let Some(stream) = self.inner.get_mut().stream.as_mut() {
+            let _ = stream.shutdown().await;
+        }
         Ok(())
     }
 
