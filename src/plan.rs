@@ -375,3 +375,22 @@ impl MahjongPlan {
         tables / self.threads + usize::from(thread < tables % self.threads)
     }
 }
+
+/// `tsumo capacity`: the search's settings, and the run each step makes (its `-R` and `-d`
+/// set per step; its `--json` is the search's file).
+#[derive(Debug, Clone)]
+pub struct CapacityPlan {
+    pub run: Plan,
+    /// The first target rate (`--from`).
+    pub from: u64,
+    /// The highest target rate tried (`--to`).
+    pub to: Option<u64>,
+    /// `--resolution`, a share (0.05).
+    pub resolution: f64,
+    /// Each step's judged length (`--step`).
+    pub step: Duration,
+    /// The unjudged run before each step (`--warmup`).
+    pub warmup: Duration,
+    /// The rest after each step (`--pause`).
+    pub pause: Duration,
+}
