@@ -107,9 +107,11 @@ pub(super) fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
         return Err("--vs compares two runs; tsumo capacity searches one target".to_string());
     }
     if run.hgrm.is_some() || run.hlog.is_some() {
-        return Err("--hgrm and --hlog are one run's files: each step's run is in --json's \
+        return Err(
+            "--hgrm and --hlog are one run's files: each step's run is in --json's \
              `steps`"
-            .to_string());
+                .to_string(),
+        );
     }
     if run.part.shard.count > 1 {
         return Err("--shard: a capacity search runs on one machine".to_string());
@@ -188,4 +190,3 @@ fn resolution(text: &str) -> Result<f64, String> {
         )),
     }
 }
-

@@ -329,4 +329,3 @@ fn errors(run: &SavedRun) -> String {
         said.join(", ")
     }
 }
-
