@@ -128,3 +128,67 @@ fn bad_command_lines_are_one_line_and_exit_2() {
         assert!(run.stdout.is_empty(), "{all:?}: {}", run.stdout);
     }
 }
+
+/// nginx serving a file behind `limit_req` (300 r/s, 503 beyond: a `return` would answer before
+/// `limit_req` runs): the search finds the limit within 10 % and names the errors.
+#[test]
+fn the_search_finds_nginxs_limit_req() {
+    let nginx = common::nginx::Nginx::builder()
+        .http_snippet("limit_req_zone $binary_remote_addr zone=capacity:1m rate=300r/s;")
+        .server(
+            "limited",
+            "root @ROOT@/www;\n        location / { limit_req zone=capacity burst=10 nodelay; \
+             limit_req_status 503; }",
+        )
+        .start();
+    let url = format!("http://127.0.0.1:{}/index.html", nginx.port("limited"));
+    let (run, doc) = capacity(
+        &[
+            "-t1",
+            "-c4",
+            "--slo",
+            "errors<1%",
+            "--from",
+            "50",
+            "--step",
+            "2s",
+            "--warmup",
+            "500ms",
+            "--pause",
+            "300ms",
+        ],
+        &url,
+    );
+    let found = &doc["capacity"];
+    assert_eq!(found["limited_by"], "server", "{found}\n{}", run.stdout);
+    let value = found["value"].as_f64().expect("a capacity");
+    assert!(
+        within(value, 300.0, 0.10),
+        "capacity {value}:\n{}",
+        run.stdout
+    );
+    let reason = found["reason"].as_str().expect("reason");
+    assert!(reason.contains("errors<1%"), "{reason}");
+    let broke_first = found["broke_first"].as_str().expect("broke_first");
+    assert!(
+        broke_first.starts_with("Broke first: errors<1%"),
+        "{broke_first}"
+    );
+    // The broken steps' errors are the 503s.
+    assert!(run.stdout.contains("status "), "{}", run.stdout);
+}
+
+/// Prints the output of a search, for a person (ignored).
+#[test]
+#[ignore]
+fn show() {
+    let server = SerialServer::start(Duration::from_millis(2));
+    let (run, doc) = capacity(
+        &[
+            "-t1", "-c4", "--slo", "rate>95%", "--slo", "p99<50ms", "--step", "2s", "--warmup",
+            "500ms", "--pause", "300ms",
+        ],
+        &server.url("/"),
+    );
+    println!("{}\n{}\n{}", run.stdout, run.stderr, doc["capacity"]);
+}
