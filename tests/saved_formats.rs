@@ -149,14 +149,14 @@ fn load(names: &[&str]) -> Vec<LoadedRun> {
 fn http(run: &LoadedRun) -> &SavedRun {
     match &run.data {
         RunData::Http(saved) => saved,
-        RunData::Mahjong(_) => panic!("{} is not an HTTP run", run.source),
+        _ => panic!("{} is not an HTTP run", run.source),
     }
 }
 
 fn mahjong(run: &LoadedRun) -> &SavedSession {
     match &run.data {
         RunData::Mahjong(session) => session,
-        RunData::Http(_) => panic!("{} is not a mahjong session", run.source),
+        _ => panic!("{} is not a mahjong session", run.source),
     }
 }
 

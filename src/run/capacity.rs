@@ -8,28 +8,15 @@
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
-
 use super::{check_outputs, error_exit, fail};
-use crate::capacity::{
-    self, Capacity, Class, Limit, LoadUnit, SavedCapacity, SearchPlan, StepOutcome, StepRunner,
-};
+use crate::capacity::{self, Limit, LoadUnit, SearchPlan, StepOutcome, StepRunner};
 use crate::engine::signals;
-use crate::error::ExitStatus;
+use crate::error::{Error, ExitStatus};
 use crate::plan::{CapacityPlan, JsonOut, Plan};
 use crate::report;
+use crate::report::capacity::SavedSearch;
 use crate::report::json::SavedRun;
 use crate::web;
-
-/// `--json`'s document: the answer, then each step's full run in the order run.
-#[derive(Debug, Serialize)]
-pub struct SavedSearch<'a> {
-    pub tool: &'static str,
-    pub version: &'static str,
-    pub mode: &'static str,
-    pub capacity: SavedCapacity,
-    pub steps: &'a [SavedRun],
-}
 
 /// `tsumo capacity …`: the search, its table and answer, `--json`; exit 0 with an answer, 1
 /// when a step's run failed.
@@ -45,37 +32,55 @@ pub fn run(plan: &CapacityPlan) -> ExitStatus {
         plan,
         mark,
         runs: Vec::new(),
+        error: None,
         failed: None,
         last_end: None,
     };
-    let search = SearchPlan {
+    let search_plan = SearchPlan {
         from: plan.from,
         to: plan.to,
         resolution: plan.resolution,
         growth: SearchPlan::GROWTH,
         granularity: 1,
     };
-    let found = capacity::search(&search, LoadUnit::RequestsPerSec, &mut runner);
+    let found = capacity::search(&search_plan, LoadUnit::RequestsPerSec, &mut runner);
+    let error = runner.error.take();
+    let failed = runner.failed.take();
+    if let (Some(e), true) = (&error, runner.runs.is_empty()) {
+        return error_exit(e);
+    }
+    let roles = found
+        .steps
+        .iter()
+        .take(runner.runs.len())
+        .map(|s| {
+            let role = s.role.as_str().to_string();
+            (role, s.outcome.class().as_str().to_string())
+        })
+        .collect();
+    let search = SavedSearch::new(
+        &plan.run.label,
+        &plan.run.target.url,
+        found.saved(),
+        roles,
+        runner.runs,
+    );
     let show = !plan.run.quiet && plan.run.json != Some(JsonOut::Stdout);
     if show {
         let mut out = std::io::stdout().lock();
-        let _ = out.write_all(render(&found, &runner.runs).as_bytes());
+        let _ = out.write_all(report::capacity::render(&search).as_bytes());
         let _ = out.flush();
     }
     let mut status = ExitStatus::Ran;
     if let Some(json) = &plan.run.json {
-        let document = SavedSearch {
-            tool: "tsumo",
-            version: env!("CARGO_PKG_VERSION"),
-            mode: "capacity",
-            capacity: found.saved(),
-            steps: &runner.runs,
-        };
-        if let Err(e) = report::schema::write_value(&document, json) {
+        if let Err(e) = report::schema::write_value(&search, json) {
             status = fail(&format_args!("--json {e}"));
         }
     }
-    if let Some(e) = &runner.failed {
+    if let Some(e) = &error {
+        return error_exit(e);
+    }
+    if let Some(e) = &failed {
         return fail(e);
     }
     status
@@ -87,7 +92,10 @@ struct HttpSteps<'a> {
     /// The process's signals are read from here: one stops the search.
     mark: usize,
     runs: Vec<SavedRun>,
-    /// The error that ended the search (a step's run failed).
+    /// The error that ended the search (a step's run failed: the target did not answer, a
+    /// script that does not load), with its own exit status.
+    error: Option<Error>,
+    /// A script error during a step's run (exit 1).
     failed: Option<String>,
     /// When the previous step ended: the pause runs from there.
     last_end: Option<Instant>,
@@ -113,10 +121,11 @@ impl HttpSteps<'_> {
     }
 
     fn stopped(&self) -> Option<StepOutcome> {
-        let why = match (&self.failed, signals::since(self.mark)) {
-            (Some(_), _) => "the run failed".to_string(),
-            (None, Some(signal)) => signal.to_string(),
-            (None, None) => return None,
+        let failed = self.failed.is_some() || self.error.is_some();
+        let why = match (failed, signals::since(self.mark)) {
+            (true, _) => "the run failed".to_string(),
+            (false, Some(signal)) => signal.to_string(),
+            (false, None) => return None,
         };
         Some(StepOutcome {
             achieved: 0.0,
@@ -150,7 +159,7 @@ impl StepRunner for HttpSteps<'_> {
         );
         if !self.plan.warmup.is_zero() {
             if let Err(e) = web::run(&self.step_plan(load, self.plan.warmup, false)) {
-                self.failed = Some(e.to_string());
+                self.error = Some(e);
             }
             if let Some(stopped) = self.stopped() {
                 self.last_end = Some(Instant::now());
@@ -162,8 +171,8 @@ impl StepRunner for HttpSteps<'_> {
         let finished = match finished {
             Ok(finished) => finished,
             Err(e) => {
-                self.failed = Some(e.to_string());
-                return self.stopped().unwrap_or_else(|| unreachable_outcome());
+                self.error = Some(e);
+                return self.stopped().unwrap_or_else(unreachable_outcome);
             }
         };
         let saved = SavedRun {
@@ -222,110 +231,5 @@ fn human(d: Duration) -> String {
         format!("{}s", d.as_secs())
     } else {
         format!("{}ms", d.as_millis())
-    }
-}
-
-/// The table of steps, the answer line and what broke first.
-pub fn render(found: &Capacity, runs: &[SavedRun]) -> String {
-    let with_server = runs.iter().any(|r| r.server.is_some());
-    let mut header = vec![
-        "step", "role", "target", "achieved", "p50", "p99", "max", "errors",
-    ];
-    if with_server {
-        header.extend(["server cpu", "server mem"]);
-    }
-    header.push("verdict");
-    let mut rows: Vec<Vec<String>> = vec![header.iter().map(|s| s.to_string()).collect()];
-    for (i, (step, run)) in found.steps.iter().zip(runs).enumerate() {
-        let mut row = vec![
-            (i + 1).to_string(),
-            step.role.as_str().to_string(),
-            capacity::grouped(step.load),
-            format!("{:.1}", run.requests_per_sec),
-            micros(run.latency.p50),
-            micros(run.latency.p99),
-            micros(run.latency.max),
-            errors(run),
-        ];
-        if with_server {
-            match &run.server {
-                Some(s) => row.extend([
-                    format!("{:.0}%", s.cpu_percent_mean),
-                    format!("{:.1}MB", s.rss_bytes_peak as f64 / 1e6),
-                ]),
-                None => row.extend(["-".to_string(), "-".to_string()]),
-            }
-        }
-        let broken: Vec<String> = step
-            .outcome
-            .broken()
-            .map(|v| format!("{} ({})", v.expr, v.measured_text()))
-            .collect();
-        row.push(match step.outcome.class() {
-            Class::Broke => format!("broke: {}", broken.join(", ")),
-            class => class.as_str().to_string(),
-        });
-        rows.push(row);
-    }
-    let columns = rows[0].len();
-    let widths: Vec<usize> = (0..columns)
-        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
-        .collect();
-    let mut out = String::from("Capacity search (requests/sec)\n");
-    for row in &rows {
-        let cells: Vec<String> = row
-            .iter()
-            .enumerate()
-            .map(|(c, cell)| {
-                if c + 1 == columns {
-                    cell.clone()
-                } else {
-                    format!("{cell:>width$}", width = widths[c])
-                }
-            })
-            .collect();
-        out.push_str("  ");
-        out.push_str(cells.join("  ").trim_end());
-        out.push('\n');
-    }
-    out.push_str(&found.line());
-    out.push('\n');
-    if let Some(first) = found.broke_first() {
-        out.push_str(&first);
-        out.push('\n');
-    }
-    out
-}
-
-/// A latency in µs, as the report writes it.
-fn micros(us: u64) -> String {
-    match us {
-        0..=999 => format!("{us}us"),
-        1_000..=999_999 => format!("{:.2}ms", us as f64 / 1e3),
-        _ => format!("{:.2}s", us as f64 / 1e6),
-    }
-}
-
-/// `0`, or each kind that happened: `status 12, timeout 3, unsent 40`.
-fn errors(run: &SavedRun) -> String {
-    let e = &run.counters.errors;
-    let kinds = [
-        ("connect", e.connect),
-        ("read", e.read),
-        ("write", e.write),
-        ("timeout", e.timeout),
-        ("status", e.status),
-        ("protocol", e.protocol),
-        ("unsent", run.counters.unsent.total()),
-    ];
-    let said: Vec<String> = kinds
-        .iter()
-        .filter(|(_, n)| *n > 0)
-        .map(|(kind, n)| format!("{kind} {n}"))
-        .collect();
-    if said.is_empty() {
-        "0".to_string()
-    } else {
-        said.join(", ")
     }
 }
