@@ -165,6 +165,9 @@ pub struct Plan {
     pub quiet: bool,
     /// `--progress`: live status line on stderr even when it is not a terminal.
     pub progress: bool,
+    /// Put before the live status line (a capacity step's number and target); empty
+    /// otherwise.
+    pub progress_prefix: String,
     /// Positional arguments after the URL (and after `--`), for the script's `init(args)`.
     pub script_args: Vec<String>,
     /// The run's name in reports and comparisons (`--label`; default: the URL as typed).
@@ -253,6 +256,7 @@ impl Plan {
             json: None,
             quiet: false,
             progress: false,
+            progress_prefix: String::new(),
             script_args: Vec::new(),
             label: String::from("test"),
             server_pids: Vec::new(),

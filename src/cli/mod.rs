@@ -348,6 +348,7 @@ fn parse_wrk(args: Vec<OsString>) -> Result<Parsed, String> {
         json,
         quiet: matches.get_flag("quiet"),
         progress: matches.get_flag("progress"),
+        progress_prefix: String::new(),
         label: matches
             .get_one::<String>("label")
             .cloned()

@@ -5,7 +5,7 @@
 //! steps, the answer and what broke first are printed at the end; `--json` saves the answer
 //! and every step's full run.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
 use super::{check_outputs, error_exit, fail};
@@ -102,9 +102,20 @@ struct HttpSteps<'a> {
 }
 
 impl HttpSteps<'_> {
-    /// One run at `load` for `duration`, its files left to the search.
+    /// One run at `load` for `duration`, its files left to the search; its live status line
+    /// (on a terminal, or with `--progress`) begins with the step, its target and how the
+    /// objectives stood so far.
     fn step_plan(&self, load: u64, duration: Duration, judged: bool) -> Plan {
+        let phase = if judged { "" } else { " warm-up" };
+        let show = !self.plan.run.quiet && std::io::stderr().is_terminal();
         Plan {
+            progress: self.plan.run.progress || show,
+            progress_prefix: format!(
+                "step {} at {} req/s{phase}{}: ",
+                self.runs.len() + 1,
+                capacity::grouped(load),
+                self.standing()
+            ),
             rate: Some(load),
             duration,
             json: None,
@@ -132,6 +143,41 @@ impl HttpSteps<'_> {
             verdicts: Vec::new(),
             limit: Some(Limit::Stopped(why)),
         })
+    }
+
+    /// `, held at 400, broke at 800 (p99<20ms)`: the highest load held and the lowest broken
+    /// so far.
+    fn standing(&self) -> String {
+        let held = self
+            .runs
+            .iter()
+            .filter(|r| r.objectives.iter().all(|v| v.held))
+            .filter_map(|r| r.plan.rate)
+            .max();
+        let broke = self
+            .runs
+            .iter()
+            .filter(|r| r.objectives.iter().any(|v| !v.held))
+            .filter_map(|r| Some((r.plan.rate?, r)))
+            .min_by_key(|(rate, _)| *rate);
+        let mut said = String::new();
+        if let Some(held) = held {
+            said.push_str(&format!(", held at {}", capacity::grouped(held)));
+        }
+        if let Some((rate, run)) = broke {
+            let broken: Vec<&str> = run
+                .objectives
+                .iter()
+                .filter(|v| !v.held)
+                .map(|v| v.expr.as_str())
+                .collect();
+            said.push_str(&format!(
+                ", broke at {} ({})",
+                capacity::grouped(rate),
+                broken.join(", ")
+            ));
+        }
+        said
     }
 
     /// The pause after the previous step, cut short by a signal.
