@@ -30,7 +30,8 @@
 //!   other part of `report`). Every saved result implements one trait,
 //!   `report::result::SavedResult` (its text report, exit verdict, compare rows, plotted
 //!   histograms, per-shard line, and how two merge), beside its saved type (`http` for an
-//!   HTTP run, `mahjong` for a session); the tools ask results only through it, and the enum
+//!   HTTP run, `mahjong` for a session, `capacity` for a capacity search with each step's
+//!   run); the tools ask results only through it, and the enum
 //!   of saved kinds is matched in `saved` alone. Imports go one way: `schema` (the format
 //!   version, `SavedPart`, the histogram codec, the JSON writer) and `result` (the trait)
 //!   under each mode's saved type (`json` for HTTP, `session` for mahjong) and its
