@@ -75,6 +75,8 @@ pub enum Limit {
     Generator(String),
     /// The machine: file descriptors, ports, refused connections.
     System(SystemLimit),
+    /// A signal (`SIGINT`) stopped the search during this step.
+    Stopped(String),
 }
 
 /// What one step showed.
@@ -95,6 +97,7 @@ pub enum Class {
     Broke,
     GeneratorLimited,
     SystemLimited,
+    Stopped,
 }
 
 impl Class {
@@ -104,6 +107,7 @@ impl Class {
             Class::Broke => "broke",
             Class::GeneratorLimited => "generator-limited",
             Class::SystemLimited => "system-limited",
+            Class::Stopped => "stopped",
         }
     }
 }
@@ -113,6 +117,7 @@ impl StepOutcome {
         match &self.limit {
             Some(Limit::System(_)) => Class::SystemLimited,
             Some(Limit::Generator(_)) => Class::GeneratorLimited,
+            Some(Limit::Stopped(_)) => Class::Stopped,
             None if self.verdicts.iter().all(|v| v.held) => Class::Held,
             None => Class::Broke,
         }
@@ -213,6 +218,8 @@ pub enum Finding {
     GeneratorLimited { at: u64, why: String },
     /// The machine was the limit at this load.
     SystemLimited { at: u64, limit: SystemLimit },
+    /// A signal stopped the search at this load: the server carries at least what held.
+    Stopped { at: u64, signal: String },
 }
 
 /// The answer of a search or a staircase, with every step.
@@ -409,6 +416,10 @@ fn limited(unit: LoadUnit, steps: Vec<Step>, index: usize, held: Option<(u64, us
             at,
             why: why.clone(),
         },
+        Some(Limit::Stopped(signal)) => Finding::Stopped {
+            at,
+            signal: signal.clone(),
+        },
         None => Finding::Found,
     };
     answer(unit, steps, finding, held, None)
@@ -472,6 +483,11 @@ impl Capacity {
                 at_least(value.as_deref(), unit),
                 short(*at),
                 limit.describe()
+            ),
+            Finding::Stopped { at, signal } => format!(
+                "Capacity: {}; {signal} stopped the search at {}",
+                at_least(value.as_deref(), unit),
+                short(*at)
             ),
         }
     }
@@ -556,6 +572,7 @@ impl Capacity {
             Finding::SystemLimited { at, limit } => {
                 ("system", format!("at {at}: {}", limit.describe()))
             }
+            Finding::Stopped { at, signal } => ("stopped", format!("at {at}: {signal}")),
         };
         SavedCapacity {
             value: self.value,

@@ -16,6 +16,9 @@
 //! - [`run`]: one command's run from its plan to its exit status: each mode's run with its
 //!   report and files (`run::http`, `run::mahjong`), and the A/B rounds of `--vs`, one loop
 //!   for both modes (`run::ab`, over the small `Side` trait each mode's runner implements).
+//!   `run::capacity` is `tsumo capacity` for HTTP: each step of `capacity::search` one
+//!   ordinary open-loop run through `web::run` (an unjudged warm-up run, then the judged one,
+//!   then a pause), judged by `report::objectives`; the table of steps, the answer, `--json`.
 //!   The binary only parses, runs, renders and exits.
 //! - [`report`]: renderers of a finished run (wrk2's text layout, JSON, `.hgrm`, the mahjong
 //!   session report, the `intervals` of both modes in `timeline`, the `--hlog` interval log in
@@ -27,7 +30,8 @@
 //!   other part of `report`). Every saved result implements one trait,
 //!   `report::result::SavedResult` (its text report, exit verdict, compare rows, plotted
 //!   histograms, per-shard line, and how two merge), beside its saved type (`http` for an
-//!   HTTP run, `mahjong` for a session); the tools ask results only through it, and the enum
+//!   HTTP run, `mahjong` for a session, `capacity` for a capacity search with each step's
+//!   run); the tools ask results only through it, and the enum
 //!   of saved kinds is matched in `saved` alone. Imports go one way: `schema` (the format
 //!   version, `SavedPart`, the histogram codec, the JSON writer) and `result` (the trait)
 //!   under each mode's saved type (`json` for HTTP, `session` for mahjong) and its

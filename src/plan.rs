@@ -165,6 +165,9 @@ pub struct Plan {
     pub quiet: bool,
     /// `--progress`: live status line on stderr even when it is not a terminal.
     pub progress: bool,
+    /// Put before the live status line (a capacity step's number and target); empty
+    /// otherwise.
+    pub progress_prefix: String,
     /// Positional arguments after the URL (and after `--`), for the script's `init(args)`.
     pub script_args: Vec<String>,
     /// The run's name in reports and comparisons (`--label`; default: the URL as typed).
@@ -253,6 +256,7 @@ impl Plan {
             json: None,
             quiet: false,
             progress: false,
+            progress_prefix: String::new(),
             script_args: Vec::new(),
             label: String::from("test"),
             server_pids: Vec::new(),
@@ -374,4 +378,23 @@ impl MahjongPlan {
         let tables = self.tables();
         tables / self.threads + usize::from(thread < tables % self.threads)
     }
+}
+
+/// `tsumo capacity`: the search's settings, and the run each step makes (its `-R` and `-d`
+/// set per step; its `--json` is the search's file).
+#[derive(Debug, Clone)]
+pub struct CapacityPlan {
+    pub run: Plan,
+    /// The first target rate (`--from`).
+    pub from: u64,
+    /// The highest target rate tried (`--to`).
+    pub to: Option<u64>,
+    /// `--resolution`, a share (0.05).
+    pub resolution: f64,
+    /// Each step's judged length (`--step`).
+    pub step: Duration,
+    /// The unjudged run before each step (`--warmup`).
+    pub warmup: Duration,
+    /// The rest after each step (`--pause`).
+    pub pause: Duration,
 }

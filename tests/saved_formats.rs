@@ -149,14 +149,14 @@ fn load(names: &[&str]) -> Vec<LoadedRun> {
 fn http(run: &LoadedRun) -> &SavedRun {
     match &run.data {
         RunData::Http(saved) => saved,
-        RunData::Mahjong(_) => panic!("{} is not an HTTP run", run.source),
+        _ => panic!("{} is not an HTTP run", run.source),
     }
 }
 
 fn mahjong(run: &LoadedRun) -> &SavedSession {
     match &run.data {
         RunData::Mahjong(session) => session,
-        RunData::Http(_) => panic!("{} is not a mahjong session", run.source),
+        _ => panic!("{} is not a mahjong session", run.source),
     }
 }
 
@@ -494,6 +494,7 @@ fn bind(run: &mut LoadedRun, addrs: &[&str]) {
     let bind = match &mut run.data {
         RunData::Http(saved) => &mut saved.plan.bind,
         RunData::Mahjong(session) => &mut session.plan.bind,
+        RunData::Capacity(_) => panic!("{}: not a run", run.source),
     };
     assert!(bind.is_empty(), "{}: {bind:?}", run.source);
     *bind = addrs.iter().map(|a| a.parse().unwrap()).collect();
@@ -533,6 +534,7 @@ fn a_file_of_a_newer_format_version_is_one_error_line() {
         let schema = match &run.data {
             RunData::Http(saved) => saved.schema,
             RunData::Mahjong(session) => session.schema,
+            RunData::Capacity(search) => search.schema,
         };
         assert_eq!(schema, 1);
     }

@@ -16,6 +16,7 @@
 //! argument before the wrk2 parser runs; a URL can never be mistaken for a subcommand word.
 
 mod bind;
+mod capacity;
 mod doctor;
 mod header;
 mod http2;
@@ -34,7 +35,7 @@ use std::time::Duration;
 use clap::{Arg, ArgAction, ArgMatches, Command};
 
 use crate::error::Error;
-use crate::plan::{JsonOut, MahjongPlan, Plan};
+use crate::plan::{CapacityPlan, JsonOut, MahjongPlan, Plan};
 use crate::stats::timeline::{DEFAULT_INTERVAL, MIN_INTERVAL};
 
 use message::clap_message;
@@ -48,6 +49,8 @@ pub use url::parse_url;
 pub enum Parsed {
     /// Run this plan.
     Run(Box<Plan>),
+    /// Search this server's capacity (`tsumo capacity …`).
+    Capacity(Box<CapacityPlan>),
     /// Run this mahjong session (`tsumo mahjong …`).
     Mahjong(Box<MahjongPlan>),
     /// Check the machine's limits for a planned run (`tsumo doctor …`).
@@ -174,6 +177,7 @@ Examples:
 
 Other commands (each has --help):
   tsumo mahjong   bot players in mahjong games against a majiang-server
+  tsumo capacity  the highest rate a server carries within its --slo objectives
   tsumo compare   side-by-side table of saved runs (--json files)
   tsumo merge     add up runs from several processes or machines
   tsumo plot      latency-by-percentile chart of saved runs (SVG)
@@ -202,6 +206,7 @@ where
     // A subcommand is the first argument; a URL can never be mistaken for one.
     match args.get(1).and_then(|a| a.to_str()) {
         Some("mahjong") => mahjong::parse(args[2..].to_vec()).map_err(Error::Usage),
+        Some("capacity") => capacity::parse(args[2..].to_vec()).map_err(Error::Usage),
         Some("doctor") => doctor::parse(args[2..].to_vec()).map_err(Error::Usage),
         Some("compare") => tools::parse_compare(args[2..].to_vec()).map_err(Error::Usage),
         Some("merge") => tools::parse_merge(args[2..].to_vec()).map_err(Error::Usage),
@@ -343,6 +348,7 @@ fn parse_wrk(args: Vec<OsString>) -> Result<Parsed, String> {
         json,
         quiet: matches.get_flag("quiet"),
         progress: matches.get_flag("progress"),
+        progress_prefix: String::new(),
         label: matches
             .get_one::<String>("label")
             .cloned()
@@ -608,6 +614,7 @@ mod tests {
             Ok(Parsed::Run(plan)) => Ok(*plan),
             Ok(Parsed::Print(text)) => Err(format!("printed: {text}")),
             Ok(Parsed::Mahjong(plan)) => Err(format!("mahjong plan: {plan:?}")),
+            Ok(Parsed::Capacity(plan)) => Err(format!("capacity plan: {plan:?}")),
             Ok(Parsed::Doctor(plan)) => Err(format!("doctor plan: {plan:?}")),
             Ok(Parsed::Compare(o)) => Err(format!("compare: {o:?}")),
             Ok(Parsed::Merge(o)) => Err(format!("merge: {o:?}")),

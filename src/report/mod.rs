@@ -15,6 +15,7 @@
 //! [`MahjongResult`](crate::stats::mahjong::MahjongResult) is everything a renderer needs;
 //! renderers never look at the engine.
 
+pub mod capacity;
 pub mod chart;
 pub mod compare;
 pub mod hgrm;

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::capacity::SavedSearch;
 use super::json::SavedRun;
 use super::result::SavedResult;
 use super::schema::SCHEMA_VERSION;
@@ -43,6 +44,8 @@ pub enum RunData {
     Http(Box<SavedRun>),
     /// `tsumo mahjong --json`.
     Mahjong(Box<SavedSession>),
+    /// A capacity search (`tsumo capacity --json`).
+    Capacity(Box<SavedSearch>),
 }
 
 impl RunData {
@@ -51,6 +54,7 @@ impl RunData {
         match self {
             RunData::Http(saved) => saved.as_ref(),
             RunData::Mahjong(session) => session.as_ref(),
+            RunData::Capacity(search) => search.as_ref(),
         }
     }
 
@@ -58,6 +62,7 @@ impl RunData {
         match self {
             RunData::Http(saved) => saved.as_mut(),
             RunData::Mahjong(session) => session.as_mut(),
+            RunData::Capacity(search) => search.as_mut(),
         }
     }
 
@@ -67,6 +72,7 @@ impl RunData {
         Ok(match self {
             RunData::Http(_) => RunData::Http(Box::new(merge_as(parts, label)?)),
             RunData::Mahjong(_) => RunData::Mahjong(Box::new(merge_as(parts, label)?)),
+            RunData::Capacity(_) => RunData::Capacity(Box::new(merge_as(parts, label)?)),
         })
     }
 }
@@ -332,6 +338,11 @@ pub fn from_value(value: Value, source: &str) -> Result<LoadedRun, Error> {
             let session: SavedSession =
                 serde_json::from_value(value).map_err(|e| invalid(format!("mahjong: {e}")))?;
             RunData::Mahjong(Box::new(session))
+        }
+        Some(super::capacity::MODE) => {
+            let search: SavedSearch =
+                serde_json::from_value(value).map_err(|e| invalid(format!("capacity: {e}")))?;
+            RunData::Capacity(Box::new(search))
         }
         None | Some("http") => {
             let saved: SavedRun =

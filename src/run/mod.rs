@@ -6,6 +6,7 @@
 //! run writes, in which order, and which status it ends with is the library's, tested there.
 
 pub mod ab;
+pub mod capacity;
 pub mod http;
 pub mod mahjong;
 

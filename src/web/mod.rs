@@ -260,7 +260,8 @@ impl Mode for HttpMode<'_> {
         let requests: u64 = live.iter().map(|c| c.requests()).sum();
         let errors: u64 = live.iter().map(|c| c.errors()).sum();
         format!(
-            "[{:>5.1}s / {:.0}s] {} req/s, {} requests, {} errors",
+            "{}[{:>5.1}s / {:.0}s] {} req/s, {} requests, {} errors",
+            self.plan.progress_prefix,
             elapsed.as_secs_f64(),
             self.plan.duration.as_secs_f64(),
             format_metric(rate),

@@ -16,6 +16,7 @@ pub mod faulty;
 pub mod majiang;
 pub mod netns;
 pub mod nginx;
+pub mod serial;
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
