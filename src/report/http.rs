@@ -11,7 +11,9 @@ use hdrhistogram::Histogram;
 
 use super::json::{Percentiles, SavedRun};
 use super::objectives;
-use super::result::{add_encoded, add_sources, duration_flag, row, Named, Row, SavedResult, Unit};
+use super::result::{
+    add_encoded, add_sources, cut_by, duration_flag, row, Named, Row, SavedResult, Unit,
+};
 use super::schema::{encode_histogram, SavedPart};
 use super::timeline;
 use crate::error::Error;
@@ -57,12 +59,7 @@ impl SavedResult for SavedRun {
     }
 
     fn cut_by_signal(&self) -> Option<String> {
-        let signal = || {
-            self.ended_by
-                .clone()
-                .unwrap_or_else(|| "a signal".to_string())
-        };
-        self.interrupted.then(signal)
+        cut_by(self.interrupted, self.ended_by.as_deref())
     }
 
     fn stopped_by_error(&self) -> Option<String> {

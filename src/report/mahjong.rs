@@ -13,7 +13,7 @@ use crate::error::Error;
 use crate::plan::JsonOut;
 use crate::report::objectives;
 use crate::report::result::{
-    add_encoded, add_sources, duration_flag, row, Named, Row, SavedResult, Unit,
+    add_encoded, add_sources, cut_by, duration_flag, row, Named, Row, SavedResult, Unit,
 };
 use crate::report::schema::{write_value, SavedPart};
 use crate::report::session::{SavedBot, SavedHistogram, SavedPhase, SavedSession};
@@ -521,12 +521,7 @@ impl SavedResult for SavedSession {
     }
 
     fn cut_by_signal(&self) -> Option<String> {
-        let signal = || {
-            self.ended_by
-                .clone()
-                .unwrap_or_else(|| "a signal".to_string())
-        };
-        self.interrupted.then(signal)
+        cut_by(self.interrupted, self.ended_by.as_deref())
     }
 
     fn text(&self) -> Result<String, Error> {

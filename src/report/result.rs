@@ -162,6 +162,12 @@ pub fn add_sources(all: &mut Vec<IpAddr>, part: &[IpAddr]) {
     }
 }
 
+/// The signal that cut a saved run short (`ended_by`, or "a signal" in files that do not name
+/// it), when it was cut short.
+pub fn cut_by(interrupted: bool, ended_by: Option<&str>) -> Option<String> {
+    interrupted.then(|| ended_by.unwrap_or("a signal").to_string())
+}
+
 /// `-d10s`, or `-d1500ms` for a duration that is not whole seconds.
 pub fn duration_flag(seconds: f64) -> String {
     if seconds.fract() == 0.0 {
