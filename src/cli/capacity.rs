@@ -1,6 +1,7 @@
-//! `tsumo capacity [the run's options, without -R and -d] --slo EXPR… URL`: the search's own
-//! options are taken out of the command line first, and the rest is the wrk2 command line of
-//! each step's run, parsed as an ordinary run's (every option means the same).
+//! `tsumo capacity [the run's options, without -R] --slo EXPR… URL`: the search's own options
+//! are taken out of the command line first, and the rest is the wrk2 command line of each
+//! step's run, parsed as an ordinary run's (every option means the same; `-d`, the run's
+//! length, is each step's, as `--step` says it).
 
 use std::ffi::OsString;
 use std::time::Duration;
@@ -18,7 +19,7 @@ const DEFAULT_PAUSE: Duration = Duration::from_secs(2);
 const HELP: &str = "\
 tsumo capacity — how much load a server carries within its objectives
 
-Usage: tsumo capacity [run options, without -R and -d] --slo <EXPR>... <url>
+Usage: tsumo capacity [run options, without -R] --slo <EXPR>... <url>
 
 Grows the target rate geometrically from --from until an objective breaks, bisects between
 the last rate held and the first broken down to --resolution, and runs the answer once more
@@ -28,13 +29,14 @@ the rate, or where the machine ran out of files or ports, ends the search: the a
 \"at least\", never tsumo's own limit taken for the server's. Ctrl-C stops the search and
 reports the steps run so far.
 
-Options (besides every option of an ordinary run but -R and -d; see tsumo --help):
+Options (besides every option of an ordinary run but -R; see tsumo --help):
       --slo <EXPR>       An objective each step must hold (required, repeatable): p50, p90,
                          p99, p99.9, max '<' a duration; errors<N%; rate>N%
       --from <N>         The first target rate, requests/sec [default: 100]
       --to <N>           The highest target rate tried [default: no bound]
       --resolution <P>   Bisect until held and broken are this close [default: 5%]
-      --step <T>         Each step's judged length [default: 10s]
+      --step <T>         Each step's judged length [default: 10s]; -d <T> says the same
+                         (a run's length, as in wrk2: each step is one run)
       --warmup <T>       Unjudged run at the step's rate before it [default: 2s; 0: none]
       --pause <T>        Rest after each step, so its backlog never reaches the next
                          [default: 2s]
@@ -44,8 +46,8 @@ Example:
   tsumo capacity -t2 -c100 --slo 'p99<20ms' --slo 'errors<0.1%' http://127.0.0.1:8080/
 
 Exit status:
-  0  A capacity was found (or \"at least\": every step held, or tsumo or the machine was
-     the limit); the answer line says which
+  0  A capacity was found (or \"at least\": every step held, tsumo or the machine was the
+     limit, or a signal stopped the search); the answer line says which
   1  The search failed: a step's run failed (the target did not answer, a script error)
   2  Bad command line or input, found before any traffic
 ";
@@ -96,7 +98,7 @@ pub(super) fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
             None => rest.push(arg),
         }
     }
-    let Parsed::Run(run) = parse_wrk(rest)? else {
+    let Parsed::Run(run) = parse_wrk(rest.clone())? else {
         return Ok(Parsed::Print(HELP.to_string()));
     };
     let mut run = *run;
@@ -153,16 +155,19 @@ pub(super) fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
         Some(text) => resolution(text)?,
         None => SearchPlan::RESOLUTION,
     };
-    let step = duration("--step", DEFAULT_STEP)?;
+    let step = match (last("--step"), duration_given(&rest)) {
+        (Some(_), true) => {
+            return Err("-d and --step both set each step's length: give one".to_string())
+        }
+        // -d was read (and checked) by the run's own parser.
+        (None, true) => run.duration,
+        (_, false) => duration("--step", DEFAULT_STEP)?,
+    };
     if step.is_zero() {
         return Err("--step '0': must be longer than zero".to_string());
     }
     let warmup = duration("--warmup", DEFAULT_WARMUP)?;
     let pause = duration("--pause", DEFAULT_PAUSE)?;
-    // Leaving -d out is the way: the step's length is --step.
-    if run.duration != super::DEFAULT_DURATION {
-        return Err("-d is set by the search: use --step for each step's length".to_string());
-    }
     run.objectives = objectives;
     run.duration = step;
     Ok(Parsed::Capacity(Box::new(CapacityPlan {
@@ -174,6 +179,14 @@ pub(super) fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
         warmup,
         pause,
     })))
+}
+
+/// Whether the run's command line spells `-d` (in any of its forms: `-d 5s`, `-d5s`,
+/// `--duration=5s`), which the parsed plan cannot tell from the default.
+fn duration_given(rest: &[OsString]) -> bool {
+    super::wrk_command()
+        .try_get_matches_from(rest)
+        .is_ok_and(|matches| matches.contains_id("duration"))
 }
 
 /// `5%` or `0.05`: a share between 0 and 1 (both excluded).
