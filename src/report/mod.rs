@@ -25,6 +25,7 @@ pub mod json;
 pub mod mahjong;
 pub mod merge;
 pub mod objectives;
+pub mod page;
 pub mod plot;
 pub mod result;
 pub mod saved;

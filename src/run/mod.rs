@@ -32,6 +32,20 @@ pub fn check_outputs(json: Option<&JsonOut>, hgrm: Option<&Path>) -> Result<(), 
     Ok(())
 }
 
+/// `--html FILE` can be written (checked before any traffic).
+pub fn check_html(html: Option<&Path>) -> Result<(), Error> {
+    match html {
+        Some(path) => sys::output::check_writable("--html", path),
+        None => Ok(()),
+    }
+}
+
+/// Writes `run`'s page to `--html FILE`; the error is the run's failure line.
+pub fn write_page(html: &Path, run: crate::report::saved::LoadedRun) -> Result<(), String> {
+    let page = crate::report::page::render_one(&run);
+    crate::report::page::write(&page, html, "--html").map_err(|e| e.to_string())
+}
+
 /// The status a finished run exits with, from its saved result (its line on stderr).
 pub fn exit_as(saved: &dyn SavedResult) -> ExitStatus {
     match saved.exit() {
