@@ -7,8 +7,8 @@ use std::any::Any;
 
 use serde::{Deserialize, Serialize};
 
-use super::json::SavedRun;
 use super::chart::{Answer, Objective, Series};
+use super::json::SavedRun;
 use super::result::{figure, row, Named, PageChart, PageContent, Row, SavedResult, Unit};
 use super::schema::{SavedPart, SCHEMA_VERSION};
 use crate::capacity::SavedCapacity;
@@ -339,17 +339,17 @@ fn page(search: &SavedSearch) -> PageContent {
         figure(
             "capacity",
             "Capacity",
-            c.value
-                .map_or("none held".to_string(), |v| format!("{} {unit}", crate::capacity::grouped(v))),
+            c.value.map_or("none held".to_string(), |v| {
+                format!("{} {unit}", crate::capacity::grouped(v))
+            }),
             c.value.map(|v| v as f64),
         ),
         figure(
             "broke",
             "Lowest broken",
-            c.broke
-                .iter()
-                .min()
-                .map_or("none".to_string(), |v| format!("{} {unit}", crate::capacity::grouped(*v))),
+            c.broke.iter().min().map_or("none".to_string(), |v| {
+                format!("{} {unit}", crate::capacity::grouped(*v))
+            }),
             c.broke.iter().min().map(|v| *v as f64),
         ),
     ];
@@ -370,9 +370,10 @@ fn page(search: &SavedSearch) -> PageContent {
     }
     let mut lines = vec![c.answer.clone()];
     if let Some(first) = &c.broke_first {
-        lines.push(format!("Broke first: {first}"));
+        lines.push(first.clone());
     }
-    if !c.reason.is_empty() {
+    // The server's limit is the answer line's own words; tsumo's or the machine's is said.
+    if !c.reason.is_empty() && c.limited_by != "server" {
         lines.push(format!("Limited by {}: {}", c.limited_by, c.reason));
     }
     if let Some(verdict) = search.verdict() {
@@ -381,7 +382,12 @@ fn page(search: &SavedSearch) -> PageContent {
     let objectives = search
         .steps
         .first()
-        .map(|s| s.objectives.iter().map(|v| v.expr.clone()).collect::<Vec<_>>())
+        .map(|s| {
+            s.objectives
+                .iter()
+                .map(|v| v.expr.clone())
+                .collect::<Vec<_>>()
+        })
         .unwrap_or_default();
     let mut facts = Vec::new();
     if let Some(first) = search.steps.first() {
@@ -441,7 +447,12 @@ fn curves(search: &SavedSearch) -> Vec<PageChart> {
         .map(|s| s.objectives.iter().map(|v| v.expr.clone()).collect())
         .unwrap_or_default();
     let mut charts = Vec::new();
-    let ids = ["capacity-curve", "capacity-curve-2", "capacity-curve-3", "capacity-curve-4"];
+    let ids = [
+        "capacity-curve",
+        "capacity-curve-2",
+        "capacity-curve-3",
+        "capacity-curve-4",
+    ];
     for (expr, id) in exprs.iter().zip(ids) {
         let verdicts = search.steps.iter().filter_map(|run| {
             let v = run.objectives.iter().find(|v| &v.expr == expr)?;

@@ -9,12 +9,12 @@ use std::any::Any;
 
 use hdrhistogram::Histogram;
 
+use super::chart::Series;
 use super::json::{Percentiles, SavedRun};
 use super::objectives;
-use super::chart::Series;
 use super::result::{
-    add_encoded, add_sources, cut_by, duration_flag, figure, over_intervals, row, Named,
-    PageChart, PageContent, Row, SavedResult, Unit,
+    add_encoded, add_sources, cut_by, duration_flag, figure, over_intervals, row, Named, PageChart,
+    PageContent, Row, SavedResult, Unit,
 };
 use super::schema::{encode_histogram, SavedPart};
 use super::timeline::{self, IntervalHistogram, SavedInterval, SavedServerInterval};
@@ -246,7 +246,11 @@ fn page(s: &SavedRun) -> PageContent {
         figure(
             id,
             name,
-            if has_latency { time(us) } else { "-".to_string() },
+            if has_latency {
+                time(us)
+            } else {
+                "-".to_string()
+            },
             has_latency.then_some(us as f64),
         )
     };
@@ -285,7 +289,10 @@ fn page(s: &SavedRun) -> PageContent {
         None => "HTTP/1.1".to_string(),
     };
     let facts = vec![
-        ("Command".to_string(), format!("tsumo {} {}", s.load(), s.plan.url)),
+        (
+            "Command".to_string(),
+            format!("tsumo {} {}", s.load(), s.plan.url),
+        ),
         ("Target".to_string(), s.plan.url.clone()),
         (
             "Plan".to_string(),
@@ -317,7 +324,11 @@ fn answer_lines(s: &SavedRun) -> Vec<String> {
     }
     for v in &s.objectives {
         let held = if v.held { "held" } else { "BROKE" };
-        lines.push(format!("Objective {}: {held} ({})", v.expr, v.measured_text()));
+        lines.push(format!(
+            "Objective {}: {held} ({})",
+            v.expr,
+            v.measured_text()
+        ));
     }
     lines
 }
@@ -343,14 +354,12 @@ fn charts(s: &SavedRun) -> Vec<PageChart> {
     if intervals.is_empty() {
         return charts;
     }
-    let end = |i: &SavedInterval| i.span.start_s + i.span.duration_s;
-    let points = |value: &dyn Fn(&SavedInterval) -> Option<f64>| {
-        over_intervals(intervals, end, value)
-    };
+    let end = |i: &SavedInterval| i.span;
+    let points =
+        |value: &dyn Fn(&SavedInterval) -> Option<f64>| over_intervals(intervals, end, value);
     let ms = |h: &IntervalHistogram, us: u64| (h.count > 0).then_some(us as f64 / 1000.0);
-    let per_s = |i: &SavedInterval, n: u64| {
-        (i.span.duration_s > 0.0).then(|| n as f64 / i.span.duration_s)
-    };
+    let per_s =
+        |i: &SavedInterval, n: u64| (i.span.duration_s > 0.0).then(|| n as f64 / i.span.duration_s);
     let three = |pick: fn(&SavedInterval) -> &IntervalHistogram| {
         vec![
             Series::new("p50", points(&|i| ms(pick(i), pick(i).p50))),
@@ -400,9 +409,8 @@ fn charts(s: &SavedRun) -> Vec<PageChart> {
         per_shard: None,
     });
     if intervals.iter().any(|i| i.server.is_some()) {
-        let server = |value: fn(&SavedServerInterval) -> f64| {
-            points(&|i| i.server.as_ref().map(value))
-        };
+        let server =
+            |value: fn(&SavedServerInterval) -> f64| points(&|i| i.server.as_ref().map(value));
         charts.push(PageChart::OverTime {
             id: "server-cpu-over-time",
             title: "Server CPU over time".to_string(),

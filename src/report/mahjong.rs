@@ -11,11 +11,11 @@ use serde_json::Value;
 
 use crate::error::Error;
 use crate::plan::JsonOut;
-use crate::report::objectives;
 use crate::report::chart::Series;
+use crate::report::objectives;
 use crate::report::result::{
-    add_encoded, add_sources, cut_by, duration_flag, figure, over_intervals, row, Named,
-    PageChart, PageContent, Row, SavedResult, Unit,
+    add_encoded, add_sources, cut_by, duration_flag, figure, over_intervals, row, Named, PageChart,
+    PageContent, Row, SavedResult, Unit,
 };
 use crate::report::schema::{write_value, SavedPart};
 use crate::report::session::{SavedBot, SavedHistogram, SavedPhase, SavedSession};
@@ -614,11 +614,20 @@ impl SavedResult for SavedSession {
 /// session over time.
 fn page(s: &SavedSession) -> PageContent {
     let logged_in = s.phases.get("login").map_or(0, |p| p.ok);
-    let overshoot = s.draw_overshoot.sampled();
-    let time = |id, name, pick: fn(&SavedHistogram) -> u64| {
+    // The server's draw overshoot; a session without draws shows its deal overshoot, and
+    // one without either tsumo's own reply lateness.
+    let (what, overshoot) = [
+        ("Draw overshoot", &s.draw_overshoot),
+        ("Deal overshoot", &s.deal_overshoot),
+        ("Reply lateness", &s.reply_lateness),
+    ]
+    .into_iter()
+    .find_map(|(what, h)| Some((what, h.sampled()?)))
+    .map_or(("Draw overshoot", None), |(what, h)| (what, Some(h)));
+    let time = |id, p: &str, pick: fn(&SavedHistogram) -> u64| {
         figure(
             id,
-            name,
+            &format!("{what} {p}"),
             overshoot.map_or("-".to_string(), |h| format_time_us(pick(h) as f64)),
             overshoot.map(|h| pick(h) as f64),
         )
@@ -642,9 +651,9 @@ fn page(s: &SavedSession) -> PageContent {
             format!("{} of {}", s.games.completed, s.games.started),
             Some(s.games.completed as f64),
         ),
-        time("p50", "Draw overshoot p50", |h| h.p50),
-        time("p99", "Draw overshoot p99", |h| h.p99),
-        time("max", "Draw overshoot max", |h| h.max),
+        time("p50", "p50", |h| h.p50),
+        time("p99", "p99", |h| h.p99),
+        time("max", "max", |h| h.max),
         figure(
             "errors",
             "Errors",
@@ -667,12 +676,21 @@ fn page(s: &SavedSession) -> PageContent {
     }
     for v in &s.objectives {
         let held = if v.held { "held" } else { "BROKE" };
-        lines.push(format!("Objective {}: {held} ({})", v.expr, v.measured_text()));
+        lines.push(format!(
+            "Objective {}: {held} ({})",
+            v.expr,
+            v.measured_text()
+        ));
     }
     let facts = vec![
         (
             "Command".to_string(),
-            format!("tsumo mahjong -c {} {} {}", s.plan.players, duration_flag(s.plan.duration_s), s.plan.url),
+            format!(
+                "tsumo mahjong -c {} {} {}",
+                s.plan.players,
+                duration_flag(s.plan.duration_s),
+                s.plan.url
+            ),
         ),
         ("Target".to_string(), s.plan.url.clone()),
         (
@@ -720,7 +738,7 @@ fn charts(s: &SavedSession) -> Vec<PageChart> {
     if intervals.is_empty() {
         return charts;
     }
-    let end = |i: &SavedSessionInterval| i.span.start_s + i.span.duration_s;
+    let end = |i: &SavedSessionInterval| i.span;
     let points = |value: &dyn Fn(&SavedSessionInterval) -> Option<f64>| {
         over_intervals(intervals, end, value)
     };
@@ -742,10 +760,22 @@ fn charts(s: &SavedSession) -> Vec<PageChart> {
         title: "Step overshoot by kind over time".to_string(),
         y_label: "Overshoot (ms)".to_string(),
         series: vec![
-            Series::new("draw p99", points(&|i| ms(&i.overshoot.draw, i.overshoot.draw.p99))),
-            Series::new("draw max", points(&|i| ms(&i.overshoot.draw, i.overshoot.draw.max))),
-            Series::new("deal p99", points(&|i| ms(&i.overshoot.deal, i.overshoot.deal.p99))),
-            Series::new("deal max", points(&|i| ms(&i.overshoot.deal, i.overshoot.deal.max))),
+            Series::new(
+                "draw p99",
+                points(&|i| ms(&i.overshoot.draw, i.overshoot.draw.p99)),
+            ),
+            Series::new(
+                "draw max",
+                points(&|i| ms(&i.overshoot.draw, i.overshoot.draw.max)),
+            ),
+            Series::new(
+                "deal p99",
+                points(&|i| ms(&i.overshoot.deal, i.overshoot.deal.p99)),
+            ),
+            Series::new(
+                "deal max",
+                points(&|i| ms(&i.overshoot.deal, i.overshoot.deal.max)),
+            ),
         ],
         per_shard: None,
     });

@@ -136,7 +136,10 @@ pub fn render_merged(merged: &LoadedRun, parts: &[LoadedRun]) -> String {
         charts.push(chart_html(&with_shards, result.load()));
     }
     body.push_str(&charts_section(&charts));
-    document(&format!("{} — {} (merged)", content.kind, merged.label), &body)
+    document(
+        &format!("{} — {} (merged)", content.kind, merged.label),
+        &body,
+    )
 }
 
 /// A comparison's page: each run's figures, one row each; the compare table; the charts with
@@ -156,7 +159,12 @@ pub fn render_comparison(runs: &[LoadedRun]) -> Result<String, Error> {
         seen
     };
     let colour_of = |run: &LoadedRun| labels.iter().position(|l| *l == run.label).unwrap_or(0);
-    let shade_of = |i: usize| runs[..i].iter().filter(|r| r.label == runs[i].label).count();
+    let shade_of = |i: usize| {
+        runs[..i]
+            .iter()
+            .filter(|r| r.label == runs[i].label)
+            .count()
+    };
     let kind = pages.first().map_or(String::new(), |p| p.kind.clone());
     let mut body = header(&format!("{kind} comparison"), &labels.join(" vs "));
     body.push_str(&comparison_answer(runs, &names, &pages));
@@ -200,9 +208,7 @@ pub fn render_comparison(runs: &[LoadedRun]) -> Result<String, Error> {
                     subtitle.clone(),
                 ));
             }
-            PageChart::OverTime {
-                title, y_label, ..
-            } => {
+            PageChart::OverTime { title, y_label, .. } => {
                 let series = overlay(&|c| match c {
                     PageChart::OverTime {
                         series,
@@ -264,7 +270,9 @@ fn shard_name(run: &LoadedRun) -> String {
 /// The series of a page's over-time chart `id`.
 fn page_series<'a>(page: &'a PageContent, id: &str) -> Option<&'a Vec<Series>> {
     page.charts.iter().find_map(|c| match c {
-        PageChart::OverTime { id: own, series, .. } if *own == id => Some(series),
+        PageChart::OverTime {
+            id: own, series, ..
+        } if *own == id => Some(series),
         _ => None,
     })
 }
@@ -291,7 +299,9 @@ fn answer(figures: &[Figure], lines: &[String]) -> String {
 }
 
 fn figure_html(f: &Figure, run: Option<usize>) -> String {
-    let value = f.value.map_or(String::new(), |v| format!(" data-value=\"{v}\""));
+    let value = f
+        .value
+        .map_or(String::new(), |v| format!(" data-value=\"{v}\""));
     let run = run.map_or(String::new(), |i| format!(" data-run=\"{i}\""));
     format!(
         "<div class=\"figure\" data-figure=\"{}\"{run}{value}><div class=\"name\">{}</div>\
@@ -329,13 +339,14 @@ fn comparison_answer(runs: &[LoadedRun], names: &[String], pages: &[PageContent]
         out.push_str("</tr>\n");
     }
     for (i, (page, name)) in pages.iter().zip(names).enumerate() {
-        let left_out = runs[i]
-            .left_out
-            .as_ref()
-            .map_or(String::new(), |r| format!(" <em>(left out: {})</em>", escape(r)));
+        let left_out = runs[i].left_out.as_ref().map_or(String::new(), |r| {
+            format!(" <em>(left out: {})</em>", escape(r))
+        });
         let _ = write!(out, "<tr><th>{}{left_out}</th>", escape(name));
         for f in &page.figures {
-            let value = f.value.map_or(String::new(), |v| format!(" data-value=\"{v}\""));
+            let value = f
+                .value
+                .map_or(String::new(), |v| format!(" data-value=\"{v}\""));
             let _ = write!(
                 out,
                 "<td data-run=\"{i}\" data-figure=\"{}\"{value}>{}</td>",
@@ -552,6 +563,9 @@ mod tests {
 
     #[test]
     fn text_is_escaped() {
-        assert_eq!(escape("<a href=\"x\">&'"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
+        assert_eq!(
+            escape("<a href=\"x\">&'"),
+            "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
+        );
     }
 }

@@ -15,6 +15,7 @@ use hdrhistogram::Histogram;
 
 use super::chart::{Answer, Objective, Series};
 use super::schema::{decode_histogram, SavedPart};
+use super::timeline::IntervalSpan;
 use crate::error::{Error, ExitStatus};
 use crate::slo::{self, Verdict};
 use crate::sys::procstat::ServerUsage;
@@ -171,15 +172,22 @@ impl PageChart {
 }
 
 /// `(x, y)` points of a result's intervals: `x` where each interval ends (seconds from the
-/// start), `y` from `value`; intervals `value` gives nothing for are left out.
+/// start), `y` from `value`; intervals `value` gives nothing for are left out, and so is a
+/// last interval shorter than half the others (the run's few ms after its last whole one:
+/// its rate over 3 ms would be a spike of nothing).
 pub fn over_intervals<T>(
     intervals: &[T],
-    end_s: impl Fn(&T) -> f64,
+    span: impl Fn(&T) -> IntervalSpan,
     value: impl Fn(&T) -> Option<f64>,
 ) -> Vec<(f64, f64)> {
+    let longest = intervals
+        .iter()
+        .map(|i| span(i).duration_s)
+        .fold(0.0, f64::max);
     intervals
         .iter()
-        .filter_map(|i| Some((end_s(i), value(i)?)))
+        .filter(|i| span(i).duration_s >= longest / 2.0)
+        .filter_map(|i| Some((span(i).start_s + span(i).duration_s, value(i)?)))
         .collect()
 }
 

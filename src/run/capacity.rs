@@ -15,8 +15,8 @@ use crate::error::{Error, ExitStatus};
 use crate::plan::{CapacityPlan, JsonOut, Plan};
 use crate::report;
 use crate::report::capacity::SavedSearch;
-use crate::report::saved::{LoadedRun, RunData};
 use crate::report::json::SavedRun;
+use crate::report::saved::{LoadedRun, RunData};
 use crate::web;
 
 /// `tsumo capacity …`: the search, its table and answer, `--json`; exit 0 with an answer, 1
