@@ -515,6 +515,18 @@ fn report_refuses_bad_input_in_one_line() {
         assert!(stderr.contains(says), "{args:?}: {stderr}");
         assert!(!std::path::Path::new(page).exists(), "{args:?}");
     }
+    // A run's --html and --json naming one file: refused before any traffic.
+    let out = tsumo(&[
+        "-d1s",
+        "--json",
+        page,
+        "--html",
+        page,
+        "http://127.0.0.1:9/",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--html"), "{stderr}");
     let out = tsumo(&["report", fixture, "-o", page]);
     assert_eq!(out.status.code(), Some(0));
     let html = std::fs::read_to_string(page).expect("page written");

@@ -25,7 +25,7 @@ pub fn run(plan: &CapacityPlan) -> ExitStatus {
     if let Err(e) = check_outputs(plan.run.json.as_ref(), None) {
         return error_exit(&e);
     }
-    if let Err(e) = super::check_html(plan.run.html.as_deref()) {
+    if let Err(e) = super::check_html(plan.run.html.as_deref(), plan.run.json.as_ref()) {
         return error_exit(&e);
     }
     let mark = match signals::watch() {

@@ -17,7 +17,7 @@ pub fn run(plan: &Plan) -> ExitStatus {
     if let Err(e) = check_outputs(plan.json.as_ref(), plan.hgrm.as_deref()) {
         return error_exit(&e);
     }
-    if let Err(e) = super::check_html(plan.html.as_deref()) {
+    if let Err(e) = super::check_html(plan.html.as_deref(), plan.json.as_ref()) {
         return error_exit(&e);
     }
     if let Some(hlog) = &plan.hlog {

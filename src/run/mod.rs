@@ -32,12 +32,15 @@ pub fn check_outputs(json: Option<&JsonOut>, hgrm: Option<&Path>) -> Result<(), 
     Ok(())
 }
 
-/// `--html FILE` can be written (checked before any traffic).
-pub fn check_html(html: Option<&Path>) -> Result<(), Error> {
-    match html {
-        Some(path) => sys::output::check_writable("--html", path),
-        None => Ok(()),
+/// `--html FILE` can be written and is not `--json`'s file (checked before any traffic).
+pub fn check_html(html: Option<&Path>, json: Option<&JsonOut>) -> Result<(), Error> {
+    let Some(path) = html else {
+        return Ok(());
+    };
+    if let Some(JsonOut::File(json)) = json {
+        sys::output::check_distinct(("--json", json), ("--html", path))?;
     }
+    sys::output::check_writable("--html", path)
 }
 
 /// Writes `run`'s page to `--html FILE`; the error is the run's failure line.
