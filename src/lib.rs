@@ -27,9 +27,12 @@
 //!   run from files or one stream of JSON documents, checked and listed one line each) and
 //!   `plot`, drawn by `chart` (SVG charts on plotters from plain data — named `(x, y)` series
 //!   or histograms: latency by percentile, lines over time, a capacity curve — importing no
-//!   other part of `report`). Every saved result implements one trait,
+//!   other part of `report`); `page` is the one-file HTML page of a result (`--html`, `tsumo
+//!   report`): the answer first, then the charts, each result's figures, lines, facts and
+//!   charts asked as plain data through `SavedResult::page`, over `compare`, `merge` and
+//!   `shards` for a comparison's table and a merged run's per-shard lines. Every saved result implements one trait,
 //!   `report::result::SavedResult` (its text report, exit verdict, compare rows, plotted
-//!   histograms, per-shard line, and how two merge), beside its saved type (`http` for an
+//!   histograms, per-shard line, how two merge, and its page's content), beside its saved type (`http` for an
 //!   HTTP run, `mahjong` for a session, `capacity` for a capacity search with each step's
 //!   run); the tools ask results only through it, and the enum
 //!   of saved kinds is matched in `saved` alone. Imports go one way: `schema` (the format

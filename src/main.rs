@@ -59,6 +59,10 @@ fn main() -> ExitCode {
                     .and_then(|()| report::plot::run(&options)),
             )
         }
+        Ok(Parsed::Report(options)) => exit(
+            check_tool_output(&options.output, &options.files, "the files to report")
+                .and_then(|()| report::page::run(&options)),
+        ),
         Ok(Parsed::Print(text)) => {
             print!("{text}");
             ExitCode::SUCCESS

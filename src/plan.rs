@@ -182,6 +182,8 @@ pub struct Plan {
     /// `--hlog FILE`: also write the corrected latency, interval by interval, as an
     /// HdrHistogram interval log.
     pub hlog: Option<PathBuf>,
+    /// `--html FILE`: also write the run's page (with `--vs`, the comparison's).
+    pub html: Option<PathBuf>,
     /// `--vs URL`: the same load against a second target, alternated with the first in
     /// `rounds` rounds, then compared.
     pub vs: Option<Target>,
@@ -263,6 +265,7 @@ impl Plan {
             hgrm: None,
             interval: Duration::from_secs(1),
             hlog: None,
+            html: None,
             vs: None,
             vs_label: None,
             rounds: 1,
@@ -361,6 +364,8 @@ pub struct MahjongPlan {
     pub insecure: bool,
     pub cacert: Option<PathBuf>,
     pub json: Option<JsonOut>,
+    /// `--html FILE`: also write the session's page (with `--vs`, the comparison's).
+    pub html: Option<PathBuf>,
     pub quiet: bool,
     pub progress: bool,
     /// `--slo`, repeatable: what the session must hold, judged at its end (exit 99 if broken).

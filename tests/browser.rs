@@ -1,6 +1,9 @@
-//! tsumo's charts in a real browser (headless Chromium): they render with data and without a
-//! console message, and a screenshot of each is left under `target/browser/` to look at. The
-//! harness itself is checked too: it sees console errors and ends a page that never loads.
+//! tsumo's charts and pages in a real browser (headless Chromium): they render with data and
+//! without a console message, and a screenshot of each is left under `target/browser/` to look
+//! at (the pages' at 1280×800: the answer shows without scrolling). Each kind of page — a run,
+//! a mahjong session, a comparison, a capacity search, merged shards — is made by tsumo from a
+//! real run, and its headline figures are checked against the JSON's. The harness itself is
+//! checked too: it sees console errors and ends a page that never loads.
 
 mod common;
 
@@ -8,7 +11,10 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use common::browser::{self, html_page};
-use common::{run_tsumo, TempDir};
+use common::majiang::Majiang;
+use common::serial::SerialServer;
+use common::{json_errors_total, json_f64, json_u64, read_json, run_tsumo, TempDir};
+use tsumo::sys::wallclock::{format_rfc3339, unix_now_ns};
 
 const BROWSER_LIMIT: Duration = Duration::from_secs(90);
 
@@ -167,5 +173,392 @@ fn over_time_and_capacity_charts_have_data_in_a_browser() {
             .map(|p| p.split_whitespace().count())
             .collect();
         assert_eq!(counts, points, "{name}:\n{}", page.dom);
+    }
+}
+
+/// Where the pages' screenshots are looked at: 1280×800, the answer must show without scrolling.
+const PAGE_WINDOW: (u32, u32) = (1280, 800);
+
+/// Opens a tsumo page: nothing on the console, nothing fetched (no script, link or `src`),
+/// and each chart container holds an SVG with a line of at least two points.
+fn open_page(html: &Path, name: &str) -> browser::Page {
+    let page = browser::open_sized(html, name, BROWSER_LIMIT, PAGE_WINDOW);
+    page.assert_no_console_messages();
+    let text = std::fs::read_to_string(html).expect("the page");
+    for fetched in ["<script", "<link", " src=", "@import", "url("] {
+        assert!(!text.contains(fetched), "{name}: {fetched} in the page");
+    }
+    assert!(page.dom.contains("id=\"answer\""), "{name}: no answer");
+    for (chart, counts) in chart_points(&page) {
+        assert!(
+            counts.iter().any(|n| *n >= 1),
+            "{name}: chart {chart} has no line of data: {counts:?}"
+        );
+    }
+    page
+}
+
+/// Each chart container's `data-chart` id, with the point counts of its lines.
+fn chart_points(page: &browser::Page) -> Vec<(String, Vec<usize>)> {
+    page.dom
+        .split("<figure class=\"chart\"")
+        .skip(1)
+        .map(|chart| {
+            let chart = &chart[..chart.find("</figure>").expect("a closed chart")];
+            let id = chart
+                .split("data-chart=\"")
+                .nth(1)
+                .and_then(|v| v.split('"').next())
+                .unwrap_or("")
+                .to_string();
+            let one = browser::Page {
+                dom: chart.to_string(),
+                console: Vec::new(),
+                screenshot: PathBuf::new(),
+            };
+            let counts = one
+                .attributes("polyline", "points")
+                .iter()
+                .map(|p| p.split_whitespace().count())
+                .collect();
+            (id, counts)
+        })
+        .collect()
+}
+
+/// The chart ids of a page, in order.
+fn chart_ids(page: &browser::Page) -> Vec<String> {
+    chart_points(page).into_iter().map(|(id, _)| id).collect()
+}
+
+/// The number behind headline figure `id` (of run `run` on a comparison's page).
+fn figure(page: &browser::Page, id: &str, run: Option<usize>) -> f64 {
+    let needle = match run {
+        Some(i) => format!("data-run=\"{i}\" data-figure=\"{id}\""),
+        None => format!("data-figure=\"{id}\""),
+    };
+    let at = page
+        .dom
+        .find(&needle)
+        .unwrap_or_else(|| panic!("no figure {needle}:\n{}", page.dom));
+    let element = &page.dom[at..];
+    let element = &element[..element.find('>').unwrap_or(element.len())];
+    element
+        .split("data-value=\"")
+        .nth(1)
+        .and_then(|v| v.split('"').next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("figure {needle} has no value: {element}"))
+}
+
+/// An HTTP run's figures as its JSON has them: target and achieved rate, p50, p99, max, errors.
+fn assert_http_figures(page: &browser::Page, doc: &serde_json::Value, run: Option<usize>) {
+    assert_eq!(figure(page, "target", run), json_f64(doc, "plan.rate"));
+    assert_eq!(
+        figure(page, "achieved", run),
+        json_f64(doc, "requests_per_sec")
+    );
+    for p in ["p50", "p99", "max"] {
+        assert_eq!(
+            figure(page, p, run),
+            json_f64(doc, &format!("latency.{p}")),
+            "{p}"
+        );
+    }
+    assert_eq!(figure(page, "errors", run), json_errors_total(doc) as f64);
+}
+
+/// A run's page (`--html`), and the same page from its JSON (`tsumo report`): the figures
+/// are the JSON's, every chart has data, the server's CPU and memory are drawn.
+#[test]
+fn a_runs_page_shows_its_json_and_charts_in_a_browser() {
+    let server = SerialServer::start(Duration::from_micros(100));
+    let dir = TempDir::new("tsumo-page");
+    let [json, html, again] =
+        ["run.json", "run.html", "again.html"].map(|f| dir.path().join(f).display().to_string());
+    let pid = std::process::id().to_string();
+    let url = server.url("/");
+    run_tsumo(
+        &[
+            "-t1",
+            "-c4",
+            "-R200",
+            "-d3s",
+            "--server-pid",
+            &pid,
+            "--json",
+            &json,
+            "--html",
+            &html,
+            "--quiet",
+            &url,
+        ],
+        Duration::from_secs(60),
+    )
+    .assert_success();
+    run_tsumo(&["report", &json, "-o", &again], Duration::from_secs(30)).assert_success();
+    let written = std::fs::read_to_string(&html).expect("--html written");
+    assert_eq!(
+        written,
+        std::fs::read_to_string(&again).expect("report written"),
+        "tsumo report makes the page --html made"
+    );
+    let doc = read_json(Path::new(&json));
+    let page = open_page(Path::new(&html), "page-run");
+    assert_http_figures(&page, &doc, None);
+    assert_eq!(
+        chart_ids(&page),
+        [
+            "latency-by-percentile",
+            "latency-over-time",
+            "rate-over-time",
+            "errors-over-time",
+            "lateness-over-time",
+            "server-cpu-over-time",
+            "server-memory-over-time"
+        ]
+    );
+    // Corrected and uncorrected, each a curve.
+    let percentile = &chart_points(&page)[0].1;
+    assert!(
+        percentile.iter().filter(|n| **n > 10).count() >= 2,
+        "{percentile:?}"
+    );
+    for text in ["tsumo -R200 -c4 -d3s", "Run id", "Shard"] {
+        assert!(page.dom.contains(text), "{text}:\n{}", page.dom);
+    }
+}
+
+/// `--vs`'s page: each run's figures as the comparison's JSON has them, the compare table, and
+/// the runs overlaid on every chart.
+#[test]
+fn a_comparisons_page_overlays_its_runs_in_a_browser() {
+    let a = SerialServer::start(Duration::from_micros(100));
+    let b = SerialServer::start(Duration::from_micros(300));
+    let dir = TempDir::new("tsumo-page");
+    let [json, html] = ["vs.json", "vs.html"].map(|f| dir.path().join(f).display().to_string());
+    let (url_a, url_b) = (a.url("/"), b.url("/"));
+    run_tsumo(
+        &[
+            "-t1",
+            "-c2",
+            "-R100",
+            "-d2s",
+            "--label",
+            "a",
+            &url_a,
+            "--vs",
+            &url_b,
+            "--vs-label",
+            "b",
+            "--rounds",
+            "1",
+            "--json",
+            &json,
+            "--html",
+            &html,
+            "--quiet",
+        ],
+        Duration::from_secs(60),
+    )
+    .assert_success();
+    let doc = read_json(Path::new(&json));
+    let runs = doc["runs"].as_array().expect("runs");
+    assert_eq!(runs.len(), 2);
+    let page = open_page(Path::new(&html), "page-comparison");
+    for (i, run) in runs.iter().enumerate() {
+        assert_http_figures(&page, run, Some(i));
+    }
+    assert!(page.dom.contains("Compare table"), "{}", page.dom);
+    let points = chart_points(&page);
+    // Two runs, corrected and uncorrected each; over time, one line of each run.
+    assert_eq!(points[0].1.len(), 4, "{points:?}");
+    for (chart, counts) in &points[1..] {
+        assert!(counts.len() >= 2, "{chart}: {counts:?}");
+    }
+}
+
+/// `tsumo capacity --html`: the capacity and the answer step's figures as the JSON has them,
+/// and the curve: one point per step, the objective and the answer marked.
+#[test]
+fn a_capacity_searchs_page_plots_its_curve_in_a_browser() {
+    let server = SerialServer::start(Duration::from_millis(2));
+    let dir = TempDir::new("tsumo-page");
+    let [json, html] =
+        ["capacity.json", "capacity.html"].map(|f| dir.path().join(f).display().to_string());
+    let url = server.url("/");
+    run_tsumo(
+        &[
+            "capacity",
+            "-t1",
+            "-c4",
+            "--slo",
+            "p99<100ms",
+            "--from",
+            "200",
+            "--step",
+            "1s",
+            "--warmup",
+            "0",
+            "--pause",
+            "200ms",
+            "--resolution",
+            "30%",
+            "--json",
+            &json,
+            "--html",
+            &html,
+            "--quiet",
+            &url,
+        ],
+        Duration::from_secs(120),
+    )
+    .assert_success();
+    let doc = read_json(Path::new(&json));
+    let page = open_page(Path::new(&html), "page-capacity");
+    let capacity = doc["capacity"]["value"].as_f64().expect("a capacity");
+    assert_eq!(figure(&page, "capacity", None), capacity);
+    let steps = doc["steps"].as_array().expect("steps");
+    let answer = steps
+        .iter()
+        .zip(doc["outcomes"].as_array().expect("outcomes"))
+        .rev()
+        .find(|(s, o)| s["plan"]["rate"].as_f64() == Some(capacity) && *o == "held")
+        .map(|(s, _)| s)
+        .expect("the step at the answer");
+    assert_eq!(figure(&page, "p99", None), json_f64(answer, "latency.p99"));
+    let points = chart_points(&page);
+    assert_eq!(points[0].0, "capacity-curve");
+    // The measure at every step, the objective across, the answer up.
+    assert_eq!(points[0].1, [steps.len(), 2, 2], "{points:?}");
+    for text in ["objective: p99&lt;100ms", "capacity: "] {
+        assert!(page.dom.contains(text), "{text}:\n{}", page.dom);
+    }
+}
+
+/// The shards of one run given to `tsumo report`: the merged run's page, its figures as
+/// `tsumo merge` gives them, a line per shard on the rate and latency charts.
+#[test]
+fn a_merged_runs_page_has_per_shard_lines_in_a_browser() {
+    let server = SerialServer::start(Duration::from_micros(100));
+    let dir = TempDir::new("tsumo-page");
+    let url = server.url("/");
+    let start_at = format_rfc3339(unix_now_ns() + 1_500_000_000);
+    let shards: Vec<String> = (1..=2)
+        .map(|i| {
+            dir.path()
+                .join(format!("shard{i}.json"))
+                .display()
+                .to_string()
+        })
+        .collect();
+    let handles: Vec<_> = shards
+        .iter()
+        .enumerate()
+        .map(|(i, json)| {
+            let argv: Vec<String> = [
+                "-t1",
+                "-c4",
+                "-R200",
+                "-d3s",
+                "--shard",
+                &format!("{}/2", i + 1),
+                "--start-at",
+                &start_at,
+                "--json",
+                json,
+                "--quiet",
+                &url,
+            ]
+            .map(String::from)
+            .to_vec();
+            std::thread::spawn(move || {
+                let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+                run_tsumo(&argv, Duration::from_secs(60)).assert_success();
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().expect("shard");
+    }
+    let [merged, html] =
+        ["merged.json", "merged.html"].map(|f| dir.path().join(f).display().to_string());
+    run_tsumo(
+        &["merge", &shards[0], &shards[1], "-o", &merged],
+        Duration::from_secs(30),
+    )
+    .assert_success();
+    run_tsumo(
+        &["report", &shards[0], &shards[1], "-o", &html],
+        Duration::from_secs(30),
+    )
+    .assert_success();
+    let doc = read_json(Path::new(&merged));
+    let page = open_page(Path::new(&html), "page-merged");
+    assert_http_figures(&page, &doc, None);
+    let points = chart_points(&page);
+    let rate = points
+        .iter()
+        .find(|(id, _)| id == "rate-over-time")
+        .expect("rate chart");
+    // target, sent, completed, and each shard's completed.
+    assert_eq!(rate.1.len(), 5, "{points:?}");
+    for text in ["shard 1/2 completed", "shard 2/2 completed", "Shards"] {
+        assert!(page.dom.contains(text), "{text}:\n{}", page.dom);
+    }
+}
+
+/// `tsumo mahjong --html` against the real majiang-server: players, logins, games, the draw
+/// overshoot and errors as the JSON has them; players by phase, overshoot and games drawn.
+#[test]
+fn a_mahjong_sessions_page_shows_its_json_and_charts_in_a_browser() {
+    let server = Majiang::start();
+    let dir = TempDir::new("tsumo-page");
+    let [json, html] =
+        ["session.json", "session.html"].map(|f| dir.path().join(f).display().to_string());
+    let url = server.url();
+    let run = run_tsumo(
+        &[
+            "mahjong", "-c4", "-t1", "--think", "0", "--ramp", "1ms", "-d", "4s", "--json", &json,
+            "--html", &html, "--quiet", &url,
+        ],
+        Duration::from_secs(90),
+    );
+    assert!(
+        std::path::Path::new(&html).exists(),
+        "no page: {}\n{}",
+        run.stdout,
+        run.stderr
+    );
+    let doc = read_json(Path::new(&json));
+    let page = open_page(Path::new(&html), "page-mahjong");
+    assert_eq!(
+        figure(&page, "target", None),
+        json_f64(&doc, "plan.players")
+    );
+    assert_eq!(
+        figure(&page, "achieved", None),
+        json_f64(&doc, "phases.login.ok")
+    );
+    assert_eq!(figure(&page, "errors", None), json_f64(&doc, "errors"));
+    // The draw overshoot, else the deal overshoot, else tsumo's reply lateness.
+    let shown = ["draw_overshoot", "deal_overshoot", "reply_lateness"]
+        .into_iter()
+        .find(|h| json_u64(&doc, &format!("{h}.count")) > 0)
+        .expect("a sampled histogram");
+    for p in ["p50", "p99", "max"] {
+        assert_eq!(
+            figure(&page, p, None),
+            json_f64(&doc, &format!("{shown}.{p}")),
+            "{shown} {p}"
+        );
+    }
+    let ids = chart_ids(&page);
+    for id in [
+        "players-over-time",
+        "overshoot-over-time",
+        "games-over-time",
+    ] {
+        assert!(ids.iter().any(|i| i == id), "{id}: {ids:?}");
     }
 }

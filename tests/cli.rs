@@ -217,7 +217,7 @@ fn help_prints_usage_on_stdout() {
         }
     }
     // Each command's own help says its exit statuses too.
-    for command in ["mahjong", "doctor", "compare", "merge", "plot"] {
+    for command in ["mahjong", "doctor", "compare", "merge", "plot", "report"] {
         let out = tsumo(&[command, "--help"]);
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert_eq!(out.status.code(), Some(0), "{command}");
@@ -472,4 +472,63 @@ fn exit_statuses_tell_ran_failed_and_bad_input_apart() {
         }
     }
     assert!(wrong.is_empty(), "\n{}", wrong.join("\n"));
+}
+
+/// `tsumo report`'s bad input: one line, exit 2, no page written.
+#[test]
+fn report_refuses_bad_input_in_one_line() {
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/http-direct-v1.json"
+    );
+    let session = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/mahjong-direct-v1.json"
+    );
+    let dir = common::TempDir::new("report-cli");
+    let page = dir.path().join("page.html");
+    let page = page.to_str().unwrap();
+    for (args, says) in [
+        (vec!["report", fixture], "missing -o FILE"),
+        (vec!["report", "-o", page], "no result files given"),
+        (
+            vec!["report", "/nonexistent/run.json", "-o", page],
+            "/nonexistent/run.json",
+        ),
+        (
+            vec!["report", fixture, session, "-o", page],
+            "give runs of one mode",
+        ),
+        (
+            vec!["report", fixture, "-o", fixture],
+            "it would be overwritten",
+        ),
+        (
+            vec!["report", fixture, "-o", "/nonexistent/page.html"],
+            "/nonexistent/page.html",
+        ),
+    ] {
+        let out = tsumo(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+        assert!(!std::path::Path::new(page).exists(), "{args:?}");
+    }
+    // A run's --html and --json naming one file: refused before any traffic.
+    let out = tsumo(&[
+        "-d1s",
+        "--json",
+        page,
+        "--html",
+        page,
+        "http://127.0.0.1:9/",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--html"), "{stderr}");
+    let out = tsumo(&["report", fixture, "-o", page]);
+    assert_eq!(out.status.code(), Some(0));
+    let html = std::fs::read_to_string(page).expect("page written");
+    assert!(html.starts_with("<!DOCTYPE html>"));
 }

@@ -41,6 +41,8 @@ Options (besides every option of an ordinary run but -R; see tsumo --help):
       --pause <T>        Rest after each step, so its backlog never reaches the next
                          [default: 2s]
       --json <FILE>      Write `capacity` (the answer) and `steps` (each step's full run)
+      --html <FILE>      Also write the search's page: the answer, and each objective's
+                         measure against offered load with the objective and answer marked
 
 Example:
   tsumo capacity -t2 -c100 --slo 'p99<20ms' --slo 'errors<0.1%' http://127.0.0.1:8080/

@@ -93,6 +93,8 @@ Options:
   -k, --insecure             Do not verify the server's certificate (https://, wss://)
       --cacert <FILE>        Also trust the certificates in this PEM file
       --json <FILE>          Write the results as JSON (`-` for stdout)
+      --html <FILE>          Also write the session's page (one self-contained HTML file;
+                             with --vs, the comparison's)
       --quiet                No text report on stdout
       --progress             Live status line on stderr even when it is not a terminal
       --slo <EXPR>           An objective the session must hold, judged at its end and
@@ -262,6 +264,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
         insecure: matches.get_flag("insecure"),
         cacert: matches.get_one::<PathBuf>("cacert").cloned(),
         json,
+        html: matches.get_one::<PathBuf>("html").cloned(),
         quiet: matches.get_flag("quiet"),
         progress: matches.get_flag("progress"),
         objectives: super::slo::mahjong(&matches)?,
@@ -320,6 +323,7 @@ fn command() -> Command {
             flag("insecure", Some('k'), "insecure"),
             value("cacert", None, "cacert").value_parser(clap::value_parser!(PathBuf)),
             value("json", None, "json").value_parser(clap::value_parser!(PathBuf)),
+            value("html", None, "html").value_parser(clap::value_parser!(PathBuf)),
             flag("quiet", None, "quiet"),
             flag("progress", None, "progress"),
             flag("help", Some('h'), "help"),

@@ -61,6 +61,8 @@ pub enum Parsed {
     Merge(crate::report::merge::MergeOptions),
     /// Plot saved runs' latency by percentile (`tsumo plot …`).
     Plot(crate::report::plot::PlotOptions),
+    /// Make the HTML page of saved results (`tsumo report …`).
+    Report(crate::report::page::ReportOptions),
     /// Print this text on stdout and exit 0 (`--help`, `--version`).
     Print(String),
 }
@@ -124,6 +126,8 @@ Options:
                          [default: 1s; at least 10ms]
       --hlog <FILE>      Also write the corrected latency of each interval as an HdrHistogram
                          interval log (HistogramLogAnalyzer, hdr-plot)
+      --html <FILE>      Also write the run's page: one self-contained HTML file, the answer
+                         first, then charts of the run over time (with --vs: the comparison)
       --vs <URL>         Run the same load against URL too, alternating with the first URL
                          in rounds, and end with the comparison table (see --rounds)
       --vs-label <NAME>  Name of the --vs run [default: its URL]
@@ -181,6 +185,7 @@ Other commands (each has --help):
   tsumo compare   side-by-side table of saved runs (--json files)
   tsumo merge     add up runs from several processes or machines
   tsumo plot      latency-by-percentile chart of saved runs (SVG)
+  tsumo report    the HTML page of saved runs (one run, a comparison, a search, shards)
   tsumo doctor    find the system limits that would cap a test
 
 Exit status (every command):
@@ -211,6 +216,7 @@ where
         Some("compare") => tools::parse_compare(args[2..].to_vec()).map_err(Error::Usage),
         Some("merge") => tools::parse_merge(args[2..].to_vec()).map_err(Error::Usage),
         Some("plot") => tools::parse_plot(args[2..].to_vec()).map_err(Error::Usage),
+        Some("report") => tools::parse_report(args[2..].to_vec()).map_err(Error::Usage),
         _ => parse_wrk(args).map_err(Error::Usage),
     }
 }
@@ -357,6 +363,7 @@ fn parse_wrk(args: Vec<OsString>) -> Result<Parsed, String> {
         hgrm: path_option(&matches, "hgrm"),
         interval: interval(&options)?,
         hlog: path_option(&matches, "hlog"),
+        html: path_option(&matches, "html"),
         vs,
         vs_label: matches.get_one::<String>("vs_label").cloned(),
         rounds,
@@ -499,6 +506,7 @@ fn wrk_command() -> Command {
             value("hgrm", None, "hgrm").value_parser(clap::value_parser!(PathBuf)),
             value("interval", None, "interval"),
             value("hlog", None, "hlog").value_parser(clap::value_parser!(PathBuf)),
+            value("html", None, "html").value_parser(clap::value_parser!(PathBuf)),
             value("vs", None, "vs"),
             value("vs_label", None, "vs-label"),
             value("rounds", None, "rounds"),
@@ -619,6 +627,7 @@ mod tests {
             Ok(Parsed::Compare(o)) => Err(format!("compare: {o:?}")),
             Ok(Parsed::Merge(o)) => Err(format!("merge: {o:?}")),
             Ok(Parsed::Plot(o)) => Err(format!("plot: {o:?}")),
+            Ok(Parsed::Report(o)) => Err(format!("report: {o:?}")),
             Err(e) => Err(e.to_string()),
         }
     }

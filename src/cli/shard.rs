@@ -44,6 +44,7 @@ const NOT_IN_RUN_ID: &[&str] = &[
     "--json",
     "--hgrm",
     "--hlog",
+    "--html",
     "--run-id",
     "--label",
     "--server-pid",

@@ -12,6 +12,7 @@ use super::{flag, subcommand_matches, value, Parsed};
 use crate::plan::JsonOut;
 use crate::report::compare::CompareOptions;
 use crate::report::merge::MergeOptions;
+use crate::report::page::ReportOptions;
 use crate::report::plot::PlotOptions;
 
 const COMPARE_HELP: &str = "\
@@ -88,6 +89,33 @@ Options:
 
 Exit status: 0 plotted; 1 the chart could not be written; 2 a bad command line, or a
 file that cannot be read, does not parse or is newer.
+";
+
+const REPORT_HELP: &str = "\
+tsumo report — the HTML page of saved results
+
+Usage: tsumo report <run.json>... -o <page.html>
+
+One self-contained file (inline CSS and SVG, nothing fetched): the answer first — target and
+achieved rate (and the \"not reached\" line), p50, p99, max, errors, or a search's capacity
+and what broke — then the command, target, plan, version, run id and shards, then the charts:
+latency by percentile (corrected and uncorrected), latency, rate, errors and send lateness
+over time, the server's CPU and memory when sampled; a mahjong session's players by phase,
+step overshoot and games over time.
+
+  One file                 that run's page (an HTTP run, a mahjong session)
+  Several files            a comparison: their figures and the compare table, runs overlaid
+  A capacity search        its curves: each objective's measure against offered load
+  The shards of one run    the merged run, with one line per shard (--shard's --json files)
+
+The same page as --html FILE on a run, a --vs comparison or tsumo capacity.
+
+Options:
+  -o, --output <FILE>   Where to write the page [required]
+  -h, --help            Print this help
+
+Exit status: 0 written; 1 the page could not be written; 2 a bad command line, or a
+file that cannot be read, does not parse or is newer, or runs of two modes.
 ";
 
 /// A command that takes files plus the given options.
@@ -185,6 +213,22 @@ pub fn parse_plot(args: Vec<OsString>) -> Result<Parsed, String> {
         output,
         metric: m.get_one::<String>("metric").cloned(),
     }))
+}
+
+/// `tsumo report FILE… -o OUT.html`.
+pub fn parse_report(args: Vec<OsString>) -> Result<Parsed, String> {
+    const USAGE: &str = "tsumo report <run.json>... -o <page.html>";
+    let command = command(
+        "tsumo report",
+        vec![value("output", Some('o'), "output").value_parser(clap::value_parser!(PathBuf))],
+    );
+    let m = subcommand_matches(&command, args)?;
+    if m.get_flag("help") {
+        return Ok(Parsed::Print(REPORT_HELP.to_string()));
+    }
+    let files = files(&m, USAGE)?;
+    let output = output(&m, USAGE)?;
+    Ok(Parsed::Report(ReportOptions { files, output }))
 }
 
 #[cfg(test)]

@@ -7,12 +7,14 @@ use std::any::Any;
 
 use serde::{Deserialize, Serialize};
 
+use super::chart::{Answer, Objective, Series};
 use super::json::SavedRun;
-use super::result::{row, Named, Row, SavedResult, Unit};
+use super::result::{figure, row, Named, PageChart, PageContent, Row, SavedResult, Unit};
 use super::schema::{SavedPart, SCHEMA_VERSION};
 use crate::capacity::SavedCapacity;
 use crate::error::Error;
-use crate::slo::Verdict;
+use crate::slo::{self, Verdict};
+use crate::stats::format::format_time_us;
 use crate::sys::procstat::ServerUsage;
 
 /// `"mode"` of a capacity search's document.
@@ -310,4 +312,201 @@ impl SavedResult for SavedSearch {
     fn as_any(&self) -> &dyn Any {
         self
     }
+
+    fn page(&self) -> PageContent {
+        page(self)
+    }
+}
+
+/// The step that held at the answer (the last one run at it).
+fn answer_step(search: &SavedSearch) -> Option<&SavedRun> {
+    let value = search.capacity.value?;
+    search
+        .steps
+        .iter()
+        .zip(&search.outcomes)
+        .rev()
+        .find(|(run, outcome)| run.plan.rate == Some(value) && outcome.as_str() == "held")
+        .map(|(run, _)| run)
+}
+
+/// A search's page: the capacity, what broke, the answer step's figures; the curve.
+fn page(search: &SavedSearch) -> PageContent {
+    let c = &search.capacity;
+    let step = answer_step(search);
+    let unit = &c.unit;
+    let mut figures = vec![
+        figure(
+            "capacity",
+            "Capacity",
+            c.value.map_or("none held".to_string(), |v| {
+                format!("{} {unit}", crate::capacity::grouped(v))
+            }),
+            c.value.map(|v| v as f64),
+        ),
+        figure(
+            "broke",
+            "Lowest broken",
+            c.broke.iter().min().map_or("none".to_string(), |v| {
+                format!("{} {unit}", crate::capacity::grouped(*v))
+            }),
+            c.broke.iter().min().map(|v| *v as f64),
+        ),
+    ];
+    if let Some(run) = step {
+        let time = |id, name, us: u64| figure(id, name, format_time_us(us as f64), Some(us as f64));
+        figures.extend([
+            figure(
+                "achieved",
+                "Achieved there",
+                format!("{:.1} req/s", run.requests_per_sec),
+                Some(run.requests_per_sec),
+            ),
+            time("p50", "p50 there", run.latency.p50),
+            time("p99", "p99 there", run.latency.p99),
+            time("max", "max there", run.latency.max),
+            figure("errors", "Errors there", errors(run), None),
+        ]);
+    }
+    let mut lines = vec![c.answer.clone()];
+    if let Some(first) = &c.broke_first {
+        lines.push(first.clone());
+    }
+    // The server's limit is the answer line's own words; tsumo's or the machine's is said.
+    if !c.reason.is_empty() && c.limited_by != "server" {
+        lines.push(format!("Limited by {}: {}", c.limited_by, c.reason));
+    }
+    if let Some(verdict) = search.verdict() {
+        lines.push(format!("Failed: {verdict}"));
+    }
+    let objectives = search
+        .steps
+        .first()
+        .map(|s| {
+            s.objectives
+                .iter()
+                .map(|v| v.expr.clone())
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_default();
+    let mut facts = Vec::new();
+    if let Some(first) = search.steps.first() {
+        facts.push((
+            "Command".to_string(),
+            format!(
+                "tsumo capacity {} -c{} {}",
+                objectives
+                    .iter()
+                    .map(|o| format!("--slo '{o}'"))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                first.plan.connections,
+                search.url
+            ),
+        ));
+    }
+    facts.extend([
+        ("Target".to_string(), search.url.clone()),
+        (
+            "Plan".to_string(),
+            format!(
+                "{} steps ({}), objectives {}",
+                search.steps.len(),
+                search.roles.join(", "),
+                objectives.join(", ")
+            ),
+        ),
+        (
+            "Ran".to_string(),
+            format!("{:.2}s of steps", search.elapsed_s()),
+        ),
+        ("Version".to_string(), format!("tsumo {}", search.version)),
+    ]);
+    PageContent {
+        kind: "Capacity search".to_string(),
+        figures,
+        lines,
+        facts,
+        charts: curves(search),
+    }
+}
+
+/// One curve per objective (its measure against offered load, its limit across), or p99
+/// against load when the search had none; the answer marked on each.
+fn curves(search: &SavedSearch) -> Vec<PageChart> {
+    let c = &search.capacity;
+    let answer = c.value.map(|v| Answer {
+        name: format!("capacity: {} {}", crate::capacity::grouped(v), c.unit),
+        x: v as f64,
+    });
+    let x_label = format!("Offered load ({})", c.unit);
+    let load = |run: &SavedRun| run.plan.rate.map(|r| r as f64);
+    let exprs: Vec<String> = search
+        .steps
+        .first()
+        .map(|s| s.objectives.iter().map(|v| v.expr.clone()).collect())
+        .unwrap_or_default();
+    let mut charts = Vec::new();
+    let ids = [
+        "capacity-curve",
+        "capacity-curve-2",
+        "capacity-curve-3",
+        "capacity-curve-4",
+    ];
+    for (expr, id) in exprs.iter().zip(ids) {
+        let verdicts = search.steps.iter().filter_map(|run| {
+            let v = run.objectives.iter().find(|v| &v.expr == expr)?;
+            Some((load(run)?, v))
+        });
+        let Some(unit) = verdicts.clone().next().map(|(_, v)| v.unit) else {
+            continue;
+        };
+        let scale = |value: f64| match unit {
+            slo::Unit::Micros => value / 1000.0,
+            _ => value,
+        };
+        let unit_name = match unit {
+            slo::Unit::Micros => "ms",
+            slo::Unit::Percent => "%",
+            slo::Unit::Count => "count",
+        };
+        let mut points: Vec<(f64, f64)> = verdicts
+            .filter_map(|(x, v)| Some((x, scale(v.measured?))))
+            .collect();
+        points.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let name = slo::name_of(expr).to_string();
+        let objectives = slo::parse_http(expr)
+            .ok()
+            .map(|o| Objective {
+                name: format!("objective: {expr}"),
+                y: scale(o.limit),
+            })
+            .into_iter()
+            .collect();
+        charts.push(PageChart::Capacity {
+            id,
+            title: format!("{name} against offered load"),
+            axes: (x_label.clone(), format!("{name} ({unit_name})")),
+            measured: Series::new(name, points),
+            objectives,
+            answer: answer.clone(),
+        });
+    }
+    if charts.is_empty() {
+        let mut points: Vec<(f64, f64)> = search
+            .steps
+            .iter()
+            .filter_map(|run| Some((load(run)?, run.latency.p99 as f64 / 1000.0)))
+            .collect();
+        points.sort_by(|a, b| a.0.total_cmp(&b.0));
+        charts.push(PageChart::Capacity {
+            id: ids[0],
+            title: "p99 against offered load".to_string(),
+            axes: (x_label, "p99 (ms)".to_string()),
+            measured: Series::new("p99", points),
+            objectives: Vec::new(),
+            answer,
+        });
+    }
+    charts
 }

@@ -154,7 +154,8 @@ pub fn latency_by_percentile(
     )
 }
 
-/// Several named lines against time in seconds, y linear from 0.
+/// Several named lines against time in seconds, y linear from 0; every point circled when a
+/// line has only one.
 pub fn over_time(titles: &Titles, y_label: &str, series: &[Series]) -> Result<String, ChartError> {
     let xs = series.iter().flat_map(|s| s.points.iter().map(|p| p.0));
     let x = Axis::linear_span(
@@ -165,13 +166,12 @@ pub fn over_time(titles: &Titles, y_label: &str, series: &[Series]) -> Result<St
         series.iter().flat_map(|s| s.points.iter().map(|p| p.1)),
         false,
     );
-    draw(
-        titles,
-        (&x, "Time (s)"),
-        (&y, y_label),
-        series,
-        &Marks::default(),
-    )
+    // A line of one point draws nothing: its points are circled (a step seen in one interval).
+    let marks = Marks {
+        circled: series.iter().any(|s| s.points.len() == 1),
+        ..Marks::default()
+    };
+    draw(titles, (&x, "Time (s)"), (&y, y_label), series, &marks)
 }
 
 /// A limit drawn across a capacity chart, named in the legend (`p99 ≤ 10 ms`).

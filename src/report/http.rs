@@ -9,13 +9,15 @@ use std::any::Any;
 
 use hdrhistogram::Histogram;
 
+use super::chart::Series;
 use super::json::{Percentiles, SavedRun};
 use super::objectives;
 use super::result::{
-    add_encoded, add_sources, cut_by, duration_flag, row, Named, Row, SavedResult, Unit,
+    add_encoded, add_sources, cut_by, duration_flag, figure, over_intervals, row, Named, PageChart,
+    PageContent, Row, SavedResult, Unit,
 };
 use super::schema::{encode_histogram, SavedPart};
-use super::timeline;
+use super::timeline::{self, IntervalHistogram, SavedInterval, SavedServerInterval};
 use crate::error::Error;
 use crate::slo::Verdict;
 use crate::stats::format::{counted, format_time_us};
@@ -228,6 +230,206 @@ impl SavedResult for SavedRun {
     fn as_any(&self) -> &dyn Any {
         self
     }
+
+    fn page(&self) -> PageContent {
+        page(self)
+    }
+}
+
+/// An HTTP run's page: the rate asked and reached, latency and errors; the run over time.
+fn page(s: &SavedRun) -> PageContent {
+    let c = &s.counters;
+    let errors = c.errors.socket_total() + c.errors.status;
+    let time = |us: u64| format_time_us(us as f64);
+    let has_latency = s.latency.count > 0;
+    let latency = |id, name, us: u64| {
+        figure(
+            id,
+            name,
+            if has_latency {
+                time(us)
+            } else {
+                "-".to_string()
+            },
+            has_latency.then_some(us as f64),
+        )
+    };
+    let figures = vec![
+        figure(
+            "target",
+            "Target rate",
+            s.plan
+                .rate
+                .map_or("closed loop".to_string(), |r| format!("{r} req/s")),
+            s.plan.rate.map(|r| r as f64),
+        ),
+        figure(
+            "achieved",
+            "Achieved",
+            format!("{:.1} req/s", s.requests_per_sec),
+            Some(s.requests_per_sec),
+        ),
+        latency("p50", "p50", s.latency.p50),
+        latency("p99", "p99", s.latency.p99),
+        latency("max", "max", s.latency.max),
+        figure(
+            "errors",
+            "Errors",
+            format!("{errors} of {}", c.requests + c.errors.socket_total()),
+            Some(errors as f64),
+        ),
+    ];
+    let mut lines = Vec::new();
+    if let Some(shortfall) = &s.rate_shortfall {
+        lines.push(shortfall.line());
+    }
+    lines.extend(answer_lines(s));
+    let protocol = match &s.plan.http2 {
+        Some(h2) => format!("HTTP/2, {} streams per connection", h2.streams),
+        None => "HTTP/1.1".to_string(),
+    };
+    let facts = vec![
+        (
+            "Command".to_string(),
+            format!("tsumo {} {}", s.load(), s.plan.url),
+        ),
+        ("Target".to_string(), s.plan.url.clone()),
+        (
+            "Plan".to_string(),
+            format!(
+                "{} threads, {} connections, {}s, timeout {}s, {protocol}",
+                s.plan.threads, s.plan.connections, s.plan.duration_s, s.plan.timeout_s
+            ),
+        ),
+        ("Ran".to_string(), format!("{:.2}s", s.elapsed_s)),
+        ("Version".to_string(), format!("tsumo {}", s.version)),
+    ];
+    PageContent {
+        kind: "HTTP run".to_string(),
+        figures,
+        lines,
+        facts,
+        charts: charts(s),
+    }
+}
+
+/// The lines under the figures besides the rate: how the run ended, its objectives, its notes.
+fn answer_lines(s: &SavedRun) -> Vec<String> {
+    let mut lines = Vec::new();
+    if let Some(verdict) = s.verdict() {
+        lines.push(format!("Failed: {verdict}"));
+    }
+    if let Some(signal) = s.cut_by_signal() {
+        lines.push(format!("Cut short by {signal} after {:.2}s", s.elapsed_s));
+    }
+    for v in &s.objectives {
+        let held = if v.held { "held" } else { "BROKE" };
+        lines.push(format!(
+            "Objective {}: {held} ({})",
+            v.expr,
+            v.measured_text()
+        ));
+    }
+    lines
+}
+
+fn charts(s: &SavedRun) -> Vec<PageChart> {
+    let mut charts = Vec::new();
+    let decoded = |encoded: &str| super::schema::decode_histogram(encoded).ok();
+    if let (Some(corrected), Some(uncorrected)) = (
+        decoded(&s.histograms.latency),
+        decoded(&s.histograms.uncorrected),
+    ) {
+        charts.push(PageChart::Percentile {
+            id: "latency-by-percentile",
+            title: "Latency by percentile".to_string(),
+            y_what: "Latency".to_string(),
+            curves: vec![
+                Series::from_histogram("corrected", &corrected),
+                Series::from_histogram("uncorrected", &uncorrected),
+            ],
+        });
+    }
+    let intervals = &s.intervals;
+    if intervals.is_empty() {
+        return charts;
+    }
+    let end = |i: &SavedInterval| i.span;
+    let points =
+        |value: &dyn Fn(&SavedInterval) -> Option<f64>| over_intervals(intervals, end, value);
+    let ms = |h: &IntervalHistogram, us: u64| (h.count > 0).then_some(us as f64 / 1000.0);
+    let per_s =
+        |i: &SavedInterval, n: u64| (i.span.duration_s > 0.0).then(|| n as f64 / i.span.duration_s);
+    let three = |pick: fn(&SavedInterval) -> &IntervalHistogram| {
+        vec![
+            Series::new("p50", points(&|i| ms(pick(i), pick(i).p50))),
+            Series::new("p99", points(&|i| ms(pick(i), pick(i).p99))),
+            Series::new("max", points(&|i| ms(pick(i), pick(i).max))),
+        ]
+    };
+    charts.push(PageChart::OverTime {
+        id: "latency-over-time",
+        title: "Latency over time (corrected)".to_string(),
+        y_label: "Latency (ms)".to_string(),
+        series: three(|i| &i.latency),
+        per_shard: Some(1),
+    });
+    let mut rates = Vec::new();
+    if let Some(rate) = s.plan.rate {
+        rates.push(Series::new("target", points(&|_| Some(rate as f64))));
+    }
+    rates.push(Series::new("sent", points(&|i| per_s(i, i.sent))));
+    rates.push(Series::new("completed", points(&|i| per_s(i, i.completed))));
+    let completed = rates.len() - 1;
+    charts.push(PageChart::OverTime {
+        id: "rate-over-time",
+        title: "Rate over time".to_string(),
+        y_label: "Requests/s".to_string(),
+        series: rates,
+        per_shard: Some(completed),
+    });
+    charts.push(PageChart::OverTime {
+        id: "errors-over-time",
+        title: "Errors over time".to_string(),
+        y_label: "Per interval".to_string(),
+        series: vec![
+            Series::new(
+                "errors",
+                points(&|i| Some((i.errors.socket_total() + i.errors.status) as f64)),
+            ),
+            Series::new("never sent", points(&|i| Some(i.unsent.total() as f64))),
+        ],
+        per_shard: None,
+    });
+    charts.push(PageChart::OverTime {
+        id: "lateness-over-time",
+        title: "Send lateness over time".to_string(),
+        y_label: "Lateness (ms)".to_string(),
+        series: three(|i| &i.send_lateness),
+        per_shard: None,
+    });
+    if intervals.iter().any(|i| i.server.is_some()) {
+        let server =
+            |value: fn(&SavedServerInterval) -> f64| points(&|i| i.server.as_ref().map(value));
+        charts.push(PageChart::OverTime {
+            id: "server-cpu-over-time",
+            title: "Server CPU over time".to_string(),
+            y_label: "CPU (% of one core)".to_string(),
+            series: vec![Series::new("server CPU", server(|v| v.cpu_percent))],
+            per_shard: None,
+        });
+        charts.push(PageChart::OverTime {
+            id: "server-memory-over-time",
+            title: "Server memory over time".to_string(),
+            y_label: "Resident memory (MB)".to_string(),
+            series: vec![Series::new(
+                "server memory",
+                server(|v| v.rss_bytes as f64 / 1e6),
+            )],
+            per_shard: None,
+        });
+    }
+    charts
 }
 
 /// How an HTTP run's line begins, a shard's and the merge's alike: rate, requests and socket

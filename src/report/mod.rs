@@ -1,7 +1,8 @@
 //! Renderers of a finished run: wrk2's text layout (`text`), JSON (`json`), the mahjong
 //! session's text and JSON (`mahjong`), `.hgrm` (`hgrm`), the objectives (`--slo`) judged on
 //! a saved result (`objectives`); and the tools on saved runs: the reader (`saved`),
-//! `compare`, `merge` (with `shards`), `plot`; `chart` draws the SVG charts from plain data.
+//! `compare`, `merge` (with `shards`), `plot`, `page` (the HTML page of a result, a comparison,
+//! a search or merged shards); `chart` draws the SVG charts from plain data.
 //!
 //! Saved runs are typed for both modes: [`json::SavedRun`] (HTTP) and
 //! [`session::SavedSession`] (mahjong), each with the format version `"schema"`
@@ -25,6 +26,7 @@ pub mod json;
 pub mod mahjong;
 pub mod merge;
 pub mod objectives;
+pub mod page;
 pub mod plot;
 pub mod result;
 pub mod saved;

@@ -13,7 +13,9 @@ use std::net::IpAddr;
 
 use hdrhistogram::Histogram;
 
+use super::chart::{Answer, Objective, Series};
 use super::schema::{decode_histogram, SavedPart};
+use super::timeline::IntervalSpan;
 use crate::error::{Error, ExitStatus};
 use crate::slo::{self, Verdict};
 use crate::sys::procstat::ServerUsage;
@@ -89,6 +91,104 @@ pub trait SavedResult: std::fmt::Debug {
 
     /// For [`SavedResult::merge`]'s caller, which holds results by the trait.
     fn as_any(&self) -> &dyn Any;
+
+    /// What its page shows (`--html`, `tsumo report`), as plain data: `report::page` lays it
+    /// out, adds the run id and shards from [`SavedResult::part`], and overlays several.
+    fn page(&self) -> PageContent;
+}
+
+/// A result's page as plain data: the answer first (figures and lines), then the facts of the
+/// run, then its charts.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PageContent {
+    /// What the page is of: `HTTP run`, `Mahjong session`, `Capacity search`.
+    pub kind: String,
+    /// The headline figures, in order.
+    pub figures: Vec<Figure>,
+    /// The answer's lines: the rate not reached, the capacity and what broke, the verdict.
+    pub lines: Vec<String>,
+    /// `(what, value)`: the command, target, plan, version.
+    pub facts: Vec<(String, String)>,
+    pub charts: Vec<PageChart>,
+}
+
+/// A headline figure: `id` marks it on the page (`data-figure`), `value` is the number as the
+/// JSON holds it (`data-value`), `shown` is how the page prints it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Figure {
+    pub id: &'static str,
+    pub name: String,
+    pub shown: String,
+    pub value: Option<f64>,
+}
+
+pub fn figure(id: &'static str, name: &str, shown: String, value: Option<f64>) -> Figure {
+    Figure {
+        id,
+        name: name.to_string(),
+        shown,
+        value,
+    }
+}
+
+/// One chart of a page, as plain data for `report::chart`; `id` names its container.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PageChart {
+    /// Latency by percentile: one curve per series (points of `chart::percentile_points`).
+    Percentile {
+        id: &'static str,
+        title: String,
+        y_what: String,
+        curves: Vec<Series>,
+    },
+    /// Lines against seconds from the start; `per_shard`: the series a merged run's page
+    /// draws once more for each shard.
+    OverTime {
+        id: &'static str,
+        title: String,
+        y_label: String,
+        series: Vec<Series>,
+        per_shard: Option<usize>,
+    },
+    /// A measure against offered load, with the objective and the answer marked.
+    Capacity {
+        id: &'static str,
+        title: String,
+        axes: (String, String),
+        measured: Series,
+        objectives: Vec<Objective>,
+        answer: Option<Answer>,
+    },
+}
+
+impl PageChart {
+    pub fn id(&self) -> &'static str {
+        match self {
+            PageChart::Percentile { id, .. }
+            | PageChart::OverTime { id, .. }
+            | PageChart::Capacity { id, .. } => id,
+        }
+    }
+}
+
+/// `(x, y)` points of a result's intervals: `x` where each interval ends (seconds from the
+/// start), `y` from `value`; intervals `value` gives nothing for are left out, and so is a
+/// last interval shorter than half the others (the run's few ms after its last whole one:
+/// its rate over 3 ms would be a spike of nothing).
+pub fn over_intervals<T>(
+    intervals: &[T],
+    span: impl Fn(&T) -> IntervalSpan,
+    value: impl Fn(&T) -> Option<f64>,
+) -> Vec<(f64, f64)> {
+    let longest = intervals
+        .iter()
+        .map(|i| span(i).duration_s)
+        .fold(0.0, f64::max);
+    intervals
+        .iter()
+        .filter(|i| span(i).duration_s >= longest / 2.0)
+        .filter_map(|i| Some((span(i).start_s + span(i).duration_s, value(i)?)))
+        .collect()
 }
 
 /// A histogram of a result found by name: its saved encoding and what a chart calls it.

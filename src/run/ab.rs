@@ -43,6 +43,8 @@ pub struct Output<'a> {
     /// The rounds' reports and the table go to stdout.
     pub show: bool,
     pub json: Option<&'a JsonOut>,
+    /// `--html FILE`: the comparison's page.
+    pub html: Option<&'a std::path::Path>,
 }
 
 /// Both sides answer before round 1, or nothing runs; then the rounds, the table and the file.
@@ -74,7 +76,12 @@ fn labelled(label: &str, e: &Error) -> (ExitStatus, String) {
 /// `--json` gets every run. A signal (or an error) ends the whole comparison, not only its
 /// round: the run it cut short is left out of the comparison, and the text and the JSON say so.
 fn compare_rounds<S: Side>(sides: [&S::Plan; 2], output: &Output<'_>) -> ExitStatus {
-    let Output { rounds, show, json } = *output;
+    let Output {
+        rounds,
+        show,
+        json,
+        html,
+    } = *output;
     // One handler for the process, from here on: a signal between two rounds, or while a
     // round prepares, ends the comparison before that round sends anything (its engine reads
     // the same handler and stops at once on a signal it had not seen).
@@ -168,6 +175,16 @@ fn compare_rounds<S: Side>(sides: [&S::Plan; 2], output: &Output<'_>) -> ExitSta
         let document = SavedRounds::new(S::MODE, &runs, rounds, ended_by, error.clone());
         if let Err(e) = report::schema::write_value(&document, json) {
             let failed = fail(&format_args!("--json {e}"));
+            if error.is_none() {
+                return failed;
+            }
+        }
+    }
+    if let (Some(path), false) = (html, runs.is_empty()) {
+        let written = report::page::render_comparison(&runs)
+            .and_then(|page| report::page::write(&page, path, "--html"));
+        if let Err(e) = written {
+            let failed = fail(&e);
             if error.is_none() {
                 return failed;
             }

@@ -16,12 +16,16 @@ use crate::plan::{CapacityPlan, JsonOut, Plan};
 use crate::report;
 use crate::report::capacity::SavedSearch;
 use crate::report::json::SavedRun;
+use crate::report::saved::{LoadedRun, RunData};
 use crate::web;
 
 /// `tsumo capacity …`: the search, its table and answer, `--json`; exit 0 with an answer, 1
 /// when a step's run failed.
 pub fn run(plan: &CapacityPlan) -> ExitStatus {
     if let Err(e) = check_outputs(plan.run.json.as_ref(), None) {
+        return error_exit(&e);
+    }
+    if let Err(e) = super::check_html(plan.run.html.as_deref(), plan.run.json.as_ref()) {
         return error_exit(&e);
     }
     let mark = match signals::watch() {
@@ -77,6 +81,12 @@ pub fn run(plan: &CapacityPlan) -> ExitStatus {
             status = fail(&format_args!("--json {e}"));
         }
     }
+    if let Some(path) = &plan.run.html {
+        let loaded = LoadedRun::new(RunData::Capacity(Box::new(search.clone())), "search");
+        if let Err(e) = super::write_page(path, loaded) {
+            status = fail(&e);
+        }
+    }
     if let Some(e) = &error {
         return error_exit(e);
     }
@@ -121,6 +131,7 @@ impl HttpSteps<'_> {
             json: None,
             hgrm: None,
             hlog: None,
+            html: None,
             quiet: true,
             objectives: if judged {
                 self.plan.run.objectives.clone()

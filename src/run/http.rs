@@ -9,12 +9,15 @@ use crate::error::{Error, ExitStatus};
 use crate::net::preflight::Probe;
 use crate::plan::{JsonOut, Plan};
 use crate::report;
-use crate::report::saved::RunData;
+use crate::report::saved::{LoadedRun, RunData};
 use crate::web;
 
 /// `tsumo URL …`: the run, or with `--vs` the A/B comparison.
 pub fn run(plan: &Plan) -> ExitStatus {
     if let Err(e) = check_outputs(plan.json.as_ref(), plan.hgrm.as_deref()) {
+        return error_exit(&e);
+    }
+    if let Err(e) = super::check_html(plan.html.as_deref(), plan.json.as_ref()) {
         return error_exit(&e);
     }
     if let Some(hlog) = &plan.hlog {
@@ -29,6 +32,7 @@ pub fn run(plan: &Plan) -> ExitStatus {
                 rounds: plan.rounds,
                 show: !plan.quiet && plan.json != Some(JsonOut::Stdout),
                 json: plan.json.as_ref(),
+                html: plan.html.as_deref(),
             },
         ),
         None => once(plan),
@@ -54,6 +58,13 @@ fn once(plan: &Plan) -> ExitStatus {
         if let Err(e) = report::schema::write_value(&saved, json) {
             failed = true;
             fail(&format_args!("--json {e}"));
+        }
+    }
+    if let Some(path) = &plan.html {
+        let loaded = LoadedRun::new(RunData::Http(Box::new(saved.clone())), "run");
+        if let Err(e) = super::write_page(path, loaded) {
+            failed = true;
+            fail(&e);
         }
     }
     if let Some(path) = &plan.hgrm {
@@ -108,6 +119,7 @@ fn sides(plan: &Plan) -> Option<[Plan; 2]> {
         json: None,
         hgrm: None,
         hlog: None,
+        html: None,
         ..plan.clone()
     };
     let second = Plan {

@@ -10,11 +10,14 @@ use crate::mahjong::session;
 use crate::net::preflight::Probe;
 use crate::plan::{JsonOut, MahjongPlan};
 use crate::report;
-use crate::report::saved::RunData;
+use crate::report::saved::{LoadedRun, RunData};
 
 /// `tsumo mahjong …`: the session, or with `--vs` the A/B comparison.
 pub fn run(plan: &MahjongPlan) -> ExitStatus {
     if let Err(e) = check_outputs(plan.json.as_ref(), None) {
+        return error_exit(&e);
+    }
+    if let Err(e) = super::check_html(plan.html.as_deref(), plan.json.as_ref()) {
         return error_exit(&e);
     }
     match sides(plan) {
@@ -24,6 +27,7 @@ pub fn run(plan: &MahjongPlan) -> ExitStatus {
                 rounds: plan.rounds,
                 show: !plan.quiet && plan.json != Some(JsonOut::Stdout),
                 json: plan.json.as_ref(),
+                html: plan.html.as_deref(),
             },
         ),
         None => once(plan),
@@ -47,6 +51,12 @@ fn once(plan: &MahjongPlan) -> ExitStatus {
             return fail(&format_args!("--json {e}"));
         }
     }
+    if let Some(path) = &plan.html {
+        let loaded = LoadedRun::new(RunData::Mahjong(Box::new(saved.clone())), "session");
+        if let Err(e) = super::write_page(path, loaded) {
+            return fail(&e);
+        }
+    }
     exit_as(&saved)
 }
 
@@ -57,6 +67,7 @@ fn sides(plan: &MahjongPlan) -> Option<[MahjongPlan; 2]> {
     let first = MahjongPlan {
         vs: None,
         json: None,
+        html: None,
         ..plan.clone()
     };
     let second = MahjongPlan {

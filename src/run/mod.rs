@@ -32,6 +32,23 @@ pub fn check_outputs(json: Option<&JsonOut>, hgrm: Option<&Path>) -> Result<(), 
     Ok(())
 }
 
+/// `--html FILE` can be written and is not `--json`'s file (checked before any traffic).
+pub fn check_html(html: Option<&Path>, json: Option<&JsonOut>) -> Result<(), Error> {
+    let Some(path) = html else {
+        return Ok(());
+    };
+    if let Some(JsonOut::File(json)) = json {
+        sys::output::check_distinct(("--json", json), ("--html", path))?;
+    }
+    sys::output::check_writable("--html", path)
+}
+
+/// Writes `run`'s page to `--html FILE`; the error is the run's failure line.
+pub fn write_page(html: &Path, run: crate::report::saved::LoadedRun) -> Result<(), String> {
+    let page = crate::report::page::render_one(&run);
+    crate::report::page::write(&page, html, "--html").map_err(|e| e.to_string())
+}
+
 /// The status a finished run exits with, from its saved result (its line on stderr).
 pub fn exit_as(saved: &dyn SavedResult) -> ExitStatus {
     match saved.exit() {

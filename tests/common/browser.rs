@@ -21,7 +21,7 @@ pub struct Page {
     pub dom: String,
     /// Every console message, uncaught exceptions among them, as Chromium logged it.
     pub console: Vec<String>,
-    /// The screenshot (1280×900).
+    /// The screenshot (1280×900 unless opened at another size).
     pub screenshot: PathBuf,
 }
 
@@ -84,6 +84,12 @@ fn chromium() -> PathBuf {
 /// returns what the page showed. Fails the test if the browser does not finish within
 /// `limit` (its process group is killed) or exits non-zero.
 pub fn open(file: &Path, name: &str, limit: Duration) -> Page {
+    open_sized(file, name, limit, (1280, 900))
+}
+
+/// [`open`] in a window of `(width, height)` pixels: the screenshot is what shows without
+/// scrolling.
+pub fn open_sized(file: &Path, name: &str, limit: Duration, (width, height): (u32, u32)) -> Page {
     let file = std::fs::canonicalize(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
     let shots = screenshot_dir();
     std::fs::create_dir_all(&shots).expect("create target/browser");
@@ -103,8 +109,8 @@ pub fn open(file: &Path, name: &str, limit: Duration) -> Page {
             "--hide-scrollbars",
             "--enable-logging=stderr",
             "--v=0",
-            "--window-size=1280,900",
         ])
+        .arg(format!("--window-size={width},{height}"))
         .arg(format!("--user-data-dir={}", profile.path().display()))
         .arg(format!("--screenshot={}", screenshot.display()))
         .arg("--dump-dom");

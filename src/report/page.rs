@@ -1,0 +1,571 @@
+//! The page of a result (`--html FILE`, `tsumo report FILE.json… -o OUT.html`): one
+//! self-contained HTML file — inline CSS, the charts as inline SVG from [`chart`], no script,
+//! no font, nothing fetched — that shows the answer first (the figures and lines of
+//! [`SavedResult::page`], then the command, target, plan, version, run id and shards), then
+//! the charts. A comparison overlays its runs beside the compare table; a merged run's charts
+//! add one line per shard.
+//!
+//! Every result is asked through [`SavedResult`]; the figures carry `data-figure` and
+//! `data-value` (the JSON's number) and each chart sits in a `figure.chart` with its
+//! `data-chart` id, so a browser test can check both.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use super::chart::{self, Series, Titles};
+use super::compare::{self, LoadedRun};
+use super::merge;
+use super::result::{Figure, PageChart, PageContent, SavedResult};
+use super::shards;
+use crate::error::Error;
+
+/// Options of `tsumo report FILE… -o OUT.html`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReportOptions {
+    pub files: Vec<PathBuf>,
+    pub output: PathBuf,
+}
+
+/// `tsumo report`: one run's page, a comparison's, a capacity search's, or (the shards of one
+/// run) the merged run's with per-shard lines.
+pub fn run(options: &ReportOptions) -> Result<(), Error> {
+    let runs = compare::load_all(&options.files)?;
+    let html = render_files(&runs)?;
+    write(&html, &options.output, "-o")
+}
+
+/// The page of the runs of a command line: see [`run`].
+pub fn render_files(runs: &[LoadedRun]) -> Result<String, Error> {
+    match runs {
+        [] => Err(Error::Usage("nothing to report: no runs given".to_string())),
+        [one] => Ok(render_one(one)),
+        _ if are_shards_of_one_run(runs) => {
+            let merged = merge::merge(runs, None, false)?;
+            Ok(render_merged(&merged.run, runs))
+        }
+        _ => render_comparison(runs),
+    }
+}
+
+/// Writes the page; `flag` names the option in the error.
+pub fn write(html: &str, path: &Path, flag: &str) -> Result<(), Error> {
+    std::fs::write(path, html).map_err(|e| Error::Write {
+        path: format!("{flag} {}", path.display()),
+        reason: e.to_string(),
+    })
+}
+
+/// Every run a shard of one run id, each shard once.
+fn are_shards_of_one_run(runs: &[LoadedRun]) -> bool {
+    if shards::common_run_id(runs).is_none() {
+        return false;
+    }
+    let mut seen = Vec::new();
+    for run in runs {
+        match run.result().part().shard {
+            Some(s) if s.count > 1 && !seen.contains(&s.index) => seen.push(s.index),
+            _ => return false,
+        }
+    }
+    true
+}
+
+/// One result's page.
+pub fn render_one(run: &LoadedRun) -> String {
+    let result = run.result();
+    let content = result.page();
+    let mut body = header(&content.kind, &run.label);
+    body.push_str(&answer(&content.figures, &content.lines));
+    body.push_str(&facts(&content.facts, result));
+    let charts: Vec<String> = content
+        .charts
+        .iter()
+        .map(|c| chart_html(c, result.load()))
+        .collect();
+    body.push_str(&charts_section(&charts));
+    document(&format!("{} — {}", content.kind, run.label), &body)
+}
+
+/// A merged run's page: the merged result's, each over-time chart with one more line per
+/// shard (its key series), and the shards' lines.
+pub fn render_merged(merged: &LoadedRun, parts: &[LoadedRun]) -> String {
+    let result = merged.result();
+    let content = result.page();
+    let mut order: Vec<&LoadedRun> = parts.iter().collect();
+    order.sort_by_key(|r| r.result().part().shard.map_or(0, |s| s.index));
+    let part_pages: Vec<(String, PageContent)> = order
+        .iter()
+        .map(|r| (shard_name(r), r.result().page()))
+        .collect();
+    let mut body = header(&format!("{} (merged)", content.kind), &merged.label);
+    body.push_str(&answer(&content.figures, &content.lines));
+    body.push_str(&facts(&content.facts, result));
+    body.push_str("<section id=\"shards\"><h2>Shards</h2><ul class=\"shard-lines\">\n");
+    for line in shards::lines(parts) {
+        let _ = writeln!(body, "<li><code>{}</code></li>", escape(line.trim()));
+    }
+    body.push_str("</ul></section>\n");
+    let mut charts = Vec::new();
+    for chart in &content.charts {
+        let with_shards = match chart {
+            PageChart::OverTime {
+                id,
+                title,
+                y_label,
+                series,
+                per_shard: Some(key),
+            } => {
+                let mut all = series.clone();
+                for (k, (name, page)) in part_pages.iter().enumerate() {
+                    if let Some(s) = page_series(page, id).and_then(|s| s.get(*key)) {
+                        let mut line = s.clone();
+                        line.name = format!("{name} {}", s.name);
+                        all.push(line.coloured(series.len() + k, 0));
+                    }
+                }
+                PageChart::OverTime {
+                    id,
+                    title: format!("{title}, and per shard"),
+                    y_label: y_label.clone(),
+                    series: all,
+                    per_shard: None,
+                }
+            }
+            other => other.clone(),
+        };
+        charts.push(chart_html(&with_shards, result.load()));
+    }
+    body.push_str(&charts_section(&charts));
+    document(
+        &format!("{} — {} (merged)", content.kind, merged.label),
+        &body,
+    )
+}
+
+/// A comparison's page: each run's figures, one row each; the compare table; the charts with
+/// every run overlaid (the key series of each over-time chart, one colour per label).
+pub fn render_comparison(runs: &[LoadedRun]) -> Result<String, Error> {
+    compare::check_same_mode(runs, "report")?;
+    let table = compare::render(runs)?;
+    let names = run_names(runs);
+    let pages: Vec<PageContent> = runs.iter().map(|r| r.result().page()).collect();
+    let labels: Vec<&str> = {
+        let mut seen: Vec<&str> = Vec::new();
+        for run in runs {
+            if !seen.contains(&run.label.as_str()) {
+                seen.push(&run.label);
+            }
+        }
+        seen
+    };
+    let colour_of = |run: &LoadedRun| labels.iter().position(|l| *l == run.label).unwrap_or(0);
+    let shade_of = |i: usize| {
+        runs[..i]
+            .iter()
+            .filter(|r| r.label == runs[i].label)
+            .count()
+    };
+    let kind = pages.first().map_or(String::new(), |p| p.kind.clone());
+    let mut body = header(&format!("{kind} comparison"), &labels.join(" vs "));
+    body.push_str(&comparison_answer(runs, &names, &pages));
+    body.push_str("<section id=\"compare\"><h2>Compare table</h2>\n<pre class=\"table\">");
+    body.push_str(&escape(&table));
+    body.push_str("</pre></section>\n");
+    let Some(first) = pages.first() else {
+        return Ok(document("comparison", &body));
+    };
+    let subtitle = runs[0].result().load();
+    let mut charts = Vec::new();
+    for chart in &first.charts {
+        let id = chart.id();
+        let overlay = |keep: &dyn Fn(&PageChart) -> Vec<Series>| -> Vec<Series> {
+            let mut all = Vec::new();
+            for (i, page) in pages.iter().enumerate() {
+                let Some(own) = page.charts.iter().find(|c| c.id() == id) else {
+                    continue;
+                };
+                for (k, s) in keep(own).into_iter().enumerate() {
+                    let mut line = s.clone();
+                    line.name = format!("{} {}", names[i], s.name);
+                    all.push(line.coloured(colour_of(&runs[i]) + k * labels.len(), shade_of(i)));
+                }
+            }
+            all
+        };
+        match chart {
+            PageChart::Percentile { title, y_what, .. } => {
+                let curves = overlay(&|c| match c {
+                    PageChart::Percentile { curves, .. } => curves.clone(),
+                    _ => Vec::new(),
+                });
+                charts.push(chart_html(
+                    &PageChart::Percentile {
+                        id,
+                        title: title.clone(),
+                        y_what: y_what.clone(),
+                        curves,
+                    },
+                    subtitle.clone(),
+                ));
+            }
+            PageChart::OverTime { title, y_label, .. } => {
+                let series = overlay(&|c| match c {
+                    PageChart::OverTime {
+                        series,
+                        per_shard: Some(key),
+                        ..
+                    } => series.get(*key).cloned().into_iter().collect(),
+                    PageChart::OverTime { series, .. } => series.clone(),
+                    _ => Vec::new(),
+                });
+                charts.push(chart_html(
+                    &PageChart::OverTime {
+                        id,
+                        title: title.clone(),
+                        y_label: y_label.clone(),
+                        series,
+                        per_shard: None,
+                    },
+                    subtitle.clone(),
+                ));
+            }
+            // One curve a chart: each run's own.
+            PageChart::Capacity { .. } => {
+                for (i, page) in pages.iter().enumerate() {
+                    for own in page.charts.iter().filter(|c| c.id() == id) {
+                        charts.push(chart_html(own, names[i].clone()));
+                    }
+                }
+            }
+        }
+    }
+    body.push_str(&charts_section(&charts));
+    Ok(document(&format!("{kind} comparison"), &body))
+}
+
+/// Each run's name on a comparison's page: its label, with its round when a label has several.
+fn run_names(runs: &[LoadedRun]) -> Vec<String> {
+    runs.iter()
+        .enumerate()
+        .map(|(i, run)| {
+            let same = runs.iter().filter(|r| r.label == run.label).count();
+            if same > 1 {
+                let round = runs[..i].iter().filter(|r| r.label == run.label).count() + 1;
+                format!("{} #{round}", run.label)
+            } else {
+                run.label.clone()
+            }
+        })
+        .collect()
+}
+
+/// `shard 2/3`.
+fn shard_name(run: &LoadedRun) -> String {
+    match run.result().part().shard {
+        Some(s) => format!("shard {}/{}", s.index, s.count),
+        None => run.source.clone(),
+    }
+}
+
+/// The series of a page's over-time chart `id`.
+fn page_series<'a>(page: &'a PageContent, id: &str) -> Option<&'a Vec<Series>> {
+    page.charts.iter().find_map(|c| match c {
+        PageChart::OverTime {
+            id: own, series, ..
+        } if *own == id => Some(series),
+        _ => None,
+    })
+}
+
+fn header(kind: &str, label: &str) -> String {
+    format!(
+        "<header><h1>{} <span class=\"label\">{}</span></h1></header>\n",
+        escape(kind),
+        escape(label)
+    )
+}
+
+/// The figures in a row, then the lines (a rate not reached, a failure or a broken objective
+/// stands out).
+fn answer(figures: &[Figure], lines: &[String]) -> String {
+    let mut out = String::from("<section id=\"answer\">\n<div class=\"figures\">\n");
+    for f in figures {
+        out.push_str(&figure_html(f, None));
+    }
+    out.push_str("</div>\n");
+    out.push_str(&lines_html(lines));
+    out.push_str("</section>\n");
+    out
+}
+
+fn figure_html(f: &Figure, run: Option<usize>) -> String {
+    let value = f
+        .value
+        .map_or(String::new(), |v| format!(" data-value=\"{v}\""));
+    let run = run.map_or(String::new(), |i| format!(" data-run=\"{i}\""));
+    format!(
+        "<div class=\"figure\" data-figure=\"{}\"{run}{value}><div class=\"name\">{}</div>\
+         <div class=\"value\">{}</div></div>\n",
+        f.id,
+        escape(&f.name),
+        escape(&f.shown)
+    )
+}
+
+fn lines_html(lines: &[String]) -> String {
+    if lines.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("<ul class=\"lines\">\n");
+    for line in lines {
+        let warn = ["not reached", "Failed", "BROKE", "Cut short", "Broke first"]
+            .iter()
+            .any(|w| line.contains(w));
+        let class = if warn { " class=\"warn\"" } else { "" };
+        let _ = writeln!(out, "<li{class}>{}</li>", escape(line));
+    }
+    out.push_str("</ul>\n");
+    out
+}
+
+/// A comparison's answer: one row of figures per run, the run's lines under it.
+fn comparison_answer(runs: &[LoadedRun], names: &[String], pages: &[PageContent]) -> String {
+    let mut out = String::from("<section id=\"answer\">\n<table class=\"runs\">\n");
+    if let Some(first) = pages.first() {
+        out.push_str("<tr><th>run</th>");
+        for f in &first.figures {
+            let _ = write!(out, "<th>{}</th>", escape(&f.name));
+        }
+        out.push_str("</tr>\n");
+    }
+    for (i, (page, name)) in pages.iter().zip(names).enumerate() {
+        let left_out = runs[i].left_out.as_ref().map_or(String::new(), |r| {
+            format!(" <em>(left out: {})</em>", escape(r))
+        });
+        let _ = write!(out, "<tr><th>{}{left_out}</th>", escape(name));
+        for f in &page.figures {
+            let value = f
+                .value
+                .map_or(String::new(), |v| format!(" data-value=\"{v}\""));
+            let _ = write!(
+                out,
+                "<td data-run=\"{i}\" data-figure=\"{}\"{value}>{}</td>",
+                f.id,
+                escape(&f.shown)
+            );
+        }
+        out.push_str("</tr>\n");
+        if !page.lines.is_empty() {
+            let _ = writeln!(
+                out,
+                "<tr class=\"run-lines\"><td></td><td colspan=\"{}\">{}</td></tr>",
+                page.figures.len(),
+                lines_html(&page.lines)
+            );
+        }
+    }
+    out.push_str("</table>\n</section>\n");
+    out
+}
+
+/// The command, target, plan, version (the result's), then the run id, shard and sources.
+fn facts(own: &[(String, String)], result: &dyn SavedResult) -> String {
+    let part = result.part();
+    let mut rows: Vec<(String, String)> = own.to_vec();
+    if let Some(id) = &part.run_id {
+        rows.push(("Run id".to_string(), id.clone()));
+    }
+    match (&part.shard, part.merged_from.is_empty()) {
+        (_, false) => rows.push((
+            "Shards".to_string(),
+            format!(
+                "merged from {}: {}",
+                part.merged_from.len(),
+                part.merged_from.join(", ")
+            ),
+        )),
+        (Some(s), true) => rows.push(("Shard".to_string(), format!("{}/{}", s.index, s.count))),
+        (None, true) => {}
+    }
+    let mut out = String::from("<section id=\"facts\"><table class=\"facts\">\n");
+    for (what, value) in rows {
+        let value = if what == "Command" {
+            format!("<code>{}</code>", escape(&value))
+        } else {
+            escape(&value)
+        };
+        let _ = writeln!(
+            out,
+            "<tr><th>{}</th><td data-fact=\"{}\">{value}</td></tr>",
+            escape(&what),
+            escape(&what.to_lowercase().replace(' ', "-"))
+        );
+    }
+    out.push_str("</table></section>\n");
+    out
+}
+
+/// A chart in its container; a chart that cannot be drawn says why in its place.
+fn chart_html(chart: &PageChart, subtitle: String) -> String {
+    let titles = |title: &str| Titles {
+        title: title.to_string(),
+        subtitle: subtitle.clone(),
+    };
+    let drawn = match chart {
+        PageChart::Percentile {
+            title,
+            y_what,
+            curves,
+            ..
+        } => chart::latency_by_percentile(&titles(title), y_what, curves),
+        PageChart::OverTime {
+            title,
+            y_label,
+            series,
+            ..
+        } => chart::over_time(&titles(title), y_label, series),
+        PageChart::Capacity {
+            title,
+            axes,
+            measured,
+            objectives,
+            answer,
+            ..
+        } => chart::capacity(
+            &titles(title),
+            (&axes.0, &axes.1),
+            measured,
+            objectives,
+            answer.as_ref(),
+        ),
+    };
+    let inner = match drawn {
+        Ok(svg) => strip_xml_declaration(&svg).to_string(),
+        Err(e) => format!("<p class=\"warn\">{}</p>", escape(&e.to_string())),
+    };
+    format!(
+        "<figure class=\"chart\" data-chart=\"{id}\" id=\"chart-{id}\">\n{inner}\n</figure>\n",
+        id = chart.id()
+    )
+}
+
+/// An SVG document inline in HTML starts at its `<svg>` element.
+fn strip_xml_declaration(svg: &str) -> &str {
+    svg.find("<svg").map_or(svg, |i| &svg[i..])
+}
+
+fn charts_section(charts: &[String]) -> String {
+    if charts.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("<section id=\"charts\"><h2>Charts</h2>\n<div class=\"grid\">\n");
+    for chart in charts {
+        out.push_str(chart);
+    }
+    out.push_str("</div></section>\n");
+    out
+}
+
+const STYLE: &str = "\
+body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:0;padding:16px 24px;\
+color:#222;background:#fff}\
+header h1{font-size:22px;margin:0 0 12px}\
+h1 .label{font-weight:normal;color:#555}\
+h2{font-size:17px;margin:18px 0 8px}\
+.figures{display:flex;flex-wrap:wrap;gap:10px}\
+.figure{border:1px solid #ccc;border-radius:6px;padding:8px 14px;min-width:120px}\
+.figure .name{font-size:13px;color:#555}\
+.figure .value{font-size:24px;font-weight:600}\
+ul.lines{margin:10px 0;padding-left:20px;font-size:15px}\
+ul.lines li.warn,p.warn{color:#b00020;font-weight:600}\
+table.facts{border-collapse:collapse;margin-top:8px;font-size:14px}\
+table.facts th{text-align:left;padding:2px 12px 2px 0;color:#555;font-weight:normal;\
+vertical-align:top}\
+table.facts td{padding:2px 0}\
+table.runs{border-collapse:collapse;font-size:14px}\
+table.runs th,table.runs td{border-bottom:1px solid #ddd;padding:4px 10px;text-align:right}\
+table.runs th:first-child{text-align:left}\
+table.runs ul.lines{margin:0;font-size:13px;text-align:left}\
+pre.table{font-size:12px;background:#f6f6f6;padding:8px;overflow-x:auto}\
+code{font-size:13px;background:#f3f3f3;padding:1px 4px}\
+ul.shard-lines{font-size:13px}\
+.grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(600px,1fr));gap:12px}\
+figure.chart{margin:0;border:1px solid #eee}\
+figure.chart svg{width:100%;height:auto;display:block}";
+
+fn document(title: &str, body: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <meta name=\"generator\" content=\"tsumo {}\">\n<title>tsumo: {}</title>\n\
+         <style>{STYLE}</style>\n</head>\n<body>\n{body}</body>\n</html>\n",
+        env!("CARGO_PKG_VERSION"),
+        escape(title)
+    )
+}
+
+/// Text as HTML.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(name: &str) -> LoadedRun {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures")
+            .join(name);
+        compare::load(&path).unwrap()
+    }
+
+    #[test]
+    fn a_run_page_is_one_file_with_its_figures_and_charts() {
+        let run = fixture("http-direct-v1.json");
+        let html = render_one(&run);
+        assert!(html.starts_with("<!DOCTYPE html>"), "{html}");
+        for fetched in ["<script", "<link", "src=", "@import", "url("] {
+            assert!(!html.contains(fetched), "{fetched} in the page");
+        }
+        for id in ["target", "achieved", "p50", "p99", "max", "errors"] {
+            assert!(html.contains(&format!("data-figure=\"{id}\"")), "{id}");
+        }
+        assert!(html.contains("data-chart=\"latency-by-percentile\""));
+        assert!(html.find("id=\"answer\"") < html.find("id=\"charts\""));
+    }
+
+    #[test]
+    fn two_runs_make_a_comparison_with_the_table() {
+        let runs = [
+            fixture("http-direct-v1.json"),
+            fixture("http-proxied-v1.json"),
+        ];
+        let html = render_files(&runs).unwrap();
+        assert!(html.contains("Compare table"), "{html}");
+        assert!(html.contains("data-run=\"1\" data-figure=\"p99\""));
+        // Two runs, corrected and uncorrected each.
+        let chart = &html[html.find("data-chart=\"latency-by-percentile\"").unwrap()..];
+        let chart = &chart[..chart.find("</figure>").unwrap()];
+        assert_eq!(chart.matches("<polyline").count(), 4, "{chart}");
+    }
+
+    #[test]
+    fn text_is_escaped() {
+        assert_eq!(
+            escape("<a href=\"x\">&'"),
+            "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
+        );
+    }
+}
