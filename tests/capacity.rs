@@ -31,6 +31,24 @@ fn capacity(args: &[&str], url: &str) -> (common::Run, serde_json::Value) {
     (run, doc)
 }
 
+/// [`capacity`], tried again (three tries in all) while its answer is that tsumo was the limit:
+/// on a busy machine tsumo's own send lateness can end a search, truthfully, and a test of
+/// the server's capacity needs a search the generator did not end.
+fn capacity_of_the_server(args: &[&str], url: &str) -> (common::Run, serde_json::Value) {
+    let mut tries = 1;
+    loop {
+        let (run, doc) = capacity(args, url);
+        if doc["capacity"]["limited_by"] != "generator" || tries == 3 {
+            return (run, doc);
+        }
+        eprintln!(
+            "try {tries}: the generator was the limit; again:\n{}",
+            run.stdout
+        );
+        tries += 1;
+    }
+}
+
 fn within(value: f64, expected: f64, share: f64) -> bool {
     (value - expected).abs() <= expected * share
 }
@@ -54,7 +72,7 @@ fn the_search_finds_a_one_at_a_time_servers_throughput() {
         .as_f64()
         .expect("requests_per_sec");
 
-    let (run, doc) = capacity(
+    let (run, doc) = capacity_of_the_server(
         &[
             "-t1",
             "-c4",
@@ -187,7 +205,7 @@ fn the_search_finds_nginxs_limit_req() {
         )
         .start();
     let url = format!("http://127.0.0.1:{}/index.html", nginx.port("limited"));
-    let (run, doc) = capacity(
+    let (run, doc) = capacity_of_the_server(
         &[
             "-t1",
             "-c4",
