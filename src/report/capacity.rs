@@ -1,16 +1,19 @@
 //! A capacity search as a saved result (`tsumo capacity --json`): the answer (`capacity`),
 //! each step's role and outcome, and each step's full saved run (`steps`), through
 //! [`SavedResult`] — its text (the table of steps and the answer), its compare rows (the
-//! capacities side by side) and its exit verdict. Searches do not merge.
+//! capacities side by side) and its exit verdict. A search does not merge; the shards of a
+//! fixed staircase do: each step's runs merged exactly, judged again, and the capacity read
+//! from the merged steps.
 
 use std::any::Any;
 
 use serde::{Deserialize, Serialize};
 
 use super::json::SavedRun;
+use super::objectives;
 use super::result::{row, Named, Row, SavedResult, Unit};
 use super::schema::{SavedPart, SCHEMA_VERSION};
-use crate::capacity::SavedCapacity;
+use crate::capacity::{self, Limit, LoadUnit, Role, SavedCapacity, Step, StepOutcome};
 use crate::error::Error;
 use crate::slo::Verdict;
 use crate::sys::procstat::ServerUsage;
@@ -33,7 +36,7 @@ pub struct SavedSearch {
     pub url: String,
     /// The answer.
     pub capacity: SavedCapacity,
-    /// Each step's role (`grow`, `bisect`, `confirm`) and outcome (`held`, `broke`,
+    /// Each step's role (`grow`, `bisect`, `confirm`, `staircase`) and outcome (`held`, `broke`,
     /// `generator-limited`, `system-limited`, `stopped`), in the order of `steps`.
     pub roles: Vec<String>,
     pub outcomes: Vec<String>,
@@ -42,6 +45,10 @@ pub struct SavedSearch {
     /// The server's CPU and memory during the step that held at the answer (`--server-pid`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<ServerUsage>,
+    /// A fixed staircase's target rates, the whole run's (absent for a search): what the
+    /// shards of one staircase share, and what `tsumo merge` checks.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub staircase: Vec<u64>,
     #[serde(flatten)]
     pub part: SavedPart,
 }
@@ -74,6 +81,7 @@ impl SavedSearch {
             outcomes,
             steps,
             server,
+            staircase: Vec::new(),
             part: SavedPart {
                 merged_from: Vec::new(),
                 run_id: None,
@@ -136,7 +144,12 @@ pub fn render(search: &SavedSearch) -> String {
     let widths: Vec<usize> = (0..columns)
         .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
         .collect();
-    let mut out = format!("Capacity search ({})\n", search.capacity.unit);
+    let what = if search.staircase.is_empty() {
+        "search"
+    } else {
+        "staircase"
+    };
+    let mut out = format!("Capacity {what} ({})\n", search.capacity.unit);
     for cells in &rows {
         let padded: Vec<String> = cells
             .iter()
@@ -256,9 +269,15 @@ impl SavedResult for SavedSearch {
             .first()
             .map(|s| s.objectives.iter().map(|v| v.expr.as_str()).collect())
             .unwrap_or_default();
+        let staircase = if self.staircase.is_empty() {
+            "none (a search)".to_string()
+        } else {
+            rates(&self.staircase)
+        };
         vec![
             ("unit", self.capacity.unit.clone()),
             ("objectives", objectives.join(" ")),
+            ("staircase", staircase),
         ]
     }
 
@@ -297,17 +316,134 @@ impl SavedResult for SavedSearch {
         self.capacity.answer.clone()
     }
 
-    fn merge(parts: &[(&SavedSearch, &str)], _label: &str) -> Result<SavedSearch, Error> {
-        Err(Error::File {
-            path: parts
-                .first()
-                .map_or_else(String::new, |(_, s)| s.to_string()),
-            reason: "a capacity search does not merge (each machine's search ran on its own)"
-                .to_string(),
-        })
+    fn merge(parts: &[(&SavedSearch, &str)], label: &str) -> Result<SavedSearch, Error> {
+        merge_staircases(parts, label)
     }
 
     fn as_any(&self) -> &dyn Any {
         self
     }
+}
+
+/// The shards of one staircase as one: every step's runs merged exactly (the merge of saved
+/// runs, which judges the objectives again on the sums), each merged step's outcome, and the
+/// capacity read from the merged steps. A search is refused, and so are staircases of other
+/// rates; a step that not every shard ran ends the merged staircase there, as stopped.
+fn merge_staircases(parts: &[(&SavedSearch, &str)], label: &str) -> Result<SavedSearch, Error> {
+    let refuse = |reason: String| Err(Error::Usage(format!("merge: {reason}")));
+    let Some(&(first, first_source)) = parts.first() else {
+        return refuse("nothing to merge".to_string());
+    };
+    for &(part, source) in parts {
+        if part.staircase.is_empty() {
+            return refuse(format!(
+                "{source} is a capacity search, which does not merge: each search chose its \
+                 steps from its own measurements (a fixed staircase, --steps, merges)"
+            ));
+        }
+        if part.staircase != first.staircase {
+            return refuse(format!(
+                "{source} ran the staircase {} but {first_source} ran {}: shards of one \
+                 staircase run the same steps",
+                rates(&part.staircase),
+                rates(&first.staircase)
+            ));
+        }
+    }
+    let ran = parts.iter().map(|(p, _)| p.steps.len()).min().unwrap_or(0);
+    let mut steps = Vec::new();
+    let mut runs = Vec::new();
+    for (index, &load) in first.staircase.iter().enumerate() {
+        if index == ran {
+            let short: Vec<&str> = parts
+                .iter()
+                .filter(|(p, _)| p.steps.len() == ran)
+                .map(|(_, source)| *source)
+                .collect();
+            let why = format!(
+                "{} ran {ran} of {} steps",
+                short.join(", "),
+                first.staircase.len()
+            );
+            steps.push(Step {
+                load,
+                role: Role::Staircase,
+                outcome: StepOutcome {
+                    achieved: 0.0,
+                    verdicts: Vec::new(),
+                    limit: Some(Limit::Stopped(why)),
+                },
+            });
+            break;
+        }
+        let step_parts: Vec<(&SavedRun, &str)> =
+            parts.iter().map(|(p, s)| (&p.steps[index], *s)).collect();
+        let mut merged = <SavedRun as SavedResult>::merge(&step_parts, &step_parts[0].0.label)?;
+        merged.part = SavedPart {
+            merged_from: Vec::new(),
+            run_id: first.part.run_id.clone(),
+            shard: None,
+            start: None,
+        };
+        steps.push(Step {
+            load,
+            role: Role::Staircase,
+            outcome: merged_outcome(&step_parts, &merged),
+        });
+        runs.push(merged);
+    }
+    let found = capacity::judge_staircase(LoadUnit::RequestsPerSec, steps);
+    let roles = found
+        .steps
+        .iter()
+        .take(runs.len())
+        .map(|s| {
+            let role = s.role.as_str().to_string();
+            (role, s.outcome.class().as_str().to_string())
+        })
+        .collect();
+    let mut search = SavedSearch::new(label, &first.url, found.saved(), roles, runs);
+    search.staircase = first.staircase.clone();
+    Ok(search)
+}
+
+/// A merged step's outcome: the objectives judged on the sums, unless a shard's own run was
+/// tsumo's or the machine's limit (then the whole step does not speak for the server), or
+/// was cut short by a signal.
+fn merged_outcome(parts: &[(&SavedRun, &str)], merged: &SavedRun) -> StepOutcome {
+    let own: Vec<(StepOutcome, &str)> = parts
+        .iter()
+        .map(|(run, source)| (objectives::step_of_run(run), *source))
+        .collect();
+    let limit = |system: bool| {
+        own.iter()
+            .find_map(|(outcome, source)| match &outcome.limit {
+                Some(Limit::System(limit)) if system => Some(Limit::System(*limit)),
+                Some(Limit::Generator(why)) if !system => {
+                    Some(Limit::Generator(format!("{why} ({source})")))
+                }
+                _ => None,
+            })
+    };
+    let stopped = parts
+        .iter()
+        .find(|(run, _)| run.interrupted)
+        .map(|(run, source)| {
+            let why = run
+                .ended_by
+                .clone()
+                .unwrap_or_else(|| "a signal".to_string());
+            Limit::Stopped(format!("{why} ({source})"))
+        });
+    StepOutcome {
+        achieved: merged.requests_per_sec,
+        verdicts: merged.objectives.clone(),
+        limit: limit(true).or_else(|| limit(false)).or(stopped),
+    }
+}
+
+/// `100,200,600`.
+fn rates(loads: &[u64]) -> String {
+    let said: Vec<String> = loads.iter().map(u64::to_string).collect();
+    said.join(",")
 }
