@@ -447,3 +447,122 @@ fn rates(loads: &[u64]) -> String {
     let said: Vec<String> = loads.iter().map(u64::to_string).collect();
     said.join(",")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::schema::SavedShard;
+    use crate::slo::Unit as SloUnit;
+
+    /// An HTTP run of `tests/fixtures` as one shard's step: `-R rate`, `requests` answered in
+    /// its 1 s, judged `rate>90%`.
+    fn step(rate: u64, requests: u64) -> SavedRun {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/http-direct-v1.json");
+        let text = std::fs::read_to_string(path).unwrap();
+        let mut run: SavedRun = serde_json::from_str(&text).unwrap();
+        run.plan.rate = Some(rate);
+        run.counters.requests = requests;
+        run.elapsed_s = 1.0;
+        run.requests_per_sec = requests as f64;
+        let share = run.requests_per_sec * 100.0 / rate as f64;
+        run.objectives = vec![Verdict {
+            expr: "rate>90%".to_string(),
+            measured: Some(share),
+            unit: SloUnit::Percent,
+            held: share > 90.0,
+        }];
+        run
+    }
+
+    /// Shard `index` of 2 of a staircase with these steps.
+    fn shard(index: usize, staircase: &[u64], steps: Vec<SavedRun>) -> SavedSearch {
+        let capacity = capacity::judge_staircase(LoadUnit::RequestsPerSec, Vec::new()).saved();
+        let roles = steps
+            .iter()
+            .map(|_| ("staircase".to_string(), "held".to_string()))
+            .collect();
+        let mut search = SavedSearch::new("direct", "http://x/", capacity, roles, steps);
+        search.staircase = staircase.to_vec();
+        search.part.run_id = Some("stairs".to_string());
+        search.part.shard = Some(SavedShard { index, count: 2 });
+        search
+    }
+
+    #[test]
+    fn a_staircases_shards_merge_step_by_step() {
+        // Each shard sends half: 50 of 100 (all answered), 100 of 200 (80 answered).
+        let a = shard(1, &[100, 200], vec![step(50, 50), step(100, 80)]);
+        let b = shard(2, &[100, 200], vec![step(50, 50), step(100, 80)]);
+        let merged = merge_staircases(&[(&a, "a.json"), (&b, "b.json")], "both").unwrap();
+        assert_eq!(merged.label, "both");
+        assert_eq!(merged.staircase, [100, 200]);
+        let requests: Vec<u64> = merged.steps.iter().map(|s| s.counters.requests).collect();
+        assert_eq!(requests, [100, 160]);
+        let rates: Vec<Option<u64>> = merged.steps.iter().map(|s| s.plan.rate).collect();
+        assert_eq!(rates, [Some(100), Some(200)]);
+        assert_eq!(merged.outcomes, ["held", "broke"]);
+        assert_eq!(merged.roles, ["staircase", "staircase"]);
+        assert_eq!(merged.capacity.value, Some(100));
+        assert_eq!(merged.capacity.limited_by, "server");
+        assert_eq!(
+            merged.capacity.answer,
+            "Capacity: 100 requests/sec (rate>90% held at 100; broke at 200: rate 80.0%)"
+        );
+        assert!(render(&merged).starts_with("Capacity staircase (requests/sec)\n"));
+        // A merged step is the whole run's: no shard, the run's id.
+        assert_eq!(merged.steps[0].part.shard, None);
+        assert_eq!(merged.steps[0].part.run_id.as_deref(), Some("stairs"));
+    }
+
+    /// tsumo behind its schedule on one shard: the merged step is tsumo's limit, not the
+    /// server's, and says which shard.
+    #[test]
+    fn a_shards_own_limit_is_the_merged_steps() {
+        let mut late = step(50, 50);
+        late.send_lateness.p99 = 20_000;
+        let a = shard(1, &[100, 200], vec![step(50, 50), step(100, 100)]);
+        let b = shard(2, &[100, 200], vec![late, step(100, 100)]);
+        let merged = merge_staircases(&[(&a, "a.json"), (&b, "b.json")], "both").unwrap();
+        assert_eq!(merged.capacity.limited_by, "generator");
+        assert_eq!(merged.capacity.value, None);
+        assert!(
+            merged.capacity.reason.ends_with("(b.json)"),
+            "{}",
+            merged.capacity.reason
+        );
+    }
+
+    /// A shard that ran fewer steps (stopped): the merge ends there, as stopped.
+    #[test]
+    fn a_short_shard_ends_the_merged_staircase() {
+        let a = shard(1, &[100, 200], vec![step(50, 50), step(100, 100)]);
+        let b = shard(2, &[100, 200], vec![step(50, 50)]);
+        let merged = merge_staircases(&[(&a, "a.json"), (&b, "b.json")], "both").unwrap();
+        assert_eq!(merged.steps.len(), 1);
+        assert_eq!(merged.capacity.limited_by, "stopped");
+        assert_eq!(merged.capacity.value, Some(100));
+        assert_eq!(merged.capacity.reason, "at 200: b.json ran 1 of 2 steps");
+    }
+
+    #[test]
+    fn other_staircases_and_searches_do_not_merge() {
+        let a = shard(1, &[100, 200], vec![step(50, 50)]);
+        let b = shard(2, &[100, 400], vec![step(50, 50)]);
+        let e = merge_staircases(&[(&a, "a.json"), (&b, "b.json")], "x").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "merge: b.json ran the staircase 100,400 but a.json ran 100,200: shards of one \
+             staircase run the same steps"
+        );
+        assert_eq!(e.exit_status(), crate::error::ExitStatus::BadInput);
+        let mut search = b.clone();
+        search.staircase.clear();
+        let e = merge_staircases(&[(&a, "a.json"), (&search, "s.json")], "x").unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("merge: s.json is a capacity search, which does not merge"),
+            "{e}"
+        );
+    }
+}
