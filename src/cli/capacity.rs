@@ -315,3 +315,70 @@ fn resolution(text: &str) -> Result<f64, String> {
         )),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(args: &[&str]) -> Result<CapacityPlan, String> {
+        let mut all: Vec<OsString> = vec!["--slo".into(), "p99<20ms".into()];
+        all.extend(args.iter().map(OsString::from));
+        all.push("http://127.0.0.1:8080/".into());
+        match parse(all)? {
+            Parsed::Capacity(plan) => Ok(*plan),
+            _ => Err("not a capacity plan".to_string()),
+        }
+    }
+
+    #[test]
+    fn a_staircase_listed_or_counted() {
+        let listed = plan(&["--steps", "200,400,1k"]).unwrap();
+        assert_eq!(listed.staircase, Some(vec![200, 400, 1000]));
+        let counted = plan(&["--from", "200", "--to", "1000", "--step-count", "5"]).unwrap();
+        assert_eq!(counted.staircase, Some(vec![200, 400, 600, 800, 1000]));
+        assert_eq!(plan(&[]).unwrap().staircase, None);
+        // Over 3 shards, counted rates are multiples of 3; each shard's connections a third.
+        let at = crate::sys::wallclock::format_rfc3339(
+            crate::sys::wallclock::unix_now_ns() + 600_000_000_000,
+        );
+        let sharded = plan(&[
+            "-c6",
+            "--shard",
+            "2/3",
+            "--start-at",
+            &at,
+            "--from",
+            "100",
+            "--to",
+            "1000",
+            "--step-count",
+            "4",
+        ])
+        .unwrap();
+        assert_eq!(sharded.staircase, Some(vec![99, 399, 699, 999]));
+        assert_eq!(sharded.run.connections, 2);
+        assert_eq!(sharded.run.rate, None);
+    }
+
+    #[test]
+    fn a_staircase_refuses_what_it_does_not_do() {
+        for (args, expected) in [
+            (&["--steps", "100,200", "--step-count", "3"][..], "give one"),
+            (
+                &["--steps", "100,200", "--to", "300"],
+                "leave out --from and --to",
+            ),
+            (
+                &["--steps", "100,200", "--resolution", "2%"],
+                "does not bisect",
+            ),
+            (&["--steps", "200,200"], "the rates must rise"),
+            (&["--steps", "0,200"], "at least 1 request/sec"),
+            (&["--step-count", "3"], "--step-count needs --to"),
+            (&["--step-count", "x", "--to", "300"], "2 steps or more"),
+        ] {
+            let e = plan(args).unwrap_err();
+            assert!(e.contains(expected), "{args:?}: {e}");
+        }
+    }
+}
