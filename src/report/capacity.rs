@@ -379,6 +379,14 @@ fn merge_staircases(parts: &[(&SavedSearch, &str)], label: &str) -> Result<Saved
         let step_parts: Vec<(&SavedRun, &str)> =
             parts.iter().map(|(p, s)| (&p.steps[index], *s)).collect();
         let mut merged = <SavedRun as SavedResult>::merge(&step_parts, &step_parts[0].0.label)?;
+        // The server's figures stand only when every shard sampled the same processes.
+        let pids = |run: &SavedRun| run.server.as_ref().map(|s| s.pids.clone());
+        if step_parts
+            .iter()
+            .any(|(run, _)| pids(run) != pids(step_parts[0].0))
+        {
+            merged.server = None;
+        }
         merged.part = SavedPart {
             merged_from: Vec::new(),
             run_id: first.part.run_id.clone(),

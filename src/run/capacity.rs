@@ -81,6 +81,11 @@ pub fn run(plan: &CapacityPlan) -> ExitStatus {
     if let Some(loads) = &plan.staircase {
         // A staircase is a part of a run that `tsumo merge` puts together with its shards.
         search.staircase = loads.clone();
+        // A shard's runs are at its share of the rate: the held step by its place, not its rate.
+        search.server = found
+            .held
+            .and_then(|i| search.steps.get(i))
+            .and_then(|s| s.server.clone());
         if let Some(start) = &first_start {
             search.part = SavedPart::of(&plan.run.part, start);
         }
