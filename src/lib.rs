@@ -18,7 +18,9 @@
 //!   for both modes (`run::ab`, over the small `Side` trait each mode's runner implements).
 //!   `run::capacity` is `tsumo capacity` for HTTP: each step of `capacity::search` one
 //!   ordinary open-loop run through `web::run` (an unjudged warm-up run, then the judged one,
-//!   then a pause), judged by `report::objectives`; the table of steps, the answer, `--json`.
+//!   then a pause), judged by `report::objectives`; the table of steps, the answer, `--json`;
+//!   with `--steps`, a fixed staircase instead, each run on its own instant at a fixed offset
+//!   from `--start-at` so shards run each step together, each at its share of the rate.
 //!   The binary only parses, runs, renders and exits.
 //! - [`report`]: renderers of a finished run (wrk2's text layout, JSON, `.hgrm`, the mahjong
 //!   session report, the `intervals` of both modes in `timeline`, the `--hlog` interval log in
@@ -34,14 +36,15 @@
 //!   `report::result::SavedResult` (its text report, exit verdict, compare rows, plotted
 //!   histograms, per-shard line, how two merge, and its page's content), beside its saved type (`http` for an
 //!   HTTP run, `mahjong` for a session, `capacity` for a capacity search with each step's
-//!   run); the tools ask results only through it, and the enum
+//!   run, whose staircase's shards merge step by step, judged again); the tools ask results
+//!   only through it, and the enum
 //!   of saved kinds is matched in `saved` alone. Imports go one way: `schema` (the format
 //!   version, `SavedPart`, the histogram codec, the JSON writer) and `result` (the trait)
 //!   under each mode's saved type (`json` for HTTP, `session` for mahjong) and its
 //!   implementation, those under the reader `saved`, and that under `shards`, `merge`,
 //!   `compare` and `plot`; `objectives` (each `--slo` measure of a saved run or session, the
 //!   verdict lines, and a capacity step's outcome read from a saved result) over `json` and
-//!   `session`.
+//!   `session`, and under `capacity` (a staircase's merged steps are judged through it).
 //! - The modes, side by side, neither importing the other: [`web`] (HTTP/1.1, or HTTP/2 with
 //!   `--http2`, at a constant rate or closed loop: the main thread's side, one worker's
 //!   connections, one connection's paced life — `conn` on httparse for HTTP/1.1, `h2` on hyper

@@ -402,4 +402,7 @@ pub struct CapacityPlan {
     pub warmup: Duration,
     /// The rest after each step (`--pause`).
     pub pause: Duration,
+    /// A fixed staircase instead of the search (`--steps`, or `--step-count` from `--from` to
+    /// `--to`): the whole run's target rates in order, each split over the shards.
+    pub staircase: Option<Vec<u64>>,
 }

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 static ONE_SEARCH: Mutex<()> = Mutex::new(());
 
 use common::serial::SerialServer;
+use tsumo::sys::wallclock::{format_rfc3339, unix_now_ns};
 
 /// Runs `tsumo capacity ARGS --json FILE URL`: the run and the JSON document.
 fn capacity(args: &[&str], url: &str) -> (common::Run, serde_json::Value) {
@@ -460,4 +461,320 @@ fn sigint_during_step(
     stderr.extend(lines.iter().map(|l| l + "\n"));
     assert_eq!(status.code(), Some(0), "{stdout}\n{stderr}");
     Ok((stdout, stderr))
+}
+
+/// The staircase of the test below, each step 3 s after a 500 ms warm-up and a 500 ms pause.
+const STAIRCASE: [&str; 13] = [
+    "capacity",
+    "-t1",
+    "-c4",
+    "--slo",
+    "rate>90%",
+    "--steps",
+    "100,200,1000,2000",
+    "--step",
+    "3s",
+    "--warmup",
+    "500ms",
+    "--pause",
+    "500ms",
+];
+
+/// The staircase in one process, then over 2 shards launched side by side on one
+/// `--start-at` a few seconds ahead: the one process's file and the shards' files.
+fn one_and_two_shards(url: &str, dir: &common::TempDir, attempt: usize) -> (String, [String; 2]) {
+    let path = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let one = path(&format!("one-{attempt}.json"));
+    let mut argv = STAIRCASE.to_vec();
+    argv.extend(["--json", &one, url]);
+    let run = common::run_tsumo(&argv, Duration::from_secs(120));
+    run.assert_success();
+    assert!(
+        run.stdout
+            .starts_with("Capacity staircase (requests/sec)\n"),
+        "{}",
+        run.stdout
+    );
+    let start_at = format_rfc3339(unix_now_ns() + 3_000_000_000);
+    let shard_files = [1, 2].map(|i| path(&format!("shard{i}-{attempt}.json")));
+    let handles: Vec<_> = shard_files
+        .iter()
+        .enumerate()
+        .map(|(i, file)| {
+            let mut argv: Vec<String> = STAIRCASE.iter().map(|a| a.to_string()).collect();
+            let shard = format!("{}/2", i + 1);
+            argv.extend(
+                [
+                    "--shard",
+                    &shard,
+                    "--start-at",
+                    &start_at,
+                    "--run-id",
+                    "stairs",
+                    "--json",
+                    file,
+                    "--quiet",
+                    url,
+                ]
+                .map(String::from),
+            );
+            std::thread::spawn(move || {
+                let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+                common::run_tsumo(&argv, Duration::from_secs(120))
+            })
+        })
+        .collect();
+    for handle in handles {
+        let run = handle.join().expect("shard thread");
+        run.assert_success();
+        assert!(
+            run.stderr.contains(
+                "capacity: step 3 at 1,000 requests/sec (500ms warm-up, then 3s judged; shard "
+            ),
+            "{}",
+            run.stderr
+        );
+    }
+    (one, shard_files)
+}
+
+/// The same fixed staircase in one process and over 2 shards (2 processes on one `--start-at`)
+/// against one server that answers one request at a time in 2 ms (at most 500 req/s): the
+/// shards' files merge to the same answer, each merged step the exact sum of the shards' runs.
+/// The steps are far from the knee (100 and 200 hold, 1000 and 2000 break) so that a busy
+/// machine gives the same answer; a step where tsumo itself fell behind (the machine too busy
+/// to measure: "generator-limited") runs the whole again, twice at most.
+#[test]
+fn a_staircase_over_shards_merges_to_the_one_process_answer() {
+    let _one = ONE_SEARCH.lock().unwrap_or_else(|e| e.into_inner());
+    let server = SerialServer::start(Duration::from_millis(2));
+    let url = server.url("/");
+    let dir = common::TempDir::new("staircase");
+    let path = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let mut attempt = 0;
+    let (one, shard_files, one_doc, shards) = loop {
+        attempt += 1;
+        let (one, shard_files) = one_and_two_shards(&url, &dir, attempt);
+        let one_doc = common::read_json(std::path::Path::new(&one));
+        let shards: Vec<serde_json::Value> = shard_files
+            .iter()
+            .map(|f| common::read_json(std::path::Path::new(f)))
+            .collect();
+        let busy = std::iter::once(&one_doc)
+            .chain(&shards)
+            .any(|d| d["outcomes"].to_string().contains("generator-limited"));
+        if !busy || attempt == 3 {
+            break (one, shard_files, one_doc, shards);
+        }
+        eprintln!("attempt {attempt}: tsumo was the limit on this busy machine; again");
+    };
+    let start_at = shards[0]["start"]["intended"]
+        .as_str()
+        .expect("intended start")
+        .to_string();
+    for (i, doc) in shards.iter().enumerate() {
+        assert_eq!(doc["run_id"], "stairs");
+        assert_eq!(doc["shard"]["index"], i + 1);
+        assert_eq!(doc["start"]["intended"], start_at.as_str());
+        assert_eq!(doc["staircase"], serde_json::json!([100, 200, 1000, 2000]));
+        let rates: Vec<u64> = doc["steps"]
+            .as_array()
+            .expect("steps")
+            .iter()
+            .map(|s| s["plan"]["rate"].as_u64().expect("rate"))
+            .collect();
+        assert_eq!(rates, [50, 100, 500, 1000], "each shard sends half");
+        // Step k's judged run starts at --start-at + k × (0.5 s + 3 s + 0.5 s), after the
+        // 0.5 s warm-up and 250 ms of the pause.
+        for (k, step) in doc["steps"].as_array().expect("steps").iter().enumerate() {
+            let intended = step["start"]["intended_unix_ns"]
+                .as_u64()
+                .expect("intended");
+            let first = doc["start"]["intended_unix_ns"].as_u64().expect("start");
+            assert_eq!(intended - first, k as u64 * 4_000_000_000 + 750_000_000);
+        }
+    }
+
+    let merged_path = path("merged.json");
+    let merged = common::run_tsumo(
+        &[
+            "merge",
+            &shard_files[0],
+            &shard_files[1],
+            "-o",
+            &merged_path,
+        ],
+        Duration::from_secs(30),
+    );
+    merged.assert_success();
+    let merged_doc = common::read_json(std::path::Path::new(&merged_path));
+    // Each step of each file in a line, for a failure's message.
+    let steps_of = |doc: &serde_json::Value| -> String {
+        let steps = doc["steps"].as_array().cloned().unwrap_or_default();
+        let lines: Vec<String> = steps
+            .iter()
+            .map(|s| {
+                format!(
+                    "  -R{} {} requests {:.1}/s in {}s, late {} ns, {}",
+                    s["plan"]["rate"],
+                    s["counters"]["requests"],
+                    s["requests_per_sec"].as_f64().unwrap_or_default(),
+                    s["elapsed_s"],
+                    s["start"]["late_ns"],
+                    s["objectives"]
+                )
+            })
+            .collect();
+        lines.join("\n")
+    };
+    let all_steps = format!(
+        "one process:\n{}\nshard 1:\n{}\nshard 2:\n{}\nmerged:\n{}",
+        steps_of(&one_doc),
+        steps_of(&shards[0]),
+        steps_of(&shards[1]),
+        steps_of(&merged_doc)
+    );
+    for key in ["value", "limited_by", "held", "broke"] {
+        assert_eq!(
+            merged_doc["capacity"][key], one_doc["capacity"][key],
+            "{key}: merged {}\none process {}\n{all_steps}",
+            merged_doc["capacity"], one_doc["capacity"]
+        );
+    }
+    assert_eq!(merged_doc["capacity"]["value"], 200, "{}", merged.stdout);
+    assert_eq!(
+        merged_doc["capacity"]["broke"],
+        serde_json::json!([1000, 2000])
+    );
+    assert_eq!(merged_doc["outcomes"], one_doc["outcomes"]);
+    let merged_steps = merged_doc["steps"].as_array().expect("steps");
+    assert_eq!(merged_steps.len(), 4);
+    for (k, step) in merged_steps.iter().enumerate() {
+        let sum = |path: &str| -> u64 {
+            shards
+                .iter()
+                .map(|d| common::json_u64(&d["steps"][k], path))
+                .sum()
+        };
+        assert_eq!(
+            common::json_u64(step, "counters.requests"),
+            sum("counters.requests")
+        );
+        assert_eq!(common::json_u64(step, "plan.rate"), sum("plan.rate"));
+        assert_eq!(
+            common::json_u64(step, "plan.connections"),
+            sum("plan.connections")
+        );
+    }
+    // The text: the merged table and answer, then one line per shard.
+    let answer = merged_doc["capacity"]["answer"].as_str().expect("answer");
+    assert!(
+        merged
+            .stdout
+            .starts_with("Capacity staircase (requests/sec)\n"),
+        "{}",
+        merged.stdout
+    );
+    assert!(
+        merged.stdout.contains(&format!("\n{answer}\n")),
+        "{}",
+        merged.stdout
+    );
+    assert!(
+        merged
+            .stdout
+            .contains(&format!("Merged 2 parts of run stairs: {answer}")),
+        "{}",
+        merged.stdout
+    );
+    for shard in ["shard 1/2", "shard 2/2"] {
+        assert!(merged.stdout.contains(shard), "{}", merged.stdout);
+    }
+    // The merged file loads back and compares with the one process's.
+    let compared = common::run_tsumo(&["compare", &one, &merged_path], Duration::from_secs(30));
+    compared.assert_success();
+    assert!(
+        compared
+            .stdout
+            .lines()
+            .any(|l| l.trim_start().starts_with("Capacity ")),
+        "{}",
+        compared.stdout
+    );
+
+    // Shards of different staircases, and a search, do not merge: one line, exit 2.
+    let mut other = shards[1].clone();
+    other["staircase"] = serde_json::json!([100, 200, 1000, 1200]);
+    let other_path = path("other.json");
+    std::fs::write(&other_path, other.to_string()).expect("write");
+    let refused = common::run_tsumo(
+        &[
+            "merge",
+            &shard_files[0],
+            &other_path,
+            "-o",
+            &path("no.json"),
+        ],
+        Duration::from_secs(30),
+    );
+    assert_eq!(refused.status.code(), Some(2), "{}", refused.stderr);
+    assert_eq!(refused.stderr.lines().count(), 1, "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains("staircase 100,200,1000,2000 in"),
+        "{}",
+        refused.stderr
+    );
+    // A search's file (the staircase's without its steps' list) does not merge with it, even
+    // with --force.
+    let mut searched = one_doc.clone();
+    searched
+        .as_object_mut()
+        .expect("an object")
+        .remove("staircase");
+    let searched_path = path("search.json");
+    std::fs::write(&searched_path, searched.to_string()).expect("write");
+    let cases: [(&[&str], &str); 2] = [
+        (&[], "but none (a search) in"),
+        (&["--force"], "is a capacity search, which does not merge"),
+    ];
+    for (force, expected) in cases {
+        let out = path("no.json");
+        let mut argv = vec!["merge", &one, &searched_path, "-o", &out];
+        argv.extend(force);
+        let refused = common::run_tsumo(&argv, Duration::from_secs(30));
+        assert_eq!(refused.status.code(), Some(2), "{}", refused.stderr);
+        assert!(refused.stderr.contains(expected), "{}", refused.stderr);
+        assert_eq!(refused.stderr.lines().count(), 1, "{}", refused.stderr);
+    }
+}
+
+/// Bisection over shards, and a staircase that does not split, are one line and exit 2.
+#[test]
+fn a_search_over_shards_is_refused() {
+    let url = "http://127.0.0.1:9/";
+    let at = format_rfc3339(unix_now_ns() + 600_000_000_000);
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &["--shard", "1/2", "--start-at", &at],
+            "--shard needs a fixed staircase (--steps or --step-count): a search decides",
+        ),
+        (
+            &["--shard", "1/2", "--steps", "100,200"],
+            "a staircase over shards needs --start-at",
+        ),
+        (
+            &["--shard", "1/2", "--start-at", &at, "--steps", "100,201"],
+            "201 requests/s does not split evenly into 2 shards",
+        ),
+        (&["--steps", "500"], "a staircase lists 2 rates or more"),
+    ];
+    for (args, expected) in cases {
+        let mut all = vec!["capacity", "--slo", "p99<10ms"];
+        all.extend(args);
+        all.push(url);
+        let run = common::run_tsumo(&all, Duration::from_secs(20));
+        assert_eq!(run.status.code(), Some(2), "{all:?}: {}", run.stderr);
+        assert_eq!(run.stderr.lines().count(), 1, "{all:?}: {}", run.stderr);
+        assert!(run.stderr.contains(expected), "{all:?}: {}", run.stderr);
+    }
 }

@@ -1,14 +1,15 @@
 //! `tsumo capacity [the run's options, without -R] --slo EXPR… URL`: the search's own options
 //! are taken out of the command line first, and the rest is the wrk2 command line of each
 //! step's run, parsed as an ordinary run's (every option means the same; `-d`, the run's
-//! length, is each step's, as `--step` says it).
+//! length, is each step's, as `--step` says it). `--steps` or `--step-count` make it a fixed
+//! staircase, the only kind that runs over shards.
 
 use std::ffi::OsString;
 use std::time::Duration;
 
 use super::{parse_wrk, units, Parsed};
-use crate::capacity::SearchPlan;
-use crate::plan::CapacityPlan;
+use crate::capacity::{self, SearchPlan};
+use crate::plan::{CapacityPlan, Part};
 use crate::slo;
 
 const DEFAULT_FROM: u64 = 100;
@@ -20,6 +21,8 @@ const HELP: &str = "\
 tsumo capacity — how much load a server carries within its objectives
 
 Usage: tsumo capacity [run options, without -R] --slo <EXPR>... <url>
+       tsumo capacity [run options] --slo <EXPR>... --steps <R1,R2,...> <url>
+       tsumo capacity [run options] --slo <EXPR>... --from <N> --to <N> --step-count <K> <url>
 
 Grows the target rate geometrically from --from until an objective breaks, bisects between
 the last rate held and the first broken down to --resolution, and runs the answer once more
@@ -29,12 +32,27 @@ the rate, or where the machine ran out of files or ports, ends the search: the a
 \"at least\", never tsumo's own limit taken for the server's. Ctrl-C stops the search and
 reports the steps run so far.
 
+A fixed staircase (--steps, or --step-count) runs the listed rates in order instead, every
+one whatever the last showed, with no bisection, and reads the answer from them: the highest
+rate of the unbroken run of held steps from the first. Over several machines, give every
+shard the same staircase, --shard I/N, one --start-at and one --run-id: on every shard, step
+k's warm-up starts at --start-at + k x (warm-up + step + pause), and its judged run 250ms
+(or the pause, if shorter) after the warm-up ends; each shard sends 1/N of each step's rate,
+and `tsumo merge` of the shards' --json files computes each step and the capacity exactly
+from all of them. A search (without a staircase) does not run over shards: it decides each
+step from its own measurements, which machines cannot agree on.
+
 Options (besides every option of an ordinary run but -R; see tsumo --help):
       --slo <EXPR>       An objective each step must hold (required, repeatable): p50, p90,
                          p99, p99.9, max '<' a duration; errors<N%; rate>N%
       --from <N>         The first target rate, requests/sec [default: 100]
       --to <N>           The highest target rate tried [default: no bound]
       --resolution <P>   Bisect until held and broken are this close [default: 5%]
+      --steps <LIST>     A fixed staircase: these target rates in order, rising, two or more,
+                         comma-separated (--steps 200,400,800); no --from, --to, --resolution
+      --step-count <K>   A fixed staircase of K even rates from --from to --to (--from 200
+                         --to 1000 --step-count 5: 200,400,600,800,1000), each rounded to a
+                         multiple of the shards
       --step <T>         Each step's judged length [default: 10s]; -d <T> says the same
                          (a run's length, as in wrk2: each step is one run)
       --warmup <T>       Unjudged run at the step's rate before it [default: 2s; 0: none]
@@ -46,6 +64,8 @@ Options (besides every option of an ordinary run but -R; see tsumo --help):
 
 Example:
   tsumo capacity -t2 -c100 --slo 'p99<20ms' --slo 'errors<0.1%' http://127.0.0.1:8080/
+  tsumo capacity -t2 -c100 --slo 'p99<20ms' --steps 10k,20k,40k --shard 1/2 \
+      --start-at 2026-12-01T18:00:00Z --run-id stairs --json shard1.json http://10.0.0.5/
 
 Exit status:
   0  A capacity was found (or \"at least\": every step held, tsumo or the machine was the
@@ -55,7 +75,7 @@ Exit status:
 ";
 
 /// The search's options with a value, taken out of the wrk2 command line.
-const OWN: [&str; 7] = [
+const OWN: [&str; 9] = [
     "--slo",
     "--from",
     "--to",
@@ -63,6 +83,8 @@ const OWN: [&str; 7] = [
     "--step",
     "--warmup",
     "--pause",
+    "--steps",
+    "--step-count",
 ];
 
 pub(super) fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
@@ -117,9 +139,6 @@ pub(super) fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
                 .to_string(),
         );
     }
-    if run.part.shard.count > 1 {
-        return Err("--shard: a capacity search runs on one machine".to_string());
-    }
     let last = |name: &str| own.iter().rev().find(|(n, _)| *n == name).map(|(_, v)| v);
     let metric = |name: &str| -> Result<Option<u64>, String> {
         last(name)
@@ -143,6 +162,7 @@ pub(super) fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
                 .to_string(),
         );
     }
+    let staircase = staircase(&own, &run.part)?;
     let from = metric("--from")?.unwrap_or(DEFAULT_FROM);
     if from == 0 {
         return Err("--from '0': must be at least 1 request/sec".to_string());
@@ -180,6 +200,7 @@ pub(super) fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
         step,
         warmup,
         pause,
+        staircase,
     })))
 }
 
@@ -189,6 +210,110 @@ fn duration_given(rest: &[OsString]) -> bool {
     super::wrk_command()
         .try_get_matches_from(rest)
         .is_ok_and(|matches| matches.contains_id("duration"))
+}
+
+/// `--steps` or `--step-count`: the staircase's target rates (the whole run's), or `None` for
+/// a search, which is refused over shards.
+fn staircase(own: &[(&'static str, String)], part: &Part) -> Result<Option<Vec<u64>>, String> {
+    let last = |name: &str| own.iter().rev().find(|(n, _)| *n == name).map(|(_, v)| v);
+    let shards = part.shard.count;
+    let loads = match (last("--steps"), last("--step-count")) {
+        (None, None) if shards > 1 => {
+            return Err(
+                "--shard needs a fixed staircase (--steps or --step-count): a search \
+                        decides each step from its own measurements, which machines cannot \
+                        agree on"
+                    .to_string(),
+            )
+        }
+        (None, None) => return Ok(None),
+        (Some(_), Some(_)) => {
+            return Err(
+                "--steps lists the rates and --step-count counts them from --from to --to: \
+                 give one"
+                    .to_string(),
+            )
+        }
+        (Some(list), None) => {
+            if last("--from").is_some() || last("--to").is_some() {
+                return Err(
+                    "--steps lists every rate: leave out --from and --to (or give them \
+                            with --step-count)"
+                        .to_string(),
+                );
+            }
+            listed(list)?
+        }
+        (None, Some(text)) => {
+            let count = units::parse_metric(text)
+                .ok()
+                .filter(|&n| n >= 2)
+                .ok_or_else(|| {
+                    format!(
+                        "--step-count '{}': a staircase has 2 steps or more",
+                        units::one_line(text)
+                    )
+                })?;
+            let Some(to) = last("--to") else {
+                return Err("--step-count needs --to: the staircase's highest rate".to_string());
+            };
+            let to = units::parse_metric(to).map_err(|reason| format!("--to '{to}': {reason}"))?;
+            let from = match last("--from") {
+                Some(v) => {
+                    units::parse_metric(v).map_err(|reason| format!("--from '{v}': {reason}"))?
+                }
+                None => DEFAULT_FROM,
+            };
+            if from == 0 || to < from {
+                // The search's own checks say it (after this).
+                return Ok(Some(Vec::new()));
+            }
+            capacity::staircase_loads(from, to, count as usize, shards as u64)
+        }
+    };
+    if last("--resolution").is_some() {
+        return Err(
+            "--resolution is the bisection's: a staircase runs its steps and does not bisect"
+                .to_string(),
+        );
+    }
+    if shards > 1 && part.start_at.is_none() {
+        return Err(
+            "a staircase over shards needs --start-at: every shard starts each step at the same \
+             offset from that one instant"
+                .to_string(),
+        );
+    }
+    if let Some(odd) = loads.iter().find(|&&l| !l.is_multiple_of(shards as u64)) {
+        return Err(format!(
+            "--steps: {odd} requests/s does not split evenly into {shards} shards: use \
+             multiples of {shards}"
+        ));
+    }
+    Ok(Some(loads))
+}
+
+/// `200,400,800`: two rates or more, rising.
+fn listed(text: &str) -> Result<Vec<u64>, String> {
+    let bad = |reason: &str| format!("--steps '{}': {reason}", units::one_line(text));
+    let loads = text
+        .split(',')
+        .map(|rate| match units::parse_metric(rate.trim()) {
+            Ok(0) => Err(bad("every rate is at least 1 request/sec")),
+            Ok(rate) => Ok(rate),
+            Err(reason) => Err(bad(&reason)),
+        })
+        .collect::<Result<Vec<u64>, String>>()?;
+    if loads.len() < 2 {
+        return Err(bad(
+            "a staircase lists 2 rates or more, as 200,400,800 (K even steps from --from to \
+             --to: --step-count K)",
+        ));
+    }
+    if loads.windows(2).any(|w| w[1] <= w[0]) {
+        return Err(bad("the rates must rise, each above the one before"));
+    }
+    Ok(loads)
 }
 
 /// `5%` or `0.05`: a share between 0 and 1 (both excluded).
@@ -203,5 +328,72 @@ fn resolution(text: &str) -> Result<f64, String> {
         _ => Err(format!(
             "--resolution '{text}': a share above 0 and below 100%, as 5% or 0.05"
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(args: &[&str]) -> Result<CapacityPlan, String> {
+        let mut all: Vec<OsString> = vec!["--slo".into(), "p99<20ms".into()];
+        all.extend(args.iter().map(OsString::from));
+        all.push("http://127.0.0.1:8080/".into());
+        match parse(all)? {
+            Parsed::Capacity(plan) => Ok(*plan),
+            _ => Err("not a capacity plan".to_string()),
+        }
+    }
+
+    #[test]
+    fn a_staircase_listed_or_counted() {
+        let listed = plan(&["--steps", "200,400,1k"]).unwrap();
+        assert_eq!(listed.staircase, Some(vec![200, 400, 1000]));
+        let counted = plan(&["--from", "200", "--to", "1000", "--step-count", "5"]).unwrap();
+        assert_eq!(counted.staircase, Some(vec![200, 400, 600, 800, 1000]));
+        assert_eq!(plan(&[]).unwrap().staircase, None);
+        // Over 3 shards, counted rates are multiples of 3; each shard's connections a third.
+        let at = crate::sys::wallclock::format_rfc3339(
+            crate::sys::wallclock::unix_now_ns() + 600_000_000_000,
+        );
+        let sharded = plan(&[
+            "-c6",
+            "--shard",
+            "2/3",
+            "--start-at",
+            &at,
+            "--from",
+            "100",
+            "--to",
+            "1000",
+            "--step-count",
+            "4",
+        ])
+        .unwrap();
+        assert_eq!(sharded.staircase, Some(vec![99, 399, 699, 999]));
+        assert_eq!(sharded.run.connections, 2);
+        assert_eq!(sharded.run.rate, None);
+    }
+
+    #[test]
+    fn a_staircase_refuses_what_it_does_not_do() {
+        for (args, expected) in [
+            (&["--steps", "100,200", "--step-count", "3"][..], "give one"),
+            (
+                &["--steps", "100,200", "--to", "300"],
+                "leave out --from and --to",
+            ),
+            (
+                &["--steps", "100,200", "--resolution", "2%"],
+                "does not bisect",
+            ),
+            (&["--steps", "200,200"], "the rates must rise"),
+            (&["--steps", "0,200"], "at least 1 request/sec"),
+            (&["--step-count", "3"], "--step-count needs --to"),
+            (&["--step-count", "x", "--to", "300"], "2 steps or more"),
+        ] {
+            let e = plan(args).unwrap_err();
+            assert!(e.contains(expected), "{args:?}: {e}");
+        }
     }
 }

@@ -1,7 +1,9 @@
 //! A capacity search as a saved result (`tsumo capacity --json`): the answer (`capacity`),
 //! each step's role and outcome, and each step's full saved run (`steps`), through
 //! [`SavedResult`] — its text (the table of steps and the answer), its compare rows (the
-//! capacities side by side) and its exit verdict. Searches do not merge.
+//! capacities side by side) and its exit verdict. A search does not merge; the shards of a
+//! fixed staircase do: each step's runs merged exactly, judged again, and the capacity read
+//! from the merged steps.
 
 use std::any::Any;
 
@@ -9,9 +11,10 @@ use serde::{Deserialize, Serialize};
 
 use super::chart::{Answer, Objective, Series};
 use super::json::SavedRun;
+use super::objectives;
 use super::result::{figure, row, Named, PageChart, PageContent, Row, SavedResult, Unit};
 use super::schema::{SavedPart, SCHEMA_VERSION};
-use crate::capacity::SavedCapacity;
+use crate::capacity::{self, Limit, LoadUnit, Role, SavedCapacity, Step, StepOutcome};
 use crate::error::Error;
 use crate::slo::{self, Verdict};
 use crate::stats::format::format_time_us;
@@ -35,7 +38,7 @@ pub struct SavedSearch {
     pub url: String,
     /// The answer.
     pub capacity: SavedCapacity,
-    /// Each step's role (`grow`, `bisect`, `confirm`) and outcome (`held`, `broke`,
+    /// Each step's role (`grow`, `bisect`, `confirm`, `staircase`) and outcome (`held`, `broke`,
     /// `generator-limited`, `system-limited`, `stopped`), in the order of `steps`.
     pub roles: Vec<String>,
     pub outcomes: Vec<String>,
@@ -44,6 +47,10 @@ pub struct SavedSearch {
     /// The server's CPU and memory during the step that held at the answer (`--server-pid`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<ServerUsage>,
+    /// A fixed staircase's target rates, the whole run's (absent for a search): what the
+    /// shards of one staircase share, and what `tsumo merge` checks.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub staircase: Vec<u64>,
     #[serde(flatten)]
     pub part: SavedPart,
 }
@@ -76,6 +83,7 @@ impl SavedSearch {
             outcomes,
             steps,
             server,
+            staircase: Vec::new(),
             part: SavedPart {
                 merged_from: Vec::new(),
                 run_id: None,
@@ -138,7 +146,12 @@ pub fn render(search: &SavedSearch) -> String {
     let widths: Vec<usize> = (0..columns)
         .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
         .collect();
-    let mut out = format!("Capacity search ({})\n", search.capacity.unit);
+    let what = if search.staircase.is_empty() {
+        "search"
+    } else {
+        "staircase"
+    };
+    let mut out = format!("Capacity {what} ({})\n", search.capacity.unit);
     for cells in &rows {
         let padded: Vec<String> = cells
             .iter()
@@ -258,9 +271,15 @@ impl SavedResult for SavedSearch {
             .first()
             .map(|s| s.objectives.iter().map(|v| v.expr.as_str()).collect())
             .unwrap_or_default();
+        let staircase = if self.staircase.is_empty() {
+            "none (a search)".to_string()
+        } else {
+            rates(&self.staircase)
+        };
         vec![
             ("unit", self.capacity.unit.clone()),
             ("objectives", objectives.join(" ")),
+            ("staircase", staircase),
         ]
     }
 
@@ -299,14 +318,8 @@ impl SavedResult for SavedSearch {
         self.capacity.answer.clone()
     }
 
-    fn merge(parts: &[(&SavedSearch, &str)], _label: &str) -> Result<SavedSearch, Error> {
-        Err(Error::File {
-            path: parts
-                .first()
-                .map_or_else(String::new, |(_, s)| s.to_string()),
-            reason: "a capacity search does not merge (each machine's search ran on its own)"
-                .to_string(),
-        })
+    fn merge(parts: &[(&SavedSearch, &str)], label: &str) -> Result<SavedSearch, Error> {
+        merge_staircases(parts, label)
     }
 
     fn as_any(&self) -> &dyn Any {
@@ -509,4 +522,254 @@ fn curves(search: &SavedSearch) -> Vec<PageChart> {
         });
     }
     charts
+}
+
+/// The shards of one staircase as one: every step's runs merged exactly (the merge of saved
+/// runs, which judges the objectives again on the sums), each merged step's outcome, and the
+/// capacity read from the merged steps. A search is refused, and so are staircases of other
+/// rates; a step that not every shard ran ends the merged staircase there, as stopped.
+fn merge_staircases(parts: &[(&SavedSearch, &str)], label: &str) -> Result<SavedSearch, Error> {
+    let refuse = |reason: String| Err(Error::Usage(format!("merge: {reason}")));
+    let Some(&(first, first_source)) = parts.first() else {
+        return refuse("nothing to merge".to_string());
+    };
+    for &(part, source) in parts {
+        if part.staircase.is_empty() {
+            return refuse(format!(
+                "{source} is a capacity search, which does not merge: each search chose its \
+                 steps from its own measurements (a fixed staircase, --steps, merges)"
+            ));
+        }
+        if part.staircase != first.staircase {
+            return refuse(format!(
+                "{source} ran the staircase {} but {first_source} ran {}: shards of one \
+                 staircase run the same steps",
+                rates(&part.staircase),
+                rates(&first.staircase)
+            ));
+        }
+    }
+    let ran = parts.iter().map(|(p, _)| p.steps.len()).min().unwrap_or(0);
+    let mut steps = Vec::new();
+    let mut runs = Vec::new();
+    for (index, &load) in first.staircase.iter().enumerate() {
+        if index == ran {
+            let short: Vec<&str> = parts
+                .iter()
+                .filter(|(p, _)| p.steps.len() == ran)
+                .map(|(_, source)| *source)
+                .collect();
+            let why = format!(
+                "{} ran {ran} of {} steps",
+                short.join(", "),
+                first.staircase.len()
+            );
+            steps.push(Step {
+                load,
+                role: Role::Staircase,
+                outcome: StepOutcome {
+                    achieved: 0.0,
+                    verdicts: Vec::new(),
+                    limit: Some(Limit::Stopped(why)),
+                },
+            });
+            break;
+        }
+        let step_parts: Vec<(&SavedRun, &str)> =
+            parts.iter().map(|(p, s)| (&p.steps[index], *s)).collect();
+        let mut merged = <SavedRun as SavedResult>::merge(&step_parts, &step_parts[0].0.label)?;
+        // The server's figures stand only when every shard sampled the same processes.
+        let pids = |run: &SavedRun| run.server.as_ref().map(|s| s.pids.clone());
+        if step_parts
+            .iter()
+            .any(|(run, _)| pids(run) != pids(step_parts[0].0))
+        {
+            merged.server = None;
+        }
+        merged.part = SavedPart {
+            merged_from: Vec::new(),
+            run_id: first.part.run_id.clone(),
+            shard: None,
+            start: None,
+        };
+        steps.push(Step {
+            load,
+            role: Role::Staircase,
+            outcome: merged_outcome(&step_parts, &merged),
+        });
+        runs.push(merged);
+    }
+    let found = capacity::judge_staircase(LoadUnit::RequestsPerSec, steps);
+    let roles = found
+        .steps
+        .iter()
+        .take(runs.len())
+        .map(|s| {
+            let role = s.role.as_str().to_string();
+            (role, s.outcome.class().as_str().to_string())
+        })
+        .collect();
+    let mut search = SavedSearch::new(label, &first.url, found.saved(), roles, runs);
+    search.staircase = first.staircase.clone();
+    Ok(search)
+}
+
+/// A merged step's outcome: the objectives judged on the sums, unless a shard's own run was
+/// tsumo's or the machine's limit (then the whole step does not speak for the server), or
+/// was cut short by a signal.
+fn merged_outcome(parts: &[(&SavedRun, &str)], merged: &SavedRun) -> StepOutcome {
+    let own: Vec<(StepOutcome, &str)> = parts
+        .iter()
+        .map(|(run, source)| (objectives::step_of_run(run), *source))
+        .collect();
+    let limit = |system: bool| {
+        own.iter()
+            .find_map(|(outcome, source)| match &outcome.limit {
+                Some(Limit::System(limit)) if system => Some(Limit::System(*limit)),
+                Some(Limit::Generator(why)) if !system => {
+                    Some(Limit::Generator(format!("{why} ({source})")))
+                }
+                _ => None,
+            })
+    };
+    let stopped = parts
+        .iter()
+        .find(|(run, _)| run.interrupted)
+        .map(|(run, source)| {
+            let why = run
+                .ended_by
+                .clone()
+                .unwrap_or_else(|| "a signal".to_string());
+            Limit::Stopped(format!("{why} ({source})"))
+        });
+    StepOutcome {
+        achieved: merged.requests_per_sec,
+        verdicts: merged.objectives.clone(),
+        limit: limit(true).or_else(|| limit(false)).or(stopped),
+    }
+}
+
+/// `100,200,600`.
+fn rates(loads: &[u64]) -> String {
+    let said: Vec<String> = loads.iter().map(u64::to_string).collect();
+    said.join(",")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::schema::SavedShard;
+    use crate::slo::Unit as SloUnit;
+
+    /// An HTTP run of `tests/fixtures` as one shard's step: `-R rate`, `requests` answered in
+    /// its 1 s, judged `rate>90%`.
+    fn step(rate: u64, requests: u64) -> SavedRun {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/http-direct-v1.json");
+        let text = std::fs::read_to_string(path).unwrap();
+        let mut run: SavedRun = serde_json::from_str(&text).unwrap();
+        run.plan.rate = Some(rate);
+        run.counters.requests = requests;
+        run.elapsed_s = 1.0;
+        run.requests_per_sec = requests as f64;
+        let share = run.requests_per_sec * 100.0 / rate as f64;
+        run.objectives = vec![Verdict {
+            expr: "rate>90%".to_string(),
+            measured: Some(share),
+            unit: SloUnit::Percent,
+            held: share > 90.0,
+        }];
+        run
+    }
+
+    /// Shard `index` of 2 of a staircase with these steps.
+    fn shard(index: usize, staircase: &[u64], steps: Vec<SavedRun>) -> SavedSearch {
+        let capacity = capacity::judge_staircase(LoadUnit::RequestsPerSec, Vec::new()).saved();
+        let roles = steps
+            .iter()
+            .map(|_| ("staircase".to_string(), "held".to_string()))
+            .collect();
+        let mut search = SavedSearch::new("direct", "http://x/", capacity, roles, steps);
+        search.staircase = staircase.to_vec();
+        search.part.run_id = Some("stairs".to_string());
+        search.part.shard = Some(SavedShard { index, count: 2 });
+        search
+    }
+
+    #[test]
+    fn a_staircases_shards_merge_step_by_step() {
+        // Each shard sends half: 50 of 100 (all answered), 100 of 200 (80 answered).
+        let a = shard(1, &[100, 200], vec![step(50, 50), step(100, 80)]);
+        let b = shard(2, &[100, 200], vec![step(50, 50), step(100, 80)]);
+        let merged = merge_staircases(&[(&a, "a.json"), (&b, "b.json")], "both").unwrap();
+        assert_eq!(merged.label, "both");
+        assert_eq!(merged.staircase, [100, 200]);
+        let requests: Vec<u64> = merged.steps.iter().map(|s| s.counters.requests).collect();
+        assert_eq!(requests, [100, 160]);
+        let rates: Vec<Option<u64>> = merged.steps.iter().map(|s| s.plan.rate).collect();
+        assert_eq!(rates, [Some(100), Some(200)]);
+        assert_eq!(merged.outcomes, ["held", "broke"]);
+        assert_eq!(merged.roles, ["staircase", "staircase"]);
+        assert_eq!(merged.capacity.value, Some(100));
+        assert_eq!(merged.capacity.limited_by, "server");
+        assert_eq!(
+            merged.capacity.answer,
+            "Capacity: 100 requests/sec (rate>90% held at 100; broke at 200: rate 80.0%)"
+        );
+        assert!(render(&merged).starts_with("Capacity staircase (requests/sec)\n"));
+        // A merged step is the whole run's: no shard, the run's id.
+        assert_eq!(merged.steps[0].part.shard, None);
+        assert_eq!(merged.steps[0].part.run_id.as_deref(), Some("stairs"));
+    }
+
+    /// tsumo behind its schedule on one shard: the merged step is tsumo's limit, not the
+    /// server's, and says which shard.
+    #[test]
+    fn a_shards_own_limit_is_the_merged_steps() {
+        let mut late = step(50, 50);
+        late.send_lateness.p99 = 20_000;
+        let a = shard(1, &[100, 200], vec![step(50, 50), step(100, 100)]);
+        let b = shard(2, &[100, 200], vec![late, step(100, 100)]);
+        let merged = merge_staircases(&[(&a, "a.json"), (&b, "b.json")], "both").unwrap();
+        assert_eq!(merged.capacity.limited_by, "generator");
+        assert_eq!(merged.capacity.value, None);
+        assert!(
+            merged.capacity.reason.ends_with("(b.json)"),
+            "{}",
+            merged.capacity.reason
+        );
+    }
+
+    /// A shard that ran fewer steps (stopped): the merge ends there, as stopped.
+    #[test]
+    fn a_short_shard_ends_the_merged_staircase() {
+        let a = shard(1, &[100, 200], vec![step(50, 50), step(100, 100)]);
+        let b = shard(2, &[100, 200], vec![step(50, 50)]);
+        let merged = merge_staircases(&[(&a, "a.json"), (&b, "b.json")], "both").unwrap();
+        assert_eq!(merged.steps.len(), 1);
+        assert_eq!(merged.capacity.limited_by, "stopped");
+        assert_eq!(merged.capacity.value, Some(100));
+        assert_eq!(merged.capacity.reason, "at 200: b.json ran 1 of 2 steps");
+    }
+
+    #[test]
+    fn other_staircases_and_searches_do_not_merge() {
+        let a = shard(1, &[100, 200], vec![step(50, 50)]);
+        let b = shard(2, &[100, 400], vec![step(50, 50)]);
+        let e = merge_staircases(&[(&a, "a.json"), (&b, "b.json")], "x").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "merge: b.json ran the staircase 100,400 but a.json ran 100,200: shards of one \
+             staircase run the same steps"
+        );
+        assert_eq!(e.exit_status(), crate::error::ExitStatus::BadInput);
+        let mut search = b.clone();
+        search.staircase.clear();
+        let e = merge_staircases(&[(&a, "a.json"), (&search, "s.json")], "x").unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("merge: s.json is a capacity search, which does not merge"),
+            "{e}"
+        );
+    }
 }

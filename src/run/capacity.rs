@@ -3,7 +3,10 @@
 //! after an unjudged warm-up run at the same load and followed by a pause; it is judged by the
 //! `--slo` objectives on its saved run (`report::objectives::step_of_run`). The table of
 //! steps, the answer and what broke first are printed at the end; `--json` saves the answer
-//! and every step's full run.
+//! and every step's full run. A fixed staircase (`--steps`) runs [`crate::capacity::staircase`]
+//! instead; with `--start-at`, each run starts on its own instant at a fixed offset from it
+//! (warm-up, step and pause are fixed lengths), so shards on several machines run each step
+//! together without talking, each at its share of the step's rate.
 
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
@@ -17,6 +20,8 @@ use crate::report;
 use crate::report::capacity::SavedSearch;
 use crate::report::json::SavedRun;
 use crate::report::saved::{LoadedRun, RunData};
+use crate::report::schema::SavedPart;
+use crate::stats::start::StartRecord;
 use crate::web;
 
 /// `tsumo capacity …`: the search, its table and answer, `--json`; exit 0 with an answer, 1
@@ -39,15 +44,22 @@ pub fn run(plan: &CapacityPlan) -> ExitStatus {
         error: None,
         failed: None,
         last_end: None,
+        called: 0,
+        first_start: None,
     };
-    let search_plan = SearchPlan {
-        from: plan.from,
-        to: plan.to,
-        resolution: plan.resolution,
-        growth: SearchPlan::GROWTH,
-        granularity: 1,
+    let found = match &plan.staircase {
+        Some(loads) => capacity::staircase(loads, LoadUnit::RequestsPerSec, &mut runner),
+        None => {
+            let search_plan = SearchPlan {
+                from: plan.from,
+                to: plan.to,
+                resolution: plan.resolution,
+                growth: SearchPlan::GROWTH,
+                granularity: 1,
+            };
+            capacity::search(&search_plan, LoadUnit::RequestsPerSec, &mut runner)
+        }
     };
-    let found = capacity::search(&search_plan, LoadUnit::RequestsPerSec, &mut runner);
     let error = runner.error.take();
     let failed = runner.failed.take();
     if let (Some(e), true) = (&error, runner.runs.is_empty()) {
@@ -62,13 +74,26 @@ pub fn run(plan: &CapacityPlan) -> ExitStatus {
             (role, s.outcome.class().as_str().to_string())
         })
         .collect();
-    let search = SavedSearch::new(
+    let first_start = runner.first_start.take();
+    let mut search = SavedSearch::new(
         &plan.run.label,
         &plan.run.target.url,
         found.saved(),
         roles,
         runner.runs,
     );
+    if let Some(loads) = &plan.staircase {
+        // A staircase is a part of a run that `tsumo merge` puts together with its shards.
+        search.staircase = loads.clone();
+        // A shard's runs are at its share of the rate: the held step by its place, not its rate.
+        search.server = found
+            .held
+            .and_then(|i| search.steps.get(i))
+            .and_then(|s| s.server.clone());
+        if let Some(start) = &first_start {
+            search.part = SavedPart::of(&plan.run.part, start);
+        }
+    }
     let show = !plan.run.quiet && plan.run.json != Some(JsonOut::Stdout);
     if show {
         let mut out = std::io::stdout().lock();
@@ -96,6 +121,12 @@ pub fn run(plan: &CapacityPlan) -> ExitStatus {
     status
 }
 
+/// Between a scheduled staircase's warm-up and its judged run: the warm-up's last responses
+/// and the next run's connects fit in it, so the judged run's first sends are not late on
+/// their schedule (a run that starts past its instant sends behind it, and tsumo's lateness
+/// would make the step tsumo's limit).
+const SETTLE: Duration = Duration::from_millis(250);
+
 /// Runs the steps and keeps each one's saved run.
 struct HttpSteps<'a> {
     plan: &'a CapacityPlan,
@@ -109,6 +140,10 @@ struct HttpSteps<'a> {
     failed: Option<String>,
     /// When the previous step ended: the pause runs from there.
     last_end: Option<Instant>,
+    /// Steps asked for so far: a staircase's step k starts on its own instant.
+    called: usize,
+    /// The first run's start (a staircase's start, against `--start-at`).
+    first_start: Option<StartRecord>,
 }
 
 impl HttpSteps<'_> {
@@ -117,6 +152,9 @@ impl HttpSteps<'_> {
     /// objectives stood so far.
     fn step_plan(&self, load: u64, duration: Duration, judged: bool) -> Plan {
         let phase = if judged { "" } else { " warm-up" };
+        let mut part = self.plan.run.part.clone();
+        part.start_at = self.start_at(judged);
+        let shards = part.shard.count.max(1) as u64;
         let show = !self.plan.run.quiet && std::io::stderr().is_terminal();
         Plan {
             progress: self.plan.run.progress || show,
@@ -126,7 +164,10 @@ impl HttpSteps<'_> {
                 capacity::grouped(load),
                 self.standing()
             ),
-            rate: Some(load),
+            // The shards together send the step's rate (the CLI refused a rate that does not
+            // split evenly).
+            rate: Some(load / shards),
+            part,
             duration,
             json: None,
             hgrm: None,
@@ -139,6 +180,35 @@ impl HttpSteps<'_> {
                 Vec::new()
             },
             ..self.plan.run.clone()
+        }
+    }
+
+    /// A staircase's run with `--start-at` starts on its own instant: step k's warm-up at
+    /// `--start-at + k × (warm-up + step + pause)`, its judged run [`SETTLE`] (or the pause, if
+    /// shorter) after the warm-up's end, taken from the pause.
+    fn start_at(&self, judged: bool) -> Option<u64> {
+        let start_at = self.plan.run.part.start_at?;
+        if self.plan.staircase.is_none() {
+            return Some(start_at);
+        }
+        let nanos = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+        let stride = nanos(self.plan.warmup + self.plan.step + self.plan.pause);
+        let step = self.called.saturating_sub(1) as u64;
+        let warmup = match (judged, self.plan.warmup.is_zero()) {
+            (true, false) => nanos(self.plan.warmup + SETTLE.min(self.plan.pause)),
+            _ => 0,
+        };
+        Some(
+            start_at
+                .saturating_add(stride.saturating_mul(step))
+                .saturating_add(warmup),
+        )
+    }
+
+    /// Keeps the first run's start record.
+    fn started(&mut self, start: &StartRecord) {
+        if self.first_start.is_none() {
+            self.first_start = Some(start.clone());
         }
     }
 
@@ -159,17 +229,20 @@ impl HttpSteps<'_> {
     /// `, held at 400, broke at 800 (p99<20ms)`: the highest load held and the lowest broken
     /// so far.
     fn standing(&self) -> String {
+        // A shard's runs are at its share of each step's rate.
+        let shards = self.plan.run.part.shard.count.max(1) as u64;
         let held = self
             .runs
             .iter()
             .filter(|r| r.objectives.iter().all(|v| v.held))
             .filter_map(|r| r.plan.rate)
-            .max();
+            .max()
+            .map(|rate| rate * shards);
         let broke = self
             .runs
             .iter()
             .filter(|r| r.objectives.iter().any(|v| !v.held))
-            .filter_map(|r| Some((r.plan.rate?, r)))
+            .filter_map(|r| Some((r.plan.rate? * shards, r)))
             .min_by_key(|(rate, _)| *rate);
         let mut said = String::new();
         if let Some(held) = held {
@@ -202,21 +275,38 @@ impl HttpSteps<'_> {
 
 impl StepRunner for HttpSteps<'_> {
     fn run_step(&mut self, load: u64) -> StepOutcome {
-        self.pause();
+        self.called += 1;
+        // A scheduled staircase's pause is the gap before the next step's instant.
+        let scheduled = self.plan.staircase.is_some() && self.plan.run.part.start_at.is_some();
+        if !scheduled {
+            self.pause();
+        }
         if let Some(stopped) = self.stopped() {
             return stopped;
         }
         let number = self.runs.len() + 1;
         let unit = LoadUnit::RequestsPerSec.as_str();
+        let shard = self.plan.run.part.shard;
+        let share = if shard.count > 1 {
+            format!(
+                "; shard {}/{} sends {}",
+                shard.index + 1,
+                shard.count,
+                capacity::grouped(load / shard.count as u64)
+            )
+        } else {
+            String::new()
+        };
         eprintln!(
-            "capacity: step {number} at {} {unit} ({} warm-up, then {} judged)",
+            "capacity: step {number} at {} {unit} ({} warm-up, then {} judged{share})",
             capacity::grouped(load),
             human(self.plan.warmup),
             human(self.plan.step)
         );
         if !self.plan.warmup.is_zero() {
-            if let Err(e) = web::run(&self.step_plan(load, self.plan.warmup, false)) {
-                self.error = Some(e);
+            match web::run(&self.step_plan(load, self.plan.warmup, false)) {
+                Ok(warm) => self.started(&warm.result.start),
+                Err(e) => self.error = Some(e),
             }
             if let Some(stopped) = self.stopped() {
                 self.last_end = Some(Instant::now());
@@ -226,7 +316,10 @@ impl StepRunner for HttpSteps<'_> {
         let finished = web::run(&self.step_plan(load, self.plan.step, true));
         self.last_end = Some(Instant::now());
         let finished = match finished {
-            Ok(finished) => finished,
+            Ok(finished) => {
+                self.started(&finished.result.start);
+                finished
+            }
             Err(e) => {
                 self.error = Some(e);
                 return self.stopped().unwrap_or_else(unreachable_outcome);
