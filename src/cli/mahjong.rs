@@ -184,6 +184,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
     if connect_timeout.is_zero() {
         return Err(invalid("connect_timeout", "must be longer than zero"));
     }
+    let logout_timeout_given = logout_timeout.is_some();
     let logout_timeout = logout_timeout.unwrap_or_else(|| default_logout_timeout(players));
     if logout_timeout.is_zero() {
         return Err(invalid("logout_timeout", "must be longer than zero"));
@@ -230,7 +231,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
         Some(p) => Some(JsonOut::File(p.clone())),
         None => None,
     };
-    Ok(Parsed::Mahjong(Box::new(MahjongPlan {
+    let plan = MahjongPlan {
         label: matches
             .get_one::<String>("label")
             .cloned()
@@ -265,7 +266,12 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
         quiet: matches.get_flag("quiet"),
         progress: matches.get_flag("progress"),
         objectives: super::slo::mahjong(&matches)?,
-    })))
+    };
+    if matches.get_flag("capacity") {
+        return super::mahjong_capacity::plan(&matches, plan, logout_timeout_given);
+    }
+    super::mahjong_capacity::not_without(&matches)?;
+    Ok(Parsed::Mahjong(Box::new(plan)))
 }
 
 /// `--logout-timeout` when it is not given: 30 s, or 10 ms per player of the whole session
@@ -274,7 +280,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
 /// measured (BENCHMARKS.md, 4 generators on one majiang-server), 4,096 players logged out
 /// within 12 s (p99), 8,192 took up to 65 s and with 30 s none of them did. 10 ms per player
 /// gives 8,192 players 82 s.
-fn default_logout_timeout(players: usize) -> Duration {
+pub(super) fn default_logout_timeout(players: usize) -> Duration {
     let players = u32::try_from(players).unwrap_or(u32::MAX);
     DEFAULT_LOGOUT_TIMEOUT.max(LOGOUT_TIMEOUT_PER_PLAYER.saturating_mul(players))
 }
@@ -294,6 +300,7 @@ fn command() -> Command {
         .args(super::shard::args())
         .arg(super::bind::arg())
         .arg(super::slo::arg())
+        .args(super::mahjong_capacity::args())
         .args([
             value("players", Some('c'), "players"),
             value("seats", None, "seats"),

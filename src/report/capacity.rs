@@ -1,7 +1,8 @@
-//! A capacity search as a saved result (`tsumo capacity --json`): the answer (`capacity`),
-//! each step's role and outcome, and each step's full saved run (`steps`), through
-//! [`SavedResult`] — its text (the table of steps and the answer), its compare rows (the
-//! capacities side by side) and its exit verdict. Searches do not merge.
+//! A capacity search as a saved result (`tsumo capacity --json`, `tsumo mahjong --capacity
+//! --json`): the answer (`capacity`), each step's role and outcome, and each step's saved
+//! result (`steps`: an HTTP step's full run; a mahjong step's judged window of play, as a
+//! session), through [`SavedResult`] — its text (the table of steps and the answer), its
+//! compare rows (the capacities side by side) and its exit verdict. Searches do not merge.
 
 use std::any::Any;
 
@@ -10,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::json::SavedRun;
 use super::result::{row, Named, Row, SavedResult, Unit};
 use super::schema::{SavedPart, SCHEMA_VERSION};
+use super::session::SavedSession;
 use crate::capacity::SavedCapacity;
 use crate::error::Error;
 use crate::slo::Verdict;
@@ -37,8 +39,13 @@ pub struct SavedSearch {
     /// `generator-limited`, `system-limited`, `stopped`), in the order of `steps`.
     pub roles: Vec<String>,
     pub outcomes: Vec<String>,
-    /// Each step's full run, as an ordinary run's `--json` writes it.
-    pub steps: Vec<SavedRun>,
+    /// Each step: an HTTP step's full run, as an ordinary run's `--json` writes it; a
+    /// mahjong step's judged window of play, as a session's `--json` writes one.
+    pub steps: SearchSteps,
+    /// A mahjong step's players seated and playing at the end of its window, in the order of
+    /// `steps` (none for HTTP, whose runs say what they achieved).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub achieved: Vec<u64>,
     /// The server's CPU and memory during the step that held at the answer (`--server-pid`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<ServerUsage>,
@@ -54,12 +61,51 @@ impl SavedSearch {
         roles_and_outcomes: Vec<(String, String)>,
         steps: Vec<SavedRun>,
     ) -> SavedSearch {
+        Self::of_steps(
+            label,
+            url,
+            capacity,
+            roles_and_outcomes,
+            SearchSteps::Runs(steps),
+            Vec::new(),
+        )
+    }
+
+    /// A search over players: each step's window as a session, and its players seated and
+    /// playing.
+    pub fn of_sessions(
+        label: &str,
+        url: &str,
+        capacity: SavedCapacity,
+        roles_and_outcomes: Vec<(String, String)>,
+        steps: Vec<SavedSession>,
+        achieved: Vec<u64>,
+    ) -> SavedSearch {
+        Self::of_steps(
+            label,
+            url,
+            capacity,
+            roles_and_outcomes,
+            SearchSteps::Sessions(steps),
+            achieved,
+        )
+    }
+
+    fn of_steps(
+        label: &str,
+        url: &str,
+        capacity: SavedCapacity,
+        roles_and_outcomes: Vec<(String, String)>,
+        steps: SearchSteps,
+        achieved: Vec<u64>,
+    ) -> SavedSearch {
         let server = capacity.value.and_then(|value| {
             steps
-                .iter()
+                .views(&achieved)
+                .into_iter()
                 .rev()
-                .find(|s| s.plan.rate == Some(value))
-                .and_then(|s| s.server.clone())
+                .find(|s| s.target == Some(value))
+                .and_then(|s| s.server.cloned())
         });
         let (roles, outcomes) = roles_and_outcomes.into_iter().unzip();
         SavedSearch {
@@ -73,6 +119,7 @@ impl SavedSearch {
             roles,
             outcomes,
             steps,
+            achieved,
             server,
             part: SavedPart {
                 merged_from: Vec::new(),
@@ -84,35 +131,116 @@ impl SavedSearch {
     }
 }
 
+/// Each step's saved result: runs for HTTP, sessions (each a step's judged window) for
+/// mahjong. Written as the plain list either way.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum SearchSteps {
+    Runs(Vec<SavedRun>),
+    Sessions(Vec<SavedSession>),
+}
+
+/// One step as the table and the trait read it, whichever kind it is.
+struct StepView<'a> {
+    target: Option<u64>,
+    achieved: String,
+    p50: u64,
+    p99: u64,
+    max: u64,
+    errors: String,
+    server: Option<&'a ServerUsage>,
+    objectives: &'a [Verdict],
+    elapsed_s: f64,
+    result: &'a dyn SavedResult,
+}
+
+impl SearchSteps {
+    pub fn len(&self) -> usize {
+        match self {
+            SearchSteps::Runs(runs) => runs.len(),
+            SearchSteps::Sessions(sessions) => sessions.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn views<'a>(&'a self, achieved: &[u64]) -> Vec<StepView<'a>> {
+        match self {
+            SearchSteps::Runs(runs) => runs
+                .iter()
+                .map(|run| StepView {
+                    target: run.plan.rate,
+                    achieved: format!("{:.1}", run.requests_per_sec),
+                    p50: run.latency.p50,
+                    p99: run.latency.p99,
+                    max: run.latency.max,
+                    errors: errors(run),
+                    server: run.server.as_ref(),
+                    objectives: &run.objectives,
+                    elapsed_s: run.elapsed_s,
+                    result: run,
+                })
+                .collect(),
+            SearchSteps::Sessions(sessions) => sessions
+                .iter()
+                .enumerate()
+                .map(|(i, session)| {
+                    let draw = &session.draw_overshoot;
+                    StepView {
+                        target: Some(session.plan.players),
+                        achieved: achieved
+                            .get(i)
+                            .map_or_else(|| "-".to_string(), |&n| crate::capacity::grouped(n)),
+                        p50: draw.p50,
+                        p99: draw.p99,
+                        max: draw.max,
+                        errors: session_errors(session),
+                        server: session.server.as_ref(),
+                        objectives: &session.objectives,
+                        elapsed_s: session.elapsed_s,
+                        result: session,
+                    }
+                })
+                .collect(),
+        }
+    }
+}
+
 /// The table of steps, the answer line and what broke first.
 pub fn render(search: &SavedSearch) -> String {
-    let runs = &search.steps;
-    let with_server = runs.iter().any(|r| r.server.is_some());
-    let mut header = vec![
-        "step", "role", "target", "achieved", "p50", "p99", "max", "errors",
-    ];
+    let views = search.steps.views(&search.achieved);
+    let with_server = views.iter().any(|r| r.server.is_some());
+    let mut header = match search.steps {
+        SearchSteps::Runs(_) => vec![
+            "step", "role", "target", "achieved", "p50", "p99", "max", "errors",
+        ],
+        SearchSteps::Sessions(_) => vec![
+            "step", "role", "players", "playing", "draw p50", "draw p99", "draw max", "errors",
+        ],
+    };
     if with_server {
         header.extend(["server cpu", "server mem"]);
     }
     header.push("verdict");
     let mut rows: Vec<Vec<String>> = vec![header.iter().map(|s| s.to_string()).collect()];
-    for (i, run) in runs.iter().enumerate() {
+    for (i, run) in views.iter().enumerate() {
         let role = search.roles.get(i).map_or("", String::as_str);
         let outcome = search.outcomes.get(i).map_or("", String::as_str);
         let mut cells = vec![
             (i + 1).to_string(),
             role.to_string(),
-            run.plan
-                .rate
+            run.target
                 .map_or_else(|| "-".to_string(), crate::capacity::grouped),
-            format!("{:.1}", run.requests_per_sec),
-            micros(run.latency.p50),
-            micros(run.latency.p99),
-            micros(run.latency.max),
-            errors(run),
+            run.achieved.clone(),
+            micros(run.p50),
+            micros(run.p99),
+            micros(run.max),
+            run.errors.clone(),
         ];
         if with_server {
-            match &run.server {
+            match run.server {
                 Some(s) => cells.extend([
                     format!("{:.0}%", s.cpu_percent_mean),
                     format!("{:.1}MB", s.rss_bytes_peak as f64 / 1e6),
@@ -195,6 +323,24 @@ fn errors(run: &SavedRun) -> String {
     }
 }
 
+/// `0`, or `errors 3, disconnects 1`.
+fn session_errors(session: &SavedSession) -> String {
+    let kinds = [
+        ("errors", session.errors),
+        ("disconnects", session.disconnects),
+    ];
+    let said: Vec<String> = kinds
+        .iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(kind, n)| format!("{kind} {n}"))
+        .collect();
+    if said.is_empty() {
+        "0".to_string()
+    } else {
+        said.join(", ")
+    }
+}
+
 impl SavedResult for SavedSearch {
     fn mode(&self) -> &'static str {
         "capacity"
@@ -225,7 +371,11 @@ impl SavedResult for SavedSearch {
     }
 
     fn elapsed_s(&self) -> f64 {
-        self.steps.iter().map(|s| s.elapsed_s).sum()
+        self.steps
+            .views(&self.achieved)
+            .iter()
+            .map(|s| s.elapsed_s)
+            .sum()
     }
 
     fn cut_by_signal(&self) -> Option<String> {
@@ -233,7 +383,8 @@ impl SavedResult for SavedSearch {
     }
 
     fn stopped_by_error(&self) -> Option<String> {
-        self.steps.iter().find_map(|s| s.stopped_by_error())
+        let views = self.steps.views(&self.achieved);
+        views.iter().find_map(|s| s.result.stopped_by_error())
     }
 
     fn text(&self) -> Result<String, Error> {
@@ -242,7 +393,8 @@ impl SavedResult for SavedSearch {
 
     /// A step's run failed (a script error, no response at all); else the search answered.
     fn verdict(&self) -> Option<String> {
-        self.steps.iter().find_map(|s| s.verdict())
+        let views = self.steps.views(&self.achieved);
+        views.iter().find_map(|s| s.result.verdict())
     }
 
     /// The search is its answer, not a judgement: its steps hold the objectives' verdicts.
@@ -251,8 +403,8 @@ impl SavedResult for SavedSearch {
     }
 
     fn plan_key(&self) -> Vec<(&'static str, String)> {
-        let objectives: Vec<&str> = self
-            .steps
+        let views = self.steps.views(&self.achieved);
+        let objectives: Vec<&str> = views
             .first()
             .map(|s| s.objectives.iter().map(|v| v.expr.as_str()).collect())
             .unwrap_or_default();
