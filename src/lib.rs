@@ -19,6 +19,12 @@
 //!   `run::capacity` is `tsumo capacity` for HTTP: each step of `capacity::search` one
 //!   ordinary open-loop run through `web::run` (an unjudged warm-up run, then the judged one,
 //!   then a pause), judged by `report::objectives`; the table of steps, the answer, `--json`.
+//!   `run::mahjong_capacity` is `tsumo mahjong --capacity`, the same search over players: each
+//!   step's new tables one more session on its own thread (`mahjong::session::run_with`'s
+//!   hooks: player names after the earlier ones', a stop, the recorders to read) while the
+//!   earlier ones play on; a step judged on the difference of every session's records over
+//!   its window (`stats::mahjong`'s `since`), saved as a session slice; fewer players by
+//!   logging out the newest sessions; every player logged out at the end.
 //!   The binary only parses, runs, renders and exits.
 //! - [`report`]: renderers of a finished run (wrk2's text layout, JSON, `.hgrm`, the mahjong
 //!   session report, the `intervals` of both modes in `timeline`, the `--hlog` interval log in
@@ -31,8 +37,8 @@
 //!   `report::result::SavedResult` (its text report, exit verdict, compare rows, plotted
 //!   histograms, per-shard line, and how two merge), beside its saved type (`http` for an
 //!   HTTP run, `mahjong` for a session, `capacity` for a capacity search with each step's
-//!   run); the tools ask results only through it, and the enum
-//!   of saved kinds is matched in `saved` alone. Imports go one way: `schema` (the format
+//!   run, or each step's window as a session for a search over players); the tools ask
+//!   results only through it, and the enum of saved kinds is matched in `saved` alone. Imports go one way: `schema` (the format
 //!   version, `SavedPart`, the histogram codec, the JSON writer) and `result` (the trait)
 //!   under each mode's saved type (`json` for HTTP, `session` for mahjong) and its
 //!   implementation, those under the reader `saved`, and that under `shards`, `merge`,
@@ -60,7 +66,7 @@
 //! - [`engine`]: one run for every mode: worker threads (one current-thread tokio runtime and
 //!   one pacer each, share-nothing), the start gate (now, or `--start-at`'s wall-clock instant
 //!   converted once to CLOCK_MONOTONIC), one shutdown (duration, SIGINT, SIGTERM,
-//!   SIGHUP, a worker ending the run, all work done), the supervisor's tick (progress line,
+//!   SIGHUP, a worker ending the run, all work done, a caller's stop flag), the supervisor's tick (progress line,
 //!   per-second samples), the bounded join and merge, the server sampler, tsumo's own CPU and
 //!   memory. Signals are caught by one handler for the process (`engine::signals`), read by
 //!   every run and by `--vs`'s loop; a second signal shortens the wind-down to a stated bound,

@@ -454,3 +454,32 @@ pub struct MahjongResult {
     /// When the session started, and when it was meant to (`--start-at`).
     pub start: super::start::StartRecord,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn since_keeps_only_what_was_recorded_after_the_earlier_copy() {
+        let mut record = MahjongRecorder::default();
+        record.draw_overshoot.saturating_record(500_000);
+        record.phase("formed").success(10);
+        record.error("login: refused", "login of tsumo1: refused".to_string());
+        record.disconnects = 1;
+        let earlier = record.clone();
+        record.draw_overshoot.saturating_record(2_000);
+        record.draw_overshoot.saturating_record(3_000);
+        record.phase("formed").success(20);
+        record.disconnects = 3;
+        record.step("zimo", 1_000_000);
+        let window = record.since(&earlier);
+        assert_eq!(window.draw_overshoot.len(), 2);
+        // The sample before the window is gone, its max with it.
+        assert!(window.draw_overshoot.max() < 10_000);
+        assert_eq!(window.phases["formed"].ok, 1);
+        assert_eq!(window.disconnects, 2);
+        assert_eq!(window.protocol_errors, 0);
+        assert!(window.error_kinds.is_empty());
+        assert_eq!(window.steps["zimo"].len(), 1);
+    }
+}
