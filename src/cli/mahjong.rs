@@ -290,7 +290,9 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
         objectives: super::slo::mahjong(&matches)?,
     };
     if matches.get_flag("capacity") {
-        return super::mahjong_capacity::plan(&matches, plan, logout_timeout_given);
+        // The default grows with the players: the search's most, there.
+        let default_logout = (!logout_timeout_given).then_some(default_logout_timeout as _);
+        return super::mahjong_capacity::plan(&matches, plan, default_logout);
     }
     super::mahjong_capacity::not_without(&matches)?;
     Ok(Parsed::Mahjong(Box::new(plan)))
@@ -302,7 +304,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
 /// measured (BENCHMARKS.md, 4 generators on one majiang-server), 4,096 players logged out
 /// within 12 s (p99), 8,192 took up to 65 s and with 30 s none of them did. 10 ms per player
 /// gives 8,192 players 82 s.
-pub(super) fn default_logout_timeout(players: usize) -> Duration {
+fn default_logout_timeout(players: usize) -> Duration {
     let players = u32::try_from(players).unwrap_or(u32::MAX);
     DEFAULT_LOGOUT_TIMEOUT.max(LOGOUT_TIMEOUT_PER_PLAYER.saturating_mul(players))
 }

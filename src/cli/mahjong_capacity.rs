@@ -57,7 +57,7 @@ pub(super) fn not_without(matches: &ArgMatches) -> Result<(), String> {
 pub(super) fn plan(
     matches: &ArgMatches,
     mut session: MahjongPlan,
-    logout_timeout_given: bool,
+    default_logout: Option<fn(usize) -> Duration>,
 ) -> Result<Parsed, String> {
     let text = |id: &str| matches.get_one::<String>(id);
     let metric = |id: &str, name: &str| -> Result<Option<u64>, String> {
@@ -139,9 +139,9 @@ pub(super) fn plan(
     }
     let warmup = duration("cap_warmup", "--warmup", DEFAULT_WARMUP)?;
     let pause = duration("cap_pause", "--pause", DEFAULT_PAUSE)?;
-    if !logout_timeout_given {
+    if let Some(default_logout) = default_logout {
         let most = to.map_or(LOGOUT_PLAYERS_WITHOUT_TO, |to| to as usize);
-        session.logout_timeout = super::mahjong::default_logout_timeout(most);
+        session.logout_timeout = default_logout(most);
     }
     // Every table plays on, game after game, until the search logs it out.
     session.games = u32::MAX;
