@@ -21,6 +21,12 @@
 //!   then a pause), judged by `report::objectives`; the table of steps, the answer, `--json`;
 //!   with `--steps`, a fixed staircase instead, each run on its own instant at a fixed offset
 //!   from `--start-at` so shards run each step together, each at its share of the rate.
+//!   `run::mahjong_capacity` is `tsumo mahjong --capacity`, the same search over players: each
+//!   step's new tables one more session on its own thread (`mahjong::session::run_with`'s
+//!   hooks: player names after the earlier ones', a stop, the recorders to read) while the
+//!   earlier ones play on; a step judged on the difference of every session's records over
+//!   its window (`stats::mahjong`'s `since`), saved as a session slice; fewer players by
+//!   logging out the newest sessions; every player logged out at the end.
 //!   The binary only parses, runs, renders and exits.
 //! - [`report`]: renderers of a finished run (wrk2's text layout, JSON, `.hgrm`, the mahjong
 //!   session report, the `intervals` of both modes in `timeline`, the `--hlog` interval log in
@@ -36,9 +42,9 @@
 //!   `report::result::SavedResult` (its text report, exit verdict, compare rows, plotted
 //!   histograms, per-shard line, how two merge, and its page's content), beside its saved type (`http` for an
 //!   HTTP run, `mahjong` for a session, `capacity` for a capacity search with each step's
-//!   run, whose staircase's shards merge step by step, judged again); the tools ask results
-//!   only through it, and the enum
-//!   of saved kinds is matched in `saved` alone. Imports go one way: `schema` (the format
+//!   run, whose staircase's shards merge step by step, judged again; or each step's window as
+//!   a session for a search over players); the tools ask results only through it, and the
+//!   enum of saved kinds is matched in `saved` alone. Imports go one way: `schema` (the format
 //!   version, `SavedPart`, the histogram codec, the JSON writer) and `result` (the trait)
 //!   under each mode's saved type (`json` for HTTP, `session` for mahjong) and its
 //!   implementation, those under the reader `saved`, and that under `shards`, `merge`,
@@ -66,7 +72,7 @@
 //! - [`engine`]: one run for every mode: worker threads (one current-thread tokio runtime and
 //!   one pacer each, share-nothing), the start gate (now, or `--start-at`'s wall-clock instant
 //!   converted once to CLOCK_MONOTONIC), one shutdown (duration, SIGINT, SIGTERM,
-//!   SIGHUP, a worker ending the run, all work done), the supervisor's tick (progress line,
+//!   SIGHUP, a worker ending the run, all work done, a caller's stop flag), the supervisor's tick (progress line,
 //!   per-second samples), the bounded join and merge, the server sampler, tsumo's own CPU and
 //!   memory. Signals are caught by one handler for the process (`engine::signals`), read by
 //!   every run and by `--vs`'s loop; a second signal shortens the wind-down to a stated bound,

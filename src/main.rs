@@ -35,6 +35,7 @@ fn main() -> ExitCode {
         Ok(Parsed::Run(plan)) => run::http::run(&plan).into(),
         Ok(Parsed::Mahjong(plan)) => run::mahjong::run(&plan).into(),
         Ok(Parsed::Capacity(plan)) => run::capacity::run(&plan).into(),
+        Ok(Parsed::MahjongCapacity(plan)) => run::mahjong_capacity::run(&plan).into(),
         Ok(Parsed::Doctor(plan)) => {
             let network = tsumo::net::preflight::doctor_checks(&plan);
             tsumo::sys::doctor::run(&plan, network)

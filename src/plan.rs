@@ -385,6 +385,25 @@ impl MahjongPlan {
     }
 }
 
+/// `tsumo mahjong --capacity`: the search over players, and the session each step's tables
+/// play (its `players` set per step of tables, its games unbounded).
+#[derive(Debug, Clone)]
+pub struct MahjongCapacityPlan {
+    pub session: MahjongPlan,
+    /// The first number of players (`--from`), a multiple of `--seats`.
+    pub from: u64,
+    /// The most players tried (`--to`).
+    pub to: Option<u64>,
+    /// `--resolution`, a share (0.05).
+    pub resolution: f64,
+    /// Each step's judged length of play (`--step`).
+    pub step: Duration,
+    /// Play not judged once a step's tables are seated (`--warmup`).
+    pub warmup: Duration,
+    /// The rest after tables were logged out, before the next step (`--pause`).
+    pub pause: Duration,
+}
+
 /// `tsumo capacity`: the search's settings, and the run each step makes (its `-R` and `-d`
 /// set per step; its `--json` is the search's file).
 #[derive(Debug, Clone)]

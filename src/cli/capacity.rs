@@ -317,7 +317,7 @@ fn listed(text: &str) -> Result<Vec<u64>, String> {
 }
 
 /// `5%` or `0.05`: a share between 0 and 1 (both excluded).
-fn resolution(text: &str) -> Result<f64, String> {
+pub(super) fn resolution(text: &str) -> Result<f64, String> {
     let trimmed = text.trim();
     let share = match trimmed.strip_suffix('%') {
         Some(percent) => percent.trim().parse::<f64>().map(|p| p / 100.0),

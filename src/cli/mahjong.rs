@@ -106,6 +106,22 @@ Options:
                              errors and failed phases)
   -h, --help                 Print this help
 
+Capacity search (how many players the server carries within the --slo objectives):
+      --capacity             Search instead of one session: start at --from players, add
+                             tables (the earlier ones play on) doubling the players until
+                             an objective breaks, bisect down to --resolution, confirm the
+                             answer. Each step is judged once its new tables have started,
+                             after --warmup, over --step of play. Fewer players (bisecting):
+                             the newest tables log out and the backlog settles for --pause.
+                             Tables play games until the search ends; every player logs
+                             out at the end. Needs --slo; -c, -d and --games are the search's
+      --from <N>             The first number of players, a multiple of --seats [default: 16]
+      --to <N>               The most players tried [default: no bound]
+      --resolution <P>       Bisect until held and broken are this close [default: 5%]
+      --step <T>             Each step's judged play [default: 10s]
+      --warmup <T>           Play not judged once a step's tables started [default: 2s]
+      --pause <T>            Rest after tables logged out, before the next step [default: 2s]
+
 Units: numbers take k/M/G; times take us, ms, s, m, h (e.g. 500ms, 2m).
 
 Exit status: 0 the session ran; 1 it failed (sessions left on the server, most players
@@ -133,8 +149,14 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
     let count = |id: &str, default: usize| options.count(id).map(|n| n.unwrap_or(default));
     let duration = |id: &str, default: Duration| options.duration(id).map(|d| d.unwrap_or(default));
 
-    let players = count("players", DEFAULT_PLAYERS)?;
     let seats = count("seats", 4)?;
+    // A capacity search sets the players itself: one table until then.
+    let default_players = if matches.get_flag("capacity") {
+        seats.max(1)
+    } else {
+        DEFAULT_PLAYERS
+    };
+    let players = count("players", default_players)?;
     let threads = count("threads", DEFAULT_THREADS)?;
     let games = count("games", 1)?;
     let retries = count("retries", DEFAULT_RETRIES as usize)?;
@@ -186,6 +208,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
     if connect_timeout.is_zero() {
         return Err(invalid("connect_timeout", "must be longer than zero"));
     }
+    let logout_timeout_given = logout_timeout.is_some();
     let logout_timeout = logout_timeout.unwrap_or_else(|| default_logout_timeout(players));
     if logout_timeout.is_zero() {
         return Err(invalid("logout_timeout", "must be longer than zero"));
@@ -232,7 +255,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
         Some(p) => Some(JsonOut::File(p.clone())),
         None => None,
     };
-    Ok(Parsed::Mahjong(Box::new(MahjongPlan {
+    let plan = MahjongPlan {
         label: matches
             .get_one::<String>("label")
             .cloned()
@@ -268,7 +291,14 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
         quiet: matches.get_flag("quiet"),
         progress: matches.get_flag("progress"),
         objectives: super::slo::mahjong(&matches)?,
-    })))
+    };
+    if matches.get_flag("capacity") {
+        // The default grows with the players: the search's most, there.
+        let default_logout = (!logout_timeout_given).then_some(default_logout_timeout as _);
+        return super::mahjong_capacity::plan(&matches, plan, default_logout);
+    }
+    super::mahjong_capacity::not_without(&matches)?;
+    Ok(Parsed::Mahjong(Box::new(plan)))
 }
 
 /// `--logout-timeout` when it is not given: 30 s, or 10 ms per player of the whole session
@@ -297,6 +327,7 @@ fn command() -> Command {
         .args(super::shard::args())
         .arg(super::bind::arg())
         .arg(super::slo::arg())
+        .args(super::mahjong_capacity::args())
         .args([
             value("players", Some('c'), "players"),
             value("seats", None, "seats"),
@@ -413,6 +444,45 @@ mod tests {
             default_logout_timeout(usize::MAX),
             ms(10 * u64::from(u32::MAX))
         );
+    }
+
+    #[test]
+    fn capacity_search_plan() {
+        let parse_capacity = |args: &[&str]| match parse(args.iter().map(OsString::from).collect())
+        {
+            Ok(Parsed::MahjongCapacity(plan)) => *plan,
+            other => panic!("{args:?}: {other:?}"),
+        };
+        let slo = "draw_overshoot.p99<100ms";
+        let p = parse_capacity(&["--capacity", "--slo", slo, "http://h/s"]);
+        assert_eq!((p.from, p.to, p.step), (16, None, Duration::from_secs(10)));
+        assert_eq!(p.session.games, u32::MAX);
+        assert!(!p.session.lockstep);
+        assert_eq!(p.session.logout_timeout, Duration::from_millis(81_920));
+        let p = parse_capacity(&[
+            "--capacity",
+            "--slo",
+            slo,
+            "--seats",
+            "3",
+            "--from",
+            "6",
+            "--to",
+            "60",
+            "--step",
+            "5s",
+            "--pause",
+            "0",
+            "--resolution",
+            "10%",
+            "http://h/s",
+        ]);
+        assert_eq!((p.from, p.to, p.session.seats), (6, Some(60), 3));
+        assert_eq!(
+            (p.step, p.pause, p.resolution),
+            (Duration::from_secs(5), Duration::ZERO, 0.1)
+        );
+        assert_eq!(p.session.logout_timeout, Duration::from_secs(30));
     }
 
     #[test]

@@ -21,6 +21,7 @@ mod doctor;
 mod header;
 mod http2;
 mod mahjong;
+mod mahjong_capacity;
 mod message;
 mod shard;
 mod slo;
@@ -53,6 +54,8 @@ pub enum Parsed {
     Capacity(Box<CapacityPlan>),
     /// Run this mahjong session (`tsumo mahjong …`).
     Mahjong(Box<MahjongPlan>),
+    /// Search how many players this server carries (`tsumo mahjong --capacity …`).
+    MahjongCapacity(Box<crate::plan::MahjongCapacityPlan>),
     /// Check the machine's limits for a planned run (`tsumo doctor …`).
     Doctor(Box<crate::sys::doctor::DoctorPlan>),
     /// Compare saved runs side by side (`tsumo compare …`).
@@ -623,6 +626,7 @@ mod tests {
             Ok(Parsed::Print(text)) => Err(format!("printed: {text}")),
             Ok(Parsed::Mahjong(plan)) => Err(format!("mahjong plan: {plan:?}")),
             Ok(Parsed::Capacity(plan)) => Err(format!("capacity plan: {plan:?}")),
+            Ok(Parsed::MahjongCapacity(plan)) => Err(format!("capacity plan: {plan:?}")),
             Ok(Parsed::Doctor(plan)) => Err(format!("doctor plan: {plan:?}")),
             Ok(Parsed::Compare(o)) => Err(format!("compare: {o:?}")),
             Ok(Parsed::Merge(o)) => Err(format!("merge: {o:?}")),

@@ -21,6 +21,7 @@ mod supervisor;
 mod worker;
 
 use std::future::Future;
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -58,6 +59,9 @@ pub struct Settings {
     pub start_at: Option<u64>,
     /// How each worker's pacer waits: to the microsecond, or coalescing sends within a slack.
     pub pacing: Pacing,
+    /// Set from outside to end the run at the next tick, as its duration would (the mahjong
+    /// capacity search logs out a step's tables this way while the others play on).
+    pub stop: Option<Arc<AtomicBool>>,
 }
 
 /// The live counters of one worker, which the supervisor reads once a second (relaxed atomics).

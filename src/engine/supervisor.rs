@@ -101,7 +101,8 @@ pub(super) async fn supervise<M: Mode>(
         if now < next_tick {
             continue;
         }
-        if next_tick == stop_at {
+        let stopped = settings.stop.as_ref();
+        if next_tick == stop_at || stopped.is_some_and(|s| s.load(Ordering::SeqCst)) {
             break EndReason::Duration;
         }
         let rate = sample(now, last_tick);

@@ -37,17 +37,17 @@ impl Phase {
         }
     }
 
-    /// The phases of a session, in order.
-    pub fn sequence(plan: &MahjongPlan) -> Vec<Phase> {
-        let mut phases = vec![Phase::Login, Phase::Connect];
-        for g in 0..plan.games {
-            phases.push(Phase::Form(g));
-            if plan.lockstep {
-                phases.push(Phase::Play(g));
-            }
-        }
-        phases.push(Phase::Logout);
-        phases
+    /// The phases of a session, in order (lazily: a capacity search's tables play games
+    /// without a bound).
+    pub fn sequence(plan: &MahjongPlan) -> impl Iterator<Item = Phase> {
+        let lockstep = plan.lockstep;
+        let games = (0..plan.games).flat_map(move |g| {
+            std::iter::once(Phase::Form(g)).chain(lockstep.then_some(Phase::Play(g)))
+        });
+        [Phase::Login, Phase::Connect]
+            .into_iter()
+            .chain(games)
+            .chain(std::iter::once(Phase::Logout))
     }
 }
 

@@ -8,7 +8,7 @@
 use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::rc::Rc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -55,11 +55,32 @@ pub fn probe(plan: &MahjongPlan) -> Probe<'_> {
     }
 }
 
+/// What a caller running several sessions at once (the capacity search's steps of tables)
+/// needs of each: its players' names after the others', a stop, and the recorders to read.
+#[derive(Default, Clone)]
+pub struct Hooks {
+    /// Player names count from here (`tsumo{first_name + index}`).
+    pub first_name: usize,
+    /// Set: the session ends as at its `-d` limit (every player logs out).
+    pub stop: Option<Arc<AtomicBool>>,
+    /// Each worker's recorder, pushed here as the workers are built, for reads while it runs.
+    pub taps: Option<Arc<Mutex<Vec<Kept<MahjongRecorder>>>>>,
+    /// The open files the whole process needs, when more than this session's players.
+    pub open_files_for: Option<usize>,
+}
+
 /// Runs the session to the end (every player logged out), the `-d` limit, or a signal.
 pub fn run(plan: &MahjongPlan) -> Result<MahjongResult, Error> {
+    run_with(plan, Hooks::default())
+}
+
+/// [`run`], with the [`Hooks`] of a session among others.
+pub fn run_with(plan: &MahjongPlan, hooks: Hooks) -> Result<MahjongResult, Error> {
     // Each player holds one socket at a time (WebSocket, or login/logout).
-    sys::check_open_files(plan.players, plan.threads)?;
+    sys::check_open_files(hooks.open_files_for.unwrap_or(plan.players), plan.threads)?;
     let mut mode = MahjongMode::prepare(plan)?;
+    mode.settings.stop = hooks.stop.clone();
+    mode.hooks = hooks;
     let run = engine::run(&mut mode)?;
     let mut record = run.recorder;
     let wind_down = &run.wind_down;
@@ -101,6 +122,7 @@ pub fn run(plan: &MahjongPlan) -> Result<MahjongResult, Error> {
 pub struct MahjongMode {
     settings: Settings,
     shared: Arc<Shared>,
+    hooks: Hooks,
 }
 
 impl MahjongMode {
@@ -132,6 +154,7 @@ impl MahjongMode {
                 server_pids: plan.server_pids.clone(),
                 start_at: plan.part.start_at,
                 pacing: Pacing::THINK,
+                stop: None,
             },
             shared: Arc::new(Shared {
                 plan: Arc::new(plan.clone()),
@@ -143,6 +166,7 @@ impl MahjongMode {
                 host,
                 barrier: Barrier::new(plan.threads),
             }),
+            hooks: Hooks::default(),
         })
     }
 }
@@ -160,11 +184,18 @@ impl Mode for MahjongMode {
         Ok((0..plan.threads)
             .map(|index| {
                 let tables = plan.tables_for_thread(index);
+                let recorded = Kept::default();
+                if let Some(taps) = &self.hooks.taps {
+                    taps.lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .push(recorded.clone());
+                }
                 let worker = MahjongWorker {
                     shared: Arc::clone(&self.shared),
                     first_player,
+                    first_name: self.hooks.first_name,
                     tables,
-                    recorded: Kept::default(),
+                    recorded,
                     signed_in: Arc::default(),
                 };
                 first_player += tables * plan.seats;
@@ -211,6 +242,8 @@ impl engine::Recorder for MahjongRecorder {
 pub struct MahjongWorker {
     shared: Arc<Shared>,
     first_player: usize,
+    /// Player names count from here ([`Hooks::first_name`]).
+    first_name: usize,
     tables: usize,
     /// What the players record, where the main thread finds it if the thread never ends.
     recorded: Kept<MahjongRecorder>,
@@ -227,12 +260,15 @@ impl Worker for MahjongWorker {
     fn salvage(&self) -> Salvage<MahjongRecorder> {
         let recorded = self.recorded.clone();
         let signed_in = Arc::clone(&self.signed_in);
+        let first_name = self.first_name;
         Some(Box::new(move || {
             let mut record = recorded.try_take().unwrap_or_default();
             let still = signed_in.lock().unwrap_or_else(PoisonError::into_inner);
             for &index in still.iter() {
                 record.phase("logout").failure();
-                record.left_on_server.push(super::player::name(index));
+                record
+                    .left_on_server
+                    .push(super::player::name(first_name + index));
             }
             Some(record)
         }))
@@ -242,6 +278,7 @@ impl Worker for MahjongWorker {
         let MahjongWorker {
             shared,
             first_player,
+            first_name,
             tables,
             recorded,
             signed_in,
@@ -270,6 +307,7 @@ impl Worker for MahjongWorker {
             host: shared.host.clone(),
             recorder: recorded,
             signed_in,
+            first_name,
             phases: phase_rx,
             board: Rc::clone(&board),
             shutdown: shutdown.clone(),

@@ -1,9 +1,10 @@
-//! A capacity search as a saved result (`tsumo capacity --json`): the answer (`capacity`),
-//! each step's role and outcome, and each step's full saved run (`steps`), through
-//! [`SavedResult`] — its text (the table of steps and the answer), its compare rows (the
-//! capacities side by side) and its exit verdict. A search does not merge; the shards of a
-//! fixed staircase do: each step's runs merged exactly, judged again, and the capacity read
-//! from the merged steps.
+//! A capacity search as a saved result (`tsumo capacity --json`, `tsumo mahjong --capacity
+//! --json`): the answer (`capacity`), each step's role and outcome, and each step's saved
+//! result (`steps`: an HTTP step's full run; a mahjong step's judged window of play, as a
+//! session), through [`SavedResult`] — its text (the table of steps and the answer), its
+//! compare rows (the capacities side by side) and its exit verdict. A search does not merge;
+//! the shards of a fixed staircase (HTTP) do: each step's runs merged exactly, judged again,
+//! and the capacity read from the merged steps.
 
 use std::any::Any;
 
@@ -14,6 +15,7 @@ use super::json::SavedRun;
 use super::objectives;
 use super::result::{figure, row, Named, PageChart, PageContent, Row, SavedResult, Unit};
 use super::schema::{SavedPart, SCHEMA_VERSION};
+use super::session::SavedSession;
 use crate::capacity::{self, Limit, LoadUnit, Role, SavedCapacity, Step, StepOutcome};
 use crate::error::Error;
 use crate::slo::{self, Verdict};
@@ -42,8 +44,13 @@ pub struct SavedSearch {
     /// `generator-limited`, `system-limited`, `stopped`), in the order of `steps`.
     pub roles: Vec<String>,
     pub outcomes: Vec<String>,
-    /// Each step's full run, as an ordinary run's `--json` writes it.
-    pub steps: Vec<SavedRun>,
+    /// Each step: an HTTP step's full run, as an ordinary run's `--json` writes it; a
+    /// mahjong step's judged window of play, as a session's `--json` writes one.
+    pub steps: SearchSteps,
+    /// A mahjong step's players seated and playing at the end of its window, in the order of
+    /// `steps` (none for HTTP, whose runs say what they achieved).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub achieved: Vec<u64>,
     /// The server's CPU and memory during the step that held at the answer (`--server-pid`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<ServerUsage>,
@@ -63,12 +70,51 @@ impl SavedSearch {
         roles_and_outcomes: Vec<(String, String)>,
         steps: Vec<SavedRun>,
     ) -> SavedSearch {
+        Self::of_steps(
+            label,
+            url,
+            capacity,
+            roles_and_outcomes,
+            SearchSteps::Runs(steps),
+            Vec::new(),
+        )
+    }
+
+    /// A search over players: each step's window as a session, and its players seated and
+    /// playing.
+    pub fn of_sessions(
+        label: &str,
+        url: &str,
+        capacity: SavedCapacity,
+        roles_and_outcomes: Vec<(String, String)>,
+        steps: Vec<SavedSession>,
+        achieved: Vec<u64>,
+    ) -> SavedSearch {
+        Self::of_steps(
+            label,
+            url,
+            capacity,
+            roles_and_outcomes,
+            SearchSteps::Sessions(steps),
+            achieved,
+        )
+    }
+
+    fn of_steps(
+        label: &str,
+        url: &str,
+        capacity: SavedCapacity,
+        roles_and_outcomes: Vec<(String, String)>,
+        steps: SearchSteps,
+        achieved: Vec<u64>,
+    ) -> SavedSearch {
         let server = capacity.value.and_then(|value| {
             steps
-                .iter()
+                .views(&achieved)
+                .into_iter()
                 .rev()
-                .find(|s| s.plan.rate == Some(value))
-                .and_then(|s| s.server.clone())
+                .find(|s| s.target == Some(value))
+                .and_then(|s| s.server.cloned())
         });
         let (roles, outcomes) = roles_and_outcomes.into_iter().unzip();
         SavedSearch {
@@ -82,6 +128,7 @@ impl SavedSearch {
             roles,
             outcomes,
             steps,
+            achieved,
             server,
             staircase: Vec::new(),
             part: SavedPart {
@@ -94,35 +141,138 @@ impl SavedSearch {
     }
 }
 
+/// Each step's saved result: runs for HTTP, sessions (each a step's judged window) for
+/// mahjong. Written as the plain list either way.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum SearchSteps {
+    Runs(Vec<SavedRun>),
+    Sessions(Vec<SavedSession>),
+}
+
+/// One step as the table and the trait read it, whichever kind it is.
+struct StepView<'a> {
+    target: Option<u64>,
+    achieved: String,
+    achieved_value: Option<f64>,
+    p50: u64,
+    p99: u64,
+    max: u64,
+    errors: String,
+    server: Option<&'a ServerUsage>,
+    objectives: &'a [Verdict],
+    elapsed_s: f64,
+    result: &'a dyn SavedResult,
+}
+
+impl SearchSteps {
+    pub fn len(&self) -> usize {
+        match self {
+            SearchSteps::Runs(runs) => runs.len(),
+            SearchSteps::Sessions(sessions) => sessions.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// An HTTP search's runs (a search over players has sessions).
+    pub fn runs(&self) -> Option<&[SavedRun]> {
+        match self {
+            SearchSteps::Runs(runs) => Some(runs),
+            SearchSteps::Sessions(_) => None,
+        }
+    }
+
+    /// Each step's objectives as judged: the expressions of the first step's.
+    fn objectives(&self) -> Vec<String> {
+        let first = match self {
+            SearchSteps::Runs(runs) => runs.first().map(|r| &r.objectives),
+            SearchSteps::Sessions(sessions) => sessions.first().map(|s| &s.objectives),
+        };
+        first
+            .map(|verdicts| verdicts.iter().map(|v| v.expr.clone()).collect())
+            .unwrap_or_default()
+    }
+
+    fn views<'a>(&'a self, achieved: &[u64]) -> Vec<StepView<'a>> {
+        match self {
+            SearchSteps::Runs(runs) => runs
+                .iter()
+                .map(|run| StepView {
+                    target: run.plan.rate,
+                    achieved: format!("{:.1}", run.requests_per_sec),
+                    achieved_value: Some(run.requests_per_sec),
+                    p50: run.latency.p50,
+                    p99: run.latency.p99,
+                    max: run.latency.max,
+                    errors: errors(run),
+                    server: run.server.as_ref(),
+                    objectives: &run.objectives,
+                    elapsed_s: run.elapsed_s,
+                    result: run,
+                })
+                .collect(),
+            SearchSteps::Sessions(sessions) => sessions
+                .iter()
+                .enumerate()
+                .map(|(i, session)| {
+                    let draw = &session.draw_overshoot;
+                    StepView {
+                        target: Some(session.plan.players),
+                        achieved: achieved
+                            .get(i)
+                            .map_or_else(|| "-".to_string(), |&n| crate::capacity::grouped(n)),
+                        achieved_value: achieved.get(i).map(|&n| n as f64),
+                        p50: draw.p50,
+                        p99: draw.p99,
+                        max: draw.max,
+                        errors: session_errors(session),
+                        server: session.server.as_ref(),
+                        objectives: &session.objectives,
+                        elapsed_s: session.elapsed_s,
+                        result: session,
+                    }
+                })
+                .collect(),
+        }
+    }
+}
+
 /// The table of steps, the answer line and what broke first.
 pub fn render(search: &SavedSearch) -> String {
-    let runs = &search.steps;
-    let with_server = runs.iter().any(|r| r.server.is_some());
-    let mut header = vec![
-        "step", "role", "target", "achieved", "p50", "p99", "max", "errors",
-    ];
+    let views = search.steps.views(&search.achieved);
+    let with_server = views.iter().any(|r| r.server.is_some());
+    let mut header = match search.steps {
+        SearchSteps::Runs(_) => vec![
+            "step", "role", "target", "achieved", "p50", "p99", "max", "errors",
+        ],
+        SearchSteps::Sessions(_) => vec![
+            "step", "role", "players", "playing", "draw p50", "draw p99", "draw max", "errors",
+        ],
+    };
     if with_server {
         header.extend(["server cpu", "server mem"]);
     }
     header.push("verdict");
     let mut rows: Vec<Vec<String>> = vec![header.iter().map(|s| s.to_string()).collect()];
-    for (i, run) in runs.iter().enumerate() {
+    for (i, run) in views.iter().enumerate() {
         let role = search.roles.get(i).map_or("", String::as_str);
         let outcome = search.outcomes.get(i).map_or("", String::as_str);
         let mut cells = vec![
             (i + 1).to_string(),
             role.to_string(),
-            run.plan
-                .rate
+            run.target
                 .map_or_else(|| "-".to_string(), crate::capacity::grouped),
-            format!("{:.1}", run.requests_per_sec),
-            micros(run.latency.p50),
-            micros(run.latency.p99),
-            micros(run.latency.max),
-            errors(run),
+            run.achieved.clone(),
+            micros(run.p50),
+            micros(run.p99),
+            micros(run.max),
+            run.errors.clone(),
         ];
         if with_server {
-            match &run.server {
+            match run.server {
                 Some(s) => cells.extend([
                     format!("{:.0}%", s.cpu_percent_mean),
                     format!("{:.1}MB", s.rss_bytes_peak as f64 / 1e6),
@@ -210,6 +360,24 @@ fn errors(run: &SavedRun) -> String {
     }
 }
 
+/// `0`, or `errors 3, disconnects 1`.
+fn session_errors(session: &SavedSession) -> String {
+    let kinds = [
+        ("errors", session.errors),
+        ("disconnects", session.disconnects),
+    ];
+    let said: Vec<String> = kinds
+        .iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(kind, n)| format!("{kind} {n}"))
+        .collect();
+    if said.is_empty() {
+        "0".to_string()
+    } else {
+        said.join(", ")
+    }
+}
+
 impl SavedResult for SavedSearch {
     fn mode(&self) -> &'static str {
         "capacity"
@@ -240,7 +408,11 @@ impl SavedResult for SavedSearch {
     }
 
     fn elapsed_s(&self) -> f64 {
-        self.steps.iter().map(|s| s.elapsed_s).sum()
+        self.steps
+            .views(&self.achieved)
+            .iter()
+            .map(|s| s.elapsed_s)
+            .sum()
     }
 
     fn cut_by_signal(&self) -> Option<String> {
@@ -248,7 +420,8 @@ impl SavedResult for SavedSearch {
     }
 
     fn stopped_by_error(&self) -> Option<String> {
-        self.steps.iter().find_map(|s| s.stopped_by_error())
+        let views = self.steps.views(&self.achieved);
+        views.iter().find_map(|s| s.result.stopped_by_error())
     }
 
     fn text(&self) -> Result<String, Error> {
@@ -257,7 +430,8 @@ impl SavedResult for SavedSearch {
 
     /// A step's run failed (a script error, no response at all); else the search answered.
     fn verdict(&self) -> Option<String> {
-        self.steps.iter().find_map(|s| s.verdict())
+        let views = self.steps.views(&self.achieved);
+        views.iter().find_map(|s| s.result.verdict())
     }
 
     /// The search is its answer, not a judgement: its steps hold the objectives' verdicts.
@@ -266,8 +440,8 @@ impl SavedResult for SavedSearch {
     }
 
     fn plan_key(&self) -> Vec<(&'static str, String)> {
-        let objectives: Vec<&str> = self
-            .steps
+        let views = self.steps.views(&self.achieved);
+        let objectives: Vec<&str> = views
             .first()
             .map(|s| s.objectives.iter().map(|v| v.expr.as_str()).collect())
             .unwrap_or_default();
@@ -332,22 +506,26 @@ impl SavedResult for SavedSearch {
 }
 
 /// The step that held at the answer (the last one run at it).
-fn answer_step(search: &SavedSearch) -> Option<&SavedRun> {
+fn answer_step<'a>(search: &SavedSearch, views: &'a [StepView<'a>]) -> Option<&'a StepView<'a>> {
     let value = search.capacity.value?;
-    search
-        .steps
+    views
         .iter()
         .zip(&search.outcomes)
         .rev()
-        .find(|(run, outcome)| run.plan.rate == Some(value) && outcome.as_str() == "held")
-        .map(|(run, _)| run)
+        .find(|(view, outcome)| view.target == Some(value) && outcome.as_str() == "held")
+        .map(|(view, _)| view)
 }
 
 /// A search's page: the capacity, what broke, the answer step's figures; the curve.
 fn page(search: &SavedSearch) -> PageContent {
     let c = &search.capacity;
-    let step = answer_step(search);
+    let views = search.steps.views(&search.achieved);
+    let step = answer_step(search, &views);
     let unit = &c.unit;
+    let (achieved_unit, measure) = match search.steps {
+        SearchSteps::Runs(_) => ("req/s", ""),
+        SearchSteps::Sessions(_) => ("playing", "draw overshoot "),
+    };
     let mut figures = vec![
         figure(
             "capacity",
@@ -366,19 +544,26 @@ fn page(search: &SavedSearch) -> PageContent {
             c.broke.iter().min().map(|v| *v as f64),
         ),
     ];
-    if let Some(run) = step {
-        let time = |id, name, us: u64| figure(id, name, format_time_us(us as f64), Some(us as f64));
+    if let Some(view) = step {
+        let time = |id, name: &str, us: u64| {
+            figure(
+                id,
+                &format!("{measure}{name} there"),
+                format_time_us(us as f64),
+                Some(us as f64),
+            )
+        };
         figures.extend([
             figure(
                 "achieved",
                 "Achieved there",
-                format!("{:.1} req/s", run.requests_per_sec),
-                Some(run.requests_per_sec),
+                format!("{} {achieved_unit}", view.achieved),
+                view.achieved_value,
             ),
-            time("p50", "p50 there", run.latency.p50),
-            time("p99", "p99 there", run.latency.p99),
-            time("max", "max there", run.latency.max),
-            figure("errors", "Errors there", errors(run), None),
+            time("p50", "p50", view.p50),
+            time("p99", "p99", view.p99),
+            time("max", "max", view.max),
+            figure("errors", "Errors there", view.errors.clone(), None),
         ]);
     }
     let mut lines = vec![c.answer.clone()];
@@ -392,32 +577,27 @@ fn page(search: &SavedSearch) -> PageContent {
     if let Some(verdict) = search.verdict() {
         lines.push(format!("Failed: {verdict}"));
     }
-    let objectives = search
-        .steps
-        .first()
-        .map(|s| {
-            s.objectives
-                .iter()
-                .map(|v| v.expr.clone())
-                .collect::<Vec<_>>()
-        })
-        .unwrap_or_default();
-    let mut facts = Vec::new();
-    if let Some(first) = search.steps.first() {
-        facts.push((
-            "Command".to_string(),
+    let objectives = search.steps.objectives();
+    let slos = objectives
+        .iter()
+        .map(|o| format!("--slo '{o}'"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let command = match &search.steps {
+        SearchSteps::Runs(runs) => runs.first().map(|first| {
             format!(
-                "tsumo capacity {} -c{} {}",
-                objectives
-                    .iter()
-                    .map(|o| format!("--slo '{o}'"))
-                    .collect::<Vec<_>>()
-                    .join(" "),
-                first.plan.connections,
-                search.url
-            ),
-        ));
-    }
+                "tsumo capacity {slos} -c{} {}",
+                first.plan.connections, search.url
+            )
+        }),
+        SearchSteps::Sessions(sessions) => sessions
+            .first()
+            .map(|_| format!("tsumo mahjong --capacity {slos} {}", search.url)),
+    };
+    let mut facts: Vec<(String, String)> = command
+        .map(|command| ("Command".to_string(), command))
+        .into_iter()
+        .collect();
     facts.extend([
         ("Target".to_string(), search.url.clone()),
         (
@@ -453,12 +633,9 @@ fn curves(search: &SavedSearch) -> Vec<PageChart> {
         x: v as f64,
     });
     let x_label = format!("Offered load ({})", c.unit);
-    let load = |run: &SavedRun| run.plan.rate.map(|r| r as f64);
-    let exprs: Vec<String> = search
-        .steps
-        .first()
-        .map(|s| s.objectives.iter().map(|v| v.expr.clone()).collect())
-        .unwrap_or_default();
+    let views = search.steps.views(&search.achieved);
+    let load = |view: &StepView| view.target.map(|r| r as f64);
+    let exprs = search.steps.objectives();
     let mut charts = Vec::new();
     let ids = [
         "capacity-curve",
@@ -467,9 +644,9 @@ fn curves(search: &SavedSearch) -> Vec<PageChart> {
         "capacity-curve-4",
     ];
     for (expr, id) in exprs.iter().zip(ids) {
-        let verdicts = search.steps.iter().filter_map(|run| {
-            let v = run.objectives.iter().find(|v| &v.expr == expr)?;
-            Some((load(run)?, v))
+        let verdicts = views.iter().filter_map(|view| {
+            let v = view.objectives.iter().find(|v| &v.expr == expr)?;
+            Some((load(view)?, v))
         });
         let Some(unit) = verdicts.clone().next().map(|(_, v)| v.unit) else {
             continue;
@@ -489,6 +666,7 @@ fn curves(search: &SavedSearch) -> Vec<PageChart> {
         points.sort_by(|a, b| a.0.total_cmp(&b.0));
         let name = slo::name_of(expr).to_string();
         let objectives = slo::parse_http(expr)
+            .or_else(|_| slo::parse_mahjong(expr, &[]))
             .ok()
             .map(|o| Objective {
                 name: format!("objective: {expr}"),
@@ -506,10 +684,9 @@ fn curves(search: &SavedSearch) -> Vec<PageChart> {
         });
     }
     if charts.is_empty() {
-        let mut points: Vec<(f64, f64)> = search
-            .steps
+        let mut points: Vec<(f64, f64)> = views
             .iter()
-            .filter_map(|run| Some((load(run)?, run.latency.p99 as f64 / 1000.0)))
+            .filter_map(|view| Some((load(view)?, view.p99 as f64 / 1000.0)))
             .collect();
         points.sort_by(|a, b| a.0.total_cmp(&b.0));
         charts.push(PageChart::Capacity {
@@ -534,6 +711,12 @@ fn merge_staircases(parts: &[(&SavedSearch, &str)], label: &str) -> Result<Saved
         return refuse("nothing to merge".to_string());
     };
     for &(part, source) in parts {
+        if part.steps.runs().is_none() {
+            return refuse(format!(
+                "{source} is a search over players, which does not merge: each search chose \
+                 its steps from its own measurements"
+            ));
+        }
         if part.staircase.is_empty() {
             return refuse(format!(
                 "{source} is a capacity search, which does not merge: each search chose its \
@@ -575,8 +758,10 @@ fn merge_staircases(parts: &[(&SavedSearch, &str)], label: &str) -> Result<Saved
             });
             break;
         }
-        let step_parts: Vec<(&SavedRun, &str)> =
-            parts.iter().map(|(p, s)| (&p.steps[index], *s)).collect();
+        let step_parts: Vec<(&SavedRun, &str)> = parts
+            .iter()
+            .filter_map(|(p, s)| Some((p.steps.runs()?.get(index)?, *s)))
+            .collect();
         let mut merged = <SavedRun as SavedResult>::merge(&step_parts, &step_parts[0].0.label)?;
         // The server's figures stand only when every shard sampled the same processes.
         let pids = |run: &SavedRun| run.server.as_ref().map(|s| s.pids.clone());

@@ -172,19 +172,52 @@ pub fn step_of_run(saved: &SavedRun) -> StepOutcome {
     outcome(saved.requests_per_sec, &saved.objectives, system, generator)
 }
 
-/// One step of a capacity search over players, from its saved session.
+/// One step of a capacity search over players, from its saved session. tsumo's lateness or
+/// CPU limits only a step that broke: a player's late reply only lengthens the server's
+/// measures, so a step that held with it held for the server too (a busy shared machine must
+/// not end a search that held).
 pub fn step_of_session(saved: &SavedSession) -> StepOutcome {
     let lateness = saved.reply_lateness.sampled().map_or(0, |h| h.p99);
-    let generator = late_or_busy(
-        "reply lateness",
-        lateness,
-        &saved.objectives,
-        Some(saved.tsumo.cpu_s),
-        saved.elapsed_s,
-        saved.plan.threads as usize,
-    );
+    let all_held = saved.objectives.iter().all(|v| v.held);
+    let generator = (!all_held)
+        .then(|| {
+            late_or_busy(
+                "reply lateness",
+                lateness,
+                &saved.objectives,
+                Some(saved.tsumo.cpu_s),
+                saved.elapsed_s,
+                saved.plan.threads as usize,
+            )
+        })
+        .flatten();
     let seated = saved.phases.get("formed").map_or(0, |p| p.ok);
-    outcome(seated as f64, &saved.objectives, None, generator)
+    outcome(
+        seated as f64,
+        &saved.objectives,
+        system_of(saved),
+        generator,
+    )
+}
+
+/// The machine's limit in a session's errors, by the OS's words for it: EMFILE, EADDRNOTAVAIL,
+/// a refused connection.
+fn system_of(saved: &SavedSession) -> Option<SystemLimit> {
+    let said = |needles: [&str; 2]| {
+        saved.error_kinds.keys().any(|kind| {
+            let kind = kind.to_ascii_lowercase();
+            needles.iter().any(|n| kind.contains(n))
+        })
+    };
+    if said(["too many open files", "os error 24)"]) {
+        Some(SystemLimit::OpenFiles)
+    } else if said(["cannot assign requested address", "os error 99)"]) {
+        Some(SystemLimit::EphemeralPorts)
+    } else if said(["connection refused", "os error 111)"]) {
+        Some(SystemLimit::Refused)
+    } else {
+        None
+    }
 }
 
 /// Why tsumo was the limit, if it was: its lateness p99 beyond [`GENERATOR_LATENESS_US`] or

@@ -88,7 +88,7 @@ pub fn run(plan: &CapacityPlan) -> ExitStatus {
         // A shard's runs are at its share of the rate: the held step by its place, not its rate.
         search.server = found
             .held
-            .and_then(|i| search.steps.get(i))
+            .and_then(|i| search.steps.runs()?.get(i))
             .and_then(|s| s.server.clone());
         if let Some(start) = &first_start {
             search.part = SavedPart::of(&plan.run.part, start);

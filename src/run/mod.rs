@@ -9,6 +9,7 @@ pub mod ab;
 pub mod capacity;
 pub mod http;
 pub mod mahjong;
+pub mod mahjong_capacity;
 
 use std::path::Path;
 

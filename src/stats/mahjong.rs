@@ -297,6 +297,125 @@ impl MahjongRecorder {
         self.timeline.merge(&other.timeline);
     }
 
+    /// What was recorded since `earlier`, a copy of this recorder taken before (a capacity
+    /// step's judged window): counts and histograms less `earlier`'s; the players left on the
+    /// server and the first errors are this one's, the intervals none.
+    pub fn since(&self, earlier: &MahjongRecorder) -> MahjongRecorder {
+        let less = |now: &Histogram<u64>, was: &Histogram<u64>| {
+            let mut h = now.clone();
+            // `was` is an earlier state of `now`: never more in any bucket.
+            let _ = h.subtract(was);
+            h
+        };
+        let phases = self
+            .phases
+            .iter()
+            .map(|(&name, now)| {
+                let was = earlier.phases.get(name).cloned().unwrap_or_default();
+                let stats = PhaseStats {
+                    ok: now.ok.saturating_sub(was.ok),
+                    failed: now.failed.saturating_sub(was.failed),
+                    latency: less(&now.latency, &was.latency),
+                };
+                (name, stats)
+            })
+            .collect();
+        let steps = self
+            .steps
+            .iter()
+            .map(|(&kind, now)| {
+                let h = match earlier.steps.get(kind) {
+                    Some(was) => less(now, was),
+                    None => now.clone(),
+                };
+                (kind, h)
+            })
+            .collect();
+        let error_kinds = self
+            .error_kinds
+            .iter()
+            .filter_map(|(kind, now)| {
+                let was = earlier.error_kinds.get(kind).map_or(0, |g| g.count);
+                let count = now.count.saturating_sub(was);
+                (count > 0).then(|| {
+                    let group = ErrorGroup {
+                        count,
+                        first: now.first.clone(),
+                    };
+                    (kind.clone(), group)
+                })
+            })
+            .collect();
+        let bots = self
+            .bots
+            .iter()
+            .map(|(&kind, now)| {
+                let was = earlier.bots.get(kind).cloned().unwrap_or_default();
+                let rejected = now
+                    .rejected
+                    .iter()
+                    .map(|(k, n)| {
+                        (
+                            k.clone(),
+                            n.saturating_sub(*was.rejected.get(k).unwrap_or(&0)),
+                        )
+                    })
+                    .filter(|(_, n)| *n > 0)
+                    .collect();
+                let stats = PlayStats {
+                    hands: now.hands.saturating_sub(was.hands),
+                    tsumo: now.tsumo.saturating_sub(was.tsumo),
+                    ron: now.ron.saturating_sub(was.ron),
+                    draws: now.draws.saturating_sub(was.draws),
+                    riichi: now.riichi.saturating_sub(was.riichi),
+                    chi: now.chi.saturating_sub(was.chi),
+                    pon: now.pon.saturating_sub(was.pon),
+                    open_kan: now.open_kan.saturating_sub(was.open_kan),
+                    closed_kan: now.closed_kan.saturating_sub(was.closed_kan),
+                    added_kan: now.added_kan.saturating_sub(was.added_kan),
+                    rejected,
+                    first_rejected: now.first_rejected.clone(),
+                    lost_track: now.lost_track.saturating_sub(was.lost_track),
+                };
+                (kind, stats)
+            })
+            .collect();
+        MahjongRecorder {
+            phases,
+            games_started: self.games_started.saturating_sub(earlier.games_started),
+            games_completed: self.games_completed.saturating_sub(earlier.games_completed),
+            games_aborted: self.games_aborted.saturating_sub(earlier.games_aborted),
+            game_time: less(&self.game_time, &earlier.game_time),
+            steps,
+            draw_overshoot: less(&self.draw_overshoot, &earlier.draw_overshoot),
+            deal_overshoot: less(&self.deal_overshoot, &earlier.deal_overshoot),
+            start_burst: less(&self.start_burst, &earlier.start_burst),
+            reply_lateness: less(&self.reply_lateness, &earlier.reply_lateness),
+            messages_in: self.messages_in.saturating_sub(earlier.messages_in),
+            messages_out: self.messages_out.saturating_sub(earlier.messages_out),
+            bytes_in: self.bytes_in.saturating_sub(earlier.bytes_in),
+            bytes_out: self.bytes_out.saturating_sub(earlier.bytes_out),
+            disconnects: self.disconnects.saturating_sub(earlier.disconnects),
+            protocol_errors: self.protocol_errors.saturating_sub(earlier.protocol_errors),
+            first_errors: self.first_errors.clone(),
+            error_kinds,
+            left_on_server: self.left_on_server.clone(),
+            never_seated: self.never_seated.saturating_sub(earlier.never_seated),
+            bots,
+            timeline: MahjongTimeline::default(),
+        }
+    }
+
+    /// The players playing at the end of the last interval closed (one worker's, whose
+    /// intervals are not merged with others').
+    pub fn playing_now(&self) -> u64 {
+        self.timeline
+            .intervals
+            .values()
+            .next_back()
+            .map_or(0, |i| i.players.playing)
+    }
+
     /// The cumulative figures an interval is the difference of.
     pub fn totals(&self) -> MahjongTotals {
         MahjongTotals {
@@ -334,4 +453,33 @@ pub struct MahjongResult {
     pub server: Option<ServerUsage>,
     /// When the session started, and when it was meant to (`--start-at`).
     pub start: super::start::StartRecord,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn since_keeps_only_what_was_recorded_after_the_earlier_copy() {
+        let mut record = MahjongRecorder::default();
+        record.draw_overshoot.saturating_record(500_000);
+        record.phase("formed").success(10);
+        record.error("login: refused", "login of tsumo1: refused".to_string());
+        record.disconnects = 1;
+        let earlier = record.clone();
+        record.draw_overshoot.saturating_record(2_000);
+        record.draw_overshoot.saturating_record(3_000);
+        record.phase("formed").success(20);
+        record.disconnects = 3;
+        record.step("zimo", 1_000_000);
+        let window = record.since(&earlier);
+        assert_eq!(window.draw_overshoot.len(), 2);
+        // The sample before the window is gone, its max with it.
+        assert!(window.draw_overshoot.max() < 10_000);
+        assert_eq!(window.phases["formed"].ok, 1);
+        assert_eq!(window.disconnects, 2);
+        assert_eq!(window.protocol_errors, 0);
+        assert!(window.error_kinds.is_empty());
+        assert_eq!(window.steps["zimo"].len(), 1);
+    }
 }

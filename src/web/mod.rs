@@ -174,6 +174,7 @@ impl<'a> HttpMode<'a> {
                 server_pids: plan.server_pids.clone(),
                 start_at: plan.part.start_at,
                 pacing: Pacing::choose(plan.slack, plan.rate, plan.threads),
+                stop: None,
             },
             endpoint,
             script,

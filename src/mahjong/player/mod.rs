@@ -56,6 +56,8 @@ pub struct WorkerCtx {
     /// The players of this worker holding a session on the server (by index), for the main
     /// thread to list as left there if the thread never ends.
     pub signed_in: Arc<Mutex<BTreeSet<usize>>>,
+    /// Player names count from here (a capacity search's later steps of tables).
+    pub first_name: usize,
     pub phases: watch::Receiver<Phase>,
     pub board: Rc<PhaseBoard>,
     pub shutdown: watch::Receiver<bool>,
@@ -159,7 +161,7 @@ impl Player {
     }
 
     fn name(&self) -> String {
-        name(self.index)
+        name(self.ctx.first_name + self.index)
     }
 
     /// Runs the player to the end of the session.

@@ -1,0 +1,159 @@
+//! `tsumo mahjong --capacity --slo EXPR… [--from N] [--to N] [--resolution P] [--step T]
+//! [--warmup T] [--pause T] URL`: the search over players, spelled under `tsumo mahjong` so that
+//! every session option (`--seats`, `--think`, `--bot`, `-t`, `--server-pid`…) means what it
+//! means for one session; the players (`-c`), the games and the length are the search's.
+
+use std::time::Duration;
+
+use clap::parser::ValueSource;
+use clap::{Arg, ArgMatches};
+
+use super::{flag, units, value, Parsed};
+use crate::capacity::SearchPlan;
+use crate::plan::{MahjongCapacityPlan, MahjongPlan};
+
+const DEFAULT_FROM: u64 = 16;
+const DEFAULT_STEP: Duration = Duration::from_secs(10);
+const DEFAULT_WARMUP: Duration = Duration::from_secs(2);
+const DEFAULT_PAUSE: Duration = Duration::from_secs(2);
+/// `--logout-timeout`'s default counts the players of the whole search, up to this when
+/// `--to` is not given.
+const LOGOUT_PLAYERS_WITHOUT_TO: usize = 8_192;
+
+/// The search's own options (meaningless without `--capacity`).
+const OWN: [(&str, &str); 6] = [
+    ("cap_from", "--from"),
+    ("cap_to", "--to"),
+    ("cap_resolution", "--resolution"),
+    ("cap_step", "--step"),
+    ("cap_warmup", "--warmup"),
+    ("cap_pause", "--pause"),
+];
+
+pub(super) fn args() -> Vec<Arg> {
+    vec![
+        flag("capacity", None, "capacity"),
+        value("cap_from", None, "from"),
+        value("cap_to", None, "to"),
+        value("cap_resolution", None, "resolution"),
+        value("cap_step", None, "step"),
+        value("cap_warmup", None, "warmup"),
+        value("cap_pause", None, "pause"),
+    ]
+}
+
+/// A session's command line with a search option but no `--capacity`.
+pub(super) fn not_without(matches: &ArgMatches) -> Result<(), String> {
+    let given = |id: &&str| matches.value_source(id) == Some(ValueSource::CommandLine);
+    match OWN.iter().find(|(id, _)| given(id)) {
+        Some((_, name)) => Err(format!(
+            "{name} is an option of the capacity search: add --capacity"
+        )),
+        None => Ok(()),
+    }
+}
+
+/// The search's plan around the session's; one line for each mistake.
+pub(super) fn plan(
+    matches: &ArgMatches,
+    mut session: MahjongPlan,
+    default_logout: Option<fn(usize) -> Duration>,
+) -> Result<Parsed, String> {
+    let text = |id: &str| matches.get_one::<String>(id);
+    let metric = |id: &str, name: &str| -> Result<Option<u64>, String> {
+        text(id)
+            .map(|v| units::parse_metric(v).map_err(|reason| format!("{name} '{v}': {reason}")))
+            .transpose()
+    };
+    let duration = |id: &str, name: &str, default: Duration| -> Result<Duration, String> {
+        text(id).map_or(Ok(default), |v| {
+            units::parse_duration(v).map_err(|reason| format!("{name} '{v}': {reason}"))
+        })
+    };
+    if session.objectives.is_empty() {
+        return Err(
+            "tsumo mahjong --capacity needs at least one --slo (e.g. 'draw_overshoot.p99<100ms'): \
+             the objectives say what 'carries' means"
+                .to_string(),
+        );
+    }
+    for (id, name, fix) in [
+        (
+            "players",
+            "-c",
+            "the search sets the players: use --from and --to",
+        ),
+        (
+            "games",
+            "--games",
+            "the tables play games until the search ends",
+        ),
+        (
+            "duration",
+            "-d",
+            "the search sets each step's length: use --step",
+        ),
+        (
+            "start_when_full",
+            "--start-when-full",
+            "each table starts when full already",
+        ),
+        (
+            "vs",
+            "--vs",
+            "compare two searches' --json files with tsumo compare",
+        ),
+        ("shard", "--shard", "a capacity search runs on one machine"),
+        ("start_at", "--start-at", "a capacity search starts now"),
+    ] {
+        if matches.value_source(id) == Some(ValueSource::CommandLine) {
+            return Err(format!("{name} is not for --capacity: {fix}"));
+        }
+    }
+    let seats = session.seats as u64;
+    let from = metric("cap_from", "--from")?.unwrap_or(DEFAULT_FROM.max(seats));
+    if from == 0 || from % seats != 0 {
+        return Err(format!(
+            "--from '{from}': must be a positive multiple of {seats} ({seats} tsumo players to a \
+             table; see --seats)"
+        ));
+    }
+    let to = metric("cap_to", "--to")?;
+    if let Some(to) = to {
+        if to < from {
+            return Err(format!("--to {to} is below --from {from}"));
+        }
+        if to < seats {
+            return Err(format!(
+                "--to '{to}': must be at least one table ({seats} players)"
+            ));
+        }
+    }
+    let resolution = match text("cap_resolution") {
+        Some(text) => super::capacity::resolution(text)?,
+        None => SearchPlan::RESOLUTION,
+    };
+    let step = duration("cap_step", "--step", DEFAULT_STEP)?;
+    if step.is_zero() {
+        return Err("--step '0': must be longer than zero".to_string());
+    }
+    let warmup = duration("cap_warmup", "--warmup", DEFAULT_WARMUP)?;
+    let pause = duration("cap_pause", "--pause", DEFAULT_PAUSE)?;
+    if let Some(default_logout) = default_logout {
+        let most = to.map_or(LOGOUT_PLAYERS_WITHOUT_TO, |to| to as usize);
+        session.logout_timeout = default_logout(most);
+    }
+    // Every table plays on, game after game, until the search logs it out.
+    session.games = u32::MAX;
+    session.lockstep = false;
+    session.players = from as usize;
+    Ok(Parsed::MahjongCapacity(Box::new(MahjongCapacityPlan {
+        session,
+        from,
+        to,
+        resolution,
+        step,
+        warmup,
+        pause,
+    })))
+}

@@ -1,0 +1,259 @@
+//! `tsumo mahjong --capacity` against the real majiang-server (tests/common/majiang.rs): a small
+//! search terminates with its answer, each step adds tables while the earlier ones play on,
+//! the JSON reads back and compares, Ctrl-C stops the search, and nobody is left logged in
+//! afterwards. Plus the bad command lines, each one line and exit 2.
+
+mod common;
+
+use std::time::Duration;
+
+use common::majiang::Majiang;
+use common::{run_tsumo, Run, Signalled, TempDir};
+use serde_json::Value;
+
+/// A search's options kept small: 1 s think time (draw overshoot is measured from 400 ms up),
+/// short steps.
+const SMALL: [&str; 10] = [
+    "--capacity",
+    "-t1",
+    "--ramp",
+    "1ms",
+    "--step",
+    "3s",
+    "--warmup",
+    "1s",
+    "--pause",
+    "1s",
+];
+
+fn search(extra: &[&str], url: &str) -> Run {
+    let mut args = vec!["mahjong"];
+    args.extend_from_slice(&SMALL);
+    args.extend_from_slice(extra);
+    args.push(url);
+    run_tsumo(&args, Duration::from_secs(150))
+}
+
+fn strings(doc: &Value, key: &str) -> Vec<String> {
+    doc[key]
+        .as_array()
+        .unwrap_or_else(|| panic!("{key} missing in {doc:#}"))
+        .iter()
+        .map(|v| v.as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+/// Every step held up to --to: "at least 8 players"; the second step kept the first step's
+/// table playing and added one; each step is a session (its judged window); everyone logged
+/// out; the file reads back through `tsumo compare`.
+#[test]
+fn a_search_bounded_by_to_holds_every_step_and_logs_everyone_out() {
+    let server = Majiang::start();
+    let url = server.url();
+    let dir = TempDir::new("tsumo-mjcap");
+    let json = dir.path().join("search.json");
+    let json_arg = json.to_string_lossy().to_string();
+    let run = search(
+        &[
+            "--slo",
+            "draw_overshoot.p99<60s",
+            "--slo",
+            "disconnects<1",
+            "--from",
+            "4",
+            "--to",
+            "8",
+            "--json",
+            &json_arg,
+        ],
+        &url,
+    );
+    run.assert_success();
+    assert!(
+        run.stdout.contains("Capacity: at least 8 players ("),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("Capacity search (players)"),
+        "{}",
+        run.stdout
+    );
+    // Step 2 added one table of 4 while step 1's table played on.
+    assert!(
+        run.stderr
+            .contains("capacity: step 2 at 8 players (4 playing on, 4 new;"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(
+        run.stderr.matches("capacity: logging out").count(),
+        1,
+        "{}",
+        run.stderr
+    );
+    let doc = common::read_json(&json);
+    assert_eq!(doc["mode"], "capacity");
+    assert_eq!(doc["capacity"]["unit"], "players");
+    assert_eq!(doc["capacity"]["value"], 8);
+    assert_eq!(doc["capacity"]["limited_by"], "to");
+    assert_eq!(strings(&doc, "roles"), ["grow", "grow"]);
+    assert_eq!(strings(&doc, "outcomes"), ["held", "held"]);
+    let steps = doc["steps"].as_array().expect("steps");
+    let players: Vec<u64> = steps
+        .iter()
+        .map(|s| s["plan"]["players"].as_u64().unwrap_or(0))
+        .collect();
+    assert_eq!(players, [4, 8]);
+    for step in steps {
+        assert_eq!(step["mode"], "mahjong", "{step:#}");
+        assert!(step["draw_overshoot"]["count"].as_u64().unwrap_or(0) > 0);
+    }
+    assert_eq!(doc["achieved"], serde_json::json!([4, 8]));
+    assert_eq!(server.wait_session_files(0, Duration::from_secs(5)), 0);
+    assert_eq!(server.session_names(), Vec::<String>::new());
+    // Two searches side by side (here the same file twice).
+    let compared = run_tsumo(&["compare", &json_arg, &json_arg], Duration::from_secs(30));
+    compared.assert_success();
+    assert!(compared.stdout.contains("Capacity"), "{}", compared.stdout);
+}
+
+/// An objective the first step cannot hold: "below 4 players", one step, everyone logged out.
+#[test]
+fn a_first_step_that_breaks_answers_below_from() {
+    let server = Majiang::start();
+    let url = server.url();
+    let run = search(
+        &[
+            "--slo", "errors<0", "--from", "4", "--to", "8", "--json", "-",
+        ],
+        &url,
+    );
+    run.assert_success();
+    let doc = run.json();
+    assert_eq!(doc["capacity"]["value"], Value::Null);
+    let outcomes = strings(&doc, "outcomes");
+    assert_eq!(outcomes.len(), 1, "{doc:#}");
+    // Broken by the objective, or (on a machine too busy for tsumo to reply in time) put down
+    // to tsumo: never read as a capacity.
+    assert!(
+        outcomes[0] == "broke" || outcomes[0] == "generator-limited",
+        "{outcomes:?}"
+    );
+    assert_eq!(server.wait_session_files(0, Duration::from_secs(5)), 0);
+}
+
+/// Ctrl-C during a step: the search stops, reports the steps run, and logs everyone out.
+#[test]
+fn ctrl_c_stops_the_search_and_logs_everyone_out() {
+    let server = Majiang::start();
+    let url = server.url();
+    let mut args = vec!["mahjong"];
+    args.extend_from_slice(&SMALL);
+    args.extend_from_slice(&[
+        "--slo",
+        "draw_overshoot.p99<60s",
+        "--from",
+        "4",
+        "--to",
+        "64",
+        "--step",
+        "30s",
+        &url,
+    ]);
+    let mut tsumo = Signalled::spawn(&args);
+    assert_eq!(
+        server.wait_session_files(4, Duration::from_secs(20)),
+        4,
+        "players did not log in"
+    );
+    std::thread::sleep(Duration::from_secs(3));
+    tsumo.kill(libc::SIGINT, None);
+    let run = tsumo.finish(Duration::from_secs(60));
+    assert!(run.status.success(), "{run:?}");
+    assert!(
+        run.stdout.contains("SIGINT stopped the search at 4"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(server.wait_session_files(0, Duration::from_secs(5)), 0);
+}
+
+#[test]
+fn bad_command_lines_are_one_line_and_exit_2() {
+    let url = "http://127.0.0.1:1/server";
+    let slo = "draw_overshoot.p99<100ms";
+    for (args, needle) in [
+        (vec!["--capacity", url], "needs at least one --slo"),
+        (
+            vec!["--capacity", "--slo", slo, "--from", "6", url],
+            "--from '6': must be a positive multiple of 4",
+        ),
+        (
+            vec![
+                "--capacity",
+                "--slo",
+                slo,
+                "--seats",
+                "3",
+                "--from",
+                "16",
+                url,
+            ],
+            "multiple of 3",
+        ),
+        (
+            vec!["--capacity", "--slo", slo, "--from", "16", "--to", "8", url],
+            "--to 8 is below --from 16",
+        ),
+        (
+            vec!["--capacity", "--slo", "p99<10ms", url],
+            "--slo 'p99<10ms': p99 is an HTTP measure",
+        ),
+        (vec!["--from", "16", "--slo", slo, url], "add --capacity"),
+        (
+            vec!["--capacity", "--slo", slo, "-c", "8", url],
+            "-c is not for --capacity",
+        ),
+        (
+            vec!["--capacity", "--slo", slo, "--games", "2", url],
+            "--games is not for --capacity",
+        ),
+        (
+            vec!["--capacity", "--slo", slo, "--resolution", "0", url],
+            "--resolution '0'",
+        ),
+    ] {
+        let mut all = vec!["mahjong"];
+        all.extend_from_slice(&args);
+        let run = run_tsumo(&all, Duration::from_secs(20));
+        assert_eq!(run.status.code(), Some(2), "{args:?}: {run:?}");
+        assert_eq!(run.stderr.lines().count(), 1, "{args:?}: {}", run.stderr);
+        assert!(run.stderr.contains(needle), "{args:?}: {}", run.stderr);
+    }
+}
+
+/// The server not answering: one line, exit 1, as for a session.
+#[test]
+fn server_down_is_one_clear_line() {
+    let port = common::free_port();
+    let url = format!("http://127.0.0.1:{port}/server");
+    let run = run_tsumo(
+        &[
+            "mahjong",
+            "--capacity",
+            "--slo",
+            "draw_overshoot.p99<100ms",
+            &url,
+        ],
+        Duration::from_secs(30),
+    );
+    assert_eq!(run.status.code(), Some(1), "{run:?}");
+    assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .starts_with("tsumo: unable to connect to 127.0.0.1:"),
+        "{}",
+        run.stderr
+    );
+}
