@@ -531,7 +531,13 @@ fn page(search: &SavedSearch) -> PageContent {
             "capacity",
             "Capacity",
             c.value.map_or("none held".to_string(), |v| {
-                format!("{} {unit}", crate::capacity::grouped(v))
+                // Only the server's limit is the capacity itself; any other is a floor.
+                let floor = if c.limited_by == "server" {
+                    ""
+                } else {
+                    "at least "
+                };
+                format!("{floor}{} {unit}", crate::capacity::grouped(v))
             }),
             c.value.map(|v| v as f64),
         ),
@@ -889,9 +895,21 @@ mod tests {
         let merged = merge_staircases(&[(&a, "a.json"), (&b, "b.json")], "both").unwrap();
         assert_eq!(merged.label, "both");
         assert_eq!(merged.staircase, [100, 200]);
-        let requests: Vec<u64> = merged.steps.runs().unwrap_or_default().iter().map(|s| s.counters.requests).collect();
+        let requests: Vec<u64> = merged
+            .steps
+            .runs()
+            .unwrap_or_default()
+            .iter()
+            .map(|s| s.counters.requests)
+            .collect();
         assert_eq!(requests, [100, 160]);
-        let rates: Vec<Option<u64>> = merged.steps.runs().unwrap_or_default().iter().map(|s| s.plan.rate).collect();
+        let rates: Vec<Option<u64>> = merged
+            .steps
+            .runs()
+            .unwrap_or_default()
+            .iter()
+            .map(|s| s.plan.rate)
+            .collect();
         assert_eq!(rates, [Some(100), Some(200)]);
         assert_eq!(merged.outcomes, ["held", "broke"]);
         assert_eq!(merged.roles, ["staircase", "staircase"]);
@@ -904,7 +922,13 @@ mod tests {
         assert!(render(&merged).starts_with("Capacity staircase (requests/sec)\n"));
         // A merged step is the whole run's: no shard, the run's id.
         assert_eq!(merged.steps.runs().unwrap_or_default()[0].part.shard, None);
-        assert_eq!(merged.steps.runs().unwrap_or_default()[0].part.run_id.as_deref(), Some("stairs"));
+        assert_eq!(
+            merged.steps.runs().unwrap_or_default()[0]
+                .part
+                .run_id
+                .as_deref(),
+            Some("stairs")
+        );
     }
 
     /// tsumo behind its schedule on one shard: the merged step is tsumo's limit, not the

@@ -28,6 +28,7 @@ use crate::net::preflight::preflight_blocking;
 use crate::plan::{JsonOut, MahjongCapacityPlan, MahjongPlan};
 use crate::report;
 use crate::report::capacity::SavedSearch;
+use crate::report::saved::{LoadedRun, RunData};
 use crate::report::session::SavedSession;
 use crate::stats::mahjong::{MahjongRecorder, MahjongResult};
 use crate::stats::start::StartRecord;
@@ -41,6 +42,9 @@ const POLL: Duration = Duration::from_millis(100);
 pub fn run(plan: &MahjongCapacityPlan) -> ExitStatus {
     let session = &plan.session;
     if let Err(e) = check_outputs(session.json.as_ref(), None) {
+        return error_exit(&e);
+    }
+    if let Err(e) = super::check_html(session.html.as_deref(), session.json.as_ref()) {
         return error_exit(&e);
     }
     let mark = match signals::watch() {
@@ -110,6 +114,12 @@ pub fn run(plan: &MahjongCapacityPlan) -> ExitStatus {
     if let Some(json) = &session.json {
         if let Err(e) = report::schema::write_value(&search, json) {
             status = fail(&format_args!("--json {e}"));
+        }
+    }
+    if let Some(path) = &session.html {
+        let loaded = LoadedRun::new(RunData::Capacity(Box::new(search.clone())), "search");
+        if let Err(e) = super::write_page(path, loaded) {
+            status = fail(&e);
         }
     }
     if let Some(e) = &error {
@@ -291,6 +301,7 @@ impl Cohorts<'_> {
             threads: session.threads.min(players / session.seats).max(1),
             duration: Duration::from_secs(u64::from(u32::MAX)),
             json: None,
+            html: None,
             quiet: true,
             progress: false,
             objectives: Vec::new(),
