@@ -460,12 +460,31 @@ impl SavedResult for SavedSearch {
     fn rows(&self) -> Vec<Row> {
         let c = &self.capacity;
         let lowest_broken = c.broke.iter().min().map(|&l| l as f64);
-        vec![
-            row("Capacity", c.value.map(|v| v as f64), Unit::Metric),
+        let mut rows = vec![
+            row(
+                "Capacity",
+                c.value
+                    .filter(|_| c.limited_by == "server")
+                    .map(|v| v as f64),
+                Unit::Metric,
+            ),
             row("Lowest broken", lowest_broken, Unit::Metric),
             row("Steps", Some(self.steps.len() as f64), Unit::Count),
             row("Elapsed", Some(self.elapsed_s() * 1e6), Unit::Time),
-        ]
+        ];
+        // A floor ("at least": tsumo, the machine, --to or a signal ended the search) is a row
+        // of its own, never read across from a capacity that the server set.
+        if c.limited_by != "server" {
+            rows.insert(
+                1,
+                row(
+                    "Capacity, at least",
+                    c.value.map(|v| v as f64),
+                    Unit::Metric,
+                ),
+            );
+        }
+        rows
     }
 
     fn key_metrics(&self) -> &'static [(&'static str, &'static str)] {
