@@ -348,6 +348,11 @@ fn errors(run: &SavedRun) -> String {
         ("protocol", e.protocol),
         ("unsent", run.counters.unsent.total()),
     ];
+    counts_said(&kinds)
+}
+
+/// `0`, or each kind counted more than once: `read 2, status 5`.
+fn counts_said(kinds: &[(&str, u64)]) -> String {
     let said: Vec<String> = kinds
         .iter()
         .filter(|(_, n)| *n > 0)
@@ -366,16 +371,7 @@ fn session_errors(session: &SavedSession) -> String {
         ("errors", session.errors),
         ("disconnects", session.disconnects),
     ];
-    let said: Vec<String> = kinds
-        .iter()
-        .filter(|(_, n)| *n > 0)
-        .map(|(kind, n)| format!("{kind} {n}"))
-        .collect();
-    if said.is_empty() {
-        "0".to_string()
-    } else {
-        said.join(", ")
-    }
+    counts_said(&kinds)
 }
 
 impl SavedResult for SavedSearch {

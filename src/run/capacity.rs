@@ -300,8 +300,8 @@ impl StepRunner for HttpSteps<'_> {
         eprintln!(
             "capacity: step {number} at {} {unit} ({} warm-up, then {} judged{share})",
             capacity::grouped(load),
-            human(self.plan.warmup),
-            human(self.plan.step)
+            super::human(self.plan.warmup),
+            super::human(self.plan.step)
         );
         if !self.plan.warmup.is_zero() {
             match web::run(&self.step_plan(load, self.plan.warmup, false)) {
@@ -338,7 +338,16 @@ impl StepRunner for HttpSteps<'_> {
                 outcome.limit = stopped.limit;
             }
         }
-        eprintln!("capacity: step {number}: {}", step_line(&outcome));
+        eprintln!(
+            "capacity: step {number}: {}",
+            super::step_line(
+                &outcome,
+                &format!(
+                    "achieved {} requests/sec",
+                    capacity::grouped(outcome.achieved.round() as u64)
+                )
+            )
+        );
         self.runs.push(saved);
         outcome
     }
@@ -350,36 +359,5 @@ fn unreachable_outcome() -> StepOutcome {
         achieved: 0.0,
         verdicts: Vec::new(),
         limit: Some(Limit::Stopped("the run failed".to_string())),
-    }
-}
-
-/// `achieved 1,480 requests/sec: p99<20ms held (p99 3.1ms) → held`.
-fn step_line(outcome: &StepOutcome) -> String {
-    let verdicts: Vec<String> = outcome
-        .verdicts
-        .iter()
-        .map(|v| {
-            let word = if v.held { "held" } else { "BROKEN" };
-            format!("{} {word} ({})", v.expr, v.measured_text())
-        })
-        .collect();
-    let class = match &outcome.limit {
-        Some(Limit::Generator(why)) => format!("generator-limited: {why}"),
-        Some(Limit::System(limit)) => format!("system-limited: {}", limit.describe()),
-        Some(Limit::Stopped(why)) => format!("stopped: {why}"),
-        None => outcome.class().as_str().to_string(),
-    };
-    format!(
-        "achieved {} requests/sec: {} -> {class}",
-        capacity::grouped(outcome.achieved.round() as u64),
-        verdicts.join(", ")
-    )
-}
-
-fn human(d: Duration) -> String {
-    if d.subsec_millis() == 0 {
-        format!("{}s", d.as_secs())
-    } else {
-        format!("{}ms", d.as_millis())
     }
 }

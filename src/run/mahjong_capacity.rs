@@ -456,8 +456,8 @@ impl StepRunner for Cohorts<'_> {
             capacity::grouped(load),
             capacity::grouped(playing as u64),
             capacity::grouped(load.saturating_sub(playing as u64)),
-            human(self.plan.warmup),
-            human(self.plan.step)
+            super::human(self.plan.warmup),
+            super::human(self.plan.step)
         );
         if load_players > playing {
             self.add(load_players - playing, load_players);
@@ -479,38 +479,16 @@ impl StepRunner for Cohorts<'_> {
             },
             None => outcome,
         };
-        eprintln!("capacity: step {number}: {}", step_line(&outcome));
+        eprintln!(
+            "capacity: step {number}: {}",
+            super::step_line(
+                &outcome,
+                &format!(
+                    "{} playing",
+                    capacity::grouped(outcome.achieved.round() as u64)
+                )
+            )
+        );
         outcome
-    }
-}
-
-/// `playing 16: draw_overshoot.p99<100ms held (draw_overshoot p99 3.1ms) -> held`.
-fn step_line(outcome: &StepOutcome) -> String {
-    let verdicts: Vec<String> = outcome
-        .verdicts
-        .iter()
-        .map(|v| {
-            let word = if v.held { "held" } else { "BROKEN" };
-            format!("{} {word} ({})", v.expr, v.measured_text())
-        })
-        .collect();
-    let class = match &outcome.limit {
-        Some(Limit::Generator(why)) => format!("generator-limited: {why}"),
-        Some(Limit::System(limit)) => format!("system-limited: {}", limit.describe()),
-        Some(Limit::Stopped(why)) => format!("stopped: {why}"),
-        None => outcome.class().as_str().to_string(),
-    };
-    format!(
-        "{} playing: {} -> {class}",
-        capacity::grouped(outcome.achieved.round() as u64),
-        verdicts.join(", ")
-    )
-}
-
-fn human(d: Duration) -> String {
-    if d.subsec_millis() == 0 {
-        format!("{}s", d.as_secs())
-    } else {
-        format!("{}ms", d.as_millis())
     }
 }

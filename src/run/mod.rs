@@ -73,3 +73,34 @@ pub fn fail_as(status: ExitStatus, e: &dyn std::fmt::Display) -> ExitStatus {
     eprintln!("tsumo: {e}");
     status
 }
+
+/// A capacity step's line on stderr: what it achieved (`achieved 1,480 requests/sec`, `16
+/// playing`), each objective's verdict, and the step's class: `… p99<20ms held (p99 3.1ms)
+/// -> held`.
+fn step_line(outcome: &crate::capacity::StepOutcome, achieved: &str) -> String {
+    use crate::capacity::Limit;
+    let verdicts: Vec<String> = outcome
+        .verdicts
+        .iter()
+        .map(|v| {
+            let word = if v.held { "held" } else { "BROKEN" };
+            format!("{} {word} ({})", v.expr, v.measured_text())
+        })
+        .collect();
+    let class = match &outcome.limit {
+        Some(Limit::Generator(why)) => format!("generator-limited: {why}"),
+        Some(Limit::System(limit)) => format!("system-limited: {}", limit.describe()),
+        Some(Limit::Stopped(why)) => format!("stopped: {why}"),
+        None => outcome.class().as_str().to_string(),
+    };
+    format!("{achieved}: {} -> {class}", verdicts.join(", "))
+}
+
+/// `2s`, or `1500ms`: a step's lengths as the step lines say them.
+fn human(d: std::time::Duration) -> String {
+    if d.subsec_millis() == 0 {
+        format!("{}s", d.as_secs())
+    } else {
+        format!("{}ms", d.as_millis())
+    }
+}
