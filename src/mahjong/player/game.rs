@@ -17,6 +17,10 @@ use crate::timing::clock::{self, Nanos};
 /// The server's minimum time per step (`speed * 200` ms with speed 2).
 const STEP_MINIMUM: Nanos = 400_000_000;
 
+/// The server's pause after an announcement (`say`: a riichi, a kan, a tsumo win, a call)
+/// before the request it announces: majiang-core's `delay` with no timeout, `max(500, dwell)`.
+const SAY_PAUSE: Nanos = 500_000_000;
+
 /// A reply held back for the think time.
 pub(super) struct PendingReply {
     due: Nanos,
@@ -42,6 +46,7 @@ impl Player {
                 self.start_sent = Some(clock::now());
                 self.kaiju_at = None;
                 self.last_request = None;
+                self.said = false;
                 self.send(&messages::start(&room_no, &plan.rule, &timer))
                     .await?;
             }
@@ -92,6 +97,9 @@ impl Player {
 
     /// Answers a `GAME` message: a request gets its reply, now or after the think time.
     pub(super) async fn on_game(&mut self, msg: &Value, received: Nanos) -> Result<(), Interrupt> {
+        if self.owner && msg.get("say").is_some() {
+            self.said = true;
+        }
         let reply = match self.bot.on_game(msg) {
             Ok(Some(reply)) => reply,
             Ok(None) => return Ok(()),
@@ -121,8 +129,11 @@ impl Player {
     }
 
     /// Owner: the time since the previous request of this table, credited to the kind of step
-    /// that opened it.
+    /// that opened it. A draw is due after the think time, and after the server's pause too
+    /// when it announced something (a riichi, a kan, a tsumo win) in between: that pause is
+    /// the protocol's, so it is not counted as overshoot.
     fn time_step(&mut self, step: StepKind, received: Nanos) {
+        let said = std::mem::take(&mut self.said);
         let mut rec = self.ctx.recorder.borrow_mut();
         if step == StepKind::Kaiju {
             if let Some(start) = self.start_sent.take() {
@@ -139,7 +150,7 @@ impl Player {
             match kind {
                 StepKind::Zimo | StepKind::Gangzimo if think >= STEP_MINIMUM => {
                     rec.draw_overshoot
-                        .saturating_record(clock::to_us(interval.saturating_sub(think)));
+                        .saturating_record(clock::to_us(draw_overshoot(interval, think, said)));
                 }
                 StepKind::Qipai => {
                     rec.deal_overshoot
@@ -177,5 +188,29 @@ impl Player {
             self.send(&pending.frame).await?;
         }
         Ok(())
+    }
+}
+
+/// How much later than due a draw's step ended: due after the think time, plus the server's
+/// pause when it announced something (`said`) before the next request.
+fn draw_overshoot(interval: Nanos, think: Nanos, said: bool) -> Nanos {
+    let due = think + if said { SAY_PAUSE } else { 0 };
+    interval.saturating_sub(due)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: Nanos = 1_000_000;
+
+    #[test]
+    fn an_announced_draw_is_due_after_the_servers_pause_too() {
+        // A riichi discard: 1 s think, `say`, then the server's 500 ms pause, 3 ms late.
+        assert_eq!(draw_overshoot(1_503 * MS, 1_000 * MS, true), 3 * MS);
+        // Without an announcement the same interval is half a second over.
+        assert_eq!(draw_overshoot(1_503 * MS, 1_000 * MS, false), 503 * MS);
+        // Early is zero, never negative.
+        assert_eq!(draw_overshoot(999 * MS, 1_000 * MS, false), 0);
     }
 }

@@ -115,6 +115,8 @@ pub struct Player {
     pending: Option<PendingReply>,
     /// Owner only: the last request's arrival and kind, for step intervals.
     last_request: Option<(Nanos, StepKind)>,
+    /// Owner only: the server announced something (`say`) since the last request.
+    said: bool,
     start_sent: Option<Nanos>,
     kaiju_at: Option<Nanos>,
     /// Deterministic jitter source, seeded by the index.
@@ -152,6 +154,7 @@ impl Player {
             bot,
             pending: None,
             last_request: None,
+            said: false,
             start_sent: None,
             kaiju_at: None,
             rng: XorShift::new(
