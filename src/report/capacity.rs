@@ -161,8 +161,6 @@ struct StepView<'a> {
     errors: String,
     server: Option<&'a ServerUsage>,
     objectives: &'a [Verdict],
-    elapsed_s: f64,
-    result: &'a dyn SavedResult,
 }
 
 impl SearchSteps {
@@ -185,14 +183,21 @@ impl SearchSteps {
         }
     }
 
+    /// Each step as a result, whichever kind it is.
+    fn results(&self) -> Vec<&dyn SavedResult> {
+        match self {
+            SearchSteps::Runs(runs) => runs.iter().map(|r| r as &dyn SavedResult).collect(),
+            SearchSteps::Sessions(sessions) => {
+                sessions.iter().map(|s| s as &dyn SavedResult).collect()
+            }
+        }
+    }
+
     /// Each step's objectives as judged: the expressions of the first step's.
     fn objectives(&self) -> Vec<String> {
-        let first = match self {
-            SearchSteps::Runs(runs) => runs.first().map(|r| &r.objectives),
-            SearchSteps::Sessions(sessions) => sessions.first().map(|s| &s.objectives),
-        };
-        first
-            .map(|verdicts| verdicts.iter().map(|v| v.expr.clone()).collect())
+        self.results()
+            .first()
+            .map(|first| first.objectives().iter().map(|v| v.expr.clone()).collect())
             .unwrap_or_default()
     }
 
@@ -210,8 +215,6 @@ impl SearchSteps {
                     errors: errors(run),
                     server: run.server.as_ref(),
                     objectives: &run.objectives,
-                    elapsed_s: run.elapsed_s,
-                    result: run,
                 })
                 .collect(),
             SearchSteps::Sessions(sessions) => sessions
@@ -231,8 +234,6 @@ impl SearchSteps {
                         errors: session_errors(session),
                         server: session.server.as_ref(),
                         objectives: &session.objectives,
-                        elapsed_s: session.elapsed_s,
-                        result: session,
                     }
                 })
                 .collect(),
@@ -387,28 +388,10 @@ impl SavedResult for SavedSearch {
         &self.url
     }
 
-    fn part(&self) -> &SavedPart {
-        &self.part
-    }
-
-    fn part_mut(&mut self) -> &mut SavedPart {
-        &mut self.part
-    }
-
-    fn server(&self) -> Option<&ServerUsage> {
-        self.server.as_ref()
-    }
-
-    fn server_mut(&mut self) -> &mut Option<ServerUsage> {
-        &mut self.server
-    }
+    super::result::part_and_server_fields!();
 
     fn elapsed_s(&self) -> f64 {
-        self.steps
-            .views(&self.achieved)
-            .iter()
-            .map(|s| s.elapsed_s)
-            .sum()
+        self.steps.results().iter().map(|s| s.elapsed_s()).sum()
     }
 
     fn cut_by_signal(&self) -> Option<String> {
@@ -416,8 +399,10 @@ impl SavedResult for SavedSearch {
     }
 
     fn stopped_by_error(&self) -> Option<String> {
-        let views = self.steps.views(&self.achieved);
-        views.iter().find_map(|s| s.result.stopped_by_error())
+        self.steps
+            .results()
+            .iter()
+            .find_map(|s| s.stopped_by_error())
     }
 
     fn text(&self) -> Result<String, Error> {
@@ -426,8 +411,7 @@ impl SavedResult for SavedSearch {
 
     /// A step's run failed (a script error, no response at all); else the search answered.
     fn verdict(&self) -> Option<String> {
-        let views = self.steps.views(&self.achieved);
-        views.iter().find_map(|s| s.result.verdict())
+        self.steps.results().iter().find_map(|s| s.verdict())
     }
 
     /// The search is its answer, not a judgement: its steps hold the objectives' verdicts.

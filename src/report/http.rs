@@ -16,13 +16,12 @@ use super::result::{
     add_encoded, add_sources, cut_by, duration_flag, figure, over_intervals, row, Named, PageChart,
     PageContent, Row, SavedResult, Unit,
 };
-use super::schema::{encode_histogram, SavedPart};
+use super::schema::encode_histogram;
 use super::timeline::{self, IntervalHistogram, SavedInterval, SavedServerInterval};
 use crate::error::Error;
 use crate::slo::Verdict;
 use crate::stats::format::{counted, format_time_us};
 use crate::stats::new_histogram;
-use crate::sys::procstat::ServerUsage;
 
 /// The histograms a plot can show, the default first.
 const PLOTTED: [&str; 3] = ["latency", "uncorrected", "send_lateness"];
@@ -40,21 +39,7 @@ impl SavedResult for SavedRun {
         &self.plan.url
     }
 
-    fn part(&self) -> &SavedPart {
-        &self.part
-    }
-
-    fn part_mut(&mut self) -> &mut SavedPart {
-        &mut self.part
-    }
-
-    fn server(&self) -> Option<&ServerUsage> {
-        self.server.as_ref()
-    }
-
-    fn server_mut(&mut self) -> &mut Option<ServerUsage> {
-        &mut self.server
-    }
+    super::result::part_and_server_fields!();
 
     fn elapsed_s(&self) -> f64 {
         self.elapsed_s

@@ -17,7 +17,7 @@ use crate::report::result::{
     add_encoded, add_sources, cut_by, duration_flag, figure, over_intervals, row, Named, PageChart,
     PageContent, Row, SavedResult, Unit,
 };
-use crate::report::schema::{write_value, SavedPart};
+use crate::report::schema::write_value;
 use crate::report::session::{SavedBot, SavedHistogram, SavedPhase, SavedSession};
 use crate::report::text::server_line;
 use crate::report::timeline::{self, IntervalHistogram, SavedSessionInterval};
@@ -26,7 +26,6 @@ use crate::stats::format::{counted, format_binary, format_metric, format_time_us
 use crate::stats::hdr;
 use crate::stats::mahjong::{add_errors, MahjongResult, PHASES};
 use crate::stats::new_histogram;
-use crate::sys::procstat::ServerUsage;
 
 /// A row's cells from a saved summary: p50, p90, p99, max; `-` without a sample (a phase
 /// nobody passed has no latency, not one of 0.00us).
@@ -502,21 +501,7 @@ impl SavedResult for SavedSession {
         &self.plan.url
     }
 
-    fn part(&self) -> &SavedPart {
-        &self.part
-    }
-
-    fn part_mut(&mut self) -> &mut SavedPart {
-        &mut self.part
-    }
-
-    fn server(&self) -> Option<&ServerUsage> {
-        self.server.as_ref()
-    }
-
-    fn server_mut(&mut self) -> &mut Option<ServerUsage> {
-        &mut self.server
-    }
+    super::result::part_and_server_fields!();
 
     fn elapsed_s(&self) -> f64 {
         self.elapsed_s

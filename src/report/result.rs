@@ -20,6 +20,29 @@ use crate::error::{Error, ExitStatus};
 use crate::slo::{self, Verdict};
 use crate::sys::procstat::ServerUsage;
 
+/// `part`, `server` and their `_mut`s for a saved type that holds them as fields named `part`
+/// and `server`, as every saved type does: written once, expanded in each `impl SavedResult`.
+macro_rules! part_and_server_fields {
+    () => {
+        fn part(&self) -> &$crate::report::schema::SavedPart {
+            &self.part
+        }
+
+        fn part_mut(&mut self) -> &mut $crate::report::schema::SavedPart {
+            &mut self.part
+        }
+
+        fn server(&self) -> Option<&$crate::sys::procstat::ServerUsage> {
+            self.server.as_ref()
+        }
+
+        fn server_mut(&mut self) -> &mut Option<$crate::sys::procstat::ServerUsage> {
+            &mut self.server
+        }
+    };
+}
+pub(crate) use part_and_server_fields;
+
 /// A saved result of any mode, as the tools on saved results read it.
 pub trait SavedResult: std::fmt::Debug {
     /// `"HTTP"` or `"mahjong"`, for messages.
