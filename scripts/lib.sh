@@ -31,10 +31,15 @@ nginx_bin() {
 
 # A TCP port on 127.0.0.1 that nothing listens on right now.
 free_port() {
-    local port
+    # Below the ephemeral range: after a big run, thousands of client ports there sit in
+    # TIME_WAIT, and a server cannot bind one of them although nothing answers on it.
+    local port low
+    low=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+    [ "$low" -gt 12000 ] || low=60000
     while :; do
-        port=$((20000 + RANDOM % 40000))
-        if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+        port=$((10000 + RANDOM % (low - 10000)))
+        if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null &&
+            [ -z "$(ss -Htan "( sport = :$port )" 2>/dev/null)" ]; then
             echo "$port"
             return
         fi
