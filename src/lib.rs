@@ -82,8 +82,8 @@
 //!   state, the `wrk` table, hooks, thread objects, and the time limit on every hook call (a
 //!   watchdog thread interrupts a call past `--script-timeout`). Without `request()`/`response()`
 //!   hooks no Lua runs per request.
-//! - [`ws`]: the WebSocket transport (tokio-tungstenite over our TCP/TLS stream, a 2 KB read
-//!   buffer per socket, back to 2 KB after a longer message once it is empty, and no write
+//! - [`ws`]: the WebSocket transport (tokio-tungstenite over our TCP/TLS stream, a 1 KB read
+//!   buffer per socket, back to 1 KB after a longer message once it is empty, and no write
 //!   buffer; its failures named in our error types) and the Engine.IO / socket.io text framing
 //!   that majiang-server speaks over it.
 //! - [`net`]: sockets for every mode: one TCP-or-TLS stream type, the rustls configuration

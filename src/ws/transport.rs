@@ -38,8 +38,10 @@ use crate::net::stream::{ConnectError, Endpoint, Stream};
 pub const MAX_MESSAGE: usize = 4 << 20;
 
 /// The read buffer's resting size, allocated when the socket opens: a `GAME` message is about
-/// 100 bytes, `kaiju` (with the rule) about 1.5 KB; a longer one grows it.
-const READ_BUFFER: usize = 2048;
+/// 100 bytes; a longer one (`kaiju` with the rule, about 1.5 KB, once a game; the game record)
+/// grows it until the socket is renewed. tungstenite zero-fills the free part before every
+/// read, a `WouldBlock` one too, so a smaller buffer is also less to fill.
+const READ_BUFFER: usize = 1024;
 
 /// Frames waiting for a stalled server at most: a player sends one message at a time, and its
 /// longest (`START` with the rule) is a few KB.
