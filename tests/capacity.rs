@@ -15,10 +15,15 @@ static ONE_SEARCH: Mutex<()> = Mutex::new(());
 use common::serial::SerialServer;
 use tsumo::sys::wallclock::{format_rfc3339, unix_now_ns};
 
+/// One measurement at a time (a search, or the closed loop a search is held against): two on
+/// the 2 cores would each measure the other.
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    ONE_SEARCH.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// Runs `tsumo capacity ARGS --json FILE URL`: the run and the JSON document.
 fn capacity(args: &[&str], url: &str) -> (common::Run, serde_json::Value) {
-    // One search at a time: two on the 2 cores would each measure the other.
-    let _one = ONE_SEARCH.lock().unwrap_or_else(|e| e.into_inner());
+    let _one = one_at_a_time();
     let dir = common::TempDir::new("capacity");
     let json = dir.path().join("capacity.json");
     let json = json.to_str().unwrap();
@@ -62,10 +67,12 @@ fn the_search_finds_a_one_at_a_time_servers_throughput() {
     let url = server.url("/");
     let dir = common::TempDir::new("closed-loop");
     let json = dir.path().join("closed.json");
+    let one = one_at_a_time();
     let closed = common::run_tsumo(
         &["-t1", "-c4", "-d3s", "--json", json.to_str().unwrap(), &url],
         Duration::from_secs(60),
     );
+    drop(one);
     closed.assert_success();
     let closed: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).expect("JSON")).expect("parses");
@@ -301,7 +308,7 @@ fn dash_d_sets_each_steps_length() {
 /// lateness then being the limit, before the signal is sent.
 #[test]
 fn ctrl_c_mid_search_answers_from_the_steps_run_so_far() {
-    let _one = ONE_SEARCH.lock().unwrap_or_else(|e| e.into_inner());
+    let _one = one_at_a_time();
     // 2 ms a request: 500 req/s, far above the two steps run here (50 and 100 req/s).
     let server = SerialServer::start(Duration::from_millis(2));
     let url = server.url("/");
@@ -546,7 +553,7 @@ fn one_and_two_shards(url: &str, dir: &common::TempDir, attempt: usize) -> (Stri
 /// to measure: "generator-limited") runs the whole again, twice at most.
 #[test]
 fn a_staircase_over_shards_merges_to_the_one_process_answer() {
-    let _one = ONE_SEARCH.lock().unwrap_or_else(|e| e.into_inner());
+    let _one = one_at_a_time();
     let server = SerialServer::start(Duration::from_millis(2));
     let url = server.url("/");
     let dir = common::TempDir::new("staircase");
