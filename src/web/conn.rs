@@ -185,9 +185,12 @@ impl Connection {
             let (intended, sent) = turn.sent(waited);
             turn.record_lateness(&mut self.shared.recorder.borrow_mut(), ready_at, sent);
             self.progress.sent.set(self.next + batch.len() as u64);
+            self.progress.in_flight_since.set(Some(sent));
             let deadline = Rc::clone(&self.deadline);
             let exchange = self.exchange(stream, &batch, intended, sent);
-            match deadline.guard(sent, exchange).await {
+            let outcome = deadline.guard(sent, exchange).await;
+            self.progress.in_flight_since.set(None);
+            match outcome {
                 Ok(Outcome::Done(stream)) => {
                     self.next += batch.len() as u64;
                     self.reused = stream.is_some();

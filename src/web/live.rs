@@ -6,6 +6,7 @@ use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::engine::Live;
+use crate::timing::clock::Nanos;
 
 /// Counters a worker updates as it goes (relaxed atomics: read for display and the per-second
 /// samples only).
@@ -44,6 +45,11 @@ pub enum Down {
 pub struct Progress {
     /// Requests of the schedule sent, or being sent, so far.
     pub sent: Cell<u64>,
+    /// When the request in flight now was sent (HTTP/1.1; `None` between exchanges). At the
+    /// end, a request that fell due after it waits on a response still in progress, as the
+    /// end finds it: left out of the unsent, as the request in flight is, so that the cut
+    /// itself never counts as the server's error.
+    pub in_flight_since: Cell<Option<Nanos>>,
     /// Set while the connection cannot be opened again.
     pub down: Cell<Option<Down>>,
 }

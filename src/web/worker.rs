@@ -25,7 +25,7 @@ use crate::plan::Shard;
 use crate::script::ThreadScript;
 use crate::stats::timeline::IntervalClock;
 use crate::stats::{Recorder, Unsent};
-use crate::timing::clock;
+use crate::timing::clock::{self, Nanos};
 use crate::timing::deadline::Watchdog;
 use crate::timing::schedule::Schedule;
 use http::uri::Scheme;
@@ -213,15 +213,28 @@ async fn close_intervals(recorder: Kept<Recorder>, intervals: IntervalClock) {
     }
 }
 
-/// Counts the requests that fell due before now but were never sent, by why.
+/// Counts the requests that fell due but were never sent, by why: all those due before now,
+/// but on a connection with a request in flight only those already due when it was sent (the
+/// later ones queue behind a response the end of the run cut short, see
+/// [`Progress::in_flight_since`]).
 fn count_unsent(scheduled: &[(Schedule, Rc<Progress>)], unsent: &mut Unsent) {
     let end = clock::now();
     for (schedule, progress) in scheduled {
-        let missing = schedule.due_before(end).saturating_sub(progress.sent.get());
+        let missing = |until: Nanos| {
+            schedule
+                .due_before(until)
+                .saturating_sub(progress.sent.get())
+        };
         match progress.down.get() {
-            None => unsent.busy += missing,
-            Some(Down::ConnectFailed) => unsent.connect_failed += missing,
-            Some(Down::ConnectTimedOut) => unsent.connect_timeout += missing,
+            None => {
+                let until = progress
+                    .in_flight_since
+                    .get()
+                    .map_or(end, |sent| sent.min(end));
+                unsent.busy += missing(until);
+            }
+            Some(Down::ConnectFailed) => unsent.connect_failed += missing(end),
+            Some(Down::ConnectTimedOut) => unsent.connect_timeout += missing(end),
         }
     }
 }
