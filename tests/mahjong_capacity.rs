@@ -187,6 +187,10 @@ fn a_proxy_connection_limit_is_found_exactly_and_everyone_logged_out() {
             &json_arg,
             // The live line, each second on stderr (not a terminal here).
             "--progress",
+            // Replies that cost tsumo no thought: on a busy machine its lateness must not make
+            // a broken step tsumo's limit.
+            "--bot",
+            "tsumogiri",
         ],
         &url,
     );

@@ -178,6 +178,8 @@ fn left_line(left: &[String]) -> String {
 /// One step's new tables: a session of their players on its own thread.
 struct Cohort {
     players: usize,
+    /// Its worker threads.
+    threads: usize,
     stop: Arc<AtomicBool>,
     taps: Arc<Mutex<Vec<Kept<MahjongRecorder>>>>,
     thread: Option<JoinHandle<Result<MahjongResult, Error>>>,
@@ -462,6 +464,8 @@ impl Cohorts<'_> {
             plan: MahjongPlan {
                 players: load as usize,
                 duration: self.plan.step,
+                // Every session's own: tsumo's CPU is weighed against all of them.
+                threads: self.cohorts.iter().map(|c| c.threads).sum::<usize>().max(1),
                 ..session.clone()
             },
             elapsed,
@@ -531,9 +535,10 @@ impl Cohorts<'_> {
     /// A cohort of `players` more, logging in now.
     fn add(&mut self, players: usize, total: usize) {
         let session = &self.plan.session;
+        let threads = session.threads.min(players / session.seats).max(1);
         let plan = MahjongPlan {
             players,
-            threads: session.threads.min(players / session.seats).max(1),
+            threads,
             duration: Duration::from_secs(u64::from(u32::MAX)),
             json: None,
             html: None,
@@ -557,6 +562,7 @@ impl Cohorts<'_> {
         match thread {
             Ok(thread) => self.cohorts.push(Cohort {
                 players,
+                threads,
                 stop,
                 taps,
                 thread: Some(thread),
