@@ -25,8 +25,9 @@
 //!   step's new tables one more session on its own thread (`mahjong::session::run_with`'s
 //!   hooks: player names after the earlier ones', a stop, the recorders to read) while the
 //!   earlier ones play on; a step judged on the difference of every session's records over
-//!   its window (`stats::mahjong`'s `since`), saved as a session slice; fewer players by
-//!   logging out the newest sessions; every player logged out at the end.
+//!   its window (`stats::mahjong`'s `since`; its failures since its tables began to log in,
+//!   `add_failures`), saved as a session slice; fewer players by logging out the newest
+//!   sessions; every player logged out at the end; a live line (`engine::ProgressMode`).
 //!   The binary only parses, runs, renders and exits.
 //! - [`report`]: renderers of a finished run (wrk2's text layout, JSON, `.hgrm`, the mahjong
 //!   session report, the `intervals` of both modes in `timeline`, the `--hlog` interval log in

@@ -1,6 +1,7 @@
 //! `tsumo mahjong --capacity` against the real majiang-server (tests/common/majiang.rs): a small
 //! search terminates with its answer, each step adds tables while the earlier ones play on,
-//! the JSON reads back and compares, Ctrl-C stops the search, and nobody is left logged in
+//! the JSON reads back and compares, a search behind a real nginx with a connection limit
+//! finds exactly that limit, Ctrl-C stops the search, and nobody is left logged in
 //! afterwards. Plus the bad command lines, each one line and exit 2.
 
 mod common;
@@ -8,6 +9,7 @@ mod common;
 use std::time::Duration;
 
 use common::majiang::Majiang;
+use common::nginx::Nginx;
 use common::{run_tsumo, Run, Signalled, TempDir};
 use serde_json::Value;
 
@@ -116,6 +118,168 @@ fn a_search_bounded_by_to_holds_every_step_and_logs_everyone_out() {
     let compared = run_tsumo(&["compare", &json_arg, &json_arg], Duration::from_secs(30));
     compared.assert_success();
     assert!(compared.stdout.contains("Capacity"), "{}", compared.stdout);
+}
+
+/// The players' WebSocket connects (error kinds `connect: …`) counted in step `index`.
+fn connect_errors(doc: &Value, index: usize) -> u64 {
+    let step = &doc["steps"][index];
+    step["error_kinds"]
+        .as_object()
+        .unwrap_or_else(|| panic!("no error_kinds in step {index}: {step:#}"))
+        .iter()
+        .filter(|(kind, _)| kind.starts_with("connect: "))
+        .map(|(_, group)| group["count"].as_u64().unwrap_or(0))
+        .sum()
+}
+
+/// A real nginx in front of majiang-server lets 8 WebSockets through at once
+/// (`limit_conn … 8` on the socket.io location; logins and logouts unlimited): the 9th
+/// player's upgrade is answered 503, so a step of more than 8 players has errors and
+/// `errors<1` breaks exactly above 8. Grow 4, 8, 16 (broke), bisect 12 (broke), confirm 8
+/// (held): the capacity is 8, the step at the answer held and the next one up broke on the
+/// errors objective, and every player is logged out, those whose upgrade got 503 too.
+#[test]
+fn a_proxy_connection_limit_is_found_exactly_and_everyone_logged_out() {
+    const LIMIT: usize = 8;
+    let server = Majiang::start();
+    let upstream = server.port();
+    let proxy = |limited: &str| {
+        format!(
+            "proxy_pass http://127.0.0.1:{upstream};
+            proxy_http_version 1.1;
+            proxy_set_header Host $http_host;{limited}"
+        )
+    };
+    let websocket = proxy(&format!(
+        "
+            proxy_set_header Upgrade $http_upgrade;
+            proxy_set_header Connection \"upgrade\";
+            proxy_read_timeout 3600s;
+            proxy_send_timeout 3600s;
+            limit_conn ws {LIMIT};
+            limit_conn_status 503;"
+    ));
+    let nginx = Nginx::builder()
+        // A key that is never empty: one count for the whole server.
+        .http_snippet("limit_conn_zone $server_port zone=ws:1m;")
+        .server(
+            "majiang",
+            &format!(
+                "location /server/socket.io/ {{ {websocket} }}
+        location /server/ {{ {} }}",
+                proxy("")
+            ),
+        )
+        .start();
+    let url = format!("http://127.0.0.1:{}/server", nginx.port("majiang"));
+    let dir = TempDir::new("tsumo-mjcap-limit");
+    let json = dir.path().join("search.json");
+    let json_arg = json.to_string_lossy().to_string();
+    let run = search(
+        &[
+            "--slo",
+            "errors<1",
+            "--from",
+            "4",
+            "--to",
+            "16",
+            "--json",
+            &json_arg,
+            // The live line, each second on stderr (not a terminal here).
+            "--progress",
+            // Replies that cost tsumo no thought: on a busy machine its lateness must not make
+            // a broken step tsumo's limit.
+            "--bot",
+            "tsumogiri",
+        ],
+        &url,
+    );
+    run.assert_success();
+    let doc = common::read_json(&json);
+    let capacity = &doc["capacity"];
+    assert_eq!(capacity["value"], 8, "{doc:#}\n{}", run.stderr);
+    assert_eq!(capacity["unit"], "players");
+    assert_eq!(
+        capacity["limited_by"], "server",
+        "{capacity:#}\n{}",
+        run.stderr
+    );
+    assert_eq!(
+        strings(&doc, "roles"),
+        ["grow", "grow", "grow", "bisect", "confirm"]
+    );
+    assert_eq!(
+        strings(&doc, "outcomes"),
+        ["held", "held", "broke", "broke", "held"]
+    );
+    let players: Vec<u64> = doc["steps"]
+        .as_array()
+        .expect("steps")
+        .iter()
+        .map(|s| s["plan"]["players"].as_u64().unwrap_or(0))
+        .collect();
+    assert_eq!(players, [4, 8, 16, 12, 8]);
+    assert_eq!(capacity["held"], serde_json::json!([4, 8, 8]));
+    assert_eq!(capacity["broke"], serde_json::json!([16, 12]));
+    // The step just above the answer broke, on the errors objective: its players beyond the
+    // limit could not connect, each once (after its retries).
+    assert_eq!(capacity["reason"], "broke at 12: errors<1 (errors 8)");
+    // Each objective at the lowest load it broke at.
+    assert_eq!(
+        capacity["broke_first"],
+        "Broke first: errors<1 at 12 (errors 8)"
+    );
+    let connects: Vec<u64> = (0..5).map(|i| connect_errors(&doc, i)).collect();
+    assert_eq!(connects, [0, 0, 8, 4, 0], "{doc:#}");
+    // Each player that could not connect: its error, and its failed connect phase.
+    for (index, errors) in [0u8, 0, 16, 8, 0].into_iter().enumerate() {
+        let verdict = &doc["steps"][index]["objectives"][0];
+        assert_eq!(verdict["expr"], "errors<1");
+        assert_eq!(
+            verdict["measured"].as_f64(),
+            Some(f64::from(errors)),
+            "step {}: {verdict:#}",
+            index + 1
+        );
+        assert_eq!(verdict["held"], errors == 0, "step {}", index + 1);
+    }
+    // The live line: the step, its target, what held and broke so far, the window's verdicts.
+    let live = |start: &str, verdict: &str| {
+        run.stderr
+            .lines()
+            .any(|l| l.starts_with(start) && l.ends_with(verdict))
+    };
+    assert!(
+        live(
+            "step 3 at 16 players (held at 8): judged ",
+            ": errors<1 BROKEN (errors 16)"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        live(
+            "step 5 at 8 players (held at 8, broke at 12): judged ",
+            ": errors<1 held (errors 0)"
+        ),
+        "{}",
+        run.stderr
+    );
+    // Stdout: the answer. Stderr: the sessions whose players could not connect, said as they
+    // ended (or were logged out).
+    assert!(
+        run.stdout
+            .contains("Capacity: 8 players (errors<1 held at 8; broke at 12: errors 8)"),
+        "{}",
+        run.stdout
+    );
+    for players in [8, 4] {
+        let said = format!("capacity: a session of {players} players");
+        assert!(run.stderr.contains(&said), "{said}: {}", run.stderr);
+    }
+    // Nobody left on the server, the players refused at the proxy included.
+    assert_eq!(server.wait_session_files(0, Duration::from_secs(10)), 0);
+    assert_eq!(server.session_names(), Vec::<String>::new());
 }
 
 /// An objective the first step cannot hold: "below 4 players", one step, everyone logged out.

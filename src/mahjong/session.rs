@@ -8,7 +8,7 @@
 use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::rc::Rc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -39,6 +39,10 @@ struct Shared {
     host: String,
     /// Every worker meets here before the next phase opens.
     barrier: Barrier,
+    /// ... and again once each read [`Shared::idle_workers`], so that all read the same count.
+    agreed: Barrier,
+    /// Workers none of whose tables can play any more (every one broken).
+    idle_workers: AtomicUsize,
 }
 
 /// What the pre-flight check of a session's server is told: its TLS settings, the connect
@@ -165,6 +169,8 @@ impl MahjongMode {
                 ),
                 host,
                 barrier: Barrier::new(plan.threads),
+                agreed: Barrier::new(plan.threads),
+                idle_workers: AtomicUsize::new(0),
             }),
             hooks: Hooks::default(),
         })
@@ -317,9 +323,11 @@ impl Worker for MahjongWorker {
             pacer: Rc::clone(&ctx.pacer),
         });
         let mut players = Vec::with_capacity(tables * seats);
+        let mut own_tables = Vec::with_capacity(tables);
         let shard = shared.plan.part.shard;
         for table_index in 0..tables {
             let table = Rc::new(Table::default());
+            own_tables.push(Rc::clone(&table));
             // A shard's tables keep the whole session's numbers (names, ramp): interleaved.
             let global_table = shard.global(first_player / seats + table_index);
             for seat in 0..seats {
@@ -335,7 +343,7 @@ impl Worker for MahjongWorker {
                 players.push(tokio::task::spawn_local(player.run()));
             }
         }
-        coordinate(&shared, &board, &phase_tx, shutdown).await;
+        coordinate(&shared, &board, &own_tables, &phase_tx, shutdown).await;
         for player in players {
             let _ = player.await;
         }
@@ -397,14 +405,19 @@ async fn tick(
 }
 
 /// Opens each phase once every local player finished the previous one and every other worker
-/// got there too (the global barrier). On shutdown the players log out by themselves; this
-/// then only waits for them.
+/// got there too (the global barrier). Once no table on any worker can play any more (every one
+/// broken: its players could not log in or connect, or lost their sockets), the games left are
+/// skipped and the players log out: a capacity search's tables play games without a bound, and
+/// phases that nobody plays would follow each other as fast as the CPU goes. On shutdown the
+/// players log out by themselves; this then only waits for them.
 async fn coordinate(
     shared: &Shared,
     board: &PhaseBoard,
+    tables: &[Rc<Table>],
     phase_tx: &watch::Sender<Phase>,
     mut shutdown: watch::Receiver<bool>,
 ) {
+    let mut idle = false;
     for phase in Phase::sequence(&shared.plan) {
         board.open(phase);
         let _ = phase_tx.send(phase);
@@ -417,12 +430,29 @@ async fn coordinate(
                 _ = shutdown.changed() => {}
             }
         }
-        if *shutdown.borrow() {
+        if *shutdown.borrow() || phase == Phase::Logout {
             break;
+        }
+        // A broken table stays broken: counted once, before the barrier.
+        if !idle && tables.iter().all(|t| t.is_broken()) {
+            idle = true;
+            shared.idle_workers.fetch_add(1, Ordering::SeqCst);
         }
         tokio::select! {
             _ = shared.barrier.wait() => {}
             _ = shutdown.changed() => break,
+        }
+        // Read between the two barriers: no worker counts itself idle in between, so every
+        // worker reads the same count and takes the same way.
+        let nobody_plays = shared.idle_workers.load(Ordering::SeqCst) >= shared.plan.threads;
+        tokio::select! {
+            _ = shared.agreed.wait() => {}
+            _ = shutdown.changed() => break,
+        }
+        if nobody_plays {
+            board.open(Phase::Logout);
+            let _ = phase_tx.send(Phase::Logout);
+            break;
         }
     }
     while !board.all_retired() {

@@ -6,8 +6,13 @@
 //! the earlier cohorts keep playing, game after game. A step is judged once its new tables are
 //! seated and playing (each new table's first game started, or its players failed), after `--warmup`,
 //! over `--step` of play: the judged window is the difference of every cohort's recorders read
-//! at its start and at its end, so the measures cover that window alone; it is saved as a
-//! session (a step's slice of the play). When the search needs fewer players (bisection, a
+//! at its start and at its end, so the measures cover that window alone; the step's failures
+//! (logins and connects that failed, errors, disconnects) count from the moment its new tables
+//! began to log in, so a step whose players could not connect is broken, not judged on those
+//! that could. A cohort that ends on its own (none of its tables can play) leaves its record
+//! to the step it ended in. Each step is saved as a session (a step's slice of the play). On a
+//! terminal a live line shows the step, its target, the players playing and how the objectives
+//! stand over the window so far. When the search needs fewer players (bisection, a
 //! confirmation below), the newest cohorts log out, down to at most the count asked for, tables
 //! are added back up to it, and the backlog settles during `--pause` before the next judgement.
 //! Every player is logged out at the end — on an answer, a limit, an error or Ctrl-C — and
@@ -21,7 +26,7 @@ use std::time::{Duration, Instant};
 
 use super::{check_outputs, error_exit, fail};
 use crate::capacity::{self, Limit, LoadUnit, SearchPlan, StepOutcome, StepRunner};
-use crate::engine::{signals, Kept, OwnUsage};
+use crate::engine::{signals, Kept, OwnUsage, ProgressMode};
 use crate::error::{Error, ExitStatus};
 use crate::mahjong::session::{self, Hooks};
 use crate::net::preflight::preflight_blocking;
@@ -30,15 +35,19 @@ use crate::report;
 use crate::report::capacity::SavedSearch;
 use crate::report::saved::{LoadedRun, RunData};
 use crate::report::session::SavedSession;
+use crate::slo::Verdict;
 use crate::stats::mahjong::{MahjongRecorder, MahjongResult};
 use crate::stats::start::StartRecord;
 use crate::sys::procstat::Sampler;
 
 /// How often the search looks at its cohorts while it waits.
 const POLL: Duration = Duration::from_millis(100);
+/// How often the live line is redrawn.
+const LIVE_EVERY: Duration = Duration::from_secs(1);
 
 /// `tsumo mahjong --capacity …`: the search, its table and answer, `--json`; exit 0 with an
-/// answer, 1 when sessions were left on the server or a cohort failed.
+/// answer, 1 when sessions were left on the server or a cohort's thread panicked (a cohort
+/// whose players failed is its step's errors, said on stderr as it ends).
 pub fn run(plan: &MahjongCapacityPlan) -> ExitStatus {
     let session = &plan.session;
     if let Err(e) = check_outputs(session.json.as_ref(), None) {
@@ -66,6 +75,14 @@ pub fn run(plan: &MahjongCapacityPlan) -> ExitStatus {
         left: Vec::new(),
         failed: Vec::new(),
         error: None,
+        ended: MahjongRecorder::default(),
+        live: Live {
+            mode: ProgressMode::choose(session.progress, session.quiet),
+            shown: None,
+            step: 0,
+            load: 0,
+            stage: Stage::Seating,
+        },
     };
     let search_plan = SearchPlan {
         from: plan.from,
@@ -76,6 +93,7 @@ pub fn run(plan: &MahjongCapacityPlan) -> ExitStatus {
     };
     let found = capacity::search(&search_plan, LoadUnit::Players, &mut runner);
     runner.log_out_down_to(0);
+    runner.live.mode.finish();
     let Cohorts {
         steps,
         achieved,
@@ -160,9 +178,16 @@ fn left_line(left: &[String]) -> String {
 /// One step's new tables: a session of their players on its own thread.
 struct Cohort {
     players: usize,
+    /// Its worker threads.
+    threads: usize,
     stop: Arc<AtomicBool>,
     taps: Arc<Mutex<Vec<Kept<MahjongRecorder>>>>,
     thread: Option<JoinHandle<Result<MahjongResult, Error>>>,
+    /// Its record when the current step began (empty for the step's new tables): the step's
+    /// failures count from here.
+    opened: MahjongRecorder,
+    /// Its record when the step's judged window began.
+    judged_from: Option<MahjongRecorder>,
 }
 
 impl Cohort {
@@ -193,6 +218,115 @@ impl Cohort {
             .sum();
         record.games_started * seats as u64 + failed >= self.players as u64
     }
+
+    /// Its share of the current step, from its record `now`: its play over the judged window
+    /// (none if that has not begun), its failures since the step began.
+    fn step_part(&self, now: &MahjongRecorder) -> MahjongRecorder {
+        match &self.judged_from {
+            Some(from) => {
+                let mut part = now.since(from);
+                part.add_failures(&from.since(&self.opened));
+                part
+            }
+            None => {
+                let mut part = MahjongRecorder::default();
+                part.add_failures(&now.since(&self.opened));
+                part
+            }
+        }
+    }
+}
+
+/// Where a step is, for the live line.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Stage {
+    /// The pause after players were logged out.
+    Pause,
+    /// The new tables log in, connect and sit down.
+    Seating,
+    WarmUp,
+    /// The judged window, begun at this instant, `--step` long.
+    Judged(Instant, Duration),
+}
+
+impl Stage {
+    /// `seating`, `warm-up`, `judged 2s of 10s` (at `now`).
+    fn text(self, now: Instant) -> String {
+        match self {
+            Stage::Pause => "pause".to_string(),
+            Stage::Seating => "seating".to_string(),
+            Stage::WarmUp => "warm-up".to_string(),
+            Stage::Judged(began, length) => format!(
+                "judged {}s of {}",
+                now.saturating_duration_since(began).min(length).as_secs(),
+                super::human(length)
+            ),
+        }
+    }
+}
+
+/// The live line's state: shown on a terminal (or each second with `--progress`).
+struct Live {
+    mode: ProgressMode,
+    shown: Option<Instant>,
+    /// The step's number and target.
+    step: usize,
+    load: u64,
+    stage: Stage,
+}
+
+impl Live {
+    /// Clears the live line before a line of its own on stderr.
+    fn say(&self, line: &str) {
+        self.mode.finish();
+        eprintln!("{line}");
+    }
+
+    /// Whether the line is due now (each [`LIVE_EVERY`]).
+    fn due(&mut self) -> bool {
+        if self.mode == ProgressMode::Off {
+            return false;
+        }
+        let due = self.shown.is_none_or(|at| at.elapsed() >= LIVE_EVERY);
+        if due {
+            self.shown = Some(Instant::now());
+        }
+        due
+    }
+}
+
+/// `step 4 at 12 players (held at 8, broke at 16): judged 1s of 3s, 8 playing: errors<1 BROKEN
+/// (errors 8)`: the live line of a step, with the highest load held and the lowest broken so
+/// far; `verdicts` over its window so far, when that has begun.
+fn live_line(
+    step: usize,
+    load: u64,
+    held: Option<u64>,
+    broke: Option<u64>,
+    stage: &str,
+    playing: u64,
+    verdicts: &[Verdict],
+) -> String {
+    let said: Vec<String> = [("held at", held), ("broke at", broke)]
+        .into_iter()
+        .filter_map(|(what, load)| Some(format!("{what} {}", capacity::grouped(load?))))
+        .collect();
+    let standing = if said.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", said.join(", "))
+    };
+    let mut line = format!(
+        "step {step} at {} players{standing}: {stage}, {} playing",
+        capacity::grouped(load),
+        capacity::grouped(playing)
+    );
+    if !verdicts.is_empty() {
+        let said: Vec<String> = verdicts.iter().map(super::verdict_text).collect();
+        line.push_str(": ");
+        line.push_str(&said.join(", "));
+    }
+    line
 }
 
 /// Runs the steps: adds and logs out cohorts, judges each window, keeps each one's slice.
@@ -207,10 +341,13 @@ struct Cohorts<'a> {
     achieved: Vec<u64>,
     /// Sessions tsumo did not see logged out, from every cohort that ended.
     left: Vec<String>,
-    /// Cohorts that failed as sessions (most players failed, the server stopped answering).
+    /// A cohort's thread that panicked (its players may be left on the server): exit 1.
     failed: Vec<String>,
     /// The error that ended the search (the server did not answer a cohort's first check).
     error: Option<Error>,
+    /// The shares of the current step of the cohorts that ended during it.
+    ended: MahjongRecorder,
+    live: Live,
 }
 
 impl Cohorts<'_> {
@@ -235,16 +372,114 @@ impl Cohorts<'_> {
         })
     }
 
-    /// Waits `length`, or less: a signal, or a cohort that ended on its own.
-    fn wait(&self, length: Duration) {
+    /// Waits `length`, or less: a signal, or a session that failed with an error. A cohort
+    /// that ends on its own meanwhile is collected (its share kept for the step).
+    fn wait(&mut self, length: Duration) {
         let end = Instant::now() + length;
-        while Instant::now() < end && self.signal().is_none() && !self.any_ended() {
+        loop {
+            self.collect_ended();
+            self.show_live();
+            if Instant::now() >= end || self.signal().is_some() || self.error.is_some() {
+                return;
+            }
             std::thread::sleep(POLL.min(end.saturating_duration_since(Instant::now())));
         }
     }
 
-    fn any_ended(&self) -> bool {
-        self.cohorts.iter().any(Cohort::ended)
+    /// Redraws the live line when due: the players playing, and the objectives over the
+    /// judged window so far.
+    fn show_live(&mut self) {
+        if !self.live.due() {
+            return;
+        }
+        let (playing, verdicts) = match self.live.stage {
+            Stage::Judged(began, _) => {
+                let (record, playing) = self.step_record();
+                let slice = self.slice(record, self.live.load, began.elapsed(), None);
+                (playing, slice.objectives)
+            }
+            _ => (self.cohorts.iter().map(|c| c.read().1).sum(), Vec::new()),
+        };
+        let held = self
+            .steps
+            .iter()
+            .filter(|s| s.objectives.iter().all(|v| v.held))
+            .map(|s| s.plan.players)
+            .max();
+        let broke = self
+            .steps
+            .iter()
+            .filter(|s| s.objectives.iter().any(|v| !v.held))
+            .map(|s| s.plan.players)
+            .min();
+        let line = live_line(
+            self.live.step,
+            self.live.load,
+            held,
+            broke,
+            &self.live.stage.text(Instant::now()),
+            playing,
+            &verdicts,
+        );
+        self.live.mode.show_line(&line);
+    }
+
+    /// The current step's record so far (every cohort's share, those ended during it too),
+    /// and the players playing now.
+    fn step_record(&self) -> (MahjongRecorder, u64) {
+        let mut record = self.ended.clone();
+        let mut playing = 0;
+        for cohort in &self.cohorts {
+            let (now, playing_now) = cohort.read();
+            playing += playing_now;
+            record.merge(&cohort.step_part(&now));
+        }
+        (record, playing)
+    }
+
+    /// A step's record as a saved session, its objectives judged.
+    fn slice(
+        &self,
+        record: MahjongRecorder,
+        load: u64,
+        elapsed: Duration,
+        usage: Option<(OwnUsage, Option<Sampler>, StartRecord)>,
+    ) -> SavedSession {
+        let session = &self.plan.session;
+        let (cpu_seconds, peak_rss_bytes, server, start) = match usage {
+            Some((usage, sampler, start)) => (
+                usage.cpu_seconds,
+                usage.peak_rss_bytes,
+                sampler.map(Sampler::stop),
+                start,
+            ),
+            None => (
+                0.0,
+                0,
+                None,
+                StartRecord::new(None, crate::sys::wallclock::unix_now_ns()),
+            ),
+        };
+        let result = MahjongResult {
+            plan: MahjongPlan {
+                players: load as usize,
+                duration: self.plan.step,
+                // Every session's own: tsumo's CPU is weighed against all of them.
+                threads: self.cohorts.iter().map(|c| c.threads).sum::<usize>().max(1),
+                ..session.clone()
+            },
+            elapsed,
+            interrupted: self.signal().is_some(),
+            ended_by: "duration".to_string(),
+            timed_out: false,
+            signals_in_logout: Vec::new(),
+            record,
+            cpu_seconds,
+            peak_rss_bytes,
+            server,
+            start,
+        };
+        SavedSession::from_result(&result)
     }
 
     /// Logs out the newest cohorts while more than `players` play, each to its last logout.
@@ -260,10 +495,10 @@ impl Cohorts<'_> {
             return;
         }
         let count: usize = leaving.iter().map(|c| c.players).sum();
-        eprintln!(
+        self.live.say(&format!(
             "capacity: logging out {} players",
             capacity::grouped(count as u64)
-        );
+        ));
         // All told first, so they log out at once.
         for cohort in &leaving {
             cohort.stop.store(true, Ordering::SeqCst);
@@ -277,8 +512,12 @@ impl Cohorts<'_> {
                     let saved = report::mahjong::saved(&result);
                     self.left
                         .extend(result.record.left_on_server.iter().cloned());
+                    // Its failures were the steps' errors; said here as well.
                     if let Some(failure) = saved.failure {
-                        self.failed.push(failure);
+                        self.live.say(&format!(
+                            "capacity: a session of {} players: {failure}",
+                            capacity::grouped(cohort.players as u64)
+                        ));
                     }
                 }
                 Ok(Err(e)) => {
@@ -296,9 +535,10 @@ impl Cohorts<'_> {
     /// A cohort of `players` more, logging in now.
     fn add(&mut self, players: usize, total: usize) {
         let session = &self.plan.session;
+        let threads = session.threads.min(players / session.seats).max(1);
         let plan = MahjongPlan {
             players,
-            threads: session.threads.min(players / session.seats).max(1),
+            threads,
             duration: Duration::from_secs(u64::from(u32::MAX)),
             json: None,
             html: None,
@@ -322,30 +562,38 @@ impl Cohorts<'_> {
         match thread {
             Ok(thread) => self.cohorts.push(Cohort {
                 players,
+                threads,
                 stop,
                 taps,
                 thread: Some(thread),
+                opened: MahjongRecorder::default(),
+                judged_from: None,
             }),
             Err(e) => self.error = Some(Error::Thread(e.to_string())),
         }
     }
 
-    /// Waits until the newest cohort's players are seated and playing, within a bound.
-    fn wait_seated(&self) {
-        let Some(newest) = self.cohorts.last() else {
+    /// Waits until the newest cohort's players are seated and playing (or failed, or it
+    /// ended), within a bound.
+    fn wait_seated(&mut self) {
+        let Some(players) = self.cohorts.last().map(|c| c.players) else {
             return;
         };
         let session = &self.plan.session;
-        let ramp = session.ramp.saturating_mul(newest.players as u32);
+        let ramp = session.ramp.saturating_mul(players as u32);
         let bound = ramp.saturating_mul(2)
             + session.connect_timeout.saturating_mul(2)
             + Duration::from_secs(30);
         let end = Instant::now() + bound;
+        let seats = session.seats;
         while Instant::now() < end
             && self.signal().is_none()
-            && !newest.ended()
-            && !newest.seated(session.seats)
+            && self
+                .cohorts
+                .last()
+                .is_some_and(|newest| !newest.ended() && !newest.seated(seats))
         {
+            self.show_live();
             std::thread::sleep(POLL);
         }
     }
@@ -364,16 +612,19 @@ impl Cohorts<'_> {
                     Ok(Ok(result)) => {
                         self.left
                             .extend(result.record.left_on_server.iter().cloned());
+                        self.ended.merge(&cohort.step_part(&result.record));
                         let saved = report::mahjong::saved(&result);
-                        // A signal ended it: the search stops on it too, not a failure.
-                        match saved.failure {
-                            Some(why) => self.failed.push(why),
-                            None if result.interrupted => {}
-                            None => self.failed.push(format!(
-                                "a session of {} players ended early",
-                                cohort.players
-                            )),
-                        }
+                        // A signal ended it: the search stops on it too. Otherwise none of its
+                        // tables could play: its failures are the step's.
+                        let why = match saved.failure {
+                            Some(why) => why,
+                            None if result.interrupted => continue,
+                            None => "none of its tables could play".to_string(),
+                        };
+                        self.live.say(&format!(
+                            "capacity: a session of {} players ended: {why}",
+                            capacity::grouped(cohort.players as u64)
+                        ));
                     }
                     Ok(Err(e)) => {
                         if self.error.is_none() {
@@ -386,10 +637,13 @@ impl Cohorts<'_> {
         }
     }
 
-    /// The judged window: every cohort read at its start and its end.
+    /// The judged window: every cohort read at its start and its end (its failures since the
+    /// step began added).
     fn judge(&mut self, load: u64) -> StepOutcome {
+        for cohort in &mut self.cohorts {
+            cohort.judged_from = Some(cohort.read().0);
+        }
         let session = &self.plan.session;
-        let before: Vec<MahjongRecorder> = self.cohorts.iter().map(|c| c.read().0).collect();
         let own = OwnUsage::now();
         let sampler = if session.server_pids.is_empty() {
             None
@@ -398,40 +652,32 @@ impl Cohorts<'_> {
         };
         let began = Instant::now();
         let start = StartRecord::new(None, crate::sys::wallclock::unix_now_ns());
+        self.live.stage = Stage::Judged(began, self.plan.step);
+        self.live.shown = None;
         self.wait(self.plan.step);
         let elapsed = began.elapsed();
-        let mut record = MahjongRecorder::default();
-        let mut playing = 0;
-        for (cohort, before) in self.cohorts.iter().zip(&before) {
-            let (now, playing_now) = cohort.read();
-            playing += playing_now;
-            record.merge(&now.since(before));
-        }
+        let (record, playing) = self.step_record();
         let usage = OwnUsage::now().since(own);
-        let result = MahjongResult {
-            plan: MahjongPlan {
-                players: load as usize,
-                duration: self.plan.step,
-                ..session.clone()
-            },
-            elapsed,
-            interrupted: self.signal().is_some(),
-            ended_by: "duration".to_string(),
-            timed_out: false,
-            signals_in_logout: Vec::new(),
-            record,
-            cpu_seconds: usage.cpu_seconds,
-            peak_rss_bytes: usage.peak_rss_bytes,
-            server: sampler.map(Sampler::stop),
-            start,
-        };
         // A slice of sessions still playing: whether they failed is told when they end.
-        let saved = SavedSession::from_result(&result);
+        let saved = self.slice(record, load, elapsed, Some((usage, sampler, start)));
         let mut outcome = report::objectives::step_of_session(&saved);
         outcome.achieved = playing as f64;
         self.steps.push(saved);
         self.achieved.push(playing);
         outcome
+    }
+
+    /// A new step begins: its failures count from every cohort's record now.
+    fn begin_step(&mut self, number: usize, load: u64, stage: Stage) {
+        for cohort in &mut self.cohorts {
+            cohort.opened = cohort.read().0;
+            cohort.judged_from = None;
+        }
+        self.ended = MahjongRecorder::default();
+        self.live.step = number;
+        self.live.load = load;
+        self.live.stage = stage;
+        self.live.shown = None;
     }
 }
 
@@ -442,15 +688,19 @@ impl StepRunner for Cohorts<'_> {
         }
         let number = self.steps.len() + 1;
         let load_players = load as usize;
+        // A session that ended since (none of its tables could play) no longer counts.
+        self.collect_ended();
         let had = self.players();
         if load_players < had {
             self.log_out_down_to(load_players);
             if !self.plan.pause.is_zero() {
+                self.begin_step(number, load, Stage::Pause);
                 self.wait(self.plan.pause);
             }
         }
+        self.begin_step(number, load, Stage::Seating);
         let playing = self.players();
-        eprintln!(
+        self.live.say(&format!(
             "capacity: step {number} at {} players ({} playing on, {} new; {} warm-up, then {} \
              judged)",
             capacity::grouped(load),
@@ -458,12 +708,14 @@ impl StepRunner for Cohorts<'_> {
             capacity::grouped(load.saturating_sub(playing as u64)),
             super::human(self.plan.warmup),
             super::human(self.plan.step)
-        );
+        ));
         if load_players > playing {
             self.add(load_players - playing, load_players);
             self.wait_seated();
         }
+        self.collect_ended();
         if !self.plan.warmup.is_zero() {
+            self.live.stage = Stage::WarmUp;
             self.wait(self.plan.warmup);
         }
         self.collect_ended();
@@ -479,7 +731,7 @@ impl StepRunner for Cohorts<'_> {
             },
             None => outcome,
         };
-        eprintln!(
+        self.live.say(&format!(
             "capacity: step {number}: {}",
             super::step_line(
                 &outcome,
@@ -488,7 +740,64 @@ impl StepRunner for Cohorts<'_> {
                     capacity::grouped(outcome.achieved.round() as u64)
                 )
             )
-        );
+        ));
         outcome
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::slo::Unit;
+
+    fn verdict(expr: &str, measured: f64, unit: Unit, held: bool) -> Verdict {
+        Verdict {
+            expr: expr.to_string(),
+            measured: Some(measured),
+            unit,
+            held,
+        }
+    }
+
+    #[test]
+    fn the_live_line_says_the_step_its_target_the_players_and_the_objectives() {
+        let verdicts = [
+            verdict("errors<1", 16.0, Unit::Count, false),
+            verdict("draw_overshoot.p99<100ms", 31_000.0, Unit::Micros, true),
+        ];
+        assert_eq!(
+            live_line(4, 12, Some(8), Some(16), "judged 2s of 3s", 8, &verdicts),
+            "step 4 at 12 players (held at 8, broke at 16): judged 2s of 3s, 8 playing: \
+             errors<1 BROKEN (errors 16), draw_overshoot.p99<100ms held (draw_overshoot.p99 \
+             31.0ms)"
+        );
+        assert_eq!(
+            live_line(3, 16, Some(8), None, "warm-up", 8, &[]),
+            "step 3 at 16 players (held at 8): warm-up, 8 playing"
+        );
+        // Before the window: no verdicts yet; nothing held or broken yet.
+        assert_eq!(
+            live_line(1, 1_024, None, None, "seating", 0, &[]),
+            "step 1 at 1,024 players: seating, 0 playing"
+        );
+    }
+
+    #[test]
+    fn the_stages_read_as_words_and_the_window_as_seconds_of_its_length() {
+        let began = Instant::now();
+        let judged = Stage::Judged(began, Duration::from_secs(10));
+        assert_eq!(judged.text(began), "judged 0s of 10s");
+        assert_eq!(
+            judged.text(began + Duration::from_millis(2_500)),
+            "judged 2s of 10s"
+        );
+        // Never past its length, however late the last redraw.
+        assert_eq!(
+            judged.text(began + Duration::from_secs(12)),
+            "judged 10s of 10s"
+        );
+        assert_eq!(Stage::Seating.text(began), "seating");
+        assert_eq!(Stage::WarmUp.text(began), "warm-up");
+        assert_eq!(Stage::Pause.text(began), "pause");
     }
 }

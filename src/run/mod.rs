@@ -79,14 +79,7 @@ pub fn fail_as(status: ExitStatus, e: &dyn std::fmt::Display) -> ExitStatus {
 /// -> held`.
 fn step_line(outcome: &crate::capacity::StepOutcome, achieved: &str) -> String {
     use crate::capacity::Limit;
-    let verdicts: Vec<String> = outcome
-        .verdicts
-        .iter()
-        .map(|v| {
-            let word = if v.held { "held" } else { "BROKEN" };
-            format!("{} {word} ({})", v.expr, v.measured_text())
-        })
-        .collect();
+    let verdicts: Vec<String> = outcome.verdicts.iter().map(verdict_text).collect();
     let class = match &outcome.limit {
         Some(Limit::Generator(why)) => format!("generator-limited: {why}"),
         Some(Limit::System(limit)) => format!("system-limited: {}", limit.describe()),
@@ -94,6 +87,13 @@ fn step_line(outcome: &crate::capacity::StepOutcome, achieved: &str) -> String {
         None => outcome.class().as_str().to_string(),
     };
     format!("{achieved}: {} -> {class}", verdicts.join(", "))
+}
+
+/// `p99<20ms held (p99 3.1ms)`, `errors<1 BROKEN (errors 16)`: an objective's verdict as a
+/// step's line and the live line say it.
+fn verdict_text(v: &crate::slo::Verdict) -> String {
+    let word = if v.held { "held" } else { "BROKEN" };
+    format!("{} {word} ({})", v.expr, v.measured_text())
 }
 
 /// `2s`, or `1500ms`: a step's lengths as the step lines say them.

@@ -297,6 +297,26 @@ impl MahjongRecorder {
         self.timeline.merge(&other.timeline);
     }
 
+    /// Adds `other`'s phases, errors and disconnects, not its play (its games, messages and
+    /// latencies): a capacity step counts the failures of its new tables' seating and of its
+    /// warm-up, and measures its play over the judged window alone.
+    pub fn add_failures(&mut self, other: &MahjongRecorder) {
+        for (name, stats) in &other.phases {
+            self.phase(name).merge(stats);
+        }
+        self.disconnects += other.disconnects;
+        self.protocol_errors += other.protocol_errors;
+        for e in &other.first_errors {
+            if self.first_errors.len() < KEPT_ERRORS {
+                self.first_errors.push(e.clone());
+            }
+        }
+        for (kind, group) in &other.error_kinds {
+            add_errors(&mut self.error_kinds, kind, group);
+        }
+        self.never_seated += other.never_seated;
+    }
+
     /// What was recorded since `earlier`, a copy of this recorder taken before (a capacity
     /// step's judged window): counts and histograms less `earlier`'s; the players left on the
     /// server and the first errors are this one's, the intervals none.
@@ -458,6 +478,31 @@ pub struct MahjongResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn add_failures_counts_errors_and_phases_but_not_play() {
+        let mut seating = MahjongRecorder::default();
+        seating.phase("connect").failure();
+        seating.phase("login").success(10);
+        seating.error("connect: refused", "connect of tsumo8: refused".to_string());
+        seating.disconnects = 2;
+        seating.never_seated = 4;
+        seating.draw_overshoot.saturating_record(500_000);
+        seating.games_started = 1;
+        seating.messages_in = 7;
+        let mut window = MahjongRecorder::default();
+        window.draw_overshoot.saturating_record(2_000);
+        window.error("server ERROR x", "tsumo1: server ERROR x".to_string());
+        window.add_failures(&seating);
+        assert_eq!(window.phases["connect"].failed, 1);
+        assert_eq!(window.phases["login"].ok, 1);
+        assert_eq!(window.protocol_errors, 2);
+        assert_eq!(window.error_kinds["connect: refused"].count, 1);
+        assert_eq!((window.disconnects, window.never_seated), (2, 4));
+        // The play stays the window's.
+        assert_eq!(window.draw_overshoot.len(), 1);
+        assert_eq!((window.games_started, window.messages_in), (0, 0));
+    }
 
     #[test]
     fn since_keeps_only_what_was_recorded_after_the_earlier_copy() {

@@ -190,7 +190,7 @@ impl Player {
         self.report(Phase::Login);
 
         self.wait_phase(Phase::Connect).await?;
-        if self.cookie.is_some() {
+        if self.cookie.is_some() && !self.logging_out() {
             self.ramp().await?;
             if !self.connect().await? {
                 self.table.set_broken();
@@ -200,6 +200,10 @@ impl Player {
 
         for game in 0..plan.games {
             self.wait_phase(Phase::Form(game)).await?;
+            if self.logging_out() {
+                // No table of the session can play any more: the games left are skipped.
+                break;
+            }
             let formed = !self.table.is_broken() && self.form_table().await?;
             self.report(Phase::Form(game));
             if !plan.lockstep {
@@ -217,6 +221,11 @@ impl Player {
         }
         self.wait_phase(Phase::Logout).await?;
         Ok(())
+    }
+
+    /// The coordinator opened the logout early (see `session::coordinate`).
+    fn logging_out(&self) -> bool {
+        *self.ctx.phases.borrow() == Phase::Logout
     }
 
     /// Waits for `--ramp × index` after the phase opened.

@@ -48,7 +48,8 @@ impl Table {
         self.changed.notify_waiters();
     }
 
-    pub(super) fn is_broken(&self) -> bool {
+    /// Whether it is broken (for good: the session's coordinator counts tables that can play).
+    pub fn is_broken(&self) -> bool {
         self.broken.get()
     }
 
