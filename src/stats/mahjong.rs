@@ -260,9 +260,7 @@ impl MahjongRecorder {
 
     /// Adds another worker's record into this one.
     pub fn merge(&mut self, other: &MahjongRecorder) {
-        for (name, stats) in &other.phases {
-            self.phase(name).merge(stats);
-        }
+        self.add_failures(other);
         self.games_started += other.games_started;
         self.games_completed += other.games_completed;
         self.games_aborted += other.games_aborted;
@@ -278,19 +276,8 @@ impl MahjongRecorder {
         self.messages_out += other.messages_out;
         self.bytes_in += other.bytes_in;
         self.bytes_out += other.bytes_out;
-        self.disconnects += other.disconnects;
-        self.protocol_errors += other.protocol_errors;
-        for e in &other.first_errors {
-            if self.first_errors.len() < KEPT_ERRORS {
-                self.first_errors.push(e.clone());
-            }
-        }
-        for (kind, group) in &other.error_kinds {
-            add_errors(&mut self.error_kinds, kind, group);
-        }
         self.left_on_server
             .extend(other.left_on_server.iter().cloned());
-        self.never_seated += other.never_seated;
         for (kind, stats) in &other.bots {
             self.bots.entry(kind).or_default().merge(stats);
         }
