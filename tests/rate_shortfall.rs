@@ -58,7 +58,9 @@ fn a_slow_server_is_named_as_what_held_the_rate_back() {
 }
 
 /// One thread whose script spends ~0.5 ms of CPU on every request cannot send 20,000 a second to
-/// an nginx that could answer them: the report names tsumo.
+/// an nginx that could answer them: the report names tsumo. 100 connections, so that some
+/// connection always waits on the script, never all on nginx (with 10, a slowed nginx had all
+/// in flight at once often enough that the thread idled, and the server was named).
 #[test]
 fn a_starved_generator_is_named_as_what_held_the_rate_back() {
     let nginx = Nginx::start();
@@ -77,7 +79,7 @@ fn a_starved_generator_is_named_as_what_held_the_rate_back() {
     let (run, doc) = run(
         &[
             "-t1",
-            "-c10",
+            "-c100",
             "-d3s",
             "-R20000",
             "-s",
