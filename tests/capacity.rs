@@ -59,26 +59,34 @@ fn within(value: f64, expected: f64, share: f64) -> bool {
     (value - expected).abs() <= expected * share
 }
 
-/// A server that answers one request at a time in 2 ms carries what a closed loop measures
-/// (about 500 req/s): the search finds it within 10 %, named by the rate or the latency.
-#[test]
-fn the_search_finds_a_one_at_a_time_servers_throughput() {
-    let server = SerialServer::start(Duration::from_millis(2));
-    let url = server.url("/");
+/// What a closed loop of 4 connections gets from `url` in 3 s (requests/sec), measured alone.
+fn closed_loop_throughput(url: &str) -> f64 {
     let dir = common::TempDir::new("closed-loop");
     let json = dir.path().join("closed.json");
     let one = one_at_a_time();
     let closed = common::run_tsumo(
-        &["-t1", "-c4", "-d3s", "--json", json.to_str().unwrap(), &url],
+        &["-t1", "-c4", "-d3s", "--json", json.to_str().unwrap(), url],
         Duration::from_secs(60),
     );
     drop(one);
     closed.assert_success();
     let closed: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).expect("JSON")).expect("parses");
-    let throughput = closed["requests_per_sec"]
+    closed["requests_per_sec"]
         .as_f64()
-        .expect("requests_per_sec");
+        .expect("requests_per_sec")
+}
+
+/// A server that answers one request at a time in 2 ms carries what a closed loop measures
+/// (about 500 req/s): the search finds it within 10 %, named by the rate or the latency. The
+/// closed loop is measured before and after the search: a busy machine slows the server's
+/// 2 ms sleeps for seconds at a time (CI once measured 429 req/s before a search whose every
+/// step above 450 achieved 462–468), and the search is held against either measure.
+#[test]
+fn the_search_finds_a_one_at_a_time_servers_throughput() {
+    let server = SerialServer::start(Duration::from_millis(2));
+    let url = server.url("/");
+    let before = closed_loop_throughput(&url);
 
     let (run, doc) = capacity_of_the_server(
         &[
@@ -99,13 +107,14 @@ fn the_search_finds_a_one_at_a_time_servers_throughput() {
         ],
         &url,
     );
+    let after = closed_loop_throughput(&url);
     let found = &doc["capacity"];
     assert_eq!(found["unit"], "requests/sec", "{found}");
     assert_eq!(found["limited_by"], "server", "{found}\n{}", run.stdout);
     let value = found["value"].as_f64().expect("a capacity");
     assert!(
-        within(value, throughput, 0.10),
-        "capacity {value} against closed-loop {throughput}:\n{}",
+        within(value, before, 0.10) || within(value, after, 0.10),
+        "capacity {value} against closed-loop {before} before and {after} after:\n{}",
         run.stdout
     );
     let reason = found["reason"].as_str().expect("reason");

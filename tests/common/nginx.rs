@@ -318,6 +318,13 @@ enum Launch {
 
 fn launch(root: &Path, ports: &Ports) -> Result<Child, Launch> {
     let stderr = std::fs::File::create(root.join("stderr.log")).expect("create stderr.log");
+    // An open port alone does not prove it is this nginx's: when a parallel test picked the same
+    // port, its nginx answers there while ours exits with EADDRINUSE. nginx writes its pid file
+    // only after binding every listener, so the file naming our child proves the ports are ours.
+    // Removed before the spawn: a busy machine can let nginx write it before this thread runs
+    // again, and removing it then leaves a running nginx that never looks started.
+    let pid_file = root.join("nginx.pid");
+    let _ = std::fs::remove_file(&pid_file);
     let mut child = Command::new(nginx_binary())
         .arg("-p")
         .arg(root)
@@ -337,11 +344,6 @@ fn launch(root: &Path, ports: &Ports) -> Result<Child, Launch> {
         });
     let deadline = Instant::now() + START_TIMEOUT;
     let mut waiting = ports.all();
-    // An open port alone does not prove it is this nginx's: when a parallel test picked the same
-    // port, its nginx answers there while ours exits with EADDRINUSE. nginx writes its pid file
-    // only after binding every listener, so the file naming our child proves the ports are ours.
-    let pid_file = root.join("nginx.pid");
-    let _ = std::fs::remove_file(&pid_file);
     let child_pid = child.id().to_string();
     let ours = || std::fs::read_to_string(&pid_file).is_ok_and(|pid| pid.trim() == child_pid);
     loop {
