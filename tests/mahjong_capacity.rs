@@ -259,7 +259,7 @@ fn a_proxy_connection_limit_is_found_exactly_and_everyone_logged_out() {
     );
     assert!(
         live(
-            "step 5 at 8 players (held at 8, broke at 12): judged ",
+            "step 5 at 8 players (held at 8; broke at 12: errors<1): judged ",
             ": errors<1 held (errors 0)"
         ),
         "{}",

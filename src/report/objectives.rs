@@ -173,13 +173,18 @@ pub fn step_of_run(saved: &SavedRun) -> StepOutcome {
 }
 
 /// One step of a capacity search over players, from its saved session. tsumo's lateness or
-/// CPU limits only a step that broke: a player's late reply only lengthens the server's
-/// measures, so a step that held with it held for the server too (a busy shared machine must
-/// not end a search that held).
+/// CPU limits only a step where a time objective broke: a player's late reply only lengthens
+/// the server's measures, so a step that held with it held for the server too (a busy shared
+/// machine must not end a search that held), and it cannot make the server refuse a player or
+/// drop a socket, so errors and disconnects that broke alone are the server's (or the
+/// machine's).
 pub fn step_of_session(saved: &SavedSession) -> StepOutcome {
     let lateness = saved.reply_lateness.sampled().map_or(0, |h| h.p99);
-    let all_held = saved.objectives.iter().all(|v| v.held);
-    let generator = (!all_held)
+    let time_broke = saved
+        .objectives
+        .iter()
+        .any(|v| !v.held && v.unit == slo::Unit::Micros);
+    let generator = time_broke
         .then(|| {
             late_or_busy(
                 "reply lateness",
@@ -477,5 +482,45 @@ mod tests {
             step_of_run(&run).limit,
             Some(Limit::Generator(why)) if why.contains("held back by tsumo itself")
         ));
+    }
+
+    #[test]
+    fn a_sessions_late_replies_limit_only_a_step_whose_time_objective_broke() {
+        let mut session = session_fixture();
+        let seconds = 10.0;
+        session.elapsed_s = seconds;
+        session.tsumo.cpu_s = 0.0;
+        session.reply_lateness.count = session.reply_lateness.count.max(1);
+        session.reply_lateness.p99 = 50_000;
+        let judged = |session: &mut SavedSession, exprs: &[&str], measured: &[f64]| {
+            session.objectives = mahjong(exprs)
+                .iter()
+                .zip(measured)
+                .map(|(o, &m)| Verdict {
+                    expr: o.expr.clone(),
+                    measured: Some(m),
+                    unit: o.measure.unit(),
+                    held: o.holds(m),
+                })
+                .collect();
+            step_of_session(session).limit
+        };
+        // Only errors broke: the server's, however late tsumo was.
+        let objectives = ["errors<1", "draw_overshoot.p99<100ms"];
+        assert_eq!(judged(&mut session, &objectives, &[8.0, 20_000.0]), None);
+        // Everything held: the server held, late replies or not.
+        assert_eq!(judged(&mut session, &objectives, &[0.0, 20_000.0]), None);
+        // A time objective broke: the late replies explain it.
+        assert!(matches!(
+            judged(&mut session, &objectives, &[0.0, 150_000.0]),
+            Some(Limit::Generator(why)) if why.contains("reply lateness p99 50.0ms")
+        ));
+        assert!(matches!(
+            judged(&mut session, &objectives, &[8.0, 150_000.0]),
+            Some(Limit::Generator(_))
+        ));
+        // On time: a broken time objective is the server's.
+        session.reply_lateness.p99 = 1_000;
+        assert_eq!(judged(&mut session, &objectives, &[0.0, 150_000.0]), None);
     }
 }

@@ -159,7 +159,7 @@ impl HttpSteps<'_> {
         Plan {
             progress: self.plan.run.progress || show,
             progress_prefix: format!(
-                "step {} at {} req/s{phase}{}: ",
+                "step {} at {} req/s{}{phase}: ",
                 self.runs.len() + 1,
                 capacity::grouped(load),
                 self.standing()
@@ -226,42 +226,15 @@ impl HttpSteps<'_> {
         })
     }
 
-    /// `, held at 400, broke at 800 (p99<20ms)`: the highest load held and the lowest broken
-    /// so far.
+    /// ` (held at 400; broke at 800: p99<20ms)`: how the search stands ([`super::standing`]).
     fn standing(&self) -> String {
         // A shard's runs are at its share of each step's rate.
         let shards = self.plan.run.part.shard.count.max(1) as u64;
-        let held = self
-            .runs
-            .iter()
-            .filter(|r| r.objectives.iter().all(|v| v.held))
-            .filter_map(|r| r.plan.rate)
-            .max()
-            .map(|rate| rate * shards);
-        let broke = self
-            .runs
-            .iter()
-            .filter(|r| r.objectives.iter().any(|v| !v.held))
-            .filter_map(|r| Some((r.plan.rate? * shards, r)))
-            .min_by_key(|(rate, _)| *rate);
-        let mut said = String::new();
-        if let Some(held) = held {
-            said.push_str(&format!(", held at {}", capacity::grouped(held)));
-        }
-        if let Some((rate, run)) = broke {
-            let broken: Vec<&str> = run
-                .objectives
+        super::standing(
+            self.runs
                 .iter()
-                .filter(|v| !v.held)
-                .map(|v| v.expr.as_str())
-                .collect();
-            said.push_str(&format!(
-                ", broke at {} ({})",
-                capacity::grouped(rate),
-                broken.join(", ")
-            ));
-        }
-        said
+                .filter_map(|r| Some((r.plan.rate? * shards, r.objectives.as_slice()))),
+        )
     }
 
     /// The pause after the previous step, cut short by a signal.

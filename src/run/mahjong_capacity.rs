@@ -295,27 +295,17 @@ impl Live {
     }
 }
 
-/// `step 4 at 12 players (held at 8, broke at 16): judged 1s of 3s, 8 playing: errors<1 BROKEN
-/// (errors 8)`: the live line of a step, with the highest load held and the lowest broken so
-/// far; `verdicts` over its window so far, when that has begun.
+/// `step 4 at 12 players (held at 8; broke at 16: errors<1): judged 1s of 3s, 8 playing:
+/// errors<1 BROKEN (errors 8)`: the live line of a step, with how the search stands
+/// ([`super::standing`]); `verdicts` over its window so far, when that has begun.
 fn live_line(
     step: usize,
     load: u64,
-    held: Option<u64>,
-    broke: Option<u64>,
+    standing: &str,
     stage: &str,
     playing: u64,
     verdicts: &[Verdict],
 ) -> String {
-    let said: Vec<String> = [("held at", held), ("broke at", broke)]
-        .into_iter()
-        .filter_map(|(what, load)| Some(format!("{what} {}", capacity::grouped(load?))))
-        .collect();
-    let standing = if said.is_empty() {
-        String::new()
-    } else {
-        format!(" ({})", said.join(", "))
-    };
     let mut line = format!(
         "step {step} at {} players{standing}: {stage}, {} playing",
         capacity::grouped(load),
@@ -400,23 +390,15 @@ impl Cohorts<'_> {
             }
             _ => (self.cohorts.iter().map(|c| c.read().1).sum(), Vec::new()),
         };
-        let held = self
-            .steps
-            .iter()
-            .filter(|s| s.objectives.iter().all(|v| v.held))
-            .map(|s| s.plan.players)
-            .max();
-        let broke = self
-            .steps
-            .iter()
-            .filter(|s| s.objectives.iter().any(|v| !v.held))
-            .map(|s| s.plan.players)
-            .min();
+        let standing = super::standing(
+            self.steps
+                .iter()
+                .map(|s| (s.plan.players, s.objectives.as_slice())),
+        );
         let line = live_line(
             self.live.step,
             self.live.load,
-            held,
-            broke,
+            &standing,
             &self.live.stage.text(Instant::now()),
             playing,
             &verdicts,
@@ -765,19 +747,39 @@ mod tests {
             verdict("errors<1", 16.0, Unit::Count, false),
             verdict("draw_overshoot.p99<100ms", 31_000.0, Unit::Micros, true),
         ];
+        // Held at 4 and 8, broke at 16 on errors<1 and at 24 on both.
+        let held = [verdict("errors<1", 0.0, Unit::Count, true)];
+        let broke = [verdict("errors<1", 8.0, Unit::Count, false)];
+        let both = [
+            verdict("errors<1", 30.0, Unit::Count, false),
+            verdict("draw_overshoot.p99<100ms", 150_000.0, Unit::Micros, false),
+        ];
+        let standing = crate::run::standing([
+            (4, &held[..]),
+            (8, &held[..]),
+            (24, &both[..]),
+            (16, &broke[..]),
+        ]);
+        assert_eq!(standing, " (held at 8; broke at 16: errors<1)");
         assert_eq!(
-            live_line(4, 12, Some(8), Some(16), "judged 2s of 3s", 8, &verdicts),
-            "step 4 at 12 players (held at 8, broke at 16): judged 2s of 3s, 8 playing: \
-             errors<1 BROKEN (errors 16), draw_overshoot.p99<100ms held (draw_overshoot.p99 \
-             31.0ms)"
+            live_line(4, 12, &standing, "judged 2s of 3s", 8, &verdicts),
+            "step 4 at 12 players (held at 8; broke at 16: errors<1): judged 2s of 3s, 8 \
+             playing: errors<1 BROKEN (errors 16), draw_overshoot.p99<100ms held \
+             (draw_overshoot.p99 31.0ms)"
         );
+        let standing = crate::run::standing([(8, &held[..])]);
         assert_eq!(
-            live_line(3, 16, Some(8), None, "warm-up", 8, &[]),
+            live_line(3, 16, &standing, "warm-up", 8, &[]),
             "step 3 at 16 players (held at 8): warm-up, 8 playing"
         );
-        // Before the window: no verdicts yet; nothing held or broken yet.
         assert_eq!(
-            live_line(1, 1_024, None, None, "seating", 0, &[]),
+            crate::run::standing([(24, &both[..])]),
+            " (broke at 24: errors<1, draw_overshoot.p99<100ms)"
+        );
+        // Before the window: no verdicts yet; nothing held or broken yet.
+        let standing = crate::run::standing([]);
+        assert_eq!(
+            live_line(1, 1_024, &standing, "seating", 0, &[]),
             "step 1 at 1,024 players: seating, 0 playing"
         );
     }

@@ -96,6 +96,42 @@ fn verdict_text(v: &crate::slo::Verdict) -> String {
     format!("{} {word} ({})", v.expr, v.measured_text())
 }
 
+/// ` (held at 400; broke at 800: p99<20ms)`: how a search stands, as its live lines say it:
+/// the highest load held so far, the lowest broken and what broke there; empty before the
+/// first step ends. `steps` are each ended step's load and verdicts.
+fn standing<'a>(steps: impl IntoIterator<Item = (u64, &'a [crate::slo::Verdict])>) -> String {
+    let mut held = None;
+    let mut broke: Option<(u64, &[crate::slo::Verdict])> = None;
+    for (load, verdicts) in steps {
+        if verdicts.iter().all(|v| v.held) {
+            held = held.max(Some(load));
+        } else if broke.is_none_or(|(lowest, _)| load < lowest) {
+            broke = Some((load, verdicts));
+        }
+    }
+    let mut said = Vec::new();
+    if let Some(load) = held {
+        said.push(format!("held at {}", crate::capacity::grouped(load)));
+    }
+    if let Some((load, verdicts)) = broke {
+        let broken: Vec<&str> = verdicts
+            .iter()
+            .filter(|v| !v.held)
+            .map(|v| v.expr.as_str())
+            .collect();
+        said.push(format!(
+            "broke at {}: {}",
+            crate::capacity::grouped(load),
+            broken.join(", ")
+        ));
+    }
+    if said.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", said.join("; "))
+    }
+}
+
 /// `2s`, or `1500ms`: a step's lengths as the step lines say them.
 fn human(d: std::time::Duration) -> String {
     if d.subsec_millis() == 0 {
