@@ -57,10 +57,12 @@ fn a_slow_server_is_named_as_what_held_the_rate_back() {
     );
 }
 
-/// One thread whose script spends ~0.5 ms of CPU on every request cannot send 20,000 a second to
-/// an nginx that could answer them: the report names tsumo. 100 connections, so that some
-/// connection always waits on the script, never all on nginx (with 10, a slowed nginx had all
-/// in flight at once often enough that the thread idled, and the server was named).
+/// One thread whose script spends ~2 ms of CPU on every request cannot send 20,000 a second to
+/// an nginx that could answer them: the report names tsumo. 100 connections and at most ~500
+/// requests a second, so that some connection always waits on the script: the thread idles only
+/// if nginx takes over 200 ms a response. A machine busy enough for that has made nginx the
+/// limit, truthfully (CI once saw 75 ms a response with 0.5 ms a request), so the run is tried
+/// again, three tries in all, while the server is named.
 #[test]
 fn a_starved_generator_is_named_as_what_held_the_rate_back() {
     let nginx = Nginx::start();
@@ -70,23 +72,30 @@ fn a_starved_generator_is_named_as_what_held_the_rate_back() {
         &script,
         "local n = 0\n\
          request = function()\n\
-           local t = os.clock() + 0.0005\n\
+           local t = os.clock() + 0.002\n\
            while os.clock() < t do n = n + 1 end\n\
            return wrk.format(nil, '/index.html')\n\
          end\n",
     )
     .unwrap();
-    let (run, doc) = run(
-        &[
-            "-t1",
-            "-c100",
-            "-d3s",
-            "-R20000",
-            "-s",
-            script.to_str().unwrap(),
-        ],
-        &nginx.http_url("/index.html"),
-    );
+    let args = [
+        "-t1",
+        "-c100",
+        "-d3s",
+        "-R20000",
+        "-s",
+        script.to_str().unwrap(),
+    ];
+    let url = nginx.http_url("/index.html");
+    let mut tries = 1;
+    let (run, doc) = loop {
+        let (run, doc) = run(&args, &url);
+        if doc["rate_shortfall"]["side"] != "server" || tries == 3 {
+            break (run, doc);
+        }
+        eprintln!("try {tries}: the server was named; again:\n{}", run.stdout);
+        tries += 1;
+    };
     let lines = shortfall_lines(&run.stdout);
     assert_eq!(lines.len(), 1, "{}", run.stdout);
     assert!(

@@ -487,8 +487,7 @@ mod tests {
     #[test]
     fn a_sessions_late_replies_limit_only_a_step_whose_time_objective_broke() {
         let mut session = session_fixture();
-        let seconds = 10.0;
-        session.elapsed_s = seconds;
+        session.elapsed_s = 10.0;
         session.tsumo.cpu_s = 0.0;
         session.reply_lateness.count = session.reply_lateness.count.max(1);
         session.reply_lateness.p99 = 50_000;
