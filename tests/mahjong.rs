@@ -199,6 +199,9 @@ fn sockets_closed_by_the_server_side_are_counted_without_a_hang() {
                 "1",
                 "--connect-timeout",
                 "2s",
+                // The logouts try again until their bound: the proxy does not come back.
+                "--logout-timeout",
+                "3s",
                 "-d",
                 "2m",
                 "--json",

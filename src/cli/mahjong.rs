@@ -63,11 +63,11 @@ Options:
       --start-when-full      Start each table as soon as it is full, not all together
       --connect-timeout <T>  Time for each login, connect and logout [default: 30s]
       --retries <N>          Tries of a failed login, connect or logout [default: 3]
-      --logout-timeout <T>   Time each player's logout gets once its session is over,
-                             retries included [default: 30s, or 10ms per player of the
-                             whole session (-c, all shards) when longer: 82s at 8,192];
-                             logouts go at most 32 at a time per thread, and sessions left
-                             on the server are listed
+      --logout-timeout <T>   Time each player's logout gets once its session is over, its
+                             tries going on past --retries within it [default: 30s, or 10ms
+                             per player of the whole session (-c, all shards) when longer:
+                             82s at 8,192]; logouts go at most 32 at a time per thread, and
+                             sessions left on the server are listed
       --label <NAME>         Name of the run in reports [default: the URL]
       --shard <I/N>          Run shard I of N (I from 1; one session over several machines):
                              1/N of the tables, with the whole session's player names and

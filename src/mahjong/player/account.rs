@@ -119,6 +119,7 @@ impl Player {
             plan.retries,
             self.retry_seed(LOGIN),
             Some(&ctx.shutdown),
+            None,
             || async {
                 let response = oneshot::send(&endpoint, bytes, plan.connect_timeout)
                     .await
@@ -187,6 +188,7 @@ impl Player {
             plan.retries,
             self.retry_seed(CONNECT),
             Some(&ctx.shutdown),
+            None,
             || async {
                 match tokio::time::timeout(
                     plan.connect_timeout,
@@ -309,18 +311,21 @@ impl Player {
         );
         // The bound starts now: waiting for a turn among the worker's logouts counts in it.
         let bound = plan.logout_timeout;
+        let until = tokio::time::Instant::now() + bound;
         let bytes = &bytes;
         let attempts = async {
             let _turn = ctx.logouts.acquire().await;
             let started = clock::now();
-            let outcome = retry(plan.retries, self.retry_seed(LOGOUT), None, || async {
+            let seed = self.retry_seed(LOGOUT);
+            let outcome = retry(plan.retries, seed, None, Some(until), || async {
                 let response = oneshot::send(&endpoint, bytes, plan.connect_timeout)
                     .await
                     .map_err(request_failed)?;
-                if response.status < 400 {
-                    Ok(())
-                } else {
-                    Err(Failed::Final(AccountError::Status(response.status)))
+                match response.status {
+                    ..400 => Ok(()),
+                    // A proxy that could not reach the server (502, 503, 504): it may next time.
+                    502..=504 => Err(Failed::Transient(AccountError::Status(response.status))),
+                    status => Err(Failed::Final(AccountError::Status(status))),
                 }
             })
             .await;

@@ -80,11 +80,15 @@ impl Backoff {
 /// Runs `attempt` up to `tries` times (at least once), waiting a [`Backoff`] between tries,
 /// until it succeeds or fails for good. With `stop`, no new try starts once the run is over
 /// (the `-d` limit or a signal): a login or connect must not hold the end of a run for its
-/// timeout × tries; a logout passes `None`, since it is what the end of a run is for.
+/// timeout × tries; a logout passes `None`, since it is what the end of a run is for. With
+/// `until` (a logout's bound), failed tries go on past `tries` while it has not passed: a
+/// proxy full for a moment at the end of a run (its open-file limit, while the sessions'
+/// sockets close) must not leave sessions on the server after two quick resets.
 pub(super) async fn retry<T, E, F, Fut>(
     tries: u32,
     seed: u64,
     stop: Option<&watch::Receiver<bool>>,
+    until: Option<tokio::time::Instant>,
     mut attempt: F,
 ) -> Result<T, GaveUp<E>>
 where
@@ -101,10 +105,15 @@ where
             Err(Failed::Final(last)) => return Err(GaveUp { tries: made, last }),
             Err(Failed::Transient(last)) => last,
         };
-        if made >= tries {
+        let wait = backoff.next_wait();
+        // Past `tries`, only a wait that ends within `until`: the last error is then the
+        // answer, not the bound cutting a wait.
+        let more =
+            made < tries || until.is_some_and(|until| tokio::time::Instant::now() + wait < until);
+        if !more {
             return Err(GaveUp { tries: made, last });
         }
-        let wait = tokio::time::sleep(backoff.next_wait());
+        let wait = tokio::time::sleep(wait);
         match stop {
             Some(stop) => {
                 let mut stop = stop.clone();
@@ -183,7 +192,7 @@ mod tests {
         let started = tokio::time::Instant::now;
         let (result, waited) = run(async {
             let t0 = started();
-            let result: Result<(), _> = retry(3, 1, None, || {
+            let result: Result<(), _> = retry(3, 1, None, None, || {
                 calls.set(calls.get() + 1);
                 let n = calls.get();
                 async move { Err(Failed::Transient(format!("refused #{n}"))) }
@@ -201,7 +210,7 @@ mod tests {
     #[test]
     fn a_final_failure_stops_at_once_and_success_ends_early() {
         let calls = Cell::new(0);
-        let result: Result<(), _> = run(retry(5, 1, None, || {
+        let result: Result<(), _> = run(retry(5, 1, None, None, || {
             calls.set(calls.get() + 1);
             async { Err(Failed::Final("answered 404")) }
         }));
@@ -209,7 +218,7 @@ mod tests {
         assert_eq!(result.unwrap_err().to_string(), "answered 404");
 
         calls.set(0);
-        let result = run(retry(5, 1, None, || {
+        let result = run(retry(5, 1, None, None, || {
             calls.set(calls.get() + 1);
             let n = calls.get();
             async move {
@@ -221,5 +230,44 @@ mod tests {
             }
         }));
         assert_eq!(result.unwrap(), 2);
+    }
+
+    #[test]
+    fn a_logouts_tries_go_on_until_its_bound() {
+        let calls = Cell::new(0);
+        let bound = Duration::from_millis(200);
+        let (result, waited) = run(async {
+            let t0 = tokio::time::Instant::now();
+            let result: Result<(), _> = retry(1, 1, None, Some(t0 + bound), || {
+                calls.set(calls.get() + 1);
+                async { Err(Failed::Transient("reset")) }
+            })
+            .await;
+            (result, t0.elapsed())
+        });
+        // Tries start at 0, ≤ 50 and ≤ 150 ms (waits of at most 50 and 100): a third at
+        // least. No wait ends past the bound: the tries give up before it, their last error
+        // kept.
+        let gave_up = result.unwrap_err();
+        assert!(calls.get() >= 3, "{} tries", calls.get());
+        assert_eq!(gave_up.tries, calls.get());
+        assert_eq!(
+            gave_up.to_string(),
+            format!("reset (after {} tries)", calls.get())
+        );
+        assert!(waited < bound, "{waited:?}");
+        // A try that fails for good still ends them at once.
+        calls.set(0);
+        let result: Result<(), _> = run(retry(
+            1,
+            1,
+            None,
+            Some(tokio::time::Instant::now() + bound),
+            || {
+                calls.set(calls.get() + 1);
+                async { Err(Failed::Final("answered 404")) }
+            },
+        ));
+        assert_eq!((calls.get(), result.unwrap_err().tries), (1, 1));
     }
 }
