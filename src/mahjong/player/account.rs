@@ -323,8 +323,10 @@ impl Player {
                     .map_err(request_failed)?;
                 match response.status {
                     ..400 => Ok(()),
-                    // A proxy that could not reach the server (502, 503, 504): it may next time.
-                    502..=504 => Err(Failed::Transient(AccountError::Status(response.status))),
+                    // A server's or proxy's error (a proxy out of connections answers 500, one
+                    // that cannot reach the server 502 to 504): it may pass, and a session left
+                    // behind is the worst outcome. The bound still ends the tries.
+                    500.. => Err(Failed::Transient(AccountError::Status(response.status))),
                     status => Err(Failed::Final(AccountError::Status(status))),
                 }
             })
