@@ -41,18 +41,13 @@ fn capacity(args: &[&str], url: &str) -> (common::Run, serde_json::Value) {
 /// on a busy machine tsumo's own send lateness can end a search, truthfully, and a test of
 /// the server's capacity needs a search the generator did not end.
 fn capacity_of_the_server(args: &[&str], url: &str) -> (common::Run, serde_json::Value) {
-    let mut tries = 1;
-    loop {
-        let (run, doc) = capacity(args, url);
-        if doc["capacity"]["limited_by"] != "generator" || tries == 3 {
-            return (run, doc);
-        }
-        eprintln!(
-            "try {tries}: the generator was the limit; again:\n{}",
-            run.stdout
-        );
-        tries += 1;
-    }
+    common::up_to_three_tries(
+        || capacity(args, url),
+        |(run, doc)| {
+            (doc["capacity"]["limited_by"] == "generator")
+                .then(|| format!("the generator was the limit:\n{}", run.stdout))
+        },
+    )
 }
 
 fn within(value: f64, expected: f64, share: f64) -> bool {

@@ -87,15 +87,13 @@ fn a_starved_generator_is_named_as_what_held_the_rate_back() {
         script.to_str().unwrap(),
     ];
     let url = nginx.http_url("/index.html");
-    let mut tries = 1;
-    let (run, doc) = loop {
-        let (run, doc) = run(&args, &url);
-        if doc["rate_shortfall"]["side"] != "server" || tries == 3 {
-            break (run, doc);
-        }
-        eprintln!("try {tries}: the server was named; again:\n{}", run.stdout);
-        tries += 1;
-    };
+    let (run, doc) = common::up_to_three_tries(
+        || run(&args, &url),
+        |(run, doc)| {
+            (doc["rate_shortfall"]["side"] == "server")
+                .then(|| format!("the server was named:\n{}", run.stdout))
+        },
+    );
     let lines = shortfall_lines(&run.stdout);
     assert_eq!(lines.len(), 1, "{}", run.stdout);
     assert!(

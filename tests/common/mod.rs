@@ -241,6 +241,24 @@ pub fn all_at_once(jobs: &[(&str, &(dyn Fn() + Sync))]) {
     assert!(failed.is_empty(), "failed: {}", failed.join("; "));
 }
 
+/// `attempt`, tried again (three tries in all) while `again` says why its result cannot vouch
+/// for what a test checks: on a busy machine the generator or the server can truthfully be the
+/// limit a test did not set out to measure. The last try's result is returned either way.
+pub fn up_to_three_tries<T>(
+    mut attempt: impl FnMut() -> T,
+    again: impl Fn(&T) -> Option<String>,
+) -> T {
+    let mut tries = 1;
+    loop {
+        let result = attempt();
+        match again(&result) {
+            Some(why) if tries < 3 => eprintln!("try {tries}: {why}; again"),
+            _ => return result,
+        }
+        tries += 1;
+    }
+}
+
 /// Reads a number at a dotted path (`"counters.errors.read"`) of a JSON document.
 pub fn json_f64(doc: &serde_json::Value, path: &str) -> f64 {
     let mut v = doc;

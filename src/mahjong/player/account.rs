@@ -11,7 +11,7 @@ use std::time::Duration;
 use thiserror::Error;
 use tokio::sync::watch;
 
-use super::retry::{retry, until_stopped, Failed, SHUTDOWN_GRACE};
+use super::retry::{retry, until_stopped, Failed, Until, SHUTDOWN_GRACE};
 use super::{Interrupt, Player};
 use crate::mahjong::messages;
 use crate::net::http1::oneshot::{self, OneshotError};
@@ -118,8 +118,7 @@ impl Player {
         let attempts = retry(
             plan.retries,
             self.retry_seed(LOGIN),
-            Some(&ctx.shutdown),
-            None,
+            Some(Until::Stopped(&ctx.shutdown)),
             || async {
                 let response = oneshot::send(&endpoint, bytes, plan.connect_timeout)
                     .await
@@ -187,8 +186,7 @@ impl Player {
         let attempts = retry(
             plan.retries,
             self.retry_seed(CONNECT),
-            Some(&ctx.shutdown),
-            None,
+            Some(Until::Stopped(&ctx.shutdown)),
             || async {
                 match tokio::time::timeout(
                     plan.connect_timeout,
@@ -317,7 +315,7 @@ impl Player {
             let _turn = ctx.logouts.acquire().await;
             let started = clock::now();
             let seed = self.retry_seed(LOGOUT);
-            let outcome = retry(plan.retries, seed, None, Some(until), || async {
+            let outcome = retry(plan.retries, seed, Some(Until::Bound(until)), || async {
                 let response = oneshot::send(&endpoint, bytes, plan.connect_timeout)
                     .await
                     .map_err(request_failed)?;

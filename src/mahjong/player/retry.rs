@@ -77,18 +77,26 @@ impl Backoff {
     }
 }
 
+/// What ends a player's tries besides their number.
+#[derive(Clone, Copy)]
+pub(super) enum Until<'a> {
+    /// The run being over (the `-d` limit or a signal): no new try starts then, so that a login
+    /// or connect does not hold the end of a run for its timeout × tries.
+    Stopped(&'a watch::Receiver<bool>),
+    /// A logout's bound, since a logout is what the end of a run is for: failed tries go on
+    /// past their number while a wait still ends before it (a proxy full for a moment at the
+    /// end of a run, its open-file limit while the sessions' sockets close, must not leave
+    /// sessions on the server after two quick resets). The last error is then the answer, not
+    /// the bound cutting a wait.
+    Bound(tokio::time::Instant),
+}
+
 /// Runs `attempt` up to `tries` times (at least once), waiting a [`Backoff`] between tries,
-/// until it succeeds or fails for good. With `stop`, no new try starts once the run is over
-/// (the `-d` limit or a signal): a login or connect must not hold the end of a run for its
-/// timeout × tries; a logout passes `None`, since it is what the end of a run is for. With
-/// `until` (a logout's bound), failed tries go on past `tries` while it has not passed: a
-/// proxy full for a moment at the end of a run (its open-file limit, while the sessions'
-/// sockets close) must not leave sessions on the server after two quick resets.
+/// until it succeeds or fails for good, or `until` ends the tries (none: their number alone).
 pub(super) async fn retry<T, E, F, Fut>(
     tries: u32,
     seed: u64,
-    stop: Option<&watch::Receiver<bool>>,
-    until: Option<tokio::time::Instant>,
+    until: Option<Until<'_>>,
     mut attempt: F,
 ) -> Result<T, GaveUp<E>>
 where
@@ -106,23 +114,21 @@ where
             Err(Failed::Transient(last)) => last,
         };
         let wait = backoff.next_wait();
-        // Past `tries`, only a wait that ends within `until`: the last error is then the
-        // answer, not the bound cutting a wait.
-        let more =
-            made < tries || until.is_some_and(|until| tokio::time::Instant::now() + wait < until);
+        let more = made < tries
+            || matches!(until, Some(Until::Bound(bound)) if tokio::time::Instant::now() + wait < bound);
         if !more {
             return Err(GaveUp { tries: made, last });
         }
         let wait = tokio::time::sleep(wait);
-        match stop {
-            Some(stop) => {
+        match until {
+            Some(Until::Stopped(stop)) => {
                 let mut stop = stop.clone();
                 tokio::select! {
                     _ = wait => {}
                     _ = stopped(&mut stop) => return Err(GaveUp { tries: made, last }),
                 }
             }
-            None => wait.await,
+            _ => wait.await,
         }
     }
 }
@@ -192,7 +198,7 @@ mod tests {
         let started = tokio::time::Instant::now;
         let (result, waited) = run(async {
             let t0 = started();
-            let result: Result<(), _> = retry(3, 1, None, None, || {
+            let result: Result<(), _> = retry(3, 1, None, || {
                 calls.set(calls.get() + 1);
                 let n = calls.get();
                 async move { Err(Failed::Transient(format!("refused #{n}"))) }
@@ -210,7 +216,7 @@ mod tests {
     #[test]
     fn a_final_failure_stops_at_once_and_success_ends_early() {
         let calls = Cell::new(0);
-        let result: Result<(), _> = run(retry(5, 1, None, None, || {
+        let result: Result<(), _> = run(retry(5, 1, None, || {
             calls.set(calls.get() + 1);
             async { Err(Failed::Final("answered 404")) }
         }));
@@ -218,7 +224,7 @@ mod tests {
         assert_eq!(result.unwrap_err().to_string(), "answered 404");
 
         calls.set(0);
-        let result = run(retry(5, 1, None, None, || {
+        let result = run(retry(5, 1, None, || {
             calls.set(calls.get() + 1);
             let n = calls.get();
             async move {
@@ -238,7 +244,7 @@ mod tests {
         let bound = Duration::from_secs(1);
         let result: Result<(), _> = run(async {
             let until = tokio::time::Instant::now() + bound;
-            retry(1, 1, None, Some(until), || {
+            retry(1, 1, Some(Until::Bound(until)), || {
                 calls.set(calls.get() + 1);
                 async { Err(Failed::Transient("reset")) }
             })
@@ -259,8 +265,7 @@ mod tests {
         let result: Result<(), _> = run(retry(
             1,
             1,
-            None,
-            Some(tokio::time::Instant::now() + bound),
+            Some(Until::Bound(tokio::time::Instant::now() + bound)),
             || {
                 calls.set(calls.get() + 1);
                 async { Err(Failed::Final("answered 404")) }
