@@ -148,7 +148,8 @@ fn real_tables(url: &str, players: u64) -> Value {
     let bot = &doc["bots"]["shanten"];
     assert_eq!(bot["rejected"], serde_json::json!({}), "{bot:#}");
     assert_eq!(bot["lost_track"], 0, "{bot:#}");
-    // Four hands per table (東風戦, no dealer repeat), counted once per player.
+    // Four hands per table (東風戦, no dealer repeat, and a triple ron is three wins, not the
+    // abortive draw 三家和 after which the dealer deals again), counted once per player.
     assert_eq!(bot["hands"], 4 * players, "{bot:#}");
     let wins = bot["tsumo"].as_u64().unwrap_or(0) + bot["ron"].as_u64().unwrap_or(0);
     assert!(

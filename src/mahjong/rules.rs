@@ -42,8 +42,10 @@ pub enum RuleError {
 }
 
 /// majiang-core's complete rule with the load-test 東風戦 settings: one wind round, no dealer
-/// repeat, no bankruptcy end, no abortive draws, no overtime. Tsumogiri tables then play
-/// exactly 4 hands. Verified against a running server (protocol notes §6).
+/// repeat, no bankruptcy end, no abortive draws, no overtime. Every table then plays exactly 4
+/// hands. Verified against a running server (protocol notes §6), with one change from there:
+/// `最大同時和了数` 3, since at 2 a triple ron is the abortive draw 三家和, which
+/// `途中流局あり` does not turn off and after which the dealer deals again (a fifth hand).
 pub fn default_rule() -> Value {
     json!({
         "配給原点": 25000,
@@ -57,7 +59,7 @@ pub fn default_rule() -> Value {
         "流し満貫あり": true,
         "ノーテン宣言あり": false,
         "ノーテン罰あり": true,
-        "最大同時和了数": 2,
+        "最大同時和了数": 3,
         "連荘方式": 0,
         "トビ終了あり": false,
         "オーラス止めあり": true,
@@ -213,8 +215,8 @@ pub fn parse_timer(text: &str) -> Result<Vec<u64>, RuleError> {
 mod tests {
     use super::*;
 
-    /// The rule JSON of protocol notes §6, byte for byte.
-    const VERIFIED: &str = r#"{"配給原点":25000,"順位点":["20.0","10.0","-10.0","-20.0"],"連風牌は2符":false,"赤牌":{"m":1,"p":1,"s":1},"クイタンあり":true,"喰い替え許可レベル":0,"場数":1,"途中流局あり":false,"流し満貫あり":true,"ノーテン宣言あり":false,"ノーテン罰あり":true,"最大同時和了数":2,"連荘方式":0,"トビ終了あり":false,"オーラス止めあり":true,"延長戦方式":0,"一発あり":true,"裏ドラあり":true,"カンドラあり":true,"カン裏あり":true,"カンドラ後乗せ":true,"ツモ番なしリーチあり":false,"リーチ後暗槓許可レベル":2,"役満の複合あり":true,"ダブル役満あり":true,"数え役満あり":true,"役満パオあり":true,"切り上げ満貫あり":false}"#;
+    /// The rule JSON of protocol notes §6, byte for byte, but for `最大同時和了数` 3.
+    const VERIFIED: &str = r#"{"配給原点":25000,"順位点":["20.0","10.0","-10.0","-20.0"],"連風牌は2符":false,"赤牌":{"m":1,"p":1,"s":1},"クイタンあり":true,"喰い替え許可レベル":0,"場数":1,"途中流局あり":false,"流し満貫あり":true,"ノーテン宣言あり":false,"ノーテン罰あり":true,"最大同時和了数":3,"連荘方式":0,"トビ終了あり":false,"オーラス止めあり":true,"延長戦方式":0,"一発あり":true,"裏ドラあり":true,"カンドラあり":true,"カン裏あり":true,"カンドラ後乗せ":true,"ツモ番なしリーチあり":false,"リーチ後暗槓許可レベル":2,"役満の複合あり":true,"ダブル役満あり":true,"数え役満あり":true,"役満パオあり":true,"切り上げ満貫あり":false}"#;
 
     fn keys(rule: &Value) -> usize {
         rule.as_object().map_or(0, Map::len)
@@ -231,6 +233,7 @@ mod tests {
         assert_eq!(rule["トビ終了あり"], false);
         assert_eq!(rule["途中流局あり"], false);
         assert_eq!(rule["延長戦方式"], 0);
+        assert_eq!(rule["最大同時和了数"], 3);
     }
 
     #[test]

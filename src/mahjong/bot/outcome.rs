@@ -194,6 +194,10 @@ mod tests {
             (Expect::Ron, 0),
             "another winner first"
         );
+        // A triple ron (the default rule's 最大同時和了数 3): two other winners, then ours.
+        let (next, _) = after(Expect::Ron, StepKind::Hule, json!({"l": 3}));
+        let (next, s) = after(next, StepKind::Hule, json!({"l": 2}));
+        assert_eq!((next, s.rejected_total()), (Expect::Nothing, 0));
         let (_, s) = after(Expect::Ron, StepKind::Zimo, json!({"l": 3, "p": ""}));
         assert_eq!(s.rejected.get("ron"), Some(&1));
     }
