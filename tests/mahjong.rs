@@ -3,6 +3,7 @@
 //! user meets (server down, wrong base path, no cookie, the proxy going away). Every test checks
 //! what a user would: games counted, phases counted, and the server's session store empty
 //! afterwards — nobody left logged in. Full games played to the end are in mahjong_games.rs.
+//! Also tsumo's default rule run in majiang-core itself, on a triple ron.
 
 mod common;
 
@@ -724,4 +725,41 @@ fn timeline_intervals_carry_players_by_phase_and_add_up() {
         assert_eq!(total, expected, "{kind}");
     }
     assert_eq!(server.wait_session_files(0, Duration::from_secs(5)), 0);
+}
+
+/// tsumo's default rule in majiang-core itself (the library majiang-server plays games with):
+/// a triple ron is three wins and the game keeps its 4 hands. Under majiang-core's own
+/// `最大同時和了数` 2 the same discard is the abortive draw 三家和 and the dealer deals a fifth
+/// hand (tests/fixtures/triple_ron.js).
+#[test]
+fn a_triple_ron_under_the_default_rule_is_three_wins_and_the_game_keeps_four_hands() {
+    let core = common::majiang::scripts_dir().join("node_modules/@kobalab/majiang-core");
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/triple_ron.js");
+    let game = |rule: &Value| -> Value {
+        let out = std::process::Command::new("node")
+            .arg(&script)
+            .arg(&core)
+            .arg(rule.to_string())
+            .output()
+            .expect("run node");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"))
+    };
+    let rule = tsumo::mahjong::rules::default_rule();
+    assert_eq!(
+        game(&rule),
+        serde_json::json!({"hands": 4, "first": ["hule", "hule", "hule"]})
+    );
+    let mut two = rule.clone();
+    two["最大同時和了数"] = serde_json::json!(2);
+    assert_eq!(
+        game(&two),
+        serde_json::json!({"hands": 5, "first": ["pingju 三家和"]})
+    );
 }

@@ -45,7 +45,8 @@ pub enum RuleError {
 /// repeat, no bankruptcy end, no abortive draws, no overtime. Every table then plays exactly 4
 /// hands. Verified against a running server (protocol notes §6), with one change from there:
 /// `最大同時和了数` 3, since at 2 a triple ron is the abortive draw 三家和, which
-/// `途中流局あり` does not turn off and after which the dealer deals again (a fifth hand).
+/// `途中流局あり` does not turn off and after which the dealer deals again (a fifth hand;
+/// checked in majiang-core by tests/mahjong.rs, `a_triple_ron_under_the_default_rule…`).
 pub fn default_rule() -> Value {
     json!({
         "配給原点": 25000,
