@@ -24,7 +24,8 @@ use crate::error::Error;
 pub struct ServerUsage {
     /// The PIDs given with `--server-pid` (each counted with its descendants).
     pub pids: Vec<u32>,
-    /// Samples taken (one per interval, plus one when sampling stops).
+    /// Samples taken: one per interval, plus one when sampling stops (unless that last
+    /// stretch was under half an interval, which joins the sample before it).
     pub samples: u64,
     /// CPU time of the trees over the whole sampled wall time, in percent of one core
     /// (two busy cores = 200).
@@ -80,7 +81,7 @@ impl Sampler {
                         }
                         // Stopped (or the Sampler was dropped): one last sample.
                         Ok(()) | Err(RecvTimeoutError::Disconnected) => {
-                            state.sample();
+                            state.last_sample(interval);
                             return (state.usage(), state.series);
                         }
                     }
@@ -224,6 +225,27 @@ fn tree_of(roots: &[u32], all: &HashMap<u32, ProcStat>) -> Vec<(u32, ProcStat)> 
     tree
 }
 
+/// The tree's CPU counters read again in a window as short as the reads themselves, and the
+/// window's midpoint: the time the counters stand at. The discovery scan reads every process's
+/// stat, which takes milliseconds, and a busy machine can preempt the sampler anywhere in it; a
+/// counter read early in one scan and late in the next, timed by the scans' ends, would give a
+/// one-threaded process 160 % of a core. A process gone since the scan, or whose PID now names
+/// another (its start time differs), is left out.
+fn timed_tree(roots: &[u32]) -> (Vec<(u32, ProcStat)>, Instant) {
+    let pids = process_tree(roots);
+    let before = Instant::now();
+    let tree = pids
+        .into_iter()
+        .filter_map(|(pid, seen)| {
+            read_stat(pid)
+                .filter(|now| now.start_time == seen.start_time)
+                .map(|now| (pid, now))
+        })
+        .collect();
+    let after = Instant::now();
+    (tree, before + after.duration_since(before) / 2)
+}
+
 /// Running totals, owned by the sampling thread.
 struct SampleState {
     roots: Vec<u32>,
@@ -239,6 +261,8 @@ struct SampleState {
     rss_peak: u64,
     /// Every sample, for the run's intervals.
     series: Vec<ServerSample>,
+    /// The CPU ticks of the last sample in `series`.
+    last_ticks: u64,
 }
 
 /// CLOCK_MONOTONIC in ns, the clock of the run's intervals.
@@ -267,22 +291,37 @@ impl SampleState {
             rss_sum: 0,
             rss_peak: 0,
             series: Vec::new(),
+            last_ticks: 0,
         }
     }
 
     /// Records the CPU time already used, so only what is used from now on counts.
     fn baseline(&mut self) {
-        self.previous = process_tree(&self.roots)
+        let (tree, at) = timed_tree(&self.roots);
+        self.previous = tree
             .into_iter()
             .map(|(pid, stat)| ((pid, stat.start_time), stat.cpu_ticks))
             .collect();
-        self.previous_at = Instant::now();
-        self.started_at = self.previous_at;
+        self.previous_at = at;
+        self.started_at = at;
+    }
+
+    /// The sample taken when sampling stops. Its stretch since the last sample is often a few
+    /// clock ticks (10 ms each), whose CPU figure is mostly rounding: two ticks in 12 ms read
+    /// as 160 % of a core. A stretch shorter than half an interval therefore joins the sample
+    /// before it, which then covers both; a longer one is a sample of its own.
+    fn last_sample(&mut self, interval: Duration) {
+        let short = self.previous_at.elapsed() < interval / 2;
+        self.take(short && !self.series.is_empty());
     }
 
     fn sample(&mut self) {
-        let tree = process_tree(&self.roots);
-        let now = Instant::now();
+        self.take(false);
+    }
+
+    /// Reads the trees; `fold` adds what they used to the last sample instead of a new one.
+    fn take(&mut self, fold: bool) {
+        let (tree, now) = timed_tree(&self.roots);
         let mut ticks = 0;
         let mut rss = 0;
         let mut current = HashMap::with_capacity(tree.len());
@@ -294,24 +333,41 @@ impl SampleState {
             current.insert(key, stat.cpu_ticks);
             rss += read_rss(pid).unwrap_or(0);
         }
-        let wall = now.duration_since(self.previous_at).as_secs_f64();
-        let mut percent = 0.0;
-        if wall > 0.0 {
-            percent = ticks as f64 / self.ticks_per_second / wall * 100.0;
-            self.cpu_peak = self.cpu_peak.max(percent);
-        }
-        self.series.push(ServerSample {
-            at: monotonic_ns(),
-            span: now.duration_since(self.previous_at).as_nanos() as u64,
-            cpu_percent: percent,
-            rss_bytes: rss,
-        });
         self.total_ticks += ticks;
         self.previous = current;
+        let mut span = now.duration_since(self.previous_at).as_nanos() as u64;
         self.previous_at = now;
-        self.samples += 1;
-        self.rss_sum += u128::from(rss);
         self.rss_peak = self.rss_peak.max(rss);
+        let folded = match self.series.last_mut() {
+            Some(last) if fold => {
+                span += last.span;
+                self.last_ticks += ticks;
+                // The joined sample's memory is the newer reading.
+                self.rss_sum = self.rss_sum - u128::from(last.rss_bytes) + u128::from(rss);
+                Some(last)
+            }
+            _ => {
+                self.last_ticks = ticks;
+                self.samples += 1;
+                self.rss_sum += u128::from(rss);
+                None
+            }
+        };
+        let mut percent = 0.0;
+        if span > 0 {
+            percent = self.last_ticks as f64 / self.ticks_per_second / (span as f64 / 1e9) * 100.0;
+            self.cpu_peak = self.cpu_peak.max(percent);
+        }
+        let sample = ServerSample {
+            at: monotonic_ns(),
+            span,
+            cpu_percent: percent,
+            rss_bytes: rss,
+        };
+        match folded {
+            Some(last) => *last = sample,
+            None => self.series.push(sample),
+        }
     }
 
     fn usage(&self) -> ServerUsage {
@@ -397,6 +453,24 @@ mod tests {
             .map(|_| ())
             .expect_err("no such process");
         assert_eq!(err.to_string(), "--server-pid 4000000000: no such process");
+    }
+
+    #[test]
+    fn a_stop_soon_after_a_sample_joins_it() {
+        let mut state = SampleState::new(vec![std::process::id()]);
+        state.baseline();
+        state.sample();
+        state.last_sample(Duration::from_secs(3600));
+        assert_eq!((state.samples, state.series.len()), (1, 1));
+        let whole = state.previous_at.duration_since(state.started_at);
+        assert_eq!(state.series[0].span, whole.as_nanos() as u64);
+        assert_eq!(state.last_ticks, state.total_ticks);
+        // A stretch of half an interval or more is a sample of its own.
+        state.last_sample(Duration::ZERO);
+        assert_eq!((state.samples, state.series.len()), (2, 2));
+        let spans: u64 = state.series.iter().map(|s| s.span).sum();
+        let whole = state.previous_at.duration_since(state.started_at);
+        assert_eq!(spans, whole.as_nanos() as u64);
     }
 
     #[test]
