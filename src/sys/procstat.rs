@@ -227,10 +227,10 @@ fn tree_of(roots: &[u32], all: &HashMap<u32, ProcStat>) -> Vec<(u32, ProcStat)> 
 
 /// The tree's CPU counters read again in a window as short as the reads themselves, and the
 /// window's midpoint: the time the counters stand at. The discovery scan reads every process's
-/// stat, which takes milliseconds, and a busy machine can preempt the sampler anywhere in it; a
-/// counter read early in one scan and late in the next, timed by the scans' ends, would give a
-/// one-threaded process 160 % of a core. A process gone since the scan, or whose PID now names
-/// another (its start time differs), is left out.
+/// stat, which takes milliseconds, and a busy machine can preempt the sampler anywhere in it;
+/// timed by the scans' ends, a counter read early in one scan and late in the next would be
+/// divided by a wall time that is not its own. A process gone since the scan, or whose PID now
+/// names another (its start time differs), is left out.
 fn timed_tree(roots: &[u32]) -> (Vec<(u32, ProcStat)>, Instant) {
     let pids = process_tree(roots);
     let before = Instant::now();
