@@ -737,19 +737,10 @@ fn a_triple_ron_under_the_default_rule_is_three_wins_and_the_game_keeps_four_han
     let script =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/triple_ron.js");
     let game = |rule: &Value| -> Value {
-        let out = std::process::Command::new("node")
-            .arg(&script)
-            .arg(&core)
-            .arg(rule.to_string())
-            .output()
-            .expect("run node");
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success(),
-            "{stdout}{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"))
+        let mut node = std::process::Command::new("node");
+        node.arg(&script).arg(&core).arg(rule.to_string());
+        let run = common::run_command(node, Duration::from_secs(60));
+        run.assert_success().json()
     };
     let rule = tsumo::mahjong::rules::default_rule();
     assert_eq!(
