@@ -309,6 +309,7 @@ impl Player {
         );
         // The bound starts now: waiting for a turn among the worker's logouts counts in it.
         let bound = plan.logout_timeout;
+        // One deadline for the tries and for the whole logout.
         let until = tokio::time::Instant::now() + bound;
         let bytes = &bytes;
         let attempts = async {
@@ -332,7 +333,7 @@ impl Player {
             (started, outcome)
         };
         let outcome = match closed {
-            true => unless_cut(&mut cut, tokio::time::timeout(bound, attempts)).await,
+            true => unless_cut(&mut cut, tokio::time::timeout_at(until, attempts)).await,
             false => None,
         };
         signed_in(&ctx.signed_in).remove(&self.index);
