@@ -278,6 +278,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
         bot,
         games,
         rule,
+        rule_file: matches.get_one::<PathBuf>("rule").cloned(),
         timer,
         lockstep: !matches.get_flag("start_when_full"),
         connect_timeout,

@@ -211,6 +211,32 @@ where
     T: Into<std::ffi::OsString> + Clone,
 {
     let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    let mut parsed = parse_args(&args)?;
+    if let Some(part) = parsed.part_mut() {
+        part.command = args
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+    }
+    Ok(parsed)
+}
+
+impl Parsed {
+    /// The part of a run a command that runs one takes.
+    fn part_mut(&mut self) -> Option<&mut crate::plan::Part> {
+        match self {
+            Parsed::Run(plan) => Some(&mut plan.part),
+            Parsed::Capacity(plan) => Some(&mut plan.run.part),
+            Parsed::Mahjong(plan) => Some(&mut plan.part),
+            Parsed::MahjongCapacity(plan) => Some(&mut plan.session.part),
+            _ => None,
+        }
+    }
+}
+
+/// [`parse`], before the command line is kept in the plan.
+fn parse_args(args: &[OsString]) -> Result<Parsed, Error> {
+    let args = args.to_vec();
     // A subcommand is the first argument; a URL can never be mistaken for one.
     match args.get(1).and_then(|a| a.to_str()) {
         Some("mahjong") => mahjong::parse(args[2..].to_vec()).map_err(Error::Usage),

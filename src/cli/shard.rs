@@ -99,6 +99,8 @@ pub(super) fn part(
         shard,
         start_at,
         run_id,
+        // The whole argv is set once parsed (`cli::parse`).
+        command: Vec::new(),
     })
 }
 

@@ -88,6 +88,8 @@ pub fn merge(runs: &[LoadedRun], label: Option<&str>, force: bool) -> Result<Mer
                 run_id: shards::common_run_id(runs),
                 shard: None,
                 start: None,
+                // Each shard ran its own command line (its --shard): none is the merge's.
+                command: Vec::new(),
             }
         }
     };
