@@ -248,7 +248,8 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
         &super::shard::process_env,
         crate::sys::wallclock::unix_now_ns(),
     )?;
-    let players = super::shard::split_players(players, seats, part.shard)?;
+    let players_given = matches.contains_id("players");
+    let players = super::shard::split_players(players, seats, part.shard, players_given)?;
     let bind = super::bind::parse(&matches)?;
     let json = match matches.get_one::<PathBuf>("json") {
         Some(p) if p.as_os_str() == "-" => Some(JsonOut::Stdout),
@@ -291,7 +292,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
         html: matches.get_one::<PathBuf>("html").cloned(),
         quiet: matches.get_flag("quiet"),
         progress: matches.get_flag("progress"),
-        objectives: super::slo::mahjong(&matches)?,
+        objectives: super::slo::mahjong(&matches, think)?,
     };
     if matches.get_flag("capacity") {
         // The default grows with the players: the search's most, there.

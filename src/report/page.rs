@@ -36,6 +36,8 @@ pub fn run(options: &ReportOptions) -> Result<(), Error> {
 
 /// The page of the runs of a command line: see [`run`].
 pub fn render_files(runs: &[LoadedRun]) -> Result<String, Error> {
+    // A run beside itself is no comparison (and no merge).
+    merge::refuse_duplicates(runs, "report")?;
     match runs {
         [] => Err(Error::Usage("nothing to report: no runs given".to_string())),
         [one] => Ok(render_one(one)),
