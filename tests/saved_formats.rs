@@ -202,6 +202,8 @@ const ADDED_SINCE_V1: &[&str] = &[
     "/objectives",
     // The run interval by interval (--interval), both modes.
     "/intervals",
+    // The command line exactly as given (argv), every kind of result.
+    "/command",
 ];
 
 /// `new` holds every key of `old` with the same value, and adds only [`ADDED_SINCE_V1`].
