@@ -12,6 +12,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use common::faulty::{Behavior, FaultyServer};
+use common::majiang::Majiang;
 use common::{run_tsumo, TempDir};
 
 /// Nothing listens there: a command that got past its checks would fail to connect, exit 1.
@@ -480,4 +481,40 @@ fn the_exact_command_line_is_saved_and_shown() {
     let page = std::fs::read_to_string(&report).expect("page");
     let rebuilt = command_on_page(&page).expect("a Command fact");
     assert!(rebuilt.starts_with("tsumo "), "{rebuilt}");
+}
+
+/// A mahjong session saves its command line and shows it on its page, as a run does.
+#[test]
+fn a_session_saves_its_command_line_too() {
+    let server = Majiang::start();
+    let url = server.url();
+    let dir = TempDir::new("tsumo-checks-session");
+    let path = |name: &str| dir.path().join(name).display().to_string();
+    let (json, html) = (path("session.json"), path("session.html"));
+    let args = [
+        "mahjong",
+        "-c4",
+        "-t1",
+        "--think",
+        "0",
+        "--ramp",
+        "1ms",
+        "-d",
+        "3s",
+        "--label",
+        "it's here",
+        "--json",
+        &json,
+        "--html",
+        &html,
+        &url,
+    ];
+    run_tsumo(&args, Duration::from_secs(60)).assert_success();
+    let argv: Vec<&str> = std::iter::once(env!("CARGO_BIN_EXE_tsumo"))
+        .chain(args)
+        .collect();
+    let saved = common::read_json(Path::new(&json));
+    assert_eq!(saved["command"], serde_json::json!(argv), "{saved}");
+    let page = std::fs::read_to_string(&html).expect("page");
+    assert_eq!(command_on_page(&page), Some(shell_line(&argv)));
 }
