@@ -102,8 +102,9 @@ Options:
                              exits 99. Repeatable. MEASURE.PCT<T on draw_overshoot,
                              deal_overshoot, reply_lateness or a step kind (kaiju, zimo,
                              dapai, …), PCT one of p50, p75, p90, p99, p99.9, p99.99, max
-                             (draw_overshoot.p99<100ms); disconnects<N; errors<N (protocol
-                             errors and failed phases)
+                             (draw_overshoot.p99<100ms: draws are timed with --think 400ms
+                             or more); disconnects<N; errors<N (protocol errors and failed
+                             phases)
   -h, --help                 Print this help
 
 Capacity search (how many players the server carries within the --slo objectives):

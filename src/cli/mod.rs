@@ -199,8 +199,9 @@ Exit status (every command):
      lost, or the target did not answer (resolve, connect, TLS)
   2  Bad command line or input, found before any traffic: an option or its value, a
      file it names (a --script that does not load, --rule, --cacert, a saved run that
-     does not parse or is newer), an output that cannot be written, --bind addresses
-     not on this host, -c beyond the open-file limit, runs that do not merge
+     does not parse or is newer), an output that cannot be written or that is another
+     output or an input, an objective that could never hold, --bind addresses not on
+     this host, -c beyond the open-file limit, runs that do not merge
   99 The run ran and an objective (--slo) broke: the report and the JSON say which
 ";
 
