@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use tsumo::cli::{self, Parsed};
 use tsumo::error::Error;
 use tsumo::plan::JsonOut;
-use tsumo::{report, run, sys};
+use tsumo::{report, run};
 
 /// mimalloc: the many small, short-lived allocations of an HTTP/2 request (hyper's headers and
 /// streams) cost less than in glibc's malloc (the crate docs' layout section, BENCHMARKS.md).
@@ -74,13 +74,13 @@ fn main() -> ExitCode {
 
 /// A tool's `-o FILE` is not one of its inputs and can be written: checked before any work.
 fn check_tool_output(path: &Path, inputs: &[std::path::PathBuf], what: &str) -> Result<(), Error> {
-    let files: Vec<&Path> = inputs
+    let what = format!("one of {what}");
+    let files: Vec<(&str, Option<&Path>)> = inputs
         .iter()
-        .map(|p| p.as_path())
         .filter(|p| p.as_os_str() != "-")
+        .map(|p| (what.as_str(), Some(p.as_path())))
         .collect();
-    sys::output::check_not_input("-o", path, &files, what)?;
-    sys::output::check_writable("-o", path)
+    run::files::check(&[("-o", Some(path))], &files)
 }
 
 /// The exit code of a command that either worked or failed with one error line.

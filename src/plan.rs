@@ -45,6 +45,9 @@ pub struct Part {
     pub start_at: Option<u64>,
     /// `--run-id`, or derived from the command line and the start time.
     pub run_id: String,
+    /// The command line exactly as given (argv, `argv[0]` first), saved so a result says
+    /// what ran it; empty in a plan not made from a command line.
+    pub command: Vec<String>,
 }
 
 impl Default for Part {
@@ -53,6 +56,7 @@ impl Default for Part {
             shard: Shard::WHOLE,
             start_at: None,
             run_id: String::new(),
+            command: Vec::new(),
         }
     }
 }
@@ -334,6 +338,8 @@ pub struct MahjongPlan {
     pub games: u32,
     /// The complete rule object sent with `START` (`--rule FILE` merged onto the default).
     pub rule: serde_json::Value,
+    /// `--rule FILE` as given: an input no output of the session may overwrite.
+    pub rule_file: Option<PathBuf>,
     /// The `START` timer (`--timer LIMIT[+BANK]`), seconds.
     pub timer: Option<Vec<u64>>,
     /// Every phase completes for every player before the next starts; with `--start-when-full`

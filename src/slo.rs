@@ -167,24 +167,49 @@ impl Verdict {
         name_of(&self.expr)
     }
 
-    /// `p99 31.0ms`, `errors 0.120%`, `disconnects 3`; `p99 not measured` without a value.
+    /// `p99 31.0ms`, `errors 0.120%`, `disconnects 3`; `p99 not measured` without a value. A
+    /// value that would read as its limit gets the digits that tell them apart: `errors<0.1%`
+    /// held at `errors 0.0999%`, not `0.100%`.
     pub fn measured_text(&self) -> String {
-        match self.measured {
-            Some(value) => format!("{} {}", self.name(), format_value(value, self.unit)),
-            None => format!("{} not measured", self.name()),
+        let Some(value) = self.measured else {
+            return format!("{} not measured", self.name());
+        };
+        let apart = self.limit().and_then(|limit| {
+            (0..=4).find_map(|extra| {
+                let text = format_in(value, self.unit, value, extra);
+                (text != format_in(limit, self.unit, value, extra)).then_some(text)
+            })
+        });
+        let text = apart.unwrap_or_else(|| format_value(value, self.unit));
+        format!("{} {text}", self.name())
+    }
+
+    /// The objective's limit in its unit, read back from `expr`.
+    fn limit(&self) -> Option<f64> {
+        let (name, _, limit) = split(&self.expr).ok()?;
+        match self.unit {
+            Unit::Micros => duration_us(limit).ok(),
+            Unit::Percent => share(name, limit, "").ok(),
+            Unit::Count => limit.parse::<u64>().ok().map(|n| n as f64),
         }
     }
 }
 
 /// A measured value in its unit, short: `850us`, `31.0ms`, `1.25s`, `0.120%`, `12.5%`, `3`.
 pub fn format_value(value: f64, unit: Unit) -> String {
+    format_in(value, unit, value, 0)
+}
+
+/// `value` in the scale [`format_value`] would choose for `scale_of` (so a limit is written as
+/// the value it is compared with), with `extra` more decimals.
+fn format_in(value: f64, unit: Unit, scale_of: f64, extra: usize) -> String {
     match unit {
-        Unit::Micros if value < 1_000.0 => format!("{value:.0}us"),
-        Unit::Micros if value < 1_000_000.0 => format!("{:.1}ms", value / 1_000.0),
-        Unit::Micros => format!("{:.2}s", value / 1_000_000.0),
+        Unit::Micros if scale_of < 1_000.0 => format!("{value:.extra$}us"),
+        Unit::Micros if scale_of < 1_000_000.0 => format!("{:.*}ms", 1 + extra, value / 1_000.0),
+        Unit::Micros => format!("{:.*}s", 2 + extra, value / 1_000_000.0),
         Unit::Percent if value == 0.0 => "0%".to_string(),
-        Unit::Percent if value < 1.0 => format!("{value:.3}%"),
-        Unit::Percent => format!("{value:.1}%"),
+        Unit::Percent if scale_of < 1.0 => format!("{value:.*}%", 3 + extra),
+        Unit::Percent => format!("{value:.*}%", 1 + extra),
         Unit::Count => format!("{value:.0}"),
     }
 }
@@ -242,6 +267,7 @@ pub fn parse_http(expr: &str) -> Result<Objective, String> {
     };
     let want_below = measure != Measure::RateShare;
     direction(name, below, want_below)?;
+    can_hold(name, below, limit, &measure)?;
     Ok(Objective {
         expr: expr.trim().to_string(),
         measure,
@@ -307,6 +333,7 @@ pub fn parse_mahjong(expr: &str, step_kinds: &[&str]) -> Result<Objective, Strin
         Measure::Session { .. } => duration_us(limit)?,
         _ => count(name, limit)?,
     };
+    can_hold(name, below, limit, &measure)?;
     Ok(Objective {
         expr: expr.trim().to_string(),
         measure,
@@ -341,6 +368,24 @@ fn split(expr: &str) -> Result<(&str, bool, &str), String> {
         return Err("one comparison per objective (repeat --slo for more)".to_string());
     }
     Ok((name, below, limit))
+}
+
+/// Refuses an upper limit of 0 or less: no latency, share or count is below 0, so the
+/// objective would break at every load, whatever the server did.
+fn can_hold(name: &str, below: bool, limit: f64, measure: &Measure) -> Result<(), String> {
+    if !below || limit > 0.0 {
+        return Ok(());
+    }
+    let never = match measure.unit() {
+        Unit::Micros => "no latency is below 0",
+        Unit::Percent => "no share is below 0%",
+        Unit::Count => {
+            return Err(format!(
+                "can never hold: no count is below 0 ({name}<1 allows none)"
+            ))
+        }
+    };
+    Err(format!("can never hold: {never}"))
 }
 
 fn direction(name: &str, below: bool, want_below: bool) -> Result<(), String> {
@@ -527,6 +572,9 @@ mod tests {
             ("errors<5", "errors is a share: 5% (errors<0.1%)"),
             ("rate>95", "rate is a share: 95% (rate>95%)"),
             ("errors<101%", "101% is more than 100%"),
+            ("p99<0ms", "can never hold: no latency is below 0"),
+            ("max<0us", "can never hold: no latency is below 0"),
+            ("errors<0%", "can never hold: no share is below 0%"),
             ("errors<x%", "'x%' is not a share (errors<0.1%)"),
             (
                 "p98<20ms",
@@ -597,6 +645,18 @@ mod tests {
                 "disconnects>1",
                 "disconnects takes '<' (an upper limit), not '>'".to_string(),
             ),
+            (
+                "disconnects<0",
+                "can never hold: no count is below 0 (disconnects<1 allows none)".to_string(),
+            ),
+            (
+                "errors<0",
+                "can never hold: no count is below 0 (errors<1 allows none)".to_string(),
+            ),
+            (
+                "draw_overshoot.p99<0ms",
+                "can never hold: no latency is below 0".to_string(),
+            ),
         ];
         for (expr, want) in cases {
             assert_eq!(
@@ -605,6 +665,33 @@ mod tests {
                 "{expr}"
             );
         }
+    }
+
+    /// A value that rounds to its limit is written with the digits that tell them apart;
+    /// others as before.
+    #[test]
+    fn a_value_by_its_limit_shows_which_side_it_is_on() {
+        let text = |expr: &str, value: f64, unit: Unit| {
+            Verdict {
+                expr: expr.to_string(),
+                measured: Some(value),
+                unit,
+                held: true,
+            }
+            .measured_text()
+        };
+        assert_eq!(text("errors<0.1%", 0.0999, Unit::Percent), "errors 0.0999%");
+        assert_eq!(text("errors<0.1%", 0.1004, Unit::Percent), "errors 0.1004%");
+        assert_eq!(text("errors<0.1%", 0.12, Unit::Percent), "errors 0.120%");
+        assert_eq!(text("errors<0.1%", 0.0, Unit::Percent), "errors 0%");
+        assert_eq!(text("errors<5%", 4.99, Unit::Percent), "errors 4.99%");
+        assert_eq!(text("p99<20ms", 19_990.0, Unit::Micros), "p99 19.99ms");
+        assert_eq!(text("p99<20ms", 20_040.0, Unit::Micros), "p99 20.04ms");
+        assert_eq!(text("p99<20ms", 31_000.0, Unit::Micros), "p99 31.0ms");
+        assert_eq!(text("p99<1ms", 999.6, Unit::Micros), "p99 999.6us");
+        // Exactly at the limit: nothing tells them apart, the usual digits.
+        assert_eq!(text("p99<20ms", 20_000.0, Unit::Micros), "p99 20.0ms");
+        assert_eq!(text("disconnects<1", 1.0, Unit::Count), "disconnects 1");
     }
 
     struct Fixed(Option<f64>);

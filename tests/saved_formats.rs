@@ -202,6 +202,8 @@ const ADDED_SINCE_V1: &[&str] = &[
     "/objectives",
     // The run interval by interval (--interval), both modes.
     "/intervals",
+    // The command line exactly as given (argv), every kind of result.
+    "/command",
 ];
 
 /// `new` holds every key of `old` with the same value, and adds only [`ADDED_SINCE_V1`].
@@ -285,7 +287,9 @@ fn objectives_are_an_addition_judged_again_on_a_merge() {
     percentiles_capped_at_max(&mut before);
     let mut result = session(label, offset);
     result.plan.rule = before["plan"]["rule"].clone();
-    let slo = ["--slo", "disconnects<1", "--slo", "draw_overshoot.p99<1us"];
+    // reply_lateness: a draw's overshoot is not timed at this plan's --think 20ms, and an
+    // objective on it is refused.
+    let slo = ["--slo", "disconnects<1", "--slo", "reply_lateness.p99<1us"];
     result.plan.objectives = plan_with(label, &slo).objectives;
     let mut now = tsumo::report::mahjong::to_json(&result);
     now["version"] = before["version"].clone();
@@ -298,17 +302,17 @@ fn objectives_are_an_addition_judged_again_on_a_merge() {
         now["disconnects"].as_f64().unwrap()
     );
     assert_eq!(objectives[0]["held"], now["disconnects"] == 0);
-    assert_eq!(objectives[1]["expr"], "draw_overshoot.p99<1us");
+    assert_eq!(objectives[1]["expr"], "reply_lateness.p99<1us");
     assert_eq!(objectives[1]["unit"], "us");
     assert_eq!(
         objectives[1]["measured"],
-        now["draw_overshoot"]["p99"].as_f64().unwrap()
+        now["reply_lateness"]["p99"].as_f64().unwrap()
     );
     assert_eq!(objectives[1]["held"], false);
     // The text report ends with the verdicts.
     let text = tsumo::report::mahjong::render(&result);
     assert!(
-        text.contains("\nObjectives: ") && text.contains("\n  BROKEN  draw_overshoot.p99<1us  "),
+        text.contains("\nObjectives: ") && text.contains("\n  BROKEN  reply_lateness.p99<1us  "),
         "{text}"
     );
     // Two sessions merged: the disconnects add up, judged again on the sum.

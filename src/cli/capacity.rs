@@ -150,12 +150,12 @@ pub(super) fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
             units::parse_duration(v).map_err(|reason| format!("{name} '{v}': {reason}"))
         })
     };
-    let mut objectives = Vec::new();
-    for (_, expr) in own.iter().filter(|(n, _)| *n == "--slo") {
-        let objective = slo::parse_http(expr)
-            .map_err(|reason| format!("--slo '{}': {reason}", units::one_line(expr)))?;
-        objectives.push(objective);
-    }
+    let objectives = super::slo::parse_each(
+        own.iter()
+            .filter(|(n, _)| *n == "--slo")
+            .map(|(_, expr)| expr.as_str()),
+        slo::parse_http,
+    )?;
     if objectives.is_empty() {
         return Err(
             "tsumo capacity needs at least one --slo: the objectives say what 'carries' means"
@@ -268,7 +268,17 @@ fn staircase(own: &[(&'static str, String)], part: &Part) -> Result<Option<Vec<u
                 // The search's own checks say it (after this).
                 return Ok(Some(Vec::new()));
             }
-            capacity::staircase_loads(from, to, count as usize, shards as u64)
+            let loads = capacity::staircase_loads(from, to, count as usize, shards as u64);
+            if (loads.len() as u64) < count {
+                // Steps that round to one rate would run once: not the staircase asked for.
+                return Err(format!(
+                    "--step-count {count} from --from {from} to --to {to} is {} distinct \
+                     rate{}, not {count}: give --to further above --from, or fewer steps",
+                    loads.len(),
+                    if loads.len() == 1 { "" } else { "s" }
+                ));
+            }
+            loads
         }
     };
     if last("--resolution").is_some() {
@@ -391,6 +401,15 @@ mod tests {
             (&["--steps", "0,200"], "at least 1 request/sec"),
             (&["--step-count", "3"], "--step-count needs --to"),
             (&["--step-count", "x", "--to", "300"], "2 steps or more"),
+            (
+                &["--from", "100", "--to", "100", "--step-count", "3"],
+                "--step-count 3 from --from 100 to --to 100 is 1 distinct rate, not 3: give \
+                 --to further above --from, or fewer steps",
+            ),
+            (
+                &["--from", "100", "--to", "101", "--step-count", "3"],
+                "is 2 distinct rates, not 3",
+            ),
         ] {
             let e = plan(args).unwrap_err();
             assert!(e.contains(expected), "{args:?}: {e}");

@@ -102,8 +102,9 @@ Options:
                              exits 99. Repeatable. MEASURE.PCT<T on draw_overshoot,
                              deal_overshoot, reply_lateness or a step kind (kaiju, zimo,
                              dapai, …), PCT one of p50, p75, p90, p99, p99.9, p99.99, max
-                             (draw_overshoot.p99<100ms); disconnects<N; errors<N (protocol
-                             errors and failed phases)
+                             (draw_overshoot.p99<100ms: draws are timed with --think 400ms
+                             or more); disconnects<N; errors<N (protocol errors and failed
+                             phases)
   -h, --help                 Print this help
 
 Capacity search (how many players the server carries within the --slo objectives):
@@ -248,7 +249,8 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
         &super::shard::process_env,
         crate::sys::wallclock::unix_now_ns(),
     )?;
-    let players = super::shard::split_players(players, seats, part.shard)?;
+    let players_given = matches.contains_id("players");
+    let players = super::shard::split_players(players, seats, part.shard, players_given)?;
     let bind = super::bind::parse(&matches)?;
     let json = match matches.get_one::<PathBuf>("json") {
         Some(p) if p.as_os_str() == "-" => Some(JsonOut::Stdout),
@@ -278,6 +280,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
         bot,
         games,
         rule,
+        rule_file: matches.get_one::<PathBuf>("rule").cloned(),
         timer,
         lockstep: !matches.get_flag("start_when_full"),
         connect_timeout,
@@ -290,7 +293,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
         html: matches.get_one::<PathBuf>("html").cloned(),
         quiet: matches.get_flag("quiet"),
         progress: matches.get_flag("progress"),
-        objectives: super::slo::mahjong(&matches)?,
+        objectives: super::slo::mahjong(&matches, think)?,
     };
     if matches.get_flag("capacity") {
         // The default grows with the players: the search's most, there.

@@ -199,8 +199,9 @@ Exit status (every command):
      lost, or the target did not answer (resolve, connect, TLS)
   2  Bad command line or input, found before any traffic: an option or its value, a
      file it names (a --script that does not load, --rule, --cacert, a saved run that
-     does not parse or is newer), an output that cannot be written, --bind addresses
-     not on this host, -c beyond the open-file limit, runs that do not merge
+     does not parse or is newer), an output that cannot be written or that is another
+     output or an input, an objective that could never hold, --bind addresses not on
+     this host, -c beyond the open-file limit, runs that do not merge
   99 The run ran and an objective (--slo) broke: the report and the JSON say which
 ";
 
@@ -211,6 +212,32 @@ where
     T: Into<std::ffi::OsString> + Clone,
 {
     let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    let mut parsed = parse_args(&args)?;
+    if let Some(part) = parsed.part_mut() {
+        part.command = args
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+    }
+    Ok(parsed)
+}
+
+impl Parsed {
+    /// The part of a run a command that runs one takes.
+    fn part_mut(&mut self) -> Option<&mut crate::plan::Part> {
+        match self {
+            Parsed::Run(plan) => Some(&mut plan.part),
+            Parsed::Capacity(plan) => Some(&mut plan.run.part),
+            Parsed::Mahjong(plan) => Some(&mut plan.part),
+            Parsed::MahjongCapacity(plan) => Some(&mut plan.session.part),
+            _ => None,
+        }
+    }
+}
+
+/// [`parse`], before the command line is kept in the plan.
+fn parse_args(args: &[OsString]) -> Result<Parsed, Error> {
+    let args = args.to_vec();
     // A subcommand is the first argument; a URL can never be mistaken for one.
     match args.get(1).and_then(|a| a.to_str()) {
         Some("mahjong") => mahjong::parse(args[2..].to_vec()).map_err(Error::Usage),

@@ -99,6 +99,8 @@ pub(super) fn part(
         shard,
         start_at,
         run_id,
+        // The whole argv is set once parsed (`cli::parse`).
+        command: Vec::new(),
     })
 }
 
@@ -309,15 +311,30 @@ pub(super) fn split_http(
     Ok((local, rate.map(|r| r / n as u64)))
 }
 
-/// Mahjong: this shard's players (whole tables); an uneven split is refused.
-pub(super) fn split_players(players: usize, seats: usize, shard: Shard) -> Result<usize, String> {
+/// Mahjong: this shard's players (whole tables); an uneven split is refused. `given`: the
+/// players came from `-c`, not its default.
+pub(super) fn split_players(
+    players: usize,
+    seats: usize,
+    shard: Shard,
+    given: bool,
+) -> Result<usize, String> {
     let n = shard.count;
     let tables = players / seats;
     if !tables.is_multiple_of(n) {
         let lower = tables / n * n * seats;
+        let (players, fix) = if given {
+            (format!("-c {players} players"), "use")
+        } else {
+            (format!("the default {players} players (no -c)"), "give -c")
+        };
+        let tables = match tables {
+            1 => "1 table, which does not".to_string(),
+            _ => format!("{tables} tables, which do not"),
+        };
         return Err(format!(
-            "-c {players} players are {tables} tables, which do not split evenly into {n} \
-             shards: use a multiple of {} players ({})",
+            "{players} are {tables} split evenly into {n} shards: {fix} a multiple of {} \
+             players ({})",
             seats * n,
             nearest(lower, seats * n)
         ));

@@ -136,6 +136,7 @@ impl SavedSearch {
                 run_id: None,
                 shard: None,
                 start: None,
+                command: Vec::new(),
             },
         }
     }
@@ -781,6 +782,7 @@ fn merge_staircases(parts: &[(&SavedSearch, &str)], label: &str) -> Result<Saved
             run_id: first.part.run_id.clone(),
             shard: None,
             start: None,
+            command: Vec::new(),
         };
         steps.push(Step {
             load,

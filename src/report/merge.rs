@@ -57,7 +57,7 @@ impl Merged {
 /// unless `force` (then each difference is a warning); so is one run given twice.
 pub fn merge(runs: &[LoadedRun], label: Option<&str>, force: bool) -> Result<Merged, Error> {
     compare::check_same_mode(runs, "merge")?;
-    refuse_duplicates(runs)?;
+    refuse_duplicates(runs, "merge")?;
     let mut warnings = shards::check(runs, force)?;
     for difference in plan_differences(runs) {
         if !force {
@@ -88,6 +88,8 @@ pub fn merge(runs: &[LoadedRun], label: Option<&str>, force: bool) -> Result<Mer
                 run_id: shards::common_run_id(runs),
                 shard: None,
                 start: None,
+                // Each shard ran its own command line (its --shard): none is the merge's.
+                command: Vec::new(),
             }
         }
     };
@@ -103,13 +105,14 @@ pub fn merge(runs: &[LoadedRun], label: Option<&str>, force: bool) -> Result<Mer
     })
 }
 
-/// One run given twice (the same file, or a copy of it) would count twice.
-fn refuse_duplicates(runs: &[LoadedRun]) -> Result<(), Error> {
+/// One run given twice (the same file, or a copy of it) would count twice in a merge, and be
+/// compared with itself in a report: `tool` names the command in the error.
+pub(super) fn refuse_duplicates(runs: &[LoadedRun], tool: &str) -> Result<(), Error> {
     for (i, a) in runs.iter().enumerate() {
         for b in &runs[i + 1..] {
             if a.data == b.data {
                 return Err(Error::Usage(format!(
-                    "merge: {} and {} are the same run; each run may be merged once",
+                    "{tool}: {} and {} are the same run; give each run once",
                     a.source, b.source
                 )));
             }

@@ -36,6 +36,8 @@ pub fn run(options: &ReportOptions) -> Result<(), Error> {
 
 /// The page of the runs of a command line: see [`run`].
 pub fn render_files(runs: &[LoadedRun]) -> Result<String, Error> {
+    // A run beside itself is no comparison (and no merge).
+    merge::refuse_duplicates(runs, "report")?;
     match runs {
         [] => Err(Error::Usage("nothing to report: no runs given".to_string())),
         [one] => Ok(render_one(one)),
@@ -368,10 +370,17 @@ fn comparison_answer(runs: &[LoadedRun], names: &[String], pages: &[PageContent]
     out
 }
 
-/// The command, target, plan, version (the result's), then the run id, shard and sources.
+/// The command (as typed, when saved), target, plan, version (the result's), then the run id,
+/// shard and sources.
 fn facts(own: &[(String, String)], result: &dyn SavedResult) -> String {
     let part = result.part();
     let mut rows: Vec<(String, String)> = own.to_vec();
+    // The command line as typed, when the file saved it: a line rebuilt from the plan would
+    // leave out what the plan does not keep (-s, -H, the search's options).
+    if let Some(line) = part.command_line() {
+        rows.retain(|(what, _)| what != "Command");
+        rows.insert(0, ("Command".to_string(), line));
+    }
     if let Some(id) = &part.run_id {
         rows.push(("Run id".to_string(), id.clone()));
     }

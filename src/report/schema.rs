@@ -33,9 +33,10 @@ pub(crate) fn first_schema() -> u32 {
     1
 }
 
-/// Where a saved file stands in a run, the same four fields in both kinds of file (an HTTP
-/// run's and a mahjong session's): `tsumo merge` reads and writes them alike for both.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// Where a saved file stands in a run, and the command line that ran it: the same fields in
+/// every kind of file (an HTTP run's, a mahjong session's, a search's); `tsumo merge` reads and
+/// writes them alike for all.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SavedPart {
     /// The files a `tsumo merge` was made of; absent in a run's own file.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -50,6 +51,10 @@ pub struct SavedPart {
     /// When the run started, and when it was meant to (`--start-at`); absent in a merge.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start: Option<StartRecord>,
+    /// The command line that ran it, exactly as given (argv, `argv[0]` first); absent in a
+    /// merge of several files and in files of older tsumos.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub command: Vec<String>,
 }
 
 impl SavedPart {
@@ -60,7 +65,29 @@ impl SavedPart {
             run_id: Some(part.run_id.clone()),
             shard: Some(SavedShard::of(part.shard)),
             start: Some(start.clone()),
+            command: part.command.clone(),
         }
+    }
+
+    /// The saved command line as a shell would take it back (each word quoted where it has to
+    /// be: `--slo 'p99<20ms'`); `None` when none was saved.
+    pub fn command_line(&self) -> Option<String> {
+        if self.command.is_empty() {
+            return None;
+        }
+        let words: Vec<String> = self.command.iter().map(|w| shell_word(w)).collect();
+        Some(words.join(" "))
+    }
+}
+
+/// One word for a POSIX shell: as it is when only safe characters make it up, else in single
+/// quotes (a `'` in it as `'\''`).
+fn shell_word(word: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "@%+=:,./_-".contains(c);
+    if !word.is_empty() && word.chars().all(safe) {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
     }
 }
 
@@ -128,4 +155,37 @@ pub fn write_value<T: Serialize>(document: &T, out: &JsonOut) -> Result<(), Erro
         JsonOut::File(file) => std::fs::write(file, text.as_bytes()),
     };
     written.map_err(|e| error(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_saved_command_line_reads_back_in_a_shell() {
+        let part = SavedPart {
+            command: [
+                "tsumo",
+                "-s",
+                "post.lua",
+                "-H",
+                "X-Name: it's",
+                "--slo",
+                "p99<20ms",
+                "",
+                "http://127.0.0.1:8080/a?b=1",
+            ]
+            .map(String::from)
+            .to_vec(),
+            ..SavedPart::default()
+        };
+        assert_eq!(
+            part.command_line().as_deref(),
+            Some(
+                "tsumo -s post.lua -H 'X-Name: it'\\''s' --slo 'p99<20ms' '' \
+                 'http://127.0.0.1:8080/a?b=1'"
+            )
+        );
+        assert_eq!(SavedPart::default().command_line(), None);
+    }
 }

@@ -11,7 +11,7 @@
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
-use super::{check_outputs, error_exit, fail};
+use super::{error_exit, fail};
 use crate::capacity::{self, Limit, LoadUnit, SearchPlan, StepOutcome, StepRunner};
 use crate::engine::signals;
 use crate::error::{Error, ExitStatus};
@@ -27,10 +27,14 @@ use crate::web;
 /// `tsumo capacity …`: the search, its table and answer, `--json`; exit 0 with an answer, 1
 /// when a step's run failed.
 pub fn run(plan: &CapacityPlan) -> ExitStatus {
-    if let Err(e) = check_outputs(plan.run.json.as_ref(), None) {
-        return error_exit(&e);
-    }
-    if let Err(e) = super::check_html(plan.run.html.as_deref(), plan.run.json.as_ref()) {
+    // Files first, then the script: a search that cannot run says so before step 1.
+    let checked = super::files::of_run(&plan.run).and_then(|()| {
+        plan.run
+            .script
+            .as_deref()
+            .map_or(Ok(()), crate::script::check)
+    });
+    if let Err(e) = checked {
         return error_exit(&e);
     }
     let mark = match signals::watch() {
@@ -82,6 +86,7 @@ pub fn run(plan: &CapacityPlan) -> ExitStatus {
         roles,
         runner.runs,
     );
+    search.part.command = plan.run.part.command.clone();
     if let Some(loads) = &plan.staircase {
         // A staircase is a part of a run that `tsumo merge` puts together with its shards.
         search.staircase = loads.clone();

@@ -4,7 +4,7 @@
 use std::io::Write;
 
 use super::ab::{self, Round, Side};
-use super::{check_outputs, error_exit, exit_as, fail};
+use super::{error_exit, exit_as, fail};
 use crate::error::{Error, ExitStatus};
 use crate::net::preflight::Probe;
 use crate::plan::{JsonOut, Plan};
@@ -14,16 +14,8 @@ use crate::web;
 
 /// `tsumo URL …`: the run, or with `--vs` the A/B comparison.
 pub fn run(plan: &Plan) -> ExitStatus {
-    if let Err(e) = check_outputs(plan.json.as_ref(), plan.hgrm.as_deref()) {
+    if let Err(e) = super::files::of_run(plan) {
         return error_exit(&e);
-    }
-    if let Err(e) = super::check_html(plan.html.as_deref(), plan.json.as_ref()) {
-        return error_exit(&e);
-    }
-    if let Some(hlog) = &plan.hlog {
-        if let Err(e) = crate::sys::output::check_writable("--hlog", hlog) {
-            return error_exit(&e);
-        }
     }
     match sides(plan) {
         Some([first, second]) => ab::run::<Http>(

@@ -4,7 +4,7 @@
 use std::io::Write;
 
 use super::ab::{self, Round, Side};
-use super::{check_outputs, error_exit, exit_as, fail};
+use super::{error_exit, exit_as, fail};
 use crate::error::{Error, ExitStatus};
 use crate::mahjong::session;
 use crate::net::preflight::Probe;
@@ -14,10 +14,7 @@ use crate::report::saved::{LoadedRun, RunData};
 
 /// `tsumo mahjong …`: the session, or with `--vs` the A/B comparison.
 pub fn run(plan: &MahjongPlan) -> ExitStatus {
-    if let Err(e) = check_outputs(plan.json.as_ref(), None) {
-        return error_exit(&e);
-    }
-    if let Err(e) = super::check_html(plan.html.as_deref(), plan.json.as_ref()) {
+    if let Err(e) = super::files::of_session(plan) {
         return error_exit(&e);
     }
     match sides(plan) {

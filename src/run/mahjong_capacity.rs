@@ -24,7 +24,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use super::{check_outputs, error_exit, fail};
+use super::{error_exit, fail};
 use crate::capacity::{self, Limit, LoadUnit, SearchPlan, StepOutcome, StepRunner};
 use crate::engine::{signals, Kept, OwnUsage, ProgressMode};
 use crate::error::{Error, ExitStatus};
@@ -50,10 +50,7 @@ const LIVE_EVERY: Duration = Duration::from_secs(1);
 /// whose players failed is its step's errors, said on stderr as it ends).
 pub fn run(plan: &MahjongCapacityPlan) -> ExitStatus {
     let session = &plan.session;
-    if let Err(e) = check_outputs(session.json.as_ref(), None) {
-        return error_exit(&e);
-    }
-    if let Err(e) = super::check_html(session.html.as_deref(), session.json.as_ref()) {
+    if let Err(e) = super::files::of_session(session) {
         return error_exit(&e);
     }
     let mark = match signals::watch() {
@@ -115,7 +112,7 @@ pub fn run(plan: &MahjongCapacityPlan) -> ExitStatus {
             (role, s.outcome.class().as_str().to_string())
         })
         .collect();
-    let search = SavedSearch::of_sessions(
+    let mut search = SavedSearch::of_sessions(
         &session.label,
         &session.server.url,
         found.saved(),
@@ -123,6 +120,7 @@ pub fn run(plan: &MahjongCapacityPlan) -> ExitStatus {
         steps,
         achieved,
     );
+    search.part.command = session.part.command.clone();
     if !session.quiet && session.json != Some(JsonOut::Stdout) {
         let mut out = std::io::stdout().lock();
         let _ = out.write_all(report::capacity::render(&search).as_bytes());

@@ -7,6 +7,7 @@
 
 pub mod ab;
 pub mod capacity;
+pub mod files;
 pub mod http;
 pub mod mahjong;
 pub mod mahjong_capacity;
@@ -14,35 +15,7 @@ pub mod mahjong_capacity;
 use std::path::Path;
 
 use crate::error::{Error, ExitStatus};
-use crate::plan::JsonOut;
 use crate::report::result::SavedResult;
-use crate::sys;
-
-/// `--json FILE` (or `-o FILE`) and `--hgrm FILE` can be written, and are two files: checked
-/// before any traffic.
-pub fn check_outputs(json: Option<&JsonOut>, hgrm: Option<&Path>) -> Result<(), Error> {
-    if let (Some(JsonOut::File(json)), Some(hgrm)) = (json, hgrm) {
-        sys::output::check_distinct(("--json", json), ("--hgrm", hgrm))?;
-    }
-    if let Some(JsonOut::File(path)) = json {
-        sys::output::check_writable("--json", path)?;
-    }
-    if let Some(path) = hgrm {
-        sys::output::check_writable("--hgrm", path)?;
-    }
-    Ok(())
-}
-
-/// `--html FILE` can be written and is not `--json`'s file (checked before any traffic).
-pub fn check_html(html: Option<&Path>, json: Option<&JsonOut>) -> Result<(), Error> {
-    let Some(path) = html else {
-        return Ok(());
-    };
-    if let Some(JsonOut::File(json)) = json {
-        sys::output::check_distinct(("--json", json), ("--html", path))?;
-    }
-    sys::output::check_writable("--html", path)
-}
 
 /// Writes `run`'s page to `--html FILE`; the error is the run's failure line.
 pub fn write_page(html: &Path, run: crate::report::saved::LoadedRun) -> Result<(), String> {

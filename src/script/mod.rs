@@ -80,6 +80,21 @@ pub struct ThreadScript {
     limit: Limit,
 }
 
+/// Reads `path` and compiles it, running nothing: a capacity search checks its script before
+/// its first step, so a missing file or a syntax error is one line, not a step begun. The
+/// error is as [`Script::load`] words it.
+pub fn check(path: &std::path::Path) -> Result<(), Error> {
+    let name = path.display().to_string();
+    let source = std::fs::read(path)
+        .map_err(|e| Error::Script(format!("{name}: cannot open {name}: {}", io_reason(&e))))?;
+    Lua::new()
+        .load(&source[..])
+        .set_name(format!("@{name}"))
+        .into_function()
+        .map(drop)
+        .map_err(|e| Error::Script(lua_message(&e)))
+}
+
 impl Script {
     /// Loads the script into the main state and one state per worker, in wrk's order: for each
     /// thread, a new state runs the script, gets `wrk.thread`, then `setup(thread)` runs in the

@@ -40,31 +40,32 @@ pub fn check_writable(flag: &str, path: &Path) -> Result<(), Error> {
     Ok(())
 }
 
-/// Fails when the output file `path` of `flag` is one of `inputs` (`what` says what they are,
-/// e.g. `the files to merge`): writing it would destroy an input before or while it is read.
-pub fn check_not_input(flag: &str, path: &Path, inputs: &[&Path], what: &str) -> Result<(), Error> {
-    match inputs.iter().find(|input| same_file(path, input)) {
-        Some(input) => Err(Error::Usage(format!(
-            "{flag} {} is {} (one of {what}): it would be overwritten; write to another file",
-            path.display(),
-            input.display()
-        ))),
-        None => Ok(()),
+/// Fails when an output of a command is another of its outputs or one of its inputs, under any
+/// name of the file: writing it would replace the other output, or destroy an input before or
+/// while it is read. `outputs` are `(flag, path)` (`--json`, `--hlog`, `-o`) in the order the
+/// command writes them; `inputs` are `(what, path)`, `what` saying what the input is (`the -s
+/// script`, `one of the files to merge`).
+pub fn check_distinct(outputs: &[(&str, &Path)], inputs: &[(&str, &Path)]) -> Result<(), Error> {
+    for (at, &(flag, path)) in outputs.iter().enumerate() {
+        if let Some((what, input)) = inputs.iter().find(|(_, input)| same_file(path, input)) {
+            return Err(Error::Usage(format!(
+                "{flag} {} is {} ({what}): it would be overwritten; write to another file",
+                path.display(),
+                input.display()
+            )));
+        }
+        if let Some((first, _)) = outputs[..at]
+            .iter()
+            .find(|(_, earlier)| same_file(path, earlier))
+        {
+            return Err(Error::Usage(format!(
+                "{flag} {} is the {first} file too: one would overwrite the other; give each \
+                 its own file",
+                path.display()
+            )));
+        }
     }
-}
-
-/// Fails when two outputs of one run (`--json`, `--hgrm`) are one file: the second written
-/// would replace the first.
-pub fn check_distinct(first: (&str, &Path), second: (&str, &Path)) -> Result<(), Error> {
-    if !same_file(first.1, second.1) {
-        return Ok(());
-    }
-    Err(Error::Usage(format!(
-        "{} {} is the {} file too: one would overwrite the other; give each its own file",
-        second.0,
-        second.1.display(),
-        first.0
-    )))
+    Ok(())
 }
 
 /// Whether two paths name one file: the same inode when both exist (`./a.json`, `a.json`, a
@@ -136,24 +137,49 @@ mod tests {
         assert!(!same_file(&a, &dir.join("b.json")));
         std::fs::hard_link(&a, dir.join("link.json")).unwrap();
         assert!(same_file(&dir.join("link.json"), &a));
-        let e = check_not_input(
-            "-o",
-            &again,
-            &[&dir.join("b.json"), &a],
-            "the files to merge",
+        let merged = "one of the files to merge";
+        let e = check_distinct(
+            &[("-o", &again)],
+            &[(merged, &dir.join("b.json")), (merged, &a)],
         )
         .unwrap_err()
         .to_string();
         assert!(
-            e.starts_with("-o ") && e.contains("the files to merge"),
+            e.starts_with("-o ") && e.contains("(one of the files to merge)"),
             "{e}"
         );
-        let e = check_distinct(("--json", &a), ("--hgrm", &again))
+        let e = check_distinct(&[("--json", &a), ("--hgrm", &again)], &[])
             .unwrap_err()
             .to_string();
         assert!(
             e.starts_with("--hgrm ") && e.contains("the --json file too"),
             "{e}"
+        );
+        // Every pair, not only the first two: the third output onto the first, an output onto
+        // the second input.
+        let (b, c) = (dir.join("b.json"), dir.join("c.json"));
+        let e = check_distinct(&[("--json", &a), ("--html", &b), ("--hlog", &again)], &[])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("--hlog ") && e.contains("the --json file too"),
+            "{e}"
+        );
+        let e = check_distinct(
+            &[("--json", &b), ("--hlog", &c)],
+            &[
+                ("the --cacert file", &dir.join("ca.pem")),
+                ("the -s script", &c),
+            ],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.starts_with("--hlog ") && e.contains("(the -s script)"),
+            "{e}"
+        );
+        assert!(
+            check_distinct(&[("--json", &b), ("--hlog", &c)], &[("the -s script", &a)]).is_ok()
         );
         std::fs::remove_dir_all(&dir).unwrap();
     }

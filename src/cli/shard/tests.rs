@@ -97,11 +97,20 @@ fn uneven_splits_say_how_to_fix_them() {
     assert!(e.contains("-R 2001") && e.contains("(2000 or 2004)"), "{e}");
     let e = split_http(8, Some(2000), 4, four).unwrap_err();
     assert!(e.contains("use -c 16 or fewer threads"), "{e}");
-    assert_eq!(split_players(32, 4, four), Ok(8));
-    let e = split_players(20, 4, four).unwrap_err();
-    assert!(
-        e.contains("5 tables") && e.contains("multiple of 16 players (16 or 32)"),
-        "{e}"
+    assert_eq!(split_players(32, 4, four, true), Ok(8));
+    let e = split_players(20, 4, four, true).unwrap_err();
+    assert_eq!(
+        e,
+        "-c 20 players are 5 tables, which do not split evenly into 4 shards: use a multiple \
+         of 16 players (16 or 32)"
+    );
+    // The default -c: said as the default, one table as one.
+    let two = Shard { index: 0, count: 2 };
+    let e = split_players(4, 4, two, false).unwrap_err();
+    assert_eq!(
+        e,
+        "the default 4 players (no -c) are 1 table, which does not split evenly into 2 shards: \
+         give -c a multiple of 8 players (8)"
     );
 }
 

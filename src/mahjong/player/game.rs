@@ -15,7 +15,7 @@ use crate::mahjong::messages;
 use crate::timing::clock::{self, Nanos};
 
 /// The server's minimum time per step (`speed * 200` ms with speed 2).
-const STEP_MINIMUM: Nanos = 400_000_000;
+pub const STEP_MINIMUM: Nanos = 400_000_000;
 
 /// The server's pause after an announcement (`say`: a riichi, a kan, a tsumo win, a call)
 /// before the request it announces: majiang-core's `delay` with no timeout, `max(500, dwell)`.

@@ -40,6 +40,7 @@ use crate::timing::pacer::Pacer;
 use crate::ws::transport::WebSocket;
 pub(crate) use account::SECOND_SIGNAL_GRACE;
 use game::PendingReply;
+pub use game::STEP_MINIMUM;
 pub(crate) use retry::SHUTDOWN_GRACE;
 pub use table::Table;
 

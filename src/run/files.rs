@@ -1,0 +1,73 @@
+//! The files a command writes and reads, checked together before any traffic: every output is
+//! distinct from every other output and from every input (under any name of the file), and
+//! can be written. One list per command, so a new output or input is one more entry, never
+//! one more pair to remember.
+
+use std::path::Path;
+
+use crate::error::Error;
+use crate::plan::{JsonOut, MahjongPlan, Plan};
+use crate::sys;
+
+/// Checks `outputs` (`(flag, path)`, in the order they are written; `None` when not given)
+/// against each other and `inputs` (`(what, path)`: `the -s script`), then that each can be
+/// written. Nothing is truncated.
+pub fn check(
+    outputs: &[(&str, Option<&Path>)],
+    inputs: &[(&str, Option<&Path>)],
+) -> Result<(), Error> {
+    let outputs = given(outputs);
+    sys::output::check_distinct(&outputs, &given(inputs))?;
+    for (flag, path) in outputs {
+        sys::output::check_writable(flag, path)?;
+    }
+    Ok(())
+}
+
+/// The files given: `None` left out.
+fn given<'a>(files: &[(&'a str, Option<&'a Path>)]) -> Vec<(&'a str, &'a Path)> {
+    files
+        .iter()
+        .filter_map(|&(name, path)| Some((name, path?)))
+        .collect()
+}
+
+/// An HTTP run's (and a capacity search's) files: `--json`, `--html`, `--hgrm`, `--hlog`
+/// written; `-s` and `--cacert` read.
+pub fn of_run(plan: &Plan) -> Result<(), Error> {
+    check(
+        &[
+            ("--json", json_file(plan.json.as_ref())),
+            ("--html", plan.html.as_deref()),
+            ("--hgrm", plan.hgrm.as_deref()),
+            ("--hlog", plan.hlog.as_deref()),
+        ],
+        &[
+            ("the -s script", plan.script.as_deref()),
+            ("the --cacert file", plan.cacert.as_deref()),
+        ],
+    )
+}
+
+/// A mahjong session's (and its capacity search's) files: `--json`, `--html` written; `--rule`
+/// and `--cacert` read.
+pub fn of_session(plan: &MahjongPlan) -> Result<(), Error> {
+    check(
+        &[
+            ("--json", json_file(plan.json.as_ref())),
+            ("--html", plan.html.as_deref()),
+        ],
+        &[
+            ("the --rule file", plan.rule_file.as_deref()),
+            ("the --cacert file", plan.cacert.as_deref()),
+        ],
+    )
+}
+
+/// `--json FILE`'s file; `--json -` writes no file.
+fn json_file(json: Option<&JsonOut>) -> Option<&Path> {
+    match json {
+        Some(JsonOut::File(path)) => Some(path),
+        _ => None,
+    }
+}
