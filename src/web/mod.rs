@@ -251,6 +251,7 @@ impl Mode for HttpMode<'_> {
                 authority: authority.clone(),
                 recorded: Default::default(),
                 interval: plan.interval,
+                duration: plan.duration,
             });
             first_connection += connections;
         }
