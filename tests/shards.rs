@@ -496,3 +496,36 @@ fn shards_with_different_intervals_resample_or_are_refused() {
         )
     );
 }
+
+/// Issue 30: the page of two shards merged (`tsumo report o1 o2`) and of their merged file
+/// says "merged" once in its title: the default label says it already ("merged (2 runs)").
+/// (Before: "HTTP run — merged (2 runs) (merged)".)
+#[test]
+fn a_merged_runs_page_says_merged_once() {
+    let nginx = Nginx::start();
+    let url = nginx.http_url("/index.html");
+    let dir = TempDir::new("tsumo-merged-title");
+    let files = two_shards(&dir, &url, [&[], &[]]);
+    let merged = dir.path().join("merged.json").display().to_string();
+    let merge = run_tsumo(
+        &["merge", &files[0], &files[1], "-o", &merged],
+        Duration::from_secs(10),
+    );
+    merge.assert_success();
+    let page = dir.path().join("page.html");
+    let page_arg = page.display().to_string();
+    for inputs in [&files[..], &[merged.clone()][..]] {
+        let mut args = vec!["report"];
+        args.extend(inputs.iter().map(String::as_str));
+        args.extend(["-o", &page_arg]);
+        run_tsumo(&args, Duration::from_secs(10)).assert_success();
+        let html = std::fs::read_to_string(&page).expect("page written");
+        let title = html
+            .split_once("<title>")
+            .and_then(|(_, rest)| rest.split_once("</title>"))
+            .map(|(title, _)| title)
+            .expect("a title");
+        assert_eq!(title, "tsumo: HTTP run — merged (2 runs)", "{inputs:?}");
+        assert!(!html.contains("(merged)"), "{inputs:?}: {html}");
+    }
+}

@@ -308,6 +308,8 @@ fn answer_lines(s: &SavedRun) -> Vec<String> {
     if let Some(verdict) = s.verdict() {
         lines.push(format!("Failed: {verdict}"));
     }
+    // What the server got wrong, named and quoted (a run that failed on it says nothing else).
+    lines.extend(super::text::protocol_lines(&s.counters.protocol));
     if let Some(signal) = s.cut_by_signal() {
         lines.push(format!("Cut short by {signal} after {:.2}s", s.elapsed_s));
     }
