@@ -638,3 +638,35 @@ end
     // were written in full before the connection closed.
     assert_eq!(server.requests(), 5, "{json:#}");
 }
+
+/// Issue 30: a failed run's page names what failed it: the protocol error, counted and quoted,
+/// under the failure line. (Before: "no response was received", and no word of why.)
+#[test]
+fn a_failed_runs_page_names_the_protocol_error() {
+    let server = FaultyServer::start(Behavior::MalformedStatus);
+    let dir = TempDir::new("tsumo-failed-page");
+    let page = dir.path().join("run.html");
+    let page_arg = page.display().to_string();
+    let run = run_tsumo(
+        &[
+            "-t1",
+            "-c1",
+            "-d1s",
+            "-R20",
+            "--html",
+            &page_arg,
+            &server.url("/"),
+        ],
+        Duration::from_secs(15),
+    );
+    assert_eq!(run.status.code(), Some(1), "{}", run.stderr);
+    let html = std::fs::read_to_string(&page).expect("the page is written");
+    assert!(
+        html.contains("Failed: no response was received ("),
+        "{html}"
+    );
+    let named = html
+        .lines()
+        .any(|l| l.contains("Protocol errors: ") && l.contains(" malformed status line (among"));
+    assert!(named, "{html}");
+}

@@ -1068,3 +1068,56 @@ fn which_java() -> Result<std::path::PathBuf, ()> {
         .find(|path| path.is_file())
         .ok_or(())
 }
+
+/// Issue 30 (7, "rate>100% holds"): a run sends exactly R·d requests, the ones due in
+/// [start, start + d) over all connections and threads; the slot due at start + d itself is not
+/// the run's (before: 11 at -R10 -d1s, so the achieved rate was above the target). So
+/// `rate>100%` breaks (the elapsed time is a little over d) and `rate>99%` holds; nothing is
+/// counted as never sent.
+#[test]
+fn a_run_sends_exactly_rate_times_duration_requests() {
+    let nginx = Nginx::start();
+    let url = nginx.http_url("/index.html");
+    let mut logged = 0;
+    for (load, due) in [
+        (&["-t1", "-c1", "-d1s", "-R10"][..], 10),
+        (&["-t2", "-c4", "-d2s", "-R200"][..], 400),
+    ] {
+        let mut args = load.to_vec();
+        args.extend([
+            "--slo",
+            "rate>100%",
+            "--slo",
+            "rate>99%",
+            "--json",
+            "-",
+            &url,
+        ]);
+        let run = run_tsumo(&args, Duration::from_secs(20));
+        let json = run.json();
+        assert_eq!(
+            json_u64(&json, "counters.requests"),
+            due,
+            "{load:?}: {json:#}"
+        );
+        assert_eq!(json_errors_total(&json), 0, "{load:?}: {json:#}");
+        logged += due as usize;
+        assert_eq!(nginx.access_log_wait(logged).len(), logged, "{load:?}");
+        assert_eq!(run.status.code(), Some(99), "{load:?}: {}", run.stderr);
+        assert!(
+            run.stderr
+                .starts_with("tsumo: objectives broken: rate>100% (rate "),
+            "{load:?}: {}",
+            run.stderr
+        );
+        let held: Vec<(&str, bool)> = json["objectives"]
+            .as_array()
+            .expect("objectives")
+            .iter()
+            .map(|o| (o["expr"].as_str().unwrap_or(""), o["held"] == true))
+            .collect();
+        assert_eq!(held, [("rate>100%", false), ("rate>99%", true)], "{json:#}");
+        let rate = json["objectives"][0]["measured"].as_f64().unwrap_or(0.0);
+        assert!((99.0..100.0).contains(&rate), "{json:#}");
+    }
+}

@@ -777,8 +777,9 @@ fn done_error_or_timeout_keeps_the_saved_results() {
     assert!(json_u64(&doc, "counters.requests") > 0, "{doc:#}");
 }
 
-/// A script error mid-run is in the JSON (`script_error`, FILE:LINE and its message), and
-/// `tsumo compare` and `tsumo merge` name it under their report of the run.
+/// A script error mid-run is in the JSON (`script_error`, FILE:LINE and its message; `ended_by`
+/// names it, where it said "ended" before issue 30), and `tsumo compare` and `tsumo merge` name it
+/// under their report of the run.
 #[test]
 fn a_script_error_mid_run_is_in_the_json_and_in_compare_and_merge() {
     let nginx = Nginx::start();
@@ -802,6 +803,7 @@ fn a_script_error_mid_run_is_in_the_json_and_in_compare_and_merge() {
             .is_some_and(|e| e.starts_with(&error)),
         "{doc:#}"
     );
+    assert_eq!(doc["ended_by"], "script error", "{doc:#}");
     let wanted = format!("{json_arg}: stopped by a script error: {error}");
     let compare = run_tsumo(&["compare", json_arg], LIMIT);
     compare.assert_success();

@@ -342,3 +342,190 @@ fn merged_intervals_are_the_shards_added_by_wall_clock(
         assert_eq!(json_u64(sum, "latency.count"), total.len());
     }
 }
+
+/// Two shards of run `r30` (`-c2 -R20 -d2s` in all) against `url`, started together, each with
+/// its own extra arguments; their JSON files in `dir`, in shard order.
+fn two_shards(dir: &TempDir, url: &str, own: [&[&str]; 2]) -> Vec<String> {
+    let start_at = format_rfc3339(unix_now_ns() + 1_500_000_000);
+    let handles: Vec<_> = own
+        .iter()
+        .enumerate()
+        .map(|(i, extra)| {
+            let json = dir.path().join(format!("o{}.json", i + 1));
+            let json = json.display().to_string();
+            let shard = format!("{}/2", i + 1);
+            let mut argv: Vec<String> = ["-t1", "-c2", "-R20", "-d2s", "--run-id", "r30"]
+                .iter()
+                .chain(extra.iter())
+                .map(|a| a.to_string())
+                .collect();
+            argv.extend(
+                [
+                    "--shard",
+                    &shard,
+                    "--start-at",
+                    &start_at,
+                    "--json",
+                    &json,
+                    "--quiet",
+                    url,
+                ]
+                .map(String::from),
+            );
+            std::thread::spawn(move || {
+                let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+                run_tsumo(&argv, Duration::from_secs(20));
+                json
+            })
+        })
+        .collect();
+    handles
+        .into_iter()
+        .map(|h| h.join().expect("shard thread"))
+        .collect()
+}
+
+/// Issue 30 (6): shards judged by different objectives do not merge, in either order, nor in
+/// `tsumo report`: one line naming both files and their objectives, exit 2, nothing written.
+/// (Before: merged silently and judged by the first file's objectives, so `merge o1 o2` broke
+/// and `merge o2 o1` held.)
+#[test]
+fn shards_with_different_objectives_are_refused_in_either_order() {
+    let nginx = Nginx::start();
+    let url = nginx.http_url("/index.html");
+    let dir = TempDir::new("tsumo-objectives");
+    let files = two_shards(&dir, &url, [&["--slo", "p99<1us"], &["--slo", "p99<10s"]]);
+    let out = dir.path().join("merged.json").display().to_string();
+    let page = dir.path().join("page.html").display().to_string();
+    let (o1, o2) = (&files[0], &files[1]);
+    for (command, a, b, output) in [
+        ("merge", o1, o2, &out),
+        ("merge", o2, o1, &out),
+        ("report", o1, o2, &page),
+        ("report", o2, o1, &page),
+    ] {
+        let run = run_tsumo(&[command, a, b, "-o", output], Duration::from_secs(10));
+        assert_eq!(
+            run.status.code(),
+            Some(2),
+            "{command} {a} {b}: {}",
+            run.stderr
+        );
+        let objectives = |file: &String| match file == o1 {
+            true => "p99<1us",
+            false => "p99<10s",
+        };
+        assert_eq!(
+            run.stderr,
+            format!(
+                "tsumo: merge: {a} has objectives {} but {b} has objectives {}: parts of one run \
+                 are judged by one set of objectives (give every part the same --slo)\n",
+                objectives(a),
+                objectives(b)
+            )
+        );
+        assert!(!std::path::Path::new(output).exists(), "{output} written");
+    }
+}
+
+/// Issue 30 ("merge drops the timeline"): shards with `--interval 500ms` and `1s` merge into a
+/// timeline of 1 s intervals, the 500 ms ones added two by two (counts exact), and the merge says
+/// so; `400ms` and `1s` do not divide and are refused (one line, exit 2). (Before: the merged
+/// JSON had no `intervals`, and nothing said so.)
+#[test]
+fn shards_with_different_intervals_resample_or_are_refused() {
+    let nginx = Nginx::start();
+    let url = nginx.http_url("/index.html");
+    let dir = TempDir::new("tsumo-intervals");
+    let files = two_shards(
+        &dir,
+        &url,
+        [&["--interval", "500ms"], &["--interval", "1s"]],
+    );
+    let out = dir.path().join("merged.json");
+    let out_s = out.display().to_string();
+    let run = run_tsumo(
+        &["merge", &files[0], &files[1], "-o", &out_s],
+        Duration::from_secs(10),
+    );
+    run.assert_success();
+    assert_eq!(
+        run.stderr,
+        format!(
+            "tsumo: warning: timeline resampled to intervals of 1 s: {} (0.5 s) added up to it\n",
+            files[0]
+        )
+    );
+    let merged = common::read_json(&out);
+    let docs: Vec<serde_json::Value> = files
+        .iter()
+        .map(|f| common::read_json(std::path::Path::new(f)))
+        .collect();
+    let intervals = merged["intervals"].as_array().expect("merged intervals");
+    assert!(intervals.len() >= 2, "{merged:#}");
+    for interval in intervals.iter().take(2) {
+        assert_eq!(interval["duration_s"], 1.0, "{merged:#}");
+    }
+    // Every completed request is in the merged timeline, and the first second holds the
+    // first two 500 ms intervals and the first 1 s one exactly.
+    let completed = |doc: &serde_json::Value, k: usize| json_u64(&doc["intervals"][k], "completed");
+    let total: u64 = (0..intervals.len()).map(|k| completed(&merged, k)).sum();
+    assert_eq!(total, json_u64(&merged, "counters.requests"), "{merged:#}");
+    assert_eq!(
+        completed(&merged, 0),
+        completed(&docs[0], 0) + completed(&docs[0], 1) + completed(&docs[1], 0),
+        "{merged:#}"
+    );
+
+    let files = two_shards(
+        &dir,
+        &url,
+        [&["--interval", "400ms"], &["--interval", "1s"]],
+    );
+    let run = run_tsumo(
+        &["merge", &files[0], &files[1], "-o", &out_s],
+        Duration::from_secs(10),
+    );
+    assert_eq!(run.status.code(), Some(2), "{}", run.stderr);
+    assert_eq!(
+        run.stderr,
+        format!(
+            "tsumo: merge: {} has intervals of 0.4 s but {} of 1 s: their timelines do not add \
+             up (give every part the same --interval, or ones that divide each other)\n",
+            files[0], files[1]
+        )
+    );
+}
+
+/// Issue 30: the page of two shards merged (`tsumo report o1 o2`) and of their merged file
+/// says "merged" once in its title: the default label says it already ("merged (2 runs)").
+/// (Before: "HTTP run — merged (2 runs) (merged)".)
+#[test]
+fn a_merged_runs_page_says_merged_once() {
+    let nginx = Nginx::start();
+    let url = nginx.http_url("/index.html");
+    let dir = TempDir::new("tsumo-merged-title");
+    let files = two_shards(&dir, &url, [&[], &[]]);
+    let merged = dir.path().join("merged.json").display().to_string();
+    let merge = run_tsumo(
+        &["merge", &files[0], &files[1], "-o", &merged],
+        Duration::from_secs(10),
+    );
+    merge.assert_success();
+    let page = dir.path().join("page.html");
+    let page_arg = page.display().to_string();
+    for inputs in [&files[..], &[merged.clone()][..]] {
+        let mut args = vec!["report"];
+        args.extend(inputs.iter().map(String::as_str));
+        args.extend(["-o", &page_arg]);
+        run_tsumo(&args, Duration::from_secs(10)).assert_success();
+        let html = std::fs::read_to_string(&page).expect("page written");
+        let title = html
+            .split_once("<title>")
+            .and_then(|(_, rest)| rest.split_once("</title>"))
+            .map(|(title, _)| title)
+            .expect("a title");
+        assert_eq!(title, "tsumo: HTTP run — merged (2 runs)", "{inputs:?}");
+        assert!(!html.contains("(merged)"), "{inputs:?}: {html}");
+    }
+}

@@ -59,6 +59,10 @@ impl SavedResult for SavedRun {
     }
 
     /// A script error stopped the run, or no response came back at all.
+    fn interval_ns(&self) -> Option<u64> {
+        timeline::length_ns(&self.intervals)
+    }
+
     fn objectives(&self) -> &[Verdict] {
         &self.objectives
     }
@@ -304,6 +308,8 @@ fn answer_lines(s: &SavedRun) -> Vec<String> {
     if let Some(verdict) = s.verdict() {
         lines.push(format!("Failed: {verdict}"));
     }
+    // What the server got wrong, named and quoted (a run that failed on it says nothing else).
+    lines.extend(super::text::protocol_lines(&s.counters.protocol));
     if let Some(signal) = s.cut_by_signal() {
         lines.push(format!("Cut short by {signal} after {:.2}s", s.elapsed_s));
     }
@@ -429,6 +435,8 @@ fn totals(s: &SavedRun) -> String {
 }
 
 fn merge(saved: &[(&SavedRun, &str)], label: &str) -> Result<SavedRun, Error> {
+    let judged: Vec<_> = saved.iter().map(|(r, s)| (&r.objectives[..], *s)).collect();
+    objectives::refuse_different(&judged)?;
     // Every field not summed below is the first run's (the same tool wrote them all).
     let mut merged = saved[0].0.clone();
     let mut histograms: [Histogram<u64>; 4] = std::array::from_fn(|_| new_histogram());
@@ -498,7 +506,7 @@ fn merge(saved: &[(&SavedRun, &str)], label: &str) -> Result<SavedRun, Error> {
         .map(|(r, src)| (&r.intervals[..], *src))
         .collect();
     merged.intervals = timeline::merge_http(&intervals)?;
-    // The first part's objectives, judged on the whole.
+    // The parts' objectives (the same in every part), judged on the whole.
     merged.objectives = objectives::judge_run_again(&merged);
     merged.label = label.to_string();
     Ok(merged)

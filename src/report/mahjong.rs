@@ -516,6 +516,10 @@ impl SavedResult for SavedSession {
     }
 
     /// The session's [`failure`], as saved.
+    fn interval_ns(&self) -> Option<u64> {
+        timeline::length_ns(&self.intervals)
+    }
+
     fn objectives(&self) -> &[Verdict] {
         &self.objectives
     }
@@ -890,6 +894,11 @@ fn add_all<'a>(
 /// Sessions side by side merged exactly: phase counts and histograms, games, step intervals,
 /// messages, errors.
 fn merge(sessions: &[(&SavedSession, &str)], label: &str) -> Result<SavedSession, Error> {
+    let judged: Vec<_> = sessions
+        .iter()
+        .map(|(s, src)| (&s.objectives[..], *src))
+        .collect();
+    objectives::refuse_different(&judged)?;
     // Every field not summed below is the first session's (the same tool wrote them all).
     let mut merged = sessions[0].0.clone();
     let all = || sessions.iter().map(|(s, _)| *s);

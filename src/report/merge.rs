@@ -15,6 +15,7 @@ use serde_json::Value;
 use super::compare::{self, LoadedRun, RunData};
 use super::schema::{write_value, SavedPart};
 use super::shards;
+use super::timeline;
 use crate::error::Error;
 use crate::plan::JsonOut;
 use crate::stats::format::counted;
@@ -68,6 +69,7 @@ pub fn merge(runs: &[LoadedRun], label: Option<&str>, force: bool) -> Result<Mer
         }
         warnings.push(format!("merging runs of different plans: {difference}"));
     }
+    warnings.extend(resampled(runs)?);
     let first = &runs[0];
     let label = label.map_or_else(
         || format!("merged ({})", counted(runs.len() as u64, "run")),
@@ -119,6 +121,30 @@ pub(super) fn refuse_duplicates(runs: &[LoadedRun], tool: &str) -> Result<(), Er
         }
     }
     Ok(())
+}
+
+/// Parts whose timelines have different interval lengths: refused unless each divides the
+/// longest; else what the merge says of the resampling.
+fn resampled(runs: &[LoadedRun]) -> Result<Option<String>, Error> {
+    let lengths: Vec<(u64, &str)> = runs
+        .iter()
+        .filter_map(|r| Some((r.result().interval_ns()?, r.source.as_str())))
+        .collect();
+    let Some(common) = timeline::common_length(&lengths)? else {
+        return Ok(None);
+    };
+    let shorter: Vec<String> = lengths
+        .iter()
+        .filter(|&&(n, _)| n != common)
+        .map(|&(n, source)| format!("{source} ({})", timeline::seconds(n)))
+        .collect();
+    Ok((!shorter.is_empty()).then(|| {
+        format!(
+            "timeline resampled to intervals of {}: {} added up to it",
+            timeline::seconds(common),
+            shorter.join(", ")
+        )
+    }))
 }
 
 /// What makes two runs not parts of one run: mode aside (checked first), the URL, the planned

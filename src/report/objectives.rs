@@ -9,7 +9,7 @@
 use super::json::SavedRun;
 use super::session::SavedSession;
 use crate::capacity::{Limit, StepOutcome, SystemLimit};
-use crate::error::ExitStatus;
+use crate::error::{Error, ExitStatus};
 use crate::mahjong::bot::StepKind;
 use crate::slo::{self, Measure, Measured, Objective, Percentile, Verdict};
 use crate::stats::hdr;
@@ -118,6 +118,35 @@ pub fn status(verdicts: &[Verdict]) -> ExitStatus {
     } else {
         ExitStatus::Ran
     }
+}
+
+/// Refuses parts of one run (each with its source) whose objectives differ: their merge is
+/// judged by one set of objectives, and which set would depend on the order of the files.
+pub fn refuse_different(parts: &[(&[Verdict], &str)]) -> Result<(), Error> {
+    fn set(verdicts: &[Verdict]) -> std::collections::BTreeSet<&str> {
+        verdicts.iter().map(|v| v.expr.as_str()).collect()
+    }
+    let Some(&(first, first_source)) = parts.first() else {
+        return Ok(());
+    };
+    let named = |verdicts: &[Verdict]| {
+        let exprs: Vec<&str> = verdicts.iter().map(|v| v.expr.as_str()).collect();
+        match exprs.is_empty() {
+            true => "no objectives".to_string(),
+            false => format!("objectives {}", exprs.join(" ")),
+        }
+    };
+    for &(other, source) in &parts[1..] {
+        if set(other) != set(first) {
+            return Err(Error::Usage(format!(
+                "merge: {first_source} has {} but {source} has {}: parts of one run are judged \
+                 by one set of objectives (give every part the same --slo)",
+                named(first),
+                named(other)
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// A saved run's objectives judged again on what it holds now (a merge of its parts): parsed

@@ -99,7 +99,12 @@ pub fn render_merged(merged: &LoadedRun, parts: &[LoadedRun]) -> String {
         .iter()
         .map(|r| (shard_name(r), r.result().page()))
         .collect();
-    let mut body = header(&format!("{} (merged)", content.kind), &merged.label);
+    // "(merged)" once: not again after a label that says it already ("merged (2 runs)").
+    let kind = match merged.label.to_lowercase().contains("merged") {
+        true => content.kind.clone(),
+        false => format!("{} (merged)", content.kind),
+    };
+    let mut body = header(&kind, &merged.label);
     body.push_str(&answer(&content.figures, &content.lines));
     body.push_str(&facts(&content.facts, result));
     body.push_str("<section id=\"shards\"><h2>Shards</h2><ul class=\"shard-lines\">\n");
@@ -138,10 +143,7 @@ pub fn render_merged(merged: &LoadedRun, parts: &[LoadedRun]) -> String {
         charts.push(chart_html(&with_shards, result.load()));
     }
     body.push_str(&charts_section(&charts));
-    document(
-        &format!("{} — {} (merged)", content.kind, merged.label),
-        &body,
-    )
+    document(&format!("{kind} — {}", merged.label), &body)
 }
 
 /// A comparison's page: each run's figures, one row each; the compare table; the charts with

@@ -59,6 +59,10 @@ pub trait SavedResult: std::fmt::Debug {
     fn server_mut(&mut self) -> &mut Option<ServerUsage>;
     /// Wall time, seconds.
     fn elapsed_s(&self) -> f64;
+    /// The length of its timeline's intervals (`--interval`), ns, when it has two or more.
+    fn interval_ns(&self) -> Option<u64> {
+        None
+    }
     /// The signal that cut the run short, if one did.
     fn cut_by_signal(&self) -> Option<String>;
     /// The error that stopped the run before its plan ended, in words (a script error).

@@ -245,7 +245,7 @@ pub fn session_intervals(
 }
 
 /// How saved intervals are added: spans aside, every count and histogram.
-trait Addable: Clone {
+pub(crate) trait Addable: Clone {
     fn span(&self) -> IntervalSpan;
     fn span_mut(&mut self) -> &mut IntervalSpan;
     fn add(&mut self, other: &Self, source: &str) -> Result<(), Error>;
@@ -323,31 +323,71 @@ impl Addable for SavedSessionInterval {
     }
 }
 
+/// The length of a run's intervals, ns: the longest (only a last interval is shorter); `None`
+/// without intervals, or with only one (its length says nothing of `--interval`).
+pub(crate) fn length_ns<T: Addable>(intervals: &[T]) -> Option<u64> {
+    if intervals.len() < 2 {
+        return None;
+    }
+    intervals
+        .iter()
+        .map(|i| (i.span().duration_s * 1e9).round() as u64)
+        .max()
+        .filter(|&n| n > 0)
+}
+
+/// The common interval of parts whose interval lengths are `lengths` (with their sources): the
+/// longest, when every other divides it (1 s and 500 ms: 1 s); else the error naming two parts.
+pub fn common_length(lengths: &[(u64, &str)]) -> Result<Option<u64>, Error> {
+    let Some(&(longest, long_source)) = lengths.iter().max_by_key(|(n, _)| *n) else {
+        return Ok(None);
+    };
+    for &(n, source) in lengths {
+        if longest % n != 0 {
+            return Err(Error::Usage(format!(
+                "merge: {source} has intervals of {} but {long_source} of {}: their timelines do \
+                 not add up (give every part the same --interval, or ones that divide each other)",
+                seconds(n),
+                seconds(longest)
+            )));
+        }
+    }
+    Ok(Some(longest))
+}
+
+/// ns as seconds for a message: `1 s`, `0.5 s`.
+pub fn seconds(ns: u64) -> String {
+    format!("{} s", ns as f64 / 1e9)
+}
+
 /// The intervals of runs made side by side, added where they cover the same wall-clock span.
 ///
-/// The interval length is the longest any part has (only a last interval is shorter); each
-/// interval goes to the slot its wall-clock start is nearest to, counted from the earliest
-/// start. With `--start-at` every shard's interval `k` starts on the same nanosecond, so they
-/// line up exactly; without it, shards that started apart are lined up to the nearest interval.
-/// Parts without intervals (files of older tsumos) leave the merge without them, and so do
-/// parts recorded with different `--interval`s.
+/// The interval length is the longest any part has; a part with shorter intervals that divide
+/// it is resampled (1 s from 500 ms: two intervals added into one, histograms exactly), and
+/// parts whose lengths do not divide are refused. Each interval goes to the slot its wall-clock
+/// start falls in (to the nearest of its own length), counted from the earliest start. With
+/// `--start-at` every shard's interval `k` starts on the same nanosecond, so they line up
+/// exactly; without it, shards that started apart are lined up to the nearest interval. Parts
+/// without intervals (files of older tsumos) leave the merge without them.
 fn merge_aligned<T: Addable>(parts: &[(&[T], &str)]) -> Result<Vec<T>, Error> {
     if parts.is_empty() || parts.iter().any(|(intervals, _)| intervals.is_empty()) {
         return Ok(Vec::new());
     }
-    let length_of = |intervals: &[T]| {
-        intervals
+    let lengths: Vec<(u64, &str)> = parts
+        .iter()
+        .filter_map(|(intervals, source)| Some((length_ns(intervals)?, *source)))
+        .collect();
+    let length = match common_length(&lengths)? {
+        Some(length) => length,
+        // One interval each: its longest.
+        None => parts
             .iter()
+            .filter_map(|(intervals, _)| intervals.first())
             .map(|i| (i.span().duration_s * 1e9).round() as u64)
             .max()
-            .unwrap_or(0)
+            .unwrap_or(0),
     };
-    let length = length_of(parts[0].0);
-    if length == 0
-        || parts
-            .iter()
-            .any(|(intervals, _)| intervals.len() > 1 && length_of(intervals) != length)
-    {
+    if length == 0 {
         return Ok(Vec::new());
     }
     let origin = parts
@@ -357,21 +397,30 @@ fn merge_aligned<T: Addable>(parts: &[(&[T], &str)]) -> Result<Vec<T>, Error> {
         .unwrap_or(0);
     let mut slots: BTreeMap<u64, T> = BTreeMap::new();
     for (intervals, source) in parts {
+        let own = length_ns(intervals).unwrap_or(length);
         for interval in *intervals {
             let from_origin = interval.span().start_unix_ns.saturating_sub(origin);
-            let slot = (from_origin as f64 / length as f64).round() as u64;
+            // To the nearest of its own length: a 500 ms interval at 0.5 s is in slot 0.
+            let slot = (from_origin + own / 2) / length;
+            let duration_ns = (interval.span().duration_s * 1e9).round() as u64;
+            // How far into its slot it reaches (a resampled slot is as long as its parts).
+            let reach = (from_origin + duration_ns)
+                .saturating_sub(slot * length)
+                .min(length)
+                .max(duration_ns);
+            let reach_s = reach as f64 / 1e9;
             match slots.get_mut(&slot) {
                 Some(sum) => {
                     sum.add(interval, source)?;
                     let span = sum.span_mut();
-                    span.duration_s = span.duration_s.max(interval.span().duration_s);
+                    span.duration_s = span.duration_s.max(reach_s);
                 }
                 None => {
                     let mut first = interval.clone();
                     *first.span_mut() = IntervalSpan {
                         start_s: slot as f64 * length as f64 / 1e9,
                         start_unix_ns: origin + slot * length,
-                        duration_s: interval.span().duration_s,
+                        duration_s: reach_s,
                     };
                     slots.insert(slot, first);
                 }

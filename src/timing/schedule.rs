@@ -9,6 +9,9 @@
 //! connections `I, I + N, I + 2N, …` of the whole run with the whole run's `C` and `R`, so its
 //! sends are every `N`-th slot — evenly spaced at `R / N` — and the `N` shards together fill
 //! every slot exactly once: the one-process schedule, with no burst and no gap.
+//!
+//! A run of duration `d` ends its schedule at `t0 + d`: the slots due in `[t0, t0 + d)`, which
+//! are exactly `R·d` over all connections (slot `R·d` falls on `t0 + d` itself, and is not sent).
 
 use super::clock::Nanos;
 use crate::plan::Shard;
@@ -24,6 +27,9 @@ pub struct Schedule {
     pub connections: u64,
     /// Total rate `R`, requests per second.
     pub rate: u64,
+    /// The end of the run's schedule (`t0 + d`): no request of this connection falls due at or
+    /// after it. `Nanos::MAX`: none (a run without a duration).
+    pub end: Nanos,
 }
 
 impl Schedule {
@@ -37,7 +43,23 @@ impl Schedule {
             index: shard.global(local) as u64,
             connections: connections as u64 * n,
             rate: rate * n,
+            end: Nanos::MAX,
         }
+    }
+
+    /// This schedule ending after `duration` from its start: see [`Schedule::end`].
+    pub fn lasting(self, duration: std::time::Duration) -> Self {
+        let d = duration.as_nanos().min(Nanos::MAX as u128) as Nanos;
+        Schedule {
+            end: self.t0.saturating_add(d),
+            ..self
+        }
+    }
+
+    /// Whether request `k` falls due before the schedule's end (it is one of the run's).
+    #[inline]
+    pub fn in_run(&self, k: u64) -> bool {
+        self.intended(k) < self.end
     }
 
     /// Intended send time of this connection's `k`-th request (0-based).
@@ -47,8 +69,10 @@ impl Schedule {
         self.t0 + (slot * 1_000_000_000 / self.rate as u128) as Nanos
     }
 
-    /// How many of this connection's requests fall due before `end`.
+    /// How many of this connection's requests fall due before `end` (and before the
+    /// schedule's own end).
     pub fn due_before(&self, end: Nanos) -> u64 {
+        let end = end.min(self.end);
         // intended(k) < end  ⟺  (index + k·C)·1e9 / R < end − t0  ⟺  slot < ⌈(end − t0)·R / 1e9⌉.
         let span = end.saturating_sub(self.t0) as u128;
         let slots = (span * self.rate as u128).div_ceil(1_000_000_000);
@@ -79,6 +103,7 @@ mod tests {
                     index: g,
                     connections: 10,
                     rate: 2000,
+                    end: Nanos::MAX,
                 };
                 (0..100).map(move |k| s.intended(k))
             })
@@ -97,6 +122,7 @@ mod tests {
             index: 3,
             connections: 10,
             rate: 2000,
+            end: Nanos::MAX,
         };
         assert_eq!(s.interval(), 5_000_000);
         assert_eq!(s.intended(1) - s.intended(0), 5_000_000);
@@ -111,6 +137,7 @@ mod tests {
             index: 0,
             connections: 1,
             rate: 3,
+            end: Nanos::MAX,
         };
         assert_eq!(s.intended(3), 1_000_000_000);
         assert_eq!(s.intended(3_000_000), 1_000_000 * 1_000_000_000);
@@ -124,6 +151,7 @@ mod tests {
                 index,
                 connections,
                 rate,
+                end: Nanos::MAX,
             };
             for end in [
                 0,
@@ -181,6 +209,34 @@ mod tests {
     }
 
     #[test]
+    fn a_run_of_duration_d_has_exactly_r_times_d_requests_over_all_connections() {
+        use std::time::Duration;
+        // (connections, rate, duration ms): one connection, several, more than the rate.
+        for (connections, rate, ms) in [
+            (1, 10, 1000),
+            (4, 200, 2000),
+            (10, 7, 3000),
+            (3, 1000, 1500),
+        ] {
+            let t0 = 1_000_000_007;
+            let d = Duration::from_millis(ms);
+            let mut total = 0;
+            for g in 0..connections {
+                let s = Schedule::of_shard(t0, Shard::WHOLE, g, connections, rate).lasting(d);
+                let due = s.due_before(Nanos::MAX);
+                // The same count as the requests the connection sends: those `in_run`.
+                assert_eq!(
+                    due,
+                    (0..100_000).take_while(|&k| s.in_run(k)).count() as u64
+                );
+                assert!(s.intended(due.saturating_sub(1)) < t0 + ms * 1_000_000 || due == 0);
+                total += due;
+            }
+            assert_eq!(total, rate * ms / 1000, "{connections}c {rate}/s {ms} ms");
+        }
+    }
+
+    #[test]
     fn rate_below_connections() {
         // 1 req/s over 4 connections: each connection every 4 s, staggered by 1 s.
         let s = Schedule {
@@ -188,6 +244,7 @@ mod tests {
             index: 2,
             connections: 4,
             rate: 1,
+            end: Nanos::MAX,
         };
         assert_eq!(s.intended(0), 2_000_000_000);
         assert_eq!(s.intended(1), 6_000_000_000);

@@ -133,6 +133,11 @@ impl Connection {
         let mut ready_at = clock::now();
         let mut backoff = MIN_BACKOFF;
         while !self.shared.stop.get() {
+            if self.schedule.is_some_and(|s| !s.in_run(self.next)) {
+                // Every request due before the run's end is sent: the connection stays open,
+                // idle, until the shutdown drops this task.
+                return std::future::pending().await;
+            }
             let stream = match self.stream.take() {
                 Some(stream) => stream,
                 None => match self

@@ -117,7 +117,11 @@ pub fn run(plan: &Plan) -> Result<Finished, Error> {
         plan: plan.clone(),
         elapsed,
         interrupted: run.ended_by.is_signal(),
-        ended_by: run.ended_by.name().to_string(),
+        // A worker ends an HTTP run only on a script error: named so (`script_error` says which).
+        ended_by: match (run.ended_by, &run.recorder.script_error) {
+            (engine::EndReason::Ended, Some(_)) => "script error".to_string(),
+            (ended_by, _) => ended_by.name().to_string(),
+        },
         notes,
         counters: total.counters,
         latency: total.latency,
@@ -251,6 +255,7 @@ impl Mode for HttpMode<'_> {
                 authority: authority.clone(),
                 recorded: Default::default(),
                 interval: plan.interval,
+                duration: plan.duration,
             });
             first_connection += connections;
         }

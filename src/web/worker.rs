@@ -59,6 +59,8 @@ pub struct HttpWorker {
     pub recorded: Kept<Recorder>,
     /// `--interval`: the length of the run's intervals.
     pub interval: Duration,
+    /// `-d`: the schedule sends the requests due in `[start, start + duration)`, `R·d` in all.
+    pub duration: Duration,
 }
 
 impl Worker for HttpWorker {
@@ -143,6 +145,7 @@ impl Worker for HttpWorker {
             let schedule = self.rate.map(|rate| {
                 let local = self.first_connection + i;
                 Schedule::of_shard(t0, self.shard, local, self.total_connections, rate)
+                    .lasting(self.duration)
             });
             let progress = match &h2 {
                 None => {

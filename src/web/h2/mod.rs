@@ -200,6 +200,16 @@ impl H2Connection {
         let mut conn: Option<Live> = None;
         let mut backoff = MIN_BACKOFF;
         while !self.shared.stop.get() {
+            let done = self.schedule.is_some_and(|s| !s.in_run(self.next));
+            if done && flight.unsent.borrow().is_empty() {
+                // Every request due before the run's end is sent: its streams finish (one the
+                // server hands back goes again), then the connection idles until the shutdown.
+                match inflight.next().await {
+                    Some(ended) => flight.ended(ended),
+                    None => return std::future::pending().await,
+                }
+                continue;
+            }
             let usable = conn.as_ref().is_some_and(Live::usable);
             if !usable || flight.stale.replace(false) {
                 if let Some(granted) = conn.take().and_then(|live| live.log.granted()) {
