@@ -77,6 +77,10 @@ pub enum Limit {
     System(SystemLimit),
     /// A signal (`SIGINT`) stopped the search during this step.
     Stopped(String),
+    /// The server stopped answering during this step, after answering before (killed, crashed):
+    /// the search failed there. Why, in words (`unable to connect to …: Connection refused`);
+    /// the step's verdicts are kept as measured.
+    ServerFailed(String),
 }
 
 /// What one step showed.
@@ -98,6 +102,7 @@ pub enum Class {
     GeneratorLimited,
     SystemLimited,
     Stopped,
+    ServerFailed,
 }
 
 impl Class {
@@ -108,6 +113,7 @@ impl Class {
             Class::GeneratorLimited => "generator-limited",
             Class::SystemLimited => "system-limited",
             Class::Stopped => "stopped",
+            Class::ServerFailed => "server-failed",
         }
     }
 }
@@ -118,6 +124,7 @@ impl StepOutcome {
             Some(Limit::System(_)) => Class::SystemLimited,
             Some(Limit::Generator(_)) => Class::GeneratorLimited,
             Some(Limit::Stopped(_)) => Class::Stopped,
+            Some(Limit::ServerFailed(_)) => Class::ServerFailed,
             None if self.verdicts.iter().all(|v| v.held) => Class::Held,
             None => Class::Broke,
         }
@@ -220,6 +227,9 @@ pub enum Finding {
     SystemLimited { at: u64, limit: SystemLimit },
     /// A signal stopped the search at this load: the server carries at least what held.
     Stopped { at: u64, signal: String },
+    /// The server stopped answering at this load (`why`): the search failed there; what held
+    /// before is kept, as "at least".
+    ServerFailed { at: u64, why: String },
 }
 
 /// The answer of a search or a staircase, with every step.
@@ -420,6 +430,10 @@ fn limited(unit: LoadUnit, steps: Vec<Step>, index: usize, held: Option<(u64, us
             at,
             signal: signal.clone(),
         },
+        Some(Limit::ServerFailed(why)) => Finding::ServerFailed {
+            at,
+            why: why.clone(),
+        },
         None => Finding::Found,
     };
     answer(unit, steps, finding, held, None)
@@ -489,7 +503,28 @@ impl Capacity {
                 at_least(value.as_deref(), unit),
                 short(*at)
             ),
+            Finding::ServerFailed { at, .. } => {
+                let broken = self.failed_step_broke(Verdict::measured_text);
+                format!(
+                    "Capacity: {}; the search failed: the server stopped answering at {}{}",
+                    at_least(value.as_deref(), unit),
+                    short(*at),
+                    broken.map_or_else(String::new, |b| format!(" (broke there: {b})"))
+                )
+            }
         }
+    }
+
+    /// The objectives that the step where the server stopped answering had broken by then,
+    /// each said by `say`, joined; `None` when none broke (or there is no such step).
+    fn failed_step_broke(&self, say: impl Fn(&Verdict) -> String) -> Option<String> {
+        let step = self
+            .steps
+            .iter()
+            .rev()
+            .find(|s| s.outcome.class() == Class::ServerFailed)?;
+        let broken: Vec<String> = step.outcome.broken().map(say).collect();
+        (!broken.is_empty()).then(|| broken.join(", "))
     }
 
     /// `Broke first: p99<20ms at 40.1k (p99 31.0ms), then errors<0.1% at 76.4k (errors
@@ -530,7 +565,8 @@ pub struct SavedCapacity {
     /// `requests/sec` or `players`.
     pub unit: String,
     /// Who set the answer: `server` (an objective broke just above it), `to` (every step held
-    /// up to `--to`), `generator` (tsumo), `system` (the machine).
+    /// up to `--to`), `generator` (tsumo), `system` (the machine), `stopped` (a signal),
+    /// `server-failed` (the server stopped answering: the search failed, exit 1).
     pub limited_by: String,
     /// In words: the objectives broken just above the answer, tsumo's limit, the machine's.
     pub reason: String,
@@ -573,6 +609,12 @@ impl Capacity {
                 ("system", format!("at {at}: {}", limit.describe()))
             }
             Finding::Stopped { at, signal } => ("stopped", format!("at {at}: {signal}")),
+            Finding::ServerFailed { at, why } => {
+                let broken =
+                    self.failed_step_broke(|v| format!("{} ({})", v.expr, v.measured_text()));
+                let broken = broken.map_or_else(String::new, |b| format!("; broke there: {b}"));
+                ("server-failed", format!("at {at}: {why}{broken}"))
+            }
         };
         SavedCapacity {
             value: self.value,
@@ -813,6 +855,49 @@ mod tests {
             "Capacity: at least 2,000 requests/sec; a system limit at 4k: connects failed with \
              EADDRNOTAVAIL (no local port left): see `tsumo doctor`'s ephemeral ports check"
         );
+    }
+
+    /// The server stopped answering at 4k (killed): the search ends there, a failure, the steps
+    /// before kept and the failed step's broken verdicts said; never a system limit.
+    #[test]
+    fn a_server_that_stops_answering_fails_the_search() {
+        struct Killed;
+        impl StepRunner for Killed {
+            fn run_step(&mut self, load: u64) -> StepOutcome {
+                let gone = load >= 4_000;
+                StepOutcome {
+                    achieved: load as f64,
+                    verdicts: vec![p99(!gone, if gone { 1_640_000.0 } else { 1_000.0 })],
+                    limit: gone.then(|| Limit::ServerFailed("unable to connect: refused".into())),
+                }
+            }
+        }
+        let found = search(&plan(1_000, None), LoadUnit::RequestsPerSec, &mut Killed);
+        assert_eq!(found.steps.len(), 3);
+        assert_eq!(found.steps[2].outcome.class(), Class::ServerFailed);
+        assert_eq!(
+            found.finding,
+            Finding::ServerFailed {
+                at: 4_000,
+                why: "unable to connect: refused".into()
+            }
+        );
+        assert_eq!(found.value, Some(2_000));
+        assert_eq!(
+            found.line(),
+            "Capacity: at least 2,000 requests/sec; the search failed: the server stopped \
+             answering at 4k (broke there: p99 1.64s)"
+        );
+        let saved = found.saved();
+        assert_eq!(
+            (saved.limited_by.as_str(), saved.reason.as_str()),
+            (
+                "server-failed",
+                "at 4000: unable to connect: refused; broke there: p99<20ms (p99 1.64s)"
+            )
+        );
+        assert_eq!(saved.held, [1_000, 2_000]);
+        assert!(saved.broke.is_empty(), "{saved:?}");
     }
 
     /// The confirmation breaks (a noisy run): one step down, confirmed there.

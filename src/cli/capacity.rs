@@ -70,7 +70,8 @@ Example:
 Exit status:
   0  A capacity was found (or \"at least\": every step held, tsumo or the machine was the
      limit, or a signal stopped the search); the answer line says which
-  1  The search failed: a step's run failed (the target did not answer, a script error)
+  1  The search failed: a step's run failed (the target did not answer, a script error),
+     or the server stopped answering during a step (the JSON's `failure` says which)
   2  Bad command line or input, found before any traffic
 ";
 

@@ -58,6 +58,14 @@ pub struct SavedSearch {
     /// shards of one staircase share, and what `tsumo merge` checks.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub staircase: Vec<u64>,
+    /// The line the search failed with (exit 1): the server stopped answering, a session's
+    /// thread failed; absent when it did not fail.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
+    /// A search over players: the players whose logout tsumo did not see answered (their
+    /// sessions may stay on the server), all of them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left_on_server: Vec<String>,
     #[serde(flatten)]
     pub part: SavedPart,
 }
@@ -131,6 +139,8 @@ impl SavedSearch {
             achieved,
             server,
             staircase: Vec::new(),
+            failure: None,
+            left_on_server: Vec::new(),
             part: SavedPart {
                 merged_from: Vec::new(),
                 run_id: None,
@@ -290,6 +300,10 @@ pub fn render(search: &SavedSearch) -> String {
             .collect();
         cells.push(match outcome {
             "broke" => format!("broke: {}", broken.join(", ")),
+            // The step where the server stopped answering, with what it had broken by then.
+            "server-failed" if !broken.is_empty() => {
+                format!("server-failed: {}", broken.join(", "))
+            }
             other => other.to_string(),
         });
         rows.push(cells);
@@ -326,7 +340,31 @@ pub fn render(search: &SavedSearch) -> String {
         out.push_str(first);
         out.push('\n');
     }
+    let failed = search.failure.iter().cloned().chain(left_line(search));
+    for line in failed {
+        out.push_str(&format!("Failed: {line}\n"));
+    }
     out
+}
+
+/// `16 sessions left on the server: tsumo8, tsumo9, … and 6 more (all in the JSON's
+/// left_on_server)`.
+fn left_line(search: &SavedSearch) -> Option<String> {
+    let left = &search.left_on_server;
+    if left.is_empty() {
+        return None;
+    }
+    let shown: Vec<&str> = left.iter().take(10).map(String::as_str).collect();
+    let more = match left.len() - shown.len() {
+        0 => String::new(),
+        n => format!(" and {n} more (all in the JSON's left_on_server)"),
+    };
+    Some(format!(
+        "{} session{} left on the server: {}{more}",
+        left.len(),
+        if left.len() == 1 { "" } else { "s" },
+        shown.join(", ")
+    ))
 }
 
 /// A latency in µs, in three figures.
@@ -410,9 +448,17 @@ impl SavedResult for SavedSearch {
         Ok(render(self))
     }
 
-    /// A step's run failed (a script error, no response at all); else the search answered.
+    /// The search failed (the server stopped answering), sessions were left on the server, or
+    /// a step's run failed (a script error, no response at all); else the search answered.
     fn verdict(&self) -> Option<String> {
-        self.steps.results().iter().find_map(|s| s.verdict())
+        let mut said: Vec<String> = self
+            .failure
+            .iter()
+            .cloned()
+            .chain(left_line(self))
+            .collect();
+        said.extend(self.steps.results().iter().find_map(|s| s.verdict()));
+        (!said.is_empty()).then(|| said.join("; "))
     }
 
     /// The search is its answer, not a judgement: its steps hold the objectives' verdicts.

@@ -11,7 +11,7 @@
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
-use super::{error_exit, fail};
+use super::{error_exit, fail, server_gone};
 use crate::capacity::{self, Limit, LoadUnit, SearchPlan, StepOutcome, StepRunner};
 use crate::engine::signals;
 use crate::error::{Error, ExitStatus};
@@ -50,6 +50,7 @@ pub fn run(plan: &CapacityPlan) -> ExitStatus {
         last_end: None,
         called: 0,
         first_start: None,
+        server_failed: None,
     };
     let found = match &plan.staircase {
         Some(loads) => capacity::staircase(loads, LoadUnit::RequestsPerSec, &mut runner),
@@ -66,6 +67,7 @@ pub fn run(plan: &CapacityPlan) -> ExitStatus {
     };
     let error = runner.error.take();
     let failed = runner.failed.take();
+    let server_failed = runner.server_failed.take();
     if let (Some(e), true) = (&error, runner.runs.is_empty()) {
         return error_exit(e);
     }
@@ -87,6 +89,7 @@ pub fn run(plan: &CapacityPlan) -> ExitStatus {
         runner.runs,
     );
     search.part.command = plan.run.part.command.clone();
+    search.failure.clone_from(&server_failed);
     if let Some(loads) = &plan.staircase {
         // A staircase is a part of a run that `tsumo merge` puts together with its shards.
         search.staircase = loads.clone();
@@ -120,7 +123,7 @@ pub fn run(plan: &CapacityPlan) -> ExitStatus {
     if let Some(e) = &error {
         return error_exit(e);
     }
-    if let Some(e) = &failed {
+    if let Some(e) = server_failed.as_ref().or(failed.as_ref()) {
         return fail(e);
     }
     status
@@ -149,6 +152,8 @@ struct HttpSteps<'a> {
     called: usize,
     /// The first run's start (a staircase's start, against `--start-at`).
     first_start: Option<StartRecord>,
+    /// The server stopped answering during a step: the search's failure line (exit 1).
+    server_failed: Option<String>,
 }
 
 impl HttpSteps<'_> {
@@ -218,7 +223,7 @@ impl HttpSteps<'_> {
     }
 
     fn stopped(&self) -> Option<StepOutcome> {
-        let failed = self.failed.is_some() || self.error.is_some();
+        let failed = self.failed.is_some() || self.error.is_some() || self.server_failed.is_some();
         let why = match (failed, signals::since(self.mark)) {
             (true, _) => "the run failed".to_string(),
             (false, Some(signal)) => signal.to_string(),
@@ -284,7 +289,10 @@ impl StepRunner for HttpSteps<'_> {
         if !self.plan.warmup.is_zero() {
             match web::run(&self.step_plan(load, self.plan.warmup, false)) {
                 Ok(warm) => self.started(&warm.result.start),
-                Err(e) => self.error = Some(e),
+                Err(e) => match self.gone(number, load, e) {
+                    Ok(failed) => return failed,
+                    Err(e) => self.error = Some(e),
+                },
             }
             if let Some(stopped) = self.stopped() {
                 self.last_end = Some(Instant::now());
@@ -298,10 +306,13 @@ impl StepRunner for HttpSteps<'_> {
                 self.started(&finished.result.start);
                 finished
             }
-            Err(e) => {
-                self.error = Some(e);
-                return self.stopped().unwrap_or_else(unreachable_outcome);
-            }
+            Err(e) => match self.gone(number, load, e) {
+                Ok(failed) => return failed,
+                Err(e) => {
+                    self.error = Some(e);
+                    return self.stopped().unwrap_or_else(unreachable_outcome);
+                }
+            },
         };
         let saved = SavedRun {
             script_error: finished.script_error.as_ref().map(ToString::to_string),
@@ -316,6 +327,14 @@ impl StepRunner for HttpSteps<'_> {
                 outcome.limit = stopped.limit;
             }
         }
+        // Connections that failed: the server overloaded, or gone (then the search failed,
+        // this step's verdicts kept as measured).
+        if saved.counters.errors.socket_total() > 0 {
+            if let Err(e) = server_gone::check(web::probe(&self.plan.run)) {
+                self.server_failed = Some(server_gone::line(number, &load_said(load), &e));
+                outcome.limit = Some(Limit::ServerFailed(e.to_string()));
+            }
+        }
         eprintln!(
             "capacity: step {number}: {}",
             super::step_line(
@@ -328,6 +347,37 @@ impl StepRunner for HttpSteps<'_> {
         );
         self.runs.push(saved);
         outcome
+    }
+}
+
+/// `200 requests/sec`.
+fn load_said(load: u64) -> String {
+    format!(
+        "{} {}",
+        capacity::grouped(load),
+        LoadUnit::RequestsPerSec.as_str()
+    )
+}
+
+impl HttpSteps<'_> {
+    /// A step's run that could not start: when the server answered a run of this search
+    /// before and now answers nothing, the server failed (the step's outcome); else the error.
+    fn gone(&mut self, number: usize, load: u64, e: Error) -> Result<StepOutcome, Error> {
+        if self.first_start.is_none() || !server_gone::answers_nothing(&e) {
+            return Err(e);
+        }
+        self.last_end = Some(Instant::now());
+        self.server_failed = Some(server_gone::line(number, &load_said(load), &e));
+        let outcome = StepOutcome {
+            achieved: 0.0,
+            verdicts: Vec::new(),
+            limit: Some(Limit::ServerFailed(e.to_string())),
+        };
+        eprintln!(
+            "capacity: step {number}: {}",
+            super::step_line(&outcome, "achieved 0 requests/sec")
+        );
+        Ok(outcome)
     }
 }
 

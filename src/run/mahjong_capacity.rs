@@ -24,7 +24,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use super::{error_exit, fail};
+use super::{error_exit, fail, server_gone};
 use crate::capacity::{self, Limit, LoadUnit, SearchPlan, StepOutcome, StepRunner};
 use crate::engine::{signals, Kept, OwnUsage, ProgressMode};
 use crate::error::{Error, ExitStatus};
@@ -72,6 +72,7 @@ pub fn run(plan: &MahjongCapacityPlan) -> ExitStatus {
         left: Vec::new(),
         failed: Vec::new(),
         error: None,
+        server_failed: None,
         ended: MahjongRecorder::default(),
         live: Live {
             mode: ProgressMode::choose(session.progress, session.quiet),
@@ -97,6 +98,7 @@ pub fn run(plan: &MahjongCapacityPlan) -> ExitStatus {
         left,
         failed,
         error,
+        server_failed,
         ..
     } = runner;
     if let (Some(e), true) = (&error, steps.is_empty()) {
@@ -121,6 +123,8 @@ pub fn run(plan: &MahjongCapacityPlan) -> ExitStatus {
         achieved,
     );
     search.part.command = session.part.command.clone();
+    search.failure = server_failed.clone().or_else(|| failed.first().cloned());
+    search.left_on_server.clone_from(&left);
     if !session.quiet && session.json != Some(JsonOut::Stdout) {
         let mut out = std::io::stdout().lock();
         let _ = out.write_all(report::capacity::render(&search).as_bytes());
@@ -141,6 +145,10 @@ pub fn run(plan: &MahjongCapacityPlan) -> ExitStatus {
     if let Some(e) = &error {
         report_left(&left);
         return error_exit(e);
+    }
+    if let Some(line) = &server_failed {
+        report_left(&left);
+        return fail(line);
     }
     if !left.is_empty() {
         return fail(&left_line(&left));
@@ -333,6 +341,8 @@ struct Cohorts<'a> {
     failed: Vec<String>,
     /// The error that ended the search (the server did not answer a cohort's first check).
     error: Option<Error>,
+    /// The server stopped answering during a step: the search's failure line (exit 1).
+    server_failed: Option<String>,
     /// The shares of the current step of the cohorts that ended during it.
     ended: MahjongRecorder,
     live: Live,
@@ -351,6 +361,7 @@ impl Cohorts<'_> {
         let why = match (&self.error, self.signal()) {
             (_, Some(signal)) => signal.to_string(),
             (Some(_), None) => "a session failed".to_string(),
+            (None, None) if self.server_failed.is_some() => "the server failed".to_string(),
             (None, None) => return None,
         };
         Some(StepOutcome {
@@ -704,13 +715,26 @@ impl StepRunner for Cohorts<'_> {
         }
         let outcome = self.judge(load);
         self.collect_ended();
-        let outcome = match self.stopped() {
+        let mut outcome = match self.stopped() {
             Some(stopped) => StepOutcome {
                 limit: stopped.limit,
                 ..outcome
             },
             None => outcome,
         };
+        // Players disconnected or failed: the server overloaded, or gone (then the search
+        // failed, this step's verdicts kept as measured).
+        let troubled = self
+            .steps
+            .last()
+            .is_some_and(|s| s.disconnects + s.errors > 0);
+        if troubled {
+            if let Err(e) = server_gone::check(session::probe(&self.plan.session)) {
+                let load = format!("{} players", capacity::grouped(load));
+                self.server_failed = Some(server_gone::line(number, &load, &e));
+                outcome.limit = Some(Limit::ServerFailed(e.to_string()));
+            }
+        }
         self.live.say(&format!(
             "capacity: step {number}: {}",
             super::step_line(

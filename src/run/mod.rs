@@ -11,6 +11,7 @@ pub mod files;
 pub mod http;
 pub mod mahjong;
 pub mod mahjong_capacity;
+mod server_gone;
 
 use std::path::Path;
 
@@ -57,6 +58,7 @@ fn step_line(outcome: &crate::capacity::StepOutcome, achieved: &str) -> String {
         Some(Limit::Generator(why)) => format!("generator-limited: {why}"),
         Some(Limit::System(limit)) => format!("system-limited: {}", limit.describe()),
         Some(Limit::Stopped(why)) => format!("stopped: {why}"),
+        Some(Limit::ServerFailed(why)) => format!("server-failed: {why}"),
         None => outcome.class().as_str().to_string(),
     };
     format!("{achieved}: {} -> {class}", verdicts.join(", "))
