@@ -77,6 +77,46 @@ pub enum Limit {
     System(SystemLimit),
     /// A signal (`SIGINT`) stopped the search during this step.
     Stopped(String),
+    /// tsumo's connections: most requests fell due while their connection still waited, and
+    /// more connections were not to be had (`--max-connections`), or did not catch up.
+    Pool(PoolLimit),
+}
+
+/// tsumo's pool of connections as a step's limit: too few for the load at the server's
+/// response time (Little's law), so requests waited for a free connection on tsumo's side.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PoolLimit {
+    /// The step's connections.
+    pub connections: usize,
+    /// The share of requests that fell due while their connection was busy, in tenths of a
+    /// percent.
+    pub busy_permille: u32,
+    /// What Little's law says the step needed (load × response time × headroom).
+    pub needed: usize,
+    /// The connections were `--max-connections`; otherwise the step's tries ran out first.
+    pub at_cap: bool,
+}
+
+impl PoolLimit {
+    /// `tsumo's pool of 10 connections was the limit at 500 (99.9 % of requests fell due on
+    /// a busy connection): raise --max-connections`.
+    pub fn describe(&self, at: u64) -> String {
+        let advice = if self.at_cap {
+            "raise --max-connections".to_string()
+        } else {
+            format!(
+                "about {} were needed: start with -c {}",
+                self.needed, self.needed
+            )
+        };
+        format!(
+            "tsumo's pool of {} connections was the limit at {} ({:.1} % of requests fell due \
+             on a busy connection): {advice}",
+            self.connections,
+            short(at),
+            f64::from(self.busy_permille) / 10.0
+        )
+    }
 }
 
 /// What one step showed.
@@ -98,6 +138,7 @@ pub enum Class {
     GeneratorLimited,
     SystemLimited,
     Stopped,
+    PoolLimited,
 }
 
 impl Class {
@@ -108,6 +149,7 @@ impl Class {
             Class::GeneratorLimited => "generator-limited",
             Class::SystemLimited => "system-limited",
             Class::Stopped => "stopped",
+            Class::PoolLimited => "pool-limited",
         }
     }
 }
@@ -118,6 +160,7 @@ impl StepOutcome {
             Some(Limit::System(_)) => Class::SystemLimited,
             Some(Limit::Generator(_)) => Class::GeneratorLimited,
             Some(Limit::Stopped(_)) => Class::Stopped,
+            Some(Limit::Pool(_)) => Class::PoolLimited,
             None if self.verdicts.iter().all(|v| v.held) => Class::Held,
             None => Class::Broke,
         }
@@ -220,6 +263,8 @@ pub enum Finding {
     SystemLimited { at: u64, limit: SystemLimit },
     /// A signal stopped the search at this load: the server carries at least what held.
     Stopped { at: u64, signal: String },
+    /// tsumo's connections were the limit at this load: the server carries at least what held.
+    PoolLimited { at: u64, pool: PoolLimit },
 }
 
 /// The answer of a search or a staircase, with every step.
@@ -420,6 +465,7 @@ fn limited(unit: LoadUnit, steps: Vec<Step>, index: usize, held: Option<(u64, us
             at,
             signal: signal.clone(),
         },
+        Some(Limit::Pool(pool)) => Finding::PoolLimited { at, pool: *pool },
         None => Finding::Found,
     };
     answer(unit, steps, finding, held, None)
@@ -489,6 +535,11 @@ impl Capacity {
                 at_least(value.as_deref(), unit),
                 short(*at)
             ),
+            Finding::PoolLimited { at, pool } => format!(
+                "Capacity: {}; {}",
+                at_least(value.as_deref(), unit),
+                pool.describe(*at)
+            ),
         }
     }
 
@@ -530,7 +581,8 @@ pub struct SavedCapacity {
     /// `requests/sec` or `players`.
     pub unit: String,
     /// Who set the answer: `server` (an objective broke just above it), `to` (every step held
-    /// up to `--to`), `generator` (tsumo), `system` (the machine).
+    /// up to `--to`), `generator` (tsumo), `system` (the machine), `pool` (tsumo's
+    /// connections).
     pub limited_by: String,
     /// In words: the objectives broken just above the answer, tsumo's limit, the machine's.
     pub reason: String,
@@ -573,6 +625,7 @@ impl Capacity {
                 ("system", format!("at {at}: {}", limit.describe()))
             }
             Finding::Stopped { at, signal } => ("stopped", format!("at {at}: {signal}")),
+            Finding::PoolLimited { at, pool } => ("pool", pool.describe(*at)),
         };
         SavedCapacity {
             value: self.value,
