@@ -81,6 +81,46 @@ pub enum Limit {
     /// the search failed there. Why, in words (`unable to connect to …: Connection refused`);
     /// the step's verdicts are kept as measured.
     ServerFailed(String),
+    /// tsumo's connections: most requests fell due while their connection still waited, and
+    /// more connections were not to be had (`--max-connections`), or did not catch up.
+    Pool(PoolLimit),
+}
+
+/// tsumo's pool of connections as a step's limit: too few for the load at the server's
+/// response time (Little's law), so requests waited for a free connection on tsumo's side.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PoolLimit {
+    /// The step's connections.
+    pub connections: usize,
+    /// The share of requests that fell due while their connection was busy, in tenths of a
+    /// percent.
+    pub busy_permille: u32,
+    /// What Little's law says the step needed (load × response time × headroom).
+    pub needed: usize,
+    /// The connections were `--max-connections`; otherwise the step's tries ran out first.
+    pub at_cap: bool,
+}
+
+impl PoolLimit {
+    /// `tsumo's pool of 10 connections was the limit at 500 (99.9 % of requests fell due on
+    /// a busy connection): raise --max-connections`.
+    pub fn describe(&self, at: u64) -> String {
+        let advice = if self.at_cap {
+            "raise --max-connections".to_string()
+        } else {
+            format!(
+                "about {} were needed: start with -c {}",
+                self.needed, self.needed
+            )
+        };
+        format!(
+            "tsumo's pool of {} connections was the limit at {} ({:.1} % of requests fell due \
+             on a busy connection): {advice}",
+            self.connections,
+            short(at),
+            f64::from(self.busy_permille) / 10.0
+        )
+    }
 }
 
 /// What one step showed.
@@ -103,6 +143,7 @@ pub enum Class {
     SystemLimited,
     Stopped,
     ServerFailed,
+    PoolLimited,
 }
 
 impl Class {
@@ -114,6 +155,7 @@ impl Class {
             Class::SystemLimited => "system-limited",
             Class::Stopped => "stopped",
             Class::ServerFailed => "server-failed",
+            Class::PoolLimited => "pool-limited",
         }
     }
 }
@@ -125,6 +167,7 @@ impl StepOutcome {
             Some(Limit::Generator(_)) => Class::GeneratorLimited,
             Some(Limit::Stopped(_)) => Class::Stopped,
             Some(Limit::ServerFailed(_)) => Class::ServerFailed,
+            Some(Limit::Pool(_)) => Class::PoolLimited,
             None if self.verdicts.iter().all(|v| v.held) => Class::Held,
             None => Class::Broke,
         }
@@ -230,6 +273,8 @@ pub enum Finding {
     /// The server stopped answering at this load (`why`): the search failed there; what held
     /// before is kept, as "at least".
     ServerFailed { at: u64, why: String },
+    /// tsumo's connections were the limit at this load: the server carries at least what held.
+    PoolLimited { at: u64, pool: PoolLimit },
 }
 
 /// The answer of a search or a staircase, with every step.
@@ -434,6 +479,7 @@ fn limited(unit: LoadUnit, steps: Vec<Step>, index: usize, held: Option<(u64, us
             at,
             why: why.clone(),
         },
+        Some(Limit::Pool(pool)) => Finding::PoolLimited { at, pool: *pool },
         None => Finding::Found,
     };
     answer(unit, steps, finding, held, None)
@@ -512,6 +558,11 @@ impl Capacity {
                     broken.map_or_else(String::new, |b| format!(" (broke there: {b})"))
                 )
             }
+            Finding::PoolLimited { at, pool } => format!(
+                "Capacity: {}; {}",
+                at_least(value.as_deref(), unit),
+                pool.describe(*at)
+            ),
         }
     }
 
@@ -565,8 +616,9 @@ pub struct SavedCapacity {
     /// `requests/sec` or `players`.
     pub unit: String,
     /// Who set the answer: `server` (an objective broke just above it), `to` (every step held
-    /// up to `--to`), `generator` (tsumo), `system` (the machine), `stopped` (a signal),
-    /// `server-failed` (the server stopped answering: the search failed, exit 1).
+    /// up to `--to`), `generator` (tsumo), `pool` (tsumo's connections), `system` (the
+    /// machine), `stopped` (a signal), `server-failed` (the server stopped answering: the search
+    /// failed, exit 1).
     pub limited_by: String,
     /// In words: the objectives broken just above the answer, tsumo's limit, the machine's.
     pub reason: String,
@@ -615,6 +667,7 @@ impl Capacity {
                 let broken = broken.map_or_else(String::new, |b| format!("; broke there: {b}"));
                 ("server-failed", format!("at {at}: {why}{broken}"))
             }
+            Finding::PoolLimited { at, pool } => ("pool", pool.describe(*at)),
         };
         SavedCapacity {
             value: self.value,

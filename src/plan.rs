@@ -430,4 +430,7 @@ pub struct CapacityPlan {
     /// A fixed staircase instead of the search (`--steps`, or `--step-count` from `--from` to
     /// `--to`): the whole run's target rates in order, each split over the shards.
     pub staircase: Option<Vec<u64>>,
+    /// The most connections a search's step opens (`--max-connections`, at least `-c`);
+    /// `None`: as many as the open-file limit leaves room for, up to 10,000.
+    pub max_connections: Option<usize>,
 }

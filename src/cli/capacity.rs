@@ -27,7 +27,8 @@ Usage: tsumo capacity [run options, without -R] --slo <EXPR>... <url>
 Grows the target rate geometrically from --from until an objective breaks, bisects between
 the last rate held and the first broken down to --resolution, and runs the answer once more
 to confirm it. Each step is a complete open-loop run at its rate (-R) for --step, after a
-warm-up run that is not judged, and followed by a pause. A step where tsumo could not reach
+warm-up run that is not judged, and followed by a pause, on as many connections as the
+rate needs at the server's response time (-c at least, --max-connections at most). A step where tsumo could not reach
 the rate, or where the machine ran out of files or ports, ends the search: the answer is then
 \"at least\", never tsumo's own limit taken for the server's. Ctrl-C stops the search and
 reports the steps run so far.
@@ -58,6 +59,14 @@ Options (besides every option of an ordinary run but -R; see tsumo --help):
       --warmup <T>       Unjudged run at the step's rate before it [default: 2s; 0: none]
       --pause <T>        Rest after each step, so its backlog never reaches the next
                          [default: 2s]
+      --max-connections <N>
+                         The most connections a step opens. -c is the fewest; each step
+                         opens what Little's law asks for (rate x the response time of the
+                         step below it, x2), and a step that broke while its requests
+                         waited for a busy connection runs again (twice at most) with as many
+                         as it needed. At N, tsumo's pool is named as the limit (\"at least\"),
+                         never the server [default: 10,000, or fewer to fit the open-file
+                         limit]
       --json <FILE>      Write `capacity` (the answer) and `steps` (each step's full run)
       --html <FILE>      Also write the search's page: the answer, and each objective's
                          measure against offered load with the objective and answer marked
@@ -76,7 +85,7 @@ Exit status:
 ";
 
 /// The search's options with a value, taken out of the wrk2 command line.
-const OWN: [&str; 9] = [
+const OWN: [&str; 10] = [
     "--slo",
     "--from",
     "--to",
@@ -86,6 +95,7 @@ const OWN: [&str; 9] = [
     "--pause",
     "--steps",
     "--step-count",
+    "--max-connections",
 ];
 
 pub(super) fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
@@ -189,6 +199,7 @@ pub(super) fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
     if step.is_zero() {
         return Err("--step '0': must be longer than zero".to_string());
     }
+    let max_connections = max_connections(last("--max-connections"), &run, staircase.is_some())?;
     let warmup = duration("--warmup", DEFAULT_WARMUP)?;
     let pause = duration("--pause", DEFAULT_PAUSE)?;
     run.objectives = objectives;
@@ -202,7 +213,34 @@ pub(super) fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
         warmup,
         pause,
         staircase,
+        max_connections,
     })))
+}
+
+/// `--max-connections N`: at least `-c` (this process's share of it, over shards), and a
+/// search's only (a staircase runs every step on `-c`).
+fn max_connections(
+    given: Option<&String>,
+    run: &crate::plan::Plan,
+    staircase: bool,
+) -> Result<Option<usize>, String> {
+    let Some(text) = given else { return Ok(None) };
+    let bad = |reason: &str| format!("--max-connections '{}': {reason}", units::one_line(text));
+    let cap = units::parse_metric(text).map_err(|reason| bad(&reason))?;
+    if staircase {
+        return Err(
+            "--max-connections sizes a search's steps: a staircase runs every step on -c"
+                .to_string(),
+        );
+    }
+    let cap = usize::try_from(cap).map_err(|_| bad("too many"))?;
+    if cap < run.connections {
+        return Err(format!(
+            "--max-connections {cap} is below -c {}: every step opens -c connections at least",
+            run.connections
+        ));
+    }
+    Ok(Some(cap))
 }
 
 /// Whether the run's command line spells `-d` (in any of its forms: `-d 5s`, `-d5s`,

@@ -164,6 +164,8 @@ pub enum SearchSteps {
 /// One step as the table and the trait read it, whichever kind it is.
 struct StepView<'a> {
     target: Option<u64>,
+    /// An HTTP step's connections (a search opens what each step needs).
+    connections: Option<usize>,
     achieved: String,
     achieved_value: Option<f64>,
     p50: u64,
@@ -218,6 +220,7 @@ impl SearchSteps {
                 .iter()
                 .map(|run| StepView {
                     target: run.plan.rate,
+                    connections: Some(run.plan.connections),
                     achieved: format!("{:.1}", run.requests_per_sec),
                     achieved_value: Some(run.requests_per_sec),
                     p50: run.latency.p50,
@@ -235,6 +238,7 @@ impl SearchSteps {
                     let draw = &session.draw_overshoot;
                     StepView {
                         target: Some(session.plan.players),
+                        connections: None,
                         achieved: achieved
                             .get(i)
                             .map_or_else(|| "-".to_string(), |&n| crate::capacity::grouped(n)),
@@ -258,7 +262,7 @@ pub fn render(search: &SavedSearch) -> String {
     let with_server = views.iter().any(|r| r.server.is_some());
     let mut header = match search.steps {
         SearchSteps::Runs(_) => vec![
-            "step", "role", "target", "achieved", "p50", "p99", "max", "errors",
+            "step", "role", "target", "conns", "achieved", "p50", "p99", "max", "errors",
         ],
         SearchSteps::Sessions(_) => vec![
             "step", "role", "players", "playing", "draw p50", "draw p99", "draw max", "errors",
@@ -277,12 +281,17 @@ pub fn render(search: &SavedSearch) -> String {
             role.to_string(),
             run.target
                 .map_or_else(|| "-".to_string(), crate::capacity::grouped),
+        ];
+        if let Some(connections) = run.connections {
+            cells.push(crate::capacity::grouped(connections as u64));
+        }
+        cells.extend([
             run.achieved.clone(),
             micros(run.p50),
             micros(run.p99),
             micros(run.max),
             run.errors.clone(),
-        ];
+        ]);
         if with_server {
             match run.server {
                 Some(s) => cells.extend([

@@ -11,8 +11,9 @@
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
+use super::pool::{Next, Pool, Try};
 use super::{error_exit, fail, server_gone};
-use crate::capacity::{self, Limit, LoadUnit, SearchPlan, StepOutcome, StepRunner};
+use crate::capacity::{self, Class, Limit, LoadUnit, SearchPlan, StepOutcome, StepRunner};
 use crate::engine::signals;
 use crate::error::{Error, ExitStatus};
 use crate::plan::{CapacityPlan, JsonOut, Plan};
@@ -21,8 +22,12 @@ use crate::report::capacity::SavedSearch;
 use crate::report::json::SavedRun;
 use crate::report::saved::{LoadedRun, RunData};
 use crate::report::schema::SavedPart;
+use crate::stats::format::format_time_us;
 use crate::stats::start::StartRecord;
-use crate::web;
+use crate::{sys, web};
+
+/// The default `--max-connections`, when the open-file limit leaves room for it.
+const DEFAULT_MAX_CONNECTIONS: usize = 10_000;
 
 /// `tsumo capacity …`: the search, its table and answer, `--json`; exit 0 with an answer, 1
 /// when a step's run failed.
@@ -37,12 +42,17 @@ pub fn run(plan: &CapacityPlan) -> ExitStatus {
     if let Err(e) = checked {
         return error_exit(&e);
     }
+    let pool = match pool_of(plan) {
+        Ok(pool) => pool,
+        Err(e) => return error_exit(&e),
+    };
     let mark = match signals::watch() {
         Ok(mark) => mark,
         Err(e) => return error_exit(&e),
     };
     let mut runner = HttpSteps {
         plan,
+        pool,
         mark,
         runs: Vec::new(),
         error: None,
@@ -135,9 +145,47 @@ pub fn run(plan: &CapacityPlan) -> ExitStatus {
 /// would make the step tsumo's limit).
 const SETTLE: Duration = Duration::from_millis(250);
 
+/// A search's connections: from `-c` to `--max-connections`, which must fit under the
+/// open-file limit (refused before any traffic); by default as many as fit, up to
+/// [`DEFAULT_MAX_CONNECTIONS`]. A staircase runs every step on `-c`.
+fn pool_of(plan: &CapacityPlan) -> Result<Pool, Error> {
+    let floor = plan.run.connections;
+    if plan.staircase.is_some() {
+        return Ok(Pool { floor, cap: floor });
+    }
+    let threads = plan.run.threads;
+    let (soft, hard) = sys::raise_open_files();
+    let room = |limit: u64| {
+        let overhead = sys::fds_needed(0, threads);
+        usize::try_from(limit.saturating_sub(overhead)).unwrap_or(usize::MAX)
+    };
+    let cap = match plan.max_connections {
+        Some(cap) => {
+            let needed = sys::fds_needed(cap, threads);
+            if soft != 0 && needed > soft {
+                return Err(Error::Limits(format!(
+                    "--max-connections {cap} needs about {needed} open files, but the limit is \
+                     {soft} (hard limit {hard}): raise it with `ulimit -n {needed}` or give at \
+                     most --max-connections {}",
+                    room(soft)
+                )));
+            }
+            cap
+        }
+        None if soft == 0 => DEFAULT_MAX_CONNECTIONS,
+        None => DEFAULT_MAX_CONNECTIONS.min(room(soft)),
+    };
+    Ok(Pool {
+        floor,
+        cap: cap.max(floor),
+    })
+}
+
 /// Runs the steps and keeps each one's saved run.
 struct HttpSteps<'a> {
     plan: &'a CapacityPlan,
+    /// How many connections each step opens.
+    pool: Pool,
     /// The process's signals are read from here: one stops the search.
     mark: usize,
     runs: Vec<SavedRun>,
@@ -160,7 +208,7 @@ impl HttpSteps<'_> {
     /// One run at `load` for `duration`, its files left to the search; its live status line
     /// (on a terminal, or with `--progress`) begins with the step, its target and how the
     /// objectives stood so far.
-    fn step_plan(&self, load: u64, duration: Duration, judged: bool) -> Plan {
+    fn step_plan(&self, load: u64, connections: usize, duration: Duration, judged: bool) -> Plan {
         let phase = if judged { "" } else { " warm-up" };
         let mut part = self.plan.run.part.clone();
         part.start_at = self.start_at(judged);
@@ -177,6 +225,7 @@ impl HttpSteps<'_> {
             // The shards together send the step's rate (the CLI refused a rate that does not
             // split evenly).
             rate: Some(load / shards),
+            connections,
             part,
             duration,
             json: None,
@@ -256,16 +305,23 @@ impl HttpSteps<'_> {
     }
 }
 
-impl StepRunner for HttpSteps<'_> {
-    fn run_step(&mut self, load: u64) -> StepOutcome {
-        self.called += 1;
+impl HttpSteps<'_> {
+    /// One try of a step at `load` on `connections`: the pause, the warm-up and the judged
+    /// run, and its outcome; `Err` with the outcome when a signal or a failed run ended it
+    /// before a judged run was saved.
+    fn try_step(
+        &mut self,
+        load: u64,
+        connections: usize,
+        tries: usize,
+    ) -> Result<(SavedRun, StepOutcome), StepOutcome> {
         // A scheduled staircase's pause is the gap before the next step's instant.
         let scheduled = self.plan.staircase.is_some() && self.plan.run.part.start_at.is_some();
         if !scheduled {
             self.pause();
         }
         if let Some(stopped) = self.stopped() {
-            return stopped;
+            return Err(stopped);
         }
         let number = self.runs.len() + 1;
         let unit = LoadUnit::RequestsPerSec.as_str();
@@ -280,26 +336,33 @@ impl StepRunner for HttpSteps<'_> {
         } else {
             String::new()
         };
+        let again = if tries > 1 {
+            format!(", try {tries}")
+        } else {
+            String::new()
+        };
         eprintln!(
-            "capacity: step {number} at {} {unit} ({} warm-up, then {} judged{share})",
+            "capacity: step {number} at {} {unit} ({} warm-up, then {} judged{share}) on {} \
+             connections{again}",
             capacity::grouped(load),
             super::human(self.plan.warmup),
-            super::human(self.plan.step)
+            super::human(self.plan.step),
+            capacity::grouped(connections as u64)
         );
         if !self.plan.warmup.is_zero() {
-            match web::run(&self.step_plan(load, self.plan.warmup, false)) {
+            match web::run(&self.step_plan(load, connections, self.plan.warmup, false)) {
                 Ok(warm) => self.started(&warm.result.start),
                 Err(e) => match self.gone(number, load, e) {
-                    Ok(failed) => return failed,
+                    Ok(failed) => return Err(failed),
                     Err(e) => self.error = Some(e),
                 },
             }
             if let Some(stopped) = self.stopped() {
                 self.last_end = Some(Instant::now());
-                return stopped;
+                return Err(stopped);
             }
         }
-        let finished = web::run(&self.step_plan(load, self.plan.step, true));
+        let finished = web::run(&self.step_plan(load, connections, self.plan.step, true));
         self.last_end = Some(Instant::now());
         let finished = match finished {
             Ok(finished) => {
@@ -307,10 +370,10 @@ impl StepRunner for HttpSteps<'_> {
                 finished
             }
             Err(e) => match self.gone(number, load, e) {
-                Ok(failed) => return failed,
+                Ok(failed) => return Err(failed),
                 Err(e) => {
                     self.error = Some(e);
-                    return self.stopped().unwrap_or_else(unreachable_outcome);
+                    return Err(self.stopped().unwrap_or_else(unreachable_outcome));
                 }
             },
         };
@@ -335,19 +398,78 @@ impl StepRunner for HttpSteps<'_> {
                 outcome.limit = Some(Limit::ServerFailed(e.to_string()));
             }
         }
-        eprintln!(
-            "capacity: step {number}: {}",
-            super::step_line(
-                &outcome,
-                &format!(
-                    "achieved {} requests/sec",
-                    capacity::grouped(outcome.achieved.round() as u64)
-                )
-            )
-        );
-        self.runs.push(saved);
-        outcome
+        Ok((saved, outcome))
     }
+}
+
+impl StepRunner for HttpSteps<'_> {
+    /// A step, on the connections the pool gives it, run again on more while the pool says
+    /// it was too small; the last try is the step's run, each try before it a note on it.
+    fn run_step(&mut self, load: u64) -> StepOutcome {
+        self.called += 1;
+        let earlier: Vec<(u64, f64)> = self
+            .runs
+            .iter()
+            .filter_map(|r| Some((r.plan.rate?, r.uncorrected.mean)))
+            .collect();
+        let mut connections = self.pool.for_load(load, &earlier);
+        let mut before: Option<Try> = None;
+        let mut notes: Vec<String> = Vec::new();
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            let (mut saved, mut outcome) = match self.try_step(load, connections, tries) {
+                Ok(done) => done,
+                Err(stopped) => return stopped,
+            };
+            let number = self.runs.len() + 1;
+            let tried = Try::of_run(&saved, outcome.class() == Class::Broke);
+            match self.pool.next(&tried, before.as_ref(), tries) {
+                Next::Again(more) => {
+                    let why = format!(
+                        "{connections} connections carried {} requests/sec ({}), {:.1} % of \
+                         requests due on a busy connection; Little's law asks for {} (x{} at \
+                         {} mean response)",
+                        capacity::grouped(tried.achieved.round() as u64),
+                        broken_text(&outcome),
+                        tried.busy_share * 100.0,
+                        tried.needed(),
+                        super::pool::HEADROOM,
+                        format_time_us(tried.response_us)
+                    );
+                    eprintln!("capacity: step {number} again on {more} connections: {why}");
+                    notes.push(format!("Try {tries} of this step: {why}."));
+                    before = Some(tried);
+                    connections = more;
+                    continue;
+                }
+                Next::Limit(pool) => outcome.limit = Some(Limit::Pool(pool)),
+                Next::Judged => {}
+            }
+            eprintln!(
+                "capacity: step {number}: {}",
+                super::step_line(
+                    &outcome,
+                    &format!(
+                        "achieved {} requests/sec",
+                        capacity::grouped(outcome.achieved.round() as u64)
+                    )
+                )
+            );
+            saved.notes.extend(notes);
+            self.runs.push(saved);
+            return outcome;
+        }
+    }
+}
+
+/// `p99<50ms broke: p99 445.2ms`: what broke in a try.
+fn broken_text(outcome: &StepOutcome) -> String {
+    let broken: Vec<String> = outcome
+        .broken()
+        .map(|v| format!("{} broke: {}", v.expr, v.measured_text()))
+        .collect();
+    broken.join(", ")
 }
 
 /// `200 requests/sec`.

@@ -12,6 +12,7 @@ pub mod http;
 pub mod mahjong;
 pub mod mahjong_capacity;
 mod server_gone;
+mod pool;
 
 use std::path::Path;
 
@@ -59,6 +60,11 @@ fn step_line(outcome: &crate::capacity::StepOutcome, achieved: &str) -> String {
         Some(Limit::System(limit)) => format!("system-limited: {}", limit.describe()),
         Some(Limit::Stopped(why)) => format!("stopped: {why}"),
         Some(Limit::ServerFailed(why)) => format!("server-failed: {why}"),
+        Some(Limit::Pool(pool)) => format!(
+            "pool-limited: {:.1} % of requests fell due on a busy connection ({} connections)",
+            f64::from(pool.busy_permille) / 10.0,
+            pool.connections
+        ),
         None => outcome.class().as_str().to_string(),
     };
     format!("{achieved}: {} -> {class}", verdicts.join(", "))

@@ -13,6 +13,7 @@ pub mod browser;
 pub mod certs;
 pub mod fake_majiang;
 pub mod faulty;
+pub mod growing;
 pub mod majiang;
 pub mod netns;
 pub mod nginx;
