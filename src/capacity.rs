@@ -15,6 +15,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::slo::Verdict;
 
+mod noise;
+pub use noise::{Noise, STALL_US};
+
 /// What the load is counted in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LoadUnit {
@@ -77,6 +80,8 @@ pub enum Limit {
     System(SystemLimit),
     /// A signal (`SIGINT`) stopped the search during this step.
     Stopped(String),
+    /// The step broke while tsumo stalled or the machine took its CPU ([`Noise`]): run again.
+    Disturbed(String),
 }
 
 /// What one step showed.
@@ -98,6 +103,7 @@ pub enum Class {
     GeneratorLimited,
     SystemLimited,
     Stopped,
+    Disturbed,
 }
 
 impl Class {
@@ -108,6 +114,7 @@ impl Class {
             Class::GeneratorLimited => "generator-limited",
             Class::SystemLimited => "system-limited",
             Class::Stopped => "stopped",
+            Class::Disturbed => "disturbed",
         }
     }
 }
@@ -118,6 +125,7 @@ impl StepOutcome {
             Some(Limit::System(_)) => Class::SystemLimited,
             Some(Limit::Generator(_)) => Class::GeneratorLimited,
             Some(Limit::Stopped(_)) => Class::Stopped,
+            Some(Limit::Disturbed(_)) => Class::Disturbed,
             None if self.verdicts.iter().all(|v| v.held) => Class::Held,
             None => Class::Broke,
         }
@@ -163,6 +171,9 @@ impl Role {
 pub struct Step {
     pub load: u64,
     pub role: Role,
+    /// Its trial at this load, from 1: a step run again (it broke, or was disturbed) is the
+    /// next trial; the answer's confirmation is the trial after the one that held.
+    pub trial: u32,
     pub outcome: StepOutcome,
 }
 
@@ -180,11 +191,15 @@ pub struct SearchPlan {
     pub growth: f64,
     /// Every load is a multiple of this: 1 for a rate, the seats of a table for players.
     pub granularity: u64,
+    /// Trials at one load at most (3): a broken or disturbed trial is run again until two
+    /// agree, within this bound.
+    pub trials: u32,
 }
 
 impl SearchPlan {
     pub const RESOLUTION: f64 = 0.05;
     pub const GROWTH: f64 = 2.0;
+    pub const TRIALS: u32 = 3;
 
     /// `x` as a load: a multiple of the granularity, at least one.
     fn round(&self, x: f64) -> u64 {
@@ -220,6 +235,9 @@ pub enum Finding {
     SystemLimited { at: u64, limit: SystemLimit },
     /// A signal stopped the search at this load: the server carries at least what held.
     Stopped { at: u64, signal: String },
+    /// Every trial at this load was disturbed (tsumo stalled, the CPU was stolen): the search
+    /// cannot tell, and claims only what held below.
+    CannotTell { at: u64, trials: u32, why: String },
 }
 
 /// The answer of a search or a staircase, with every step.
@@ -236,30 +254,126 @@ pub struct Capacity {
     pub steps: Vec<Step>,
 }
 
+/// The trials at one load so far.
+#[derive(Debug, Clone, Copy, Default)]
+struct Tally {
+    held: u32,
+    broke: u32,
+    disturbed: u32,
+    last_held: Option<usize>,
+    last_broke: Option<usize>,
+}
+
+impl Tally {
+    fn trials(&self) -> u32 {
+        self.held + self.broke + self.disturbed
+    }
+
+    /// Settled before the bound: a first trial that held (held is held: noise only makes a
+    /// server look worse), else two that agree. `confirming`: the held trial is the one being
+    /// checked, so one more must agree with it.
+    fn settled(&self, confirming: bool) -> Option<Class> {
+        if self.broke >= 2 {
+            Some(Class::Broke)
+        } else if self.held >= 2 || (self.held == 1 && self.broke == 0 && !confirming) {
+            Some(Class::Held)
+        } else {
+            None
+        }
+    }
+
+    /// At the bound: the majority of the trials not disturbed, a tie held (noise only makes a
+    /// server look worse); none: cannot tell.
+    fn at_bound(&self) -> Class {
+        match (self.held, self.broke) {
+            (0, 0) => Class::Disturbed,
+            (held, broke) if held >= broke => Class::Held,
+            _ => Class::Broke,
+        }
+    }
+}
+
+/// A load's verdict over its trials, and the trial that speaks for it.
+struct Settled {
+    class: Class,
+    index: usize,
+}
+
 /// Records the steps as they run.
 struct Steps<'a, R: StepRunner> {
     runner: &'a mut R,
     steps: Vec<Step>,
+    bound: u32,
 }
 
 impl<R: StepRunner> Steps<'_, R> {
-    fn run(&mut self, load: u64, role: Role) -> (usize, Class) {
+    fn run(&mut self, load: u64, role: Role, trial: u32) -> (usize, Class) {
         let outcome = self.runner.run_step(load);
         let class = outcome.class();
         self.steps.push(Step {
             load,
             role,
+            trial,
             outcome,
         });
         (self.steps.len() - 1, class)
     }
+
+    /// Runs `load` until its verdict settles (see [`Tally`]); a limit of tsumo, the machine or
+    /// a signal ends it at once.
+    fn settle(&mut self, load: u64, role: Role, prior: Tally, confirming: bool) -> Settled {
+        let mut tally = prior;
+        // A confirmation is always run once, whatever the bound.
+        let bound = self.bound.max(tally.trials() + 1);
+        let mut last = tally.last_held.unwrap_or(0);
+        loop {
+            if let Some(class) = tally.settled(confirming) {
+                return settled(class, &tally, last);
+            }
+            if tally.trials() >= bound {
+                return settled(tally.at_bound(), &tally, last);
+            }
+            let (index, class) = self.run(load, role, tally.trials() + 1);
+            last = index;
+            match class {
+                Class::Held => (tally.held, tally.last_held) = (tally.held + 1, Some(index)),
+                Class::Broke => (tally.broke, tally.last_broke) = (tally.broke + 1, Some(index)),
+                Class::Disturbed => tally.disturbed += 1,
+                _ => return Settled { class, index },
+            }
+        }
+    }
 }
 
-/// The search: grow, bisect, confirm.
+fn settled(class: Class, tally: &Tally, last: usize) -> Settled {
+    let index = match class {
+        Class::Held => tally.last_held,
+        Class::Broke => tally.last_broke,
+        _ => None,
+    };
+    Settled {
+        class,
+        index: index.unwrap_or(last),
+    }
+}
+
+/// The highest load that settled held below `high`, and its step (what a search cut short
+/// still stands behind).
+fn held_below(steps: &[Step], high: u64) -> Option<(u64, usize)> {
+    steps
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.load < high && s.outcome.class() == Class::Held)
+        .max_by_key(|(i, s)| (s.load, *i))
+        .map(|(i, s)| (s.load, i))
+}
+
+/// The search: grow, bisect, confirm; each load run until its verdict settles.
 pub fn search(plan: &SearchPlan, unit: LoadUnit, runner: &mut impl StepRunner) -> Capacity {
     let mut run = Steps {
         runner,
         steps: Vec::new(),
+        bound: plan.trials.max(1),
     };
     let to = plan.to.map(|to| plan.round_down(to as f64));
     let mut load = plan.round(plan.from as f64);
@@ -269,7 +383,7 @@ pub fn search(plan: &SearchPlan, unit: LoadUnit, runner: &mut impl StepRunner) -
     let mut held: Option<(u64, usize)> = None;
     let broke: (u64, usize);
     loop {
-        let (index, class) = run.run(load, Role::Grow);
+        let Settled { class, index } = run.settle(load, Role::Grow, Tally::default(), false);
         match class {
             Class::Held => {
                 held = Some((load, index));
@@ -286,6 +400,7 @@ pub fn search(plan: &SearchPlan, unit: LoadUnit, runner: &mut impl StepRunner) -
                 broke = (load, index);
                 break;
             }
+            Class::Disturbed => return cannot_tell(unit, run.steps, index, held, None),
             _ => return limited(unit, run.steps, index, held),
         }
     }
@@ -298,19 +413,31 @@ pub fn search(plan: &SearchPlan, unit: LoadUnit, runner: &mut impl StepRunner) -
         if mid <= low || mid >= high {
             break;
         }
-        let (index, class) = run.run(mid, Role::Bisect);
+        let Settled { class, index } = run.settle(mid, Role::Bisect, Tally::default(), false);
         match class {
             Class::Held => (low, low_index) = (mid, index),
             Class::Broke => (high, high_index) = (mid, index),
+            Class::Disturbed => {
+                let held = Some((low, low_index));
+                return cannot_tell(unit, run.steps, index, held, Some(high_index));
+            }
             _ => return limited(unit, run.steps, index, Some((low, low_index))),
         }
     }
-    // The answer again: one lucky run must not make it. Each time it breaks, step down further
-    // (one resolution, then two, four…), to `from` at the lowest.
+    // The answer again: one lucky run must not make it (a split is decided by a third trial).
+    // Each time it breaks, step down further (one resolution, then two, four…), to `from` at
+    // the lowest.
     let from = plan.round(plan.from as f64);
     let mut down = plan.resolution;
+    let mut prior = Tally {
+        held: 1,
+        last_held: Some(low_index),
+        ..Tally::default()
+    };
     loop {
-        let (index, class) = run.run(low, Role::Confirm);
+        let confirming = prior.held > 0;
+        let Settled { class, index } = run.settle(low, Role::Confirm, prior, confirming);
+        prior = Tally::default();
         match class {
             Class::Held => {
                 let held = Some((low, index));
@@ -330,7 +457,15 @@ pub fn search(plan: &SearchPlan, unit: LoadUnit, runner: &mut impl StepRunner) -
                 };
                 down *= 2.0;
             }
-            _ => return limited(unit, run.steps, index, None),
+            Class::Disturbed => {
+                let held = held_below(&run.steps, low);
+                return cannot_tell(unit, run.steps, index, held, Some(high_index));
+            }
+            // Cut short while confirming: what held below the lowest broken still stands.
+            _ => {
+                let held = held_below(&run.steps, high);
+                return limited(unit, run.steps, index, held);
+            }
         }
     }
 }
@@ -344,6 +479,7 @@ pub fn staircase_loads(from: u64, to: u64, count: usize, granularity: u64) -> Ve
         resolution: SearchPlan::RESOLUTION,
         growth: SearchPlan::GROWTH,
         granularity,
+        trials: 1,
     };
     let mut loads: Vec<u64> = (0..count)
         .map(|i| {
@@ -367,6 +503,7 @@ pub fn staircase(loads: &[u64], unit: LoadUnit, runner: &mut impl StepRunner) ->
         .map(|&load| Step {
             load,
             role: Role::Staircase,
+            trial: 1,
             outcome: runner.run_step(load),
         })
         .collect();
@@ -420,15 +557,52 @@ fn limited(unit: LoadUnit, steps: Vec<Step>, index: usize, held: Option<(u64, us
             at,
             signal: signal.clone(),
         },
+        Some(Limit::Disturbed(why)) => Finding::CannotTell {
+            at,
+            trials: 1,
+            why: why.clone(),
+        },
         None => Finding::Found,
     };
     answer(unit, steps, finding, held, None)
+}
+
+/// Every trial at step `index`'s load was disturbed: the search cannot tell there, and claims
+/// what held below (`held`), below what broke above (`broke`).
+fn cannot_tell(
+    unit: LoadUnit,
+    steps: Vec<Step>,
+    index: usize,
+    held: Option<(u64, usize)>,
+    broke: Option<usize>,
+) -> Capacity {
+    let at = steps[index].load;
+    let at_load = steps.iter().filter(|s| s.load == at);
+    let trials = at_load.clone().count() as u32;
+    // The last trial's disturbance said.
+    let why = at_load
+        .filter_map(|s| match &s.outcome.limit {
+            Some(Limit::Disturbed(why)) => Some(why.clone()),
+            _ => None,
+        })
+        .next_back()
+        .unwrap_or_default();
+    let finding = Finding::CannotTell { at, trials, why };
+    answer(unit, steps, finding, held, broke)
 }
 
 impl Capacity {
     /// The answer in one line: `Capacity: 38,200 requests/sec (p99<20ms held at 38.2k; broke
     /// at 40.1k: p99 31.0ms)`.
     pub fn line(&self) -> String {
+        match self.noise_note() {
+            Some(note) => format!("{}; {note}", self.finding_line()),
+            None => self.finding_line(),
+        }
+    }
+
+    /// The answer without what noise did.
+    fn finding_line(&self) -> String {
         let unit = self.unit.as_str();
         let value = self.value.map(grouped);
         let held_at = |index: Option<usize>| {
@@ -485,11 +659,85 @@ impl Capacity {
                 limit.describe()
             ),
             Finding::Stopped { at, signal } => format!(
-                "Capacity: {}; {signal} stopped the search at {}",
+                "Capacity: {}; the search stopped at {}: {signal}",
                 at_least(value.as_deref(), unit),
                 short(*at)
             ),
+            Finding::CannotTell { at, trials, why } => {
+                let held = value.map_or(String::new(), |v| format!(" at least {v} {unit} held,"));
+                let all = if *trials == 1 { "the" } else { "all" };
+                let s = if *trials == 1 { "" } else { "s" };
+                format!(
+                    "Capacity: cannot tell;{held} {all} {trials} trial{s} at {} disturbed ({why})",
+                    short(*at)
+                )
+            }
         }
+    }
+
+    /// `[low, high]`: where the boundary moved over every trial not disturbed, from the lowest
+    /// load that broke (or the answer) to the highest that held (or the answer).
+    pub fn range(&self) -> Option<(u64, u64)> {
+        let value = self.value?;
+        let of = |class: Class| {
+            self.steps
+                .iter()
+                .filter(move |s| s.outcome.class() == class)
+                .map(|s| s.load)
+        };
+        let low = of(Class::Broke).min().map_or(value, |l| l.min(value));
+        let high = of(Class::Held).max().map_or(value, |h| h.max(value));
+        Some((low, high))
+    }
+
+    /// The steps run again because the trial before at their load broke or was disturbed:
+    /// `(after a break, after a disturbed trial)`.
+    pub fn reruns(&self) -> (usize, usize) {
+        let mut counts = (0, 0);
+        for pair in self.steps.windows(2) {
+            if pair[1].trial < 2 || pair[0].load != pair[1].load {
+                continue;
+            }
+            match pair[0].outcome.class() {
+                Class::Broke => counts.0 += 1,
+                Class::Disturbed => counts.1 += 1,
+                _ => {}
+            }
+        }
+        counts
+    }
+
+    /// `range 24,000–30,000; 4 of 13 steps run again: 3 to check a break, 1 disturbed (tsumo
+    /// stalled 96ms)`; `None` when nothing was run again and the range is one load.
+    fn noise_note(&self) -> Option<String> {
+        let (broke, disturbed) = self.reruns();
+        let mut said = Vec::new();
+        if let Some((low, high)) = self.range().filter(|(low, high)| low < high) {
+            said.push(format!("range {}–{}", grouped(low), grouped(high)));
+        }
+        if broke + disturbed > 0 {
+            let mut why = Vec::new();
+            if broke > 0 {
+                why.push(format!("{broke} to check a break"));
+            }
+            if disturbed > 0 {
+                let last = self.steps.iter().rev().find_map(|s| match &s.outcome.limit {
+                    Some(Limit::Disturbed(why)) => Some(why.as_str()),
+                    _ => None,
+                });
+                why.push(format!(
+                    "{disturbed} disturbed ({})",
+                    last.unwrap_or("tsumo or the machine")
+                ));
+            }
+            said.push(format!(
+                "{} of {} steps run again: {}",
+                broke + disturbed,
+                self.steps.len(),
+                why.join(", ")
+            ));
+        }
+        (!said.is_empty()).then(|| said.join("; "))
     }
 
     /// `Broke first: p99<20ms at 40.1k (p99 31.0ms), then errors<0.1% at 76.4k (errors
@@ -530,7 +778,8 @@ pub struct SavedCapacity {
     /// `requests/sec` or `players`.
     pub unit: String,
     /// Who set the answer: `server` (an objective broke just above it), `to` (every step held
-    /// up to `--to`), `generator` (tsumo), `system` (the machine).
+    /// up to `--to`), `generator` (tsumo), `system` (the machine), `stopped` (a signal, a
+    /// failed run), `noise` (every trial at a load disturbed: it cannot tell).
     pub limited_by: String,
     /// In words: the objectives broken just above the answer, tsumo's limit, the machine's.
     pub reason: String,
@@ -542,6 +791,19 @@ pub struct SavedCapacity {
     /// The loads of the steps that held, and of those that broke, in the order run.
     pub held: Vec<u64>,
     pub broke: Vec<u64>,
+    /// The loads of the trials disturbed (tsumo stalled, CPU stolen), in the order run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub disturbed: Vec<u64>,
+    /// `[low, high]`: where the boundary moved over every trial not disturbed (absent without
+    /// an answer, and in files of older tsumos).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub range: Option<[u64; 2]>,
+    /// Each step's trial at its load, from 1, in the order of the steps.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub trials: Vec<u32>,
+    /// What stopped a search cut short (`SIGINT`, `the run failed`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signal: Option<String>,
 }
 
 impl Capacity {
@@ -573,6 +835,10 @@ impl Capacity {
                 ("system", format!("at {at}: {}", limit.describe()))
             }
             Finding::Stopped { at, signal } => ("stopped", format!("at {at}: {signal}")),
+            Finding::CannotTell { at, trials, why } => (
+                "noise",
+                format!("at {at}: all {trials} trials disturbed: {why}"),
+            ),
         };
         SavedCapacity {
             value: self.value,
@@ -583,6 +849,13 @@ impl Capacity {
             broke_first: self.broke_first(),
             held: loads(Class::Held),
             broke: loads(Class::Broke),
+            disturbed: loads(Class::Disturbed),
+            range: self.range().map(|(low, high)| [low, high]),
+            trials: self.steps.iter().map(|s| s.trial).collect(),
+            signal: match &self.finding {
+                Finding::Stopped { signal, .. } => Some(signal.clone()),
+                _ => None,
+            },
         }
     }
 }
@@ -681,6 +954,7 @@ mod tests {
             resolution: SearchPlan::RESOLUTION,
             growth: SearchPlan::GROWTH,
             granularity: 1,
+            trials: SearchPlan::TRIALS,
         }
     }
 

@@ -12,7 +12,7 @@ use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
 use super::{check_outputs, error_exit, fail};
-use crate::capacity::{self, Limit, LoadUnit, SearchPlan, StepOutcome, StepRunner};
+use crate::capacity::{self, Limit, LoadUnit, Noise, SearchPlan, StepOutcome, StepRunner};
 use crate::engine::signals;
 use crate::error::{Error, ExitStatus};
 use crate::plan::{CapacityPlan, JsonOut, Plan};
@@ -22,6 +22,7 @@ use crate::report::json::SavedRun;
 use crate::report::saved::{LoadedRun, RunData};
 use crate::report::schema::SavedPart;
 use crate::stats::start::StartRecord;
+use crate::sys::machine::{MachineStat, MachineUse};
 use crate::web;
 
 /// `tsumo capacity …`: the search, its table and answer, `--json`; exit 0 with an answer, 1
@@ -46,6 +47,7 @@ pub fn run(plan: &CapacityPlan) -> ExitStatus {
         last_end: None,
         called: 0,
         first_start: None,
+        noise: Vec::new(),
     };
     let found = match &plan.staircase {
         Some(loads) => capacity::staircase(loads, LoadUnit::RequestsPerSec, &mut runner),
@@ -56,6 +58,7 @@ pub fn run(plan: &CapacityPlan) -> ExitStatus {
                 resolution: plan.resolution,
                 growth: SearchPlan::GROWTH,
                 granularity: 1,
+                trials: SearchPlan::TRIALS,
             };
             capacity::search(&search_plan, LoadUnit::RequestsPerSec, &mut runner)
         }
@@ -82,6 +85,7 @@ pub fn run(plan: &CapacityPlan) -> ExitStatus {
         roles,
         runner.runs,
     );
+    search.noise = runner.noise;
     if let Some(loads) = &plan.staircase {
         // A staircase is a part of a run that `tsumo merge` puts together with its shards.
         search.staircase = loads.clone();
@@ -144,6 +148,8 @@ struct HttpSteps<'a> {
     called: usize,
     /// The first run's start (a staircase's start, against `--start-at`).
     first_start: Option<StartRecord>,
+    /// The machine during each judged run, in the order of `runs`.
+    noise: Vec<Noise>,
 }
 
 impl HttpSteps<'_> {
@@ -286,7 +292,9 @@ impl StepRunner for HttpSteps<'_> {
                 return stopped;
             }
         }
+        let machine = MachineStat::read();
         let finished = web::run(&self.step_plan(load, self.plan.step, true));
+        let machine = machine.and_then(|m| m.since());
         self.last_end = Some(Instant::now());
         let finished = match finished {
             Ok(finished) => {
@@ -302,7 +310,9 @@ impl StepRunner for HttpSteps<'_> {
             script_error: finished.script_error.as_ref().map(ToString::to_string),
             ..SavedRun::from_result(&finished.result)
         };
-        let mut outcome = report::objectives::step_of_run(&saved);
+        let noise = noise_of(&saved, machine);
+        let mut outcome = report::objectives::step_of_run(&saved).with_noise(&noise);
+        self.noise.push(noise);
         if let Some(e) = &finished.script_error {
             self.failed = Some(format!("script error: {e}"));
         }
@@ -323,6 +333,31 @@ impl StepRunner for HttpSteps<'_> {
         );
         self.runs.push(saved);
         outcome
+    }
+}
+
+/// The machine during a judged run: tsumo's send lateness max in each interval, and the CPU
+/// others used (the machine's busy cores less tsumo's and the sampled servers').
+fn noise_of(saved: &SavedRun, machine: Option<MachineUse>) -> Noise {
+    let mut lateness_max_us: Vec<u64> = saved
+        .intervals
+        .iter()
+        .map(|i| i.send_lateness.max)
+        .collect();
+    if lateness_max_us.is_empty() {
+        lateness_max_us.push(saved.send_lateness.max);
+    }
+    let elapsed = saved.elapsed_s.max(1e-9);
+    let tsumo = saved.tsumo.map_or(0.0, |t| t.cpu_seconds / elapsed);
+    let server = saved
+        .server
+        .as_ref()
+        .map_or(0.0, |s| s.cpu_percent_mean / 100.0);
+    Noise {
+        lateness_max_us,
+        others_cores: machine.map(|m| (m.busy_cores - tsumo - server).max(0.0)),
+        steal_cores: machine.map(|m| m.steal_cores),
+        cores: machine.map_or(0, |m| m.cores),
     }
 }
 

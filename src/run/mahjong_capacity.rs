@@ -39,6 +39,7 @@ use crate::slo::Verdict;
 use crate::stats::mahjong::{MahjongRecorder, MahjongResult};
 use crate::stats::start::StartRecord;
 use crate::sys::procstat::Sampler;
+use crate::sys::machine::MachineUse;
 
 /// How often the search looks at its cohorts while it waits.
 const POLL: Duration = Duration::from_millis(100);
@@ -72,6 +73,7 @@ pub fn run(plan: &MahjongCapacityPlan) -> ExitStatus {
         next_name: 0,
         steps: Vec::new(),
         achieved: Vec::new(),
+        noise: Vec::new(),
         left: Vec::new(),
         failed: Vec::new(),
         error: None,
@@ -90,6 +92,7 @@ pub fn run(plan: &MahjongCapacityPlan) -> ExitStatus {
         resolution: plan.resolution,
         growth: SearchPlan::GROWTH,
         granularity: session.seats as u64,
+        trials: SearchPlan::TRIALS,
     };
     let found = capacity::search(&search_plan, LoadUnit::Players, &mut runner);
     runner.log_out_down_to(0);
@@ -97,6 +100,7 @@ pub fn run(plan: &MahjongCapacityPlan) -> ExitStatus {
     let Cohorts {
         steps,
         achieved,
+        noise,
         left,
         failed,
         error,
@@ -115,7 +119,7 @@ pub fn run(plan: &MahjongCapacityPlan) -> ExitStatus {
             (role, s.outcome.class().as_str().to_string())
         })
         .collect();
-    let search = SavedSearch::of_sessions(
+    let mut search = SavedSearch::of_sessions(
         &session.label,
         &session.server.url,
         found.saved(),
@@ -123,6 +127,7 @@ pub fn run(plan: &MahjongCapacityPlan) -> ExitStatus {
         steps,
         achieved,
     );
+    search.noise = noise;
     if !session.quiet && session.json != Some(JsonOut::Stdout) {
         let mut out = std::io::stdout().lock();
         let _ = out.write_all(report::capacity::render(&search).as_bytes());
@@ -329,6 +334,8 @@ struct Cohorts<'a> {
     next_name: usize,
     steps: Vec<SavedSession>,
     achieved: Vec<u64>,
+    /// The machine during each judged window, in the order of `steps`.
+    noise: Vec<capacity::Noise>,
     /// Sessions tsumo did not see logged out, from every cohort that ended.
     left: Vec<String>,
     /// A cohort's thread that panicked (its players may be left on the server): exit 1.
@@ -632,6 +639,7 @@ impl Cohorts<'_> {
         } else {
             Sampler::start(&session.server_pids, Duration::from_secs(1)).ok()
         };
+        let machine = crate::sys::machine::MachineStat::read();
         let began = Instant::now();
         let start = StartRecord::new(None, crate::sys::wallclock::unix_now_ns());
         self.live.stage = Stage::Judged(began, self.plan.step);
@@ -642,8 +650,19 @@ impl Cohorts<'_> {
         let usage = OwnUsage::now().since(own);
         // A slice of sessions still playing: whether they failed is told when they end.
         let saved = self.slice(record, load, elapsed, Some((usage, sampler, start)));
+        let noise = noise_of(&saved, machine.and_then(|m| m.since()));
         let mut outcome = report::objectives::step_of_session(&saved);
+        // A late reply cannot make the server refuse a player or drop a socket: only a time
+        // objective that broke can be tsumo's (as in `step_of_session`).
+        let time_broke = saved
+            .objectives
+            .iter()
+            .any(|v| !v.held && v.unit == crate::slo::Unit::Micros);
+        if time_broke {
+            outcome = outcome.with_noise(&noise);
+        }
         outcome.achieved = playing as f64;
+        self.noise.push(noise);
         self.steps.push(saved);
         self.achieved.push(playing);
         outcome
@@ -801,5 +820,23 @@ mod tests {
         assert_eq!(Stage::Seating.text(began), "seating");
         assert_eq!(Stage::WarmUp.text(began), "warm-up");
         assert_eq!(Stage::Pause.text(began), "pause");
+    }
+}
+
+/// The machine during a judged window: tsumo's reply lateness max (one figure: a session's
+/// intervals keep no lateness), and the CPU others used (the machine's busy cores less tsumo's
+/// and the sampled servers').
+fn noise_of(saved: &SavedSession, machine: Option<MachineUse>) -> capacity::Noise {
+    let elapsed = saved.elapsed_s.max(1e-9);
+    let tsumo = saved.tsumo.cpu_s / elapsed;
+    let server = saved
+        .server
+        .as_ref()
+        .map_or(0.0, |s| s.cpu_percent_mean / 100.0);
+    capacity::Noise {
+        lateness_max_us: vec![saved.reply_lateness.sampled().map_or(0, |h| h.max)],
+        others_cores: machine.map(|m| (m.busy_cores - tsumo - server).max(0.0)),
+        steal_cores: machine.map(|m| m.steal_cores),
+        cores: machine.map_or(0, |m| m.cores),
     }
 }

@@ -84,6 +84,7 @@ fn step_line(outcome: &crate::capacity::StepOutcome, achieved: &str) -> String {
         Some(Limit::Generator(why)) => format!("generator-limited: {why}"),
         Some(Limit::System(limit)) => format!("system-limited: {}", limit.describe()),
         Some(Limit::Stopped(why)) => format!("stopped: {why}"),
+        Some(Limit::Disturbed(why)) => format!("disturbed: {why}; run again"),
         None => outcome.class().as_str().to_string(),
     };
     format!("{achieved}: {} -> {class}", verdicts.join(", "))
