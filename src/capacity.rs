@@ -658,11 +658,19 @@ impl Capacity {
                 short(*at),
                 limit.describe()
             ),
-            Finding::Stopped { at, signal } => format!(
-                "Capacity: {}; the search stopped at {}: {signal}",
-                at_least(value.as_deref(), unit),
-                short(*at)
-            ),
+            Finding::Stopped { at, signal } => {
+                let confirming = self.steps.last().is_some_and(|s| s.role == Role::Confirm);
+                format!(
+                    "Capacity: {}; the search stopped at {}{}: {signal}",
+                    at_least(value.as_deref(), unit),
+                    short(*at),
+                    if confirming {
+                        " while confirming it"
+                    } else {
+                        ""
+                    }
+                )
+            }
             Finding::CannotTell { at, trials, why } => {
                 let held = value.map_or(String::new(), |v| format!(" at least {v} {unit} held,"));
                 let all = if *trials == 1 { "the" } else { "all" };
@@ -690,19 +698,23 @@ impl Capacity {
         Some((low, high))
     }
 
-    /// The steps run again because the trial before at their load broke or was disturbed:
-    /// `(after a break, after a disturbed trial)`.
+    /// The steps run again because a trial before at their load (run just before) broke or
+    /// was disturbed: `(to check a break, after a disturbed trial)`.
     pub fn reruns(&self) -> (usize, usize) {
         let mut counts = (0, 0);
-        for pair in self.steps.windows(2) {
-            if pair[1].trial < 2 || pair[0].load != pair[1].load {
-                continue;
+        let mut spoiled = false;
+        for (i, step) in self.steps.iter().enumerate() {
+            let previous = i.checked_sub(1).map(|p| &self.steps[p]);
+            let again = step.trial > 1 && previous.is_some_and(|p| p.load == step.load);
+            if !again {
+                spoiled = false;
+            } else if spoiled {
+                match previous.map(|p| p.outcome.class()) {
+                    Some(Class::Disturbed) => counts.1 += 1,
+                    _ => counts.0 += 1,
+                }
             }
-            match pair[0].outcome.class() {
-                Class::Broke => counts.0 += 1,
-                Class::Disturbed => counts.1 += 1,
-                _ => {}
-            }
+            spoiled |= matches!(step.outcome.class(), Class::Broke | Class::Disturbed);
         }
         counts
     }
@@ -721,10 +733,14 @@ impl Capacity {
                 why.push(format!("{broke} to check a break"));
             }
             if disturbed > 0 {
-                let last = self.steps.iter().rev().find_map(|s| match &s.outcome.limit {
-                    Some(Limit::Disturbed(why)) => Some(why.as_str()),
-                    _ => None,
-                });
+                let last = self
+                    .steps
+                    .iter()
+                    .rev()
+                    .find_map(|s| match &s.outcome.limit {
+                        Some(Limit::Disturbed(why)) => Some(why.as_str()),
+                        _ => None,
+                    });
                 why.push(format!(
                     "{disturbed} disturbed ({})",
                     last.unwrap_or("tsumo or the machine")
@@ -947,6 +963,209 @@ mod tests {
         }
     }
 
+    /// What a scripted trial shows instead of the server's verdict.
+    #[derive(Clone, Copy)]
+    enum Trial {
+        Broke,
+        Disturbed,
+        Stopped,
+    }
+
+    /// A [`FakeServer`] whose `nth` trial at a load (from 1) is scripted.
+    struct Scripted {
+        server: FakeServer,
+        script: Vec<(u64, usize, Trial)>,
+    }
+
+    impl Scripted {
+        fn new(capacity: u64, script: &[(u64, usize, Trial)]) -> Scripted {
+            Scripted {
+                server: FakeServer::new(capacity),
+                script: script.to_vec(),
+            }
+        }
+    }
+
+    impl StepRunner for Scripted {
+        fn run_step(&mut self, load: u64) -> StepOutcome {
+            let outcome = self.server.run_step(load);
+            let nth = self.server.ran.iter().filter(|&&l| l == load).count();
+            let scripted = self.script.iter().find(|s| (s.0, s.1) == (load, nth));
+            let broken = vec![p99(false, 25_000.0)];
+            match scripted.map(|s| s.2) {
+                None => outcome,
+                Some(Trial::Broke) => StepOutcome {
+                    verdicts: broken,
+                    ..outcome
+                },
+                Some(Trial::Disturbed) => StepOutcome {
+                    verdicts: broken,
+                    limit: Some(Limit::Disturbed("tsumo stalled 96ms".into())),
+                    ..outcome
+                },
+                Some(Trial::Stopped) => StepOutcome {
+                    achieved: 0.0,
+                    verdicts: Vec::new(),
+                    limit: Some(Limit::Stopped("SIGINT".into())),
+                },
+            }
+        }
+    }
+
+    /// A break right above a held step, run again and held: the search grows on, and the range
+    /// shows where the boundary moved.
+    #[test]
+    fn a_noisy_break_above_a_held_step_is_run_again_and_held() {
+        let mut noisy = Scripted::new(38_200, &[(16_000, 1, Trial::Broke)]);
+        let found = search(&plan(1_000, None), LoadUnit::RequestsPerSec, &mut noisy);
+        assert_eq!(
+            &noisy.server.ran[..8],
+            [1_000, 2_000, 4_000, 8_000, 16_000, 16_000, 16_000, 32_000]
+        );
+        assert_eq!(found.value, Some(38_000));
+        assert_eq!(found.finding, Finding::Found);
+        assert_eq!(found.range(), Some((16_000, 38_000)));
+        assert_eq!(
+            found.line(),
+            "Capacity: 38,000 requests/sec (p99<20ms held at 38k; broke at 39k: p99 31.0ms); \
+             range 16,000–38,000; 6 of 19 steps run again: 6 to check a break"
+        );
+        assert_eq!(found.saved().range, Some([16_000, 38_000]));
+    }
+
+    /// A disturbed trial is run again and does not count: the answer is the quiet search's.
+    #[test]
+    fn a_disturbed_step_is_run_again() {
+        let mut noisy = Scripted::new(38_200, &[(36_000, 1, Trial::Disturbed)]);
+        let found = search(&plan(1_000, None), LoadUnit::RequestsPerSec, &mut noisy);
+        assert_eq!(&noisy.server.ran[12..14], [36_000, 36_000]);
+        assert_eq!(found.value, Some(38_000));
+        assert_eq!(found.finding, Finding::Found);
+        assert_eq!(found.reruns(), (4, 1));
+        let saved = found.saved();
+        assert_eq!(saved.disturbed, [36_000]);
+        assert_eq!(saved.range, Some([38_000, 38_000]));
+        assert_eq!(
+            found.line(),
+            "Capacity: 38,000 requests/sec (p99<20ms held at 38k; broke at 39k: p99 31.0ms); 5 \
+             of 18 steps run again: 4 to check a break, 1 disturbed (tsumo stalled 96ms)"
+        );
+        // Two disturbed, then a break and a hold: a split at the bound is held (noise only
+        // makes a server look worse).
+        let mut noisy = Scripted::new(
+            38_200,
+            &[(36_000, 1, Trial::Disturbed), (36_000, 2, Trial::Broke)],
+        );
+        let found = search(&plan(1_000, None), LoadUnit::RequestsPerSec, &mut noisy);
+        assert_eq!(&noisy.server.ran[12..16], [36_000, 36_000, 36_000, 38_000]);
+        assert_eq!(found.value, Some(38_000));
+    }
+
+    /// Every trial at a load disturbed: the search cannot tell, names why, and claims only what
+    /// held below.
+    #[test]
+    fn every_trial_disturbed_cannot_tell() {
+        let all = |load| [1, 2, 3].map(|nth| (load, nth, Trial::Disturbed));
+        let mut noisy = Scripted::new(38_200, &all(40_000));
+        let found = search(&plan(1_000, None), LoadUnit::RequestsPerSec, &mut noisy);
+        assert_eq!(
+            &noisy.server.ran[6..],
+            [64_000, 64_000, 48_000, 48_000, 40_000, 40_000, 40_000]
+        );
+        assert_eq!(
+            found.finding,
+            Finding::CannotTell {
+                at: 40_000,
+                trials: 3,
+                why: "tsumo stalled 96ms".into()
+            }
+        );
+        assert_eq!(found.value, Some(32_000));
+        assert_eq!(
+            found.line(),
+            "Capacity: cannot tell; at least 32,000 requests/sec held, all 3 trials at 40k \
+             disturbed (tsumo stalled 96ms); 4 of 13 steps run again: 2 to check a break, 2 \
+             disturbed (tsumo stalled 96ms)"
+        );
+        let saved = found.saved();
+        assert_eq!(
+            (saved.limited_by.as_str(), saved.reason.as_str()),
+            (
+                "noise",
+                "at 40000: all 3 trials disturbed: tsumo stalled 96ms"
+            )
+        );
+        assert_eq!(saved.disturbed, [40_000, 40_000, 40_000]);
+        // The first load: no number at all.
+        let mut noisy = Scripted::new(38_200, &all(1_000));
+        let found = search(&plan(1_000, None), LoadUnit::RequestsPerSec, &mut noisy);
+        assert_eq!(found.value, None);
+        assert_eq!(
+            found.line(),
+            "Capacity: cannot tell; all 3 trials at 1k disturbed (tsumo stalled 96ms); 2 of 3 \
+             steps run again: 2 disturbed (tsumo stalled 96ms)"
+        );
+    }
+
+    /// SIGINT while confirming the answer (issue 30, item 5): the answer is what held, never
+    /// "unknown, no step held".
+    #[test]
+    fn sigint_during_the_confirmation_answers_what_held() {
+        let mut stopped = Scripted::new(38_200, &[(38_000, 2, Trial::Stopped)]);
+        let found = search(&plan(1_000, None), LoadUnit::RequestsPerSec, &mut stopped);
+        assert_eq!(found.steps.last().map(|s| s.role), Some(Role::Confirm));
+        assert_eq!(
+            found.finding,
+            Finding::Stopped {
+                at: 38_000,
+                signal: "SIGINT".into()
+            }
+        );
+        assert_eq!(found.value, Some(38_000));
+        assert_eq!(
+            found.line(),
+            "Capacity: at least 38,000 requests/sec; the search stopped at 38k while confirming \
+             it: SIGINT; 4 of 17 steps run again: 4 to check a break"
+        );
+        let saved = found.saved();
+        assert_eq!(saved.signal.as_deref(), Some("SIGINT"));
+        assert_eq!(
+            (saved.limited_by.as_str(), saved.reason.as_str()),
+            ("stopped", "at 38000: SIGINT")
+        );
+        // Stopped after the confirmation broke and stepped down: what held below 38,000.
+        let mut stopped = Scripted::new(
+            38_200,
+            &[
+                (38_000, 2, Trial::Broke),
+                (38_000, 3, Trial::Broke),
+                (36_190, 1, Trial::Stopped),
+            ],
+        );
+        let found = search(&plan(1_000, None), LoadUnit::RequestsPerSec, &mut stopped);
+        assert_eq!(found.value, Some(36_000));
+    }
+
+    /// A failed run stops the search in words that read (issue 30's wording items).
+    #[test]
+    fn a_failed_run_stops_the_search_in_words() {
+        struct Fails;
+        impl StepRunner for Fails {
+            fn run_step(&mut self, load: u64) -> StepOutcome {
+                StepOutcome {
+                    achieved: load as f64,
+                    verdicts: vec![p99(true, 1_000.0)],
+                    limit: (load >= 200).then(|| Limit::Stopped("the run failed".into())),
+                }
+            }
+        }
+        let found = search(&plan(100, None), LoadUnit::RequestsPerSec, &mut Fails);
+        assert_eq!(
+            found.line(),
+            "Capacity: at least 100 requests/sec; the search stopped at 200: the run failed"
+        );
+    }
+
     fn plan(from: u64, to: Option<u64>) -> SearchPlan {
         SearchPlan {
             from,
@@ -965,20 +1184,26 @@ mod tests {
         assert_eq!(
             server.ran,
             [
-                1_000, 2_000, 4_000, 8_000, 16_000, 32_000, 64_000, // grow
-                48_000, 40_000, 36_000, 38_000, 39_000, // bisect
+                1_000, 2_000, 4_000, 8_000, 16_000, 32_000, 64_000, 64_000, // grow
+                48_000, 48_000, 40_000, 40_000, 36_000, 38_000, 39_000, 39_000, // bisect
                 38_000, // confirm
             ]
         );
         assert_eq!(found.finding, Finding::Found);
         assert_eq!(found.value, Some(38_000));
         let roles: Vec<Role> = found.steps.iter().map(|s| s.role).collect();
-        assert_eq!(roles[6], Role::Grow);
-        assert_eq!(roles[7], Role::Bisect);
-        assert_eq!(roles[12], Role::Confirm);
+        assert_eq!(roles[7], Role::Grow);
+        assert_eq!(roles[8], Role::Bisect);
+        assert_eq!(roles[16], Role::Confirm);
+        let trials: Vec<u32> = found.steps.iter().map(|s| s.trial).collect();
+        assert_eq!(trials, [1, 1, 1, 1, 1, 1, 1, 2, 1, 2, 1, 2, 1, 1, 1, 2, 2]);
+        // Each break run again (and broke again); the answer confirmed; one load throughout.
+        assert_eq!(found.reruns(), (4, 0));
+        assert_eq!(found.range(), Some((38_000, 38_000)));
         assert_eq!(
             found.line(),
-            "Capacity: 38,000 requests/sec (p99<20ms held at 38k; broke at 39k: p99 31.0ms)"
+            "Capacity: 38,000 requests/sec (p99<20ms held at 38k; broke at 39k: p99 31.0ms); 4 \
+             of 17 steps run again: 4 to check a break"
         );
         assert_eq!(
             found.broke_first().as_deref(),
@@ -995,7 +1220,9 @@ mod tests {
                 "answer": found.line(),
                 "broke_first": "Broke first: p99<20ms at 39k (p99 31.0ms)",
                 "held": [1_000, 2_000, 4_000, 8_000, 16_000, 32_000, 36_000, 38_000, 38_000],
-                "broke": [64_000, 48_000, 40_000, 39_000],
+                "broke": [64_000, 64_000, 48_000, 48_000, 40_000, 40_000, 39_000, 39_000],
+                "range": [38_000, 38_000],
+                "trials": [1, 1, 1, 1, 1, 1, 1, 2, 1, 2, 1, 2, 1, 1, 1, 2, 2],
             })
         );
     }
@@ -1026,7 +1253,10 @@ mod tests {
             "{:?}",
             server.ran
         );
-        assert_eq!(server.ran, [16, 32, 64, 128, 256, 192, 224, 208, 200, 200]);
+        assert_eq!(
+            server.ran,
+            [16, 32, 64, 128, 256, 256, 192, 224, 224, 208, 208, 200, 200]
+        );
         assert_eq!(found.value, Some(200));
         assert!(found
             .line()
@@ -1089,45 +1319,34 @@ mod tests {
         );
     }
 
-    /// The confirmation breaks (a noisy run): one step down, confirmed there.
+    /// The confirmation breaks (a noisy run): a third trial decides; when it breaks too, one
+    /// step down, held there.
     #[test]
-    fn a_broken_confirmation_steps_down() {
-        let mut server = FakeServer::new(38_200);
-        // 38,000 holds while bisecting, then breaks when confirmed.
-        let mut first = true;
-        struct Noisy<'a> {
-            server: &'a mut FakeServer,
-            first: &'a mut bool,
-        }
-        impl StepRunner for Noisy<'_> {
-            fn run_step(&mut self, load: u64) -> StepOutcome {
-                let confirming = self.server.ran.len() == 12;
-                let outcome = self.server.run_step(load);
-                if confirming && *self.first {
-                    *self.first = false;
-                    return StepOutcome {
-                        verdicts: vec![p99(false, 25_000.0)],
-                        ..outcome
-                    };
-                }
-                outcome
-            }
-        }
-        let found = search(
-            &plan(1_000, None),
-            LoadUnit::RequestsPerSec,
-            &mut Noisy {
-                server: &mut server,
-                first: &mut first,
-            },
+    fn a_broken_confirmation_is_decided_by_a_third_trial() {
+        // 38,000 holds while bisecting, then breaks when confirmed, then holds.
+        let mut noisy = Scripted::new(38_200, &[(38_000, 2, Trial::Broke)]);
+        let found = search(&plan(1_000, None), LoadUnit::RequestsPerSec, &mut noisy);
+        assert_eq!(
+            &noisy.server.ran[13..],
+            [38_000, 39_000, 39_000, 38_000, 38_000]
         );
-        // 38,000 / 1.05 = 36,190.
-        assert_eq!(&server.ran[12..], [38_000, 36_190]);
+        assert_eq!(found.value, Some(38_000));
+        assert_eq!(found.finding, Finding::Found);
+        assert_eq!(found.steps[16].trial, 2);
+        assert_eq!(found.steps[17].trial, 3);
+        // Broken twice of three: one step down (38,000 / 1.05 = 36,190), held there.
+        let mut noisy = Scripted::new(
+            38_200,
+            &[(38_000, 2, Trial::Broke), (38_000, 3, Trial::Broke)],
+        );
+        let found = search(&plan(1_000, None), LoadUnit::RequestsPerSec, &mut noisy);
+        assert_eq!(&noisy.server.ran[16..], [38_000, 38_000, 36_190]);
         assert_eq!(found.value, Some(36_190));
         assert_eq!(found.finding, Finding::Found);
         assert_eq!(
             found.line(),
-            "Capacity: 36,190 requests/sec (p99<20ms held at 36.2k; broke at 38k: p99 25.0ms)"
+            "Capacity: 36,190 requests/sec (p99<20ms held at 36.2k; broke at 38k: p99 25.0ms); \
+             range 36,190–38,000; 5 of 19 steps run again: 5 to check a break"
         );
     }
 
@@ -1153,10 +1372,10 @@ mod tests {
         assert_eq!(
             runner.0,
             [
-                1_000, 2_000, 4_000, // grow
-                3_000, 3_500, 3_250, 3_125, // bisect
-                3_000, 2_857, 2_597, 2_164, 1_545,
-                1_000, // confirm, down 5%, 10%, 20%, 40%, 80%
+                1_000, 2_000, 4_000, 4_000, // grow
+                3_000, 3_500, 3_500, 3_250, 3_250, 3_125, 3_125, // bisect
+                3_000, 3_000, 2_857, 2_857, 2_597, 2_597, 2_164, 2_164, 1_545, 1_545, 1_000,
+                1_000, // confirm, two trials each, down 5%, 10%, 20%, 40%, 80%
             ]
         );
         assert_eq!(found.finding, Finding::BelowFrom);
@@ -1181,12 +1400,13 @@ mod tests {
         // --from broke already.
         let mut server = FakeServer::new(500);
         let found = search(&plan(1_000, None), LoadUnit::RequestsPerSec, &mut server);
-        assert_eq!(server.ran, [1_000]);
+        assert_eq!(server.ran, [1_000, 1_000]);
         assert_eq!(found.finding, Finding::BelowFrom);
         assert_eq!(found.value, None);
         assert_eq!(
             found.line(),
-            "Capacity: below 1,000 requests/sec (broke at 1k: p99 31.0ms)"
+            "Capacity: below 1,000 requests/sec (broke at 1k: p99 31.0ms); 1 of 2 steps run \
+             again: 1 to check a break"
         );
     }
 

@@ -411,13 +411,16 @@ impl SavedResult for SavedSearch {
     fn cut_by_signal(&self) -> Option<String> {
         // The signal alone (`SIGINT`), not the reason's `at 2000: SIGINT`: read as "cut short
         // by SIGINT after 4.44s". Older files have only the reason.
-        (self.capacity.limited_by == "stopped").then(|| {
-            self.capacity.signal.clone().unwrap_or_else(|| {
-                let reason = &self.capacity.reason;
-                reason.split_once(": ").map_or(reason.clone(), |(_, s)| s.to_string())
+        (self.capacity.limited_by == "stopped")
+            .then(|| {
+                self.capacity.signal.clone().unwrap_or_else(|| {
+                    let reason = &self.capacity.reason;
+                    reason
+                        .split_once(": ")
+                        .map_or(reason.clone(), |(_, s)| s.to_string())
+                })
             })
-        })
-        .filter(|signal| signal.starts_with("SIG"))
+            .filter(|signal| signal.starts_with("SIG"))
     }
 
     fn stopped_by_error(&self) -> Option<String> {

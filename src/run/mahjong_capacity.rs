@@ -38,8 +38,8 @@ use crate::report::session::SavedSession;
 use crate::slo::Verdict;
 use crate::stats::mahjong::{MahjongRecorder, MahjongResult};
 use crate::stats::start::StartRecord;
-use crate::sys::procstat::Sampler;
 use crate::sys::machine::MachineUse;
+use crate::sys::procstat::Sampler;
 
 /// How often the search looks at its cohorts while it waits.
 const POLL: Duration = Duration::from_millis(100);
