@@ -474,6 +474,8 @@ impl SavedResult for SavedSearch {
                 Unit::Metric,
             ),
             row("Lowest broken", lowest_broken, Unit::Metric),
+            row("Range low", c.range.map(|r| r[0] as f64), Unit::Metric),
+            row("Range high", c.range.map(|r| r[1] as f64), Unit::Metric),
             row("Steps", Some(self.steps.len() as f64), Unit::Count),
             row("Elapsed", Some(self.elapsed_s() * 1e6), Unit::Time),
         ];

@@ -746,6 +746,24 @@ impl StepRunner for Cohorts<'_> {
     }
 }
 
+/// The machine during a judged window: tsumo's reply lateness max (one figure: a session's
+/// intervals keep no lateness), and the CPU others used (the machine's busy cores less tsumo's
+/// and the sampled servers').
+fn noise_of(saved: &SavedSession, machine: Option<MachineUse>) -> capacity::Noise {
+    let elapsed = saved.elapsed_s.max(1e-9);
+    let tsumo = saved.tsumo.cpu_s / elapsed;
+    let server = saved
+        .server
+        .as_ref()
+        .map_or(0.0, |s| s.cpu_percent_mean / 100.0);
+    capacity::Noise {
+        lateness_max_us: vec![saved.reply_lateness.sampled().map_or(0, |h| h.max)],
+        others_cores: machine.map(|m| (m.busy_cores - tsumo - server).max(0.0)),
+        steal_cores: machine.map(|m| m.steal_cores),
+        cores: machine.map_or(0, |m| m.cores),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -820,23 +838,5 @@ mod tests {
         assert_eq!(Stage::Seating.text(began), "seating");
         assert_eq!(Stage::WarmUp.text(began), "warm-up");
         assert_eq!(Stage::Pause.text(began), "pause");
-    }
-}
-
-/// The machine during a judged window: tsumo's reply lateness max (one figure: a session's
-/// intervals keep no lateness), and the CPU others used (the machine's busy cores less tsumo's
-/// and the sampled servers').
-fn noise_of(saved: &SavedSession, machine: Option<MachineUse>) -> capacity::Noise {
-    let elapsed = saved.elapsed_s.max(1e-9);
-    let tsumo = saved.tsumo.cpu_s / elapsed;
-    let server = saved
-        .server
-        .as_ref()
-        .map_or(0.0, |s| s.cpu_percent_mean / 100.0);
-    capacity::Noise {
-        lateness_max_us: vec![saved.reply_lateness.sampled().map_or(0, |h| h.max)],
-        others_cores: machine.map(|m| (m.busy_cores - tsumo - server).max(0.0)),
-        steal_cores: machine.map(|m| m.steal_cores),
-        cores: machine.map_or(0, |m| m.cores),
     }
 }
