@@ -15,6 +15,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::slo::Verdict;
 
+mod noise;
+pub use noise::{Noise, STALL_US};
+
 /// What the load is counted in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LoadUnit {
@@ -84,6 +87,8 @@ pub enum Limit {
     /// tsumo's connections: most requests fell due while their connection still waited, and
     /// more connections were not to be had (`--max-connections`), or did not catch up.
     Pool(PoolLimit),
+    /// The step broke while tsumo stalled or the machine took its CPU ([`Noise`]): run again.
+    Disturbed(String),
 }
 
 /// tsumo's pool of connections as a step's limit: too few for the load at the server's
@@ -144,6 +149,7 @@ pub enum Class {
     Stopped,
     ServerFailed,
     PoolLimited,
+    Disturbed,
 }
 
 impl Class {
@@ -156,6 +162,7 @@ impl Class {
             Class::Stopped => "stopped",
             Class::ServerFailed => "server-failed",
             Class::PoolLimited => "pool-limited",
+            Class::Disturbed => "disturbed",
         }
     }
 }
@@ -168,6 +175,7 @@ impl StepOutcome {
             Some(Limit::Stopped(_)) => Class::Stopped,
             Some(Limit::ServerFailed(_)) => Class::ServerFailed,
             Some(Limit::Pool(_)) => Class::PoolLimited,
+            Some(Limit::Disturbed(_)) => Class::Disturbed,
             None if self.verdicts.iter().all(|v| v.held) => Class::Held,
             None => Class::Broke,
         }
@@ -213,6 +221,9 @@ impl Role {
 pub struct Step {
     pub load: u64,
     pub role: Role,
+    /// Its trial at this load, from 1: a step run again (it broke, or was disturbed) is the
+    /// next trial; the answer's confirmation is the trial after the one that held.
+    pub trial: u32,
     pub outcome: StepOutcome,
 }
 
@@ -230,11 +241,15 @@ pub struct SearchPlan {
     pub growth: f64,
     /// Every load is a multiple of this: 1 for a rate, the seats of a table for players.
     pub granularity: u64,
+    /// Trials at one load at most (3): a broken or disturbed trial is run again until two
+    /// agree, within this bound.
+    pub trials: u32,
 }
 
 impl SearchPlan {
     pub const RESOLUTION: f64 = 0.05;
     pub const GROWTH: f64 = 2.0;
+    pub const TRIALS: u32 = 3;
 
     /// `x` as a load: a multiple of the granularity, at least one.
     fn round(&self, x: f64) -> u64 {
@@ -275,6 +290,9 @@ pub enum Finding {
     ServerFailed { at: u64, why: String },
     /// tsumo's connections were the limit at this load: the server carries at least what held.
     PoolLimited { at: u64, pool: PoolLimit },
+    /// Every trial at this load was disturbed (tsumo stalled, the CPU was stolen): the search
+    /// cannot tell, and claims only what held below.
+    CannotTell { at: u64, trials: u32, why: String },
 }
 
 /// The answer of a search or a staircase, with every step.
@@ -291,30 +309,126 @@ pub struct Capacity {
     pub steps: Vec<Step>,
 }
 
+/// The trials at one load so far.
+#[derive(Debug, Clone, Copy, Default)]
+struct Tally {
+    held: u32,
+    broke: u32,
+    disturbed: u32,
+    last_held: Option<usize>,
+    last_broke: Option<usize>,
+}
+
+impl Tally {
+    fn trials(&self) -> u32 {
+        self.held + self.broke + self.disturbed
+    }
+
+    /// Settled before the bound: a first trial that held (held is held: noise only makes a
+    /// server look worse), else two that agree. `confirming`: the held trial is the one being
+    /// checked, so one more must agree with it.
+    fn settled(&self, confirming: bool) -> Option<Class> {
+        if self.broke >= 2 {
+            Some(Class::Broke)
+        } else if self.held >= 2 || (self.held == 1 && self.broke == 0 && !confirming) {
+            Some(Class::Held)
+        } else {
+            None
+        }
+    }
+
+    /// At the bound: the majority of the trials not disturbed, a tie held (noise only makes a
+    /// server look worse); none: cannot tell.
+    fn at_bound(&self) -> Class {
+        match (self.held, self.broke) {
+            (0, 0) => Class::Disturbed,
+            (held, broke) if held >= broke => Class::Held,
+            _ => Class::Broke,
+        }
+    }
+}
+
+/// A load's verdict over its trials, and the trial that speaks for it.
+struct Settled {
+    class: Class,
+    index: usize,
+}
+
 /// Records the steps as they run.
 struct Steps<'a, R: StepRunner> {
     runner: &'a mut R,
     steps: Vec<Step>,
+    bound: u32,
 }
 
 impl<R: StepRunner> Steps<'_, R> {
-    fn run(&mut self, load: u64, role: Role) -> (usize, Class) {
+    fn run(&mut self, load: u64, role: Role, trial: u32) -> (usize, Class) {
         let outcome = self.runner.run_step(load);
         let class = outcome.class();
         self.steps.push(Step {
             load,
             role,
+            trial,
             outcome,
         });
         (self.steps.len() - 1, class)
     }
+
+    /// Runs `load` until its verdict settles (see [`Tally`]); a limit of tsumo, the machine or
+    /// a signal ends it at once.
+    fn settle(&mut self, load: u64, role: Role, prior: Tally, confirming: bool) -> Settled {
+        let mut tally = prior;
+        // A confirmation is always run once, whatever the bound.
+        let bound = self.bound.max(tally.trials() + 1);
+        let mut last = tally.last_held.unwrap_or(0);
+        loop {
+            if let Some(class) = tally.settled(confirming) {
+                return settled(class, &tally, last);
+            }
+            if tally.trials() >= bound {
+                return settled(tally.at_bound(), &tally, last);
+            }
+            let (index, class) = self.run(load, role, tally.trials() + 1);
+            last = index;
+            match class {
+                Class::Held => (tally.held, tally.last_held) = (tally.held + 1, Some(index)),
+                Class::Broke => (tally.broke, tally.last_broke) = (tally.broke + 1, Some(index)),
+                Class::Disturbed => tally.disturbed += 1,
+                _ => return Settled { class, index },
+            }
+        }
+    }
 }
 
-/// The search: grow, bisect, confirm.
+fn settled(class: Class, tally: &Tally, last: usize) -> Settled {
+    let index = match class {
+        Class::Held => tally.last_held,
+        Class::Broke => tally.last_broke,
+        _ => None,
+    };
+    Settled {
+        class,
+        index: index.unwrap_or(last),
+    }
+}
+
+/// The highest load that settled held below `high`, and its step (what a search cut short
+/// still stands behind).
+fn held_below(steps: &[Step], high: u64) -> Option<(u64, usize)> {
+    steps
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.load < high && s.outcome.class() == Class::Held)
+        .max_by_key(|(i, s)| (s.load, *i))
+        .map(|(i, s)| (s.load, i))
+}
+
+/// The search: grow, bisect, confirm; each load run until its verdict settles.
 pub fn search(plan: &SearchPlan, unit: LoadUnit, runner: &mut impl StepRunner) -> Capacity {
     let mut run = Steps {
         runner,
         steps: Vec::new(),
+        bound: plan.trials.max(1),
     };
     let to = plan.to.map(|to| plan.round_down(to as f64));
     let mut load = plan.round(plan.from as f64);
@@ -324,7 +438,7 @@ pub fn search(plan: &SearchPlan, unit: LoadUnit, runner: &mut impl StepRunner) -
     let mut held: Option<(u64, usize)> = None;
     let broke: (u64, usize);
     loop {
-        let (index, class) = run.run(load, Role::Grow);
+        let Settled { class, index } = run.settle(load, Role::Grow, Tally::default(), false);
         match class {
             Class::Held => {
                 held = Some((load, index));
@@ -341,6 +455,7 @@ pub fn search(plan: &SearchPlan, unit: LoadUnit, runner: &mut impl StepRunner) -
                 broke = (load, index);
                 break;
             }
+            Class::Disturbed => return cannot_tell(unit, run.steps, index, held, None),
             _ => return limited(unit, run.steps, index, held),
         }
     }
@@ -353,19 +468,31 @@ pub fn search(plan: &SearchPlan, unit: LoadUnit, runner: &mut impl StepRunner) -
         if mid <= low || mid >= high {
             break;
         }
-        let (index, class) = run.run(mid, Role::Bisect);
+        let Settled { class, index } = run.settle(mid, Role::Bisect, Tally::default(), false);
         match class {
             Class::Held => (low, low_index) = (mid, index),
             Class::Broke => (high, high_index) = (mid, index),
+            Class::Disturbed => {
+                let held = Some((low, low_index));
+                return cannot_tell(unit, run.steps, index, held, Some(high_index));
+            }
             _ => return limited(unit, run.steps, index, Some((low, low_index))),
         }
     }
-    // The answer again: one lucky run must not make it. Each time it breaks, step down further
-    // (one resolution, then two, four…), to `from` at the lowest.
+    // The answer again: one lucky run must not make it (a split is decided by a third trial).
+    // Each time it breaks, step down further (one resolution, then two, four…), to `from` at
+    // the lowest.
     let from = plan.round(plan.from as f64);
     let mut down = plan.resolution;
+    let mut prior = Tally {
+        held: 1,
+        last_held: Some(low_index),
+        ..Tally::default()
+    };
     loop {
-        let (index, class) = run.run(low, Role::Confirm);
+        let confirming = prior.held > 0;
+        let Settled { class, index } = run.settle(low, Role::Confirm, prior, confirming);
+        prior = Tally::default();
         match class {
             Class::Held => {
                 let held = Some((low, index));
@@ -385,7 +512,15 @@ pub fn search(plan: &SearchPlan, unit: LoadUnit, runner: &mut impl StepRunner) -
                 };
                 down *= 2.0;
             }
-            _ => return limited(unit, run.steps, index, None),
+            Class::Disturbed => {
+                let held = held_below(&run.steps, low);
+                return cannot_tell(unit, run.steps, index, held, Some(high_index));
+            }
+            // Cut short while confirming: what held below the lowest broken still stands.
+            _ => {
+                let held = held_below(&run.steps, high);
+                return limited(unit, run.steps, index, held);
+            }
         }
     }
 }
@@ -399,6 +534,7 @@ pub fn staircase_loads(from: u64, to: u64, count: usize, granularity: u64) -> Ve
         resolution: SearchPlan::RESOLUTION,
         growth: SearchPlan::GROWTH,
         granularity,
+        trials: 1,
     };
     let mut loads: Vec<u64> = (0..count)
         .map(|i| {
@@ -422,6 +558,7 @@ pub fn staircase(loads: &[u64], unit: LoadUnit, runner: &mut impl StepRunner) ->
         .map(|&load| Step {
             load,
             role: Role::Staircase,
+            trial: 1,
             outcome: runner.run_step(load),
         })
         .collect();
@@ -480,15 +617,52 @@ fn limited(unit: LoadUnit, steps: Vec<Step>, index: usize, held: Option<(u64, us
             why: why.clone(),
         },
         Some(Limit::Pool(pool)) => Finding::PoolLimited { at, pool: *pool },
+        Some(Limit::Disturbed(why)) => Finding::CannotTell {
+            at,
+            trials: 1,
+            why: why.clone(),
+        },
         None => Finding::Found,
     };
     answer(unit, steps, finding, held, None)
+}
+
+/// Every trial at step `index`'s load was disturbed: the search cannot tell there, and claims
+/// what held below (`held`), below what broke above (`broke`).
+fn cannot_tell(
+    unit: LoadUnit,
+    steps: Vec<Step>,
+    index: usize,
+    held: Option<(u64, usize)>,
+    broke: Option<usize>,
+) -> Capacity {
+    let at = steps[index].load;
+    let at_load = steps.iter().filter(|s| s.load == at);
+    let trials = at_load.clone().count() as u32;
+    // The last trial's disturbance said.
+    let why = at_load
+        .filter_map(|s| match &s.outcome.limit {
+            Some(Limit::Disturbed(why)) => Some(why.clone()),
+            _ => None,
+        })
+        .next_back()
+        .unwrap_or_default();
+    let finding = Finding::CannotTell { at, trials, why };
+    answer(unit, steps, finding, held, broke)
 }
 
 impl Capacity {
     /// The answer in one line: `Capacity: 38,200 requests/sec (p99<20ms held at 38.2k; broke
     /// at 40.1k: p99 31.0ms)`.
     pub fn line(&self) -> String {
+        match self.noise_note() {
+            Some(note) => format!("{}; {note}", self.finding_line()),
+            None => self.finding_line(),
+        }
+    }
+
+    /// The answer without what noise did.
+    fn finding_line(&self) -> String {
         let unit = self.unit.as_str();
         let value = self.value.map(grouped);
         let held_at = |index: Option<usize>| {
@@ -544,11 +718,19 @@ impl Capacity {
                 short(*at),
                 limit.describe()
             ),
-            Finding::Stopped { at, signal } => format!(
-                "Capacity: {}; {signal} stopped the search at {}",
-                at_least(value.as_deref(), unit),
-                short(*at)
-            ),
+            Finding::Stopped { at, signal } => {
+                let confirming = self.steps.last().is_some_and(|s| s.role == Role::Confirm);
+                format!(
+                    "Capacity: {}; the search stopped at {}{}: {signal}",
+                    at_least(value.as_deref(), unit),
+                    short(*at),
+                    if confirming {
+                        " while confirming it"
+                    } else {
+                        ""
+                    }
+                )
+            }
             Finding::ServerFailed { at, .. } => {
                 let broken = self.failed_step_broke(Verdict::measured_text);
                 format!(
@@ -563,6 +745,15 @@ impl Capacity {
                 at_least(value.as_deref(), unit),
                 pool.describe(*at)
             ),
+            Finding::CannotTell { at, trials, why } => {
+                let held = value.map_or(String::new(), |v| format!(" at least {v} {unit} held,"));
+                let all = if *trials == 1 { "the" } else { "all" };
+                let s = if *trials == 1 { "" } else { "s" };
+                format!(
+                    "Capacity: cannot tell;{held} {all} {trials} trial{s} at {} disturbed ({why})",
+                    short(*at)
+                )
+            }
         }
     }
 
@@ -576,6 +767,79 @@ impl Capacity {
             .find(|s| s.outcome.class() == Class::ServerFailed)?;
         let broken: Vec<String> = step.outcome.broken().map(say).collect();
         (!broken.is_empty()).then(|| broken.join(", "))
+    }
+
+    /// `[low, high]`: where the boundary moved over every trial not disturbed, from the lowest
+    /// load that broke (or the answer) to the highest that held (or the answer).
+    pub fn range(&self) -> Option<(u64, u64)> {
+        let value = self.value?;
+        let of = |class: Class| {
+            self.steps
+                .iter()
+                .filter(move |s| s.outcome.class() == class)
+                .map(|s| s.load)
+        };
+        let low = of(Class::Broke).min().map_or(value, |l| l.min(value));
+        let high = of(Class::Held).max().map_or(value, |h| h.max(value));
+        Some((low, high))
+    }
+
+    /// The steps run again because a trial before at their load (run just before) broke or
+    /// was disturbed: `(to check a break, after a disturbed trial)`.
+    pub fn reruns(&self) -> (usize, usize) {
+        let mut counts = (0, 0);
+        let mut spoiled = false;
+        for (i, step) in self.steps.iter().enumerate() {
+            let previous = i.checked_sub(1).map(|p| &self.steps[p]);
+            let again = step.trial > 1 && previous.is_some_and(|p| p.load == step.load);
+            if !again {
+                spoiled = false;
+            } else if spoiled {
+                match previous.map(|p| p.outcome.class()) {
+                    Some(Class::Disturbed) => counts.1 += 1,
+                    _ => counts.0 += 1,
+                }
+            }
+            spoiled |= matches!(step.outcome.class(), Class::Broke | Class::Disturbed);
+        }
+        counts
+    }
+
+    /// `range 24,000–30,000; 4 of 13 steps run again: 3 to check a break, 1 disturbed (tsumo
+    /// stalled 96ms)`; `None` when nothing was run again and the range is one load.
+    fn noise_note(&self) -> Option<String> {
+        let (broke, disturbed) = self.reruns();
+        let mut said = Vec::new();
+        if let Some((low, high)) = self.range().filter(|(low, high)| low < high) {
+            said.push(format!("range {}–{}", grouped(low), grouped(high)));
+        }
+        if broke + disturbed > 0 {
+            let mut why = Vec::new();
+            if broke > 0 {
+                why.push(format!("{broke} to check a break"));
+            }
+            if disturbed > 0 {
+                let last = self
+                    .steps
+                    .iter()
+                    .rev()
+                    .find_map(|s| match &s.outcome.limit {
+                        Some(Limit::Disturbed(why)) => Some(why.as_str()),
+                        _ => None,
+                    });
+                why.push(format!(
+                    "{disturbed} disturbed ({})",
+                    last.unwrap_or("tsumo or the machine")
+                ));
+            }
+            said.push(format!(
+                "{} of {} steps run again: {}",
+                broke + disturbed,
+                self.steps.len(),
+                why.join(", ")
+            ));
+        }
+        (!said.is_empty()).then(|| said.join("; "))
     }
 
     /// `Broke first: p99<20ms at 40.1k (p99 31.0ms), then errors<0.1% at 76.4k (errors
@@ -617,8 +881,9 @@ pub struct SavedCapacity {
     pub unit: String,
     /// Who set the answer: `server` (an objective broke just above it), `to` (every step held
     /// up to `--to`), `generator` (tsumo), `pool` (tsumo's connections), `system` (the
-    /// machine), `stopped` (a signal), `server-failed` (the server stopped answering: the search
-    /// failed, exit 1).
+    /// machine), `stopped` (a signal, a failed run), `server-failed` (the server stopped
+    /// answering: the search failed, exit 1), `noise` (every trial at a load disturbed: it
+    /// cannot tell).
     pub limited_by: String,
     /// In words: the objectives broken just above the answer, tsumo's limit, the machine's.
     pub reason: String,
@@ -630,6 +895,19 @@ pub struct SavedCapacity {
     /// The loads of the steps that held, and of those that broke, in the order run.
     pub held: Vec<u64>,
     pub broke: Vec<u64>,
+    /// The loads of the trials disturbed (tsumo stalled, CPU stolen), in the order run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub disturbed: Vec<u64>,
+    /// `[low, high]`: where the boundary moved over every trial not disturbed (absent without
+    /// an answer, and in files of older tsumos).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub range: Option<[u64; 2]>,
+    /// Each step's trial at its load, from 1, in the order of the steps.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub trials: Vec<u32>,
+    /// What stopped a search cut short (`SIGINT`, `the run failed`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signal: Option<String>,
 }
 
 impl Capacity {
@@ -668,6 +946,10 @@ impl Capacity {
                 ("server-failed", format!("at {at}: {why}{broken}"))
             }
             Finding::PoolLimited { at, pool } => ("pool", pool.describe(*at)),
+            Finding::CannotTell { at, trials, why } => (
+                "noise",
+                format!("at {at}: all {trials} trials disturbed: {why}"),
+            ),
         };
         SavedCapacity {
             value: self.value,
@@ -678,6 +960,13 @@ impl Capacity {
             broke_first: self.broke_first(),
             held: loads(Class::Held),
             broke: loads(Class::Broke),
+            disturbed: loads(Class::Disturbed),
+            range: self.range().map(|(low, high)| [low, high]),
+            trials: self.steps.iter().map(|s| s.trial).collect(),
+            signal: match &self.finding {
+                Finding::Stopped { signal, .. } => Some(signal.clone()),
+                _ => None,
+            },
         }
     }
 }
@@ -769,6 +1058,209 @@ mod tests {
         }
     }
 
+    /// What a scripted trial shows instead of the server's verdict.
+    #[derive(Clone, Copy)]
+    enum Trial {
+        Broke,
+        Disturbed,
+        Stopped,
+    }
+
+    /// A [`FakeServer`] whose `nth` trial at a load (from 1) is scripted.
+    struct Scripted {
+        server: FakeServer,
+        script: Vec<(u64, usize, Trial)>,
+    }
+
+    impl Scripted {
+        fn new(capacity: u64, script: &[(u64, usize, Trial)]) -> Scripted {
+            Scripted {
+                server: FakeServer::new(capacity),
+                script: script.to_vec(),
+            }
+        }
+    }
+
+    impl StepRunner for Scripted {
+        fn run_step(&mut self, load: u64) -> StepOutcome {
+            let outcome = self.server.run_step(load);
+            let nth = self.server.ran.iter().filter(|&&l| l == load).count();
+            let scripted = self.script.iter().find(|s| (s.0, s.1) == (load, nth));
+            let broken = vec![p99(false, 25_000.0)];
+            match scripted.map(|s| s.2) {
+                None => outcome,
+                Some(Trial::Broke) => StepOutcome {
+                    verdicts: broken,
+                    ..outcome
+                },
+                Some(Trial::Disturbed) => StepOutcome {
+                    verdicts: broken,
+                    limit: Some(Limit::Disturbed("tsumo stalled 96ms".into())),
+                    ..outcome
+                },
+                Some(Trial::Stopped) => StepOutcome {
+                    achieved: 0.0,
+                    verdicts: Vec::new(),
+                    limit: Some(Limit::Stopped("SIGINT".into())),
+                },
+            }
+        }
+    }
+
+    /// A break right above a held step, run again and held: the search grows on, and the range
+    /// shows where the boundary moved.
+    #[test]
+    fn a_noisy_break_above_a_held_step_is_run_again_and_held() {
+        let mut noisy = Scripted::new(38_200, &[(16_000, 1, Trial::Broke)]);
+        let found = search(&plan(1_000, None), LoadUnit::RequestsPerSec, &mut noisy);
+        assert_eq!(
+            &noisy.server.ran[..8],
+            [1_000, 2_000, 4_000, 8_000, 16_000, 16_000, 16_000, 32_000]
+        );
+        assert_eq!(found.value, Some(38_000));
+        assert_eq!(found.finding, Finding::Found);
+        assert_eq!(found.range(), Some((16_000, 38_000)));
+        assert_eq!(
+            found.line(),
+            "Capacity: 38,000 requests/sec (p99<20ms held at 38k; broke at 39k: p99 31.0ms); \
+             range 16,000–38,000; 6 of 19 steps run again: 6 to check a break"
+        );
+        assert_eq!(found.saved().range, Some([16_000, 38_000]));
+    }
+
+    /// A disturbed trial is run again and does not count: the answer is the quiet search's.
+    #[test]
+    fn a_disturbed_step_is_run_again() {
+        let mut noisy = Scripted::new(38_200, &[(36_000, 1, Trial::Disturbed)]);
+        let found = search(&plan(1_000, None), LoadUnit::RequestsPerSec, &mut noisy);
+        assert_eq!(&noisy.server.ran[12..14], [36_000, 36_000]);
+        assert_eq!(found.value, Some(38_000));
+        assert_eq!(found.finding, Finding::Found);
+        assert_eq!(found.reruns(), (4, 1));
+        let saved = found.saved();
+        assert_eq!(saved.disturbed, [36_000]);
+        assert_eq!(saved.range, Some([38_000, 38_000]));
+        assert_eq!(
+            found.line(),
+            "Capacity: 38,000 requests/sec (p99<20ms held at 38k; broke at 39k: p99 31.0ms); 5 \
+             of 18 steps run again: 4 to check a break, 1 disturbed (tsumo stalled 96ms)"
+        );
+        // Two disturbed, then a break and a hold: a split at the bound is held (noise only
+        // makes a server look worse).
+        let mut noisy = Scripted::new(
+            38_200,
+            &[(36_000, 1, Trial::Disturbed), (36_000, 2, Trial::Broke)],
+        );
+        let found = search(&plan(1_000, None), LoadUnit::RequestsPerSec, &mut noisy);
+        assert_eq!(&noisy.server.ran[12..16], [36_000, 36_000, 36_000, 38_000]);
+        assert_eq!(found.value, Some(38_000));
+    }
+
+    /// Every trial at a load disturbed: the search cannot tell, names why, and claims only what
+    /// held below.
+    #[test]
+    fn every_trial_disturbed_cannot_tell() {
+        let all = |load| [1, 2, 3].map(|nth| (load, nth, Trial::Disturbed));
+        let mut noisy = Scripted::new(38_200, &all(40_000));
+        let found = search(&plan(1_000, None), LoadUnit::RequestsPerSec, &mut noisy);
+        assert_eq!(
+            &noisy.server.ran[6..],
+            [64_000, 64_000, 48_000, 48_000, 40_000, 40_000, 40_000]
+        );
+        assert_eq!(
+            found.finding,
+            Finding::CannotTell {
+                at: 40_000,
+                trials: 3,
+                why: "tsumo stalled 96ms".into()
+            }
+        );
+        assert_eq!(found.value, Some(32_000));
+        assert_eq!(
+            found.line(),
+            "Capacity: cannot tell; at least 32,000 requests/sec held, all 3 trials at 40k \
+             disturbed (tsumo stalled 96ms); 4 of 13 steps run again: 2 to check a break, 2 \
+             disturbed (tsumo stalled 96ms)"
+        );
+        let saved = found.saved();
+        assert_eq!(
+            (saved.limited_by.as_str(), saved.reason.as_str()),
+            (
+                "noise",
+                "at 40000: all 3 trials disturbed: tsumo stalled 96ms"
+            )
+        );
+        assert_eq!(saved.disturbed, [40_000, 40_000, 40_000]);
+        // The first load: no number at all.
+        let mut noisy = Scripted::new(38_200, &all(1_000));
+        let found = search(&plan(1_000, None), LoadUnit::RequestsPerSec, &mut noisy);
+        assert_eq!(found.value, None);
+        assert_eq!(
+            found.line(),
+            "Capacity: cannot tell; all 3 trials at 1k disturbed (tsumo stalled 96ms); 2 of 3 \
+             steps run again: 2 disturbed (tsumo stalled 96ms)"
+        );
+    }
+
+    /// SIGINT while confirming the answer (issue 30, item 5): the answer is what held, never
+    /// "unknown, no step held".
+    #[test]
+    fn sigint_during_the_confirmation_answers_what_held() {
+        let mut stopped = Scripted::new(38_200, &[(38_000, 2, Trial::Stopped)]);
+        let found = search(&plan(1_000, None), LoadUnit::RequestsPerSec, &mut stopped);
+        assert_eq!(found.steps.last().map(|s| s.role), Some(Role::Confirm));
+        assert_eq!(
+            found.finding,
+            Finding::Stopped {
+                at: 38_000,
+                signal: "SIGINT".into()
+            }
+        );
+        assert_eq!(found.value, Some(38_000));
+        assert_eq!(
+            found.line(),
+            "Capacity: at least 38,000 requests/sec; the search stopped at 38k while confirming \
+             it: SIGINT; 4 of 17 steps run again: 4 to check a break"
+        );
+        let saved = found.saved();
+        assert_eq!(saved.signal.as_deref(), Some("SIGINT"));
+        assert_eq!(
+            (saved.limited_by.as_str(), saved.reason.as_str()),
+            ("stopped", "at 38000: SIGINT")
+        );
+        // Stopped after the confirmation broke and stepped down: what held below 38,000.
+        let mut stopped = Scripted::new(
+            38_200,
+            &[
+                (38_000, 2, Trial::Broke),
+                (38_000, 3, Trial::Broke),
+                (36_190, 1, Trial::Stopped),
+            ],
+        );
+        let found = search(&plan(1_000, None), LoadUnit::RequestsPerSec, &mut stopped);
+        assert_eq!(found.value, Some(36_000));
+    }
+
+    /// A failed run stops the search in words that read (issue 30's wording items).
+    #[test]
+    fn a_failed_run_stops_the_search_in_words() {
+        struct Fails;
+        impl StepRunner for Fails {
+            fn run_step(&mut self, load: u64) -> StepOutcome {
+                StepOutcome {
+                    achieved: load as f64,
+                    verdicts: vec![p99(true, 1_000.0)],
+                    limit: (load >= 200).then(|| Limit::Stopped("the run failed".into())),
+                }
+            }
+        }
+        let found = search(&plan(100, None), LoadUnit::RequestsPerSec, &mut Fails);
+        assert_eq!(
+            found.line(),
+            "Capacity: at least 100 requests/sec; the search stopped at 200: the run failed"
+        );
+    }
+
     fn plan(from: u64, to: Option<u64>) -> SearchPlan {
         SearchPlan {
             from,
@@ -776,6 +1268,7 @@ mod tests {
             resolution: SearchPlan::RESOLUTION,
             growth: SearchPlan::GROWTH,
             granularity: 1,
+            trials: SearchPlan::TRIALS,
         }
     }
 
@@ -786,20 +1279,26 @@ mod tests {
         assert_eq!(
             server.ran,
             [
-                1_000, 2_000, 4_000, 8_000, 16_000, 32_000, 64_000, // grow
-                48_000, 40_000, 36_000, 38_000, 39_000, // bisect
+                1_000, 2_000, 4_000, 8_000, 16_000, 32_000, 64_000, 64_000, // grow
+                48_000, 48_000, 40_000, 40_000, 36_000, 38_000, 39_000, 39_000, // bisect
                 38_000, // confirm
             ]
         );
         assert_eq!(found.finding, Finding::Found);
         assert_eq!(found.value, Some(38_000));
         let roles: Vec<Role> = found.steps.iter().map(|s| s.role).collect();
-        assert_eq!(roles[6], Role::Grow);
-        assert_eq!(roles[7], Role::Bisect);
-        assert_eq!(roles[12], Role::Confirm);
+        assert_eq!(roles[7], Role::Grow);
+        assert_eq!(roles[8], Role::Bisect);
+        assert_eq!(roles[16], Role::Confirm);
+        let trials: Vec<u32> = found.steps.iter().map(|s| s.trial).collect();
+        assert_eq!(trials, [1, 1, 1, 1, 1, 1, 1, 2, 1, 2, 1, 2, 1, 1, 1, 2, 2]);
+        // Each break run again (and broke again); the answer confirmed; one load throughout.
+        assert_eq!(found.reruns(), (4, 0));
+        assert_eq!(found.range(), Some((38_000, 38_000)));
         assert_eq!(
             found.line(),
-            "Capacity: 38,000 requests/sec (p99<20ms held at 38k; broke at 39k: p99 31.0ms)"
+            "Capacity: 38,000 requests/sec (p99<20ms held at 38k; broke at 39k: p99 31.0ms); 4 \
+             of 17 steps run again: 4 to check a break"
         );
         assert_eq!(
             found.broke_first().as_deref(),
@@ -816,7 +1315,9 @@ mod tests {
                 "answer": found.line(),
                 "broke_first": "Broke first: p99<20ms at 39k (p99 31.0ms)",
                 "held": [1_000, 2_000, 4_000, 8_000, 16_000, 32_000, 36_000, 38_000, 38_000],
-                "broke": [64_000, 48_000, 40_000, 39_000],
+                "broke": [64_000, 64_000, 48_000, 48_000, 40_000, 40_000, 39_000, 39_000],
+                "range": [38_000, 38_000],
+                "trials": [1, 1, 1, 1, 1, 1, 1, 2, 1, 2, 1, 2, 1, 1, 1, 2, 2],
             })
         );
     }
@@ -847,7 +1348,10 @@ mod tests {
             "{:?}",
             server.ran
         );
-        assert_eq!(server.ran, [16, 32, 64, 128, 256, 192, 224, 208, 200, 200]);
+        assert_eq!(
+            server.ran,
+            [16, 32, 64, 128, 256, 256, 192, 224, 224, 208, 208, 200, 200]
+        );
         assert_eq!(found.value, Some(200));
         assert!(found
             .line()
@@ -953,45 +1457,34 @@ mod tests {
         assert!(saved.broke.is_empty(), "{saved:?}");
     }
 
-    /// The confirmation breaks (a noisy run): one step down, confirmed there.
+    /// The confirmation breaks (a noisy run): a third trial decides; when it breaks too, one
+    /// step down, held there.
     #[test]
-    fn a_broken_confirmation_steps_down() {
-        let mut server = FakeServer::new(38_200);
-        // 38,000 holds while bisecting, then breaks when confirmed.
-        let mut first = true;
-        struct Noisy<'a> {
-            server: &'a mut FakeServer,
-            first: &'a mut bool,
-        }
-        impl StepRunner for Noisy<'_> {
-            fn run_step(&mut self, load: u64) -> StepOutcome {
-                let confirming = self.server.ran.len() == 12;
-                let outcome = self.server.run_step(load);
-                if confirming && *self.first {
-                    *self.first = false;
-                    return StepOutcome {
-                        verdicts: vec![p99(false, 25_000.0)],
-                        ..outcome
-                    };
-                }
-                outcome
-            }
-        }
-        let found = search(
-            &plan(1_000, None),
-            LoadUnit::RequestsPerSec,
-            &mut Noisy {
-                server: &mut server,
-                first: &mut first,
-            },
+    fn a_broken_confirmation_is_decided_by_a_third_trial() {
+        // 38,000 holds while bisecting, then breaks when confirmed, then holds.
+        let mut noisy = Scripted::new(38_200, &[(38_000, 2, Trial::Broke)]);
+        let found = search(&plan(1_000, None), LoadUnit::RequestsPerSec, &mut noisy);
+        assert_eq!(
+            &noisy.server.ran[13..],
+            [38_000, 39_000, 39_000, 38_000, 38_000]
         );
-        // 38,000 / 1.05 = 36,190.
-        assert_eq!(&server.ran[12..], [38_000, 36_190]);
+        assert_eq!(found.value, Some(38_000));
+        assert_eq!(found.finding, Finding::Found);
+        assert_eq!(found.steps[16].trial, 2);
+        assert_eq!(found.steps[17].trial, 3);
+        // Broken twice of three: one step down (38,000 / 1.05 = 36,190), held there.
+        let mut noisy = Scripted::new(
+            38_200,
+            &[(38_000, 2, Trial::Broke), (38_000, 3, Trial::Broke)],
+        );
+        let found = search(&plan(1_000, None), LoadUnit::RequestsPerSec, &mut noisy);
+        assert_eq!(&noisy.server.ran[16..], [38_000, 38_000, 36_190]);
         assert_eq!(found.value, Some(36_190));
         assert_eq!(found.finding, Finding::Found);
         assert_eq!(
             found.line(),
-            "Capacity: 36,190 requests/sec (p99<20ms held at 36.2k; broke at 38k: p99 25.0ms)"
+            "Capacity: 36,190 requests/sec (p99<20ms held at 36.2k; broke at 38k: p99 25.0ms); \
+             range 36,190–38,000; 5 of 19 steps run again: 5 to check a break"
         );
     }
 
@@ -1017,10 +1510,10 @@ mod tests {
         assert_eq!(
             runner.0,
             [
-                1_000, 2_000, 4_000, // grow
-                3_000, 3_500, 3_250, 3_125, // bisect
-                3_000, 2_857, 2_597, 2_164, 1_545,
-                1_000, // confirm, down 5%, 10%, 20%, 40%, 80%
+                1_000, 2_000, 4_000, 4_000, // grow
+                3_000, 3_500, 3_500, 3_250, 3_250, 3_125, 3_125, // bisect
+                3_000, 3_000, 2_857, 2_857, 2_597, 2_597, 2_164, 2_164, 1_545, 1_545, 1_000,
+                1_000, // confirm, two trials each, down 5%, 10%, 20%, 40%, 80%
             ]
         );
         assert_eq!(found.finding, Finding::BelowFrom);
@@ -1045,12 +1538,13 @@ mod tests {
         // --from broke already.
         let mut server = FakeServer::new(500);
         let found = search(&plan(1_000, None), LoadUnit::RequestsPerSec, &mut server);
-        assert_eq!(server.ran, [1_000]);
+        assert_eq!(server.ran, [1_000, 1_000]);
         assert_eq!(found.finding, Finding::BelowFrom);
         assert_eq!(found.value, None);
         assert_eq!(
             found.line(),
-            "Capacity: below 1,000 requests/sec (broke at 1k: p99 31.0ms)"
+            "Capacity: below 1,000 requests/sec (broke at 1k: p99 31.0ms); 1 of 2 steps run \
+             again: 1 to check a break"
         );
     }
 

@@ -332,7 +332,7 @@ fn ctrl_c_mid_search_answers_from_the_steps_run_so_far() {
     );
     assert!(!stderr.contains("capacity: step 3"), "{stderr}");
 
-    let answer = "Capacity: at least 50 requests/sec; SIGINT stopped the search at 100";
+    let answer = "Capacity: at least 50 requests/sec; the search stopped at 100: SIGINT";
     let answers: Vec<&str> = stdout
         .lines()
         .filter(|l| l.starts_with("Capacity: "))

@@ -345,7 +345,7 @@ fn ctrl_c_stops_the_search_and_logs_everyone_out() {
     let run = tsumo.finish(Duration::from_secs(60));
     assert!(run.status.success(), "{run:?}");
     assert!(
-        run.stdout.contains("SIGINT stopped the search at 4"),
+        run.stdout.contains("the search stopped at 4"),
         "{}",
         run.stdout
     );

@@ -66,6 +66,10 @@ pub struct SavedSearch {
     /// sessions may stay on the server), all of them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub left_on_server: Vec<String>,
+    /// The machine during each step, in the order of `steps` (tsumo's lateness max interval by
+    /// interval, others' CPU, steal): why a step was judged disturbed and run again.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub noise: Vec<crate::capacity::Noise>,
     #[serde(flatten)]
     pub part: SavedPart,
 }
@@ -141,6 +145,7 @@ impl SavedSearch {
             staircase: Vec::new(),
             failure: None,
             left_on_server: Vec::new(),
+            noise: Vec::new(),
             part: SavedPart {
                 merged_from: Vec::new(),
                 run_id: None,
@@ -276,9 +281,14 @@ pub fn render(search: &SavedSearch) -> String {
     for (i, run) in views.iter().enumerate() {
         let role = search.roles.get(i).map_or("", String::as_str);
         let outcome = search.outcomes.get(i).map_or("", String::as_str);
+        // A load's second or third trial: `bisect #2`.
+        let role = match search.capacity.trials.get(i) {
+            Some(&trial) if trial > 1 => format!("{role} #{trial}"),
+            _ => role.to_string(),
+        };
         let mut cells = vec![
             (i + 1).to_string(),
-            role.to_string(),
+            role,
             run.target
                 .map_or_else(|| "-".to_string(), crate::capacity::grouped),
         ];
@@ -313,6 +323,10 @@ pub fn render(search: &SavedSearch) -> String {
             "server-failed" if !broken.is_empty() => {
                 format!("server-failed: {}", broken.join(", "))
             }
+            "disturbed" => match search.noise.get(i) {
+                Some(noise) => format!("disturbed: {}", noise.describe()),
+                None => "disturbed".to_string(),
+            },
             other => other.to_string(),
         });
         rows.push(cells);
@@ -443,7 +457,18 @@ impl SavedResult for SavedSearch {
     }
 
     fn cut_by_signal(&self) -> Option<String> {
-        (self.capacity.limited_by == "stopped").then(|| self.capacity.reason.clone())
+        // The signal alone (`SIGINT`), not the reason's `at 2000: SIGINT`: read as "cut short
+        // by SIGINT after 4.44s". Older files have only the reason.
+        (self.capacity.limited_by == "stopped")
+            .then(|| {
+                self.capacity.signal.clone().unwrap_or_else(|| {
+                    let reason = &self.capacity.reason;
+                    reason
+                        .split_once(": ")
+                        .map_or(reason.clone(), |(_, s)| s.to_string())
+                })
+            })
+            .filter(|signal| signal.starts_with("SIG"))
     }
 
     fn stopped_by_error(&self) -> Option<String> {
@@ -505,6 +530,8 @@ impl SavedResult for SavedSearch {
                 Unit::Metric,
             ),
             row("Lowest broken", lowest_broken, Unit::Metric),
+            row("Range low", c.range.map(|r| r[0] as f64), Unit::Metric),
+            row("Range high", c.range.map(|r| r[1] as f64), Unit::Metric),
             row("Steps", Some(self.steps.len() as f64), Unit::Count),
             row("Elapsed", Some(self.elapsed_s() * 1e6), Unit::Time),
         ];
@@ -571,6 +598,20 @@ fn answer_step<'a>(search: &SavedSearch, views: &'a [StepView<'a>]) -> Option<&'
         .map(|(view, _)| view)
 }
 
+/// What set an answer other than the server, in words: `Limited by --to: every step held up
+/// to 10,000 requests/sec`, `Stopped at 2000: SIGINT`.
+fn limited_line(c: &crate::capacity::SavedCapacity) -> String {
+    let value = c.value.map_or("-".to_string(), crate::capacity::grouped);
+    match c.limited_by.as_str() {
+        "to" => format!("Limited by --to: every step held up to {value} {}", c.unit),
+        "generator" => format!("Limited by the generator {}", c.reason),
+        "system" => format!("Limited by the machine {}", c.reason),
+        "stopped" => format!("Stopped {}", c.reason),
+        "noise" => format!("Cannot tell {}", c.reason),
+        other => format!("Limited by {other}: {}", c.reason),
+    }
+}
+
 /// A search's page: the capacity, what broke, the answer step's figures; the curve.
 fn page(search: &SavedSearch) -> PageContent {
     let c = &search.capacity;
@@ -633,7 +674,7 @@ fn page(search: &SavedSearch) -> PageContent {
     }
     // The server's limit is the answer line's own words; tsumo's or the machine's is said.
     if !c.reason.is_empty() && c.limited_by != "server" {
-        lines.push(format!("Limited by {}: {}", c.limited_by, c.reason));
+        lines.push(limited_line(c));
     }
     if let Some(verdict) = search.verdict() {
         lines.push(format!("Failed: {verdict}"));
@@ -811,6 +852,7 @@ fn merge_staircases(parts: &[(&SavedSearch, &str)], label: &str) -> Result<Saved
             steps.push(Step {
                 load,
                 role: Role::Staircase,
+                trial: 1,
                 outcome: StepOutcome {
                     achieved: 0.0,
                     verdicts: Vec::new(),
@@ -842,6 +884,7 @@ fn merge_staircases(parts: &[(&SavedSearch, &str)], label: &str) -> Result<Saved
         steps.push(Step {
             load,
             role: Role::Staircase,
+            trial: 1,
             outcome: merged_outcome(&step_parts, &merged),
         });
         runs.push(merged);

@@ -13,7 +13,9 @@ use std::time::{Duration, Instant};
 
 use super::pool::{Next, Pool, Try};
 use super::{error_exit, fail, server_gone};
-use crate::capacity::{self, Class, Limit, LoadUnit, SearchPlan, StepOutcome, StepRunner};
+use crate::capacity::{
+    self, Class, Limit, LoadUnit, Noise, SearchPlan, StepOutcome, StepRunner,
+};
 use crate::engine::signals;
 use crate::error::{Error, ExitStatus};
 use crate::plan::{CapacityPlan, JsonOut, Plan};
@@ -24,6 +26,7 @@ use crate::report::saved::{LoadedRun, RunData};
 use crate::report::schema::SavedPart;
 use crate::stats::format::format_time_us;
 use crate::stats::start::StartRecord;
+use crate::sys::machine::{MachineStat, MachineUse};
 use crate::{sys, web};
 
 /// The default `--max-connections`, when the open-file limit leaves room for it.
@@ -61,6 +64,7 @@ pub fn run(plan: &CapacityPlan) -> ExitStatus {
         called: 0,
         first_start: None,
         server_failed: None,
+        noise: Vec::new(),
     };
     let found = match &plan.staircase {
         Some(loads) => capacity::staircase(loads, LoadUnit::RequestsPerSec, &mut runner),
@@ -71,6 +75,7 @@ pub fn run(plan: &CapacityPlan) -> ExitStatus {
                 resolution: plan.resolution,
                 growth: SearchPlan::GROWTH,
                 granularity: 1,
+                trials: SearchPlan::TRIALS,
             };
             capacity::search(&search_plan, LoadUnit::RequestsPerSec, &mut runner)
         }
@@ -100,6 +105,7 @@ pub fn run(plan: &CapacityPlan) -> ExitStatus {
     );
     search.part.command = plan.run.part.command.clone();
     search.failure.clone_from(&server_failed);
+    search.noise = runner.noise;
     if let Some(loads) = &plan.staircase {
         // A staircase is a part of a run that `tsumo merge` puts together with its shards.
         search.staircase = loads.clone();
@@ -202,6 +208,8 @@ struct HttpSteps<'a> {
     first_start: Option<StartRecord>,
     /// The server stopped answering during a step: the search's failure line (exit 1).
     server_failed: Option<String>,
+    /// The machine during each judged run, in the order of `runs`.
+    noise: Vec<Noise>,
 }
 
 impl HttpSteps<'_> {
@@ -314,7 +322,7 @@ impl HttpSteps<'_> {
         load: u64,
         connections: usize,
         tries: usize,
-    ) -> Result<(SavedRun, StepOutcome), StepOutcome> {
+    ) -> Result<(SavedRun, StepOutcome, Noise), StepOutcome> {
         // A scheduled staircase's pause is the gap before the next step's instant.
         let scheduled = self.plan.staircase.is_some() && self.plan.run.part.start_at.is_some();
         if !scheduled {
@@ -362,7 +370,9 @@ impl HttpSteps<'_> {
                 return Err(stopped);
             }
         }
+        let machine = MachineStat::read();
         let finished = web::run(&self.step_plan(load, connections, self.plan.step, true));
+        let machine = machine.and_then(|m| m.since());
         self.last_end = Some(Instant::now());
         let finished = match finished {
             Ok(finished) => {
@@ -381,7 +391,8 @@ impl HttpSteps<'_> {
             script_error: finished.script_error.as_ref().map(ToString::to_string),
             ..SavedRun::from_result(&finished.result)
         };
-        let mut outcome = report::objectives::step_of_run(&saved);
+        let noise = noise_of(&saved, machine);
+        let mut outcome = report::objectives::step_of_run(&saved).with_noise(&noise);
         if let Some(e) = &finished.script_error {
             self.failed = Some(format!("script error: {e}"));
         }
@@ -398,7 +409,7 @@ impl HttpSteps<'_> {
                 outcome.limit = Some(Limit::ServerFailed(e.to_string()));
             }
         }
-        Ok((saved, outcome))
+        Ok((saved, outcome, noise))
     }
 }
 
@@ -418,7 +429,7 @@ impl StepRunner for HttpSteps<'_> {
         let mut tries = 0;
         loop {
             tries += 1;
-            let (mut saved, mut outcome) = match self.try_step(load, connections, tries) {
+            let (mut saved, mut outcome, noise) = match self.try_step(load, connections, tries) {
                 Ok(done) => done,
                 Err(stopped) => return stopped,
             };
@@ -458,6 +469,7 @@ impl StepRunner for HttpSteps<'_> {
             );
             saved.notes.extend(notes);
             self.runs.push(saved);
+            self.noise.push(noise);
             return outcome;
         }
     }
@@ -500,6 +512,31 @@ impl HttpSteps<'_> {
             super::step_line(&outcome, "achieved 0 requests/sec")
         );
         Ok(outcome)
+    }
+}
+
+/// The machine during a judged run: tsumo's send lateness max in each interval, and the CPU
+/// others used (the machine's busy cores less tsumo's and the sampled servers').
+fn noise_of(saved: &SavedRun, machine: Option<MachineUse>) -> Noise {
+    let mut lateness_max_us: Vec<u64> = saved
+        .intervals
+        .iter()
+        .map(|i| i.send_lateness.max)
+        .collect();
+    if lateness_max_us.is_empty() {
+        lateness_max_us.push(saved.send_lateness.max);
+    }
+    let elapsed = saved.elapsed_s.max(1e-9);
+    let tsumo = saved.tsumo.map_or(0.0, |t| t.cpu_seconds / elapsed);
+    let server = saved
+        .server
+        .as_ref()
+        .map_or(0.0, |s| s.cpu_percent_mean / 100.0);
+    Noise {
+        lateness_max_us,
+        others_cores: machine.map(|m| (m.busy_cores - tsumo - server).max(0.0)),
+        steal_cores: machine.map(|m| m.steal_cores),
+        cores: machine.map_or(0, |m| m.cores),
     }
 }
 

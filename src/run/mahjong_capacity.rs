@@ -38,6 +38,7 @@ use crate::report::session::SavedSession;
 use crate::slo::Verdict;
 use crate::stats::mahjong::{MahjongRecorder, MahjongResult};
 use crate::stats::start::StartRecord;
+use crate::sys::machine::MachineUse;
 use crate::sys::procstat::Sampler;
 
 /// How often the search looks at its cohorts while it waits.
@@ -69,6 +70,7 @@ pub fn run(plan: &MahjongCapacityPlan) -> ExitStatus {
         next_name: 0,
         steps: Vec::new(),
         achieved: Vec::new(),
+        noise: Vec::new(),
         left: Vec::new(),
         failed: Vec::new(),
         error: None,
@@ -88,6 +90,7 @@ pub fn run(plan: &MahjongCapacityPlan) -> ExitStatus {
         resolution: plan.resolution,
         growth: SearchPlan::GROWTH,
         granularity: session.seats as u64,
+        trials: SearchPlan::TRIALS,
     };
     let found = capacity::search(&search_plan, LoadUnit::Players, &mut runner);
     runner.log_out_down_to(0);
@@ -95,6 +98,7 @@ pub fn run(plan: &MahjongCapacityPlan) -> ExitStatus {
     let Cohorts {
         steps,
         achieved,
+        noise,
         left,
         failed,
         error,
@@ -125,6 +129,7 @@ pub fn run(plan: &MahjongCapacityPlan) -> ExitStatus {
     search.part.command = session.part.command.clone();
     search.failure = server_failed.clone().or_else(|| failed.first().cloned());
     search.left_on_server.clone_from(&left);
+    search.noise = noise;
     if !session.quiet && session.json != Some(JsonOut::Stdout) {
         let mut out = std::io::stdout().lock();
         let _ = out.write_all(report::capacity::render(&search).as_bytes());
@@ -335,6 +340,8 @@ struct Cohorts<'a> {
     next_name: usize,
     steps: Vec<SavedSession>,
     achieved: Vec<u64>,
+    /// The machine during each judged window, in the order of `steps`.
+    noise: Vec<capacity::Noise>,
     /// Sessions tsumo did not see logged out, from every cohort that ended.
     left: Vec<String>,
     /// A cohort's thread that panicked (its players may be left on the server): exit 1.
@@ -641,6 +648,7 @@ impl Cohorts<'_> {
         } else {
             Sampler::start(&session.server_pids, Duration::from_secs(1)).ok()
         };
+        let machine = crate::sys::machine::MachineStat::read();
         let began = Instant::now();
         let start = StartRecord::new(None, crate::sys::wallclock::unix_now_ns());
         self.live.stage = Stage::Judged(began, self.plan.step);
@@ -651,8 +659,19 @@ impl Cohorts<'_> {
         let usage = OwnUsage::now().since(own);
         // A slice of sessions still playing: whether they failed is told when they end.
         let saved = self.slice(record, load, elapsed, Some((usage, sampler, start)));
+        let noise = noise_of(&saved, machine.and_then(|m| m.since()));
         let mut outcome = report::objectives::step_of_session(&saved);
+        // A late reply cannot make the server refuse a player or drop a socket: only a time
+        // objective that broke can be tsumo's (as in `step_of_session`).
+        let time_broke = saved
+            .objectives
+            .iter()
+            .any(|v| !v.held && v.unit == crate::slo::Unit::Micros);
+        if time_broke {
+            outcome = outcome.with_noise(&noise);
+        }
         outcome.achieved = playing as f64;
+        self.noise.push(noise);
         self.steps.push(saved);
         self.achieved.push(playing);
         outcome
@@ -746,6 +765,24 @@ impl StepRunner for Cohorts<'_> {
             )
         ));
         outcome
+    }
+}
+
+/// The machine during a judged window: tsumo's reply lateness max (one figure: a session's
+/// intervals keep no lateness), and the CPU others used (the machine's busy cores less tsumo's
+/// and the sampled servers').
+fn noise_of(saved: &SavedSession, machine: Option<MachineUse>) -> capacity::Noise {
+    let elapsed = saved.elapsed_s.max(1e-9);
+    let tsumo = saved.tsumo.cpu_s / elapsed;
+    let server = saved
+        .server
+        .as_ref()
+        .map_or(0.0, |s| s.cpu_percent_mean / 100.0);
+    capacity::Noise {
+        lateness_max_us: vec![saved.reply_lateness.sampled().map_or(0, |h| h.max)],
+        others_cores: machine.map(|m| (m.busy_cores - tsumo - server).max(0.0)),
+        steal_cores: machine.map(|m| m.steal_cores),
+        cores: machine.map_or(0, |m| m.cores),
     }
 }
 

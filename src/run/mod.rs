@@ -65,6 +65,7 @@ fn step_line(outcome: &crate::capacity::StepOutcome, achieved: &str) -> String {
             f64::from(pool.busy_permille) / 10.0,
             pool.connections
         ),
+        Some(Limit::Disturbed(why)) => format!("disturbed: {why}; run again"),
         None => outcome.class().as_str().to_string(),
     };
     format!("{achieved}: {} -> {class}", verdicts.join(", "))

@@ -3,6 +3,7 @@
 //! (`wallclock`: Unix time, RFC 3339, the NTP state) for runs started on one instant.
 
 pub mod doctor;
+pub mod machine;
 pub mod output;
 pub mod procstat;
 pub mod rng;

@@ -119,7 +119,7 @@ impl Sampler {
 }
 
 /// Clock ticks per second, the unit of `utime`/`stime` in `/proc/PID/stat`.
-fn clock_ticks() -> f64 {
+pub fn clock_ticks() -> f64 {
     // SAFETY: sysconf has no preconditions.
     let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
     if ticks > 0 {

@@ -207,6 +207,33 @@ pub fn render(all: &[LoadedRun]) -> Result<String, Error> {
         let _ = writeln!(out, "{}", line.trim_end());
     }
 
+    // Two capacity searches: whether their ranges keep them apart.
+    let range = |(_, rows): &(&LoadedRun, Vec<Row>)| {
+        let at = |name: &str| rows.iter().find(|r| r.name == name).and_then(|r| r.value);
+        Some((at("Range low")?, at("Range high")?))
+    };
+    if let Some(first) = per_run.first().and_then(range) {
+        for other in per_run.iter().skip(1) {
+            let Some(second) = range(other) else { continue };
+            let apart = second.0 > first.1 || first.0 > second.1;
+            let _ = writeln!(
+                out,
+                "\nCapacity ranges: {} {:.0}–{:.0}, {} {:.0}–{:.0}: {}",
+                per_run[0].0.source,
+                first.0,
+                first.1,
+                other.0.source,
+                second.0,
+                second.1,
+                if apart {
+                    "apart, a difference beyond what each search's noise moved"
+                } else {
+                    "they overlap, no difference beyond what each search's noise moved"
+                }
+            );
+        }
+    }
+
     if groups.len() > 1 && repeated {
         let _ = writeln!(out);
         for (row_name, metric) in runs[0].result().key_metrics() {
