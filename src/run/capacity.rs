@@ -13,9 +13,7 @@ use std::time::{Duration, Instant};
 
 use super::pool::{Next, Pool, Try};
 use super::{error_exit, fail, server_gone};
-use crate::capacity::{
-    self, Class, Limit, LoadUnit, Noise, SearchPlan, StepOutcome, StepRunner,
-};
+use crate::capacity::{self, Class, Limit, LoadUnit, Noise, SearchPlan, StepOutcome, StepRunner};
 use crate::engine::signals;
 use crate::error::{Error, ExitStatus};
 use crate::plan::{CapacityPlan, JsonOut, Plan};

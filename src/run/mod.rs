@@ -11,8 +11,8 @@ pub mod files;
 pub mod http;
 pub mod mahjong;
 pub mod mahjong_capacity;
-mod server_gone;
 mod pool;
+mod server_gone;
 
 use std::path::Path;
 
