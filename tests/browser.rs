@@ -324,7 +324,7 @@ fn a_runs_page_shows_its_json_and_charts_in_a_browser() {
         percentile.iter().filter(|n| **n > 10).count() >= 2,
         "{percentile:?}"
     );
-    for text in ["tsumo -R200 -c4 -d3s", "Run id", "Shard"] {
+    for text in ["/tsumo -t1 -c4 -R200 -d3s --server-pid", "Run id", "Shard"] {
         assert!(page.dom.contains(text), "{text}:\n{}", page.dom);
     }
 }

@@ -206,11 +206,11 @@ fn a_proxy_connection_limit_is_found_exactly_and_everyone_logged_out() {
     );
     assert_eq!(
         strings(&doc, "roles"),
-        ["grow", "grow", "grow", "bisect", "confirm"]
+        ["grow", "grow", "grow", "grow", "bisect", "bisect", "confirm"]
     );
     assert_eq!(
         strings(&doc, "outcomes"),
-        ["held", "held", "broke", "broke", "held"]
+        ["held", "held", "broke", "broke", "broke", "broke", "held"]
     );
     let players: Vec<u64> = doc["steps"]
         .as_array()
@@ -218,9 +218,12 @@ fn a_proxy_connection_limit_is_found_exactly_and_everyone_logged_out() {
         .iter()
         .map(|s| s["plan"]["players"].as_u64().unwrap_or(0))
         .collect();
-    assert_eq!(players, [4, 8, 16, 12, 8]);
+    // Each break is run again (a second trial agrees), and the answer is confirmed.
+    assert_eq!(players, [4, 8, 16, 16, 12, 12, 8]);
+    assert_eq!(capacity["trials"], serde_json::json!([1, 1, 1, 2, 1, 2, 2]));
+    assert_eq!(capacity["range"], serde_json::json!([8, 8]));
     assert_eq!(capacity["held"], serde_json::json!([4, 8, 8]));
-    assert_eq!(capacity["broke"], serde_json::json!([16, 12]));
+    assert_eq!(capacity["broke"], serde_json::json!([16, 16, 12, 12]));
     // The step just above the answer broke, on the errors objective: its players beyond the
     // limit could not connect, each once (after its retries).
     assert_eq!(capacity["reason"], "broke at 12: errors<1 (errors 8)");
@@ -229,10 +232,10 @@ fn a_proxy_connection_limit_is_found_exactly_and_everyone_logged_out() {
         capacity["broke_first"],
         "Broke first: errors<1 at 12 (errors 8)"
     );
-    let connects: Vec<u64> = (0..5).map(|i| connect_errors(&doc, i)).collect();
-    assert_eq!(connects, [0, 0, 8, 4, 0], "{doc:#}");
+    let connects: Vec<u64> = (0..7).map(|i| connect_errors(&doc, i)).collect();
+    assert_eq!(connects, [0, 0, 8, 8, 4, 4, 0], "{doc:#}");
     // Each player that could not connect: its error, and its failed connect phase.
-    for (index, errors) in [0u8, 0, 16, 8, 0].into_iter().enumerate() {
+    for (index, errors) in [0u8, 0, 16, 16, 8, 8, 0].into_iter().enumerate() {
         let verdict = &doc["steps"][index]["objectives"][0];
         assert_eq!(verdict["expr"], "errors<1");
         assert_eq!(
@@ -259,7 +262,7 @@ fn a_proxy_connection_limit_is_found_exactly_and_everyone_logged_out() {
     );
     assert!(
         live(
-            "step 5 at 8 players (held at 8; broke at 12: errors<1): judged ",
+            "step 7 at 8 players (held at 8; broke at 12: errors<1): judged ",
             ": errors<1 held (errors 0)"
         ),
         "{}",

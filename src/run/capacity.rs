@@ -433,7 +433,15 @@ impl StepRunner for HttpSteps<'_> {
             };
             let number = self.runs.len() + 1;
             let tried = Try::of_run(&saved, outcome.class() == Class::Broke);
-            match self.pool.next(&tried, before.as_ref(), tries) {
+            // A staircase's steps are fixed, on -c, the same on every shard, and judged again
+            // from their saved runs by `tsumo merge`: no try on more connections, no pool
+            // verdict that a merge could not give.
+            let next = if self.plan.staircase.is_some() {
+                Next::Judged
+            } else {
+                self.pool.next(&tried, before.as_ref(), tries)
+            };
+            match next {
                 Next::Again(more) => {
                     let why = format!(
                         "{connections} connections carried {} requests/sec ({}), {:.1} % of \
