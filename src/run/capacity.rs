@@ -62,6 +62,7 @@ pub fn run(plan: &CapacityPlan) -> ExitStatus {
         called: 0,
         first_start: None,
         server_failed: None,
+        server_bound_at: None,
         noise: Vec::new(),
     };
     let found = match &plan.staircase {
@@ -206,6 +207,9 @@ struct HttpSteps<'a> {
     first_start: Option<StartRecord>,
     /// The server stopped answering during a step: the search's failure line (exit 1).
     server_failed: Option<String>,
+    /// The lowest load at which more connections carried no more: the pool is not tried
+    /// again at or above it.
+    server_bound_at: Option<u64>,
     /// The machine during each judged run, in the order of `runs`.
     noise: Vec<Noise>,
 }
@@ -436,7 +440,11 @@ impl StepRunner for HttpSteps<'_> {
             // A staircase's steps are fixed, on -c, the same on every shard, and judged again
             // from their saved runs by `tsumo merge`: no try on more connections, no pool
             // verdict that a merge could not give.
-            let next = if self.plan.staircase.is_some() {
+            // Nor at a load where more connections already carried no more: the server was
+            // the bound there, and so it is above (a saturated server's every break would
+            // otherwise cost a second run).
+            let server_bound = self.server_bound_at.is_some_and(|at| load >= at);
+            let next = if self.plan.staircase.is_some() || server_bound {
                 Next::Judged
             } else {
                 self.pool.next(&tried, before.as_ref(), tries)
@@ -462,6 +470,10 @@ impl StepRunner for HttpSteps<'_> {
                 }
                 Next::Limit(pool) => outcome.limit = Some(Limit::Pool(pool)),
                 Next::Judged => {}
+                Next::ServerBound => {
+                    self.server_bound_at =
+                        Some(self.server_bound_at.map_or(load, |at| at.min(load)));
+                }
             }
             eprintln!(
                 "capacity: step {number}: {}",

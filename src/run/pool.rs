@@ -81,6 +81,9 @@ impl Try {
 pub enum Next {
     /// The step's verdict stands.
     Judged,
+    /// The step's verdict stands, and more connections did not carry more: the server, not
+    /// the pool, held the rate back at this load (and so above it).
+    ServerBound,
     /// Run the step again with this many connections.
     Again(usize),
     /// tsumo's pool was the step's limit.
@@ -128,7 +131,7 @@ impl Pool {
             let less_busy = tried.busy_share <= before.busy_share * BUSY_CUT;
             if !carried_more && !less_busy {
                 // The server held the extra connections as long as it held the others.
-                return Next::Judged;
+                return Next::ServerBound;
             }
         }
         let at_cap = tried.connections >= self.cap;
@@ -240,7 +243,7 @@ mod tests {
         let four = tried(4, 500.0, 0.99, 8_000.0);
         let ten = tried(10, 505.0, 0.99, 20_000.0);
         assert_eq!(pool.next(&four, None, 1), Next::Again(13));
-        assert_eq!(pool.next(&ten, Some(&four), 2), Next::Judged);
+        assert_eq!(pool.next(&ten, Some(&four), 2), Next::ServerBound);
     }
 
     #[test]
