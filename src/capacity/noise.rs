@@ -15,8 +15,11 @@ use super::{Class, Limit, StepOutcome};
 /// 3,000 r/s sent at once on catch-up, enough to trip a `limit_req` burst of 50.
 pub const STALL_US: u64 = 20_000;
 
-/// Steal beyond this share of the machine's cores: the hypervisor took the CPU.
-pub const STEAL_SHARE: f64 = 0.1;
+/// Steal beyond this share of the machine's cores: the hypervisor took the CPU. Measured
+/// here: 0.3 of 2 cores stolen during a search with nothing else of ours running made every
+/// trial of a plain break (a one-at-a-time server at twice its capacity) read as disturbed at
+/// 10 %.
+pub const STEAL_SHARE: f64 = 0.2;
 
 /// The machine during one trial.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
