@@ -120,7 +120,9 @@ fn the_search_finds_a_one_at_a_time_servers_throughput() {
     let steps = doc["steps"].as_array().expect("steps");
     let held = found["held"].as_array().expect("held").len();
     let broke = found["broke"].as_array().expect("broke").len();
-    assert_eq!(steps.len(), held + broke, "{found}");
+    // A disturbed trial (tsumo stalled, CPU stolen) is neither: it was run again.
+    let disturbed = found["disturbed"].as_array().map_or(0, Vec::len);
+    assert_eq!(steps.len(), held + broke + disturbed, "{found}");
     for step in steps {
         assert_eq!(step["tool"], "tsumo");
         assert!(
@@ -874,4 +876,84 @@ fn a_search_over_shards_is_refused() {
         assert_eq!(run.stderr.lines().count(), 1, "{all:?}: {}", run.stderr);
         assert!(run.stderr.contains(expected), "{all:?}: {}", run.stderr);
     }
+}
+
+/// tsumo's own stall is not the server's verdict (issue 30, item 2): nginx's `limit_req` at
+/// 300 r/s (burst 20) searched from 250 to 280; 1 s into step 1's judged run tsumo is frozen
+/// (SIGSTOP) for 300 ms, and its catch-up burst of about 75 requests trips the limiter. The
+/// step is judged disturbed and run again, and the answer stands at 280; the base judged the
+/// burst's 503s the server's and answered "below 250".
+#[test]
+fn a_stall_of_tsumo_is_run_again_not_judged() {
+    let _one = one_at_a_time();
+    let nginx = common::nginx::Nginx::builder()
+        .http_snippet("limit_req_zone $binary_remote_addr zone=stall:1m rate=300r/s;")
+        .server(
+            "limited",
+            "root @ROOT@/www;\n        location / { limit_req zone=stall burst=20 nodelay; \
+             limit_req_status 503; }",
+        )
+        .start();
+    let url = format!("http://127.0.0.1:{}/index.html", nginx.port("limited"));
+    let dir = common::TempDir::new("capacity-stall");
+    let json = dir.path().join("capacity.json");
+    let mut child = common::tsumo()
+        .args([
+            "capacity",
+            "-t1",
+            "-c4",
+            "--slo",
+            "errors<1%",
+            "--from",
+            "250",
+            "--to",
+            "280",
+            "--step",
+            "2s",
+            "--warmup",
+            "500ms",
+            "--pause",
+            "300ms",
+            "--json",
+        ])
+        .arg(&json)
+        .arg(&url)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn tsumo");
+    let mut stderr_pipe = BufReader::new(child.stderr.take().expect("stderr piped"));
+    let mut first = String::new();
+    stderr_pipe.read_line(&mut first).expect("stderr");
+    assert!(first.starts_with("capacity: step 1 at 250 "), "{first}");
+    // The 500 ms warm-up, then 1 s into the judged run.
+    std::thread::sleep(Duration::from_millis(1_500));
+    let pid = child.id() as libc::pid_t;
+    // SAFETY: kill(2) on our own child, not reaped yet.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGSTOP) }, 0);
+    std::thread::sleep(Duration::from_millis(300));
+    // SAFETY: as above.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGCONT) }, 0);
+    let mut rest = String::new();
+    let _ = stderr_pipe.read_to_string(&mut rest);
+    let mut stdout = String::new();
+    let _ = child
+        .stdout
+        .take()
+        .expect("stdout piped")
+        .read_to_string(&mut stdout);
+    let status = child.wait().expect("wait");
+    let stderr = first + &rest;
+    assert_eq!(status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("capacity: step 1: ") && stderr.contains("-> disturbed: tsumo stalled"),
+        "{stderr}"
+    );
+    let doc = common::read_json(&json);
+    let found = &doc["capacity"];
+    assert_eq!(found["value"], 280, "{found}\n{stdout}\n{stderr}");
+    assert_eq!(found["limited_by"], "to", "{found}");
+    assert_eq!(doc["outcomes"][0], "disturbed", "{doc:#}");
+    assert_eq!(found["trials"][1], 2, "{found}");
 }
