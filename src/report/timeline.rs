@@ -398,6 +398,7 @@ fn merge_aligned<T: Addable>(parts: &[(&[T], &str)]) -> Result<Vec<T>, Error> {
     let mut slots: BTreeMap<u64, T> = BTreeMap::new();
     for (intervals, source) in parts {
         let own = length_ns(intervals).unwrap_or(length);
+        let same_origin = intervals.first().map(|i| i.span().start_unix_ns) == Some(origin);
         for interval in *intervals {
             let from_origin = interval.span().start_unix_ns.saturating_sub(origin);
             // To the nearest of its own length: a 500 ms interval at 0.5 s is in slot 0.
@@ -417,11 +418,19 @@ fn merge_aligned<T: Addable>(parts: &[(&[T], &str)]) -> Result<Vec<T>, Error> {
                 }
                 None => {
                     let mut first = interval.clone();
-                    *first.span_mut() = IntervalSpan {
-                        start_s: slot as f64 * length as f64 / 1e9,
-                        start_unix_ns: origin + slot * length,
-                        duration_s: reach_s,
-                    };
+                    let start_unix_ns = origin + slot * length;
+                    // An interval that is its slot keeps its own figures: through ns they
+                    // could come back a bit off (a merge of one run is that run exactly).
+                    let own_span = same_origin
+                        && interval.span().start_unix_ns == start_unix_ns
+                        && reach == duration_ns;
+                    if !own_span {
+                        *first.span_mut() = IntervalSpan {
+                            start_s: slot as f64 * length as f64 / 1e9,
+                            start_unix_ns,
+                            duration_s: reach_s,
+                        };
+                    }
                     slots.insert(slot, first);
                 }
             }
@@ -475,6 +484,20 @@ mod tests {
             intervals,
         };
         (http_intervals(&timeline, n as f64 - 0.5), whole)
+    }
+
+    /// A last interval whose length in seconds does not survive a trip through ns (2.001468734 s
+    /// less 2 s) is merged alone to the last bit.
+    #[test]
+    fn a_merge_of_one_run_keeps_its_spans_to_the_bit() {
+        let (mut saved, _) = run(1_800_000_000 * S, 3, 100, 10);
+        saved[2].span.duration_s = 2.001468734 - 2.0;
+        assert_ne!(
+            ((saved[2].span.duration_s * 1e9).round() as u64) as f64 / 1e9,
+            saved[2].span.duration_s
+        );
+        let merged = merge_http(&[(&saved, "a.json")]).unwrap();
+        assert_eq!(merged, saved);
     }
 
     #[test]
