@@ -22,6 +22,7 @@ use crate::error::Error;
 use crate::slo::Verdict;
 use crate::stats::format::{counted, format_time_us};
 use crate::stats::new_histogram;
+use crate::stats::split::SplitHistograms;
 
 /// The histograms a plot can show, the default first.
 const PLOTTED: [&str; 3] = ["latency", "uncorrected", "send_lateness"];
@@ -449,6 +450,11 @@ fn merge(saved: &[(&SavedRun, &str)], label: &str) -> Result<SavedRun, Error> {
     merged.plan.threads = 0;
     merged.plan.connections = 0;
     merged.plan.rate = Some(0);
+    // The split, where every part has one (files of older tsumos have none).
+    let mut split = saved
+        .iter()
+        .all(|(run, _)| run.histograms.split.is_some())
+        .then(SplitHistograms::default);
     for (run, source) in saved {
         merged.counters.add(&run.counters);
         merged.elapsed_s = merged.elapsed_s.max(run.elapsed_s);
@@ -462,6 +468,11 @@ fn merge(saved: &[(&SavedRun, &str)], label: &str) -> Result<SavedRun, Error> {
         let encoded = [&h.latency, &h.uncorrected, &h.send_lateness, &h.req_per_sec];
         for ((sum, encoded), name) in histograms.iter_mut().zip(encoded).zip(names) {
             add_encoded(sum, encoded, source, name)?;
+        }
+        if let (Some(sum), Some(part)) = (split.as_mut(), &h.split) {
+            for (sum, (name, encoded)) in sum.parts_mut().into_iter().zip(part.encoded()) {
+                add_encoded(sum, encoded, source, name)?;
+            }
         }
         for note in &run.notes {
             if !merged.notes.contains(note) {
@@ -489,6 +500,15 @@ fn merge(saved: &[(&SavedRun, &str)], label: &str) -> Result<SavedRun, Error> {
     merged.histograms.uncorrected = encode_histogram(uncorrected);
     merged.histograms.send_lateness = encode_histogram(send_lateness);
     merged.histograms.req_per_sec = encode_histogram(req_per_sec);
+    match &split {
+        Some(split) => merged.set_split(split),
+        None => {
+            merged.server_latency = None;
+            merged.own_delay = None;
+            merged.user_latency = None;
+            merged.histograms.split = None;
+        }
+    }
     // The runs went on side by side: the rates are the totals over the whole interval, the
     // longest run's (a 1 s run and an 8 s run did not add their rates for 8 s).
     if merged.elapsed_s > 0.0 {

@@ -106,6 +106,12 @@ pub struct SavedInterval {
     pub latency: IntervalHistogram,
     /// Send lateness, µs.
     pub send_lateness: IntervalHistogram,
+    /// What the server caused of the corrected latency, µs; absent in files of older tsumos.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_latency: Option<IntervalHistogram>,
+    /// tsumo's own delay (send and read) per response, µs; absent in files of older tsumos.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub own_delay: Option<IntervalHistogram>,
     /// The server's CPU and memory (`--server-pid`); absent without samples in the interval.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<SavedServerInterval>,
@@ -153,6 +159,8 @@ pub fn http_intervals(timeline: &RunTimeline, elapsed_s: f64) -> Vec<SavedInterv
             unsent: interval.unsent,
             latency: IntervalHistogram::of(&interval.latency.unpack()),
             send_lateness: IntervalHistogram::of(&interval.send_lateness.unpack()),
+            server_latency: Some(IntervalHistogram::of(&interval.server_latency.unpack())),
+            own_delay: Some(IntervalHistogram::of(&interval.own_delay.unpack())),
             server: server.as_ref().map(SavedServerInterval::of),
         })
         .collect()
@@ -288,6 +296,16 @@ impl Addable for SavedInterval {
         self.unsent.add(&other.unsent);
         add_histograms(&mut self.latency, &other.latency, source)?;
         add_histograms(&mut self.send_lateness, &other.send_lateness, source)?;
+        // Split only where every part has it (older files have none).
+        for (sum, other) in [
+            (&mut self.server_latency, &other.server_latency),
+            (&mut self.own_delay, &other.own_delay),
+        ] {
+            match (sum.as_mut(), other) {
+                (Some(sum), Some(other)) => add_histograms(sum, other, source)?,
+                _ => *sum = None,
+            }
+        }
         match (&mut self.server, &other.server) {
             (Some(sum), Some(server)) => sum.add(server),
             (None, Some(server)) => self.server = Some(server.clone()),
@@ -398,6 +416,7 @@ fn merge_aligned<T: Addable>(parts: &[(&[T], &str)]) -> Result<Vec<T>, Error> {
     let mut slots: BTreeMap<u64, T> = BTreeMap::new();
     for (intervals, source) in parts {
         let own = length_ns(intervals).unwrap_or(length);
+        let same_origin = intervals.first().map(|i| i.span().start_unix_ns) == Some(origin);
         for interval in *intervals {
             let from_origin = interval.span().start_unix_ns.saturating_sub(origin);
             // To the nearest of its own length: a 500 ms interval at 0.5 s is in slot 0.
@@ -417,11 +436,19 @@ fn merge_aligned<T: Addable>(parts: &[(&[T], &str)]) -> Result<Vec<T>, Error> {
                 }
                 None => {
                     let mut first = interval.clone();
-                    *first.span_mut() = IntervalSpan {
-                        start_s: slot as f64 * length as f64 / 1e9,
-                        start_unix_ns: origin + slot * length,
-                        duration_s: reach_s,
-                    };
+                    let start_unix_ns = origin + slot * length;
+                    // An interval that is its slot keeps its own figures: through ns they
+                    // could come back a bit off (a merge of one run is that run exactly).
+                    let own_span = same_origin
+                        && interval.span().start_unix_ns == start_unix_ns
+                        && reach == duration_ns;
+                    if !own_span {
+                        *first.span_mut() = IntervalSpan {
+                            start_s: slot as f64 * length as f64 / 1e9,
+                            start_unix_ns,
+                            duration_s: reach_s,
+                        };
+                    }
                     slots.insert(slot, first);
                 }
             }
@@ -475,6 +502,20 @@ mod tests {
             intervals,
         };
         (http_intervals(&timeline, n as f64 - 0.5), whole)
+    }
+
+    /// A last interval whose length in seconds does not survive a trip through ns (2.001468734 s
+    /// less 2 s) is merged alone to the last bit.
+    #[test]
+    fn a_merge_of_one_run_keeps_its_spans_to_the_bit() {
+        let (mut saved, _) = run(1_800_000_000 * S, 3, 100, 10);
+        saved[2].span.duration_s = 2.001468734 - 2.0;
+        assert_ne!(
+            ((saved[2].span.duration_s * 1e9).round() as u64) as f64 / 1e9,
+            saved[2].span.duration_s
+        );
+        let merged = merge_http(&[(&saved, "a.json")]).unwrap();
+        assert_eq!(merged, saved);
     }
 
     #[test]
