@@ -894,7 +894,7 @@ fn objectives_are_judged_printed_and_broken_ones_exit_99() {
     assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
     assert!(
         run.stderr
-            .starts_with("tsumo: objectives broken: p99<1us (p99 "),
+            .starts_with("tsumo: objectives broken: p99<1us (server's p99 "),
         "{}",
         run.stderr
     );
