@@ -215,6 +215,23 @@ fn merge_adds_runs_exactly() {
         json_u64(&m, "latency.count"),
         json_u64(&a, "latency.count") + json_u64(&b, "latency.count")
     );
+    // The split merges exactly too: every histogram's count, and the exact sums.
+    for path in [
+        "server_latency.count",
+        "own_delay.total.count",
+        "own_delay.read.count",
+        "user_latency.count",
+        "counters.latency_sums.corrected_us",
+        "counters.latency_sums.server_us",
+        "counters.latency_sums.own_send_us",
+    ] {
+        assert_eq!(
+            json_u64(&m, path),
+            json_u64(&a, path) + json_u64(&b, path),
+            "{path}"
+        );
+    }
+    assert_eq!(m["timestamps"], a["timestamps"]);
     // The top bucket of the sum is the higher of the two tops.
     assert_eq!(
         json_u64(&m, "latency.max"),

@@ -339,15 +339,44 @@ fn a_hog_on_tsumos_core_moves_tsumos_delay_not_the_servers_latency() {
 #[test]
 fn user_space_stamps_are_said_and_never_mixed() {
     let server = FiveMsServer::start(cpus() - 1);
-    let run = pinned_tsumo(
-        &["-t1", "-c4", "-d2s", "-R100", "--json", "-", &server.url()],
-        &[("TSUMO_TIMESTAMPS", "user")],
-    );
-    run.assert_success();
-    let doc = run.json();
+    let dir = TempDir::new("user-stamps");
+    let (user, kernel) = (dir.path().join("user.json"), dir.path().join("kernel.json"));
+    for (path, env) in [(&user, "user"), (&kernel, "kernel")] {
+        let run = pinned_tsumo(
+            &[
+                "-t1",
+                "-c4",
+                "-d2s",
+                "-R100",
+                "--json",
+                path.to_str().unwrap(),
+                "--quiet",
+                &server.url(),
+            ],
+            &[("TSUMO_TIMESTAMPS", env)],
+        );
+        run.assert_success();
+    }
+    let doc = read_json(&user);
     assert_eq!(doc["timestamps"], "user", "{doc:#}");
     assert_split_adds_up(&doc);
     assert_eq!(json_u64(&doc, "own_delay.read.max"), 0, "{doc:#}");
+    assert_eq!(read_json(&kernel)["timestamps"], "kernel");
+    // Never added into one histogram: a merge of the two is refused.
+    let mut merge = tsumo();
+    merge
+        .arg("merge")
+        .arg(&user)
+        .arg(&kernel)
+        .arg("-o")
+        .arg(dir.path().join("m.json"));
+    let merged = run_command(merge, LIMIT);
+    assert_eq!(merged.status.code(), Some(2), "{}", merged.stderr);
+    assert!(
+        merged.stderr.contains("user timestamps but") && merged.stderr.contains("not one measure"),
+        "{}",
+        merged.stderr
+    );
     let text = pinned_tsumo(
         &["-t1", "-c4", "-d1s", "-R100", &server.url()],
         &[("TSUMO_TIMESTAMPS", "user")],

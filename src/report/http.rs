@@ -438,6 +438,16 @@ fn totals(s: &SavedRun) -> String {
 fn merge(saved: &[(&SavedRun, &str)], label: &str) -> Result<SavedRun, Error> {
     let judged: Vec<_> = saved.iter().map(|(r, s)| (&r.objectives[..], *s)).collect();
     objectives::refuse_different(&judged)?;
+    // Kernel and user-space stamps are not one measure: never added into one histogram.
+    let (first, first_source) = saved[0];
+    if let Some((other, source)) = saved.iter().find(|(r, _)| r.timestamps != first.timestamps) {
+        return Err(Error::Usage(format!(
+            "merge: {first_source} was timed with {} timestamps but {source} with {}; their \
+             latencies are not one measure",
+            first.timestamps.as_str(),
+            other.timestamps.as_str()
+        )));
+    }
     // Every field not summed below is the first run's (the same tool wrote them all).
     let mut merged = saved[0].0.clone();
     let mut histograms: [Histogram<u64>; 4] = std::array::from_fn(|_| new_histogram());
