@@ -122,6 +122,9 @@ fn compare_shows_rows_ratios_and_noise_sentences() {
         "Latency p99",
         "Latency p99.9",
         "Latency max",
+        "Server's latency p50",
+        "Server's latency p99",
+        "tsumo's own delay p99",
         "Uncorrected p50",
         "Uncorrected p99",
         "Send lateness p99",
@@ -156,7 +159,7 @@ fn compare_shows_rows_ratios_and_noise_sentences() {
     );
     assert_eq!(table_row(table, "Runs"), ["2", "2"]);
     // One sentence per key metric, in words.
-    for metric in ["rate", "p50", "p99"] {
+    for metric in ["rate", "p50", "p99", "the server's p99"] {
         let line = table
             .lines()
             .find(|l| l.starts_with(&format!("{metric}: nginx is ")))

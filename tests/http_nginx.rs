@@ -871,7 +871,7 @@ fn objectives_are_judged_printed_and_broken_ones_exit_99() {
     let tail: Vec<&str> = run.stdout.lines().rev().take(4).collect();
     assert_eq!(tail[3], "Objectives: all 3 held", "{}", run.stdout);
     assert!(
-        tail[2].starts_with("  held    p99<10s     p99 "),
+        tail[2].starts_with("  held    p99<10s     server's p99 "),
         "{tail:?}"
     );
     assert!(
