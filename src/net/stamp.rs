@@ -185,11 +185,22 @@ impl AsyncRead for Stamped {
             ready!(this.tcp.poll_read_ready(cx))?;
             // SAFETY: recvmsg writes only initialized bytes into what it reports as read.
             let unfilled = unsafe { buf.unfilled_mut() };
-            match this
-                .tcp
-                .try_io(Interest::READABLE, || recv_stamped(fd, unfilled))
-            {
-                Ok((n, stamp)) => {
+            let len = unfilled.len();
+            let mut got = None;
+            // A read shorter than asked drained the socket: its readiness is cleared (as tokio's
+            // own read does), so the next read waits for the reactor instead of a recvmsg that
+            // can only say EAGAIN. tokio clears readiness only on WouldBlock, against the event
+            // it saw before the call, so the closure answers WouldBlock with the bytes kept.
+            let result = this.tcp.try_io(Interest::READABLE, || {
+                let (n, stamp) = recv_stamped(fd, unfilled)?;
+                got = Some((n, stamp));
+                match n {
+                    n if n > 0 && n < len => Err(io::ErrorKind::WouldBlock.into()),
+                    _ => Ok(()),
+                }
+            });
+            match (got, result) {
+                (Some((n, stamp)), _) => {
                     // SAFETY: the kernel wrote n bytes at the start of the unfilled part.
                     unsafe { buf.assume_init(n) };
                     buf.advance(n);
@@ -198,9 +209,11 @@ impl AsyncRead for Stamped {
                     }
                     return Poll::Ready(Ok(()));
                 }
+                (None, Err(e)) if e.kind() != io::ErrorKind::WouldBlock => {
+                    return Poll::Ready(Err(e))
+                }
                 // Readiness was cleared: wait for the next.
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
-                Err(e) => return Poll::Ready(Err(e)),
+                (None, _) => continue,
             }
         }
     }
