@@ -1036,6 +1036,7 @@ mod tests {
             measured: Some(measured),
             unit: Unit::Micros,
             held,
+            judged_on: None,
         }
     }
 

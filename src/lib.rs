@@ -87,7 +87,9 @@
 //!   buffer per socket, back to 1 KB after a longer message once it is empty, and no write
 //!   buffer; its failures named in our error types) and the Engine.IO / socket.io text framing
 //!   that majiang-server speaks over it.
-//! - [`net`]: sockets for every mode: one TCP-or-TLS stream type, the rustls configuration
+//! - [`net`]: sockets for every mode: one TCP-or-TLS stream type over a TCP stream that keeps
+//!   the kernel's receive timestamp of its last read (`stamp`: `SO_TIMESTAMPING`, read from
+//!   `recvmsg`; user-space stamps where the kernel has none), the rustls configuration
 //!   (ring provider, roots, `--insecure`, `--cacert`, ALPN `http/1.1` or `h2`), the pre-flight
 //!   check, HTTP/1.1 on the wire (request bytes built once, the response parser and body
 //!   framing, one-shot exchanges), and HTTP/2 on hyper and hyper-util (the client connection
@@ -108,7 +110,9 @@
 //!   the answer line and what broke first.
 //! - [`stats`]: what is recorded and what a run results in: the per-worker recorders
 //!   (HdrHistograms and counters, HTTP/2's among them), the result types of both modes, wrk2-compatible histogram
-//!   arithmetic, number formatting, and the judgement of a rate not reached; `timeline`: each
+//!   arithmetic, number formatting, and the judgement of a rate not reached; `split`: the
+//!   corrected latency split into what the server caused and tsumo's own send and read delay,
+//!   exactly, response by response; `timeline`: each
 //!   worker's intervals of `--interval` (an HTTP recorder's open interval is closed by the
 //!   clock value of the response that passes its end, or by the worker's timer), merged by
 //!   adding.

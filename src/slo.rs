@@ -147,6 +147,13 @@ pub fn name_of(expr: &str) -> &str {
 /// histogram without samples, a closed-loop run's rate).
 pub trait Measured {
     fn measure(&self, measure: &Measure) -> Option<f64>;
+
+    /// What `measure` was read from when it is not the measure itself: `server_latency` for an
+    /// HTTP run's latency, judged on what the server caused rather than on the corrected
+    /// latency with tsumo's own delay in it.
+    fn judged_on(&self, _measure: &Measure) -> Option<&'static str> {
+        None
+    }
 }
 
 /// One objective judged: the JSON's `objectives` entries.
@@ -159,6 +166,10 @@ pub struct Verdict {
     pub measured: Option<f64>,
     pub unit: Unit,
     pub held: bool,
+    /// What the value was read from, when not the measure itself: `server_latency` (the
+    /// corrected latency less tsumo's own delay). Absent otherwise, and in older files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judged_on: Option<String>,
 }
 
 impl Verdict {
@@ -181,7 +192,11 @@ impl Verdict {
             })
         });
         let text = apart.unwrap_or_else(|| format_value(value, self.unit));
-        format!("{} {text}", self.name())
+        let of = match self.judged_on.as_deref() {
+            Some("server_latency") => "server's ",
+            _ => "",
+        };
+        format!("{of}{} {text}", self.name())
     }
 
     /// The objective's limit in its unit, read back from `expr`.
@@ -225,6 +240,7 @@ pub fn judge(objectives: &[Objective], run: &impl Measured) -> Vec<Verdict> {
                 measured,
                 unit: objective.measure.unit(),
                 held: measured.is_some_and(|value| objective.holds(value)),
+                judged_on: run.judged_on(&objective.measure).map(str::to_string),
             }
         })
         .collect()
@@ -677,6 +693,7 @@ mod tests {
                 measured: Some(value),
                 unit,
                 held: true,
+                judged_on: None,
             }
             .measured_text()
         };

@@ -371,8 +371,8 @@ fn a_comparisons_page_overlays_its_runs_in_a_browser() {
     }
     assert!(page.dom.contains("Compare table"), "{}", page.dom);
     let points = chart_points(&page);
-    // Two runs, corrected and uncorrected each; over time, one line of each run.
-    assert_eq!(points[0].1.len(), 4, "{points:?}");
+    // Two runs, corrected, server's and uncorrected each; over time, one line of each run.
+    assert_eq!(points[0].1.len(), 6, "{points:?}");
     for (chart, counts) in &points[1..] {
         assert!(counts.len() >= 2, "{chart}: {counts:?}");
     }

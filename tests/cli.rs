@@ -406,7 +406,7 @@ fn exit_statuses_tell_ran_failed_and_bad_input_apart() {
         (
             with(&["--slo", "p99<1us", "--slo", "p99<1s", &url]),
             99,
-            "objectives broken: p99<1us (p99 ",
+            "objectives broken: p99<1us (server's p99 ",
         ),
         // The run failed, an objective too: still 1.
         (

@@ -122,6 +122,9 @@ fn compare_shows_rows_ratios_and_noise_sentences() {
         "Latency p99",
         "Latency p99.9",
         "Latency max",
+        "Server's latency p50",
+        "Server's latency p99",
+        "tsumo's own delay p99",
         "Uncorrected p50",
         "Uncorrected p99",
         "Send lateness p99",
@@ -156,7 +159,7 @@ fn compare_shows_rows_ratios_and_noise_sentences() {
     );
     assert_eq!(table_row(table, "Runs"), ["2", "2"]);
     // One sentence per key metric, in words.
-    for metric in ["rate", "p50", "p99"] {
+    for metric in ["rate", "p50", "p99", "the server's p99"] {
         let line = table
             .lines()
             .find(|l| l.starts_with(&format!("{metric}: nginx is ")))
@@ -215,6 +218,23 @@ fn merge_adds_runs_exactly() {
         json_u64(&m, "latency.count"),
         json_u64(&a, "latency.count") + json_u64(&b, "latency.count")
     );
+    // The split merges exactly too: every histogram's count, and the exact sums.
+    for path in [
+        "server_latency.count",
+        "own_delay.total.count",
+        "own_delay.read.count",
+        "user_latency.count",
+        "counters.latency_sums.corrected_us",
+        "counters.latency_sums.server_us",
+        "counters.latency_sums.own_send_us",
+    ] {
+        assert_eq!(
+            json_u64(&m, path),
+            json_u64(&a, path) + json_u64(&b, path),
+            "{path}"
+        );
+    }
+    assert_eq!(m["timestamps"], a["timestamps"]);
     // The top bucket of the sum is the higher of the two tops.
     assert_eq!(
         json_u64(&m, "latency.max"),

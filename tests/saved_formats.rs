@@ -204,6 +204,9 @@ const ADDED_SINCE_V1: &[&str] = &[
     "/intervals",
     // The command line exactly as given (argv), every kind of result.
     "/command",
+    // Where the receive times came from (an older file reads "user"), and the split of the
+    // corrected latency (absent in older files, so a round trip adds only the word).
+    "/timestamps",
 ];
 
 /// `new` holds every key of `old` with the same value, and adds only [`ADDED_SINCE_V1`].

@@ -106,6 +106,7 @@ mod tests {
                 measured: Some(if held { 0.0 } else { 1.3 }),
                 unit: Unit::Percent,
                 held,
+                judged_on: None,
             }],
             limit,
         }

@@ -82,7 +82,7 @@ sessions plot tsumo's reply lateness unless --metric names another histogram.
 
 Options:
   -o, --output <FILE>   Where to write the SVG ('-' for stdout) [required]
-      --metric <NAME>   HTTP: latency (default), uncorrected, send_lateness.
+      --metric <NAME>   HTTP: latency (default), uncorrected, send_lateness, server_latency.
                         Mahjong: reply_lateness (default), draw_overshoot, deal_overshoot,
                         start_burst, games, a phase (login, connect, ...) or a step kind
   -h, --help            Print this help

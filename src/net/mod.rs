@@ -8,5 +8,6 @@ pub mod http1;
 pub mod http2;
 pub mod preflight;
 pub mod source;
+pub mod stamp;
 pub mod stream;
 pub mod tls;

@@ -13,6 +13,8 @@ use tokio::net::TcpStream;
 use tokio_rustls::client::TlsStream;
 use tokio_rustls::TlsConnector;
 
+use super::stamp::Stamped;
+
 /// Where and how to connect: the address, TLS settings for https, and the source address
 /// (`--bind`; `None`: the kernel chooses).
 #[derive(Clone)]
@@ -58,8 +60,8 @@ impl std::fmt::Display for ConnectError {
 
 /// An open connection.
 pub enum Stream {
-    Plain(TcpStream),
-    Tls(Box<TlsStream<TcpStream>>),
+    Plain(Stamped),
+    Tls(Box<TlsStream<Stamped>>),
 }
 
 /// Whether a completed TLS handshake resumed a session.
@@ -106,6 +108,9 @@ impl Endpoint {
 
     /// The TLS half of [`Endpoint::connect_from`]: the handshake for https, nothing for http.
     pub async fn secure(&self, tcp: TcpStream) -> Result<(Stream, Handshake), ConnectError> {
+        // Stamped from the first byte, so that the handshake's reads are stamped as the
+        // responses' are.
+        let tcp = Stamped::new(tcp);
         match &self.tls {
             None => Ok((Stream::Plain(tcp), Handshake::None)),
             Some(tls) => {
@@ -125,6 +130,16 @@ impl Endpoint {
 }
 
 impl Stream {
+    /// The kernel's receive time (CLOCK_REALTIME ns) of the last segment the last read on this
+    /// stream consumed (under TLS: the last read rustls made), if the kernel stamped it.
+    #[inline]
+    pub fn last_rx(&self) -> Option<u64> {
+        match self {
+            Stream::Plain(s) => s.last_rx(),
+            Stream::Tls(s) => s.get_ref().0.last_rx(),
+        }
+    }
+
     /// The protocol the server chose in the TLS handshake (ALPN), if any.
     pub fn alpn(&self) -> Option<&[u8]> {
         match self {

@@ -968,6 +968,7 @@ mod tests {
             measured: Some(share),
             unit: SloUnit::Percent,
             held: share > 90.0,
+            judged_on: None,
         }];
         run
     }

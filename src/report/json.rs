@@ -21,6 +21,7 @@ use crate::error::Error;
 use crate::plan::{Http2, JsonOut, Plan};
 use crate::slo::{self, Verdict};
 use crate::stats::shortfall::Shortfall;
+use crate::stats::split::{SplitHistograms, Timestamps};
 use crate::stats::RunResult;
 use crate::stats::{hdr, Counters};
 use crate::sys::procstat::ServerUsage;
@@ -59,6 +60,23 @@ pub struct SavedRun {
     pub uncorrected: Percentiles,
     /// Send lateness (actual − intended send time), µs.
     pub send_lateness: Percentiles,
+    /// Where the receive times came from: `"kernel"` (the kernel's stamp of the read that
+    /// completed a response) or `"user"` (tsumo's clock when it read it; every file of older
+    /// tsumos).
+    #[serde(default)]
+    pub timestamps: Timestamps,
+    /// What the server caused of the corrected latency (its service, plus the wait behind its
+    /// own slowness), µs; absent in files of older tsumos.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_latency: Option<Percentiles>,
+    /// What tsumo added: its send delay on a free connection and its read delay, per response,
+    /// µs; absent in files of older tsumos.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub own_delay: Option<OwnDelay>,
+    /// The corrected latency as a user-space stamp (wrk2's, oha's) gives it: to when tsumo's
+    /// thread read each response, µs; absent in files of older tsumos.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_latency: Option<Percentiles>,
     pub histograms: SavedHistograms,
     /// Conditions met during the run, as printed after the text report.
     pub notes: Vec<String>,
@@ -227,6 +245,26 @@ impl Percentiles {
     }
 }
 
+/// tsumo's own delay per response, µs: `total` = `send` + `read`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct OwnDelay {
+    pub total: Percentiles,
+    /// From when the request was due and its connection free to its send.
+    pub send: Percentiles,
+    /// From the kernel's receive stamp to tsumo's read.
+    pub read: Percentiles,
+}
+
+impl OwnDelay {
+    pub fn of(split: &SplitHistograms) -> OwnDelay {
+        OwnDelay {
+            total: Percentiles::of(&split.own),
+            send: Percentiles::of(&split.own_send),
+            read: Percentiles::of(&split.own_read),
+        }
+    }
+}
+
 /// Whole histograms, each a base64 HdrHistogram compressed V2 string.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SavedHistograms {
@@ -235,6 +273,52 @@ pub struct SavedHistograms {
     pub send_lateness: String,
     /// Requests per second per thread, one sample per thread per second.
     pub req_per_sec: String,
+    /// The split of the corrected latency (absent in files of older tsumos).
+    #[serde(flatten)]
+    pub split: Option<SavedSplit>,
+}
+
+/// The split's whole histograms.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SavedSplit {
+    pub server_latency: String,
+    pub own_delay: String,
+    pub own_send: String,
+    pub own_read: String,
+    pub user_latency: String,
+}
+
+impl SavedSplit {
+    pub fn of(split: &SplitHistograms) -> SavedSplit {
+        SavedSplit {
+            server_latency: encode_histogram(&split.server),
+            own_delay: encode_histogram(&split.own),
+            own_send: encode_histogram(&split.own_send),
+            own_read: encode_histogram(&split.own_read),
+            user_latency: encode_histogram(&split.user),
+        }
+    }
+
+    /// Each histogram with its name, in the order [`SavedSplit::of`] writes them.
+    pub fn encoded(&self) -> [(&'static str, &String); 5] {
+        [
+            ("server_latency", &self.server_latency),
+            ("own_delay", &self.own_delay),
+            ("own_send", &self.own_send),
+            ("own_read", &self.own_read),
+            ("user_latency", &self.user_latency),
+        ]
+    }
+}
+
+impl SavedRun {
+    /// Sets the split's summaries and histograms from `split`.
+    pub fn set_split(&mut self, split: &SplitHistograms) {
+        self.server_latency = Some(Percentiles::of(&split.server));
+        self.own_delay = Some(OwnDelay::of(split));
+        self.user_latency = Some(Percentiles::of(&split.user));
+        self.histograms.split = Some(SavedSplit::of(split));
+    }
 }
 
 impl SavedRun {
@@ -265,11 +349,16 @@ impl SavedRun {
             latency: Percentiles::of(&r.latency),
             uncorrected: Percentiles::of(&r.uncorrected),
             send_lateness: Percentiles::of(&r.send_lateness),
+            timestamps: r.timestamps,
+            server_latency: None,
+            own_delay: None,
+            user_latency: None,
             histograms: SavedHistograms {
                 latency: encode_histogram(&r.latency),
                 uncorrected: encode_histogram(&r.uncorrected),
                 send_lateness: encode_histogram(&r.send_lateness),
                 req_per_sec: encode_histogram(&r.req_per_sec),
+                split: None,
             },
             notes: r.notes.clone(),
             server: r.server.clone(),
@@ -284,6 +373,7 @@ impl SavedRun {
                 .map_or_else(Vec::new, |t| timeline::http_intervals(t, elapsed_s)),
             part: SavedPart::of(&r.plan.part, &r.start),
         };
+        saved.set_split(&r.split);
         // Judged on the saved measures, as a saved run is judged again (`report::objectives`).
         saved.objectives = slo::judge(&r.plan.objectives, &saved);
         saved
@@ -359,6 +449,8 @@ mod tests {
             latency,
             uncorrected,
             send_lateness,
+            split: Default::default(),
+            timestamps: Default::default(),
             req_per_sec,
             notes: vec!["a note".to_string()],
             server: None,

@@ -7,8 +7,8 @@
 //! summary percentiles joined by lines. The drawing is `chart`'s (plotters); this file gathers
 //! the runs' histograms, names and styles.
 //!
-//! HTTP runs plot their corrected latency (`--metric uncorrected` or `send_lateness` for the
-//! others). Mahjong sessions plot `reply_lateness` by default — the one histogram every session
+//! HTTP runs plot their corrected latency (`--metric uncorrected`, `send_lateness` or
+//! `server_latency` for the others). Mahjong sessions plot `reply_lateness` by default — the one histogram every session
 //! fills — and any other histogram of the session by name (`draw_overshoot`, a phase such as
 //! `login`, a step kind such as `dapai`).
 

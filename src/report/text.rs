@@ -10,7 +10,7 @@
 
 use hdrhistogram::Histogram;
 
-use super::json::{SavedPacing, SavedRun};
+use super::json::{OwnDelay, Percentiles, SavedPacing, SavedRun};
 use super::objectives;
 use super::schema::decode_histogram;
 use crate::error::Error;
@@ -23,6 +23,7 @@ use crate::stats::hdr;
 use crate::stats::http2::Http2Counters;
 use crate::stats::protocol::ProtocolErrors;
 use crate::stats::shortfall::Shortfall;
+use crate::stats::split::Timestamps;
 use crate::stats::start::StartRecord;
 use crate::stats::{Counters, RunResult};
 use crate::sys::procstat::ServerUsage;
@@ -74,6 +75,64 @@ struct Layout<'a> {
     notes: &'a [String],
     /// `--slo`'s verdict lines, last.
     objectives: Vec<String>,
+    /// The split of the corrected latency (absent from files of older tsumos).
+    split: Option<SplitSummary<'a>>,
+}
+
+/// What the server caused and what tsumo added, as the report states them.
+struct SplitSummary<'a> {
+    timestamps: Timestamps,
+    corrected_p99: u64,
+    server: Percentiles,
+    own: OwnDelay,
+    /// `-L`: the server's spectrum too.
+    server_spectrum: Option<&'a Histogram<u64>>,
+}
+
+/// Part of the corrected p99 that tsumo's own delay must be, and by how much at least, for the
+/// report to say the machine made the difference.
+const OWN_SHARE_WARNING: f64 = 0.5;
+const OWN_DIFFERENCE_WARNING_US: u64 = 1_000;
+
+impl SplitSummary<'_> {
+    fn lines(&self, lines: &mut Vec<String>) {
+        let t = |us: u64| format_time_us(us as f64);
+        let s = &self.server;
+        let source = match self.timestamps {
+            Timestamps::Kernel => "kernel receive timestamps",
+            Timestamps::User => {
+                "user-space timestamps (the kernel's were not available): tsumo's read delay is in \
+                 it"
+            }
+        };
+        lines.push(format!(
+            "Server's latency: p50 {}, p99 {}, max {} (the corrected latency less tsumo's own \
+             delay; {source})",
+            t(s.p50),
+            t(s.p99),
+            t(s.max)
+        ));
+        let own = &self.own;
+        lines.push(format!(
+            "tsumo's own delay: p50 {}, p99 {} (send {}, read {})",
+            t(own.total.p50),
+            t(own.total.p99),
+            t(own.send.p99),
+            t(own.read.p99)
+        ));
+        let gap = self.corrected_p99.saturating_sub(s.p99);
+        if gap >= OWN_DIFFERENCE_WARNING_US
+            && gap as f64 >= OWN_SHARE_WARNING * self.corrected_p99 as f64
+        {
+            lines.push(format!(
+                "Warning: tsumo's own delay made {:.0}% of the corrected p99 ({} against the \
+                 server's {}): this machine, not the server, made the difference",
+                100.0 * gap as f64 / self.corrected_p99 as f64,
+                t(self.corrected_p99),
+                t(s.p99)
+            ));
+        }
+    }
 }
 
 impl Layout<'_> {
@@ -126,6 +185,9 @@ impl Layout<'_> {
                 ));
             }
         }
+        if let Some(split) = &self.split {
+            split.lines(&mut lines);
+        }
         lines.extend(c.unsent.line());
         lines.extend(self.shortfall.map(Shortfall::line));
         lines.extend(self.own_usage.clone());
@@ -133,6 +195,14 @@ impl Layout<'_> {
         lines.extend(self.part.iter().cloned());
         lines.extend(self.notes.iter().cloned());
         lines.extend(self.objectives.iter().cloned());
+        if let Some(server) = self.split.as_ref().and_then(|s| s.server_spectrum) {
+            lines.push(String::new());
+            latency_block(
+                &mut lines,
+                server,
+                "Server's Latency (the corrected latency less tsumo's own delay)",
+            );
+        }
         let mut out = lines.join("\n");
         out.push('\n');
         out
@@ -199,6 +269,13 @@ pub fn render(r: &RunResult) -> String {
         } else {
             objectives::lines(&SavedRun::from_result(r).objectives)
         },
+        split: (!r.split.is_empty()).then(|| SplitSummary {
+            timestamps: r.timestamps,
+            corrected_p99: hdr::value_at_percentile(&r.latency, 99.0),
+            server: Percentiles::of(&r.split.server),
+            own: OwnDelay::of(&r.split),
+            server_spectrum: plan.latency.then_some(&r.split.server),
+        }),
     }
     .render()
 }
@@ -351,6 +428,10 @@ pub fn render_merged(s: &SavedRun) -> Result<String, Error> {
     let latency = decode_histogram(&s.histograms.latency)?;
     let req_per_sec = decode_histogram(&s.histograms.req_per_sec)?;
     let lateness = &s.send_lateness;
+    let server_spectrum = match &s.histograms.split {
+        Some(split) => Some(decode_histogram(&split.server_latency)?),
+        None => None,
+    };
     Ok(Layout {
         url: &plan.url,
         duration_s: plan.duration_s,
@@ -380,6 +461,16 @@ pub fn render_merged(s: &SavedRun) -> Result<String, Error> {
         part: Vec::new(),
         notes: &[],
         objectives: objectives::lines(&s.objectives),
+        split: s
+            .server_latency
+            .zip(s.own_delay)
+            .map(|(server, own)| SplitSummary {
+                timestamps: s.timestamps,
+                corrected_p99: s.latency.p99,
+                server,
+                own,
+                server_spectrum: server_spectrum.as_ref(),
+            }),
     }
     .render())
 }
@@ -547,6 +638,8 @@ mod tests {
             uncorrected,
             send_lateness,
             req_per_sec,
+            split: Default::default(),
+            timestamps: Default::default(),
             notes: vec!["note: one".to_string()],
             server: None,
             ended_by: "duration".into(),

@@ -106,6 +106,12 @@ pub struct SavedInterval {
     pub latency: IntervalHistogram,
     /// Send lateness, µs.
     pub send_lateness: IntervalHistogram,
+    /// What the server caused of the corrected latency, µs; absent in files of older tsumos.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_latency: Option<IntervalHistogram>,
+    /// tsumo's own delay (send and read) per response, µs; absent in files of older tsumos.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub own_delay: Option<IntervalHistogram>,
     /// The server's CPU and memory (`--server-pid`); absent without samples in the interval.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<SavedServerInterval>,
@@ -153,6 +159,8 @@ pub fn http_intervals(timeline: &RunTimeline, elapsed_s: f64) -> Vec<SavedInterv
             unsent: interval.unsent,
             latency: IntervalHistogram::of(&interval.latency.unpack()),
             send_lateness: IntervalHistogram::of(&interval.send_lateness.unpack()),
+            server_latency: Some(IntervalHistogram::of(&interval.server_latency.unpack())),
+            own_delay: Some(IntervalHistogram::of(&interval.own_delay.unpack())),
             server: server.as_ref().map(SavedServerInterval::of),
         })
         .collect()
@@ -288,6 +296,16 @@ impl Addable for SavedInterval {
         self.unsent.add(&other.unsent);
         add_histograms(&mut self.latency, &other.latency, source)?;
         add_histograms(&mut self.send_lateness, &other.send_lateness, source)?;
+        // Split only where every part has it (older files have none).
+        for (sum, other) in [
+            (&mut self.server_latency, &other.server_latency),
+            (&mut self.own_delay, &other.own_delay),
+        ] {
+            match (sum.as_mut(), other) {
+                (Some(sum), Some(other)) => add_histograms(sum, other, source)?,
+                _ => *sum = None,
+            }
+        }
         match (&mut self.server, &other.server) {
             (Some(sum), Some(server)) => sum.add(server),
             (None, Some(server)) => self.server = Some(server.clone()),

@@ -797,6 +797,7 @@ mod tests {
             measured: Some(measured),
             unit,
             held,
+            judged_on: None,
         }
     }
 

@@ -69,6 +69,8 @@ fn run_result(latency: &[u64]) -> RunResult {
         uncorrected: hist,
         send_lateness: new_histogram(),
         req_per_sec,
+        split: Default::default(),
+        timestamps: Default::default(),
         notes: Vec::new(),
         server: None,
         ended_by: "duration".into(),

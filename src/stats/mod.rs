@@ -11,6 +11,7 @@ pub mod http2;
 pub mod mahjong;
 pub mod protocol;
 pub mod shortfall;
+pub mod split;
 pub mod start;
 pub mod timeline;
 
@@ -28,6 +29,12 @@ use shortfall::Shortfall;
 
 /// Highest value a histogram holds: one day in µs, wrk2's `MAX_LATENCY`.
 pub const HIST_MAX_US: u64 = 86_400_000_000;
+
+/// Converts a nanosecond span to whole microseconds (the histograms' unit), rounding to nearest.
+#[inline]
+pub fn to_us(ns: u64) -> u64 {
+    (ns + 500) / 1000
+}
 
 /// A histogram with wrk2's parameters: 1 µs to 1 day, 3 significant figures.
 pub fn new_histogram() -> Histogram<u64> {
@@ -100,6 +107,14 @@ pub struct Counters {
     /// request fell due (the server, not tsumo, delayed them).
     #[serde(default)]
     pub due_while_busy: u64,
+    /// Responses of a run stamped in the kernel whose read came with no kernel stamp (timed in
+    /// user space instead); absent from the JSON when 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unstamped: u64,
+    /// The recorded latencies' exact sums, µs: the corrected one is the server's plus tsumo's
+    /// send delay, response by response (absent in files of older tsumos).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_sums: Option<split::LatencySums>,
     /// HTTP/1.1 violations by kind, the first few quoted; absent from the JSON when none.
     #[serde(default, skip_serializing_if = "ProtocolErrors::is_empty")]
     pub protocol: ProtocolErrors,
@@ -263,6 +278,12 @@ impl Counters {
         self.emfile += other.emfile;
         self.eaddrnotavail += other.eaddrnotavail;
         self.due_while_busy += other.due_while_busy;
+        self.unstamped += other.unstamped;
+        if let Some(other) = &other.latency_sums {
+            self.latency_sums
+                .get_or_insert_with(Default::default)
+                .add(other);
+        }
         self.unsent.add(&other.unsent);
         self.tls_failures.add(&other.tls_failures);
         self.protocol.add(&other.protocol);
@@ -288,6 +309,8 @@ pub struct Recorder {
     pub uncorrected: Histogram<u64>,
     /// Actual send time − intended send time: how late tsumo itself was.
     pub send_lateness: Histogram<u64>,
+    /// The corrected latency split into what the server caused and what tsumo added.
+    pub split: split::SplitHistograms,
     pub counters: Counters,
     /// The first few distinct TLS handshake failures of the run, in words, to quote in the report.
     pub tls_failure_quotes: Vec<String>,
@@ -310,6 +333,7 @@ impl Recorder {
             latency: new_histogram(),
             uncorrected: new_histogram(),
             send_lateness: new_histogram(),
+            split: split::SplitHistograms::default(),
             counters: Counters::default(),
             tls_failure_quotes: Vec::new(),
             timeline: timeline::HttpTimeline::default(),
@@ -346,12 +370,21 @@ impl Recorder {
         }
     }
 
-    /// Records one response's corrected and uncorrected latency, in µs.
+    /// Records one response's latency and its split.
     #[inline]
-    pub fn record_latency(&mut self, corrected_us: u64, uncorrected_us: u64) {
-        self.latency.saturating_record(corrected_us);
-        self.uncorrected.saturating_record(uncorrected_us);
-        self.timeline.record_latency(corrected_us);
+    pub fn record_latency(&mut self, split: &split::Split) {
+        self.counters
+            .latency_sums
+            .get_or_insert_with(Default::default)
+            .add_one(split);
+        self.latency.saturating_record(split.corrected);
+        self.uncorrected.saturating_record(split.uncorrected);
+        self.split.record(split);
+        self.timeline.record_latency(
+            split.corrected,
+            split.server,
+            split.own_send + split.own_read,
+        );
     }
 
     /// Records how late a send was against its schedule, in µs (0 allowed: on time).
@@ -367,6 +400,7 @@ impl Recorder {
         let _ = self.latency.add(&other.latency);
         let _ = self.uncorrected.add(&other.uncorrected);
         let _ = self.send_lateness.add(&other.send_lateness);
+        self.split.add(&other.split);
         self.timeline.merge(&other.timeline, &other.counters);
         self.counters.add(&other.counters);
         for words in &other.tls_failure_quotes {
@@ -394,6 +428,10 @@ pub struct RunResult {
     pub uncorrected: Histogram<u64>,
     /// Send lateness (actual − intended send time), µs.
     pub send_lateness: Histogram<u64>,
+    /// The corrected latency split into what the server caused and what tsumo added, µs.
+    pub split: split::SplitHistograms,
+    /// Where the receive times came from.
+    pub timestamps: split::Timestamps,
     /// Requests completed per second per thread: one sample per thread per second of the run.
     pub req_per_sec: Histogram<u64>,
     /// Explanations of conditions met during the run (EMFILE, EADDRNOTAVAIL, the generator

@@ -120,6 +120,10 @@ pub struct HttpInterval {
     pub latency: Packed,
     /// Send lateness, µs.
     pub send_lateness: Packed,
+    /// What the server caused of the corrected latency, µs.
+    pub server_latency: Packed,
+    /// tsumo's own delay (send and read) per response, µs.
+    pub own_delay: Packed,
 }
 
 impl HttpInterval {
@@ -132,6 +136,8 @@ impl HttpInterval {
         self.unsent.add(&other.unsent);
         self.latency.add(&other.latency);
         self.send_lateness.add(&other.send_lateness);
+        self.server_latency.add(&other.server_latency);
+        self.own_delay.add(&other.own_delay);
     }
 }
 
@@ -168,6 +174,8 @@ struct Open {
     ends_at: u64,
     latency: Histogram<u64>,
     send_lateness: Histogram<u64>,
+    server_latency: Histogram<u64>,
+    own_delay: Histogram<u64>,
     /// The counts when this interval began.
     at_open: Totals,
 }
@@ -194,6 +202,8 @@ impl HttpTimeline {
             ends_at: clock.end_of(0),
             latency: new_histogram(),
             send_lateness: new_histogram(),
+            server_latency: new_histogram(),
+            own_delay: new_histogram(),
             at_open: Totals::of(counters, self.sent),
         }));
     }
@@ -217,6 +227,8 @@ impl HttpTimeline {
         self.closed.entry(index).or_default().add(&interval);
         open.latency.reset();
         open.send_lateness.reset();
+        open.server_latency.reset();
+        open.own_delay.reset();
         open.index = open.clock.index(at);
         open.ends_at = open.clock.end_of(open.index);
         open.at_open = Totals::of(counters, self.sent);
@@ -239,6 +251,8 @@ impl HttpTimeline {
             },
             latency: Packed::pack(&open.latency),
             send_lateness: Packed::pack(&open.send_lateness),
+            server_latency: Packed::pack(&open.server_latency),
+            own_delay: Packed::pack(&open.own_delay),
         };
         (open.index, interval)
     }
@@ -248,10 +262,14 @@ impl HttpTimeline {
         self.sent += requests;
     }
 
+    /// Records one response: its corrected latency, what the server caused of it and tsumo's
+    /// own delay, µs.
     #[inline]
-    pub fn record_latency(&mut self, corrected_us: u64) {
+    pub fn record_latency(&mut self, corrected_us: u64, server_us: u64, own_us: u64) {
         if let Some(open) = &mut self.open {
             open.latency.saturating_record(corrected_us);
+            open.server_latency.saturating_record(server_us);
+            open.own_delay.saturating_record(own_us);
         }
     }
 
@@ -537,7 +555,15 @@ mod tests {
                 rec.roll_to(at);
                 rec.counters.requests += 1;
                 rec.count_sent(1);
-                rec.record_latency(100 + (i * 37 + worker) % 5000, 50);
+                let corrected = 100 + (i * 37 + worker) % 5000;
+                rec.record_latency(&crate::stats::split::Split {
+                    corrected,
+                    uncorrected: 50,
+                    server: corrected - 3,
+                    own_send: 3,
+                    own_read: 1,
+                    user: corrected + 1,
+                });
                 rec.record_send_lateness(i % 7);
                 if i % 50 == 0 {
                     rec.counters.errors.timeout += 1;

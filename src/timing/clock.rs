@@ -18,16 +18,67 @@ pub fn now() -> Nanos {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
-/// Converts a nanosecond span to whole microseconds (the histograms' unit), rounding to nearest.
-#[inline]
-pub fn to_us(ns: u64) -> u64 {
-    (ns + 500) / 1000
-}
+pub use crate::stats::to_us;
 
 /// The timespec of an absolute time on this clock.
 pub fn timespec(at: Nanos) -> libc::timespec {
     libc::timespec {
         tv_sec: (at / 1_000_000_000) as libc::time_t,
         tv_nsec: (at % 1_000_000_000) as libc::c_long,
+    }
+}
+
+/// Now on CLOCK_REALTIME, ns since the epoch (the clock the kernel stamps packets with).
+#[inline]
+pub fn realtime_now() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: ts is a valid timespec; CLOCK_REALTIME always exists.
+    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// When something was received: the kernel's stamp `rx` (CLOCK_REALTIME ns) on this clock,
+/// given the monotonic `now` it is read at, or `now` itself where there is no stamp. The two
+/// clocks' offset is taken at that moment, so a clock stepped mid-run moves only the stamps of
+/// packets that arrived before the step and were read after it, and those are kept within
+/// `[floor, now]` (`floor`: the earliest the stamped event can have happened, as a request's
+/// send for its response).
+#[inline]
+pub fn received(rx: Option<u64>, now: Nanos, floor: Nanos) -> Nanos {
+    match rx {
+        None => now,
+        Some(rx) => {
+            let age = realtime_now().saturating_sub(rx);
+            now.saturating_sub(age).clamp(floor.min(now), now)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stamp_lands_between_its_floor_and_now() {
+        let now = now();
+        let real = realtime_now();
+        // A stamp 2 ms old is 2 ms before now, give or take the two clock reads.
+        let two_ms = received(Some(real - 2_000_000), now, 0);
+        assert!(
+            (now - two_ms).abs_diff(2_000_000) < 1_000_000,
+            "{}",
+            now - two_ms
+        );
+        // A clock stepped back an hour after the packet came: no later than now.
+        assert_eq!(received(Some(real + 3_600_000_000_000), now, 0), now);
+        // Stepped forward: no earlier than its send.
+        assert_eq!(
+            received(Some(real - 3_600_000_000_000), now, now - 10),
+            now - 10
+        );
+        assert_eq!(received(None, now, 0), now);
     }
 }

@@ -36,8 +36,10 @@ use super::pace::Turn;
 use super::shared::Shared;
 use crate::net::http1::request::Batch;
 use crate::net::http1::response::{ParseError, ResponseParser};
+use crate::net::stamp::{kernel_stamps, Timestamps};
 use crate::net::stream::Stream;
 use crate::stats::protocol::{excerpt, Violation};
+use crate::stats::split::ResponseTimes;
 use crate::timing::clock::{self, Nanos};
 use crate::timing::deadline::Deadline;
 use crate::timing::schedule::Schedule;
@@ -86,6 +88,9 @@ pub struct Connection {
     /// The buffer a script's `request()` fills, reused batch after batch.
     own_batch: Rc<Batch>,
     progress: Rc<Progress>,
+    /// When the last response was received (the kernel's stamp where it stamps): when the
+    /// connection became free for the next request.
+    last_received: Nanos,
 }
 
 impl Connection {
@@ -119,6 +124,7 @@ impl Connection {
                 head: Vec::new(),
             }),
             progress: Rc::default(),
+            last_received: 0,
             shared,
         }
     }
@@ -192,9 +198,15 @@ impl Connection {
             self.progress.sent.set(self.next + batch.len() as u64);
             self.progress.in_flight_since.set(Some(sent));
             let deadline = Rc::clone(&self.deadline);
-            let exchange = self.exchange(stream, &batch, intended, sent);
+            let times = BatchTimes {
+                intended,
+                free: ready_at,
+                sent,
+            };
+            let exchange = self.exchange(stream, &batch, times);
             let outcome = deadline.guard(sent, exchange).await;
             self.progress.in_flight_since.set(None);
+            let done = matches!(outcome, Ok(Outcome::Done(_)));
             match outcome {
                 Ok(Outcome::Done(stream)) => {
                     self.next += batch.len() as u64;
@@ -217,19 +229,18 @@ impl Connection {
                 }
             }
             if self.schedule.is_some() {
-                ready_at = clock::now();
+                // Free since its last response arrived; after a failure, from now.
+                ready_at = if done {
+                    self.last_received
+                } else {
+                    clock::now()
+                };
             }
         }
     }
 
     /// Writes one batch and reads its responses.
-    async fn exchange(
-        &mut self,
-        mut stream: Stream,
-        batch: &Batch,
-        intended: Nanos,
-        sent: Nanos,
-    ) -> Outcome {
+    async fn exchange(&mut self, mut stream: Stream, batch: &Batch, times: BatchTimes) -> Outcome {
         let shared = Rc::clone(&self.shared);
         if let Some(outcome) = self.check_idle(&mut stream) {
             return outcome;
@@ -271,7 +282,7 @@ impl Connection {
                     if let Some(done) = done {
                         keep_alive = done.keep_alive;
                         completed += 1;
-                        self.record(done.status, completed == expected, intended, sent);
+                        self.record(done.status, completed == expected, times, stream.last_rx());
                         if !self.run_response_hook(done.status) {
                             return Outcome::Stopped;
                         }
@@ -302,7 +313,7 @@ impl Connection {
                     Ok(Some(done)) => {
                         keep_alive = false;
                         completed += 1;
-                        self.record(done.status, completed == expected, intended, sent);
+                        self.record(done.status, completed == expected, times, stream.last_rx());
                         if !self.run_response_hook(done.status) {
                             return Outcome::Stopped;
                         }
@@ -441,19 +452,31 @@ impl Connection {
         }
     }
 
-    /// Records one complete response.
-    fn record(&self, status: u16, last_of_batch: bool, intended: Nanos, sent: Nanos) {
+    /// Records one complete response, received at the kernel's stamp `rx` of the read that
+    /// completed it (CLOCK_REALTIME ns; `None`: timed now, in user space).
+    fn record(&mut self, status: u16, last_of_batch: bool, times: BatchTimes, rx: Option<u64>) {
         let now = clock::now();
+        let received = clock::received(rx, now, times.sent);
+        self.last_received = received;
         let mut rec = self.shared.recorder.borrow_mut();
         rec.roll_to(now);
         rec.counters.requests += 1;
         if status > 399 {
             rec.counters.errors.status += 1;
         }
+        if rx.is_none() && kernel_stamps() == Timestamps::Kernel {
+            rec.counters.unstamped += 1;
+        }
         if self.shared.record_all || last_of_batch {
             rec.record_latency(
-                clock::to_us(now.saturating_sub(intended)),
-                clock::to_us(now.saturating_sub(sent)),
+                &ResponseTimes {
+                    intended: times.intended,
+                    free: times.free,
+                    sent: times.sent,
+                    received,
+                    read: now,
+                }
+                .split(),
             );
         }
     }
@@ -499,6 +522,14 @@ impl Connection {
         rec.counters.protocol_error(kind, quote);
         self.shared.live.errors.fetch_add(1, Ordering::Relaxed);
     }
+}
+
+/// A batch's times: when it was due, when its connection became free and when it went.
+#[derive(Clone, Copy)]
+struct BatchTimes {
+    intended: Nanos,
+    free: Nanos,
+    sent: Nanos,
 }
 
 /// How a batch's write went.

@@ -127,6 +127,8 @@ pub fn run(plan: &Plan) -> Result<Finished, Error> {
         latency: total.latency,
         uncorrected: total.uncorrected,
         send_lateness: total.send_lateness,
+        split: total.split,
+        timestamps: crate::net::stamp::kernel_stamps(),
         req_per_sec: run.per_second,
         server: run.server,
         usage: run.usage,

@@ -245,6 +245,13 @@ impl WebSocket {
     /// answered and ends the socket with [`WsError::Closed`]. Cancel-safe: a call dropped
     /// before it returns loses nothing.
     pub async fn next(&mut self) -> Result<Message<'_>, WsError> {
+        self.next_stamped().await.map(|(message, _)| message)
+    }
+
+    /// [`WebSocket::next`], with the kernel's receive stamp (CLOCK_REALTIME ns) of the read that
+    /// completed the message, where the kernel stamps: tungstenite reads only when its buffer
+    /// holds no whole frame, so that read is the last one.
+    pub async fn next_stamped(&mut self) -> Result<(Message<'_>, Option<u64>), WsError> {
         self.held = None;
         if let Some(end) = self.long_end.take() {
             if end == self.inner.get_ref().read_end && !self.done && !self.closing {
@@ -269,6 +276,12 @@ impl WebSocket {
                 _ => {}
             }
         };
+        let rx = self
+            .inner
+            .get_ref()
+            .stream
+            .as_ref()
+            .and_then(Stream::last_rx);
         let message = match self.held.insert(held) {
             Held::Text(text) => Message::Text(text.as_str()),
             Held::Binary(bytes) => Message::Binary(bytes),
@@ -280,7 +293,7 @@ impl WebSocket {
         if payload.len() > READ_BUFFER {
             self.long_end = Some(payload.as_ptr_range().end as usize);
         }
-        Ok(message)
+        Ok((message, rx))
     }
 
     /// Puts the socket under a new tungstenite state, whose read buffer has the resting size;

@@ -142,12 +142,19 @@ impl Player {
             let think = self.pending.as_mut().map(|p| p.timer.as_mut());
             tokio::select! {
                 biased;
-                frame = ws.next() => {
+                frame = ws.next_stamped() => {
+                    // Received when the kernel stamped the read that completed it.
+                    let now = clock::now();
+                    let received = match &frame {
+                        Ok((_, rx)) => clock::received(*rx, now, 0),
+                        Err(_) => now,
+                    };
                     // Decoded while the text is borrowed from the socket's buffer; handled after.
-                    let received = clock::now();
                     let frame = match frame {
-                        Ok(Message::Text(text)) => Ok(Some((text.len(), socketio::parse(text)))),
-                        Ok(Message::Binary(_)) => Ok(None),
+                        Ok((Message::Text(text), _)) => {
+                            Ok(Some((text.len(), socketio::parse(text))))
+                        }
+                        Ok((Message::Binary(_), _)) => Ok(None),
                         Err(e) => Err(e),
                     };
                     self.on_frame(frame, received).await?

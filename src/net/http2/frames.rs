@@ -23,6 +23,9 @@ use crate::net::stream::Stream;
 use crate::stats::http2::Http2Counters;
 
 const HEADER_LEN: usize = 9;
+const TYPE_DATA: u8 = 0x0;
+const TYPE_HEADERS: u8 = 0x1;
+const FLAG_END_STREAM: u8 = 0x1;
 const TYPE_RST_STREAM: u8 = 0x3;
 const TYPE_SETTINGS: u8 = 0x4;
 const TYPE_GOAWAY: u8 = 0x7;
@@ -47,6 +50,11 @@ pub struct FrameLog {
     changes: Notify,
     bytes_read: Cell<u64>,
     bytes_written: Cell<u64>,
+    /// The kernel's receive stamp of the read being followed (CLOCK_REALTIME ns).
+    read_rx: Cell<Option<u64>>,
+    /// The same, of the last read that completed a frame ending a stream: when the last stream
+    /// to end was received.
+    end_stream_rx: Cell<Option<u64>>,
 }
 
 impl FrameLog {
@@ -60,6 +68,8 @@ impl FrameLog {
             changes: Notify::new(),
             bytes_read: Cell::new(0),
             bytes_written: Cell::new(0),
+            read_rx: Cell::new(None),
+            end_stream_rx: Cell::new(None),
         })
     }
 
@@ -81,6 +91,13 @@ impl FrameLog {
     /// The connection ended (read end or error, or hyper dropped it).
     fn ended(&self) {
         self.changes.notify_waiters();
+    }
+
+    /// The kernel's receive stamp (CLOCK_REALTIME ns) of the last read that completed a frame
+    /// ending a stream (END_STREAM), if the kernel stamped it. A stream learns it ended once hyper
+    /// has read its last frame; a later read before it is polled can only move this later.
+    pub fn end_stream_rx(&self) -> Option<u64> {
+        self.end_stream_rx.get()
     }
 
     /// Bytes read and written since the last call.
@@ -196,6 +213,9 @@ impl Framer {
     }
 
     fn end_frame(&mut self, log: &FrameLog) {
+        if matches!(self.kind, TYPE_DATA | TYPE_HEADERS) && self.flags & FLAG_END_STREAM != 0 {
+            log.end_stream_rx.set(log.read_rx.get());
+        }
         if Self::noted(self.kind) {
             log.frame(self.kind, self.flags, &self.capture);
         }
@@ -234,6 +254,7 @@ impl AsyncRead for Observed {
                 let new = &buf.filled()[before..];
                 let log = &this.log;
                 log.bytes_read.set(log.bytes_read.get() + new.len() as u64);
+                log.read_rx.set(this.stream.last_rx());
                 this.framer.feed(new, log);
                 if new.is_empty() {
                     log.ended();

@@ -241,7 +241,7 @@ impl H2Connection {
                     }
                 },
             };
-            let (intended, sent) = self
+            let (intended, free, sent) = self
                 .wait_turn(&pending, &mut inflight, &flight, conn.as_ref())
                 .await;
             let Some(live) = conn.as_mut() else {
@@ -267,6 +267,7 @@ impl H2Connection {
                 Sending {
                     request: pending.request,
                     intended,
+                    free,
                     sent,
                     tries: pending.tries + 1,
                 },
@@ -352,7 +353,7 @@ impl H2Connection {
     }
 
     /// Waits until the request is due and a stream is free (fewer than `-m` busy, and fewer
-    /// than the connection's server grants now); returns its intended and actual send times,
+    /// than the connection's server grants now); returns its intended time, when a stream became free for it (0: one was), and its actual send time,
     /// recording how late tsumo itself was.
     async fn wait_turn<S: Future<Output = Ended>>(
         &self,
@@ -360,7 +361,7 @@ impl H2Connection {
         inflight: &mut FuturesUnordered<S>,
         flight: &Flight,
         live: Option<&Live>,
-    ) -> (Nanos, Nanos) {
+    ) -> (Nanos, Nanos, Nanos) {
         let streams = self.settings.streams;
         let think = match pending.intended {
             Some(_) => 0,
@@ -407,13 +408,13 @@ impl H2Connection {
             }
         }
         let (intended, sent) = turn.sent(slept || waited);
+        let freed_at = if waited { flight.freed_at.get() } else { 0 };
         // A request sent again had its lateness recorded on its first try.
         let mut rec = self.shared.recorder.borrow_mut();
         if pending.intended.is_none() {
-            let freed_at = if waited { flight.freed_at.get() } else { 0 };
             turn.record_lateness(&mut rec, freed_at, sent);
         }
         rec.count_sent(1);
-        (intended, sent)
+        (intended, freed_at, sent)
     }
 }

@@ -15,6 +15,8 @@ use super::{Ended, Pending, MAX_TRIES};
 use crate::net::http2::frames::FrameLog;
 use crate::net::http2::request::H2Request;
 use crate::net::http2::Body;
+use crate::net::stamp::{kernel_stamps, Timestamps};
+use crate::stats::split::ResponseTimes;
 use crate::timing::clock::{self, Nanos};
 use crate::timing::deadline::Deadline;
 use crate::web::shared::Shared;
@@ -35,6 +37,8 @@ enum StreamEnd {
 pub(super) struct Sending {
     pub request: Rc<H2Request>,
     pub intended: Nanos,
+    /// When a stream became free for it (0: one was free when it fell due).
+    pub free: Nanos,
     pub sent: Nanos,
     /// This one included.
     pub tries: u8,
@@ -52,6 +56,7 @@ pub(super) async fn exchange(
     let Sending {
         request,
         intended,
+        free,
         sent,
         tries,
     } = sending;
@@ -89,6 +94,7 @@ pub(super) async fn exchange(
         .await;
     open_on_connection.set(open_on_connection.get().saturating_sub(1));
     let now = clock::now();
+    let received = clock::received(log.end_stream_rx(), now, sent);
     let (read, written) = log.take_bytes();
     let mut hook = None;
     let mut retry = None;
@@ -103,9 +109,18 @@ pub(super) async fn exchange(
                 if status > 399 {
                     rec.counters.errors.status += 1;
                 }
+                if log.end_stream_rx().is_none() && kernel_stamps() == Timestamps::Kernel {
+                    rec.counters.unstamped += 1;
+                }
                 rec.record_latency(
-                    clock::to_us(now.saturating_sub(intended)),
-                    clock::to_us(now.saturating_sub(sent)),
+                    &ResponseTimes {
+                        intended,
+                        free,
+                        sent,
+                        received,
+                        read: now,
+                    }
+                    .split(),
                 );
                 shared.live.requests.fetch_add(1, Ordering::Relaxed);
                 if let Some((headers, body)) = kept {
@@ -132,7 +147,8 @@ pub(super) async fn exchange(
     if let Some((status, headers, body)) = hook {
         run_response_hook(&shared, status, &headers, &body);
     }
-    (slot, retry, now)
+    // The stream is free from when its response was received.
+    (slot, retry, received)
 }
 
 /// Whether a stream's error says the server never processed its request: refused, or above the
