@@ -9,12 +9,24 @@ pub type Nanos = u64;
 /// Now, in nanoseconds on CLOCK_MONOTONIC (a vDSO call, ~20 ns).
 #[inline]
 pub fn now() -> Nanos {
+    read(libc::CLOCK_MONOTONIC)
+}
+
+/// Now on CLOCK_REALTIME, ns since the epoch (the clock the kernel stamps packets with).
+#[inline]
+pub fn realtime_now() -> u64 {
+    read(libc::CLOCK_REALTIME)
+}
+
+/// Now on `clock`, ns.
+#[inline]
+fn read(clock: libc::clockid_t) -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
     };
-    // SAFETY: ts is a valid timespec; CLOCK_MONOTONIC always exists on Linux.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    // SAFETY: ts is a valid timespec; CLOCK_MONOTONIC and CLOCK_REALTIME always exist on Linux.
+    unsafe { libc::clock_gettime(clock, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
@@ -26,18 +38,6 @@ pub fn timespec(at: Nanos) -> libc::timespec {
         tv_sec: (at / 1_000_000_000) as libc::time_t,
         tv_nsec: (at % 1_000_000_000) as libc::c_long,
     }
-}
-
-/// Now on CLOCK_REALTIME, ns since the epoch (the clock the kernel stamps packets with).
-#[inline]
-pub fn realtime_now() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: ts is a valid timespec; CLOCK_REALTIME always exists.
-    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 /// When something was received: the kernel's stamp `rx` (CLOCK_REALTIME ns) on this clock,
