@@ -377,30 +377,58 @@ impl Recorder {
             .latency_sums
             .get_or_insert_with(Default::default)
             .add_one(split);
-        self.latency.saturating_record(split.corrected);
         self.uncorrected.saturating_record(split.uncorrected);
-        self.split.record(split);
-        self.timeline.record_latency(
-            split.corrected,
-            split.server,
-            split.own_send + split.own_read,
-        );
+        self.split.record_beside_timeline(split);
+        // Once the timeline runs, the run's corrected, server's and own-delay histograms are its
+        // intervals' sum (`add_whole_to`): one record each per response.
+        let own = split.own_send + split.own_read;
+        if !self
+            .timeline
+            .record_latency(split.corrected, split.server, own)
+        {
+            self.latency.saturating_record(split.corrected);
+            self.split.server.saturating_record(split.server);
+            self.split.own.saturating_record(own);
+        }
     }
 
     /// Records how late a send was against its schedule, in µs (0 allowed: on time).
     #[inline]
     pub fn record_send_lateness(&mut self, lateness_us: u64) {
-        self.send_lateness.saturating_record(lateness_us);
-        self.timeline.record_send_lateness(lateness_us);
+        if !self.timeline.record_send_lateness(lateness_us) {
+            self.send_lateness.saturating_record(lateness_us);
+        }
     }
 
-    /// Adds another recorder into this one (exact: histograms have the same layout).
+    /// Where the run's histograms of what the timeline records are kept (a merge adds a
+    /// worker's timeline into them).
+    fn whole_mut(&mut self) -> timeline::WholeMut<'_> {
+        timeline::WholeMut {
+            latency: &mut self.latency,
+            send_lateness: &mut self.send_lateness,
+            server_latency: &mut self.split.server,
+            own_delay: &mut self.split.own,
+        }
+    }
+
+    /// This recorder as a run's total: its histograms with what its own timeline recorded
+    /// added in (a worker's recorder keeps those only in its intervals).
+    pub fn settled(&self) -> Recorder {
+        let mut total = Recorder::new();
+        total.merge(self);
+        total
+    }
+
+    /// Adds another recorder into this one (exact: histograms have the same layout). `other`'s
+    /// timeline goes into this one's intervals and into its histograms, so a total that never
+    /// recorded itself (as the engine's) holds the whole run in its histograms.
     pub fn merge(&mut self, other: &Recorder) {
         // Same bounds on both sides, so add() cannot fail; saturate rather than panic if it does.
         let _ = self.latency.add(&other.latency);
         let _ = self.uncorrected.add(&other.uncorrected);
         let _ = self.send_lateness.add(&other.send_lateness);
         self.split.add(&other.split);
+        other.timeline.add_whole_to(self.whole_mut());
         self.timeline.merge(&other.timeline, &other.counters);
         self.counters.add(&other.counters);
         for words in &other.tls_failure_quotes {

@@ -146,6 +146,15 @@ impl SplitHistograms {
         self.user.saturating_record(split.user);
     }
 
+    /// Records what a running timeline does not: the send and read delays and the user-space
+    /// latency (the server's latency and the own total go through the timeline's intervals).
+    #[inline]
+    pub fn record_beside_timeline(&mut self, split: &Split) {
+        self.own_send.saturating_record(split.own_send);
+        self.own_read.saturating_record(split.own_read);
+        self.user.saturating_record(split.user);
+    }
+
     /// Adds `other` in, exactly (same bounds on both sides).
     pub fn add(&mut self, other: &SplitHistograms) {
         let _ = self.server.add(&other.server);

@@ -190,12 +190,53 @@ pub struct HttpTimeline {
     pub length: Option<u64>,
     /// Closed intervals by index.
     pub closed: BTreeMap<u64, HttpInterval>,
+    /// The closed intervals' histograms, added up as each closed: the run's own histograms of
+    /// what is recorded only here (the corrected latency, send lateness, the server's latency
+    /// and tsumo's own delay), so that a response costs one record of each, not two.
+    folded: Option<Box<Whole>>,
+}
+
+/// The run's histograms of what a timeline records (µs).
+#[derive(Debug, Clone)]
+pub struct Whole {
+    pub latency: Histogram<u64>,
+    pub send_lateness: Histogram<u64>,
+    pub server_latency: Histogram<u64>,
+    pub own_delay: Histogram<u64>,
+}
+
+impl Whole {
+    fn new() -> Whole {
+        Whole {
+            latency: new_histogram(),
+            send_lateness: new_histogram(),
+            server_latency: new_histogram(),
+            own_delay: new_histogram(),
+        }
+    }
+
+    /// Adds this into the run's histograms (same bounds on both sides, so exact).
+    fn add_to(&self, into: WholeMut<'_>) {
+        let _ = into.latency.add(&self.latency);
+        let _ = into.send_lateness.add(&self.send_lateness);
+        let _ = into.server_latency.add(&self.server_latency);
+        let _ = into.own_delay.add(&self.own_delay);
+    }
+}
+
+/// Where a recorder keeps the run's histograms of what its timeline records.
+pub struct WholeMut<'a> {
+    pub latency: &'a mut Histogram<u64>,
+    pub send_lateness: &'a mut Histogram<u64>,
+    pub server_latency: &'a mut Histogram<u64>,
+    pub own_delay: &'a mut Histogram<u64>,
 }
 
 impl HttpTimeline {
     /// Starts interval 0 at the run's start.
     pub fn start(&mut self, clock: IntervalClock, counters: &Counters) {
         self.length = Some(clock.length);
+        self.folded.get_or_insert_with(|| Box::new(Whole::new()));
         self.open = Some(Box::new(Open {
             clock,
             index: 0,
@@ -225,6 +266,11 @@ impl HttpTimeline {
         };
         let (index, interval) = self.interval_of(&open, counters);
         self.closed.entry(index).or_default().add(&interval);
+        let folded = self.folded.get_or_insert_with(|| Box::new(Whole::new()));
+        let _ = folded.latency.add(&open.latency);
+        let _ = folded.send_lateness.add(&open.send_lateness);
+        let _ = folded.server_latency.add(&open.server_latency);
+        let _ = folded.own_delay.add(&open.own_delay);
         open.latency.reset();
         open.send_lateness.reset();
         open.server_latency.reset();
@@ -263,20 +309,50 @@ impl HttpTimeline {
     }
 
     /// Records one response: its corrected latency, what the server caused of it and tsumo's
-    /// own delay, µs.
+    /// own delay, µs. False when no interval is open (the caller records them itself).
     #[inline]
-    pub fn record_latency(&mut self, corrected_us: u64, server_us: u64, own_us: u64) {
-        if let Some(open) = &mut self.open {
-            open.latency.saturating_record(corrected_us);
-            open.server_latency.saturating_record(server_us);
-            open.own_delay.saturating_record(own_us);
-        }
+    pub fn record_latency(&mut self, corrected_us: u64, server_us: u64, own_us: u64) -> bool {
+        let Some(open) = &mut self.open else {
+            return false;
+        };
+        open.latency.saturating_record(corrected_us);
+        open.server_latency.saturating_record(server_us);
+        open.own_delay.saturating_record(own_us);
+        true
     }
 
+    /// Records a send's lateness, µs; false when no interval is open.
     #[inline]
-    pub fn record_send_lateness(&mut self, lateness_us: u64) {
-        if let Some(open) = &mut self.open {
-            open.send_lateness.saturating_record(lateness_us);
+    pub fn record_send_lateness(&mut self, lateness_us: u64) -> bool {
+        let Some(open) = &mut self.open else {
+            return false;
+        };
+        open.send_lateness.saturating_record(lateness_us);
+        true
+    }
+
+    /// Adds what this timeline recorded of the run's histograms (the closed intervals' and the
+    /// open one's) into `into`.
+    pub fn add_whole_to(&self, into: WholeMut<'_>) {
+        let WholeMut {
+            latency,
+            send_lateness,
+            server_latency,
+            own_delay,
+        } = into;
+        if let Some(folded) = &self.folded {
+            folded.add_to(WholeMut {
+                latency,
+                send_lateness,
+                server_latency,
+                own_delay,
+            });
+        }
+        if let Some(open) = &self.open {
+            let _ = latency.add(&open.latency);
+            let _ = send_lateness.add(&open.send_lateness);
+            let _ = server_latency.add(&open.server_latency);
+            let _ = own_delay.add(&open.own_delay);
         }
     }
 
