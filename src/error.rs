@@ -4,7 +4,8 @@
 
 use thiserror::Error;
 
-/// What tsumo's exit status tells a script (the README's "Exit status", and `--help`).
+/// What tsumo's exit status tells a script (docs/exit-status.md, the README's "Exit status",
+/// and `--help`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExitStatus {
     /// 0: the run ran (or the tool did its work); the report says how it went.

@@ -349,7 +349,15 @@ impl Recorder {
     /// one: called before counting what happened at `at` (one comparison, no clock read).
     #[inline]
     pub fn roll_to(&mut self, at: u64) {
-        self.timeline.roll_to(at, &self.counters);
+        if self.timeline.is_due(at) {
+            let whole = timeline::WholeMut {
+                latency: &mut self.latency,
+                send_lateness: &mut self.send_lateness,
+                server_latency: &mut self.split.server,
+                own_delay: &mut self.split.own,
+            };
+            self.timeline.roll(at, &self.counters, whole);
+        }
     }
 
     /// Counts requests written (for the intervals; the totals count responses).
@@ -379,8 +387,8 @@ impl Recorder {
             .add_one(split);
         self.uncorrected.saturating_record(split.uncorrected);
         self.split.record_beside_timeline(split);
-        // Once the timeline runs, the run's corrected, server's and own-delay histograms are its
-        // intervals' sum (`add_whole_to`): one record each per response.
+        // Once the timeline runs, these go to its open interval only, which adds them into the
+        // run's histograms as it closes (and a merge adds the open one's): one record each.
         let own = split.own_send + split.own_read;
         if !self
             .timeline
@@ -411,8 +419,8 @@ impl Recorder {
         }
     }
 
-    /// This recorder as a run's total: its histograms with what its own timeline recorded
-    /// added in (a worker's recorder keeps those only in its intervals).
+    /// This recorder as a run's total: its histograms with its open interval's added in (a
+    /// worker's recorder keeps what it records there until the interval closes).
     pub fn settled(&self) -> Recorder {
         let mut total = Recorder::new();
         total.merge(self);
@@ -428,7 +436,7 @@ impl Recorder {
         let _ = self.uncorrected.add(&other.uncorrected);
         let _ = self.send_lateness.add(&other.send_lateness);
         self.split.add(&other.split);
-        other.timeline.add_whole_to(self.whole_mut());
+        other.timeline.add_open_to(self.whole_mut());
         self.timeline.merge(&other.timeline, &other.counters);
         self.counters.add(&other.counters);
         for words in &other.tls_failure_quotes {

@@ -190,38 +190,6 @@ pub struct HttpTimeline {
     pub length: Option<u64>,
     /// Closed intervals by index.
     pub closed: BTreeMap<u64, HttpInterval>,
-    /// The closed intervals' histograms, added up as each closed: the run's own histograms of
-    /// what is recorded only here (the corrected latency, send lateness, the server's latency
-    /// and tsumo's own delay), so that a response costs one record of each, not two.
-    folded: Option<Box<Whole>>,
-}
-
-/// The run's histograms of what a timeline records (µs).
-#[derive(Debug, Clone)]
-pub struct Whole {
-    pub latency: Histogram<u64>,
-    pub send_lateness: Histogram<u64>,
-    pub server_latency: Histogram<u64>,
-    pub own_delay: Histogram<u64>,
-}
-
-impl Whole {
-    fn new() -> Whole {
-        Whole {
-            latency: new_histogram(),
-            send_lateness: new_histogram(),
-            server_latency: new_histogram(),
-            own_delay: new_histogram(),
-        }
-    }
-
-    /// Adds this into the run's histograms (same bounds on both sides, so exact).
-    fn add_to(&self, into: WholeMut<'_>) {
-        let _ = into.latency.add(&self.latency);
-        let _ = into.send_lateness.add(&self.send_lateness);
-        let _ = into.server_latency.add(&self.server_latency);
-        let _ = into.own_delay.add(&self.own_delay);
-    }
 }
 
 /// Where a recorder keeps the run's histograms of what its timeline records.
@@ -236,7 +204,6 @@ impl HttpTimeline {
     /// Starts interval 0 at the run's start.
     pub fn start(&mut self, clock: IntervalClock, counters: &Counters) {
         self.length = Some(clock.length);
-        self.folded.get_or_insert_with(|| Box::new(Whole::new()));
         self.open = Some(Box::new(Open {
             clock,
             index: 0,
@@ -249,28 +216,25 @@ impl HttpTimeline {
         }));
     }
 
-    /// Closes the open interval if `at` is past its end (and opens the one holding `at`).
+    /// Whether `at` is past the open interval's end ([`HttpTimeline::roll`] is due).
     #[inline]
-    pub fn roll_to(&mut self, at: u64, counters: &Counters) {
-        if let Some(open) = &self.open {
-            if at >= open.ends_at {
-                self.roll(at, counters);
-            }
-        }
+    pub fn is_due(&self, at: u64) -> bool {
+        self.open.as_ref().is_some_and(|open| at >= open.ends_at)
     }
 
+    /// Closes the open interval, adding its histograms into the run's (`whole`), and opens the
+    /// one holding `at`.
     #[cold]
-    fn roll(&mut self, at: u64, counters: &Counters) {
+    pub fn roll(&mut self, at: u64, counters: &Counters, whole: WholeMut<'_>) {
         let Some(mut open) = self.open.take() else {
             return;
         };
         let (index, interval) = self.interval_of(&open, counters);
         self.closed.entry(index).or_default().add(&interval);
-        let folded = self.folded.get_or_insert_with(|| Box::new(Whole::new()));
-        let _ = folded.latency.add(&open.latency);
-        let _ = folded.send_lateness.add(&open.send_lateness);
-        let _ = folded.server_latency.add(&open.server_latency);
-        let _ = folded.own_delay.add(&open.own_delay);
+        let _ = whole.latency.add(&open.latency);
+        let _ = whole.send_lateness.add(&open.send_lateness);
+        let _ = whole.server_latency.add(&open.server_latency);
+        let _ = whole.own_delay.add(&open.own_delay);
         open.latency.reset();
         open.send_lateness.reset();
         open.server_latency.reset();
@@ -331,28 +295,14 @@ impl HttpTimeline {
         true
     }
 
-    /// Adds what this timeline recorded of the run's histograms (the closed intervals' and the
-    /// open one's) into `into`.
-    pub fn add_whole_to(&self, into: WholeMut<'_>) {
-        let WholeMut {
-            latency,
-            send_lateness,
-            server_latency,
-            own_delay,
-        } = into;
-        if let Some(folded) = &self.folded {
-            folded.add_to(WholeMut {
-                latency,
-                send_lateness,
-                server_latency,
-                own_delay,
-            });
-        }
+    /// Adds the open interval's histograms into `into` (the closed ones' are in the run's
+    /// histograms already: [`HttpTimeline::roll`] adds each as it closes).
+    pub fn add_open_to(&self, into: WholeMut<'_>) {
         if let Some(open) = &self.open {
-            let _ = latency.add(&open.latency);
-            let _ = send_lateness.add(&open.send_lateness);
-            let _ = server_latency.add(&open.server_latency);
-            let _ = own_delay.add(&open.own_delay);
+            let _ = into.latency.add(&open.latency);
+            let _ = into.send_lateness.add(&open.send_lateness);
+            let _ = into.server_latency.add(&open.server_latency);
+            let _ = into.own_delay.add(&open.own_delay);
         }
     }
 
