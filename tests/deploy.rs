@@ -170,7 +170,7 @@ fn indexed_jobs_have_what_shards_need_and_args_tsumo_parses() {
         assert!(resources["limits"]["memory"].is_string(), "{file}");
         assert!(resources["limits"]["cpu"].is_null(), "{file}: no CPU limit");
 
-        // The manifest's env, with the start instant filled in as the README's sed does.
+        // The manifest's env, with the start instant filled in as docs/many-machines.md's sed does.
         let start_at = format_rfc3339(unix_now_ns() + 3_600_000_000_000);
         let env: Vec<(String, String)> = container["env"]
             .as_array()
