@@ -165,6 +165,7 @@ fn vs_alternates_rounds_and_ends_with_the_comparison() {
         "{doc:#}"
     );
     assert_eq!(doc["schema"], 1);
+    common::schema::assert_valid(common::schema::Kind::Vs, &[&json]);
     assert_eq!(doc["rounds"], 2);
     assert_eq!(doc["left_out"], serde_json::json!([]));
     let labels: Vec<&str> = doc["runs"]

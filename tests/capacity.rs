@@ -6,6 +6,7 @@
 mod common;
 
 use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
 use std::process::Stdio;
 use std::sync::{mpsc, Mutex};
 use std::time::{Duration, Instant};
@@ -34,6 +35,7 @@ fn capacity(args: &[&str], url: &str) -> (common::Run, serde_json::Value) {
     run.assert_success();
     let doc = serde_json::from_str(&std::fs::read_to_string(json).expect("JSON written"))
         .expect("JSON parses");
+    common::schema::assert_valid(common::schema::Kind::Capacity, &[Path::new(json)]);
     (run, doc)
 }
 

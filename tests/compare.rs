@@ -190,6 +190,10 @@ fn merge_adds_runs_exactly() {
     let merged = tsumo(&[Path::new("merge"), d1, d2, Path::new("-o"), &out_path]);
     merged.assert_success();
     assert_eq!(merged.stderr, "", "same URL: no warning");
+    common::schema::assert_valid(
+        common::schema::Kind::Run,
+        &[d1.as_path(), d2.as_path(), out_path.as_path()],
+    );
     let (a, b, m) = (load(d1), load(d2), load(&out_path));
     assert_eq!(m["label"], "merged (2 runs)");
     for counter in ["requests", "bytes_read", "connections_opened"] {

@@ -955,6 +955,7 @@ fn timeline_intervals_add_up_to_the_run_and_the_hlog_reads_back() {
     );
     run.assert_success();
     let json = run.json();
+    common::schema::assert_valid_doc(common::schema::Kind::Run, &json);
     let intervals = json["intervals"].as_array().expect("an intervals array");
     assert!(intervals.len() >= 5, "{} intervals", intervals.len());
 

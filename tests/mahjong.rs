@@ -147,6 +147,7 @@ fn wrong_base_path_counts_failed_logins() {
          answered 404 without a MAJIANG cookie (wrong base path?)",
     );
     let doc = run.json();
+    common::schema::assert_valid_doc(common::schema::Kind::Session, &doc);
     assert_eq!(phase(&doc, "login", "failed"), 4, "{doc:#}");
     assert_eq!(phase(&doc, "login", "ok"), 0);
     assert_eq!(doc["games"]["started"], 0);

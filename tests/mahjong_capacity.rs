@@ -307,6 +307,7 @@ fn a_first_step_that_breaks_answers_below_from() {
     );
     run.assert_success();
     let doc = run.json();
+    common::schema::assert_valid_doc(common::schema::Kind::Capacity, &doc);
     assert_eq!(doc["capacity"]["value"], Value::Null);
     let outcomes = strings(&doc, "outcomes");
     assert_eq!(outcomes.len(), 1, "{doc:#}");

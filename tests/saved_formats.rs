@@ -546,3 +546,25 @@ fn a_file_of_a_newer_format_version_is_one_error_line() {
         assert_eq!(schema, 1);
     }
 }
+
+/// Old files and a session written today are valid against `docs/schema/` (a real validator:
+/// Python's jsonschema; runs, merges, searches and `--vs` files are checked where their tests
+/// write them).
+#[test]
+fn saved_files_are_valid_against_the_schema() {
+    use common::schema::{assert_valid, Kind};
+    let http: Vec<PathBuf> = HTTP_FIXTURES.iter().map(|n| fixture(n)).collect();
+    assert_valid(
+        Kind::Run,
+        &http.iter().map(PathBuf::as_path).collect::<Vec<_>>(),
+    );
+    let dir = TempDir::new("schema-session");
+    let today = dir.path().join("session.json");
+    tsumo::report::mahjong::write(&session("today", 0), &JsonOut::File(today.clone())).unwrap();
+    let mut sessions: Vec<PathBuf> = MAHJONG_FIXTURES.iter().map(|n| fixture(n)).collect();
+    sessions.push(today);
+    assert_valid(
+        Kind::Session,
+        &sessions.iter().map(PathBuf::as_path).collect::<Vec<_>>(),
+    );
+}

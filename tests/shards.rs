@@ -512,6 +512,13 @@ fn a_merged_runs_page_says_merged_once() {
         Duration::from_secs(10),
     );
     merge.assert_success();
+    // The shards and their merge, against the run's schema.
+    let saved: Vec<&std::path::Path> = files
+        .iter()
+        .chain([&merged])
+        .map(std::path::Path::new)
+        .collect();
+    common::schema::assert_valid(common::schema::Kind::Run, &saved);
     let page = dir.path().join("page.html");
     let page_arg = page.display().to_string();
     for inputs in [&files[..], &[merged.clone()][..]] {
