@@ -44,8 +44,9 @@ from all of them. A search (without a staircase) does not run over shards: it de
 step from its own measurements, which machines cannot agree on.
 
 Options (besides every option of an ordinary run but -R; see tsumo --help):
-      --slo <EXPR>       An objective each step must hold (required, repeatable): p50, p90,
-                         p99, p99.9, max '<' a duration; errors<N%; rate>N%
+      --slo <EXPR>       An objective each step must hold (required, repeatable): p50, p75,
+                         p90, p99, p99.9, p99.99, max '<' a duration (on the server's
+                         latency); errors<N%; rate>N%
       --from <N>         The first target rate, requests/sec [default: 100]
       --to <N>           The highest target rate tried [default: no bound]
       --resolution <P>   Bisect until held and broken are this close [default: 5%]

@@ -122,7 +122,7 @@ Options:
       --slo <EXPR>       An objective the run must hold, judged at its end and printed
                          with its measured value after the report; one broken exits 99.
                          Repeatable. p50, p75, p90, p99, p99.9, p99.99 or max '<' a
-                         duration (us, ms, s) on the corrected latency: p99<20ms;
+                         duration (us, ms, s) on the server's latency: p99<20ms;
                          errors<N% of every request due (socket errors, non-2xx/3xx and
                          requests never sent): errors<0.1%; rate>N% of -R reached: rate>95%
       --interval <T>     Also record the run interval by interval, in --json's `intervals`

@@ -275,15 +275,7 @@ mod tests {
             }
             // The kernel's switch to stamping is deferred a moment after the first socket asks.
             std::thread::sleep(std::time::Duration::from_millis(20));
-            let real = || {
-                let mut ts = libc::timespec {
-                    tv_sec: 0,
-                    tv_nsec: 0,
-                };
-                // SAFETY: a valid timespec.
-                unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
-                ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-            };
+            let real = crate::timing::clock::realtime_now;
             let before = real();
             server.write_all(b"hello").await.unwrap();
             std::thread::sleep(std::time::Duration::from_millis(20));

@@ -265,17 +265,6 @@ struct SampleState {
     last_ticks: u64,
 }
 
-/// CLOCK_MONOTONIC in ns, the clock of the run's intervals.
-fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: ts is a valid timespec; CLOCK_MONOTONIC always exists on Linux.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
 impl SampleState {
     fn new(roots: Vec<u32>) -> SampleState {
         let now = Instant::now();
@@ -359,7 +348,8 @@ impl SampleState {
             self.cpu_peak = self.cpu_peak.max(percent);
         }
         let sample = ServerSample {
-            at: monotonic_ns(),
+            // CLOCK_MONOTONIC, the clock of the run's intervals.
+            at: super::wallclock::clock_ns(libc::CLOCK_MONOTONIC),
             span,
             cpu_percent: percent,
             rss_bytes: rss,

@@ -7,9 +7,21 @@ use serde::{Deserialize, Serialize};
 
 /// Now, in nanoseconds since the Unix epoch (CLOCK_REALTIME).
 pub fn unix_now_ns() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64)
+    clock_ns(libc::CLOCK_REALTIME)
+}
+
+/// Now on a kernel clock, in ns: tsumo's one `clock_gettime` (a vDSO call), which the run's
+/// monotonic clock (`timing::clock`), the wall clock here and the server's samples all read.
+#[inline]
+pub fn clock_ns(clock: libc::clockid_t) -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: ts is a valid timespec; tsumo asks only for clocks Linux always has
+    // (CLOCK_MONOTONIC, CLOCK_REALTIME).
+    unsafe { libc::clock_gettime(clock, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's `days_from_civil`).

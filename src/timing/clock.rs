@@ -5,6 +5,8 @@
 
 use std::cell::Cell;
 
+use crate::sys::wallclock::clock_ns as read;
+
 /// Nanoseconds on CLOCK_MONOTONIC.
 pub type Nanos = u64;
 
@@ -18,18 +20,6 @@ pub fn now() -> Nanos {
 #[inline]
 pub fn realtime_now() -> u64 {
     read(libc::CLOCK_REALTIME)
-}
-
-/// Now on `clock`, ns.
-#[inline]
-fn read(clock: libc::clockid_t) -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: ts is a valid timespec; CLOCK_MONOTONIC and CLOCK_REALTIME always exist on Linux.
-    unsafe { libc::clock_gettime(clock, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 pub use crate::stats::to_us;
