@@ -118,7 +118,8 @@
 //!   adding.
 //! - [`plan`], [`sys`], [`error`], [`slo`]: the validated, immutable description of a run
 //!   (with its part of a sharded run); the machine around it (open-file limit, the `/proc` sampler of the
-//!   server, tsumo's own usage, `tsumo doctor`, the wall clock and its NTP state, a seeded
+//!   server, tsumo's own usage, `tsumo doctor`, the kernel clocks' one read and the wall clock
+//!   with its NTP state, a seeded
 //!   xorshift for jitter, backoff and the random hands of tests and benches); the typed
 //!   errors that end a run before traffic starts, each kind with its exit status (1 the run
 //!   failed, 2 bad command line or input, 99 an objective broke; `error::ExitStatus`); the

@@ -1,6 +1,7 @@
 //! The process's own limits: tsumo raises its open-file soft limit to the hard limit at start and
 //! refuses, before any traffic, a run whose connections cannot fit. Also the wall clock
-//! (`wallclock`: Unix time, RFC 3339, the NTP state) for runs started on one instant.
+//! (`wallclock`: Unix time, RFC 3339, the NTP state) for runs started on one instant, and the
+//! one `clock_gettime` every clock of tsumo reads through (`wallclock::clock_ns`).
 
 pub mod doctor;
 pub mod machine;
