@@ -419,14 +419,6 @@ impl Recorder {
         }
     }
 
-    /// This recorder as a run's total: its histograms with its open interval's added in (a
-    /// worker's recorder keeps what it records there until the interval closes).
-    pub fn settled(&self) -> Recorder {
-        let mut total = Recorder::new();
-        total.merge(self);
-        total
-    }
-
     /// Adds another recorder into this one (exact: histograms have the same layout). `other`'s
     /// timeline goes into this one's intervals and into its histograms, so a total that never
     /// recorded itself (as the engine's) holds the whole run in its histograms.
