@@ -40,7 +40,7 @@ fn main() -> ExitCode {
             let network = tsumo::net::preflight::doctor_checks(&plan);
             tsumo::sys::doctor::run(&plan, network)
         }
-        Ok(Parsed::Compare(options)) => exit(report::compare::run(&options)),
+        Ok(Parsed::Compare(options)) => exit(report::tools::compare::run(&options)),
         Ok(Parsed::Merge(options)) => {
             let checked = match &options.output {
                 JsonOut::File(path) => {
@@ -48,7 +48,7 @@ fn main() -> ExitCode {
                 }
                 JsonOut::Stdout => Ok(()),
             };
-            exit(checked.and_then(|()| report::merge::run(&options)))
+            exit(checked.and_then(|()| report::tools::merge::run(&options)))
         }
         Ok(Parsed::Plot(options)) => {
             let output = (options.output.as_os_str() != "-").then_some(options.output.as_path());
@@ -57,12 +57,12 @@ fn main() -> ExitCode {
                     .map_or(Ok(()), |path| {
                         check_tool_output(path, &options.files, "the files to plot")
                     })
-                    .and_then(|()| report::plot::run(&options)),
+                    .and_then(|()| report::tools::plot::run(&options)),
             )
         }
         Ok(Parsed::Report(options)) => exit(
             check_tool_output(&options.output, &options.files, "the files to report")
-                .and_then(|()| report::page::run(&options)),
+                .and_then(|()| report::tools::page::run(&options)),
         ),
         Ok(Parsed::Print(text)) => {
             print!("{text}");

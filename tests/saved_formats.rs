@@ -14,10 +14,10 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use tsumo::cli::{self, Parsed};
 use tsumo::plan::{JsonOut, MahjongPlan};
-use tsumo::report::json::{SavedPlan, SavedRun};
-use tsumo::report::saved::{self, LoadedRun, RunData};
-use tsumo::report::session::SavedSession;
-use tsumo::report::{compare, merge, plot};
+use tsumo::report::http::saved::{SavedPlan, SavedRun};
+use tsumo::report::mahjong::saved::SavedSession;
+use tsumo::report::tools::saved::{self, LoadedRun, RunData};
+use tsumo::report::tools::{compare, merge, plot};
 use tsumo::stats::mahjong::{MahjongRecorder, MahjongResult, PHASES};
 use tsumo::stats::start::StartRecord;
 use tsumo::sys::procstat::ServerUsage;
@@ -313,7 +313,7 @@ fn objectives_are_an_addition_judged_again_on_a_merge() {
     );
     assert_eq!(objectives[1]["held"], false);
     // The text report ends with the verdicts.
-    let text = tsumo::report::mahjong::render(&result);
+    let text = tsumo::report::mahjong::text::render(&result);
     assert!(
         text.contains("\nObjectives: ") && text.contains("\n  BROKEN  reply_lateness.p99<1us  "),
         "{text}"
@@ -501,7 +501,9 @@ fn bind(run: &mut LoadedRun, addrs: &[&str]) {
     let bind = match &mut run.data {
         RunData::Http(saved) => &mut saved.plan.bind,
         RunData::Mahjong(session) => &mut session.plan.bind,
-        RunData::Capacity(_) => panic!("{}: not a run", run.source),
+        RunData::Capacity(_) | RunData::PlayerCapacity(_) => {
+            panic!("{}: not a run", run.source)
+        }
     };
     assert!(bind.is_empty(), "{}: {bind:?}", run.source);
     *bind = addrs.iter().map(|a| a.parse().unwrap()).collect();
@@ -542,6 +544,7 @@ fn a_file_of_a_newer_format_version_is_one_error_line() {
             RunData::Http(saved) => saved.schema,
             RunData::Mahjong(session) => session.schema,
             RunData::Capacity(search) => search.schema,
+            RunData::PlayerCapacity(search) => search.schema,
         };
         assert_eq!(schema, 1);
     }

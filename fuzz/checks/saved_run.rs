@@ -2,8 +2,8 @@
 //! loaded run or an error, never a panic; a loaded HTTP run's histograms decode or fail cleanly,
 //! and the run written out again loads as the same run.
 
-use tsumo::report::saved::{self, RunData};
 use tsumo::report::schema::decode_histogram;
+use tsumo::report::tools::saved::{self, RunData};
 
 /// The fuzz target's whole check: returns on input it does not apply to, panics on a bug.
 pub fn check(data: &[u8]) {

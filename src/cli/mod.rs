@@ -59,13 +59,13 @@ pub enum Parsed {
     /// Check the machine's limits for a planned run (`tsumo doctor …`).
     Doctor(Box<crate::sys::doctor::DoctorPlan>),
     /// Compare saved runs side by side (`tsumo compare …`).
-    Compare(crate::report::compare::CompareOptions),
+    Compare(crate::report::tools::compare::CompareOptions),
     /// Merge saved runs into one (`tsumo merge …`).
-    Merge(crate::report::merge::MergeOptions),
+    Merge(crate::report::tools::merge::MergeOptions),
     /// Plot saved runs' latency by percentile (`tsumo plot …`).
-    Plot(crate::report::plot::PlotOptions),
+    Plot(crate::report::tools::plot::PlotOptions),
     /// Make the HTML page of saved results (`tsumo report …`).
-    Report(crate::report::page::ReportOptions),
+    Report(crate::report::tools::page::ReportOptions),
     /// Print this text on stdout and exit 0 (`--help`, `--version`).
     Print(String),
 }

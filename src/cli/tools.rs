@@ -10,10 +10,10 @@ use clap::{Arg, ArgAction, ArgMatches, Command};
 
 use super::{flag, subcommand_matches, value, Parsed};
 use crate::plan::JsonOut;
-use crate::report::compare::CompareOptions;
-use crate::report::merge::MergeOptions;
-use crate::report::page::ReportOptions;
-use crate::report::plot::PlotOptions;
+use crate::report::tools::compare::CompareOptions;
+use crate::report::tools::merge::MergeOptions;
+use crate::report::tools::page::ReportOptions;
+use crate::report::tools::plot::PlotOptions;
 
 const COMPARE_HELP: &str = "\
 tsumo compare — saved runs side by side

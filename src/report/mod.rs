@@ -1,37 +1,32 @@
-//! Renderers of a finished run: wrk2's text layout (`text`), JSON (`json`), the mahjong
-//! session's text and JSON (`mahjong`), `.hgrm` (`hgrm`), the objectives (`--slo`) judged on
-//! a saved result (`objectives`); and the tools on saved runs: the reader (`saved`),
-//! `compare`, `merge` (with `shards`), `plot`, `page` (the HTML page of a result, a comparison,
-//! a search or merged shards); `chart` draws the SVG charts from plain data.
+//! What tsumo says about a finished run, one room per kind of result, and the tools that work
+//! on any of them.
 //!
-//! Saved runs are typed for both modes: [`json::SavedRun`] (HTTP) and
-//! [`session::SavedSession`] (mahjong), each with the format version `"schema"`
-//! ([`schema::SCHEMA_VERSION`]); what both share (the version, [`schema::SavedPart`], the
-//! histogram codec, the JSON writer) is in [`schema`], which imports neither. Every saved type
-//! implements one trait, [`result::SavedResult`] (its text report, verdict, compare rows,
-//! plotted histograms, merge line, and how results merge), beside its type: `http` for
-//! [`json::SavedRun`], `mahjong` for [`session::SavedSession`]. The tools ask a result only
-//! through the trait; [`saved::RunData`] is matched in `saved` alone (loading a document, and
-//! `as_dyn`). A [`RunResult`](crate::stats::RunResult) or a
+//! - `http/`: an HTTP run (HTTP/1.1 or HTTP/2): its saved type ([`http::saved::SavedRun`]),
+//!   its trait impl, wrk2's text, its page, its merge, its measures for objectives, and its own
+//!   outputs (`.hgrm`, `--hlog`).
+//! - `mahjong/`: a mahjong session, laid out the same way ([`mahjong::saved::SavedSession`]).
+//! - `capacity/`: a capacity search over either kind of step ([`capacity::saved::SavedSearch`]),
+//!   laid out the same way.
+//! - `tools/`: what works on any result, through the trait alone: the saved files' reader,
+//!   `compare`, `merge` (with `shards`), `plot`, and the HTML page.
+//! - The shared base: the trait ([`result`]), what every saved file shares ([`schema`]), the
+//!   run over time ([`timeline`]), the charts ([`chart`]), the text lines every kind prints
+//!   ([`lines`]), the verdicts of objectives ([`objectives`]), and the dispatcher ([`kinds`]),
+//!   the one file that names every kind's saved type: it reads a document into its kind.
+//!
+//! A new kind of result is a folder of its own beside these, and an arm in [`kinds`].
+//! A [`RunResult`](crate::stats::RunResult) or a
 //! [`MahjongResult`](crate::stats::mahjong::MahjongResult) is everything a renderer needs;
 //! renderers never look at the engine.
 
 pub mod capacity;
 pub mod chart;
-pub mod compare;
-pub mod hgrm;
-pub mod hlog;
 pub mod http;
-pub mod json;
+pub mod kinds;
+pub mod lines;
 pub mod mahjong;
-pub mod merge;
 pub mod objectives;
-pub mod page;
-pub mod plot;
 pub mod result;
-pub mod saved;
 pub mod schema;
-pub mod session;
-pub mod shards;
-pub mod text;
 pub mod timeline;
+pub mod tools;

@@ -1,8 +1,8 @@
-//! The one trait every saved result implements ([`SavedResult`]): an HTTP run
-//! ([`SavedRun`](super::json::SavedRun), in `report::http`), a mahjong session
-//! ([`SavedSession`](super::session::SavedSession), in `report::mahjong`), and next a capacity
-//! search. The generic tools on saved results (`saved`, `compare`, `merge`, `shards`, `plot`)
-//! ask a result through it, never by its mode.
+//! The one trait every saved result implements ([`SavedResult`]): an HTTP run (`report::http`),
+//! a mahjong session (`report::mahjong`), a capacity search (`report::capacity`). The tools on
+//! saved results (`report::tools`) ask a result through it, never by its kind. A kind whose
+//! result can be a capacity search's step implements [`SearchStep`] too: what the search asks
+//! of a step (its outcome, its objectives judged again after a merge, its row in the table).
 //!
 //! Why a trait: each tool used to match on the mode, so a new kind of result (or a metric of
 //! one) meant an arm in every tool; now it is an implementation beside its saved type, and a
@@ -13,10 +13,14 @@ use std::net::IpAddr;
 
 use hdrhistogram::Histogram;
 
-use super::chart::{Answer, Objective, Series};
-use super::schema::{decode_histogram, SavedPart};
-use super::timeline::IntervalSpan;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use crate::capacity::{LoadUnit, StepOutcome};
 use crate::error::{Error, ExitStatus};
+use crate::report::chart::{Answer, Objective, Series};
+use crate::report::schema::{decode_histogram, SavedPart};
+use crate::report::timeline::IntervalSpan;
 use crate::slo::{self, Verdict};
 use crate::sys::procstat::ServerUsage;
 
@@ -122,6 +126,58 @@ pub trait SavedResult: std::fmt::Debug {
     /// What its page shows (`--html`, `tsumo report`), as plain data: `report::page` lays it
     /// out, adds the run id and shards from [`SavedResult::part`], and overlays several.
     fn page(&self) -> PageContent;
+}
+
+/// A result that can be one step of a capacity search: everything `report::capacity` asks of
+/// a step, so that the search's saved type, text, page and merge hold no arm per kind.
+pub trait SearchStep:
+    SavedResult + Clone + PartialEq + Serialize + DeserializeOwned + 'static
+{
+    /// What such a search's load is counted in.
+    const UNIT: LoadUnit;
+    /// The search, as its messages name it: `capacity search`, `search over players`.
+    const SEARCH: &'static str;
+    /// The capacity table's columns of this kind's steps, after `step` and `role` (and before
+    /// the server's and the verdict).
+    const COLUMNS: &'static [&'static str];
+    /// What a step's achieved load is counted in on the page (`req/s`, `playing`).
+    const ACHIEVED_UNIT: &'static str;
+    /// What the page's p50, p99 and max of a step are of, as a prefix (`draw overshoot `), or
+    /// empty for the latency.
+    const MEASURE: &'static str;
+    /// Whether the shards of one fixed staircase of such steps merge into one.
+    const STAIRCASES_MERGE: bool;
+
+    /// This step's outcome: held, broke, or limited by tsumo or the machine.
+    fn step_outcome(&self) -> StepOutcome;
+    /// Its objectives judged again on what it holds now (after a merge of its parts): parsed
+    /// again from their `expr`; one that no longer parses is left out.
+    fn judge_again(&self) -> Vec<Verdict>;
+    /// The step as the capacity table and page show it; `achieved`: the load the search saved
+    /// for it (players seated and playing), for a kind whose result does not say it.
+    fn step_view(&self, achieved: Option<u64>) -> StepView<'_>;
+    /// The command line that runs such a search again, for files saved before the command
+    /// line was: `objectives` is the `--slo` options, `url` the target.
+    fn search_command(&self, objectives: &str, url: &str) -> String;
+}
+
+/// One step as the capacity table and page read it, whatever its kind.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepView<'a> {
+    /// The load offered (a rate, players).
+    pub target: Option<u64>,
+    /// An HTTP step's connections (a search opens what each step needs): a column of its own.
+    pub connections: Option<usize>,
+    pub achieved: String,
+    pub achieved_value: Option<f64>,
+    /// The step's measure (latency, a draw's overshoot), µs.
+    pub p50: u64,
+    pub p99: u64,
+    pub max: u64,
+    /// `0`, or each kind of error that happened.
+    pub errors: String,
+    pub server: Option<&'a ServerUsage>,
+    pub objectives: &'a [Verdict],
 }
 
 /// A result's page as plain data: the answer first (figures and lines), then the facts of the

@@ -1,8 +1,8 @@
 //! What every kind of saved file shares: the format version (`"schema"`), where a file stands
 //! in a run ([`SavedPart`]), the histogram codec, and the JSON writer.
 //!
-//! Why a module of its own: the HTTP run's schema ([`SavedRun`](super::json::SavedRun)), the
-//! mahjong session's ([`SavedSession`](super::session::SavedSession)), the reader of saved files
+//! Why a module of its own: the HTTP run's schema ([`SavedRun`](crate::report::http::saved::SavedRun)), the
+//! mahjong session's ([`SavedSession`](crate::report::mahjong::saved::SavedSession)), the reader of saved files
 //! (`saved`) and `merge`/`shards` all use these pieces, and kept in one mode's file they would
 //! make the modules import each other in a cycle.
 
@@ -19,13 +19,13 @@ use crate::plan::{JsonOut, Part, Shard};
 use crate::stats::start::StartRecord;
 
 /// The format version of saved results, written as `"schema"` in both kinds of file (an HTTP
-/// run's [`SavedRun`](super::json::SavedRun) and a mahjong session's
-/// [`SavedSession`](super::session::SavedSession)).
+/// run's [`SavedRun`](crate::report::http::saved::SavedRun) and a mahjong session's
+/// [`SavedSession`](crate::report::mahjong::saved::SavedSession)).
 ///
 /// Bumped when a field changes meaning or goes away, never for an added field: readers ignore
 /// fields they do not know, so a file with new fields is still version 1 and older tsumos read
 /// it. A file without `"schema"` is version 1; a file of a higher version than this is refused
-/// with one line naming the file and its version (see [`super::saved::load`]).
+/// with one line naming the file and its version (see [`crate::report::tools::saved::load`]).
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// The version of a file that does not say (the first layout had no other).

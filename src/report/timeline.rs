@@ -12,8 +12,8 @@ use std::collections::BTreeMap;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
-use super::schema::{decode_histogram, encode_histogram};
 use crate::error::Error;
+use crate::report::schema::{decode_histogram, encode_histogram};
 use crate::stats::hdr;
 use crate::stats::new_histogram;
 use crate::stats::timeline::{MahjongTimeline, Players, RunTimeline, ServerInterval};

@@ -10,7 +10,7 @@ use crate::error::{Error, ExitStatus};
 use crate::net::preflight::{self, Probe};
 use crate::plan::JsonOut;
 use crate::report;
-use crate::report::saved::{LoadedRun, RunData, SavedRounds};
+use crate::report::tools::saved::{LoadedRun, RunData, SavedRounds};
 
 /// One mode as the A/B loop runs it.
 pub trait Side {
@@ -165,7 +165,7 @@ fn compare_rounds<S: Side>(sides: [&S::Plan; 2], output: &Output<'_>) -> ExitSta
             println!("{stopped}");
         }
         if !runs.is_empty() {
-            match report::compare::render(&runs) {
+            match report::tools::compare::render(&runs) {
                 Ok(table) => print!("{table}"),
                 Err(e) => return error_exit(&e),
             }
@@ -181,8 +181,8 @@ fn compare_rounds<S: Side>(sides: [&S::Plan; 2], output: &Output<'_>) -> ExitSta
         }
     }
     if let (Some(path), false) = (html, runs.is_empty()) {
-        let written = report::page::render_comparison(&runs)
-            .and_then(|page| report::page::write(&page, path, "--html"));
+        let written = report::tools::page::render_comparison(&runs)
+            .and_then(|page| report::tools::page::write(&page, path, "--html"));
         if let Err(e) = written {
             let failed = fail(&e);
             if error.is_none() {

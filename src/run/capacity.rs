@@ -19,9 +19,10 @@ use crate::error::{Error, ExitStatus};
 use crate::plan::{CapacityPlan, JsonOut, Plan};
 use crate::report;
 use crate::report::capacity::SavedSearch;
-use crate::report::json::SavedRun;
-use crate::report::saved::{LoadedRun, RunData};
+use crate::report::http::saved::SavedRun;
+use crate::report::result::SearchStep;
 use crate::report::schema::SavedPart;
+use crate::report::tools::saved::{LoadedRun, RunData};
 use crate::stats::format::format_time_us;
 use crate::stats::start::StartRecord;
 use crate::sys::machine::{MachineStat, MachineUse};
@@ -101,6 +102,7 @@ pub fn run(plan: &CapacityPlan) -> ExitStatus {
         found.saved(),
         roles,
         runner.runs,
+        Vec::new(),
     );
     search.part.command = plan.run.part.command.clone();
     search.failure.clone_from(&server_failed);
@@ -111,7 +113,7 @@ pub fn run(plan: &CapacityPlan) -> ExitStatus {
         // A shard's runs are at its share of the rate: the held step by its place, not its rate.
         search.server = found
             .held
-            .and_then(|i| search.steps.runs()?.get(i))
+            .and_then(|i| search.steps.get(i))
             .and_then(|s| s.server.clone());
         if let Some(start) = &first_start {
             search.part = SavedPart::of(&plan.run.part, start);
@@ -120,7 +122,7 @@ pub fn run(plan: &CapacityPlan) -> ExitStatus {
     let show = !plan.run.quiet && plan.run.json != Some(JsonOut::Stdout);
     if show {
         let mut out = std::io::stdout().lock();
-        let _ = out.write_all(report::capacity::render(&search).as_bytes());
+        let _ = out.write_all(report::capacity::text::render(&search).as_bytes());
         let _ = out.flush();
     }
     let mut status = ExitStatus::Ran;
@@ -394,7 +396,7 @@ impl HttpSteps<'_> {
             ..SavedRun::from_result(&finished.result)
         };
         let noise = noise_of(&saved, machine);
-        let mut outcome = report::objectives::step_of_run(&saved).with_noise(&noise);
+        let mut outcome = saved.step_outcome().with_noise(&noise);
         if let Some(e) = &finished.script_error {
             self.failed = Some(format!("script error: {e}"));
         }

@@ -9,7 +9,7 @@ use crate::error::{Error, ExitStatus};
 use crate::net::preflight::Probe;
 use crate::plan::{JsonOut, Plan};
 use crate::report;
-use crate::report::saved::{LoadedRun, RunData};
+use crate::report::tools::saved::{LoadedRun, RunData};
 use crate::web;
 
 /// `tsumo URL …`: the run, or with `--vs` the A/B comparison.
@@ -40,7 +40,7 @@ fn once(plan: &Plan) -> ExitStatus {
     let result = &finished.result;
     if !plan.quiet && plan.json != Some(JsonOut::Stdout) {
         let mut out = std::io::stdout().lock();
-        let _ = out.write_all(report::text::render(result).as_bytes());
+        let _ = out.write_all(report::http::text::render(result).as_bytes());
         let _ = out.flush();
     }
     let saved = saved_run(&finished);
@@ -60,13 +60,13 @@ fn once(plan: &Plan) -> ExitStatus {
         }
     }
     if let Some(path) = &plan.hgrm {
-        if let Err(e) = report::hgrm::write_hgrm(&result.latency, path) {
+        if let Err(e) = report::http::hgrm::write_hgrm(&result.latency, path) {
             failed = true;
             fail(&format_args!("--hgrm {e}"));
         }
     }
     if let (Some(path), Some(timeline)) = (&plan.hlog, &result.timeline) {
-        if let Err(e) = report::hlog::write_hlog(timeline, result.elapsed, path) {
+        if let Err(e) = report::http::hlog::write_hlog(timeline, result.elapsed, path) {
             failed = true;
             fail(&format_args!("--hlog {e}"));
         }
@@ -95,10 +95,10 @@ fn once(plan: &Plan) -> ExitStatus {
 }
 
 /// A run's JSON document, with the script error that stopped it (if one did).
-fn saved_run(finished: &web::Finished) -> report::json::SavedRun {
-    report::json::SavedRun {
+fn saved_run(finished: &web::Finished) -> report::http::saved::SavedRun {
+    report::http::saved::SavedRun {
         script_error: finished.script_error.as_ref().map(ToString::to_string),
-        ..report::json::SavedRun::from_result(&finished.result)
+        ..report::http::saved::SavedRun::from_result(&finished.result)
     }
 }
 
@@ -141,7 +141,7 @@ impl Side for Http {
     fn round(plan: &Plan) -> Result<Round, Error> {
         let finished = web::run(plan)?;
         Ok(Round {
-            text: report::text::render(&finished.result),
+            text: report::http::text::render(&finished.result),
             data: RunData::Http(Box::new(saved_run(&finished))),
             error: finished
                 .script_error

@@ -10,7 +10,7 @@ use crate::mahjong::session;
 use crate::net::preflight::Probe;
 use crate::plan::{JsonOut, MahjongPlan};
 use crate::report;
-use crate::report::saved::{LoadedRun, RunData};
+use crate::report::tools::saved::{LoadedRun, RunData};
 
 /// `tsumo mahjong …`: the session, or with `--vs` the A/B comparison.
 pub fn run(plan: &MahjongPlan) -> ExitStatus {
@@ -39,7 +39,7 @@ fn once(plan: &MahjongPlan) -> ExitStatus {
     };
     if !plan.quiet && plan.json != Some(JsonOut::Stdout) {
         let mut out = std::io::stdout().lock();
-        let _ = out.write_all(report::mahjong::render(&result).as_bytes());
+        let _ = out.write_all(report::mahjong::text::render(&result).as_bytes());
         let _ = out.flush();
     }
     let saved = report::mahjong::saved(&result);
@@ -94,7 +94,7 @@ impl Side for Mahjong {
         let result = session::run(plan)?;
         let saved = report::mahjong::saved(&result);
         Ok(Round {
-            text: report::mahjong::render(&result),
+            text: report::mahjong::text::render(&result),
             // As a single session: sessions left on the server, most players failed.
             error: saved
                 .failure

@@ -33,8 +33,9 @@ use crate::net::preflight::preflight_blocking;
 use crate::plan::{JsonOut, MahjongCapacityPlan, MahjongPlan};
 use crate::report;
 use crate::report::capacity::SavedSearch;
-use crate::report::saved::{LoadedRun, RunData};
-use crate::report::session::SavedSession;
+use crate::report::mahjong::saved::SavedSession;
+use crate::report::result::SearchStep;
+use crate::report::tools::saved::{LoadedRun, RunData};
 use crate::slo::Verdict;
 use crate::stats::mahjong::{MahjongRecorder, MahjongResult};
 use crate::stats::start::StartRecord;
@@ -118,7 +119,7 @@ pub fn run(plan: &MahjongCapacityPlan) -> ExitStatus {
             (role, s.outcome.class().as_str().to_string())
         })
         .collect();
-    let mut search = SavedSearch::of_sessions(
+    let mut search = SavedSearch::new(
         &session.label,
         &session.server.url,
         found.saved(),
@@ -132,7 +133,7 @@ pub fn run(plan: &MahjongCapacityPlan) -> ExitStatus {
     search.noise = noise;
     if !session.quiet && session.json != Some(JsonOut::Stdout) {
         let mut out = std::io::stdout().lock();
-        let _ = out.write_all(report::capacity::render(&search).as_bytes());
+        let _ = out.write_all(report::capacity::text::render(&search).as_bytes());
         let _ = out.flush();
     }
     let mut status = ExitStatus::Ran;
@@ -142,7 +143,7 @@ pub fn run(plan: &MahjongCapacityPlan) -> ExitStatus {
         }
     }
     if let Some(path) = &session.html {
-        let loaded = LoadedRun::new(RunData::Capacity(Box::new(search.clone())), "search");
+        let loaded = LoadedRun::new(RunData::PlayerCapacity(Box::new(search.clone())), "search");
         if let Err(e) = super::write_page(path, loaded) {
             status = fail(&e);
         }
@@ -660,7 +661,7 @@ impl Cohorts<'_> {
         // A slice of sessions still playing: whether they failed is told when they end.
         let saved = self.slice(record, load, elapsed, Some((usage, sampler, start)));
         let noise = noise_of(&saved, machine.and_then(|m| m.since()));
-        let mut outcome = report::objectives::step_of_session(&saved);
+        let mut outcome = saved.step_outcome();
         // A late reply cannot make the server refuse a player or drop a socket: only a time
         // objective that broke can be tsumo's (as in `step_of_session`).
         let time_broke = saved

@@ -20,9 +20,9 @@ use crate::error::{Error, ExitStatus};
 use crate::report::result::SavedResult;
 
 /// Writes `run`'s page to `--html FILE`; the error is the run's failure line.
-pub fn write_page(html: &Path, run: crate::report::saved::LoadedRun) -> Result<(), String> {
-    let page = crate::report::page::render_one(&run);
-    crate::report::page::write(&page, html, "--html").map_err(|e| e.to_string())
+pub fn write_page(html: &Path, run: crate::report::tools::saved::LoadedRun) -> Result<(), String> {
+    let page = crate::report::tools::page::render_one(&run);
+    crate::report::tools::page::write(&page, html, "--html").map_err(|e| e.to_string())
 }
 
 /// The status a finished run exits with, from its saved result (its line on stderr).

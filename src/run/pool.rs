@@ -9,7 +9,7 @@
 //! server's own limit (a server that answers one request at a time only queues them).
 
 use crate::capacity::PoolLimit;
-use crate::report::json::SavedRun;
+use crate::report::http::saved::SavedRun;
 
 /// Connections beyond Little's law's count, for the spread of response times and sends: at
 /// R × T exactly, every response later than the mean makes the next request wait.

@@ -7,18 +7,20 @@
 //! base64 HdrHistogram compressed V2 string (`HISTF…`, readable by any HdrHistogram library), so
 //! percentiles can be recomputed or merged exactly later. `"schema"` is the format version of
 //! both kinds of saved file ([`SCHEMA_VERSION`], with the other pieces both share in
-//! [`schema`](super::schema)); a mahjong session's layout is
-//! [`SavedSession`](super::session::SavedSession).
+//! [`schema`](crate::report::schema)); a mahjong session's layout is
+//! [`SavedSession`](crate::report::mahjong::saved::SavedSession).
 
 use std::net::IpAddr;
 
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
-use super::schema::{encode_histogram, first_schema, write_value, SavedPart, SCHEMA_VERSION};
-use super::timeline::{self, SavedInterval};
 use crate::error::Error;
 use crate::plan::{Http2, JsonOut, Plan};
+use crate::report::schema::{
+    encode_histogram, first_schema, write_value, SavedPart, SCHEMA_VERSION,
+};
+use crate::report::timeline::{self, SavedInterval};
 use crate::slo::{self, Verdict};
 use crate::stats::shortfall::Shortfall;
 use crate::stats::split::{SplitHistograms, Timestamps};
@@ -109,7 +111,7 @@ pub struct SavedRun {
 }
 
 fn http_mode() -> String {
-    "http".to_string()
+    super::MODE.to_string()
 }
 
 /// The plan's settings that shape the results (output options are left out).

@@ -56,12 +56,12 @@ pub(super) fn format_ratio(a: Option<f64>, b: Option<f64>) -> String {
 
 #[cfg(test)]
 mod tests {
-    use crate::report::saved::{LoadedRun, RunData};
-    use crate::report::session::SavedSession;
+    use crate::report::mahjong::saved::SavedSession;
+    use crate::report::tools::saved::{LoadedRun, RunData};
 
     fn session(label: &str) -> LoadedRun {
         let saved: SavedSession = serde_json::from_str(include_str!(
-            "../../../tests/fixtures/mahjong-direct-v1.json"
+            "../../../../tests/fixtures/mahjong-direct-v1.json"
         ))
         .expect("the fixture is a session");
         LoadedRun::new(RunData::Mahjong(Box::new(saved)), label)
@@ -75,7 +75,7 @@ mod tests {
             let zimo = s.steps["zimo"].clone();
             s.steps.insert("pingju".to_string(), zimo);
         }
-        let table = crate::report::compare::render(&[first, second]).expect("comparable");
+        let table = crate::report::tools::compare::render(&[first, second]).expect("comparable");
         let at = |row: &str| {
             table
                 .find(row)

@@ -12,12 +12,12 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use super::chart::{self, Series, Titles};
-use super::compare::{self, LoadedRun};
-use super::merge;
-use super::result::{Figure, PageChart, PageContent, SavedResult};
-use super::shards;
 use crate::error::Error;
+use crate::report::chart::{self, Series, Titles};
+use crate::report::result::{Figure, PageChart, PageContent, SavedResult};
+use crate::report::tools::compare::{self, LoadedRun};
+use crate::report::tools::merge;
+use crate::report::tools::shards;
 
 /// Options of `tsumo report FILE… -o OUT.html`.
 #[derive(Debug, Clone, PartialEq, Eq)]

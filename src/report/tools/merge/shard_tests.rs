@@ -4,8 +4,8 @@
 use serde_json::{json, Value};
 
 use super::{merge, summary};
-use crate::report::saved::LoadedRun;
-use crate::report::shards::{check, documents};
+use crate::report::tools::saved::LoadedRun;
+use crate::report::tools::shards::{check, documents};
 
 /// Every test shard's `--start-at`: 2026-11-30T18:00:00Z.
 const INTENDED: u64 = 1_796_061_600_000_000_000;

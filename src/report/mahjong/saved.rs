@@ -1,5 +1,5 @@
 //! A mahjong session as saved to JSON (`tsumo mahjong --json`): [`SavedSession`] is the schema,
-//! written and read, as [`SavedRun`](super::json::SavedRun) is for an HTTP run.
+//! written and read, as [`SavedRun`](crate::report::http::saved::SavedRun) is for an HTTP run.
 //!
 //! Why typed: `compare`, `merge`, `plot` and the A/B rounds all read sessions back, and a
 //! layout kept in one struct is checked by the compiler in all four places (before, each spelled
@@ -13,10 +13,12 @@ use std::net::IpAddr;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
-use super::schema::{decode_histogram, encode_histogram, first_schema, SavedPart, SCHEMA_VERSION};
-use super::timeline::{self, SavedSessionInterval};
 use crate::error::Error;
 use crate::mahjong::bot::StepKind;
+use crate::report::schema::{
+    decode_histogram, encode_histogram, first_schema, SavedPart, SCHEMA_VERSION,
+};
+use crate::report::timeline::{self, SavedSessionInterval};
 use crate::slo::{self, Verdict};
 use crate::stats::hdr;
 use crate::stats::mahjong::{ErrorGroup, MahjongResult, PlayStats, PHASES};

@@ -13,9 +13,9 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use super::saved::{self, LoadedRun};
-use super::schema::{SavedPart, SavedShard};
 use crate::error::Error;
+use crate::report::schema::{SavedPart, SavedShard};
+use crate::report::tools::saved::{self, LoadedRun};
 
 /// Every document of every file, in order; `-` is standard input. A file may hold several
 /// documents one after another; lines between them that are not JSON (a pod's stderr in

@@ -10,12 +10,12 @@
 
 use hdrhistogram::Histogram;
 
-use super::json::{OwnDelay, Percentiles, SavedPacing, SavedRun};
-use super::objectives;
-use super::schema::decode_histogram;
 use crate::error::Error;
-use crate::plan::Part;
 use crate::plan::Scheme;
+use crate::report::http::saved::{OwnDelay, Percentiles, SavedPacing, SavedRun};
+use crate::report::lines::{part_lines, server_line};
+use crate::report::objectives;
+use crate::report::schema::decode_histogram;
 use crate::stats::format::{
     format_binary, format_metric, format_time_s, format_time_us, print_units,
 };
@@ -24,7 +24,6 @@ use crate::stats::http2::Http2Counters;
 use crate::stats::protocol::ProtocolErrors;
 use crate::stats::shortfall::Shortfall;
 use crate::stats::split::Timestamps;
-use crate::stats::start::StartRecord;
 use crate::stats::{Counters, RunResult};
 use crate::sys::procstat::ServerUsage;
 
@@ -394,20 +393,6 @@ fn totals(lines: &mut Vec<String>, c: &Counters, runtime_us: f64) {
     ));
 }
 
-/// The `--server-pid` line, shared by both modes' reports.
-pub fn server_line(server: &ServerUsage) -> String {
-    let pids: Vec<String> = server.pids.iter().map(u32::to_string).collect();
-    format!(
-        "Server CPU: {:.1}% mean, {:.1}% peak; RSS: {}B mean, {}B peak (PID {} with children, {} samples)",
-        server.cpu_percent_mean,
-        server.cpu_percent_peak,
-        format_binary(server.rss_bytes_mean as f64),
-        format_binary(server.rss_bytes_peak as f64),
-        pids.join(", "),
-        server.samples
-    )
-}
-
 /// `Send lateness: p50 …, p99 …, max …` (µs in).
 fn lateness_line(p50: u64, p99: u64, max: u64) -> String {
     format!(
@@ -473,21 +458,6 @@ pub fn render_merged(s: &SavedRun) -> Result<String, Error> {
             }),
     }
     .render())
-}
-
-/// The run's shard (when split) and its start (with `--start-at`), for both modes' reports.
-pub(super) fn part_lines(part: &Part, start: &StartRecord) -> Vec<String> {
-    let mut lines = Vec::new();
-    if part.shard.count > 1 {
-        lines.push(format!(
-            "Shard {} of {} of run {} (tsumo merge of every shard's --json gives the whole run)",
-            part.shard.index + 1,
-            part.shard.count,
-            part.run_id
-        ));
-    }
-    lines.extend(start.line());
-    lines
 }
 
 /// `Protocol errors: 3 unsolicited response, 1 bad chunk size (among the read errors)`, then

@@ -13,12 +13,10 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::capacity::SavedSearch;
-use super::json::SavedRun;
-use super::result::SavedResult;
-use super::schema::SCHEMA_VERSION;
-use super::session::SavedSession;
 use crate::error::Error;
+pub use crate::report::kinds::RunData;
+use crate::report::result::SavedResult;
+use crate::report::schema::SCHEMA_VERSION;
 use crate::sys::procstat::ServerUsage;
 
 /// One saved run, read from a file or from a JSON value in memory.
@@ -32,58 +30,6 @@ pub struct LoadedRun {
     /// Why the run is left out of a comparison (an A/B round cut short by a signal or stopped
     /// by a script error); `None` for a run that is compared.
     pub left_out: Option<String>,
-}
-
-/// What kind of run, with its document. Serializes as that document. The tools ask it through
-/// [`RunData::as_dyn`]; this enum is matched only here: there, on loading a document, and to
-/// merge results of one type.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(untagged)]
-pub enum RunData {
-    /// `tsumo URL --json`.
-    Http(Box<SavedRun>),
-    /// `tsumo mahjong --json`.
-    Mahjong(Box<SavedSession>),
-    /// A capacity search (`tsumo capacity --json`).
-    Capacity(Box<SavedSearch>),
-}
-
-impl RunData {
-    /// The result, whatever its mode: what every tool on saved results asks.
-    pub fn as_dyn(&self) -> &dyn SavedResult {
-        match self {
-            RunData::Http(saved) => saved.as_ref(),
-            RunData::Mahjong(session) => session.as_ref(),
-            RunData::Capacity(search) => search.as_ref(),
-        }
-    }
-
-    pub fn as_dyn_mut(&mut self) -> &mut dyn SavedResult {
-        match self {
-            RunData::Http(saved) => saved.as_mut(),
-            RunData::Mahjong(session) => session.as_mut(),
-            RunData::Capacity(search) => search.as_mut(),
-        }
-    }
-
-    /// `parts` (each with its source; all of this one's mode, the caller checked) merged into
-    /// one result of that mode.
-    pub fn merge(&self, parts: &[(&RunData, &str)], label: &str) -> Result<RunData, Error> {
-        Ok(match self {
-            RunData::Http(_) => RunData::Http(Box::new(merge_as(parts, label)?)),
-            RunData::Mahjong(_) => RunData::Mahjong(Box::new(merge_as(parts, label)?)),
-            RunData::Capacity(_) => RunData::Capacity(Box::new(merge_as(parts, label)?)),
-        })
-    }
-}
-
-/// [`SavedResult::merge`] of the parts that are `T`s.
-fn merge_as<T: SavedResult + 'static>(parts: &[(&RunData, &str)], label: &str) -> Result<T, Error> {
-    let typed: Vec<(&T, &str)> = parts
-        .iter()
-        .filter_map(|(data, source)| Some((data.as_dyn().as_any().downcast_ref::<T>()?, *source)))
-        .collect();
-    T::merge(&typed, label)
 }
 
 impl LoadedRun {
@@ -314,10 +260,6 @@ fn check_header(value: &Value, source: &str) -> Result<(), Error> {
 /// The format version (`"schema"`) is checked before anything else, so a file from a newer
 /// tsumo is refused for what it is rather than for a field this one does not understand.
 pub fn from_value(value: Value, source: &str) -> Result<LoadedRun, Error> {
-    let invalid = |reason: String| Error::File {
-        path: source.to_string(),
-        reason: format!("not a tsumo JSON result ({reason})"),
-    };
     check_header(&value, source)?;
     if value.get("kind").and_then(Value::as_str) == Some(ROUNDS_KIND) {
         let runs = value
@@ -333,24 +275,7 @@ pub fn from_value(value: Value, source: &str) -> Result<LoadedRun, Error> {
             ),
         });
     }
-    let data = match value.get("mode").and_then(Value::as_str) {
-        Some("mahjong") => {
-            let session: SavedSession =
-                serde_json::from_value(value).map_err(|e| invalid(format!("mahjong: {e}")))?;
-            RunData::Mahjong(Box::new(session))
-        }
-        Some(super::capacity::MODE) => {
-            let search: SavedSearch =
-                serde_json::from_value(value).map_err(|e| invalid(format!("capacity: {e}")))?;
-            RunData::Capacity(Box::new(search))
-        }
-        None | Some("http") => {
-            let saved: SavedRun =
-                serde_json::from_value(value).map_err(|e| invalid(e.to_string()))?;
-            RunData::Http(Box::new(saved))
-        }
-        Some(other) => return Err(invalid(format!("unknown mode '{other}'"))),
-    };
+    let data = RunData::of_document(value, source)?;
     Ok(LoadedRun::new(data, source))
 }
 
@@ -359,7 +284,10 @@ pub fn check_same_mode(runs: &[LoadedRun], verb: &str) -> Result<(), Error> {
     let Some(first) = runs.first() else {
         return Err(Error::Usage(format!("nothing to {verb}: no runs given")));
     };
-    let article = |mode: &str| if mode == "HTTP" { "an" } else { "a" };
+    let article = |mode: &str| match mode.chars().next() {
+        Some('H' | 'a' | 'e' | 'i' | 'o' | 'u') => "an",
+        _ => "a",
+    };
     match runs.iter().find(|r| r.mode() != first.mode()) {
         Some(other) => Err(Error::Usage(format!(
             "cannot {verb} {} {} run ({}) with {} {} run ({}); give runs of one mode",
@@ -381,7 +309,8 @@ mod tests {
     /// An A/B comparison's file as `--vs --json` writes it: two rounds, the last run cut short.
     fn rounds_document() -> Value {
         let run: Value =
-            serde_json::from_str(include_str!("../../tests/fixtures/http-direct-v1.json")).unwrap();
+            serde_json::from_str(include_str!("../../../tests/fixtures/http-direct-v1.json"))
+                .unwrap();
         let mut second = run.clone();
         second["label"] = "b".into();
         serde_json::json!({
@@ -436,13 +365,16 @@ mod tests {
     #[test]
     fn every_kind_answers_through_the_trait() {
         let http = from_value(
-            serde_json::from_str(include_str!("../../tests/fixtures/http-direct-v1.json")).unwrap(),
+            serde_json::from_str(include_str!("../../../tests/fixtures/http-direct-v1.json"))
+                .unwrap(),
             "http.json",
         )
         .unwrap();
         let session = from_value(
-            serde_json::from_str(include_str!("../../tests/fixtures/mahjong-direct-v1.json"))
-                .unwrap(),
+            serde_json::from_str(include_str!(
+                "../../../tests/fixtures/mahjong-direct-v1.json"
+            ))
+            .unwrap(),
             "session.json",
         )
         .unwrap();

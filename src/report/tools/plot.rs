@@ -17,10 +17,10 @@ use std::path::PathBuf;
 
 use hdrhistogram::Histogram;
 
-use super::chart::{self, Series, Titles};
-use super::compare::{self, LoadedRun};
-use super::schema::decode_histogram;
 use crate::error::Error;
+use crate::report::chart::{self, Series, Titles};
+use crate::report::schema::decode_histogram;
+use crate::report::tools::compare::{self, LoadedRun};
 
 /// Options of `tsumo plot FILE… -o OUT.svg`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -148,7 +148,7 @@ pub fn run(options: &PlotOptions) -> Result<(), Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::saved::RunData;
+    use crate::report::tools::saved::RunData;
     use crate::stats::new_histogram;
 
     #[test]

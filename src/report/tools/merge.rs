@@ -12,12 +12,12 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use super::compare::{self, LoadedRun, RunData};
-use super::schema::{write_value, SavedPart};
-use super::shards;
-use super::timeline;
 use crate::error::Error;
 use crate::plan::JsonOut;
+use crate::report::schema::{write_value, SavedPart};
+use crate::report::timeline;
+use crate::report::tools::compare::{self, LoadedRun, RunData};
+use crate::report::tools::shards;
 use crate::stats::format::counted;
 use crate::sys::procstat::ServerUsage;
 
@@ -32,7 +32,7 @@ pub struct MergeOptions {
     pub force: bool,
 }
 
-/// The merged run (ready for [`compare::render`] or [`super::plot::render_svg`] as it is; its
+/// The merged run (ready for [`compare::render`] or [`crate::report::tools::plot::render_svg`] as it is; its
 /// document lists its sources in `merged_from`) and what the user should know about it (printed
 /// on stderr).
 #[derive(Debug, Clone, PartialEq)]
@@ -270,8 +270,8 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::report::plot::render_svg;
-    use crate::report::session::SavedHistogram;
+    use crate::report::mahjong::saved::SavedHistogram;
+    use crate::report::tools::plot::render_svg;
     use crate::stats::new_histogram;
 
     fn summary_of(values: &[u64]) -> Value {

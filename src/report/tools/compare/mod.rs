@@ -10,7 +10,7 @@
 //! label.
 //!
 //! The reader of saved runs ([`LoadedRun`], [`load`], [`from_value`], [`check_same_mode`]) lives
-//! in [`super::saved`]; it is re-exported here so the `compare::` paths used by merge, plot and
+//! in [`crate::report::tools::saved`]; it is re-exported here so the `compare::` paths used by merge, plot and
 //! main keep working. A run's figures as rows are in `rows`, the noise sentences in `noise`.
 
 mod noise;
@@ -21,8 +21,10 @@ use std::path::PathBuf;
 
 use self::noise::{mean, noise_sentence};
 use self::rows::{format_ratio, format_value, rows, Row, Unit};
-pub use super::saved::{check_same_mode, from_value, load, load_all, LoadedRun, RunData};
 use crate::error::Error;
+pub use crate::report::tools::saved::{
+    check_same_mode, from_value, load, load_all, LoadedRun, RunData,
+};
 
 /// Options of `tsumo compare FILE…`.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,0 +1,170 @@
+//! A capacity search as a result, over steps of any kind that is a [`SearchStep`]: its saved
+//! type ([`saved`]), its text, the table of steps and the answer ([`text`]), its page, the
+//! answer and the curves ([`page`]), and its merge ([`merge`]): a search does not merge, the
+//! shards of a fixed staircase do, each step's results merged exactly, judged again, and the
+//! capacity read from the merged steps. Here, [`SavedSearch`] through [`SavedResult`]: its
+//! compare rows (the capacities side by side) and its exit verdict. Nothing here names a kind
+//! of step: what differs by kind is asked through [`SearchStep`].
+
+mod merge;
+mod page;
+pub mod saved;
+pub mod text;
+
+use std::any::Any;
+
+use crate::error::Error;
+use crate::report::result::{row, Named, PageContent, Row, SavedResult, SearchStep, Unit};
+use crate::slo::Verdict;
+pub use saved::SavedSearch;
+use text::{left_line, rates};
+
+/// `"mode"` of a capacity search's document.
+pub const MODE: &str = "capacity";
+
+impl<S: SearchStep> SavedResult for SavedSearch<S> {
+    fn mode(&self) -> &'static str {
+        MODE
+    }
+
+    fn label(&self) -> &str {
+        &self.label
+    }
+
+    fn url(&self) -> &str {
+        &self.url
+    }
+
+    crate::report::result::part_and_server_fields!();
+
+    fn elapsed_s(&self) -> f64 {
+        self.steps.iter().map(|s| s.elapsed_s()).sum()
+    }
+
+    fn cut_by_signal(&self) -> Option<String> {
+        // The signal alone (`SIGINT`), not the reason's `at 2000: SIGINT`: read as "cut short
+        // by SIGINT after 4.44s". Older files have only the reason.
+        (self.capacity.limited_by == "stopped")
+            .then(|| {
+                self.capacity.signal.clone().unwrap_or_else(|| {
+                    let reason = &self.capacity.reason;
+                    reason
+                        .split_once(": ")
+                        .map_or(reason.clone(), |(_, s)| s.to_string())
+                })
+            })
+            .filter(|signal| signal.starts_with("SIG"))
+    }
+
+    fn stopped_by_error(&self) -> Option<String> {
+        self.steps.iter().find_map(|s| s.stopped_by_error())
+    }
+
+    fn text(&self) -> Result<String, Error> {
+        Ok(text::render(self))
+    }
+
+    /// The search failed (the server stopped answering), sessions were left on the server, or
+    /// a step's run failed (a script error, no response at all); else the search answered.
+    fn verdict(&self) -> Option<String> {
+        let mut said: Vec<String> = self
+            .failure
+            .iter()
+            .cloned()
+            .chain(left_line(self))
+            .collect();
+        said.extend(self.steps.iter().find_map(|s| s.verdict()));
+        (!said.is_empty()).then(|| said.join("; "))
+    }
+
+    /// The search is its answer, not a judgement: its steps hold the objectives' verdicts.
+    fn objectives(&self) -> &[Verdict] {
+        &[]
+    }
+
+    fn plan_key(&self) -> Vec<(&'static str, String)> {
+        let views = self.views();
+        let objectives: Vec<&str> = views
+            .first()
+            .map(|s| s.objectives.iter().map(|v| v.expr.as_str()).collect())
+            .unwrap_or_default();
+        let staircase = if self.staircase.is_empty() {
+            "none (a search)".to_string()
+        } else {
+            rates(&self.staircase)
+        };
+        vec![
+            ("unit", self.capacity.unit.clone()),
+            ("objectives", objectives.join(" ")),
+            ("staircase", staircase),
+        ]
+    }
+
+    fn rows(&self) -> Vec<Row> {
+        let c = &self.capacity;
+        let lowest_broken = c.broke.iter().min().map(|&l| l as f64);
+        let mut rows = vec![
+            row(
+                "Capacity",
+                c.value
+                    .filter(|_| c.limited_by == "server")
+                    .map(|v| v as f64),
+                Unit::Metric,
+            ),
+            row("Lowest broken", lowest_broken, Unit::Metric),
+            row("Range low", c.range.map(|r| r[0] as f64), Unit::Metric),
+            row("Range high", c.range.map(|r| r[1] as f64), Unit::Metric),
+            row("Steps", Some(self.steps.len() as f64), Unit::Count),
+            row("Elapsed", Some(self.elapsed_s() * 1e6), Unit::Time),
+        ];
+        // A floor ("at least": tsumo, the machine, --to or a signal ended the search) is a row
+        // of its own, never read across from a capacity that the server set.
+        if c.limited_by != "server" {
+            rows.insert(
+                1,
+                row(
+                    "Capacity, at least",
+                    c.value.map(|v| v as f64),
+                    Unit::Metric,
+                ),
+            );
+        }
+        rows
+    }
+
+    fn key_metrics(&self) -> &'static [(&'static str, &'static str)] {
+        &[("Capacity", "capacity")]
+    }
+
+    fn plottable(&self) -> Vec<&str> {
+        Vec::new()
+    }
+
+    fn plotted(&self, _name: Option<&str>) -> Option<Named<'_>> {
+        None
+    }
+
+    fn load(&self) -> String {
+        format!("capacity search, {} steps", self.steps.len())
+    }
+
+    fn shard_line(&self) -> String {
+        self.capacity.answer.clone()
+    }
+
+    fn merged_line(&self) -> String {
+        self.capacity.answer.clone()
+    }
+
+    fn merge(parts: &[(&Self, &str)], label: &str) -> Result<Self, Error> {
+        merge::merge_staircases(parts, label)
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn page(&self) -> PageContent {
+        page::page(self)
+    }
+}

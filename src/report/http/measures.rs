@@ -1,0 +1,243 @@
+//! What objectives measure on an HTTP run ([`Measured`] for [`SavedRun`]), its objectives
+//! judged again after a merge, and its outcome as a step of a capacity search (through
+//! [`SearchStep`]).
+//!
+//! Measured on the saved layout, not the live result, so that a file read back (a merge of
+//! shards, a staircase's steps) is judged exactly as the run was.
+
+use super::saved::SavedRun;
+use crate::capacity::{LoadUnit, StepOutcome, SystemLimit};
+use crate::report::lines::counts_said;
+use crate::report::objectives::{late_or_busy, outcome};
+use crate::report::result::{SearchStep, StepView};
+use crate::slo::{self, Measure, Measured, Objective, Percentile, Verdict};
+use crate::stats::shortfall::Side;
+
+impl Measured for SavedRun {
+    fn measure(&self, measure: &Measure) -> Option<f64> {
+        let c = &self.counters;
+        match measure {
+            Measure::Latency(p) => {
+                // What the server caused, where the run has it (tsumo's own delay left out).
+                let l = self.server_latency.as_ref().unwrap_or(&self.latency);
+                let value = match p {
+                    Percentile::P50 => l.p50,
+                    Percentile::P75 => l.p75,
+                    Percentile::P90 => l.p90,
+                    Percentile::P99 => l.p99,
+                    Percentile::P99_9 => l.p99_9,
+                    Percentile::P99_99 => l.p99_99,
+                    Percentile::Max => l.max,
+                };
+                (l.count > 0).then_some(value as f64)
+            }
+            Measure::ErrorShare => {
+                // Every request due ends as a response, a socket error or never sent.
+                let socket = c.errors.socket_total();
+                let unsent = c.unsent.total();
+                let due = c.requests + socket + unsent;
+                let errors = socket + c.errors.status + unsent;
+                (due > 0).then(|| errors as f64 * 100.0 / due as f64)
+            }
+            Measure::RateShare => {
+                let target = self.plan.rate.filter(|&rate| rate > 0)?;
+                Some(self.requests_per_sec * 100.0 / target as f64)
+            }
+            _ => None,
+        }
+    }
+
+    fn judged_on(&self, measure: &Measure) -> Option<&'static str> {
+        (matches!(measure, Measure::Latency(_)) && self.server_latency.is_some())
+            .then_some("server_latency")
+    }
+}
+
+impl SearchStep for SavedRun {
+    const UNIT: LoadUnit = LoadUnit::RequestsPerSec;
+    const SEARCH: &'static str = "capacity search";
+    const COLUMNS: &'static [&'static str] =
+        &["target", "conns", "achieved", "p50", "p99", "max", "errors"];
+    const ACHIEVED_UNIT: &'static str = "req/s";
+    const MEASURE: &'static str = "";
+    const STAIRCASES_MERGE: bool = true;
+
+    /// The machine's limit first (EMFILE, EADDRNOTAVAIL, connections that could not be
+    /// opened), then tsumo's (the rate held back on its side, its send lateness, its CPU), else
+    /// the objectives' verdicts.
+    fn step_outcome(&self) -> StepOutcome {
+        let c = &self.counters;
+        let shortfall = self.rate_shortfall.as_ref();
+        let system = if c.emfile > 0 {
+            Some(SystemLimit::OpenFiles)
+        } else if c.eaddrnotavail > 0 {
+            Some(SystemLimit::EphemeralPorts)
+        } else if shortfall.is_some_and(|s| s.side == Side::Connect) {
+            Some(SystemLimit::Refused)
+        } else {
+            None
+        };
+        let generator = match shortfall {
+            Some(s) if s.side == Side::Generator || s.side == Side::Hung => Some(s.line()),
+            _ => late_or_busy(
+                "send lateness",
+                self.send_lateness.p99,
+                &self.objectives,
+                self.tsumo.map(|t| t.cpu_seconds),
+                self.elapsed_s,
+                self.plan.threads,
+            ),
+        };
+        outcome(self.requests_per_sec, &self.objectives, system, generator)
+    }
+
+    fn judge_again(&self) -> Vec<Verdict> {
+        let objectives: Vec<Objective> = self
+            .objectives
+            .iter()
+            .filter_map(|v| slo::parse_http(&v.expr).ok())
+            .collect();
+        slo::judge(&objectives, self)
+    }
+
+    fn step_view(&self, _achieved: Option<u64>) -> StepView<'_> {
+        StepView {
+            target: self.plan.rate,
+            connections: Some(self.plan.connections),
+            achieved: format!("{:.1}", self.requests_per_sec),
+            achieved_value: Some(self.requests_per_sec),
+            p50: self.latency.p50,
+            p99: self.latency.p99,
+            max: self.latency.max,
+            errors: errors(self),
+            server: self.server.as_ref(),
+            objectives: &self.objectives,
+        }
+    }
+
+    fn search_command(&self, objectives: &str, url: &str) -> String {
+        format!(
+            "tsumo capacity {objectives} -c{} {url}",
+            self.plan.connections
+        )
+    }
+}
+
+/// `0`, or each kind that happened: `status 12, timeout 3, unsent 40`.
+fn errors(run: &SavedRun) -> String {
+    let e = &run.counters.errors;
+    let kinds = [
+        ("connect", e.connect),
+        ("read", e.read),
+        ("write", e.write),
+        ("timeout", e.timeout),
+        ("status", e.status),
+        ("protocol", e.protocol),
+        ("unsent", run.counters.unsent.total()),
+    ];
+    counts_said(&kinds)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capacity::Limit;
+    use crate::stats::shortfall::Shortfall;
+
+    fn http_fixture() -> SavedRun {
+        crate::report::objectives::tests::fixture("http-direct-v1.json")
+    }
+
+    fn http(exprs: &[&str]) -> Vec<Objective> {
+        exprs.iter().map(|e| slo::parse_http(e).unwrap()).collect()
+    }
+
+    #[test]
+    fn a_saved_run_is_measured_from_its_fields() {
+        let mut run = http_fixture();
+        let p99 = run.latency.p99 as f64;
+        let verdicts = slo::judge(&http(&["p99<1s", "max<1us", "p99.9<1s"]), &run);
+        assert_eq!(verdicts[0].measured, Some(p99));
+        assert!(verdicts[0].held);
+        assert_eq!(verdicts[1].measured, Some(run.latency.max as f64));
+        assert!(!verdicts[1].held);
+        assert_eq!(verdicts[2].measured, Some(run.latency.p99_9 as f64));
+        // 95 responses, 5 of them non-2xx; 4 timeouts, 1 never sent: 10 errors of 100 due.
+        run.counters.requests = 95;
+        run.counters.errors = Default::default();
+        run.counters.errors.status = 5;
+        run.counters.errors.timeout = 4;
+        run.counters.unsent = Default::default();
+        run.counters.unsent.busy = 1;
+        let errors = slo::judge(&http(&["errors<10%", "errors<10.1%"]), &run);
+        assert_eq!(errors[0].measured, Some(10.0));
+        assert_eq!(
+            (errors[0].held, errors[1].held),
+            (false, true),
+            "{errors:?}"
+        );
+        // The rate reached, as a share of -R.
+        run.plan.rate = Some(2_000);
+        run.requests_per_sec = 1_900.0;
+        let rate = slo::judge(&http(&["rate>95%", "rate>94.9%"]), &run);
+        assert_eq!(rate[0].measured, Some(95.0));
+        assert_eq!((rate[0].held, rate[1].held), (false, true));
+        run.plan.rate = None;
+        assert_eq!(slo::judge(&http(&["rate>95%"]), &run)[0].measured, None);
+    }
+
+    #[test]
+    fn a_step_names_who_was_the_limit() {
+        let mut run = http_fixture();
+        run.objectives = slo::judge(&http(&["p99<1s"]), &run);
+        run.rate_shortfall = None;
+        run.send_lateness.p99 = 100;
+        run.tsumo = None;
+        let step = run.step_outcome();
+        assert_eq!(step.limit, None);
+        assert_eq!(step.class(), crate::capacity::Class::Held);
+        // tsumo far behind its own schedule.
+        run.send_lateness.p99 = 25_000;
+        assert_eq!(
+            run.step_outcome().limit,
+            Some(Limit::Generator("tsumo's send lateness p99 25.0ms".into()))
+        );
+        // Half of a broken latency objective eaten by tsumo's lateness.
+        run.send_lateness.p99 = 600;
+        run.objectives = slo::judge(&http(&["p99<1ms"]), &run);
+        run.objectives[0].held = false;
+        assert_eq!(
+            run.step_outcome().limit,
+            Some(Limit::Generator(
+                "tsumo's send lateness p99 600us is half of p99<1ms or more".into()
+            ))
+        );
+        // The machine first: out of ports.
+        run.counters.eaddrnotavail = 3;
+        assert_eq!(
+            run.step_outcome().limit,
+            Some(Limit::System(SystemLimit::EphemeralPorts))
+        );
+        // The rate held back by tsumo's CPU.
+        run.counters.eaddrnotavail = 0;
+        run.send_lateness.p99 = 0;
+        run.rate_shortfall = Some(Shortfall {
+            target_rate: 100,
+            achieved_rate: 50.0,
+            share: 0.5,
+            side: Side::Generator,
+            due_while_busy_share: 0.0,
+            unsent_while_busy: 0,
+            busiest_thread_runnable: 0.99,
+            busiest_thread_cpu: 0.98,
+            send_lateness_p99_us: 0,
+            connections: 4,
+            connect_errors: 0,
+            hung_threads: 0,
+        });
+        assert!(matches!(
+            run.step_outcome().limit,
+            Some(Limit::Generator(why)) if why.contains("held back by tsumo itself")
+        ));
+    }
+}

@@ -1,0 +1,253 @@
+//! An HTTP run's page ([`SavedResult::page`]): the rate asked and reached, latency and
+//! errors, the latency split; the run over time.
+
+use super::saved::SavedRun;
+use crate::report::chart::Series;
+use crate::report::result::{figure, over_intervals, PageChart, PageContent, SavedResult};
+use crate::report::timeline::{IntervalHistogram, SavedInterval, SavedServerInterval};
+use crate::stats::format::{counted, format_time_us};
+use crate::stats::split::Timestamps;
+
+/// An HTTP run's page: the rate asked and reached, latency and errors; the run over time.
+pub(super) fn page(s: &SavedRun) -> PageContent {
+    let c = &s.counters;
+    let errors = c.errors.socket_total() + c.errors.status;
+    let time = |us: u64| format_time_us(us as f64);
+    let has_latency = s.latency.count > 0;
+    let latency = |id, name, us: u64| {
+        figure(
+            id,
+            name,
+            if has_latency {
+                time(us)
+            } else {
+                "-".to_string()
+            },
+            has_latency.then_some(us as f64),
+        )
+    };
+    let figures = vec![
+        figure(
+            "target",
+            "Target rate",
+            s.plan
+                .rate
+                .map_or("closed loop".to_string(), |r| format!("{r} req/s")),
+            s.plan.rate.map(|r| r as f64),
+        ),
+        figure(
+            "achieved",
+            "Achieved",
+            format!("{:.1} req/s", s.requests_per_sec),
+            Some(s.requests_per_sec),
+        ),
+        latency("p50", "p50", s.latency.p50),
+        latency("p99", "p99", s.latency.p99),
+        latency("max", "max", s.latency.max),
+        figure(
+            "errors",
+            "Errors",
+            format!("{errors} of {}", c.requests + c.errors.socket_total()),
+            Some(errors as f64),
+        ),
+    ];
+    let mut lines = Vec::new();
+    if let Some(shortfall) = &s.rate_shortfall {
+        lines.push(shortfall.line());
+    }
+    lines.extend(split_line(s));
+    lines.extend(answer_lines(s));
+    let protocol = match &s.plan.http2 {
+        Some(h2) => format!("HTTP/2, {} streams per connection", h2.streams),
+        None => "HTTP/1.1".to_string(),
+    };
+    let facts = vec![
+        (
+            "Command".to_string(),
+            format!("tsumo {} {}", s.load(), s.plan.url),
+        ),
+        ("Target".to_string(), s.plan.url.clone()),
+        (
+            "Plan".to_string(),
+            format!(
+                "{} threads, {} connections, {}s, timeout {}s, {protocol}",
+                s.plan.threads, s.plan.connections, s.plan.duration_s, s.plan.timeout_s
+            ),
+        ),
+        ("Ran".to_string(), format!("{:.2}s", s.elapsed_s)),
+        ("Version".to_string(), format!("tsumo {}", s.version)),
+    ];
+    PageContent {
+        kind: "HTTP run".to_string(),
+        figures,
+        lines,
+        facts,
+        charts: charts(s),
+    }
+}
+
+/// The server's latency under the corrected figures, with tsumo's own delay that makes the
+/// difference: what a latency objective judges. None in files of older tsumos, and in a run
+/// without a response.
+fn split_line(s: &SavedRun) -> Option<String> {
+    let server = s.server_latency.filter(|p| p.count > 0)?;
+    let t = |us: u64| format_time_us(us as f64);
+    let own = s.own_delay.map_or(String::new(), |o| {
+        format!("; tsumo's own delay: p99 {}", t(o.total.p99))
+    });
+    // As the text report says it: with user-space stamps tsumo's read delay is in the server's.
+    let stamps = match s.timestamps {
+        Timestamps::Kernel => "kernel receive timestamps",
+        Timestamps::User => "user-space timestamps: tsumo's read delay is in it",
+    };
+    Some(format!(
+        "Server's latency: p50 {}, p99 {}, max {}{own} ({stamps})",
+        t(server.p50),
+        t(server.p99),
+        t(server.max)
+    ))
+}
+
+/// The lines under the figures besides the rate: how the run ended, its objectives, its notes.
+fn answer_lines(s: &SavedRun) -> Vec<String> {
+    let mut lines = Vec::new();
+    if let Some(verdict) = s.verdict() {
+        lines.push(format!("Failed: {verdict}"));
+    }
+    // What the server got wrong, named and quoted (a run that failed on it says nothing else).
+    lines.extend(super::text::protocol_lines(&s.counters.protocol));
+    if let Some(signal) = s.cut_by_signal() {
+        lines.push(format!("Cut short by {signal} after {:.2}s", s.elapsed_s));
+    }
+    for v in &s.objectives {
+        let held = if v.held { "held" } else { "BROKE" };
+        lines.push(format!(
+            "Objective {}: {held} ({})",
+            v.expr,
+            v.measured_text()
+        ));
+    }
+    lines
+}
+
+pub(super) fn charts(s: &SavedRun) -> Vec<PageChart> {
+    let mut charts = Vec::new();
+    let decoded = |encoded: &str| crate::report::schema::decode_histogram(encoded).ok();
+    if let (Some(corrected), Some(uncorrected)) = (
+        decoded(&s.histograms.latency),
+        decoded(&s.histograms.uncorrected),
+    ) {
+        let mut curves = vec![Series::from_histogram("corrected", &corrected)];
+        // The server's share beside the corrected latency it is part of: how far apart they
+        // are is tsumo's own delay (files of older tsumos have no split).
+        let split = s.histograms.split.as_ref();
+        if let Some(server) = split.and_then(|split| decoded(&split.server_latency)) {
+            curves.push(Series::from_histogram("server's", &server));
+        }
+        curves.push(Series::from_histogram("uncorrected", &uncorrected));
+        charts.push(PageChart::Percentile {
+            id: "latency-by-percentile",
+            title: "Latency by percentile".to_string(),
+            y_what: "Latency".to_string(),
+            curves,
+        });
+    }
+    let intervals = &s.intervals;
+    if intervals.is_empty() {
+        return charts;
+    }
+    let end = |i: &SavedInterval| i.span;
+    let points =
+        |value: &dyn Fn(&SavedInterval) -> Option<f64>| over_intervals(intervals, end, value);
+    let ms = |h: &IntervalHistogram, us: u64| (h.count > 0).then_some(us as f64 / 1000.0);
+    let per_s =
+        |i: &SavedInterval, n: u64| (i.span.duration_s > 0.0).then(|| n as f64 / i.span.duration_s);
+    let three = |pick: fn(&SavedInterval) -> &IntervalHistogram| {
+        vec![
+            Series::new("p50", points(&|i| ms(pick(i), pick(i).p50))),
+            Series::new("p99", points(&|i| ms(pick(i), pick(i).p99))),
+            Series::new("max", points(&|i| ms(pick(i), pick(i).max))),
+        ]
+    };
+    let mut latency = three(|i| &i.latency);
+    // The server's p99 on the corrected latency's axis, where the intervals split it (files of
+    // older tsumos do not); after the corrected three, so the key series stays their p99.
+    if intervals.iter().any(|i| i.server_latency.is_some()) {
+        let server = |i: &SavedInterval| i.server_latency.as_ref().and_then(|h| ms(h, h.p99));
+        latency.push(Series::new("server's p99", points(&server)));
+    }
+    charts.push(PageChart::OverTime {
+        id: "latency-over-time",
+        title: "Latency over time (corrected)".to_string(),
+        y_label: "Latency (ms)".to_string(),
+        series: latency,
+        per_shard: Some(1),
+    });
+    let mut rates = Vec::new();
+    if let Some(rate) = s.plan.rate {
+        rates.push(Series::new("target", points(&|_| Some(rate as f64))));
+    }
+    rates.push(Series::new("sent", points(&|i| per_s(i, i.sent))));
+    rates.push(Series::new("completed", points(&|i| per_s(i, i.completed))));
+    let completed = rates.len() - 1;
+    charts.push(PageChart::OverTime {
+        id: "rate-over-time",
+        title: "Rate over time".to_string(),
+        y_label: "Requests/s".to_string(),
+        series: rates,
+        per_shard: Some(completed),
+    });
+    charts.push(PageChart::OverTime {
+        id: "errors-over-time",
+        title: "Errors over time".to_string(),
+        y_label: "Per interval".to_string(),
+        series: vec![
+            Series::new(
+                "errors",
+                points(&|i| Some((i.errors.socket_total() + i.errors.status) as f64)),
+            ),
+            Series::new("never sent", points(&|i| Some(i.unsent.total() as f64))),
+        ],
+        per_shard: None,
+    });
+    charts.push(PageChart::OverTime {
+        id: "lateness-over-time",
+        title: "Send lateness over time".to_string(),
+        y_label: "Lateness (ms)".to_string(),
+        series: three(|i| &i.send_lateness),
+        per_shard: None,
+    });
+    if intervals.iter().any(|i| i.server.is_some()) {
+        let server =
+            |value: fn(&SavedServerInterval) -> f64| points(&|i| i.server.as_ref().map(value));
+        charts.push(PageChart::OverTime {
+            id: "server-cpu-over-time",
+            title: "Server CPU over time".to_string(),
+            y_label: "CPU (% of one core)".to_string(),
+            series: vec![Series::new("server CPU", server(|v| v.cpu_percent))],
+            per_shard: None,
+        });
+        charts.push(PageChart::OverTime {
+            id: "server-memory-over-time",
+            title: "Server memory over time".to_string(),
+            y_label: "Resident memory (MB)".to_string(),
+            series: vec![Series::new(
+                "server memory",
+                server(|v| v.rss_bytes as f64 / 1e6),
+            )],
+            per_shard: None,
+        });
+    }
+    charts
+}
+
+/// How an HTTP run's line begins, a shard's and the merge's alike: rate, requests and socket
+/// errors (as wrk's "Socket errors" counts them), e.g. `2000.0 req/s, 10010 requests, 0 errors`.
+pub(super) fn totals(s: &SavedRun) -> String {
+    format!(
+        "{:.1} req/s, {}, {}",
+        s.requests_per_sec,
+        counted(s.counters.requests, "request"),
+        counted(s.counters.errors.socket_total(), "error")
+    )
+}

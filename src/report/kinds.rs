@@ -1,0 +1,106 @@
+//! The dispatcher: the one file that names every kind's saved type. It reads a document into
+//! its kind (by its `"mode"`, and a search's by the kind of its steps), hands the result on as
+//! [`SavedResult`], and merges results of one kind. A new kind of result is a folder beside
+//! `http/`, `mahjong/` and `capacity/`, and an arm in each match here.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::capacity::{self, SavedSearch};
+use super::http::{self, saved::SavedRun};
+use super::mahjong::{self, saved::SavedSession};
+use super::result::SavedResult;
+use crate::error::Error;
+
+/// What kind of run, with its document. Serializes as that document. The tools ask it through
+/// [`RunData::as_dyn`]; this enum is matched only here: there, on loading a document, and to
+/// merge results of one type.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum RunData {
+    /// `tsumo URL --json`.
+    Http(Box<SavedRun>),
+    /// `tsumo mahjong --json`.
+    Mahjong(Box<SavedSession>),
+    /// A capacity search (`tsumo capacity --json`).
+    Capacity(Box<SavedSearch<SavedRun>>),
+    /// A search over players (`tsumo mahjong --capacity --json`).
+    PlayerCapacity(Box<SavedSearch<SavedSession>>),
+}
+
+impl RunData {
+    /// A saved document read into its kind; `source` names it in messages. The caller has
+    /// checked its header (`"tool"`, `"schema"`).
+    pub fn of_document(value: Value, source: &str) -> Result<RunData, Error> {
+        let invalid = |reason: String| Error::File {
+            path: source.to_string(),
+            reason: format!("not a tsumo JSON result ({reason})"),
+        };
+        let kind = |what: &str, e: serde_json::Error| invalid(format!("{what}: {e}"));
+        Ok(match value.get("mode").and_then(Value::as_str) {
+            Some(mahjong::MODE) => RunData::Mahjong(Box::new(
+                serde_json::from_value(value).map_err(|e| kind(mahjong::MODE, e))?,
+            )),
+            Some(capacity::MODE) if of_players(&value) => RunData::PlayerCapacity(Box::new(
+                serde_json::from_value(value).map_err(|e| kind(capacity::MODE, e))?,
+            )),
+            Some(capacity::MODE) => RunData::Capacity(Box::new(
+                serde_json::from_value(value).map_err(|e| kind(capacity::MODE, e))?,
+            )),
+            None | Some(http::MODE) => RunData::Http(Box::new(
+                serde_json::from_value(value).map_err(|e| invalid(e.to_string()))?,
+            )),
+            Some(other) => return Err(invalid(format!("unknown mode '{other}'"))),
+        })
+    }
+
+    /// The result, whatever its mode: what every tool on saved results asks.
+    pub fn as_dyn(&self) -> &dyn SavedResult {
+        match self {
+            RunData::Http(saved) => saved.as_ref(),
+            RunData::Mahjong(session) => session.as_ref(),
+            RunData::Capacity(search) => search.as_ref(),
+            RunData::PlayerCapacity(search) => search.as_ref(),
+        }
+    }
+
+    pub fn as_dyn_mut(&mut self) -> &mut dyn SavedResult {
+        match self {
+            RunData::Http(saved) => saved.as_mut(),
+            RunData::Mahjong(session) => session.as_mut(),
+            RunData::Capacity(search) => search.as_mut(),
+            RunData::PlayerCapacity(search) => search.as_mut(),
+        }
+    }
+
+    /// `parts` (each with its source; all of this one's mode, the caller checked) merged into
+    /// one result of that mode.
+    pub fn merge(&self, parts: &[(&RunData, &str)], label: &str) -> Result<RunData, Error> {
+        Ok(match self {
+            RunData::Http(_) => RunData::Http(Box::new(merge_as(parts, label)?)),
+            RunData::Mahjong(_) => RunData::Mahjong(Box::new(merge_as(parts, label)?)),
+            RunData::Capacity(_) => RunData::Capacity(Box::new(merge_as(parts, label)?)),
+            RunData::PlayerCapacity(_) => {
+                RunData::PlayerCapacity(Box::new(merge_as(parts, label)?))
+            }
+        })
+    }
+}
+
+/// [`SavedResult::merge`] of the parts that are `T`s.
+fn merge_as<T: SavedResult + 'static>(parts: &[(&RunData, &str)], label: &str) -> Result<T, Error> {
+    let typed: Vec<(&T, &str)> = parts
+        .iter()
+        .filter_map(|(data, source)| Some((data.as_dyn().as_any().downcast_ref::<T>()?, *source)))
+        .collect();
+    T::merge(&typed, label)
+}
+
+/// Whether a search's document is of players: its unit says so, or its first step is a
+/// session (a search with no step of either is an HTTP one, as files before the search over
+/// players were).
+fn of_players(value: &Value) -> bool {
+    let unit = value.pointer("/capacity/unit").and_then(Value::as_str);
+    let first = value.pointer("/steps/0/mode").and_then(Value::as_str);
+    unit == Some(crate::capacity::LoadUnit::Players.as_str()) || first == Some(mahjong::MODE)
+}

@@ -1,0 +1,214 @@
+//! A mahjong session's page ([`SavedResult::page`]): players asked and logged in, the
+//! server's step overshoot, errors; the session over time.
+
+use super::saved::SavedHistogram;
+use super::saved::SavedSession;
+use crate::report::chart::Series;
+use crate::report::result::duration_flag;
+use crate::report::result::{figure, over_intervals, PageChart, PageContent, SavedResult};
+use crate::report::timeline::{IntervalHistogram, SavedSessionInterval};
+use crate::stats::format::{counted, format_time_us};
+
+/// A session's page: players asked and logged in, the server's step overshoot, errors; the
+/// session over time.
+pub(super) fn page(s: &SavedSession) -> PageContent {
+    let logged_in = s.phases.get("login").map_or(0, |p| p.ok);
+    // The server's draw overshoot; a session without draws shows its deal overshoot, and
+    // one without either tsumo's own reply lateness.
+    let (what, overshoot) = [
+        ("Draw overshoot", &s.draw_overshoot),
+        ("Deal overshoot", &s.deal_overshoot),
+        ("Reply lateness", &s.reply_lateness),
+    ]
+    .into_iter()
+    .find_map(|(what, h)| Some((what, h.sampled()?)))
+    .map_or(("Draw overshoot", None), |(what, h)| (what, Some(h)));
+    let time = |id, p: &str, pick: fn(&SavedHistogram) -> u64| {
+        figure(
+            id,
+            &format!("{what} {p}"),
+            overshoot.map_or("-".to_string(), |h| format_time_us(pick(h) as f64)),
+            overshoot.map(|h| pick(h) as f64),
+        )
+    };
+    let figures = vec![
+        figure(
+            "target",
+            "Players",
+            s.plan.players.to_string(),
+            Some(s.plan.players as f64),
+        ),
+        figure(
+            "achieved",
+            "Logged in",
+            logged_in.to_string(),
+            Some(logged_in as f64),
+        ),
+        figure(
+            "games",
+            "Games completed",
+            format!("{} of {}", s.games.completed, s.games.started),
+            Some(s.games.completed as f64),
+        ),
+        time("p50", "p50", |h| h.p50),
+        time("p99", "p99", |h| h.p99),
+        time("max", "max", |h| h.max),
+        figure(
+            "errors",
+            "Errors",
+            s.errors.to_string(),
+            Some(s.errors as f64),
+        ),
+    ];
+    let mut lines = Vec::new();
+    if logged_in < s.plan.players {
+        lines.push(format!(
+            "Players not reached: {logged_in} of {} logged in",
+            s.plan.players
+        ));
+    }
+    if let Some(verdict) = s.verdict() {
+        lines.push(format!("Failed: {verdict}"));
+    }
+    if let Some(signal) = s.cut_by_signal() {
+        lines.push(format!("Cut short by {signal} after {:.2}s", s.elapsed_s));
+    }
+    for v in &s.objectives {
+        let held = if v.held { "held" } else { "BROKE" };
+        lines.push(format!(
+            "Objective {}: {held} ({})",
+            v.expr,
+            v.measured_text()
+        ));
+    }
+    let facts = vec![
+        (
+            "Command".to_string(),
+            format!(
+                "tsumo mahjong -c {} {} {}",
+                s.plan.players,
+                duration_flag(s.plan.duration_s),
+                s.plan.url
+            ),
+        ),
+        ("Target".to_string(), s.plan.url.clone()),
+        (
+            "Plan".to_string(),
+            format!(
+                "{} players, {} threads, ramp {}s, think {}s, {} games each",
+                s.plan.players, s.plan.threads, s.plan.ramp_s, s.plan.think_s, s.plan.games
+            ),
+        ),
+        ("Ran".to_string(), format!("{:.2}s", s.elapsed_s)),
+        ("Version".to_string(), format!("tsumo {}", s.version)),
+    ];
+    PageContent {
+        kind: "Mahjong session".to_string(),
+        figures,
+        lines,
+        facts,
+        charts: charts(s),
+    }
+}
+
+pub(super) fn charts(s: &SavedSession) -> Vec<PageChart> {
+    let mut charts = Vec::new();
+    let curves: Vec<Series> = [
+        ("draw overshoot", &s.draw_overshoot),
+        ("deal overshoot", &s.deal_overshoot),
+        ("reply lateness (tsumo)", &s.reply_lateness),
+    ]
+    .into_iter()
+    .filter_map(|(name, h)| {
+        let h = h.sampled()?;
+        let decoded = crate::report::schema::decode_histogram(&h.histogram).ok()?;
+        Some(Series::from_histogram(name, &decoded))
+    })
+    .collect();
+    if !curves.is_empty() {
+        charts.push(PageChart::Percentile {
+            id: "latency-by-percentile",
+            title: "Step overshoot and reply lateness by percentile".to_string(),
+            y_what: "Time".to_string(),
+            curves,
+        });
+    }
+    let intervals = &s.intervals;
+    if intervals.is_empty() {
+        return charts;
+    }
+    let end = |i: &SavedSessionInterval| i.span;
+    let points = |value: &dyn Fn(&SavedSessionInterval) -> Option<f64>| {
+        over_intervals(intervals, end, value)
+    };
+    let count = |n: u64| Some(n as f64);
+    charts.push(PageChart::OverTime {
+        id: "players-over-time",
+        title: "Players by phase".to_string(),
+        y_label: "Players".to_string(),
+        series: vec![
+            Series::new("logged in", points(&|i| count(i.players.logged_in))),
+            Series::new("connected", points(&|i| count(i.players.connected))),
+            Series::new("playing", points(&|i| count(i.players.playing))),
+        ],
+        per_shard: Some(2),
+    });
+    let ms = |h: &IntervalHistogram, us: u64| (h.count > 0).then_some(us as f64 / 1000.0);
+    charts.push(PageChart::OverTime {
+        id: "overshoot-over-time",
+        title: "Step overshoot by kind over time".to_string(),
+        y_label: "Overshoot (ms)".to_string(),
+        series: vec![
+            Series::new(
+                "draw p99",
+                points(&|i| ms(&i.overshoot.draw, i.overshoot.draw.p99)),
+            ),
+            Series::new(
+                "draw max",
+                points(&|i| ms(&i.overshoot.draw, i.overshoot.draw.max)),
+            ),
+            Series::new(
+                "deal p99",
+                points(&|i| ms(&i.overshoot.deal, i.overshoot.deal.p99)),
+            ),
+            Series::new(
+                "deal max",
+                points(&|i| ms(&i.overshoot.deal, i.overshoot.deal.max)),
+            ),
+        ],
+        per_shard: None,
+    });
+    charts.push(PageChart::OverTime {
+        id: "games-over-time",
+        title: "Games over time".to_string(),
+        y_label: "Per interval".to_string(),
+        series: vec![
+            Series::new("started", points(&|i| count(i.games.started))),
+            Series::new("completed", points(&|i| count(i.games.completed))),
+            Series::new("aborted", points(&|i| count(i.games.aborted))),
+            Series::new("hands", points(&|i| count(i.hands))),
+        ],
+        per_shard: None,
+    });
+    charts.push(PageChart::OverTime {
+        id: "errors-over-time",
+        title: "Errors over time".to_string(),
+        y_label: "Per interval".to_string(),
+        series: vec![Series::new("errors", points(&|i| count(i.errors)))],
+        per_shard: None,
+    });
+    charts
+}
+
+/// How a session's line in `tsumo merge` reads, a shard's and the merge's alike: players,
+/// games, errors and reply lateness, e.g. `16 players, 4 games, 0 errors, reply lateness p99
+/// 1.20ms`; `games_are` follows the game count (the merge says ` completed`).
+pub(super) fn totals(s: &SavedSession, games_are: &str) -> String {
+    format!(
+        "{}, {}{games_are}, {}, reply lateness p99 {}",
+        counted(s.plan.players, "player"),
+        counted(s.games.completed, "game"),
+        counted(s.errors, "error"),
+        format_time_us(s.reply_lateness.p99 as f64)
+    )
+}

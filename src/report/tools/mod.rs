@@ -1,0 +1,12 @@
+//! The tools on saved results of any kind, which ask a result only through
+//! [`SavedResult`](crate::report::result::SavedResult): the reader of saved files ([`saved`]),
+//! `tsumo compare` ([`compare`]), `tsumo merge` ([`merge`], with the shards of one run in
+//! [`shards`]), `tsumo plot` ([`plot`]), and the HTML page of a result, a comparison, a search
+//! or merged shards ([`page`]).
+
+pub mod compare;
+pub mod merge;
+pub mod page;
+pub mod plot;
+pub mod saved;
+pub mod shards;
