@@ -583,3 +583,177 @@ fn the_sibling_check_sees_cycles_written_in_every_way() {
     let pair = |dir: &str, x: &str, y: &str| (dir.to_string(), vec![x.to_string(), y.to_string()]);
     assert_eq!(found, vec![pair("a", "x", "y"), pair("d", "p", "q")]);
 }
+
+/// Every `.rs` file under `dir`, at every depth.
+fn rust_files(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+/// The files that are test modules of their own: declared `#[cfg(test)] mod name;`.
+fn test_files(src: &Path) -> BTreeSet<std::path::PathBuf> {
+    let mut found = BTreeSet::new();
+    for file in rust_files(src) {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let lines: Vec<&str> = text.lines().map(str::trim).collect();
+        let stem = file.file_stem().unwrap().to_string_lossy();
+        let children = if stem == "mod" || stem == "lib" {
+            file.parent().unwrap().to_path_buf()
+        } else {
+            file.with_extension("")
+        };
+        for pair in lines.windows(2) {
+            let name = pair[1]
+                .strip_prefix("mod ")
+                .or_else(|| pair[1].strip_prefix("pub(crate) mod "))
+                .and_then(|rest| rest.strip_suffix(';'));
+            if let (true, Some(name)) = (pair[0] == "#[cfg(test)]", name) {
+                found.insert(children.join(format!("{name}.rs")));
+                found.insert(children.join(name).join("mod.rs"));
+            }
+        }
+    }
+    found
+}
+
+/// A file's code: its lines that are not blank, not only a comment, and not in a
+/// `#[cfg(test)]` module (`mod tests { … }`, or a `mod tests;` declaration).
+fn code_lines(text: &str) -> Vec<&str> {
+    // Braces in strings and comments are counted too: they come in pairs in this code.
+    let braces = |line: &str| line.matches('{').count() as i64 - line.matches('}').count() as i64;
+    let mut code = Vec::new();
+    let mut in_test: Option<i64> = None;
+    let mut attribute: Option<&str> = None;
+    for line in text.lines() {
+        let trimmed = line.trim();
+        if let Some(depth) = in_test.as_mut() {
+            *depth += braces(line);
+            if *depth <= 0 {
+                in_test = None;
+            }
+            continue;
+        }
+        if trimmed == "#[cfg(test)]" {
+            attribute = Some(line);
+            continue;
+        }
+        if let Some(held) = attribute.take() {
+            let module = trimmed.starts_with("mod ") || trimmed.starts_with("pub(crate) mod ");
+            if module && trimmed.ends_with(';') {
+                continue;
+            }
+            if module && braces(line) > 0 {
+                in_test = Some(braces(line));
+                continue;
+            }
+            code.push(held);
+        }
+        if !trimmed.is_empty() && !trimmed.starts_with("//") {
+            code.push(line);
+        }
+    }
+    code
+}
+
+/// The project's rule: a file of more than this many code lines holds more than one subject.
+const MOST_CODE_LINES: usize = 500;
+
+#[test]
+fn no_file_in_src_is_over_500_code_lines() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let tests = test_files(&src);
+    let mut over = Vec::new();
+    for file in rust_files(&src) {
+        if tests.contains(&file) {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).unwrap();
+        let count = code_lines(&text).len();
+        if count > MOST_CODE_LINES {
+            over.push(format!(
+                "{}: {count} code lines",
+                file.strip_prefix(&src).unwrap().display()
+            ));
+        }
+    }
+    assert!(
+        over.is_empty(),
+        "over {MOST_CODE_LINES} code lines (tests aside):\n{}",
+        over.join("\n")
+    );
+}
+
+/// Each kind of result's folder in `src/report/`.
+const KINDS: [&str; 3] = ["http", "mahjong", "capacity"];
+
+/// The dispatcher: the one file of `src/report/` that reads a document into its kind.
+const DISPATCHER: &str = "kinds.rs";
+
+/// Each kind's saved types are its own: in `src/report/`, only its folder and the dispatcher
+/// name them (tests aside), so the tools and the base ask a result through the trait, and a
+/// new kind is its folder and an arm in the dispatcher. (Each kind's runner in `src/run/`
+/// makes its result, so it names it.)
+#[test]
+fn no_file_outside_a_kinds_folder_names_its_saved_types() {
+    let report = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/report");
+    let src = report.parent().unwrap().to_path_buf();
+    let tests = test_files(&src);
+    let code_of = |file: &Path| {
+        let text = std::fs::read_to_string(file).unwrap();
+        code_lines(&text).join("\n")
+    };
+    let mut violations = Vec::new();
+    for kind in KINDS {
+        let folder = report.join(kind);
+        assert!(folder.is_dir(), "no folder {}", folder.display());
+        let mut saved = BTreeSet::new();
+        for file in rust_files(&folder) {
+            let tokens = tokens(&code_of(&file));
+            for pair in tokens.windows(2) {
+                if let (Some("struct" | "enum"), Some(name)) =
+                    (ident(Some(&pair[0])), ident(Some(&pair[1])))
+                {
+                    if name.starts_with("Saved") {
+                        saved.insert(name.to_string());
+                    }
+                }
+            }
+        }
+        assert!(!saved.is_empty(), "{kind}: no saved type found");
+        for file in rust_files(&report) {
+            if file.starts_with(&folder) || file == report.join(DISPATCHER) || tests.contains(&file)
+            {
+                continue;
+            }
+            let named: BTreeSet<String> = tokens(&code_of(&file))
+                .iter()
+                .filter_map(|t| ident(Some(t)))
+                .filter(|name| saved.contains(*name))
+                .map(str::to_string)
+                .collect();
+            for name in named {
+                violations.push(format!(
+                    "{} names {kind}'s {name}",
+                    file.strip_prefix(&report).unwrap().display()
+                ));
+            }
+        }
+    }
+    assert!(
+        violations.is_empty(),
+        "outside its kind's folder and {DISPATCHER}:\n{}",
+        violations.join("\n")
+    );
+}

@@ -10,3 +10,6 @@ pub mod page;
 pub mod plot;
 pub mod saved;
 pub mod shards;
+
+#[cfg(test)]
+mod split_tests;
