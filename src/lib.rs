@@ -18,7 +18,7 @@
 //!   for both modes (`run::ab`, over the small `Side` trait each mode's runner implements).
 //!   `run::capacity` is `tsumo capacity` for HTTP: each step of `capacity::search` one
 //!   ordinary open-loop run through `web::run` (an unjudged warm-up run, then the judged one,
-//!   then a pause), judged by `report::objectives`; the table of steps, the answer, `--json`;
+//!   then a pause), judged through the step's `SearchStep` impl; the table of steps, the answer, `--json`;
 //!   with `--steps`, a fixed staircase instead, each run on its own instant at a fixed offset
 //!   from `--start-at` so shards run each step together, each at its share of the rate.
 //!   `run::mahjong_capacity` is `tsumo mahjong --capacity`, the same search over players: each
@@ -29,29 +29,29 @@
 //!   `add_failures`), saved as a session slice; fewer players by logging out the newest
 //!   sessions; every player logged out at the end; a live line (`engine::ProgressMode`).
 //!   The binary only parses, runs, renders and exits.
-//! - [`report`]: renderers of a finished run (wrk2's text layout, JSON, `.hgrm`, the mahjong
-//!   session report, the `intervals` of both modes in `timeline`, the `--hlog` interval log in
-//!   `hlog`) and the tools on saved runs: `compare` (side by side, with words on
-//!   run-to-run noise), `merge` (exact sums of runs made at the same time; the shards of one
-//!   run from files or one stream of JSON documents, checked and listed one line each) and
-//!   `plot`, drawn by `chart` (SVG charts on plotters from plain data — named `(x, y)` series
-//!   or histograms: latency by percentile, lines over time, a capacity curve — importing no
-//!   other part of `report`); `page` is the one-file HTML page of a result (`--html`, `tsumo
-//!   report`): the answer first, then the charts, each result's figures, lines, facts and
-//!   charts asked as plain data through `SavedResult::page`, over `compare`, `merge` and
-//!   `shards` for a comparison's table and a merged run's per-shard lines. Every saved result implements one trait,
-//!   `report::result::SavedResult` (its text report, exit verdict, compare rows, plotted
-//!   histograms, per-shard line, how two merge, and its page's content), beside its saved type (`http` for an
-//!   HTTP run, `mahjong` for a session, `capacity` for a capacity search with each step's
-//!   run, whose staircase's shards merge step by step, judged again; or each step's window as
-//!   a session for a search over players); the tools ask results only through it, and the
-//!   enum of saved kinds is matched in `saved` alone. Imports go one way: `schema` (the format
-//!   version, `SavedPart`, the histogram codec, the JSON writer) and `result` (the trait)
-//!   under each mode's saved type (`json` for HTTP, `session` for mahjong) and its
-//!   implementation, those under the reader `saved`, and that under `shards`, `merge`,
-//!   `compare` and `plot`; `objectives` (each `--slo` measure of a saved run or session, the
-//!   verdict lines, and a capacity step's outcome read from a saved result) over `json` and
-//!   `session`, and under `capacity` (a staircase's merged steps are judged through it).
+//! - [`report`]: what tsumo says about a finished run, one room per kind of result, each laid
+//!   out the same way (its saved type in `saved`, its `SavedResult` impl in `mod.rs`, `text`,
+//!   `page`, `merge`, and `measures`: what `--slo` measures on it and its outcome as a
+//!   capacity step, through `SearchStep`):
+//!   - `report::http`: an HTTP run (HTTP/1.1 or HTTP/2): wrk2's text layout, and its own
+//!     outputs, `.hgrm` and the `--hlog` interval log;
+//!   - `report::mahjong`: a mahjong session;
+//!   - `report::capacity`: a capacity search, generic over its steps' kind (`SavedSearch<S>`,
+//!     `S: SearchStep`): the table of steps, the answer and its curves, a staircase's shards
+//!     merged step by step and judged again;
+//!   - `report::tools`: what works on any result through the trait alone: the reader of
+//!     saved files (`saved`), `compare` (side by side, with words on run-to-run noise),
+//!     `merge` (exact sums of runs made at the same time) with `shards` (the shards of one
+//!     run from files or one stream of JSON documents, checked and listed one line each),
+//!     `plot`, and `page`, the one-file HTML page of a result, a comparison or merged shards;
+//!   - the shared base, kept small: `result` (the trait, and `SearchStep`), `schema` (the
+//!     format version, `SavedPart`, the histogram codec, the JSON writer), `timeline` (the
+//!     `intervals` of both kinds), `chart` (SVG charts on plotters from plain data, importing
+//!     no other part of `report`), `lines` (the text lines every kind prints), `objectives`
+//!     (the verdict lines, the exit status, what a capacity step is judged by);
+//!   - `report::kinds`, the dispatcher: the one file that names every kind's saved type; it
+//!     reads a document into its kind and merges results of one kind. A new kind of result is
+//!     a folder of its own and an arm there.
 //! - The modes, side by side, neither importing the other: [`web`] (HTTP/1.1, or HTTP/2 with
 //!   `--http2`, at a constant rate or closed loop: the main thread's side, one worker's
 //!   connections, one connection's paced life — `conn` on httparse for HTTP/1.1, `h2` on hyper
@@ -123,8 +123,8 @@
 //!   xorshift for jitter, backoff and the random hands of tests and benches); the typed
 //!   errors that end a run before traffic starts, each kind with its exit status (1 the run
 //!   failed, 2 bad command line or input, 99 an objective broke; `error::ExitStatus`); the
-//!   objectives of `--slo` (their language, and the judgement of a run's measures, which the
-//!   report layer reads from a saved result: `report::objectives`).
+//!   objectives of `--slo` (their language, and the judgement of a run's measures, which each
+//!   kind of result in the report layer reads from its saved form: `measures` in its folder).
 //!
 //! The binary (`main.rs`) allocates with mimalloc, arenas committed as used: hyper's HTTP/2
 //! path allocates per request (headers, streams), and there mimalloc cut tsumo's CPU per

@@ -123,7 +123,7 @@ pub trait SavedResult: std::fmt::Debug {
     /// For [`SavedResult::merge`]'s caller, which holds results by the trait.
     fn as_any(&self) -> &dyn Any;
 
-    /// What its page shows (`--html`, `tsumo report`), as plain data: `report::page` lays it
+    /// What its page shows (`--html`, `tsumo report`), as plain data: `report::tools::page` lays it
     /// out, adds the run id and shards from [`SavedResult::part`], and overlays several.
     fn page(&self) -> PageContent;
 }

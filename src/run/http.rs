@@ -128,7 +128,7 @@ struct Http;
 
 impl Side for Http {
     type Plan = Plan;
-    const MODE: &'static str = "http";
+    const MODE: &'static str = report::http::MODE;
 
     fn label(plan: &Plan) -> &str {
         &plan.label

@@ -80,7 +80,7 @@ struct Mahjong;
 
 impl Side for Mahjong {
     type Plan = MahjongPlan;
-    const MODE: &'static str = "mahjong";
+    const MODE: &'static str = report::mahjong::MODE;
 
     fn label(plan: &MahjongPlan) -> &str {
         &plan.label

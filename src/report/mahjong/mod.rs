@@ -1,4 +1,4 @@
-//! A mahjong session as a result: its saved type ([`saved`]), its text ([`text`]), its page
+//! A mahjong session as a result: its saved type ([`saved`](mod@saved)), its text ([`text`]), its page
 //! ([`page`]), its merge ([`merge`]), its measures for objectives and its step of a search over
 //! players ([`measures`]); here, [`SavedSession`] through [`SavedResult`]: its compare rows,
 //! histograms, lines in `tsumo merge` and verdict, and the session's JSON.

@@ -4,9 +4,9 @@
 //!
 //! Why a module of its own: three commands read the same files and must agree on what a valid
 //! one is, on which format versions they read, and on refusing a mix of modes, so the reader is
-//! kept apart from compare's table (`report::compare` re-exports it for the paths callers
-//! already use). Both kinds are typed: HTTP runs are read into [`SavedRun`], mahjong sessions
-//! into [`SavedSession`].
+//! kept apart from compare's table (`report::tools::compare` re-exports it for the paths callers
+//! already use). Every kind is typed: the dispatcher, [`crate::report::kinds`], reads each
+//! document into its kind's saved type.
 
 use std::path::{Path, PathBuf};
 
