@@ -22,7 +22,8 @@ pub enum Percentile {
 }
 
 impl Percentile {
-    const ALL: [Percentile; 7] = [
+    /// Every percentile an objective may name, in order (also the `--slo` helps' list).
+    pub const ALL: [Percentile; 7] = [
         Percentile::P50,
         Percentile::P75,
         Percentile::P90,
@@ -253,7 +254,7 @@ const HTTP_MEASURES: &str = "p50, p75, p90, p99, p99.9, p99.99, max, errors or r
 const PERCENTILES: &str = "p50, p75, p90, p99, p99.9, p99.99 or max";
 
 /// The mahjong histograms besides the step kinds.
-const SESSION_HISTOGRAMS: [&str; 3] = ["draw_overshoot", "deal_overshoot", "reply_lateness"];
+pub const SESSION_HISTOGRAMS: [&str; 3] = ["draw_overshoot", "deal_overshoot", "reply_lateness"];
 
 /// An HTTP run's objective; the error is the reason, to follow `--slo 'EXPR': `.
 pub fn parse_http(expr: &str) -> Result<Objective, String> {

@@ -12,15 +12,34 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use clap::{Arg, ArgMatches};
 
-use super::{units, value};
+use super::shared::{value, For};
+use super::units;
 
 /// The most source addresses one `--bind` may give: a /22 of IPv4 (1,022 hosts) fits. More
 /// addresses than this are a typing mistake, not a load test (each brings ~28,000 ports).
 pub const MAX_SOURCES: usize = 1024;
 
 /// The option, for every command's table.
-pub(super) fn arg() -> Arg {
+pub(super) fn arg(command: For) -> Arg {
     value("bind", None, "bind")
+        .value_name("ADDRS")
+        .help(match command {
+            For::Mahjong => {
+                "Source addresses, one after another by player (its login,\n\
+                 socket and logout): 127.0.0.2,127.0.0.3 or a CIDR such as\n\
+                 10.0.0.0/28. Each address has its own port range."
+            }
+            For::Doctor => {
+                "The run's source addresses (127.0.0.2,127.0.0.3 or a CIDR): each\n\
+                 must be on this host, and each brings its own port range"
+            }
+            _ => {
+                "Source addresses to connect from, one after another by connection:\n\
+                 127.0.0.2,127.0.0.3 or a CIDR such as 10.0.0.0/28 (its hosts).\n\
+                 Each address has its own local port range (about 28,000 ports)\n\
+                 per destination, so N addresses carry N times the connections."
+            }
+        })
 }
 
 /// `--bind`, if given: the addresses in order, checked.

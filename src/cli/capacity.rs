@@ -7,17 +7,23 @@
 use std::ffi::OsString;
 use std::time::Duration;
 
-use super::{parse_wrk, units, Parsed};
+use clap::{Arg, Command};
+
+use super::help::Page;
+use super::shared::{self, value, For};
+use super::{parse_wrk, search, slo, units, Parsed};
 use crate::capacity::{self, SearchPlan};
 use crate::plan::{CapacityPlan, Part};
-use crate::slo;
+use crate::slo::parse_http;
 
 const DEFAULT_FROM: u64 = 100;
 const DEFAULT_STEP: Duration = Duration::from_secs(10);
 const DEFAULT_WARMUP: Duration = Duration::from_secs(2);
 const DEFAULT_PAUSE: Duration = Duration::from_secs(2);
 
-const HELP: &str = "\
+/// The help page's prose around the option list.
+const PAGE: Page = Page {
+    before: "\
 tsumo capacity — how much load a server carries within its objectives
 
 Usage: tsumo capacity [run options, without -R] --slo <EXPR>... <url>
@@ -42,36 +48,10 @@ k's warm-up starts at --start-at + k x (warm-up + step + pause), and its judged 
 and `tsumo merge` of the shards' --json files computes each step and the capacity exactly
 from all of them. A search (without a staircase) does not run over shards: it decides each
 step from its own measurements, which machines cannot agree on.
-
-Options (besides every option of an ordinary run but -R; see tsumo --help):
-      --slo <EXPR>       An objective each step must hold (required, repeatable): p50, p75,
-                         p90, p99, p99.9, p99.99, max '<' a duration (on the server's
-                         latency); errors<N%; rate>N%
-      --from <N>         The first target rate, requests/sec [default: 100]
-      --to <N>           The highest target rate tried [default: no bound]
-      --resolution <P>   Bisect until held and broken are this close [default: 5%]
-      --steps <LIST>     A fixed staircase: these target rates in order, rising, two or more,
-                         comma-separated (--steps 200,400,800); no --from, --to, --resolution
-      --step-count <K>   A fixed staircase of K even rates from --from to --to (--from 200
-                         --to 1000 --step-count 5: 200,400,600,800,1000), each rounded to a
-                         multiple of the shards
-      --step <T>         Each step's judged length [default: 10s]; -d <T> says the same
-                         (a run's length, as in wrk2: each step is one run)
-      --warmup <T>       Unjudged run at the step's rate before it [default: 2s; 0: none]
-      --pause <T>        Rest after each step, so its backlog never reaches the next
-                         [default: 2s]
-      --max-connections <N>
-                         The most connections a step opens. -c is the fewest; each step
-                         opens what Little's law asks for (rate x the response time of the
-                         step below it, x2), and a step that broke while its requests
-                         waited for a busy connection runs again (twice at most) with as many
-                         as it needed. At N, tsumo's pool is named as the limit (\"at least\"),
-                         never the server [default: 10,000, or fewer to fit the open-file
-                         limit]
-      --json <FILE>      Write `capacity` (the answer) and `steps` (each step's full run)
-      --html <FILE>      Also write the search's page: the answer, and each objective's
-                         measure against offered load with the objective and answer marked
-
+",
+    heading: "Options (besides every option of an ordinary run but -R; see tsumo --help)",
+    column: 25,
+    after: "\
 Example:
   tsumo capacity -t2 -c100 --slo 'p99<20ms' --slo 'errors<0.1%' http://127.0.0.1:8080/
   tsumo capacity -t2 -c100 --slo 'p99<20ms' --steps 10k,20k,40k --shard 1/2 \
@@ -83,24 +63,62 @@ Exit status:
   1  The search failed: a step's run failed (the target did not answer, a script error),
      or the server stopped answering during a step (the JSON's `failure` says which)
   2  Bad command line or input, found before any traffic
-";
+",
+};
 
-/// The search's options with a value, taken out of the wrk2 command line.
-const OWN: [&str; 10] = [
-    "--slo",
-    "--from",
-    "--to",
-    "--resolution",
-    "--step",
-    "--warmup",
-    "--pause",
-    "--steps",
-    "--step-count",
-    "--max-connections",
-];
+/// The search's own options, taken out of the wrk2 command line before the rest is parsed as
+/// each step's run (each takes a value).
+pub(super) fn own_args() -> Vec<Arg> {
+    vec![
+        slo::arg(For::Capacity),
+        search::from(For::Capacity, DEFAULT_FROM),
+        search::to(For::Capacity),
+        search::resolution_arg(),
+        value("steps", None, "steps").value_name("LIST").help(
+            "A fixed staircase: these target rates in order, rising, two or more,\n\
+             comma-separated (--steps 200,400,800); no --from, --to, --resolution",
+        ),
+        value("step_count", None, "step-count")
+            .value_name("K")
+            .help(
+                "A fixed staircase of K even rates from --from to --to (--from 200\n\
+                 --to 1000 --step-count 5: 200,400,600,800,1000), each rounded to a\n\
+                 multiple of the shards",
+            ),
+        search::step(For::Capacity, DEFAULT_STEP),
+        search::warmup(For::Capacity, DEFAULT_WARMUP),
+        search::pause(For::Capacity, DEFAULT_PAUSE),
+        value("max_connections", None, "max-connections")
+            .value_name("N")
+            .help(
+                "The most connections a step opens. -c is the fewest; each step\n\
+                 opens what Little's law asks for (rate x the response time of the\n\
+                 step below it, x2), and a step that broke while its requests\n\
+                 waited for a busy connection runs again (twice at most) with as many\n\
+                 as it needed. At N, tsumo's pool is named as the limit (\"at least\"),\n\
+                 never the server [default: 10,000, or fewer to fit the open-file\n\
+                 limit]",
+            ),
+    ]
+}
+
+/// The table the help is rendered from: the search's own options, then the run's options whose
+/// help says what they hold in a search (parsed by the run's line), and `-h`.
+pub(super) fn command() -> Command {
+    super::subcommand("tsumo capacity").args(own_args()).args([
+        shared::json(For::Capacity),
+        shared::html(For::Capacity),
+        shared::help(),
+    ])
+}
 
 pub(super) fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
-    let mut own: Vec<(&'static str, String)> = Vec::new();
+    let names: Vec<String> = own_args()
+        .iter()
+        .filter_map(Arg::get_long)
+        .map(|long| format!("--{long}"))
+        .collect();
+    let mut own: Vec<(String, String)> = Vec::new();
     let mut rest: Vec<OsString> = vec![OsString::from("tsumo capacity")];
     let mut iter = args.into_iter();
     while let Some(arg) = iter.next() {
@@ -114,15 +132,15 @@ pub(super) fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
             break;
         }
         if text == "-h" || text == "--help" {
-            return Ok(Parsed::Print(HELP.to_string()));
+            return Ok(Parsed::Print(PAGE.render(&command())));
         }
-        let found = OWN.iter().find_map(|&name| {
+        let found = names.iter().find_map(|name| {
             if text == name {
-                Some((name, None))
+                Some((name.clone(), None))
             } else {
                 text.strip_prefix(name)
                     .and_then(|v| v.strip_prefix('='))
-                    .map(|v| (name, Some(v.to_string())))
+                    .map(|v| (name.clone(), Some(v.to_string())))
             }
         });
         match found {
@@ -135,7 +153,7 @@ pub(super) fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
         }
     }
     let Parsed::Run(run) = parse_wrk(rest.clone())? else {
-        return Ok(Parsed::Print(HELP.to_string()));
+        return Ok(Parsed::Print(PAGE.render(&command())));
     };
     let mut run = *run;
     if run.rate.is_some() {
@@ -166,7 +184,7 @@ pub(super) fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
         own.iter()
             .filter(|(n, _)| *n == "--slo")
             .map(|(_, expr)| expr.as_str()),
-        slo::parse_http,
+        parse_http,
     )?;
     if objectives.is_empty() {
         return Err(
@@ -186,7 +204,7 @@ pub(super) fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
         }
     }
     let resolution = match last("--resolution") {
-        Some(text) => resolution(text)?,
+        Some(text) => search::resolution(text)?,
         None => SearchPlan::RESOLUTION,
     };
     let step = match (last("--step"), duration_given(&rest)) {
@@ -247,14 +265,14 @@ fn max_connections(
 /// Whether the run's command line spells `-d` (in any of its forms: `-d 5s`, `-d5s`,
 /// `--duration=5s`), which the parsed plan cannot tell from the default.
 fn duration_given(rest: &[OsString]) -> bool {
-    super::wrk_command()
+    super::wrk::command()
         .try_get_matches_from(rest)
         .is_ok_and(|matches| matches.contains_id("duration"))
 }
 
 /// `--steps` or `--step-count`: the staircase's target rates (the whole run's), or `None` for
 /// a search, which is refused over shards.
-fn staircase(own: &[(&'static str, String)], part: &Part) -> Result<Option<Vec<u64>>, String> {
+fn staircase(own: &[(String, String)], part: &Part) -> Result<Option<Vec<u64>>, String> {
     let last = |name: &str| own.iter().rev().find(|(n, _)| *n == name).map(|(_, v)| v);
     let shards = part.shard.count;
     let loads = match (last("--steps"), last("--step-count")) {
@@ -364,21 +382,6 @@ fn listed(text: &str) -> Result<Vec<u64>, String> {
         return Err(bad("the rates must rise, each above the one before"));
     }
     Ok(loads)
-}
-
-/// `5%` or `0.05`: a share between 0 and 1 (both excluded).
-pub(super) fn resolution(text: &str) -> Result<f64, String> {
-    let trimmed = text.trim();
-    let share = match trimmed.strip_suffix('%') {
-        Some(percent) => percent.trim().parse::<f64>().map(|p| p / 100.0),
-        None => trimmed.parse::<f64>(),
-    };
-    match share {
-        Ok(share) if share > 0.0 && share < 1.0 => Ok(share),
-        _ => Err(format!(
-            "--resolution '{text}': a share above 0 and below 100%, as 5% or 0.05"
-        )),
-    }
 }
 
 #[cfg(test)]

@@ -7,7 +7,9 @@ use std::path::PathBuf;
 
 use clap::Command;
 
-use super::{extra_argument, flag, subcommand_matches, url, url_args, value, Parsed};
+use super::help::Page;
+use super::shared::{self, value, For};
+use super::{extra_argument, subcommand_matches, url, url_args, Parsed};
 use crate::sys::doctor::DoctorPlan;
 
 const DEFAULT_CONNECTIONS: usize = 10;
@@ -16,7 +18,9 @@ const DEFAULT_THREADS: usize = 2;
 const USAGE: &str =
     "usage: tsumo doctor [-c N] [-t N] [--proxy-pid PID] [--bind ADDRS] [-k] [--cacert FILE] [URL]";
 
-const HELP: &str = "\
+/// The help page's prose around the option list.
+const PAGE: Page = Page {
+    before: "\
 tsumo doctor — find the limits that would silently cap a run, before running it
 
 Usage: tsumo doctor [options] [URL]
@@ -33,28 +37,22 @@ handshake with the certificate verified as a run would (-k, --cacert as for a ru
 
 Exit status: 0 when nothing would cap the run (WARN included), 1 when a check FAILs,
 2 for a bad command line (an option or value, a --proxy-pid that is not nginx's master).
-
-Options:
-  -c, --connections <N>  Planned connections (or mahjong players) [default: 10]
-  -t, --threads <N>      Planned worker threads [default: 2]
-      --proxy-pid <PID>  The master process of an nginx the traffic goes through
-      --bind <ADDRS>     The run's source addresses (127.0.0.2,127.0.0.3 or a CIDR): each
-                         must be on this host, and each brings its own port range
-  -k, --insecure         Do not verify the target's TLS certificate
-      --cacert <FILE>    Also trust the certificates in this PEM file
-  -h, --help             Print this help
-
+",
+    heading: "Options",
+    column: 25,
+    after: "\
 Examples:
   tsumo doctor -c 4096 --proxy-pid $(cat /run/nginx.pid) http://127.0.0.1:8080/
   tsumo doctor -c 1k
-";
+",
+};
 
 /// Parses the arguments after the `doctor` word.
 pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
     let command = command();
     let matches = subcommand_matches(&command, args)?;
     if matches.get_flag("help") {
-        return Ok(Parsed::Print(HELP.to_string()));
+        return Ok(Parsed::Print(PAGE.render(&command)));
     }
     let options = super::Options {
         command: &command,
@@ -95,16 +93,19 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
     })))
 }
 
-fn command() -> Command {
+/// The option table, in the help's order.
+pub(super) fn command() -> Command {
     super::subcommand("tsumo doctor")
         .args([
-            value("connections", Some('c'), "connections"),
-            value("threads", Some('t'), "threads"),
-            value("proxy_pid", None, "proxy-pid"),
-            super::bind::arg(),
-            flag("insecure", Some('k'), "insecure"),
-            value("cacert", None, "cacert").value_parser(clap::value_parser!(PathBuf)),
-            flag("help", Some('h'), "help"),
+            shared::connections(For::Doctor, DEFAULT_CONNECTIONS),
+            shared::threads(For::Doctor, DEFAULT_THREADS),
+            value("proxy_pid", None, "proxy-pid")
+                .value_name("PID")
+                .help("The master process of an nginx the traffic goes through"),
+            super::bind::arg(For::Doctor),
+            shared::insecure(For::Doctor),
+            shared::cacert(For::Doctor),
+            shared::help(),
         ])
         .args(url_args())
 }

@@ -5,7 +5,8 @@
 use clap::parser::ValueSource;
 use clap::Arg;
 
-use super::{flag, units, value, Options};
+use super::shared::{flag, value};
+use super::{units, Options};
 use crate::plan::Http2;
 
 /// Our defaults: one stream per connection as h2load's `-m`; a stream window large enough that
@@ -19,16 +20,46 @@ pub const DEFAULT_HEADER_TABLE: u32 = 4 << 10;
 const MAX_WINDOW: u64 = (1 << 31) - 1;
 const FRAME_RANGE: std::ops::RangeInclusive<u64> = (1 << 14)..=((1 << 24) - 1);
 
-/// The options' rows in the option table.
+/// The options' rows in the option table, under a heading of their own.
 pub fn args() -> [Arg; 6] {
     [
-        flag("http2", None, "http2"),
-        value("streams", Some('m'), "streams"),
-        value("h2_window", None, "h2-window"),
-        value("h2_max_frame", None, "h2-max-frame"),
-        value("h2_header_table", None, "h2-header-table"),
-        flag("vs_http1", None, "vs-http1"),
+        flag("http2", None, "http2").help(
+            "Speak HTTP/2: h2 (ALPN) on https://, prior-knowledge h2c on\n\
+             http://. Without it, https:// offers only http/1.1.",
+        ),
+        value("streams", Some('m'), "streams")
+            .value_name("N")
+            .help(format!(
+                "Concurrent streams per connection [default: {DEFAULT_STREAMS}] \
+                 (h2load's -m). The\n\
+                 schedule stays per connection: a request due while N streams are\n\
+                 busy waits, and the wait is in the corrected latency."
+            )),
+        value("h2_window", None, "h2-window")
+            .value_name("B")
+            .help(format!(
+                "Initial stream window [default: {}]; the connection's window is\n\
+                 this times -m (at most 2^31-1), so flow control never stalls a reply",
+                bytes_text(DEFAULT_WINDOW)
+            )),
+        value("h2_max_frame", None, "h2-max-frame")
+            .value_name("B")
+            .help(format!(
+                "Largest frame the server may send [default: {}]",
+                bytes_text(DEFAULT_MAX_FRAME)
+            )),
+        value("h2_header_table", None, "h2-header-table")
+            .value_name("B")
+            .help(format!(
+                "HPACK table the server may use for response headers [default: {}]",
+                bytes_text(DEFAULT_HEADER_TABLE)
+            )),
+        flag("vs_http1", None, "vs-http1").help(
+            "With --vs: run the --vs URL over HTTP/1.1 (a backend behind an\n\
+             HTTP/2 proxy, compared with the proxy)",
+        ),
     ]
+    .map(|arg| arg.help_heading("HTTP/2 (sizes in bytes; k, m: x1024)"))
 }
 
 /// `--http2` and its settings (`None`: HTTP/1.1), and `--vs-http1`.
@@ -101,6 +132,17 @@ fn bytes(
         .map_err(|_| options.invalid(id, "number is too large"))
 }
 
+/// A size as [`parse_bytes`] reads it back: `16m`, `4k`, `100` (a help's defaults).
+fn bytes_text(size: u32) -> String {
+    match size {
+        0 => "0".to_string(),
+        n if n % (1 << 30) == 0 => format!("{}g", n >> 30),
+        n if n % (1 << 20) == 0 => format!("{}m", n >> 20),
+        n if n % (1 << 10) == 0 => format!("{}k", n >> 10),
+        n => n.to_string(),
+    }
+}
+
 /// `65536`, `64k`, `16m`: bytes with binary suffixes.
 pub fn parse_bytes(text: &str) -> Result<u64, String> {
     let (base, unit) = units::split_number(text)?;
@@ -122,7 +164,7 @@ pub fn parse_bytes(text: &str) -> Result<u64, String> {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_bytes;
+    use super::{bytes_text, parse_bytes};
 
     #[test]
     fn sizes_take_binary_suffixes() {
@@ -131,5 +173,8 @@ mod tests {
         assert_eq!(parse_bytes("16M"), Ok(16 << 20));
         assert!(parse_bytes("1x").is_err());
         assert!(parse_bytes("-1").is_err());
+        for size in [16 << 20, 16 << 10, 4 << 10, 1 << 30, 100, 0] {
+            assert_eq!(parse_bytes(&bytes_text(size)), Ok(u64::from(size)));
+        }
     }
 }

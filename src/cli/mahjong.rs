@@ -6,19 +6,27 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::{ArgAction, Command};
+use clap::Command;
 
-use super::{extra_argument, flag, subcommand_matches, url, url_args, value, Parsed};
+use super::help::Page;
+use super::shared::{self, file, flag, value, For};
+use super::units::duration_text;
+use super::{
+    bind, extra_argument, mahjong_capacity, shard, slo, subcommand_matches, url, url_args, Parsed,
+};
 use crate::mahjong::rules;
 use crate::plan::{BotKind, JsonOut, MahjongPlan};
 
 const DEFAULT_PLAYERS: usize = 4;
+const DEFAULT_SEATS: usize = 4;
 const DEFAULT_THREADS: usize = 2;
 const DEFAULT_DURATION: Duration = Duration::from_secs(30 * 60);
 const DEFAULT_RAMP: Duration = Duration::from_millis(40);
 const DEFAULT_THINK: Duration = Duration::from_secs(1);
 const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 const DEFAULT_RETRIES: u32 = 3;
+const DEFAULT_GAMES: usize = 1;
+const DEFAULT_ROUNDS: usize = 1;
 const DEFAULT_LOGOUT_TIMEOUT: Duration = Duration::from_secs(30);
 /// What each player of the whole session adds to the default `--logout-timeout`, see
 /// [`default_logout_timeout`].
@@ -26,7 +34,9 @@ const LOGOUT_TIMEOUT_PER_PLAYER: Duration = Duration::from_millis(10);
 
 const USAGE: &str = "usage: tsumo mahjong [options] <server-url>";
 
-const HELP: &str = "\
+/// The help page's prose around the option lists.
+const PAGE: Page = Page {
+    before: "\
 tsumo mahjong — bot players in full mahjong games against a majiang-server
 
 Usage: tsumo mahjong [options] <server-url>     (e.g. http://127.0.0.1:4615/server)
@@ -36,107 +46,25 @@ creates the room, three join; see --seats), all tables start together, play thei
 with a think time on every decision, and every player logs out. Each phase completes for
 every player before the next starts. The report shows how long each phase took, how the
 server paced the games, and how late tsumo itself replied.
-
-Options:
-  -c, --players <N>          Bot players, a multiple of --seats [default: 4]
-      --seats <N>            tsumo's players per table, 1 to 4 [default: 4]. With fewer
-                             than 4, the other seats are for players from outside, such as
-                             majiang-server's AI (majiang-bot -r ROOM URL): each table's room
-                             number is printed on stderr (`tsumo: room N5702 ...`) and the
-                             table starts once its room is full (waiting up to
-                             --connect-timeout)
-  -t, --threads <N>          Worker threads [default: 2]; a table lives on one thread
-  -d, --duration <T>         Longest the session may last [default: 30m]; players still
-                             playing then are logged out
-      --ramp <T>             Interval between successive logins, and connects [default: 40ms]
-      --bot <NAME>           The player: shanten (plays: discards by shanten, riichi,
-                             calls, wins) or tsumogiri (discards every draw, never calls
-                             or wins: every game the same length) [default: shanten]
-      --think <T>            Delay before each decision a person would think about: a
-                             draw, a discard after a call, a call or win on offer [default: 1s]
-      --think-jitter <T>     Add a uniform random 0..T to each think time [default: 0]
-      --games <N>            Games each table plays [default: 1]
-      --rule <FILE>          JSON rule object merged onto tsumo's complete default rule
-                             (東風戦, no dealer repeat, no bankruptcy end, no abortive draws)
-      --timer <L[+B]>        START timer: L seconds per action plus a bank of B (e.g. 10+20);
-                             without it a silent player stalls its table for ever
-      --start-when-full      Start each table as soon as it is full, not all together
-      --connect-timeout <T>  Time for each login, connect and logout [default: 30s]
-      --retries <N>          Tries of a failed login, connect or logout [default: 3]
-      --logout-timeout <T>   Time each player's logout gets once its session is over, its
-                             tries going on past --retries within it [default: 30s, or 10ms
-                             per player of the whole session (-c, all shards) when longer:
-                             82s at 8,192]; logouts go at most 32 at a time per thread, and
-                             sessions left on the server are listed
-      --label <NAME>         Name of the run in reports [default: the URL]
-      --shard <I/N>          Run shard I of N (I from 1; one session over several machines):
-                             1/N of the tables, with the whole session's player names and
-                             ramp. Without it, a Kubernetes Indexed Job's
-                             JOB_COMPLETION_INDEX (from 0) with --shards N or TSUMO_SHARDS.
-      --shards <N>           The number of shards, for JOB_COMPLETION_INDEX
-      --start-at <TIME>      Check the server first, then start at TIME: RFC 3339
-                             (2026-11-30T18:00:00Z), or +30s from now for one process
-                             (shards need one RFC 3339 instant)
-      --run-id <ID>          The run's id in --json, checked by tsumo merge
-      --bind <ADDRS>         Source addresses, one after another by player (its login,
-                             socket and logout): 127.0.0.2,127.0.0.3 or a CIDR such as
-                             10.0.0.0/28. Each address has its own port range.
-      --server-pid <PID>     Sample this server process (and its children) once a second:
-                             CPU and memory in the report. Repeatable.
-      --interval <T>         Also record the session interval by interval, in --json's
-                             `intervals` [default: 1s; at least 10ms]
-      --vs <URL>             Run the same session against a second server too, alternating
-                             in rounds, and end with the comparison table (see --rounds)
-      --vs-label <NAME>      Name of the --vs session [default: its URL]
-      --rounds <N>           Rounds of the --vs comparison [default: 1]
-  -L, --latency              Print each phase's latency distribution
-  -k, --insecure             Do not verify the server's certificate (https://, wss://)
-      --cacert <FILE>        Also trust the certificates in this PEM file
-      --json <FILE>          Write the results as JSON (`-` for stdout)
-      --html <FILE>          Also write the session's page (one self-contained HTML file;
-                             with --vs, the comparison's)
-      --quiet                No text report on stdout
-      --progress             Live status line on stderr even when it is not a terminal
-      --slo <EXPR>           An objective the session must hold, judged at its end and
-                             printed with its measured value after the report; one broken
-                             exits 99. Repeatable. MEASURE.PCT<T on draw_overshoot,
-                             deal_overshoot, reply_lateness or a step kind (kaiju, zimo,
-                             dapai, …), PCT one of p50, p75, p90, p99, p99.9, p99.99, max
-                             (draw_overshoot.p99<100ms: draws are timed with --think 400ms
-                             or more); disconnects<N; errors<N (protocol errors and failed
-                             phases)
-  -h, --help                 Print this help
-
-Capacity search (how many players the server carries within the --slo objectives):
-      --capacity             Search instead of one session: start at --from players, add
-                             tables (the earlier ones play on) doubling the players until
-                             an objective breaks, bisect down to --resolution, confirm the
-                             answer. Each step is judged once its new tables have started,
-                             after --warmup, over --step of play. Fewer players (bisecting):
-                             the newest tables log out and the backlog settles for --pause.
-                             Tables play games until the search ends; every player logs
-                             out at the end. Needs --slo; -c, -d and --games are the search's
-      --from <N>             The first number of players, a multiple of --seats [default: 16]
-      --to <N>               The most players tried [default: no bound]
-      --resolution <P>       Bisect until held and broken are this close [default: 5%]
-      --step <T>             Each step's judged play [default: 10s]
-      --warmup <T>           Play not judged once a step's tables started [default: 2s]
-      --pause <T>            Rest after tables logged out, before the next step [default: 2s]
-
+",
+    heading: "Options",
+    column: 29,
+    after: "\
 Units: numbers take k/M/G; times take us, ms, s, m, h (e.g. 500ms, 2m).
 
 Exit status: 0 the session ran; 1 it failed (sessions left on the server, most players
 failed before they could play, the server did not answer); 2 bad command line or input
 (an option or value, a --rule file that does not load); 99 the session ran and an
 objective (--slo) broke.
-";
+",
+};
 
 /// Parses the arguments after the `mahjong` word.
 pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
     let command = command();
     let matches = subcommand_matches(&command, args.clone())?;
     if matches.get_flag("help") {
-        return Ok(Parsed::Print(HELP.to_string()));
+        return Ok(Parsed::Print(PAGE.render(&command)));
     }
     // The mode's word is part of the command line a derived run id hashes.
     let argv: Vec<OsString> = std::iter::once(OsString::from("mahjong"))
@@ -150,7 +78,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
     let count = |id: &str, default: usize| options.count(id).map(|n| n.unwrap_or(default));
     let duration = |id: &str, default: Duration| options.duration(id).map(|d| d.unwrap_or(default));
 
-    let seats = count("seats", 4)?;
+    let seats = count("seats", DEFAULT_SEATS)?;
     // A capacity search sets the players itself: one table until then.
     let default_players = if matches.get_flag("capacity") {
         seats.max(1)
@@ -159,7 +87,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
     };
     let players = count("players", default_players)?;
     let threads = count("threads", DEFAULT_THREADS)?;
-    let games = count("games", 1)?;
+    let games = count("games", DEFAULT_GAMES)?;
     let retries = count("retries", DEFAULT_RETRIES as usize)?;
     let max_duration = duration("duration", DEFAULT_DURATION)?;
     let ramp = duration("ramp", DEFAULT_RAMP)?;
@@ -215,7 +143,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
         return Err(invalid("logout_timeout", "must be longer than zero"));
     }
     super::only_with_vs(&matches)?;
-    let rounds = count("rounds", 1)?;
+    let rounds = count("rounds", DEFAULT_ROUNDS)?;
     if rounds == 0 {
         return Err(invalid("rounds", "must be at least 1"));
     }
@@ -325,43 +253,100 @@ fn base_path(path: &str) -> String {
         .to_string()
 }
 
-fn command() -> Command {
+/// The option table, in the help's order.
+pub(super) fn command() -> Command {
     super::subcommand("tsumo mahjong")
-        .args(super::shard::args())
-        .arg(super::bind::arg())
-        .arg(super::slo::arg())
-        .args(super::mahjong_capacity::args())
         .args([
-            value("players", Some('c'), "players"),
-            value("seats", None, "seats"),
-            value("threads", Some('t'), "threads"),
-            value("duration", Some('d'), "duration"),
-            value("ramp", None, "ramp"),
-            value("bot", None, "bot"),
-            value("think", None, "think"),
-            value("think_jitter", None, "think-jitter"),
-            value("games", None, "games"),
-            value("rule", None, "rule").value_parser(clap::value_parser!(PathBuf)),
-            value("timer", None, "timer"),
-            flag("start_when_full", None, "start-when-full"),
-            value("connect_timeout", None, "connect-timeout"),
-            value("logout_timeout", None, "logout-timeout"),
-            value("retries", None, "retries"),
-            value("label", None, "label"),
-            value("interval", None, "interval"),
-            value("server_pid", None, "server-pid").action(ArgAction::Append),
-            value("vs", None, "vs"),
-            value("vs_label", None, "vs-label"),
-            value("rounds", None, "rounds"),
-            flag("latency", Some('L'), "latency"),
-            flag("insecure", Some('k'), "insecure"),
-            value("cacert", None, "cacert").value_parser(clap::value_parser!(PathBuf)),
-            value("json", None, "json").value_parser(clap::value_parser!(PathBuf)),
-            value("html", None, "html").value_parser(clap::value_parser!(PathBuf)),
-            flag("quiet", None, "quiet"),
-            flag("progress", None, "progress"),
-            flag("help", Some('h'), "help"),
+            value("players", Some('c'), "players")
+                .value_name("N")
+                .help(format!(
+                    "Bot players, a multiple of --seats [default: {DEFAULT_PLAYERS}]"
+                )),
+            value("seats", None, "seats").value_name("N").help(format!(
+                "tsumo's players per table, 1 to 4 [default: {DEFAULT_SEATS}]. With fewer\n\
+                 than 4, the other seats are for players from outside, such as\n\
+                 majiang-server's AI (majiang-bot -r ROOM URL): each table's room\n\
+                 number is printed on stderr (`tsumo: room N5702 ...`) and the\n\
+                 table starts once its room is full (waiting up to\n\
+                 --connect-timeout)"
+            )),
+            shared::threads(For::Mahjong, DEFAULT_THREADS),
+            shared::duration(For::Mahjong, DEFAULT_DURATION),
+            value("ramp", None, "ramp").value_name("T").help(format!(
+                "Interval between successive logins, and connects [default: {}]",
+                duration_text(DEFAULT_RAMP)
+            )),
+            value("bot", None, "bot").value_name("NAME").help(format!(
+                "The player: shanten (plays: discards by shanten, riichi,\n\
+                 calls, wins) or tsumogiri (discards every draw, never calls\n\
+                 or wins: every game the same length) [default: {}]",
+                BotKind::default().as_str()
+            )),
+            value("think", None, "think").value_name("T").help(format!(
+                "Delay before each decision a person would think about: a\n\
+                 draw, a discard after a call, a call or win on offer [default: {}]",
+                duration_text(DEFAULT_THINK)
+            )),
+            value("think_jitter", None, "think-jitter")
+                .value_name("T")
+                .help("Add a uniform random 0..T to each think time [default: 0]"),
+            value("games", None, "games")
+                .value_name("N")
+                .help(format!("Games each table plays [default: {DEFAULT_GAMES}]")),
+            file("rule", None, "rule").help(
+                "JSON rule object merged onto tsumo's complete default rule\n\
+                 (東風戦, no dealer repeat, no bankruptcy end, no abortive draws)",
+            ),
+            value("timer", None, "timer").value_name("L[+B]").help(
+                "START timer: L seconds per action plus a bank of B (e.g. 10+20);\n\
+                 without it a silent player stalls its table for ever",
+            ),
+            flag("start_when_full", None, "start-when-full")
+                .help("Start each table as soon as it is full, not all together"),
+            value("connect_timeout", None, "connect-timeout")
+                .value_name("T")
+                .help(format!(
+                    "Time for each login, connect and logout [default: {}]",
+                    duration_text(DEFAULT_CONNECT_TIMEOUT)
+                )),
+            value("retries", None, "retries")
+                .value_name("N")
+                .help(format!(
+                    "Tries of a failed login, connect or logout [default: {DEFAULT_RETRIES}]"
+                )),
+            value("logout_timeout", None, "logout-timeout")
+                .value_name("T")
+                .help(format!(
+                    "Time each player's logout gets once its session is over, its\n\
+                     tries going on past --retries within it [default: {}, or {}\n\
+                     per player of the whole session (-c, all shards) when longer:\n\
+                     82s at 8,192]; logouts go at most 32 at a time per thread, and\n\
+                     sessions left on the server are listed",
+                    duration_text(DEFAULT_LOGOUT_TIMEOUT),
+                    duration_text(LOGOUT_TIMEOUT_PER_PLAYER)
+                )),
+            shared::label(For::Mahjong),
+            shard::shard_arg(For::Mahjong),
+            shard::shards_arg(),
+            shard::start_at_arg(For::Mahjong),
+            shard::run_id_arg(For::Mahjong),
+            bind::arg(For::Mahjong),
+            shared::server_pid(),
+            shared::interval(For::Mahjong),
+            shared::vs(For::Mahjong),
+            shared::vs_label(For::Mahjong),
+            shared::rounds(DEFAULT_ROUNDS),
+            shared::latency(For::Mahjong),
+            shared::insecure(For::Mahjong),
+            shared::cacert(For::Mahjong),
+            shared::json(For::Mahjong),
+            shared::html(For::Mahjong),
+            shared::quiet(For::Mahjong),
+            shared::progress(For::Mahjong),
+            slo::arg(For::Mahjong),
+            shared::help(),
         ])
+        .args(mahjong_capacity::args())
         .args(url_args())
 }
 

@@ -8,7 +8,8 @@ use std::time::Duration;
 use clap::parser::ValueSource;
 use clap::{Arg, ArgMatches};
 
-use super::{flag, units, value, Parsed};
+use super::shared::{flag, For};
+use super::{search, units, Parsed};
 use crate::capacity::SearchPlan;
 use crate::plan::{MahjongCapacityPlan, MahjongPlan};
 
@@ -20,34 +21,45 @@ const DEFAULT_PAUSE: Duration = Duration::from_secs(2);
 /// `--to` is not given.
 const LOGOUT_PLAYERS_WITHOUT_TO: usize = 8_192;
 
-/// The search's own options (meaningless without `--capacity`).
-const OWN: [(&str, &str); 6] = [
-    ("cap_from", "--from"),
-    ("cap_to", "--to"),
-    ("cap_resolution", "--resolution"),
-    ("cap_step", "--step"),
-    ("cap_warmup", "--warmup"),
-    ("cap_pause", "--pause"),
-];
-
+/// The search's options, under a heading of their own in the session's table: `--capacity`,
+/// then its own (meaningless without it).
 pub(super) fn args() -> Vec<Arg> {
     vec![
-        flag("capacity", None, "capacity"),
-        value("cap_from", None, "from"),
-        value("cap_to", None, "to"),
-        value("cap_resolution", None, "resolution"),
-        value("cap_step", None, "step"),
-        value("cap_warmup", None, "warmup"),
-        value("cap_pause", None, "pause"),
+        flag("capacity", None, "capacity").help(
+            "Search instead of one session: start at --from players, add\n\
+             tables (the earlier ones play on) doubling the players until\n\
+             an objective breaks, bisect down to --resolution, confirm the\n\
+             answer. Each step is judged once its new tables have started,\n\
+             after --warmup, over --step of play. Fewer players (bisecting):\n\
+             the newest tables log out and the backlog settles for --pause.\n\
+             Tables play games until the search ends; every player logs\n\
+             out at the end. Needs --slo; -c, -d and --games are the search's",
+        ),
+        search::from(For::Mahjong, DEFAULT_FROM),
+        search::to(For::Mahjong),
+        search::resolution_arg(),
+        search::step(For::Mahjong, DEFAULT_STEP),
+        search::warmup(For::Mahjong, DEFAULT_WARMUP),
+        search::pause(For::Mahjong, DEFAULT_PAUSE),
     ]
+    .into_iter()
+    .map(|arg| {
+        arg.help_heading(
+            "Capacity search (how many players the server carries within the --slo objectives)",
+        )
+    })
+    .collect()
 }
 
 /// A session's command line with a search option but no `--capacity`.
 pub(super) fn not_without(matches: &ArgMatches) -> Result<(), String> {
-    let given = |id: &&str| matches.value_source(id) == Some(ValueSource::CommandLine);
-    match OWN.iter().find(|(id, _)| given(id)) {
-        Some((_, name)) => Err(format!(
-            "{name} is an option of the capacity search: add --capacity"
+    let given = |arg: &&Arg| {
+        arg.get_id() != "capacity"
+            && matches.value_source(arg.get_id().as_str()) == Some(ValueSource::CommandLine)
+    };
+    match args().iter().find(given).and_then(Arg::get_long) {
+        Some(long) => Err(format!(
+            "--{long} is an option of the capacity search: add --capacity"
         )),
         None => Ok(()),
     }
@@ -130,7 +142,7 @@ pub(super) fn plan(
         }
     }
     let resolution = match text("cap_resolution") {
-        Some(text) => super::capacity::resolution(text)?,
+        Some(text) => search::resolution(text)?,
         None => SearchPlan::RESOLUTION,
     };
     let step = duration("cap_step", "--step", DEFAULT_STEP)?;

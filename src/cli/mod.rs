@@ -14,20 +14,29 @@
 //!
 //! Subcommands (`tsumo compare …`) are meant to be dispatched in [`parse`] on the first
 //! argument before the wrk2 parser runs; a URL can never be mistaken for a subcommand word.
+//!
+//! Each option is defined once, as a clap `Arg` with its help: each command's own in its file
+//! (`wrk`, `mahjong`, `capacity`, `doctor`, `tools`), those several commands take in `shared`
+//! (and `shard`, `bind`, `slo`, `search`, `http2`), and every `--help`'s option list is
+//! rendered from its command's table by `help`.
 
 mod bind;
 mod capacity;
 mod doctor;
 mod header;
+mod help;
 mod http2;
 mod mahjong;
 mod mahjong_capacity;
 mod message;
+mod search;
 mod shard;
+mod shared;
 mod slo;
 mod tools;
 mod units;
 mod url;
+mod wrk;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -40,6 +49,10 @@ use crate::plan::{CapacityPlan, JsonOut, MahjongPlan, Plan};
 use crate::stats::timeline::{DEFAULT_INTERVAL, MIN_INTERVAL};
 
 use message::clap_message;
+use wrk::{
+    DEFAULT_CONNECTIONS, DEFAULT_DURATION, DEFAULT_ROUNDS, DEFAULT_SCRIPT_TIMEOUT, DEFAULT_THREADS,
+    DEFAULT_TIMEOUT,
+};
 
 pub use header::parse_header;
 pub use units::{parse_duration, parse_metric};
@@ -70,140 +83,10 @@ pub enum Parsed {
     Print(String),
 }
 
-const DEFAULT_THREADS: usize = 2;
-const DEFAULT_CONNECTIONS: usize = 10;
-const DEFAULT_DURATION: Duration = Duration::from_secs(10);
-const DEFAULT_TIMEOUT: Duration = Duration::from_secs(2);
-const DEFAULT_SCRIPT_TIMEOUT: Duration = Duration::from_secs(1);
 /// The widest `--slack`: a coarser pacer is a burst generator, not a constant rate.
 const MAX_SLACK: Duration = Duration::from_millis(10);
 
 const USAGE: &str = "usage: tsumo [options] <url>";
-
-const HELP: &str = "\
-tsumo — a constant-rate HTTP(S) load generator, compatible with wrk2
-
-Usage: tsumo [options] <url> [script arguments...]
-
-Options:
-  -c, --connections <N>  Total connections to keep open [default: 10]. Spread over the
-                         threads (the remainder goes to the first ones); at least -t.
-  -d, --duration <T>     Duration of the test [default: 10s]
-  -t, --threads <N>      Number of worker threads [default: 2]
-  -R, --rate <N>         Target throughput in requests/s, total over all connections.
-                         Without -R: closed loop, each connection as fast as it can.
-  -s, --script <FILE>    Lua script file (wrk's scripting API)
-      --script-timeout <T>
-                         Interrupt a script hook call that runs longer, as a script
-                         error at its file:line [default: 1s]. 0: no limit, and
-                         LuaJIT compiles the script (a compiled loop cannot be
-                         interrupted, so with a limit the compiler is off)
-  -H, --header <H>       Add a request header, 'Name: value'. Repeatable; a later
-                         header with the same name replaces the earlier one.
-  -L, --latency          Print the latency distribution and percentile spectrum
-  -U, --u_latency        Also print the uncorrected latency distribution (implies -L)
-  -B, --batch_latency    With pipelining, measure only the last response of each batch
-  -T, --timeout <T>      Per-request timeout [default: 2s]
-      --slack <T|auto>   With -R: sends due within one slot of T share one wake-up of the
-                         thread, each sent at its time or up to T after it (the lateness is
-                         reported, and in the corrected latency). 0: each send to the
-                         microsecond at any rate, for up to a core per thread [default: auto:
-                         0 below 8,000 req/s per thread, 100us there, 250us from 20,000]
-  -k, --insecure         Do not verify the server's TLS certificate
-      --cacert <FILE>    Also trust this PEM file's certificates (CAs, or the server's own)
-      --json <FILE>      Write the results as JSON to FILE; '-' writes them to stdout
-                         instead of the text report
-      --quiet            Do not print the text report
-      --progress         Show the live status line on stderr even when it is not a terminal
-      --label <NAME>     Name of the run in reports and comparisons [default: the URL]
-      --server-pid <PID> Sample this server process (and its children) once a second: CPU
-                         and memory in the report. Repeatable.
-      --hgrm <FILE>      Also write the latency distribution for HdrHistogram's plotter
-      --slo <EXPR>       An objective the run must hold, judged at its end and printed
-                         with its measured value after the report; one broken exits 99.
-                         Repeatable. p50, p75, p90, p99, p99.9, p99.99 or max '<' a
-                         duration (us, ms, s) on the server's latency: p99<20ms;
-                         errors<N% of every request due (socket errors, non-2xx/3xx and
-                         requests never sent): errors<0.1%; rate>N% of -R reached: rate>95%
-      --interval <T>     Also record the run interval by interval, in --json's `intervals`
-                         [default: 1s; at least 10ms]
-      --hlog <FILE>      Also write the corrected latency of each interval as an HdrHistogram
-                         interval log (HistogramLogAnalyzer, hdr-plot)
-      --html <FILE>      Also write the run's page: one self-contained HTML file, the answer
-                         first, then charts of the run over time (with --vs: the comparison)
-      --vs <URL>         Run the same load against URL too, alternating with the first URL
-                         in rounds, and end with the comparison table (see --rounds)
-      --vs-label <NAME>  Name of the --vs run [default: its URL]
-      --rounds <N>       Rounds of the --vs comparison [default: 3]
-      --shard <I/N>      Run shard I of N, I counted from 1 (one run over several machines):
-                         1/N of -c and of -R, on the send times the whole run would give
-                         those connections, so the N shards together send what one process
-                         would. -c and -R must divide by N. Without it, a Kubernetes Indexed
-                         Job's JOB_COMPLETION_INDEX (counted from 0) picks the shard, with
-                         --shards N or the env TSUMO_SHARDS.
-      --shards <N>       The number of shards, for JOB_COMPLETION_INDEX
-      --bind <ADDRS>     Source addresses to connect from, one after another by connection:
-                         127.0.0.2,127.0.0.3 or a CIDR such as 10.0.0.0/28 (its hosts).
-                         Each address has its own local port range (about 28,000 ports)
-                         per destination, so N addresses carry N times the connections.
-      --start-at <TIME>  Resolve, check and connect first, then start at TIME: RFC 3339
-                         (2026-11-30T18:00:00Z), or +30s from now for one process (shards
-                         need one RFC 3339 instant). The report says how late.
-      --run-id <ID>      The run's id in --json, checked by tsumo merge [default: the start
-                         time and a hash of the command line without --shard, --json, --label]
-  -h, --help             Print this help
-  -v, --version          Print the version
-
-HTTP/2 (sizes in bytes; k, m: x1024):
-      --http2            Speak HTTP/2: h2 (ALPN) on https://, prior-knowledge h2c on
-                         http://. Without it, https:// offers only http/1.1.
-  -m, --streams <N>      Concurrent streams per connection [default: 1] (h2load's -m). The
-                         schedule stays per connection: a request due while N streams are
-                         busy waits, and the wait is in the corrected latency.
-      --h2-window <B>    Initial stream window [default: 16m]; the connection's window is
-                         this times -m (at most 2^31-1), so flow control never stalls a reply
-      --h2-max-frame <B> Largest frame the server may send [default: 16k]
-      --h2-header-table <B>
-                         HPACK table the server may use for response headers [default: 4k]
-      --vs-http1         With --vs: run the --vs URL over HTTP/1.1 (a backend behind an
-                         HTTP/2 proxy, compared with the proxy)
-
-Options may come before or after the URL. Arguments after the URL, and everything
-after '--', are passed to the script's init(args).
-
-Units:
-  <N>  A whole number, optionally with a suffix k, M, G, T or P (each x1000,
-       case-insensitive, so 1m is one million): -c 1k, -R 50k
-  <T>  Seconds, optionally with a suffix s, m (minutes) or h, or — unlike wrk2 —
-       ms or us: -d 2m, -T 500ms
-
-Examples:
-  tsumo -t2 -c100 -d30s -R2000 -L http://127.0.0.1:8080/index.html
-  tsumo -c 8 -d 1m --json run.json https://example.com/api?id=1
-  tsumo -R2000 -d10s --label direct http://127.0.0.1:8080/ --vs http://127.0.0.1:80/ --vs-label nginx
-
-Other commands (each has --help):
-  tsumo mahjong   bot players in mahjong games against a majiang-server
-  tsumo capacity  the highest rate a server carries within its --slo objectives
-  tsumo compare   side-by-side table of saved runs (--json files)
-  tsumo merge     add up runs from several processes or machines
-  tsumo plot      latency-by-percentile chart of saved runs (SVG)
-  tsumo report    the HTML page of saved runs (one run, a comparison, a search, shards)
-  tsumo doctor    find the system limits that would cap a test
-
-Exit status (every command):
-  0  The run ran: its report says how it went (errors among responses, a rate not
-     reached and a run cut short by a signal included)
-  1  The run failed: no response at all, a script error during the run or in done(),
-     sessions left on the server, most players failed, a doctor check FAILs, output
-     lost, or the target did not answer (resolve, connect, TLS)
-  2  Bad command line or input, found before any traffic: an option or its value, a
-     file it names (a --script that does not load, --rule, --cacert, a saved run that
-     does not parse or is newer), an output that cannot be written or that is another
-     output or an input, an objective that could never hold, --bind addresses not on
-     this host, -c beyond the open-file limit, runs that do not merge
-  99 The run ran and an objective (--slo) broke: the report and the JSON say which
-";
 
 /// Parses argv (including `argv[0]`).
 pub fn parse<I, T>(args: I) -> Result<Parsed, Error>
@@ -253,7 +136,7 @@ fn parse_args(args: &[OsString]) -> Result<Parsed, Error> {
 
 /// The wrk2-compatible command line. Errors are the one-line message.
 fn parse_wrk(args: Vec<OsString>) -> Result<Parsed, String> {
-    let command = wrk_command();
+    let command = wrk::command();
     let matches = command
         .clone()
         .try_get_matches_from(args.clone())
@@ -264,7 +147,7 @@ fn parse_wrk(args: Vec<OsString>) -> Result<Parsed, String> {
         matches: &matches,
     };
     if matches.get_flag("help") {
-        return Ok(Parsed::Print(HELP.to_string()));
+        return Ok(Parsed::Print(wrk::help()));
     }
     if matches.get_flag("version") {
         return Ok(Parsed::Print(format!(
@@ -354,7 +237,7 @@ fn parse_wrk(args: Vec<OsString>) -> Result<Parsed, String> {
         None => None,
     };
     only_with_vs(&matches)?;
-    let rounds = options.count("rounds")?.unwrap_or(3);
+    let rounds = options.count("rounds")?.unwrap_or(DEFAULT_ROUNDS);
     if rounds == 0 {
         return Err(options.invalid("rounds", "must be at least 1"));
     }
@@ -409,17 +292,6 @@ fn parse_wrk(args: Vec<OsString>) -> Result<Parsed, String> {
     })))
 }
 
-/// An option that takes a value. As with getopt, the next word is the value whatever it looks
-/// like (`-t -1`, `--json -`); values stay strings: our parsers give better errors than clap's.
-fn value(id: &'static str, short: Option<char>, long: &'static str) -> Arg {
-    Arg::new(id)
-        .short(short)
-        .long(long)
-        .action(ArgAction::Set)
-        .num_args(1)
-        .allow_hyphen_values(true)
-}
-
 /// `--rounds` and `--vs-label` shape an A/B comparison: without `--vs` they are a mistake, not
 /// something to ignore; and `--hgrm` has no place in one.
 fn only_with_vs(matches: &ArgMatches) -> Result<(), String> {
@@ -451,14 +323,6 @@ fn only_with_vs(matches: &ArgMatches) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-/// An option without a value.
-fn flag(id: &'static str, short: Option<char>, long: &'static str) -> Arg {
-    Arg::new(id)
-        .short(short)
-        .long(long)
-        .action(ArgAction::SetTrue)
 }
 
 /// A subcommand's parser (`tsumo mahjong …`, `tsumo doctor …`): our own help and errors, the
@@ -498,56 +362,6 @@ fn extra_argument(matches: &ArgMatches) -> Option<&String> {
     matches
         .get_many::<String>("extra")
         .and_then(|mut v| v.next())
-}
-
-/// The option table.
-fn wrk_command() -> Command {
-    Command::new("tsumo")
-        .disable_help_flag(true)
-        .disable_version_flag(true)
-        .disable_help_subcommand(true)
-        // A repeated option wins, as with getopt; unique prefixes of long options work too.
-        .args_override_self(true)
-        .infer_long_args(true)
-        .args(http2::args())
-        .args(shard::args())
-        .arg(bind::arg())
-        .arg(slo::arg())
-        .args([
-            value("threads", Some('t'), "threads"),
-            value("connections", Some('c'), "connections"),
-            value("duration", Some('d'), "duration"),
-            value("rate", Some('R'), "rate"),
-            value("script", Some('s'), "script").value_parser(clap::value_parser!(PathBuf)),
-            value("script_timeout", None, "script-timeout"),
-            value("header", Some('H'), "header").action(ArgAction::Append),
-            flag("latency", Some('L'), "latency"),
-            flag("u_latency", Some('U'), "u_latency"),
-            flag("batch_latency", Some('B'), "batch_latency"),
-            value("timeout", Some('T'), "timeout"),
-            value("slack", None, "slack"),
-            flag("insecure", Some('k'), "insecure"),
-            value("cacert", None, "cacert").value_parser(clap::value_parser!(PathBuf)),
-            value("json", None, "json").value_parser(clap::value_parser!(PathBuf)),
-            flag("quiet", None, "quiet"),
-            flag("progress", None, "progress"),
-            value("label", None, "label"),
-            value("server_pid", None, "server-pid").action(ArgAction::Append),
-            value("hgrm", None, "hgrm").value_parser(clap::value_parser!(PathBuf)),
-            value("interval", None, "interval"),
-            value("hlog", None, "hlog").value_parser(clap::value_parser!(PathBuf)),
-            value("html", None, "html").value_parser(clap::value_parser!(PathBuf)),
-            value("vs", None, "vs"),
-            value("vs_label", None, "vs-label"),
-            value("rounds", None, "rounds"),
-            flag("help", Some('h'), "help"),
-            flag("version", Some('v'), "version"),
-            Arg::new("url").index(1).action(ArgAction::Set),
-            Arg::new("script_args")
-                .index(2)
-                .action(ArgAction::Append)
-                .num_args(0..),
-        ])
 }
 
 /// How messages name an option: its short form when it has one (`-c`), else `--json`.
@@ -860,17 +674,72 @@ mod tests {
         }
     }
 
+    /// Every command's option table, and the words that print its help.
+    fn every_command() -> Vec<(Command, &'static [&'static str])> {
+        vec![
+            (wrk::command(), &["--help"]),
+            (mahjong::command(), &["mahjong", "--help"]),
+            (capacity::command(), &["capacity", "--help"]),
+            (doctor::command(), &["doctor", "-h"]),
+            (tools::compare_command(), &["compare", "--help"]),
+            (tools::merge_command(), &["merge", "--help"]),
+            (tools::plot_command(), &["plot", "-h"]),
+            (tools::report_command(), &["report", "--help"]),
+        ]
+    }
+
+    /// Each command's help lists exactly the options of its table, each with its text and the
+    /// name of its value.
     #[test]
     fn help_mentions_every_option() {
-        for arg in wrk_command().get_arguments() {
-            if let Some(long) = arg.get_long() {
-                assert!(HELP.contains(&format!("--{long}")), "--{long}");
+        for (command, words) in every_command() {
+            let argv = std::iter::once("tsumo").chain(words.iter().copied());
+            let Ok(Parsed::Print(text)) = parse(argv) else {
+                panic!("{words:?} printed no help")
+            };
+            let listed: Vec<&str> = text
+                .lines()
+                .filter(|line| line.starts_with("  -") || line.starts_with("      --"))
+                .collect();
+            let options: Vec<&Arg> = command
+                .get_arguments()
+                .filter(|arg| !arg.is_positional())
+                .collect();
+            for arg in &options {
+                let names = help::names(arg);
+                let shown = listed.iter().any(|line| {
+                    line.strip_prefix(names.as_str())
+                        .is_some_and(|rest| rest.is_empty() || rest.starts_with(' '))
+                });
+                assert!(shown, "{words:?}: {names}");
+                assert!(arg.get_help().is_some(), "{words:?}: {names} has no help");
+                let takes_value = arg.get_action().takes_values();
+                assert_eq!(
+                    takes_value,
+                    arg.get_value_names().is_some(),
+                    "{words:?}: {names}"
+                );
             }
-            if let Some(short) = arg.get_short() {
-                assert!(HELP.contains(&format!("-{short},")), "-{short}");
+            for line in listed {
+                let long = line.trim_start().split(' ').find(|w| w.starts_with("--"));
+                let long = long.map(|w| w.trim_start_matches('-'));
+                assert!(
+                    options.iter().any(|arg| arg.get_long() == long),
+                    "{words:?} shows an option it does not take: {line}"
+                );
             }
         }
-        assert!(HELP.contains("ms"));
+        assert!(wrk::help().contains("ms"));
+        // What capacity shows besides its own options is the run's (its parser's) too.
+        let run = wrk::command();
+        for arg in capacity::command().get_arguments() {
+            let long = arg.get_long();
+            let own = capacity::own_args().iter().any(|a| a.get_long() == long);
+            assert!(
+                own || run.get_arguments().any(|r| r.get_long() == long),
+                "{long:?}"
+            );
+        }
     }
 
     #[test]

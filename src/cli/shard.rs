@@ -12,7 +12,8 @@ use std::time::Duration;
 
 use clap::{Arg, ArgMatches};
 
-use super::{units, value};
+use super::shared::{value, For};
+use super::units;
 use crate::plan::{Part, Shard};
 use crate::sys::wallclock::{format_rfc3339, parse_rfc3339};
 
@@ -24,14 +25,64 @@ pub(super) fn process_env(name: &str) -> Option<String> {
     std::env::var(name).ok()
 }
 
-/// The options, for both commands' tables.
-pub(super) fn args() -> [Arg; 4] {
-    [
-        value("shard", None, "shard"),
-        value("shards", None, "shards"),
-        value("start_at", None, "start-at"),
-        value("run_id", None, "run-id"),
-    ]
+/// `--shard <I/N>`.
+pub(super) fn shard_arg(command: For) -> Arg {
+    value("shard", None, "shard")
+        .value_name("I/N")
+        .help(match command {
+            For::Mahjong => {
+                "Run shard I of N (I from 1; one session over several machines):\n\
+                 1/N of the tables, with the whole session's player names and\n\
+                 ramp. Without it, a Kubernetes Indexed Job's\n\
+                 JOB_COMPLETION_INDEX (from 0) with --shards N or TSUMO_SHARDS."
+            }
+            _ => {
+                "Run shard I of N, I counted from 1 (one run over several machines):\n\
+                 1/N of -c and of -R, on the send times the whole run would give\n\
+                 those connections, so the N shards together send what one process\n\
+                 would. -c and -R must divide by N. Without it, a Kubernetes Indexed\n\
+                 Job's JOB_COMPLETION_INDEX (counted from 0) picks the shard, with\n\
+                 --shards N or the env TSUMO_SHARDS."
+            }
+        })
+}
+
+/// `--shards <N>`.
+pub(super) fn shards_arg() -> Arg {
+    value("shards", None, "shards")
+        .value_name("N")
+        .help("The number of shards, for JOB_COMPLETION_INDEX")
+}
+
+/// `--start-at <TIME>`.
+pub(super) fn start_at_arg(command: For) -> Arg {
+    value("start_at", None, "start-at")
+        .value_name("TIME")
+        .help(match command {
+            For::Mahjong => {
+                "Check the server first, then start at TIME: RFC 3339\n\
+                 (2026-11-30T18:00:00Z), or +30s from now for one process\n\
+                 (shards need one RFC 3339 instant)"
+            }
+            _ => {
+                "Resolve, check and connect first, then start at TIME: RFC 3339\n\
+                 (2026-11-30T18:00:00Z), or +30s from now for one process (shards\n\
+                 need one RFC 3339 instant). The report says how late."
+            }
+        })
+}
+
+/// `--run-id <ID>`.
+pub(super) fn run_id_arg(command: For) -> Arg {
+    value("run_id", None, "run-id")
+        .value_name("ID")
+        .help(match command {
+            For::Mahjong => "The run's id in --json, checked by tsumo merge",
+            _ => {
+                "The run's id in --json, checked by tsumo merge [default: the start\n\
+                 time and a hash of the command line without --shard, --json, --label]"
+            }
+        })
 }
 
 /// Options that differ between the shards of one run or do not change what runs: left out of

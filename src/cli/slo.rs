@@ -6,14 +6,58 @@ use std::time::Duration;
 
 use clap::{Arg, ArgAction, ArgMatches};
 
-use super::{units, value};
+use super::shared::{value, For};
+use super::units;
 use crate::mahjong::bot::StepKind;
 use crate::mahjong::player::STEP_MINIMUM;
-use crate::slo::{self, Measure, Objective};
+use crate::slo::{self, Measure, Objective, Percentile};
 
-/// The option, for every command's table.
-pub(super) fn arg() -> Arg {
-    value("slo", None, "slo").action(ArgAction::Append)
+/// The option, for every command's table. Its lists are the parser's; a line they make too
+/// long is wrapped by the help.
+pub(super) fn arg(command: For) -> Arg {
+    let percentiles = |last| listed(&Percentile::ALL.map(Percentile::as_str), last);
+    let help = match command {
+        For::Mahjong => format!(
+            "An objective the session must hold, judged at its end and\n\
+             printed with its measured value after the report; one broken\n\
+             exits 99. Repeatable. MEASURE.PCT<T on {} or a step kind (kaiju, zimo,\n\
+             dapai, …), PCT one of {}\n\
+             (draw_overshoot.p99<100ms: draws are timed with --think {}\n\
+             or more); disconnects<N; errors<N (protocol errors and failed\n\
+             phases)",
+            slo::SESSION_HISTOGRAMS.join(", "),
+            percentiles(", "),
+            units::duration_text(Duration::from_nanos(STEP_MINIMUM)),
+        ),
+        For::Capacity => format!(
+            "An objective each step must hold (required, repeatable): {} '<' a duration \
+             (on the server's\n\
+             latency); errors<N%; rate>N%",
+            percentiles(", ")
+        ),
+        _ => format!(
+            "An objective the run must hold, judged at its end and printed\n\
+             with its measured value after the report; one broken exits 99.\n\
+             Repeatable. {} '<' a\n\
+             duration (us, ms, s) on the server's latency: p99<20ms;\n\
+             errors<N% of every request due (socket errors, non-2xx/3xx and\n\
+             requests never sent): errors<0.1%; rate>N% of -R reached: rate>95%",
+            percentiles(" or ")
+        ),
+    };
+    value("slo", None, "slo")
+        .action(ArgAction::Append)
+        .value_name("EXPR")
+        .help(help)
+}
+
+/// `a, b, c{last}d`.
+fn listed(items: &[&str], last: &str) -> String {
+    match items.split_last() {
+        Some((final_item, [])) => final_item.to_string(),
+        Some((final_item, rest)) => format!("{}{last}{final_item}", rest.join(", ")),
+        None => String::new(),
+    }
 }
 
 /// An HTTP run's `--slo`s. `rate>N%` needs a target rate (`-R`); `--vs` compares two runs

@@ -8,14 +8,17 @@ use std::path::PathBuf;
 
 use clap::{Arg, ArgAction, ArgMatches, Command};
 
-use super::{flag, subcommand_matches, value, Parsed};
+use super::help::Page;
+use super::shared::{self, file, flag, value, For};
+use super::{subcommand_matches, Parsed};
 use crate::plan::JsonOut;
 use crate::report::tools::compare::CompareOptions;
 use crate::report::tools::merge::MergeOptions;
 use crate::report::tools::page::ReportOptions;
 use crate::report::tools::plot::PlotOptions;
 
-const COMPARE_HELP: &str = "\
+const COMPARE_PAGE: Page = Page {
+    before: "\
 tsumo compare — saved runs side by side
 
 Usage: tsumo compare <run.json>...
@@ -34,12 +37,17 @@ the spread (max - min) of one label's rounds.
 Example:
   tsumo -R2000 -d30s --json direct1.json http://127.0.0.1:8080/   (and direct2, nginx1, nginx2)
   tsumo compare direct1.json direct2.json nginx1.json nginx2.json
-
+",
+    heading: "Options",
+    column: 24,
+    after: "\
 Exit status: 0 the table was printed; 2 a bad command line, or a file that cannot be read,
 does not parse or is of a newer format.
-";
+",
+};
 
-const MERGE_HELP: &str = "\
+const MERGE_PAGE: Page = Page {
+    before: "\
 tsumo merge — one result from runs that went on at the same time
 
 Usage: tsumo merge <run.json>... -o <merged.json>
@@ -60,18 +68,17 @@ start after the earliest (on stderr when -o is '-').
 
 Example:
   kubectl logs -l job-name=tsumo --tail=-1 | tsumo merge - -o merged.json
-
-Options:
-  -o, --output <FILE>   Where to write the merged JSON ('-' for stdout) [required]
-      --label <NAME>    Label of the merged run [default: merged (N runs)]
-      --force           Merge runs of different plans (a warning names each difference)
-  -h, --help            Print this help
-
+",
+    heading: "Options",
+    column: 24,
+    after: "\
 Exit status: 0 merged; 1 the merged file could not be written; 2 a bad command line, a
 file that cannot be read, does not parse or is newer, or runs that do not merge.
-";
+",
+};
 
-const PLOT_HELP: &str = "\
+const PLOT_PAGE: Page = Page {
+    before: "\
 tsumo plot — latency by percentile of saved runs, as an SVG chart
 
 Usage: tsumo plot <run.json>... -o <chart.svg>
@@ -79,19 +86,17 @@ Usage: tsumo plot <run.json>... -o <chart.svg>
 One line per run on HdrHistogram's percentile axis (0%, 90%, 99%, 99.9% ... evenly spaced),
 latency in ms, drawn from the whole saved histogram. HTTP runs plot corrected latency; mahjong
 sessions plot tsumo's reply lateness unless --metric names another histogram.
-
-Options:
-  -o, --output <FILE>   Where to write the SVG ('-' for stdout) [required]
-      --metric <NAME>   HTTP: latency (default), uncorrected, send_lateness, server_latency.
-                        Mahjong: reply_lateness (default), draw_overshoot, deal_overshoot,
-                        start_burst, games, a phase (login, connect, ...) or a step kind
-  -h, --help            Print this help
-
+",
+    heading: "Options",
+    column: 24,
+    after: "\
 Exit status: 0 plotted; 1 the chart could not be written; 2 a bad command line, or a
 file that cannot be read, does not parse or is newer.
-";
+",
+};
 
-const REPORT_HELP: &str = "\
+const REPORT_PAGE: Page = Page {
+    before: "\
 tsumo report — the HTML page of saved results
 
 Usage: tsumo report <run.json>... -o <page.html>
@@ -109,25 +114,72 @@ step overshoot and games over time.
   The shards of one run    the merged run, with one line per shard (--shard's --json files)
 
 The same page as --html FILE on a run, a --vs comparison or tsumo capacity.
-
-Options:
-  -o, --output <FILE>   Where to write the page [required]
-  -h, --help            Print this help
-
+",
+    heading: "Options",
+    column: 24,
+    after: "\
 Exit status: 0 written; 1 the page could not be written; 2 a bad command line, or a
 file that cannot be read, does not parse or is newer, or runs of two modes.
-";
+",
+};
 
-/// A command that takes files plus the given options.
+/// A command that takes files plus the given options, then `-h`.
 fn command(name: &'static str, options: Vec<Arg>) -> Command {
     super::subcommand(name).args(options).args([
-        flag("help", Some('h'), "help"),
+        shared::help(),
         Arg::new("files")
             .index(1)
             .action(ArgAction::Append)
             .num_args(0..)
             .value_parser(clap::value_parser!(PathBuf)),
     ])
+}
+
+/// `-o, --output <FILE>`: where a tool writes its result.
+fn output_arg(tool: For) -> Arg {
+    file("output", Some('o'), "output").help(match tool {
+        For::Merge => "Where to write the merged JSON ('-' for stdout) [required]",
+        For::Plot => "Where to write the SVG ('-' for stdout) [required]",
+        _ => "Where to write the page [required]",
+    })
+}
+
+/// `tsumo compare`'s table.
+pub(super) fn compare_command() -> Command {
+    command("tsumo compare", vec![])
+}
+
+/// `tsumo merge`'s table.
+pub(super) fn merge_command() -> Command {
+    command(
+        "tsumo merge",
+        vec![
+            output_arg(For::Merge),
+            shared::label(For::Merge),
+            flag("force", None, "force")
+                .help("Merge runs of different plans (a warning names each difference)"),
+        ],
+    )
+}
+
+/// `tsumo plot`'s table.
+pub(super) fn plot_command() -> Command {
+    command(
+        "tsumo plot",
+        vec![
+            output_arg(For::Plot),
+            value("metric", None, "metric").value_name("NAME").help(
+                "HTTP: latency (default), uncorrected, send_lateness, server_latency.\n\
+                 Mahjong: reply_lateness (default), draw_overshoot, deal_overshoot,\n\
+                 start_burst, games, a phase (login, connect, ...) or a step kind",
+            ),
+        ],
+    )
+}
+
+/// `tsumo report`'s table.
+pub(super) fn report_command() -> Command {
+    command("tsumo report", vec![output_arg(For::Report)])
 }
 
 fn files(matches: &ArgMatches, usage: &str) -> Result<Vec<PathBuf>, String> {
@@ -153,10 +205,10 @@ fn output(matches: &ArgMatches, usage: &str) -> Result<PathBuf, String> {
 /// `tsumo compare FILE…` (the arguments after `compare`).
 pub fn parse_compare(args: Vec<OsString>) -> Result<Parsed, String> {
     const USAGE: &str = "tsumo compare <run.json>...";
-    let command = command("tsumo compare", vec![]);
+    let command = compare_command();
     let m = subcommand_matches(&command, args)?;
     if m.get_flag("help") {
-        return Ok(Parsed::Print(COMPARE_HELP.to_string()));
+        return Ok(Parsed::Print(COMPARE_PAGE.render(&command)));
     }
     Ok(Parsed::Compare(CompareOptions {
         files: files(&m, USAGE)?,
@@ -166,17 +218,10 @@ pub fn parse_compare(args: Vec<OsString>) -> Result<Parsed, String> {
 /// `tsumo merge FILE… -o OUT [--label NAME]`.
 pub fn parse_merge(args: Vec<OsString>) -> Result<Parsed, String> {
     const USAGE: &str = "tsumo merge <run.json>... -o <merged.json>";
-    let command = command(
-        "tsumo merge",
-        vec![
-            value("output", Some('o'), "output").value_parser(clap::value_parser!(PathBuf)),
-            value("label", None, "label"),
-            flag("force", None, "force"),
-        ],
-    );
+    let command = merge_command();
     let m = subcommand_matches(&command, args)?;
     if m.get_flag("help") {
-        return Ok(Parsed::Print(MERGE_HELP.to_string()));
+        return Ok(Parsed::Print(MERGE_PAGE.render(&command)));
     }
     let files = files(&m, USAGE)?;
     let output = output(&m, USAGE)?;
@@ -195,16 +240,10 @@ pub fn parse_merge(args: Vec<OsString>) -> Result<Parsed, String> {
 /// `tsumo plot FILE… -o OUT.svg [--metric NAME]`.
 pub fn parse_plot(args: Vec<OsString>) -> Result<Parsed, String> {
     const USAGE: &str = "tsumo plot <run.json>... -o <chart.svg>";
-    let command = command(
-        "tsumo plot",
-        vec![
-            value("output", Some('o'), "output").value_parser(clap::value_parser!(PathBuf)),
-            value("metric", None, "metric"),
-        ],
-    );
+    let command = plot_command();
     let m = subcommand_matches(&command, args)?;
     if m.get_flag("help") {
-        return Ok(Parsed::Print(PLOT_HELP.to_string()));
+        return Ok(Parsed::Print(PLOT_PAGE.render(&command)));
     }
     let files = files(&m, USAGE)?;
     let output = output(&m, USAGE)?;
@@ -218,13 +257,10 @@ pub fn parse_plot(args: Vec<OsString>) -> Result<Parsed, String> {
 /// `tsumo report FILE… -o OUT.html`.
 pub fn parse_report(args: Vec<OsString>) -> Result<Parsed, String> {
     const USAGE: &str = "tsumo report <run.json>... -o <page.html>";
-    let command = command(
-        "tsumo report",
-        vec![value("output", Some('o'), "output").value_parser(clap::value_parser!(PathBuf))],
-    );
+    let command = report_command();
     let m = subcommand_matches(&command, args)?;
     if m.get_flag("help") {
-        return Ok(Parsed::Print(REPORT_HELP.to_string()));
+        return Ok(Parsed::Print(REPORT_PAGE.render(&command)));
     }
     let files = files(&m, USAGE)?;
     let output = output(&m, USAGE)?;

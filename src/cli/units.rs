@@ -60,6 +60,20 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     }
 }
 
+/// A duration as [`parse_duration`] reads it back, in its largest whole unit: `30m`, `10s`,
+/// `40ms`, `0` (a help's defaults, shown from the parser's own).
+pub(super) fn duration_text(duration: Duration) -> String {
+    let (secs, nanos) = (duration.as_secs(), duration.subsec_nanos());
+    match (secs, nanos) {
+        (0, 0) => "0".to_string(),
+        (s, 0) if s % 3600 == 0 => format!("{}h", s / 3600),
+        (s, 0) if s % 60 == 0 => format!("{}m", s / 60),
+        (s, 0) => format!("{s}s"),
+        _ if nanos % 1_000_000 == 0 => format!("{}ms", duration.as_millis()),
+        _ => format!("{}us", duration.as_micros()),
+    }
+}
+
 /// `text` with its control characters escaped (`\n`, `\u{18}`), so an error quoting a value
 /// stays on one line.
 pub(super) fn one_line(text: &str) -> String {
@@ -194,6 +208,14 @@ mod tests {
         assert!(parse_metric("1q").unwrap_err().contains("'q'"));
         assert!(parse_duration("").unwrap_err().contains("empty"));
         assert!(parse_duration("10y").unwrap_err().contains("'y'"));
+    }
+
+    #[test]
+    fn durations_shown_as_they_are_read() {
+        for text in ["0", "10s", "30m", "2h", "40ms", "250us", "90s", "1500ms"] {
+            let duration = parse_duration(text).unwrap();
+            assert_eq!(duration_text(duration), text);
+        }
     }
 
     /// Found by the `units` fuzz target: a newline in the value broke the one-line error.

@@ -20,11 +20,16 @@ fn part_of(args: &[&str], env: &[(&str, &str)]) -> Result<Part, String> {
 }
 
 fn args_table() -> Vec<Arg> {
-    let mut all: Vec<Arg> = args().into();
+    let mut all: Vec<Arg> = vec![
+        shard_arg(For::Run),
+        shards_arg(),
+        start_at_arg(For::Run),
+        run_id_arg(For::Run),
+    ];
     all.push(value("json", None, "json"));
     all.push(value("rate", Some('R'), "rate"));
     all.push(value("vs", None, "vs"));
-    all.push(super::super::bind::arg());
+    all.push(super::super::bind::arg(For::Run));
     all
 }
 

@@ -1,0 +1,167 @@
+//! The wrk2 command line's option table and its help page: wrk2's options with wrk2's names
+//! and units (`-t -c -d -R -s -H -L -U -B -T`, `--u_latency`, `--batch_latency`), then ours.
+//! The options other commands share come from `shared` (and `shard`, `bind`, `slo`, `http2`),
+//! and the help's option list is rendered from this table.
+
+use std::time::Duration;
+
+use clap::{Arg, ArgAction, Command};
+
+use super::help::Page;
+use super::shared::{self, file, flag, value, For};
+use super::units::duration_text;
+use super::{bind, http2, shard, slo};
+
+pub(super) const DEFAULT_THREADS: usize = 2;
+pub(super) const DEFAULT_CONNECTIONS: usize = 10;
+pub(super) const DEFAULT_DURATION: Duration = Duration::from_secs(10);
+pub(super) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(2);
+pub(super) const DEFAULT_SCRIPT_TIMEOUT: Duration = Duration::from_secs(1);
+pub(super) const DEFAULT_ROUNDS: usize = 3;
+
+/// The help page's prose around the option lists.
+const PAGE: Page = Page {
+    before: "\
+tsumo — a constant-rate HTTP(S) load generator, compatible with wrk2
+
+Usage: tsumo [options] <url> [script arguments...]
+",
+    heading: "Options",
+    column: 25,
+    after: "\
+Options may come before or after the URL. Arguments after the URL, and everything
+after '--', are passed to the script's init(args).
+
+Units:
+  <N>  A whole number, optionally with a suffix k, M, G, T or P (each x1000,
+       case-insensitive, so 1m is one million): -c 1k, -R 50k
+  <T>  Seconds, optionally with a suffix s, m (minutes) or h, or — unlike wrk2 —
+       ms or us: -d 2m, -T 500ms
+
+Examples:
+  tsumo -t2 -c100 -d30s -R2000 -L http://127.0.0.1:8080/index.html
+  tsumo -c 8 -d 1m --json run.json https://example.com/api?id=1
+  tsumo -R2000 -d10s --label direct http://127.0.0.1:8080/ --vs http://127.0.0.1:80/ --vs-label nginx
+
+Other commands (each has --help):
+  tsumo mahjong   bot players in mahjong games against a majiang-server
+  tsumo capacity  the highest rate a server carries within its --slo objectives
+  tsumo compare   side-by-side table of saved runs (--json files)
+  tsumo merge     add up runs from several processes or machines
+  tsumo plot      latency-by-percentile chart of saved runs (SVG)
+  tsumo report    the HTML page of saved runs (one run, a comparison, a search, shards)
+  tsumo doctor    find the system limits that would cap a test
+
+Exit status (every command):
+  0  The run ran: its report says how it went (errors among responses, a rate not
+     reached and a run cut short by a signal included)
+  1  The run failed: no response at all, a script error during the run or in done(),
+     sessions left on the server, most players failed, a doctor check FAILs, output
+     lost, or the target did not answer (resolve, connect, TLS)
+  2  Bad command line or input, found before any traffic: an option or its value, a
+     file it names (a --script that does not load, --rule, --cacert, a saved run that
+     does not parse or is newer), an output that cannot be written or that is another
+     output or an input, an objective that could never hold, --bind addresses not on
+     this host, -c beyond the open-file limit, runs that do not merge
+  99 The run ran and an objective (--slo) broke: the report and the JSON say which
+",
+};
+
+/// `tsumo --help`.
+pub(super) fn help() -> String {
+    PAGE.render(&command())
+}
+
+/// The option table, in the help's order.
+pub(super) fn command() -> Command {
+    Command::new("tsumo")
+        .disable_help_flag(true)
+        .disable_version_flag(true)
+        .disable_help_subcommand(true)
+        // A repeated option wins, as with getopt; unique prefixes of long options work too.
+        .args_override_self(true)
+        .infer_long_args(true)
+        .args([
+            shared::connections(For::Run, DEFAULT_CONNECTIONS),
+            shared::duration(For::Run, DEFAULT_DURATION),
+            shared::threads(For::Run, DEFAULT_THREADS),
+            value("rate", Some('R'), "rate").value_name("N").help(
+                "Target throughput in requests/s, total over all connections.\n\
+                 Without -R: closed loop, each connection as fast as it can.",
+            ),
+            file("script", Some('s'), "script").help("Lua script file (wrk's scripting API)"),
+            value("script_timeout", None, "script-timeout")
+                .value_name("T")
+                .help(format!(
+                    "Interrupt a script hook call that runs longer, as a script\n\
+                     error at its file:line [default: {}]. 0: no limit, and\n\
+                     LuaJIT compiles the script (a compiled loop cannot be\n\
+                     interrupted, so with a limit the compiler is off)",
+                    duration_text(DEFAULT_SCRIPT_TIMEOUT)
+                )),
+            value("header", Some('H'), "header")
+                .action(ArgAction::Append)
+                .value_name("H")
+                .help(
+                    "Add a request header, 'Name: value'. Repeatable; a later\n\
+                     header with the same name replaces the earlier one.",
+                ),
+            shared::latency(For::Run),
+            flag("u_latency", Some('U'), "u_latency")
+                .help("Also print the uncorrected latency distribution (implies -L)"),
+            flag("batch_latency", Some('B'), "batch_latency")
+                .help("With pipelining, measure only the last response of each batch"),
+            value("timeout", Some('T'), "timeout")
+                .value_name("T")
+                .help(format!(
+                    "Per-request timeout [default: {}]",
+                    duration_text(DEFAULT_TIMEOUT)
+                )),
+            slack(),
+            shared::insecure(For::Run),
+            shared::cacert(For::Run),
+            shared::json(For::Run),
+            shared::quiet(For::Run),
+            shared::progress(For::Run),
+            shared::label(For::Run),
+            shared::server_pid(),
+            file("hgrm", None, "hgrm")
+                .help("Also write the latency distribution for HdrHistogram's plotter"),
+            slo::arg(For::Run),
+            shared::interval(For::Run),
+            file("hlog", None, "hlog").help(
+                "Also write the corrected latency of each interval as an HdrHistogram\n\
+                 interval log (HistogramLogAnalyzer, hdr-plot)",
+            ),
+            shared::html(For::Run),
+            shared::vs(For::Run),
+            shared::vs_label(For::Run),
+            shared::rounds(DEFAULT_ROUNDS),
+            shard::shard_arg(For::Run),
+            shard::shards_arg(),
+            bind::arg(For::Run),
+            shard::start_at_arg(For::Run),
+            shard::run_id_arg(For::Run),
+            shared::help(),
+            flag("version", Some('v'), "version").help("Print the version"),
+        ])
+        .args(http2::args())
+        .args([
+            Arg::new("url").index(1).action(ArgAction::Set),
+            Arg::new("script_args")
+                .index(2)
+                .action(ArgAction::Append)
+                .num_args(0..),
+        ])
+}
+
+/// `--slack <T|auto>`: how close to its time a send must be.
+fn slack() -> Arg {
+    value("slack", None, "slack").value_name("T|auto").help(
+        "With -R: sends due within one slot of T share one wake-up of the\n\
+         thread, each sent at its time or up to T after it (the lateness is\n\
+         reported, and in the corrected latency). 0: each send to the\n\
+         microsecond at any rate, for up to a core per thread [default: auto:\n\
+         0 below 8,000 req/s per thread, 100us there, 250us from 20,000]",
+    )
+}
