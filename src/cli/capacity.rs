@@ -54,7 +54,7 @@ step from its own measurements, which machines cannot agree on.
     after: "\
 Example:
   tsumo capacity -t2 -c100 --slo 'p99<20ms' --slo 'errors<0.1%' http://127.0.0.1:8080/
-  tsumo capacity -t2 -c100 --slo 'p99<20ms' --steps 10k,20k,40k --shard 1/2 \
+  tsumo capacity -t2 -c100 --slo 'p99<20ms' --steps 10k,20k,40k --shard 1/2 \\
       --start-at 2026-12-01T18:00:00Z --run-id stairs --json shard1.json http://10.0.0.5/
 
 Exit status:
