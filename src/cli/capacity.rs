@@ -34,8 +34,8 @@ Grows the target rate geometrically from --from until an objective breaks, bisec
 the last rate held and the first broken down to --resolution, and runs the answer once more
 to confirm it. Each step is a complete open-loop run at its rate (-R) for --step, after a
 warm-up run that is not judged, and followed by a pause, on as many connections as the
-rate needs at the server's response time (-c at least, --max-connections at most). A step where tsumo could not reach
-the rate, or where the machine ran out of files or ports, ends the search: the answer is then
+rate needs at the server's response time (-c at least, --max-connections at most). A step
+where tsumo could not reach the rate, or where the machine ran out of files or ports, ends the search: the answer is then
 \"at least\", never tsumo's own limit taken for the server's. Ctrl-C stops the search and
 reports the steps run so far.
 

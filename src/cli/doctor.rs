@@ -28,8 +28,9 @@ Usage: tsumo doctor [options] [URL]
 One line per check, each OK, WARN or FAIL; a line that is not OK ends with the exact
 command or config line that fixes it. Checks: tsumo's own open-file limit, the ephemeral
 port range for connections to one destination (URL's host:port, with the sockets already
-open to it; times the source addresses of --bind, which must all be on this host), net.core.somaxconn, the conntrack table (nf_conntrack_max against the entries
-in use plus the planned connections), and with --proxy-pid an nginx's workers: their
+open to it; times the source addresses of --bind, which must all be on this host),
+net.core.somaxconn, the conntrack table (nf_conntrack_max against the entries in use plus
+the planned connections), and with --proxy-pid an nginx's workers: their
 open-file limit, worker_connections (read with the master's own binary and `-T`) and how
 many proxied clients fit (each uses two connections: client side and upstream side).
 With a URL, the target itself: it must accept a connection and, for https, complete a TLS
