@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use super::{parse_wrk, units, Parsed};
 use crate::capacity::{self, SearchPlan};
-use crate::plan::{CapacityPlan, Part};
+use crate::plan::{CapacityPlan, Part, SearchOptions};
 use crate::slo;
 
 const DEFAULT_FROM: u64 = 100;
@@ -141,7 +141,7 @@ pub(super) fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
     if run.rate.is_some() {
         return Err("-R is set by the search at each step: use --from and --to".to_string());
     }
-    if run.vs.is_some() {
+    if run.options.vs.is_some() {
         return Err("--vs compares two runs; tsumo capacity searches one target".to_string());
     }
     if run.hgrm.is_some() || run.hlog.is_some() {
@@ -174,7 +174,7 @@ pub(super) fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
                 .to_string(),
         );
     }
-    let staircase = staircase(&own, &run.part)?;
+    let staircase = staircase(&own, &run.options.part)?;
     let from = metric("--from")?.unwrap_or(DEFAULT_FROM);
     if from == 0 {
         return Err("--from '0': must be at least 1 request/sec".to_string());
@@ -194,7 +194,7 @@ pub(super) fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
             return Err("-d and --step both set each step's length: give one".to_string())
         }
         // -d was read (and checked) by the run's own parser.
-        (None, true) => run.duration,
+        (None, true) => run.options.duration,
         (_, false) => duration("--step", DEFAULT_STEP)?,
     };
     if step.is_zero() {
@@ -203,16 +203,18 @@ pub(super) fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
     let max_connections = max_connections(last("--max-connections"), &run, staircase.is_some())?;
     let warmup = duration("--warmup", DEFAULT_WARMUP)?;
     let pause = duration("--pause", DEFAULT_PAUSE)?;
-    run.objectives = objectives;
-    run.duration = step;
+    run.options.objectives = objectives;
+    run.options.duration = step;
     Ok(Parsed::Capacity(Box::new(CapacityPlan {
         run,
-        from,
-        to,
-        resolution,
-        step,
-        warmup,
-        pause,
+        search: SearchOptions {
+            from,
+            to,
+            resolution,
+            step,
+            warmup,
+            pause,
+        },
         staircase,
         max_connections,
     })))

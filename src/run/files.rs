@@ -37,14 +37,14 @@ fn given<'a>(files: &[(&'a str, Option<&'a Path>)]) -> Vec<(&'a str, &'a Path)> 
 pub fn of_run(plan: &Plan) -> Result<(), Error> {
     check(
         &[
-            ("--json", json_file(plan.json.as_ref())),
-            ("--html", plan.html.as_deref()),
+            ("--json", json_file(plan.options.json.as_ref())),
+            ("--html", plan.options.html.as_deref()),
             ("--hgrm", plan.hgrm.as_deref()),
             ("--hlog", plan.hlog.as_deref()),
         ],
         &[
             ("the -s script", plan.script.as_deref()),
-            ("the --cacert file", plan.cacert.as_deref()),
+            ("the --cacert file", plan.options.cacert.as_deref()),
         ],
     )
 }
@@ -54,12 +54,12 @@ pub fn of_run(plan: &Plan) -> Result<(), Error> {
 pub fn of_session(plan: &MahjongPlan) -> Result<(), Error> {
     check(
         &[
-            ("--json", json_file(plan.json.as_ref())),
-            ("--html", plan.html.as_deref()),
+            ("--json", json_file(plan.options.json.as_ref())),
+            ("--html", plan.options.html.as_deref()),
         ],
         &[
             ("the --rule file", plan.rule_file.as_deref()),
-            ("the --cacert file", plan.cacert.as_deref()),
+            ("the --cacert file", plan.options.cacert.as_deref()),
         ],
     )
 }

@@ -7,7 +7,7 @@ use super::ab::{self, Round, Side};
 use super::{error_exit, exit_as, fail};
 use crate::error::{Error, ExitStatus};
 use crate::net::preflight::Probe;
-use crate::plan::{JsonOut, Plan};
+use crate::plan::{JsonOut, Plan, RunOptions};
 use crate::report;
 use crate::report::saved::{LoadedRun, RunData};
 use crate::web;
@@ -21,10 +21,10 @@ pub fn run(plan: &Plan) -> ExitStatus {
         Some([first, second]) => ab::run::<Http>(
             [&first, &second],
             &ab::Output {
-                rounds: plan.rounds,
-                show: !plan.quiet && plan.json != Some(JsonOut::Stdout),
-                json: plan.json.as_ref(),
-                html: plan.html.as_deref(),
+                rounds: plan.options.rounds,
+                show: !plan.options.quiet && plan.options.json != Some(JsonOut::Stdout),
+                json: plan.options.json.as_ref(),
+                html: plan.options.html.as_deref(),
             },
         ),
         None => once(plan),
@@ -38,7 +38,7 @@ fn once(plan: &Plan) -> ExitStatus {
         Err(e) => return error_exit(&e),
     };
     let result = &finished.result;
-    if !plan.quiet && plan.json != Some(JsonOut::Stdout) {
+    if !plan.options.quiet && plan.options.json != Some(JsonOut::Stdout) {
         let mut out = std::io::stdout().lock();
         let _ = out.write_all(report::text::render(result).as_bytes());
         let _ = out.flush();
@@ -46,13 +46,13 @@ fn once(plan: &Plan) -> ExitStatus {
     let saved = saved_run(&finished);
     // The results are saved before done() runs: an error or a hang in it cannot lose them.
     let mut failed = false;
-    if let Some(json) = &plan.json {
+    if let Some(json) = &plan.options.json {
         if let Err(e) = report::schema::write_value(&saved, json) {
             failed = true;
             fail(&format_args!("--json {e}"));
         }
     }
-    if let Some(path) = &plan.html {
+    if let Some(path) = &plan.options.html {
         let loaded = LoadedRun::new(RunData::Http(Box::new(saved.clone())), "run");
         if let Err(e) = super::write_page(path, loaded) {
             failed = true;
@@ -105,18 +105,28 @@ fn saved_run(finished: &web::Finished) -> report::json::SavedRun {
 /// `--vs URL2`'s two sides: the run's target, and the second one (its label, and HTTP/1.1 with
 /// `--vs-http1`); neither writes files of its own.
 fn sides(plan: &Plan) -> Option<[Plan; 2]> {
-    let vs = plan.vs.as_ref()?;
+    let vs = plan.options.vs.as_ref()?;
     let first = Plan {
-        vs: None,
-        json: None,
+        options: RunOptions {
+            vs: None,
+            json: None,
+            html: None,
+            ..plan.options.clone()
+        },
         hgrm: None,
         hlog: None,
-        html: None,
         ..plan.clone()
     };
     let second = Plan {
         target: vs.clone(),
-        label: plan.vs_label.clone().unwrap_or_else(|| vs.url.clone()),
+        options: RunOptions {
+            label: plan
+                .options
+                .vs_label
+                .clone()
+                .unwrap_or_else(|| vs.url.clone()),
+            ..first.options.clone()
+        },
         http2: if plan.vs_http1 { None } else { plan.http2 },
         ..first.clone()
     };
@@ -131,7 +141,7 @@ impl Side for Http {
     const MODE: &'static str = "http";
 
     fn label(plan: &Plan) -> &str {
-        &plan.label
+        &plan.options.label
     }
 
     fn probe(plan: &Plan) -> Probe<'_> {

@@ -8,7 +8,7 @@ use super::{error_exit, exit_as, fail};
 use crate::error::{Error, ExitStatus};
 use crate::mahjong::session;
 use crate::net::preflight::Probe;
-use crate::plan::{JsonOut, MahjongPlan};
+use crate::plan::{JsonOut, MahjongPlan, RunOptions};
 use crate::report;
 use crate::report::saved::{LoadedRun, RunData};
 
@@ -21,10 +21,10 @@ pub fn run(plan: &MahjongPlan) -> ExitStatus {
         Some([first, second]) => ab::run::<Mahjong>(
             [&first, &second],
             &ab::Output {
-                rounds: plan.rounds,
-                show: !plan.quiet && plan.json != Some(JsonOut::Stdout),
-                json: plan.json.as_ref(),
-                html: plan.html.as_deref(),
+                rounds: plan.options.rounds,
+                show: !plan.options.quiet && plan.options.json != Some(JsonOut::Stdout),
+                json: plan.options.json.as_ref(),
+                html: plan.options.html.as_deref(),
             },
         ),
         None => once(plan),
@@ -37,18 +37,18 @@ fn once(plan: &MahjongPlan) -> ExitStatus {
         Ok(result) => result,
         Err(e) => return error_exit(&e),
     };
-    if !plan.quiet && plan.json != Some(JsonOut::Stdout) {
+    if !plan.options.quiet && plan.options.json != Some(JsonOut::Stdout) {
         let mut out = std::io::stdout().lock();
         let _ = out.write_all(report::mahjong::render(&result).as_bytes());
         let _ = out.flush();
     }
     let saved = report::mahjong::saved(&result);
-    if let Some(json) = &plan.json {
+    if let Some(json) = &plan.options.json {
         if let Err(e) = report::schema::write_value(&saved, json) {
             return fail(&format_args!("--json {e}"));
         }
     }
-    if let Some(path) = &plan.html {
+    if let Some(path) = &plan.options.html {
         let loaded = LoadedRun::new(RunData::Mahjong(Box::new(saved.clone())), "session");
         if let Err(e) = super::write_page(path, loaded) {
             return fail(&e);
@@ -60,16 +60,26 @@ fn once(plan: &MahjongPlan) -> ExitStatus {
 /// `tsumo mahjong --vs URL2`'s two sides: the session's server, and the second one (with its
 /// label); neither writes files of its own.
 fn sides(plan: &MahjongPlan) -> Option<[MahjongPlan; 2]> {
-    let vs = plan.vs.as_ref()?;
+    let vs = plan.options.vs.as_ref()?;
     let first = MahjongPlan {
-        vs: None,
-        json: None,
-        html: None,
+        options: RunOptions {
+            vs: None,
+            json: None,
+            html: None,
+            ..plan.options.clone()
+        },
         ..plan.clone()
     };
     let second = MahjongPlan {
         server: vs.clone(),
-        label: plan.vs_label.clone().unwrap_or_else(|| vs.url.clone()),
+        options: RunOptions {
+            label: plan
+                .options
+                .vs_label
+                .clone()
+                .unwrap_or_else(|| vs.url.clone()),
+            ..first.options.clone()
+        },
         ..first.clone()
     };
     Some([first, second])
@@ -83,7 +93,7 @@ impl Side for Mahjong {
     const MODE: &'static str = "mahjong";
 
     fn label(plan: &MahjongPlan) -> &str {
-        &plan.label
+        &plan.options.label
     }
 
     fn probe(plan: &MahjongPlan) -> Probe<'_> {
@@ -99,7 +109,7 @@ impl Side for Mahjong {
             error: saved
                 .failure
                 .as_ref()
-                .map(|f| format!("{}: {f}", plan.label)),
+                .map(|f| format!("{}: {f}", plan.options.label)),
             data: RunData::Mahjong(Box::new(saved)),
         })
     }

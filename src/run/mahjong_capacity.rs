@@ -30,7 +30,7 @@ use crate::engine::{signals, Kept, OwnUsage, ProgressMode};
 use crate::error::{Error, ExitStatus};
 use crate::mahjong::session::{self, Hooks};
 use crate::net::preflight::preflight_blocking;
-use crate::plan::{JsonOut, MahjongCapacityPlan, MahjongPlan};
+use crate::plan::{JsonOut, MahjongCapacityPlan, MahjongPlan, RunOptions};
 use crate::report;
 use crate::report::capacity::SavedSearch;
 use crate::report::saved::{LoadedRun, RunData};
@@ -77,7 +77,7 @@ pub fn run(plan: &MahjongCapacityPlan) -> ExitStatus {
         server_failed: None,
         ended: MahjongRecorder::default(),
         live: Live {
-            mode: ProgressMode::choose(session.progress, session.quiet),
+            mode: ProgressMode::choose(session.options.progress, session.options.quiet),
             shown: None,
             step: 0,
             load: 0,
@@ -85,9 +85,9 @@ pub fn run(plan: &MahjongCapacityPlan) -> ExitStatus {
         },
     };
     let search_plan = SearchPlan {
-        from: plan.from,
-        to: plan.to,
-        resolution: plan.resolution,
+        from: plan.search.from,
+        to: plan.search.to,
+        resolution: plan.search.resolution,
         growth: SearchPlan::GROWTH,
         granularity: session.seats as u64,
         trials: SearchPlan::TRIALS,
@@ -119,29 +119,29 @@ pub fn run(plan: &MahjongCapacityPlan) -> ExitStatus {
         })
         .collect();
     let mut search = SavedSearch::of_sessions(
-        &session.label,
+        &session.options.label,
         &session.server.url,
         found.saved(),
         roles,
         steps,
         achieved,
     );
-    search.part.command = session.part.command.clone();
+    search.part.command = session.options.part.command.clone();
     search.failure = server_failed.clone().or_else(|| failed.first().cloned());
     search.left_on_server.clone_from(&left);
     search.noise = noise;
-    if !session.quiet && session.json != Some(JsonOut::Stdout) {
+    if !session.options.quiet && session.options.json != Some(JsonOut::Stdout) {
         let mut out = std::io::stdout().lock();
         let _ = out.write_all(report::capacity::render(&search).as_bytes());
         let _ = out.flush();
     }
     let mut status = ExitStatus::Ran;
-    if let Some(json) = &session.json {
+    if let Some(json) = &session.options.json {
         if let Err(e) = report::schema::write_value(&search, json) {
             status = fail(&format_args!("--json {e}"));
         }
     }
-    if let Some(path) = &session.html {
+    if let Some(path) = &session.options.html {
         let loaded = LoadedRun::new(RunData::Capacity(Box::new(search.clone())), "search");
         if let Err(e) = super::write_page(path, loaded) {
             status = fail(&e);
@@ -461,9 +461,12 @@ impl Cohorts<'_> {
         let result = MahjongResult {
             plan: MahjongPlan {
                 players: load as usize,
-                duration: self.plan.step,
-                // Every session's own: tsumo's CPU is weighed against all of them.
-                threads: self.cohorts.iter().map(|c| c.threads).sum::<usize>().max(1),
+                options: RunOptions {
+                    duration: self.plan.search.step,
+                    // Every session's own: tsumo's CPU is weighed against all of them.
+                    threads: self.cohorts.iter().map(|c| c.threads).sum::<usize>().max(1),
+                    ..session.options.clone()
+                },
                 ..session.clone()
             },
             elapsed,
@@ -533,16 +536,19 @@ impl Cohorts<'_> {
     /// A cohort of `players` more, logging in now.
     fn add(&mut self, players: usize, total: usize) {
         let session = &self.plan.session;
-        let threads = session.threads.min(players / session.seats).max(1);
+        let threads = session.options.threads.min(players / session.seats).max(1);
         let plan = MahjongPlan {
             players,
-            threads,
-            duration: Duration::from_secs(u64::from(u32::MAX)),
-            json: None,
-            html: None,
-            quiet: true,
-            progress: false,
-            objectives: Vec::new(),
+            options: RunOptions {
+                threads,
+                duration: Duration::from_secs(u64::from(u32::MAX)),
+                json: None,
+                html: None,
+                quiet: true,
+                progress: false,
+                objectives: Vec::new(),
+                ..session.options.clone()
+            },
             ..session.clone()
         };
         let stop = Arc::new(AtomicBool::new(false));
@@ -643,17 +649,17 @@ impl Cohorts<'_> {
         }
         let session = &self.plan.session;
         let own = OwnUsage::now();
-        let sampler = if session.server_pids.is_empty() {
+        let sampler = if session.options.server_pids.is_empty() {
             None
         } else {
-            Sampler::start(&session.server_pids, Duration::from_secs(1)).ok()
+            Sampler::start(&session.options.server_pids, Duration::from_secs(1)).ok()
         };
         let machine = crate::sys::machine::MachineStat::read();
         let began = Instant::now();
         let start = StartRecord::new(None, crate::sys::wallclock::unix_now_ns());
-        self.live.stage = Stage::Judged(began, self.plan.step);
+        self.live.stage = Stage::Judged(began, self.plan.search.step);
         self.live.shown = None;
-        self.wait(self.plan.step);
+        self.wait(self.plan.search.step);
         let elapsed = began.elapsed();
         let (record, playing) = self.step_record();
         let usage = OwnUsage::now().since(own);
@@ -703,9 +709,9 @@ impl StepRunner for Cohorts<'_> {
         let had = self.players();
         if load_players < had {
             self.log_out_down_to(load_players);
-            if !self.plan.pause.is_zero() {
+            if !self.plan.search.pause.is_zero() {
                 self.begin_step(number, load, Stage::Pause);
-                self.wait(self.plan.pause);
+                self.wait(self.plan.search.pause);
             }
         }
         self.begin_step(number, load, Stage::Seating);
@@ -716,17 +722,17 @@ impl StepRunner for Cohorts<'_> {
             capacity::grouped(load),
             capacity::grouped(playing as u64),
             capacity::grouped(load.saturating_sub(playing as u64)),
-            super::human(self.plan.warmup),
-            super::human(self.plan.step)
+            super::human(self.plan.search.warmup),
+            super::human(self.plan.search.step)
         ));
         if load_players > playing {
             self.add(load_players - playing, load_players);
             self.wait_seated();
         }
         self.collect_ended();
-        if !self.plan.warmup.is_zero() {
+        if !self.plan.search.warmup.is_zero() {
             self.live.stage = Stage::WarmUp;
-            self.wait(self.plan.warmup);
+            self.wait(self.plan.search.warmup);
         }
         self.collect_ended();
         if let Some(stopped) = self.stopped() {
