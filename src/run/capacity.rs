@@ -8,15 +8,16 @@
 //! (warm-up, step and pause are fixed lengths), so shards on several machines run each step
 //! together without talking, each at its share of the step's rate.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
+use super::output::Outputs;
 use super::pool::{Next, Pool, Try};
 use super::{error_exit, fail, server_gone};
-use crate::capacity::{self, Class, Limit, LoadUnit, Noise, SearchPlan, StepOutcome, StepRunner};
+use crate::capacity::{self, Class, Limit, LoadUnit, Noise, StepOutcome, StepRunner};
 use crate::engine::signals;
 use crate::error::{Error, ExitStatus};
-use crate::plan::{CapacityPlan, JsonOut, Plan, RunOptions};
+use crate::plan::{CapacityPlan, Plan, RunOptions};
 use crate::report;
 use crate::report::capacity::SavedSearch;
 use crate::report::json::SavedRun;
@@ -68,14 +69,7 @@ pub fn run(plan: &CapacityPlan) -> ExitStatus {
     let found = match &plan.staircase {
         Some(loads) => capacity::staircase(loads, LoadUnit::RequestsPerSec, &mut runner),
         None => {
-            let search_plan = SearchPlan {
-                from: plan.search.from,
-                to: plan.search.to,
-                resolution: plan.search.resolution,
-                growth: SearchPlan::GROWTH,
-                granularity: 1,
-                trials: SearchPlan::TRIALS,
-            };
+            let search_plan = super::search_plan(&plan.search, 1);
             capacity::search(&search_plan, LoadUnit::RequestsPerSec, &mut runner)
         }
     };
@@ -117,31 +111,17 @@ pub fn run(plan: &CapacityPlan) -> ExitStatus {
             search.part = SavedPart::of(&plan.run.options.part, start);
         }
     }
-    let show = !plan.run.options.quiet && plan.run.options.json != Some(JsonOut::Stdout);
-    if show {
-        let mut out = std::io::stdout().lock();
-        let _ = out.write_all(report::capacity::render(&search).as_bytes());
-        let _ = out.flush();
-    }
-    let mut status = ExitStatus::Ran;
-    if let Some(json) = &plan.run.options.json {
-        if let Err(e) = report::schema::write_value(&search, json) {
-            status = fail(&format_args!("--json {e}"));
-        }
-    }
-    if let Some(path) = &plan.run.options.html {
-        let loaded = LoadedRun::new(RunData::Capacity(Box::new(search.clone())), "search");
-        if let Err(e) = super::write_page(path, loaded) {
-            status = fail(&e);
-        }
-    }
+    let mut outputs = Outputs::of(&plan.run.options);
+    outputs.text(|| report::capacity::render(&search));
+    outputs.json(|| &search);
+    outputs.page(|| LoadedRun::new(RunData::Capacity(Box::new(search.clone())), "search"));
     if let Some(e) = &error {
         return error_exit(e);
     }
     if let Some(e) = server_failed.as_ref().or(failed.as_ref()) {
         return fail(e);
     }
-    status
+    outputs.status_or(|| ExitStatus::Ran)
 }
 
 /// Between a scheduled staircase's warm-up and its judged run: the warm-up's last responses

@@ -1,14 +1,13 @@
 //! A mahjong session (`tsumo mahjong …`), alone or as one side of `--vs`: the report, the JSON,
-//! and the session's verdict.
-
-use std::io::Write;
+//! the page, and the session's verdict.
 
 use super::ab::{self, Round, Side};
-use super::{error_exit, exit_as, fail};
+use super::output::Outputs;
+use super::{error_exit, exit_as};
 use crate::error::{Error, ExitStatus};
 use crate::mahjong::session;
 use crate::net::preflight::Probe;
-use crate::plan::{JsonOut, MahjongPlan, RunOptions};
+use crate::plan::{MahjongPlan, RunOptions};
 use crate::report;
 use crate::report::saved::{LoadedRun, RunData};
 
@@ -18,43 +17,23 @@ pub fn run(plan: &MahjongPlan) -> ExitStatus {
         return error_exit(&e);
     }
     match sides(plan) {
-        Some([first, second]) => ab::run::<Mahjong>(
-            [&first, &second],
-            &ab::Output {
-                rounds: plan.options.rounds,
-                show: !plan.options.quiet && plan.options.json != Some(JsonOut::Stdout),
-                json: plan.options.json.as_ref(),
-                html: plan.options.html.as_deref(),
-            },
-        ),
+        Some([first, second]) => ab::run::<Mahjong>([&first, &second], &plan.options),
         None => once(plan),
     }
 }
 
-/// Runs the session, prints its report, writes its JSON.
+/// Runs the session, prints its report, writes its JSON and its page.
 fn once(plan: &MahjongPlan) -> ExitStatus {
     let result = match session::run(plan) {
         Ok(result) => result,
         Err(e) => return error_exit(&e),
     };
-    if !plan.options.quiet && plan.options.json != Some(JsonOut::Stdout) {
-        let mut out = std::io::stdout().lock();
-        let _ = out.write_all(report::mahjong::render(&result).as_bytes());
-        let _ = out.flush();
-    }
+    let mut outputs = Outputs::of(&plan.options);
+    outputs.text(|| report::mahjong::render(&result));
     let saved = report::mahjong::saved(&result);
-    if let Some(json) = &plan.options.json {
-        if let Err(e) = report::schema::write_value(&saved, json) {
-            return fail(&format_args!("--json {e}"));
-        }
-    }
-    if let Some(path) = &plan.options.html {
-        let loaded = LoadedRun::new(RunData::Mahjong(Box::new(saved.clone())), "session");
-        if let Err(e) = super::write_page(path, loaded) {
-            return fail(&e);
-        }
-    }
-    exit_as(&saved)
+    outputs.json(|| &saved);
+    outputs.page(|| LoadedRun::new(RunData::Mahjong(Box::new(saved.clone())), "session"));
+    outputs.status_or(|| exit_as(&saved))
 }
 
 /// `tsumo mahjong --vs URL2`'s two sides: the session's server, and the second one (with its

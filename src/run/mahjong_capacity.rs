@@ -18,19 +18,19 @@
 //! Every player is logged out at the end — on an answer, a limit, an error or Ctrl-C — and
 //! sessions left on the server are listed and make the exit 1.
 
-use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use super::output::Outputs;
 use super::{error_exit, fail, server_gone};
-use crate::capacity::{self, Limit, LoadUnit, SearchPlan, StepOutcome, StepRunner};
+use crate::capacity::{self, Limit, LoadUnit, StepOutcome, StepRunner};
 use crate::engine::{signals, Kept, OwnUsage, ProgressMode};
 use crate::error::{Error, ExitStatus};
 use crate::mahjong::session::{self, Hooks};
 use crate::net::preflight::preflight_blocking;
-use crate::plan::{JsonOut, MahjongCapacityPlan, MahjongPlan, RunOptions};
+use crate::plan::{MahjongCapacityPlan, MahjongPlan, RunOptions};
 use crate::report;
 use crate::report::capacity::SavedSearch;
 use crate::report::saved::{LoadedRun, RunData};
@@ -84,14 +84,7 @@ pub fn run(plan: &MahjongCapacityPlan) -> ExitStatus {
             stage: Stage::Seating,
         },
     };
-    let search_plan = SearchPlan {
-        from: plan.search.from,
-        to: plan.search.to,
-        resolution: plan.search.resolution,
-        growth: SearchPlan::GROWTH,
-        granularity: session.seats as u64,
-        trials: SearchPlan::TRIALS,
-    };
+    let search_plan = super::search_plan(&plan.search, session.seats as u64);
     let found = capacity::search(&search_plan, LoadUnit::Players, &mut runner);
     runner.log_out_down_to(0);
     runner.live.mode.finish();
@@ -130,23 +123,10 @@ pub fn run(plan: &MahjongCapacityPlan) -> ExitStatus {
     search.failure = server_failed.clone().or_else(|| failed.first().cloned());
     search.left_on_server.clone_from(&left);
     search.noise = noise;
-    if !session.options.quiet && session.options.json != Some(JsonOut::Stdout) {
-        let mut out = std::io::stdout().lock();
-        let _ = out.write_all(report::capacity::render(&search).as_bytes());
-        let _ = out.flush();
-    }
-    let mut status = ExitStatus::Ran;
-    if let Some(json) = &session.options.json {
-        if let Err(e) = report::schema::write_value(&search, json) {
-            status = fail(&format_args!("--json {e}"));
-        }
-    }
-    if let Some(path) = &session.options.html {
-        let loaded = LoadedRun::new(RunData::Capacity(Box::new(search.clone())), "search");
-        if let Err(e) = super::write_page(path, loaded) {
-            status = fail(&e);
-        }
-    }
+    let mut outputs = Outputs::of(&session.options);
+    outputs.text(|| report::capacity::render(&search));
+    outputs.json(|| &search);
+    outputs.page(|| LoadedRun::new(RunData::Capacity(Box::new(search.clone())), "search"));
     if let Some(e) = &error {
         report_left(&left);
         return error_exit(e);
@@ -161,7 +141,7 @@ pub fn run(plan: &MahjongCapacityPlan) -> ExitStatus {
     if let Some(why) = failed.first() {
         return fail(why);
     }
-    status
+    outputs.status_or(|| ExitStatus::Ran)
 }
 
 fn report_left(left: &[String]) {
