@@ -27,8 +27,9 @@
 //!   earlier ones play on; a step judged on the difference of every session's records over
 //!   its window (`stats::mahjong`'s `since`; its failures since its tables began to log in,
 //!   `add_failures`), saved as a session slice; fewer players by logging out the newest
-//!   sessions; every player logged out at the end; a live line (`engine::ProgressMode`).
-//!   Every one of these writes its outputs through
+//!   sessions; every player logged out at the end; a live line (`engine::ProgressMode`); a
+//!   folder: the search's end in `mod.rs`, one session thread in `cohort`, the steps over
+//!   them in `steps`, the live line in `live`. Every one of these writes its outputs through
 //!   `run::output` (the text report, `--json`, `--html`, `--hgrm`, `--hlog`): each output it
 //!   can, each failure one line on stderr, exit 1 for an output lost.
 //!   The binary only parses, runs, renders and exits.

@@ -1,41 +1,18 @@
-//! `tsumo mahjong --capacity`: how many players a majiang-server carries within the `--slo`
-//! objectives, each step of [`crate::capacity::search`] a number of players.
-//!
-//! The load grows as real load does: each step's new tables are one more session (a "cohort",
-//! `mahjong::session` on its own thread, its players named after the earlier cohorts'), while
-//! the earlier cohorts keep playing, game after game. A step is judged once its new tables are
-//! seated and playing (each new table's first game started, or its players failed), after `--warmup`,
-//! over `--step` of play: the judged window is the difference of every cohort's recorders read
-//! at its start and at its end, so the measures cover that window alone; the step's failures
-//! (logins and connects that failed, errors, disconnects) count from the moment its new tables
-//! began to log in, so a step whose players could not connect is broken, not judged on those
-//! that could. A cohort that ends on its own (none of its tables can play) leaves its record
-//! to the step it ended in. Each step is saved as a session (a step's slice of the play). On a
-//! terminal a live line shows the step, its target, the players playing and how the objectives
-//! stand over the window so far. When the search needs fewer players (bisection, a
-//! confirmation below), the newest cohorts log out, down to at most the count asked for, tables
-//! are added back up to it, and the backlog settles during `--pause` before the next judgement.
-//! Every player is logged out at the end — on an answer, a limit, an error or Ctrl-C — and
-//! sessions left on the server are listed and make the exit 1.
+//! The steps of a search over players, run over cohorts: each step adds a cohort (or logs
+//! the newest out), waits for its tables to be seated, warms up, then judges its window.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use super::output::Outputs;
-use super::{error_exit, fail, server_gone};
-use crate::capacity::{self, Limit, LoadUnit, StepOutcome, StepRunner};
-use crate::engine::{signals, Kept, OwnUsage, ProgressMode};
-use crate::error::{Error, ExitStatus};
-use crate::mahjong::session::{self, Hooks};
-use crate::net::preflight::preflight_blocking;
+use super::cohort::Cohort;
+use super::live::{live_line, Live, Stage};
+use crate::capacity::{self, Limit, StepOutcome, StepRunner};
+use crate::engine::{signals, OwnUsage, ProgressMode};
+use crate::error::Error;
+use crate::mahjong::session;
 use crate::plan::{MahjongCapacityPlan, MahjongPlan, RunOptions};
 use crate::report;
-use crate::report::capacity::SavedSearch;
-use crate::report::saved::{LoadedRun, RunData};
 use crate::report::session::SavedSession;
-use crate::slo::Verdict;
+use crate::run::{human, server_gone, standing, step_line};
 use crate::stats::mahjong::{MahjongRecorder, MahjongResult};
 use crate::stats::start::StartRecord;
 use crate::sys::machine::MachineUse;
@@ -43,275 +20,27 @@ use crate::sys::procstat::Sampler;
 
 /// How often the search looks at its cohorts while it waits.
 const POLL: Duration = Duration::from_millis(100);
-/// How often the live line is redrawn.
-const LIVE_EVERY: Duration = Duration::from_secs(1);
 
-/// `tsumo mahjong --capacity …`: the search, its table and answer, `--json`; exit 0 with an
-/// answer, 1 when sessions were left on the server or a cohort's thread panicked (a cohort
-/// whose players failed is its step's errors, said on stderr as it ends).
-pub fn run(plan: &MahjongCapacityPlan) -> ExitStatus {
-    let session = &plan.session;
-    if let Err(e) = super::files::of_session(session) {
-        return error_exit(&e);
-    }
-    let mark = match signals::watch() {
-        Ok(mark) => mark,
-        Err(e) => return error_exit(&e),
-    };
-    // A server that does not answer is one line before any step (each step's session checks
-    // it again).
-    if let Err(e) = preflight_blocking(session::probe(session)) {
-        return error_exit(&e);
-    }
-    let mut runner = Cohorts {
-        plan,
-        mark,
-        cohorts: Vec::new(),
-        next_name: 0,
-        steps: Vec::new(),
-        achieved: Vec::new(),
-        noise: Vec::new(),
-        left: Vec::new(),
-        failed: Vec::new(),
-        error: None,
-        server_failed: None,
-        ended: MahjongRecorder::default(),
-        live: Live {
-            mode: ProgressMode::choose(session.options.progress, session.options.quiet),
-            shown: None,
-            step: 0,
-            load: 0,
-            stage: Stage::Seating,
-        },
-    };
-    let search_plan = super::search_plan(&plan.search, session.seats as u64);
-    let found = capacity::search(&search_plan, LoadUnit::Players, &mut runner);
-    runner.log_out_down_to(0);
-    runner.live.mode.finish();
-    let Cohorts {
-        steps,
-        achieved,
-        noise,
-        left,
-        failed,
-        error,
-        server_failed,
-        ..
-    } = runner;
-    if let (Some(e), true) = (&error, steps.is_empty()) {
-        report_left(&left);
-        return error_exit(e);
-    }
-    let roles = found
-        .steps
-        .iter()
-        .take(steps.len())
-        .map(|s| {
-            let role = s.role.as_str().to_string();
-            (role, s.outcome.class().as_str().to_string())
-        })
-        .collect();
-    let mut search = SavedSearch::of_sessions(
-        &session.options.label,
-        &session.server.url,
-        found.saved(),
-        roles,
-        steps,
-        achieved,
-    );
-    search.part.command = session.options.part.command.clone();
-    search.failure = server_failed.clone().or_else(|| failed.first().cloned());
-    search.left_on_server.clone_from(&left);
-    search.noise = noise;
-    let mut outputs = Outputs::of(&session.options);
-    outputs.text(|| report::capacity::render(&search));
-    outputs.json(|| &search);
-    outputs.page(|| LoadedRun::new(RunData::Capacity(Box::new(search.clone())), "search"));
-    if let Some(e) = &error {
-        report_left(&left);
-        return error_exit(e);
-    }
-    if let Some(line) = &server_failed {
-        report_left(&left);
-        return fail(line);
-    }
-    if !left.is_empty() {
-        return fail(&left_line(&left));
-    }
-    if let Some(why) = failed.first() {
-        return fail(why);
-    }
-    outputs.status_or(|| ExitStatus::Ran)
-}
-
-fn report_left(left: &[String]) {
-    if !left.is_empty() {
-        eprintln!("tsumo: {}", left_line(left));
-    }
-}
-
-/// `2 sessions left on the server (up to 14 days): tsumo12, tsumo13`.
-fn left_line(left: &[String]) -> String {
-    let shown: Vec<&str> = left.iter().take(10).map(String::as_str).collect();
-    let more = if left.len() > shown.len() {
-        format!(" and {} more", left.len() - shown.len())
-    } else {
-        String::new()
-    };
-    format!(
-        "{} session{} left on the server (up to 14 days): {}{more}",
-        left.len(),
-        if left.len() == 1 { "" } else { "s" },
-        shown.join(", ")
-    )
-}
-
-/// One step's new tables: a session of their players on its own thread.
-struct Cohort {
-    players: usize,
-    /// Its worker threads.
-    threads: usize,
-    stop: Arc<AtomicBool>,
-    taps: Arc<Mutex<Vec<Kept<MahjongRecorder>>>>,
-    thread: Option<JoinHandle<Result<MahjongResult, Error>>>,
-    /// Its record when the current step began (empty for the step's new tables): the step's
-    /// failures count from here.
-    opened: MahjongRecorder,
-    /// Its record when the step's judged window began.
-    judged_from: Option<MahjongRecorder>,
-}
-
-impl Cohort {
-    /// Its workers' recorders as they stand: merged, and the players playing now.
-    fn read(&self) -> (MahjongRecorder, u64) {
-        let taps = self.taps.lock().unwrap_or_else(PoisonError::into_inner);
-        let mut merged = MahjongRecorder::default();
-        let mut playing = 0;
-        for tap in taps.iter() {
-            let recorder = tap.borrow_mut().clone();
-            playing += recorder.playing_now();
-            merged.merge(&recorder);
-        }
-        (merged, playing)
-    }
-
-    fn ended(&self) -> bool {
-        self.thread.as_ref().is_none_or(JoinHandle::is_finished)
-    }
-
-    /// Every one of its tables started a game (its owner saw `kaiju`), or its players failed
-    /// on the way.
-    fn seated(&self, seats: usize) -> bool {
-        let (record, _) = self.read();
-        let failed: u64 = ["login", "connect", "ready", "formed"]
-            .iter()
-            .map(|name| record.phases.get(name).map_or(0, |p| p.failed))
-            .sum();
-        record.games_started * seats as u64 + failed >= self.players as u64
-    }
-
-    /// Its share of the current step, from its record `now`: its play over the judged window
-    /// (none if that has not begun), its failures since the step began.
-    fn step_part(&self, now: &MahjongRecorder) -> MahjongRecorder {
-        match &self.judged_from {
-            Some(from) => {
-                let mut part = now.since(from);
-                part.add_failures(&from.since(&self.opened));
-                part
-            }
-            None => {
-                let mut part = MahjongRecorder::default();
-                part.add_failures(&now.since(&self.opened));
-                part
-            }
-        }
-    }
-}
-
-/// Where a step is, for the live line.
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Stage {
-    /// The pause after players were logged out.
-    Pause,
-    /// The new tables log in, connect and sit down.
-    Seating,
-    WarmUp,
-    /// The judged window, begun at this instant, `--step` long.
-    Judged(Instant, Duration),
-}
-
-impl Stage {
-    /// `seating`, `warm-up`, `judged 2s of 10s` (at `now`).
-    fn text(self, now: Instant) -> String {
-        match self {
-            Stage::Pause => "pause".to_string(),
-            Stage::Seating => "seating".to_string(),
-            Stage::WarmUp => "warm-up".to_string(),
-            Stage::Judged(began, length) => format!(
-                "judged {}s of {}",
-                now.saturating_duration_since(began).min(length).as_secs(),
-                super::human(length)
-            ),
-        }
-    }
-}
-
-/// The live line's state: shown on a terminal (or each second with `--progress`).
-struct Live {
-    mode: ProgressMode,
-    shown: Option<Instant>,
-    /// The step's number and target.
-    step: usize,
-    load: u64,
-    stage: Stage,
-}
-
-impl Live {
-    /// Clears the live line before a line of its own on stderr.
-    fn say(&self, line: &str) {
-        self.mode.finish();
-        eprintln!("{line}");
-    }
-
-    /// Whether the line is due now (each [`LIVE_EVERY`]).
-    fn due(&mut self) -> bool {
-        if self.mode == ProgressMode::Off {
-            return false;
-        }
-        let due = self.shown.is_none_or(|at| at.elapsed() >= LIVE_EVERY);
-        if due {
-            self.shown = Some(Instant::now());
-        }
-        due
-    }
-}
-
-/// `step 4 at 12 players (held at 8; broke at 16: errors<1): judged 1s of 3s, 8 playing:
-/// errors<1 BROKEN (errors 8)`: the live line of a step, with how the search stands
-/// ([`super::standing`]); `verdicts` over its window so far, when that has begun.
-fn live_line(
-    step: usize,
-    load: u64,
-    standing: &str,
-    stage: &str,
-    playing: u64,
-    verdicts: &[Verdict],
-) -> String {
-    let mut line = format!(
-        "step {step} at {} players{standing}: {stage}, {} playing",
-        capacity::grouped(load),
-        capacity::grouped(playing)
-    );
-    if !verdicts.is_empty() {
-        let said: Vec<String> = verdicts.iter().map(super::verdict_text).collect();
-        line.push_str(": ");
-        line.push_str(&said.join(", "));
-    }
-    line
+/// What a search over players leaves once every player logged out: each step's slice, and
+/// what failed.
+pub(super) struct Searched {
+    pub(super) steps: Vec<SavedSession>,
+    /// The players playing at each step's end.
+    pub(super) achieved: Vec<u64>,
+    /// The machine during each judged window, in the order of `steps`.
+    pub(super) noise: Vec<capacity::Noise>,
+    /// Sessions tsumo did not see logged out.
+    pub(super) left: Vec<String>,
+    /// A cohort's thread that panicked (its players may be left on the server): exit 1.
+    pub(super) failed: Vec<String>,
+    /// The error that ended the search (the server did not answer a cohort's first check).
+    pub(super) error: Option<Error>,
+    /// The server stopped answering during a step: the search's failure line (exit 1).
+    pub(super) server_failed: Option<String>,
 }
 
 /// Runs the steps: adds and logs out cohorts, judges each window, keeps each one's slice.
-struct Cohorts<'a> {
+pub(super) struct Cohorts<'a> {
     plan: &'a MahjongCapacityPlan,
     mark: usize,
     /// Oldest first.
@@ -333,6 +62,49 @@ struct Cohorts<'a> {
     /// The shares of the current step of the cohorts that ended during it.
     ended: MahjongRecorder,
     live: Live,
+}
+
+impl<'a> Cohorts<'a> {
+    /// No cohort yet; a signal since `mark` stops the search.
+    pub(super) fn new(plan: &'a MahjongCapacityPlan, mark: usize) -> Cohorts<'a> {
+        let options = &plan.session.options;
+        Cohorts {
+            plan,
+            mark,
+            cohorts: Vec::new(),
+            next_name: 0,
+            steps: Vec::new(),
+            achieved: Vec::new(),
+            noise: Vec::new(),
+            left: Vec::new(),
+            failed: Vec::new(),
+            error: None,
+            server_failed: None,
+            ended: MahjongRecorder::default(),
+            live: Live {
+                mode: ProgressMode::choose(options.progress, options.quiet),
+                shown: None,
+                step: 0,
+                load: 0,
+                stage: Stage::Seating,
+            },
+        }
+    }
+
+    /// Logs every player out (each cohort to its last logout), and gives what the search left.
+    pub(super) fn end(mut self) -> Searched {
+        self.log_out_down_to(0);
+        self.live.mode.finish();
+        Searched {
+            steps: self.steps,
+            achieved: self.achieved,
+            noise: self.noise,
+            left: self.left,
+            failed: self.failed,
+            error: self.error,
+            server_failed: self.server_failed,
+        }
+    }
 }
 
 impl Cohorts<'_> {
@@ -386,7 +158,7 @@ impl Cohorts<'_> {
             }
             _ => (self.cohorts.iter().map(|c| c.read().1).sum(), Vec::new()),
         };
-        let standing = super::standing(
+        let standing = standing(
             self.steps
                 .iter()
                 .map(|s| (s.plan.players, s.objectives.as_slice())),
@@ -482,13 +254,13 @@ impl Cohorts<'_> {
         ));
         // All told first, so they log out at once.
         for cohort in &leaving {
-            cohort.stop.store(true, Ordering::SeqCst);
+            cohort.stop();
         }
         for mut cohort in leaving {
-            let Some(thread) = cohort.thread.take() else {
+            let Some(ended) = cohort.join() else {
                 continue;
             };
-            match thread.join() {
+            match ended {
                 Ok(Ok(result)) => {
                     let saved = report::mahjong::saved(&result);
                     self.left
@@ -531,29 +303,11 @@ impl Cohorts<'_> {
             },
             ..session.clone()
         };
-        let stop = Arc::new(AtomicBool::new(false));
-        let taps = Arc::new(Mutex::new(Vec::new()));
-        let hooks = Hooks {
-            first_name: self.next_name,
-            stop: Some(Arc::clone(&stop)),
-            taps: Some(Arc::clone(&taps)),
-            open_files_for: Some(total),
-        };
+        let first_name = self.next_name;
         self.next_name += players;
-        let thread = std::thread::Builder::new()
-            .name("tsumo-cohort".to_string())
-            .spawn(move || session::run_with(&plan, hooks));
-        match thread {
-            Ok(thread) => self.cohorts.push(Cohort {
-                players,
-                threads,
-                stop,
-                taps,
-                thread: Some(thread),
-                opened: MahjongRecorder::default(),
-                judged_from: None,
-            }),
-            Err(e) => self.error = Some(Error::Thread(e.to_string())),
+        match Cohort::spawn(plan, first_name, total) {
+            Ok(cohort) => self.cohorts.push(cohort),
+            Err(e) => self.error = Some(e),
         }
     }
 
@@ -591,8 +345,8 @@ impl Cohorts<'_> {
                 continue;
             }
             let mut cohort = self.cohorts.remove(index);
-            if let Some(thread) = cohort.thread.take() {
-                match thread.join() {
+            if let Some(ended) = cohort.join() {
+                match ended {
                     Ok(Ok(result)) => {
                         self.left
                             .extend(result.record.left_on_server.iter().cloned());
@@ -702,8 +456,8 @@ impl StepRunner for Cohorts<'_> {
             capacity::grouped(load),
             capacity::grouped(playing as u64),
             capacity::grouped(load.saturating_sub(playing as u64)),
-            super::human(self.plan.search.warmup),
-            super::human(self.plan.search.step)
+            human(self.plan.search.warmup),
+            human(self.plan.search.step)
         ));
         if load_players > playing {
             self.add(load_players - playing, load_players);
@@ -742,7 +496,7 @@ impl StepRunner for Cohorts<'_> {
         }
         self.live.say(&format!(
             "capacity: step {number}: {}",
-            super::step_line(
+            step_line(
                 &outcome,
                 &format!(
                     "{} playing",
@@ -769,83 +523,5 @@ fn noise_of(saved: &SavedSession, machine: Option<MachineUse>) -> capacity::Nois
         others_cores: machine.map(|m| (m.busy_cores - tsumo - server).max(0.0)),
         steal_cores: machine.map(|m| m.steal_cores),
         cores: machine.map_or(0, |m| m.cores),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::slo::Unit;
-
-    fn verdict(expr: &str, measured: f64, unit: Unit, held: bool) -> Verdict {
-        Verdict {
-            expr: expr.to_string(),
-            measured: Some(measured),
-            unit,
-            held,
-            judged_on: None,
-        }
-    }
-
-    #[test]
-    fn the_live_line_says_the_step_its_target_the_players_and_the_objectives() {
-        let verdicts = [
-            verdict("errors<1", 16.0, Unit::Count, false),
-            verdict("draw_overshoot.p99<100ms", 31_000.0, Unit::Micros, true),
-        ];
-        // Held at 4 and 8, broke at 16 on errors<1 and at 24 on both.
-        let held = [verdict("errors<1", 0.0, Unit::Count, true)];
-        let broke = [verdict("errors<1", 8.0, Unit::Count, false)];
-        let both = [
-            verdict("errors<1", 30.0, Unit::Count, false),
-            verdict("draw_overshoot.p99<100ms", 150_000.0, Unit::Micros, false),
-        ];
-        let standing = crate::run::standing([
-            (4, &held[..]),
-            (8, &held[..]),
-            (24, &both[..]),
-            (16, &broke[..]),
-        ]);
-        assert_eq!(standing, " (held at 8; broke at 16: errors<1)");
-        assert_eq!(
-            live_line(4, 12, &standing, "judged 2s of 3s", 8, &verdicts),
-            "step 4 at 12 players (held at 8; broke at 16: errors<1): judged 2s of 3s, 8 \
-             playing: errors<1 BROKEN (errors 16), draw_overshoot.p99<100ms held \
-             (draw_overshoot.p99 31.0ms)"
-        );
-        let standing = crate::run::standing([(8, &held[..])]);
-        assert_eq!(
-            live_line(3, 16, &standing, "warm-up", 8, &[]),
-            "step 3 at 16 players (held at 8): warm-up, 8 playing"
-        );
-        assert_eq!(
-            crate::run::standing([(24, &both[..])]),
-            " (broke at 24: errors<1, draw_overshoot.p99<100ms)"
-        );
-        // Before the window: no verdicts yet; nothing held or broken yet.
-        let standing = crate::run::standing([]);
-        assert_eq!(
-            live_line(1, 1_024, &standing, "seating", 0, &[]),
-            "step 1 at 1,024 players: seating, 0 playing"
-        );
-    }
-
-    #[test]
-    fn the_stages_read_as_words_and_the_window_as_seconds_of_its_length() {
-        let began = Instant::now();
-        let judged = Stage::Judged(began, Duration::from_secs(10));
-        assert_eq!(judged.text(began), "judged 0s of 10s");
-        assert_eq!(
-            judged.text(began + Duration::from_millis(2_500)),
-            "judged 2s of 10s"
-        );
-        // Never past its length, however late the last redraw.
-        assert_eq!(
-            judged.text(began + Duration::from_secs(12)),
-            "judged 10s of 10s"
-        );
-        assert_eq!(Stage::Seating.text(began), "seating");
-        assert_eq!(Stage::WarmUp.text(began), "warm-up");
-        assert_eq!(Stage::Pause.text(began), "pause");
     }
 }
