@@ -120,3 +120,54 @@ impl<'a> Outputs<'a> {
         fail(line);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_output_lost_leaves_the_others_written_and_the_status_1() {
+        let dir = std::env::temp_dir().join(format!("tsumo-output-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let options = RunOptions {
+            json: Some(JsonOut::File(dir.join("missing").join("run.json"))),
+            quiet: true,
+            ..RunOptions::for_tests()
+        };
+        let mut outputs = Outputs::of(&options);
+        outputs.json(|| serde_json::json!({ "kind": "run" }));
+        assert!(outputs.lost());
+        let hgrm = dir.join("run.hgrm");
+        outputs.file("--hgrm", Some(&hgrm), |path| {
+            std::fs::write(path, "written").map_err(|e| Error::Write {
+                path: path.display().to_string(),
+                reason: e.to_string(),
+            })
+        });
+        let written = std::fs::read_to_string(&hgrm);
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(written.ok().as_deref(), Some("written"));
+        // Lost: exit 1, whatever the run's verdict would have been.
+        assert_eq!(
+            outputs.status_or(|| ExitStatus::ObjectiveBroken),
+            ExitStatus::Failed
+        );
+    }
+
+    #[test]
+    fn nothing_asked_nothing_lost_the_verdict_is_the_runs() {
+        let options = RunOptions {
+            quiet: true,
+            ..RunOptions::for_tests()
+        };
+        let mut outputs = Outputs::of(&options);
+        assert!(!outputs.shows_text());
+        outputs.json(|| -> serde_json::Value { unreachable!("no --json asked") });
+        outputs.page(|| unreachable!("no --html asked"));
+        outputs.file("--hlog", None, |_| unreachable!("no --hlog asked"));
+        assert_eq!(
+            outputs.status_or(|| ExitStatus::ObjectiveBroken),
+            ExitStatus::ObjectiveBroken
+        );
+    }
+}
