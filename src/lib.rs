@@ -27,7 +27,11 @@
 //!   earlier ones play on; a step judged on the difference of every session's records over
 //!   its window (`stats::mahjong`'s `since`; its failures since its tables began to log in,
 //!   `add_failures`), saved as a session slice; fewer players by logging out the newest
-//!   sessions; every player logged out at the end; a live line (`engine::ProgressMode`).
+//!   sessions; every player logged out at the end; a live line (`engine::ProgressMode`); a
+//!   folder: the search's end in `mod.rs`, one session thread in `cohort`, the steps over
+//!   them in `steps`, the live line in `live`. Every one of these writes its outputs through
+//!   `run::output` (the text report, `--json`, `--html`, `--hgrm`, `--hlog`): each output it
+//!   can, each failure one line on stderr, exit 1 for an output lost.
 //!   The binary only parses, runs, renders and exits.
 //! - [`report`]: what tsumo says about a finished run, one room per kind of result, each laid
 //!   out the same way (its saved type in `saved`, its `SavedResult` impl in `mod.rs`, `text`,
@@ -117,7 +121,8 @@
 //!   clock value of the response that passes its end, or by the worker's timer), merged by
 //!   adding.
 //! - [`plan`], [`sys`], [`error`], [`slo`]: the validated, immutable description of a run
-//!   (with its part of a sharded run); the machine around it (open-file limit, the `/proc` sampler of the
+//!   (with its part of a sharded run; every mode's plan holds one `RunOptions`, both capacity
+//!   plans one `SearchOptions`); the machine around it (open-file limit, the `/proc` sampler of the
 //!   server, tsumo's own usage, `tsumo doctor`, the kernel clocks' one read and the wall clock
 //!   with its NTP state, a seeded
 //!   xorshift for jitter, backoff and the random hands of tests and benches); the typed

@@ -2,6 +2,9 @@
 //!
 //! `cli` turns argv into a `Plan`; everything after that (engine, report) reads it and never
 //! re-validates. Keeping it plain data makes it easy to print in the report and store in JSON.
+//! What every mode has is one [`RunOptions`], held by each mode's plan, so that code working
+//! on any run (the engine's settings, the outputs, the A/B loop) reads it one way; the two
+//! capacity searches share [`SearchOptions`] the same way.
 
 use std::net::IpAddr;
 use std::path::PathBuf;
@@ -122,25 +125,65 @@ pub enum JsonOut {
     File(PathBuf),
 }
 
+/// The options every run has, whatever its mode (an HTTP run, a mahjong session, a capacity
+/// search's steps): held once by each mode's plan, so the engine, the outputs and the A/B loop
+/// read them the same way for every mode.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunOptions {
+    /// `--shard`, `--start-at`, `--run-id`.
+    pub part: Part,
+    /// `--bind`: the source addresses connections (or players: each player's login, socket and
+    /// logout from its one address) are spread over, round-robin (empty: the kernel chooses).
+    pub bind: Vec<IpAddr>,
+    /// Worker threads (`-t`), at least 1; every mahjong table lives on one thread.
+    pub threads: usize,
+    /// Run length (`-d`); for a mahjong session, the longest it may last: players still
+    /// playing then are logged out.
+    pub duration: Duration,
+    /// The run's name in reports and comparisons (`--label`; default: the URL as typed).
+    pub label: String,
+    /// Server processes to sample during the run (`--server-pid`, repeatable; children count).
+    pub server_pids: Vec<u32>,
+    /// `--interval`: the length of the intervals the run is also recorded in.
+    pub interval: Duration,
+    /// `--vs URL`: the same load against a second target, alternated with the first in
+    /// `rounds` rounds, then compared.
+    pub vs: Option<Target>,
+    /// The second target's name (`--vs-label`; default: its URL).
+    pub vs_label: Option<String>,
+    /// Rounds of an A/B run (`--rounds`).
+    pub rounds: u32,
+    /// `-L`: print the latency distributions (HTTP: and the spectrum).
+    pub latency: bool,
+    /// `-k/--insecure`: do not verify the server certificate.
+    pub insecure: bool,
+    /// `--cacert FILE`: extra trusted roots (PEM).
+    pub cacert: Option<PathBuf>,
+    /// `--json FILE|-`.
+    pub json: Option<JsonOut>,
+    /// `--html FILE`: also write the run's page (with `--vs`, the comparison's).
+    pub html: Option<PathBuf>,
+    /// `--quiet`: no text report on stdout.
+    pub quiet: bool,
+    /// `--progress`: live status line on stderr even when it is not a terminal.
+    pub progress: bool,
+    /// `--slo`, repeatable: what the run must hold, judged at its end (exit 99 if broken).
+    pub objectives: Vec<Objective>,
+}
+
 /// Everything a run needs, validated.
 #[derive(Debug, Clone, Serialize)]
 pub struct Plan {
     pub target: Target,
-    /// Worker threads (`-t`), at least 1.
-    pub threads: usize,
-    /// This process's connections (`-c`, divided by the shards), at least `threads`; the
+    /// The options every mode has: threads, length, part, name, outputs, objectives.
+    #[serde(flatten)]
+    pub options: RunOptions,
+    /// This process's connections (`-c`, divided by the shards), at least `options.threads`; the
     /// remainder of `c / t` is spread over the first threads, never dropped.
     pub connections: usize,
-    /// Run length (`-d`).
-    pub duration: Duration,
     /// This process's target rate in requests/s (`-R`, divided by the shards). `None` means
     /// closed loop at full speed.
     pub rate: Option<u64>,
-    /// `--shard`, `--start-at`, `--run-id`.
-    pub part: Part,
-    /// `--bind`: the source addresses connections are spread over, round-robin by connection
-    /// (empty: the kernel chooses one).
-    pub bind: Vec<IpAddr>,
     /// Lua script (`-s`).
     pub script: Option<PathBuf>,
     /// `--script-timeout`: how long one call of a script hook may run before it is
@@ -148,9 +191,7 @@ pub struct Plan {
     pub script_timeout: Option<Duration>,
     /// Extra headers (`-H`), in command-line order; a later duplicate name replaces an earlier one.
     pub headers: Vec<(String, String)>,
-    /// `-L`: print the latency distribution and spectrum.
-    pub latency: bool,
-    /// `-U`: also print the uncorrected distribution (implies `latency`).
+    /// `-U`: also print the uncorrected distribution (implies `options.latency`).
     pub u_latency: bool,
     /// `-B`: with pipelining, record only the last response of each batch.
     pub batch_latency: bool,
@@ -159,49 +200,22 @@ pub struct Plan {
     /// `--slack`: sends due within one slot of this length share a wake-up (0: each its own,
     /// to the microsecond); `None` (`auto`, the default): chosen from the per-thread rate.
     pub slack: Option<Duration>,
-    /// `-k/--insecure`: do not verify the server certificate.
-    pub insecure: bool,
-    /// `--cacert FILE`: extra trusted roots (PEM).
-    pub cacert: Option<PathBuf>,
-    /// `--json FILE|-`.
-    pub json: Option<JsonOut>,
-    /// `--quiet`: no text report on stdout.
-    pub quiet: bool,
-    /// `--progress`: live status line on stderr even when it is not a terminal.
-    pub progress: bool,
     /// Put before the live status line (a capacity step's number and target); empty
     /// otherwise.
     pub progress_prefix: String,
     /// Positional arguments after the URL (and after `--`), for the script's `init(args)`.
     pub script_args: Vec<String>,
-    /// The run's name in reports and comparisons (`--label`; default: the URL as typed).
-    pub label: String,
-    /// Server processes to sample during the run (`--server-pid`, repeatable; children count).
-    pub server_pids: Vec<u32>,
     /// `--hgrm FILE`: also write the corrected latency distribution in the format of
     /// HdrHistogram's plotter.
     pub hgrm: Option<PathBuf>,
-    /// `--interval`: the length of the intervals the run is also recorded in.
-    pub interval: Duration,
     /// `--hlog FILE`: also write the corrected latency, interval by interval, as an
     /// HdrHistogram interval log.
     pub hlog: Option<PathBuf>,
-    /// `--html FILE`: also write the run's page (with `--vs`, the comparison's).
-    pub html: Option<PathBuf>,
-    /// `--vs URL`: the same load against a second target, alternated with the first in
-    /// `rounds` rounds, then compared.
-    pub vs: Option<Target>,
-    /// The second target's name (`--vs-label`; default: its URL).
-    pub vs_label: Option<String>,
-    /// Rounds of an A/B run (`--rounds`).
-    pub rounds: u32,
     /// `--http2`: HTTP/2 (h2 over TLS, prior-knowledge h2c over plain TCP) and its settings;
     /// `None`: HTTP/1.1.
     pub http2: Option<Http2>,
     /// `--vs-http1`: the `--vs` run speaks HTTP/1.1 even when this one speaks HTTP/2.
     pub vs_http1: bool,
-    /// `--slo`, repeatable: what the run must hold, judged at its end (exit 99 if broken).
-    pub objectives: Vec<Objective>,
 }
 
 /// The HTTP/2 settings of a run (`--http2` and the options around it).
@@ -231,51 +245,62 @@ impl Http2 {
 impl Plan {
     /// Connections owned by worker `thread`: `c / t`, plus one for the first `c % t` threads.
     pub fn connections_for_thread(&self, thread: usize) -> usize {
-        let base = self.connections / self.threads;
-        base + usize::from(thread < self.connections % self.threads)
+        let threads = self.options.threads;
+        let base = self.connections / threads;
+        base + usize::from(thread < self.connections % threads)
     }
 }
 
 #[cfg(test)]
 impl Plan {
     /// The plan unit tests start from: `target`, 2 threads and 2 connections for 1 s, closed
-    /// loop, every option at its default and no output; a test changes what it is about with
-    /// `Plan { rate: …, ..Plan::for_tests(target) }`.
+    /// loop, every option at its default and no output ([`RunOptions::for_tests`]); a test
+    /// changes what it is about with `Plan { rate: …, ..Plan::for_tests(target) }`.
     pub(crate) fn for_tests(target: Target) -> Plan {
         Plan {
             target,
-            threads: 2,
+            options: RunOptions::for_tests(),
             connections: 2,
-            duration: Duration::from_secs(1),
             rate: None,
-            part: Part::default(),
-            bind: Vec::new(),
             script: None,
             headers: Vec::new(),
-            latency: false,
             u_latency: false,
             batch_latency: false,
             timeout: Duration::from_secs(2),
             slack: None,
-            insecure: false,
-            cacert: None,
-            json: None,
-            quiet: false,
-            progress: false,
             progress_prefix: String::new(),
             script_args: Vec::new(),
-            label: String::from("test"),
-            server_pids: Vec::new(),
             hgrm: None,
-            interval: Duration::from_secs(1),
             hlog: None,
-            html: None,
-            vs: None,
-            vs_label: None,
-            rounds: 1,
             script_timeout: Some(Duration::from_secs(1)),
             http2: None,
             vs_http1: false,
+        }
+    }
+}
+
+#[cfg(test)]
+impl RunOptions {
+    /// 2 threads for 1 s, labelled `test`, every option at its default and no output.
+    pub(crate) fn for_tests() -> RunOptions {
+        RunOptions {
+            part: Part::default(),
+            bind: Vec::new(),
+            threads: 2,
+            duration: Duration::from_secs(1),
+            label: String::from("test"),
+            server_pids: Vec::new(),
+            interval: Duration::from_secs(1),
+            vs: None,
+            vs_label: None,
+            rounds: 1,
+            latency: false,
+            insecure: false,
+            cacert: None,
+            json: None,
+            html: None,
+            quiet: false,
+            progress: false,
             objectives: Vec::new(),
         }
     }
@@ -313,20 +338,14 @@ impl BotKind {
 pub struct MahjongPlan {
     /// The server's base URL, e.g. `http://127.0.0.1:4615/server` (path = the base path).
     pub server: Target,
+    /// The options every mode has: threads, length, part, name, outputs, objectives.
+    #[serde(flatten)]
+    pub options: RunOptions,
     /// This process's bot players (`-c`, divided by the shards), a multiple of `seats`.
     pub players: usize,
     /// tsumo's players per table (`--seats`, 1–4); the other seats of each room are left for
     /// players from outside (e.g. `majiang-bot`), and the table starts once the room is full.
     pub seats: usize,
-    /// `--shard`, `--start-at`, `--run-id`.
-    pub part: Part,
-    /// `--bind`: the source addresses players are spread over, round-robin by player (each
-    /// player's login, socket and logout from its one address; empty: the kernel chooses).
-    pub bind: Vec<IpAddr>,
-    /// Worker threads (`-t`); every table lives on one thread.
-    pub threads: usize,
-    /// The longest the whole session may last (`-d`); players still playing then are logged out.
-    pub duration: Duration,
     /// Interval between successive players' logins, and between their connects (`--ramp`).
     pub ramp: Duration,
     /// Delay before each own-turn action (`--think`), plus a uniform random `0..think_jitter`.
@@ -352,30 +371,6 @@ pub struct MahjongPlan {
     /// How long each player's logout may take once its session is over, retries and waiting
     /// for its turn included (`--logout-timeout`).
     pub logout_timeout: Duration,
-    /// The run's name in reports and comparisons (`--label`; default: the URL).
-    pub label: String,
-    /// Server processes to sample during the session (`--server-pid`, repeatable).
-    pub server_pids: Vec<u32>,
-    /// `--interval`: the length of the intervals the session is also recorded in.
-    pub interval: Duration,
-    /// `--vs URL`: the same session against a second server, alternated in `rounds` rounds,
-    /// then compared.
-    pub vs: Option<Target>,
-    /// The second server's name (`--vs-label`; default: its URL).
-    pub vs_label: Option<String>,
-    /// Rounds of an A/B session (`--rounds`).
-    pub rounds: u32,
-    /// `-L`: print the latency distributions.
-    pub latency: bool,
-    pub insecure: bool,
-    pub cacert: Option<PathBuf>,
-    pub json: Option<JsonOut>,
-    /// `--html FILE`: also write the session's page (with `--vs`, the comparison's).
-    pub html: Option<PathBuf>,
-    pub quiet: bool,
-    pub progress: bool,
-    /// `--slo`, repeatable: what the session must hold, judged at its end (exit 99 if broken).
-    pub objectives: Vec<Objective>,
 }
 
 impl MahjongPlan {
@@ -387,8 +382,29 @@ impl MahjongPlan {
     /// Tables on worker `thread`: tables are spread like connections in HTTP mode.
     pub fn tables_for_thread(&self, thread: usize) -> usize {
         let tables = self.tables();
-        tables / self.threads + usize::from(thread < tables % self.threads)
+        let threads = self.options.threads;
+        tables / threads + usize::from(thread < tables % threads)
     }
+}
+
+/// A capacity search's settings, the same for a search over a rate and one over players: the
+/// loads it tries and how long each step runs.
+#[derive(Debug, Clone)]
+pub struct SearchOptions {
+    /// The first load (`--from`): a target rate, or players (a multiple of `--seats`).
+    pub from: u64,
+    /// The highest load tried (`--to`).
+    pub to: Option<u64>,
+    /// `--resolution`, a share (0.05).
+    pub resolution: f64,
+    /// Each step's judged length (`--step`): a run's, or of the tables' play.
+    pub step: Duration,
+    /// The unjudged load before each step is judged (`--warmup`): a run at the step's rate,
+    /// or play once a step's tables are seated.
+    pub warmup: Duration,
+    /// The rest after each step (`--pause`); in a search over players, after tables were
+    /// logged out, before the next step.
+    pub pause: Duration,
 }
 
 /// `tsumo mahjong --capacity`: the search over players, and the session each step's tables
@@ -396,18 +412,7 @@ impl MahjongPlan {
 #[derive(Debug, Clone)]
 pub struct MahjongCapacityPlan {
     pub session: MahjongPlan,
-    /// The first number of players (`--from`), a multiple of `--seats`.
-    pub from: u64,
-    /// The most players tried (`--to`).
-    pub to: Option<u64>,
-    /// `--resolution`, a share (0.05).
-    pub resolution: f64,
-    /// Each step's judged length of play (`--step`).
-    pub step: Duration,
-    /// Play not judged once a step's tables are seated (`--warmup`).
-    pub warmup: Duration,
-    /// The rest after tables were logged out, before the next step (`--pause`).
-    pub pause: Duration,
+    pub search: SearchOptions,
 }
 
 /// `tsumo capacity`: the search's settings, and the run each step makes (its `-R` and `-d`
@@ -415,18 +420,7 @@ pub struct MahjongCapacityPlan {
 #[derive(Debug, Clone)]
 pub struct CapacityPlan {
     pub run: Plan,
-    /// The first target rate (`--from`).
-    pub from: u64,
-    /// The highest target rate tried (`--to`).
-    pub to: Option<u64>,
-    /// `--resolution`, a share (0.05).
-    pub resolution: f64,
-    /// Each step's judged length (`--step`).
-    pub step: Duration,
-    /// The unjudged run before each step (`--warmup`).
-    pub warmup: Duration,
-    /// The rest after each step (`--pause`).
-    pub pause: Duration,
+    pub search: SearchOptions,
     /// A fixed staircase instead of the search (`--steps`, or `--step-count` from `--from` to
     /// `--to`): the whole run's target rates in order, each split over the shards.
     pub staircase: Option<Vec<u64>>,

@@ -207,7 +207,11 @@ fn indexed_jobs_have_what_shards_need_and_args_tsumo_parses() {
                 if let Some(script) = &plan.script {
                     script_is_mounted(pod, container, script, &config_maps, &file.to_string());
                 }
-                (plan.part.clone(), plan.json.clone(), plan.quiet)
+                (
+                    plan.options.part.clone(),
+                    plan.options.json.clone(),
+                    plan.options.quiet,
+                )
             }
             Ok(Parsed::Mahjong(plan)) => {
                 modes.push("mahjong");
@@ -219,7 +223,11 @@ fn indexed_jobs_have_what_shards_need_and_args_tsumo_parses() {
                     "{file}: terminationGracePeriodSeconds {grace} for --logout-timeout {:?}",
                     plan.logout_timeout
                 );
-                (plan.part.clone(), plan.json.clone(), plan.quiet)
+                (
+                    plan.options.part.clone(),
+                    plan.options.json.clone(),
+                    plan.options.quiet,
+                )
             }
             Ok(_) => panic!("{file}: {args:?} is not a run"),
             Err(e) => panic!("{file}: tsumo {args:?}: {e}"),

@@ -293,7 +293,7 @@ fn objectives_are_an_addition_judged_again_on_a_merge() {
     // reply_lateness: a draw's overshoot is not timed at this plan's --think 20ms, and an
     // objective on it is refused.
     let slo = ["--slo", "disconnects<1", "--slo", "reply_lateness.p99<1us"];
-    result.plan.objectives = plan_with(label, &slo).objectives;
+    result.plan.options.objectives = plan_with(label, &slo).options.objectives;
     let mut now = tsumo::report::mahjong::to_json(&result);
     now["version"] = before["version"].clone();
     assert_additions_only(&before, &now, file);
@@ -320,13 +320,13 @@ fn objectives_are_an_addition_judged_again_on_a_merge() {
     );
     // Two sessions merged: the disconnects add up, judged again on the sum.
     let mut other = session("nginx", 300);
-    other.plan.objectives = result.plan.objectives.clone();
-    other.plan.part.run_id = "other".into();
+    other.plan.options.objectives = result.plan.options.objectives.clone();
+    other.plan.options.part.run_id = "other".into();
     let runs: Vec<LoadedRun> = [&result, &other]
         .iter()
         .map(|r| {
             let saved = tsumo::report::mahjong::saved(r);
-            LoadedRun::new(RunData::Mahjong(Box::new(saved)), &r.plan.label)
+            LoadedRun::new(RunData::Mahjong(Box::new(saved)), &r.plan.options.label)
         })
         .collect();
     let merged = merge::merge(&runs, Some("both"), true).unwrap();
@@ -480,7 +480,7 @@ fn bind_is_saved_merged_and_absent_from_older_files() {
     let doc = tsumo::report::mahjong::to_json(&result);
     assert_eq!(doc["plan"]["bind"], json!(["127.0.0.1"]));
     let back = saved::from_value(doc, "bound").unwrap();
-    assert_eq!(mahjong(&back).plan.bind, result.plan.bind);
+    assert_eq!(mahjong(&back).plan.bind, result.plan.options.bind);
 
     // Older files have none; merged, two parts' addresses are each there once.
     for files in [HTTP_FIXTURES, MAHJONG_FIXTURES] {

@@ -13,7 +13,7 @@ use super::help::Page;
 use super::shared::{self, value, For};
 use super::{parse_wrk, search, slo, units, Parsed};
 use crate::capacity::{self, SearchPlan};
-use crate::plan::{CapacityPlan, Part};
+use crate::plan::{CapacityPlan, Part, SearchOptions};
 use crate::slo::parse_http;
 
 const DEFAULT_FROM: u64 = 100;
@@ -55,7 +55,7 @@ step from its own measurements, which machines cannot agree on.
 Example:
   tsumo capacity -t2 -c100 --slo 'p99<20ms' --slo 'errors<0.1%' http://127.0.0.1:8080/
   tsumo capacity -t2 -c100 --slo 'p99<20ms' --steps 10k,20k,40k --shard 1/2 \\
-      --start-at 2026-12-01T18:00:00Z --run-id stairs --json shard1.json http://10.0.0.5/
+    --start-at 2026-12-01T18:00:00Z --run-id stairs --json shard1.json http://10.0.0.5/
 
 Exit status:
   0  A capacity was found (or \"at least\": every step held, tsumo or the machine was the
@@ -159,7 +159,7 @@ pub(super) fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
     if run.rate.is_some() {
         return Err("-R is set by the search at each step: use --from and --to".to_string());
     }
-    if run.vs.is_some() {
+    if run.options.vs.is_some() {
         return Err("--vs compares two runs; tsumo capacity searches one target".to_string());
     }
     if run.hgrm.is_some() || run.hlog.is_some() {
@@ -192,7 +192,7 @@ pub(super) fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
                 .to_string(),
         );
     }
-    let staircase = staircase(&own, &run.part)?;
+    let staircase = staircase(&own, &run.options.part)?;
     let from = metric("--from")?.unwrap_or(DEFAULT_FROM);
     if from == 0 {
         return Err("--from '0': must be at least 1 request/sec".to_string());
@@ -212,7 +212,7 @@ pub(super) fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
             return Err("-d and --step both set each step's length: give one".to_string())
         }
         // -d was read (and checked) by the run's own parser.
-        (None, true) => run.duration,
+        (None, true) => run.options.duration,
         (_, false) => duration("--step", DEFAULT_STEP)?,
     };
     if step.is_zero() {
@@ -221,16 +221,18 @@ pub(super) fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
     let max_connections = max_connections(last("--max-connections"), &run, staircase.is_some())?;
     let warmup = duration("--warmup", DEFAULT_WARMUP)?;
     let pause = duration("--pause", DEFAULT_PAUSE)?;
-    run.objectives = objectives;
-    run.duration = step;
+    run.options.objectives = objectives;
+    run.options.duration = step;
     Ok(Parsed::Capacity(Box::new(CapacityPlan {
         run,
-        from,
-        to,
-        resolution,
-        step,
-        warmup,
-        pause,
+        search: SearchOptions {
+            from,
+            to,
+            resolution,
+            step,
+            warmup,
+            pause,
+        },
         staircase,
         max_connections,
     })))

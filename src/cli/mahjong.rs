@@ -15,7 +15,7 @@ use super::{
     bind, extra_argument, mahjong_capacity, shard, slo, subcommand_matches, url, url_args, Parsed,
 };
 use crate::mahjong::rules;
-use crate::plan::{BotKind, JsonOut, MahjongPlan};
+use crate::plan::{BotKind, JsonOut, MahjongPlan, RunOptions};
 
 const DEFAULT_PLAYERS: usize = 4;
 const DEFAULT_SEATS: usize = 4;
@@ -186,22 +186,32 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
         None => None,
     };
     let plan = MahjongPlan {
-        label: matches
-            .get_one::<String>("label")
-            .cloned()
-            .unwrap_or_else(|| url.clone()),
-        server_pids: super::server_pids(&matches)?,
-        interval: super::interval(&options)?,
-        vs,
-        vs_label: matches.get_one::<String>("vs_label").cloned(),
-        rounds,
+        options: RunOptions {
+            label: matches
+                .get_one::<String>("label")
+                .cloned()
+                .unwrap_or_else(|| url.clone()),
+            server_pids: super::server_pids(&matches)?,
+            interval: super::interval(&options)?,
+            vs,
+            vs_label: matches.get_one::<String>("vs_label").cloned(),
+            rounds,
+            part,
+            bind,
+            threads: threads.min(players / seats),
+            duration: max_duration,
+            latency: matches.get_flag("latency"),
+            insecure: matches.get_flag("insecure"),
+            cacert: matches.get_one::<PathBuf>("cacert").cloned(),
+            json,
+            html: matches.get_one::<PathBuf>("html").cloned(),
+            quiet: matches.get_flag("quiet"),
+            progress: matches.get_flag("progress"),
+            objectives: super::slo::mahjong(&matches, think)?,
+        },
         server,
         players,
         seats,
-        part,
-        bind,
-        threads: threads.min(players / seats),
-        duration: max_duration,
         ramp,
         think,
         think_jitter,
@@ -214,14 +224,6 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
         connect_timeout,
         logout_timeout,
         retries,
-        latency: matches.get_flag("latency"),
-        insecure: matches.get_flag("insecure"),
-        cacert: matches.get_one::<PathBuf>("cacert").cloned(),
-        json,
-        html: matches.get_one::<PathBuf>("html").cloned(),
-        quiet: matches.get_flag("quiet"),
-        progress: matches.get_flag("progress"),
-        objectives: super::slo::mahjong(&matches, think)?,
     };
     if matches.get_flag("capacity") {
         // The default grows with the players: the search's most, there.
@@ -366,19 +368,22 @@ mod tests {
     fn defaults_and_base_path() {
         let p = run(&["http://127.0.0.1:4615/server/"]).unwrap();
         assert_eq!(p.players, 4);
-        assert_eq!(p.threads, 1, "threads are capped at the number of tables");
+        assert_eq!(
+            p.options.threads, 1,
+            "threads are capped at the number of tables"
+        );
         assert_eq!(p.server.path, "/server");
         assert_eq!(p.ramp, Duration::from_millis(40));
         assert_eq!(p.think, Duration::from_secs(1));
         assert!(p.lockstep);
         assert_eq!(p.rule.as_object().map(|o| o.len()), Some(rules::RULE_KEYS));
-        assert_eq!(p.label, "http://127.0.0.1:4615/server/");
+        assert_eq!(p.options.label, "http://127.0.0.1:4615/server/");
         assert_eq!(p.bot, BotKind::Shanten);
         let p = run(&["--bot", "tsumogiri", "http://h/s"]).unwrap();
         assert_eq!(p.bot, BotKind::Tsumogiri);
         assert_eq!(p.seats, 4);
         let p = run(&["--seats", "1", "-c", "3", "-t", "2", "http://h/s"]).unwrap();
-        assert_eq!((p.seats, p.tables(), p.threads), (1, 3, 2));
+        assert_eq!((p.seats, p.tables(), p.options.threads), (1, 3, 2));
     }
 
     #[test]
@@ -401,11 +406,11 @@ mod tests {
             "direct",
         ])
         .unwrap();
-        assert_eq!((p.players, p.threads, p.games), (16, 2, 2));
+        assert_eq!((p.players, p.options.threads, p.games), (16, 2, 2));
         assert_eq!(p.think, Duration::ZERO);
         assert_eq!(p.timer, Some(vec![10, 20]));
         assert!(!p.lockstep);
-        assert_eq!(p.label, "direct");
+        assert_eq!(p.options.label, "direct");
         assert_eq!(p.tables_for_thread(0) + p.tables_for_thread(1), 4);
     }
 
@@ -443,7 +448,10 @@ mod tests {
         };
         let slo = "draw_overshoot.p99<100ms";
         let p = parse_capacity(&["--capacity", "--slo", slo, "http://h/s"]);
-        assert_eq!((p.from, p.to, p.step), (16, None, Duration::from_secs(10)));
+        assert_eq!(
+            (p.search.from, p.search.to, p.search.step),
+            (16, None, Duration::from_secs(10))
+        );
         assert_eq!(p.session.games, u32::MAX);
         assert!(!p.session.lockstep);
         assert_eq!(p.session.logout_timeout, Duration::from_millis(81_920));
@@ -465,9 +473,12 @@ mod tests {
             "10%",
             "http://h/s",
         ]);
-        assert_eq!((p.from, p.to, p.session.seats), (6, Some(60), 3));
         assert_eq!(
-            (p.step, p.pause, p.resolution),
+            (p.search.from, p.search.to, p.session.seats),
+            (6, Some(60), 3)
+        );
+        assert_eq!(
+            (p.search.step, p.search.pause, p.search.resolution),
             (Duration::from_secs(5), Duration::ZERO, 0.1)
         );
         assert_eq!(p.session.logout_timeout, Duration::from_secs(30));

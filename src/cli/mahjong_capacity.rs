@@ -11,7 +11,7 @@ use clap::{Arg, ArgMatches};
 use super::shared::{flag, For};
 use super::{search, units, Parsed};
 use crate::capacity::SearchPlan;
-use crate::plan::{MahjongCapacityPlan, MahjongPlan};
+use crate::plan::{MahjongCapacityPlan, MahjongPlan, SearchOptions};
 
 const DEFAULT_FROM: u64 = 16;
 const DEFAULT_STEP: Duration = Duration::from_secs(10);
@@ -82,7 +82,7 @@ pub(super) fn plan(
             units::parse_duration(v).map_err(|reason| format!("{name} '{v}': {reason}"))
         })
     };
-    if session.objectives.is_empty() {
+    if session.options.objectives.is_empty() {
         return Err(
             "tsumo mahjong --capacity needs at least one --slo (e.g. 'draw_overshoot.p99<100ms'): \
              the objectives say what 'carries' means"
@@ -161,11 +161,13 @@ pub(super) fn plan(
     session.players = from as usize;
     Ok(Parsed::MahjongCapacity(Box::new(MahjongCapacityPlan {
         session,
-        from,
-        to,
-        resolution,
-        step,
-        warmup,
-        pause,
+        search: SearchOptions {
+            from,
+            to,
+            resolution,
+            step,
+            warmup,
+            pause,
+        },
     })))
 }

@@ -45,7 +45,7 @@ use std::time::Duration;
 use clap::{Arg, ArgAction, ArgMatches, Command};
 
 use crate::error::Error;
-use crate::plan::{CapacityPlan, JsonOut, MahjongPlan, Plan};
+use crate::plan::{CapacityPlan, JsonOut, MahjongPlan, Plan, RunOptions};
 use crate::stats::timeline::{DEFAULT_INTERVAL, MIN_INTERVAL};
 
 use message::clap_message;
@@ -109,10 +109,10 @@ impl Parsed {
     /// The part of a run a command that runs one takes.
     fn part_mut(&mut self) -> Option<&mut crate::plan::Part> {
         match self {
-            Parsed::Run(plan) => Some(&mut plan.part),
-            Parsed::Capacity(plan) => Some(&mut plan.run.part),
-            Parsed::Mahjong(plan) => Some(&mut plan.part),
-            Parsed::MahjongCapacity(plan) => Some(&mut plan.session.part),
+            Parsed::Run(plan) => Some(&mut plan.options.part),
+            Parsed::Capacity(plan) => Some(&mut plan.run.options.part),
+            Parsed::Mahjong(plan) => Some(&mut plan.options.part),
+            Parsed::MahjongCapacity(plan) => Some(&mut plan.session.options.part),
             _ => None,
         }
     }
@@ -248,41 +248,43 @@ fn parse_wrk(args: Vec<OsString>) -> Result<Parsed, String> {
 
     Ok(Parsed::Run(Box::new(Plan {
         target,
-        threads,
+        options: RunOptions {
+            threads,
+            duration,
+            part,
+            bind,
+            latency: matches.get_flag("latency") || u_latency,
+            insecure: matches.get_flag("insecure"),
+            cacert: path_option(&matches, "cacert"),
+            json,
+            quiet: matches.get_flag("quiet"),
+            progress: matches.get_flag("progress"),
+            label: matches
+                .get_one::<String>("label")
+                .cloned()
+                .unwrap_or_else(|| url.clone()),
+            server_pids,
+            interval: interval(&options)?,
+            html: path_option(&matches, "html"),
+            vs,
+            vs_label: matches.get_one::<String>("vs_label").cloned(),
+            rounds,
+            objectives,
+        },
         connections,
-        duration,
         rate,
-        part,
-        bind,
         script: path_option(&matches, "script"),
         script_timeout,
         headers,
-        latency: matches.get_flag("latency") || u_latency,
         u_latency,
         batch_latency: matches.get_flag("batch_latency"),
         timeout,
         slack,
-        insecure: matches.get_flag("insecure"),
-        cacert: path_option(&matches, "cacert"),
-        json,
-        quiet: matches.get_flag("quiet"),
-        progress: matches.get_flag("progress"),
         progress_prefix: String::new(),
-        label: matches
-            .get_one::<String>("label")
-            .cloned()
-            .unwrap_or_else(|| url.clone()),
-        server_pids,
         hgrm: path_option(&matches, "hgrm"),
-        interval: interval(&options)?,
         hlog: path_option(&matches, "hlog"),
-        html: path_option(&matches, "html"),
-        vs,
-        vs_label: matches.get_one::<String>("vs_label").cloned(),
-        rounds,
         http2,
         vs_http1,
-        objectives,
         script_args: matches
             .get_many::<String>("script_args")
             .into_iter()
@@ -494,17 +496,17 @@ mod tests {
     #[test]
     fn defaults() {
         let p = plan(&["http://localhost:8080/"]);
-        assert_eq!(p.threads, 2);
+        assert_eq!(p.options.threads, 2);
         assert_eq!(p.connections, 10);
-        assert_eq!(p.duration, Duration::from_secs(10));
+        assert_eq!(p.options.duration, Duration::from_secs(10));
         assert_eq!(p.rate, None);
         assert_eq!(p.timeout, Duration::from_secs(2));
         assert_eq!(p.script, None);
         assert!(p.headers.is_empty());
-        assert!(!p.latency && !p.u_latency && !p.batch_latency);
-        assert!(!p.insecure && !p.quiet && !p.progress);
-        assert_eq!(p.cacert, None);
-        assert_eq!(p.json, None);
+        assert!(!p.options.latency && !p.u_latency && !p.batch_latency);
+        assert!(!p.options.insecure && !p.options.quiet && !p.options.progress);
+        assert_eq!(p.options.cacert, None);
+        assert_eq!(p.options.json, None);
         assert!(p.script_args.is_empty());
         assert_eq!(p.target.explicit_port, Some(8080));
     }
@@ -535,16 +537,19 @@ mod tests {
             "--progress",
             "https://h/p",
         ]);
-        assert_eq!((p.threads, p.connections), (4, 1000));
-        assert_eq!(p.duration, Duration::from_secs(120));
+        assert_eq!((p.options.threads, p.connections), (4, 1000));
+        assert_eq!(p.options.duration, Duration::from_secs(120));
         assert_eq!(p.rate, Some(50_000));
         assert_eq!(p.script, Some(PathBuf::from("x.lua")));
         assert_eq!(p.headers, vec![("X-A".to_string(), "1".to_string())]);
-        assert!(p.latency && !p.u_latency && p.batch_latency);
+        assert!(p.options.latency && !p.u_latency && p.batch_latency);
         assert_eq!(p.timeout, Duration::from_millis(500));
-        assert!(p.insecure && p.quiet && p.progress);
-        assert_eq!(p.cacert, Some(PathBuf::from("ca.pem")));
-        assert_eq!(p.json, Some(JsonOut::File(PathBuf::from("out.json"))));
+        assert!(p.options.insecure && p.options.quiet && p.options.progress);
+        assert_eq!(p.options.cacert, Some(PathBuf::from("ca.pem")));
+        assert_eq!(
+            p.options.json,
+            Some(JsonOut::File(PathBuf::from("out.json")))
+        );
     }
 
     #[test]
@@ -568,11 +573,11 @@ mod tests {
             "-",
             "http://h",
         ]);
-        assert_eq!((p.threads, p.connections, p.rate), (3, 6, Some(10)));
-        assert_eq!(p.duration, Duration::from_secs(3600));
+        assert_eq!((p.options.threads, p.connections, p.rate), (3, 6, Some(10)));
+        assert_eq!(p.options.duration, Duration::from_secs(3600));
         assert_eq!(p.timeout, Duration::from_secs(5));
-        assert!(p.latency && p.batch_latency && p.insecure);
-        assert_eq!(p.json, Some(JsonOut::Stdout));
+        assert!(p.options.latency && p.batch_latency && p.options.insecure);
+        assert_eq!(p.options.json, Some(JsonOut::Stdout));
         // getopt_long accepts unique prefixes.
         assert_eq!(plan(&["--conn", "4", "http://h"]).connections, 4);
     }
@@ -598,9 +603,9 @@ mod tests {
     #[test]
     fn u_latency_implies_latency() {
         let p = plan(&["-U", "http://h"]);
-        assert!(p.latency && p.u_latency);
+        assert!(p.options.latency && p.u_latency);
         let p = plan(&["--u_latency", "http://h"]);
-        assert!(p.latency && p.u_latency);
+        assert!(p.options.latency && p.u_latency);
     }
 
     #[test]
@@ -620,14 +625,14 @@ mod tests {
             "-x",
             "baz",
         ]);
-        assert_eq!((p.threads, p.connections), (1, 1));
+        assert_eq!((p.options.threads, p.connections), (1, 1));
         assert_eq!(p.script_args, ["foo", "bar", "-x", "baz"]);
         assert_eq!(p.target.url, "http://h/");
 
         let p = plan(&["http://h", "-t1", "-c1", "--", "--help", "-v", "--", "x"]);
         assert_eq!(p.script_args, ["--help", "-v", "--", "x"]);
         let p = plan(&["--", "http://h", "-t9"]);
-        assert_eq!(p.threads, 2);
+        assert_eq!(p.options.threads, 2);
         assert_eq!(p.script_args, ["-t9"]);
     }
 
@@ -636,7 +641,7 @@ mod tests {
         let p = plan(&[
             "-t1", "-t3", "-c9", "-H", "A: 1", "-H", "B:2", "-H", "a: 3", "http://h",
         ]);
-        assert_eq!(p.threads, 3);
+        assert_eq!(p.options.threads, 3);
         assert_eq!(
             p.headers,
             vec![

@@ -51,11 +51,11 @@ struct Shared {
 pub fn probe(plan: &MahjongPlan) -> Probe<'_> {
     Probe {
         target: &plan.server,
-        insecure: plan.insecure,
-        cacert: plan.cacert.as_deref(),
+        insecure: plan.options.insecure,
+        cacert: plan.options.cacert.as_deref(),
         timeout: plan.connect_timeout,
         alpn: Alpn::Http1,
-        bind: &plan.bind,
+        bind: &plan.options.bind,
     }
 }
 
@@ -81,7 +81,10 @@ pub fn run(plan: &MahjongPlan) -> Result<MahjongResult, Error> {
 /// [`run`], with the [`Hooks`] of a session among others.
 pub fn run_with(plan: &MahjongPlan, hooks: Hooks) -> Result<MahjongResult, Error> {
     // Each player holds one socket at a time (WebSocket, or login/logout).
-    sys::check_open_files(hooks.open_files_for.unwrap_or(plan.players), plan.threads)?;
+    sys::check_open_files(
+        hooks.open_files_for.unwrap_or(plan.players),
+        plan.options.threads,
+    )?;
     let mut mode = MahjongMode::prepare(plan)?;
     mode.settings.stop = hooks.stop.clone();
     mode.hooks = hooks;
@@ -147,16 +150,16 @@ impl MahjongMode {
         let host = server.host_header();
         Ok(MahjongMode {
             settings: Settings {
-                duration: plan.duration,
+                duration: plan.options.duration,
                 // Every player logs out, also after a signal, within --logout-timeout (a login
                 // in flight gets SHUTDOWN_GRACE first); wait for that, but not for ever.
                 grace: plan.logout_timeout + super::player::SHUTDOWN_GRACE + Duration::from_secs(5),
                 // The logouts' own cut, and a second for the workers to hand back their records.
                 hurry: super::player::SECOND_SIGNAL_GRACE + Duration::from_secs(1),
                 winding_down: "the players log out",
-                progress: ProgressMode::choose(plan.progress, plan.quiet),
-                server_pids: plan.server_pids.clone(),
-                start_at: plan.part.start_at,
+                progress: ProgressMode::choose(plan.options.progress, plan.options.quiet),
+                server_pids: plan.options.server_pids.clone(),
+                start_at: plan.options.part.start_at,
                 pacing: Pacing::THINK,
                 stop: None,
             },
@@ -168,8 +171,8 @@ impl MahjongMode {
                     server.path
                 ),
                 host,
-                barrier: Barrier::new(plan.threads),
-                agreed: Barrier::new(plan.threads),
+                barrier: Barrier::new(plan.options.threads),
+                agreed: Barrier::new(plan.options.threads),
                 idle_workers: AtomicUsize::new(0),
             }),
             hooks: Hooks::default(),
@@ -187,7 +190,7 @@ impl Mode for MahjongMode {
     fn workers(&mut self) -> Result<Vec<MahjongWorker>, Error> {
         let plan = &self.shared.plan;
         let mut first_player = 0;
-        Ok((0..plan.threads)
+        Ok((0..plan.options.threads)
             .map(|index| {
                 let tables = plan.tables_for_thread(index);
                 let recorded = Kept::default();
@@ -293,7 +296,7 @@ impl Worker for MahjongWorker {
         // intervals).
         let t0 = ctx.start();
         let intervals = Rc::new(RefCell::new(Intervals {
-            clock: IntervalClock::new(t0, shared.plan.interval),
+            clock: IntervalClock::new(t0, shared.plan.options.interval),
             index: 0,
             was: MahjongTotals::default(),
         }));
@@ -324,7 +327,7 @@ impl Worker for MahjongWorker {
         });
         let mut players = Vec::with_capacity(tables * seats);
         let mut own_tables = Vec::with_capacity(tables);
-        let shard = shared.plan.part.shard;
+        let shard = shared.plan.options.part.shard;
         for table_index in 0..tables {
             let table = Rc::new(Table::default());
             own_tables.push(Rc::clone(&table));
@@ -444,7 +447,8 @@ async fn coordinate(
         }
         // Read between the two barriers: no worker counts itself idle in between, so every
         // worker reads the same count and takes the same way.
-        let nobody_plays = shared.idle_workers.load(Ordering::SeqCst) >= shared.plan.threads;
+        let nobody_plays =
+            shared.idle_workers.load(Ordering::SeqCst) >= shared.plan.options.threads;
         tokio::select! {
             _ = shared.agreed.wait() => {}
             _ = shutdown.changed() => break,

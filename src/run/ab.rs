@@ -2,13 +2,12 @@
 //! that a shared machine's drift hits both alike, then compared. One loop; each mode gives its
 //! two plans and runs one round through [`Side`].
 
-use std::io::Write;
-
-use super::{error_exit, fail, fail_as};
+use super::output::Outputs;
+use super::{error_exit, fail_as};
 use crate::engine::signals;
 use crate::error::{Error, ExitStatus};
 use crate::net::preflight::{self, Probe};
-use crate::plan::JsonOut;
+use crate::plan::RunOptions;
 use crate::report;
 use crate::report::tools::saved::{LoadedRun, RunData, SavedRounds};
 
@@ -36,21 +35,11 @@ pub struct Round {
     pub error: Option<String>,
 }
 
-/// What the comparison prints and writes, besides its two sides.
-pub struct Output<'a> {
-    /// `--rounds`.
-    pub rounds: u32,
-    /// The rounds' reports and the table go to stdout.
-    pub show: bool,
-    pub json: Option<&'a JsonOut>,
-    /// `--html FILE`: the comparison's page.
-    pub html: Option<&'a std::path::Path>,
-}
-
 /// Both sides answer before round 1, or nothing runs; then the rounds, the table and the file.
-pub fn run<S: Side>(sides: [&S::Plan; 2], output: &Output<'_>) -> ExitStatus {
+/// `options` are the command's (`--rounds`, and what it prints and writes), not a side's.
+pub fn run<S: Side>(sides: [&S::Plan; 2], options: &RunOptions) -> ExitStatus {
     match preflight_both::<S>(sides) {
-        Ok(()) => compare_rounds::<S>(sides, output),
+        Ok(()) => compare_rounds::<S>(sides, options),
         Err(failed) => failed,
     }
 }
@@ -75,13 +64,9 @@ fn labelled(label: &str, e: &Error) -> (ExitStatus, String) {
 /// The A/B loop of both modes: rounds alternate the two sides. Ends with the comparison table;
 /// `--json` gets every run. A signal (or an error) ends the whole comparison, not only its
 /// round: the run it cut short is left out of the comparison, and the text and the JSON say so.
-fn compare_rounds<S: Side>(sides: [&S::Plan; 2], output: &Output<'_>) -> ExitStatus {
-    let Output {
-        rounds,
-        show,
-        json,
-        html,
-    } = *output;
+fn compare_rounds<S: Side>(sides: [&S::Plan; 2], options: &RunOptions) -> ExitStatus {
+    let rounds = options.rounds;
+    let mut outputs = Outputs::of(options);
     // One handler for the process, from here on: a signal between two rounds, or while a
     // round prepares, ends the comparison before that round sends anything (its engine reads
     // the same handler and stops at once on a signal it had not seen).
@@ -133,17 +118,16 @@ fn compare_rounds<S: Side>(sides: [&S::Plan; 2], output: &Output<'_>) -> ExitSta
             if cut_by.is_some() || done.error.is_some() {
                 loaded.left_out = loaded.ended_early().or_else(|| done.error.clone());
             }
-            if show {
-                let mut out = std::io::stdout().lock();
+            outputs.text(|| {
                 let mark = match loaded.ended_early() {
                     Some(early) => format!(" ({early})"),
                     None => String::new(),
                 };
-                let _ = writeln!(out, "== {label}, round {round} of {rounds}{mark} ==");
-                let _ = out.write_all(done.text.as_bytes());
-                let _ = writeln!(out);
-                let _ = out.flush();
-            }
+                format!(
+                    "== {label}, round {round} of {rounds}{mark} ==\n{}\n",
+                    done.text
+                )
+            });
             runs.push(loaded);
             // The round's own signal, or one that came as it ended.
             if let Some(signal) = cut_by.or_else(|| signalled().map(str::to_string)) {
@@ -160,38 +144,25 @@ fn compare_rounds<S: Side>(sides: [&S::Plan; 2], output: &Output<'_>) -> ExitSta
     if error.is_some() && ended_by.is_none() {
         ended_by = Some("error".to_string());
     }
-    if show {
+    if outputs.shows_text() {
         if !stopped.is_empty() {
-            println!("{stopped}");
+            outputs.text(|| format!("{stopped}\n"));
         }
         if !runs.is_empty() {
             match report::tools::compare::render(&runs) {
-                Ok(table) => print!("{table}"),
+                Ok(table) => outputs.text(|| table),
                 Err(e) => return error_exit(&e),
             }
         }
     }
-    if let Some(json) = json {
-        let document = SavedRounds::new(S::MODE, &runs, rounds, ended_by, error.clone());
-        if let Err(e) = report::schema::write_value(&document, json) {
-            let failed = fail(&format_args!("--json {e}"));
-            if error.is_none() {
-                return failed;
-            }
-        }
+    outputs.json(|| SavedRounds::new(S::MODE, &runs, rounds, ended_by, error.clone()));
+    // Nothing ran: no page.
+    if !runs.is_empty() {
+        outputs.comparison_page(&runs);
     }
-    if let (Some(path), false) = (html, runs.is_empty()) {
-        let written = report::tools::page::render_comparison(&runs)
-            .and_then(|page| report::tools::page::write(&page, path, "--html"));
-        if let Err(e) = written {
-            let failed = fail(&e);
-            if error.is_none() {
-                return failed;
-            }
-        }
-    }
+    // A round's error is the verdict, whatever else failed.
     match error {
         Some(e) => fail_as(error_status, &e),
-        None => ExitStatus::Ran,
+        None => outputs.status_or(|| ExitStatus::Ran),
     }
 }

@@ -8,15 +8,16 @@
 //! (warm-up, step and pause are fixed lengths), so shards on several machines run each step
 //! together without talking, each at its share of the step's rate.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
+use super::output::Outputs;
 use super::pool::{Next, Pool, Try};
 use super::{error_exit, fail, server_gone};
-use crate::capacity::{self, Class, Limit, LoadUnit, Noise, SearchPlan, StepOutcome, StepRunner};
+use crate::capacity::{self, Class, Limit, LoadUnit, Noise, StepOutcome, StepRunner};
 use crate::engine::signals;
 use crate::error::{Error, ExitStatus};
-use crate::plan::{CapacityPlan, JsonOut, Plan};
+use crate::plan::{CapacityPlan, Plan, RunOptions};
 use crate::report;
 use crate::report::capacity::SavedSearch;
 use crate::report::http::saved::SavedRun;
@@ -69,14 +70,7 @@ pub fn run(plan: &CapacityPlan) -> ExitStatus {
     let found = match &plan.staircase {
         Some(loads) => capacity::staircase(loads, LoadUnit::RequestsPerSec, &mut runner),
         None => {
-            let search_plan = SearchPlan {
-                from: plan.from,
-                to: plan.to,
-                resolution: plan.resolution,
-                growth: SearchPlan::GROWTH,
-                granularity: 1,
-                trials: SearchPlan::TRIALS,
-            };
+            let search_plan = super::search_plan(&plan.search, 1);
             capacity::search(&search_plan, LoadUnit::RequestsPerSec, &mut runner)
         }
     };
@@ -97,14 +91,14 @@ pub fn run(plan: &CapacityPlan) -> ExitStatus {
         .collect();
     let first_start = runner.first_start.take();
     let mut search = SavedSearch::new(
-        &plan.run.label,
+        &plan.run.options.label,
         &plan.run.target.url,
         found.saved(),
         roles,
         runner.runs,
         Vec::new(),
     );
-    search.part.command = plan.run.part.command.clone();
+    search.part.command = plan.run.options.part.command.clone();
     search.failure.clone_from(&server_failed);
     search.noise = runner.noise;
     if let Some(loads) = &plan.staircase {
@@ -116,34 +110,20 @@ pub fn run(plan: &CapacityPlan) -> ExitStatus {
             .and_then(|i| search.steps.get(i))
             .and_then(|s| s.server.clone());
         if let Some(start) = &first_start {
-            search.part = SavedPart::of(&plan.run.part, start);
+            search.part = SavedPart::of(&plan.run.options.part, start);
         }
     }
-    let show = !plan.run.quiet && plan.run.json != Some(JsonOut::Stdout);
-    if show {
-        let mut out = std::io::stdout().lock();
-        let _ = out.write_all(report::capacity::text::render(&search).as_bytes());
-        let _ = out.flush();
-    }
-    let mut status = ExitStatus::Ran;
-    if let Some(json) = &plan.run.json {
-        if let Err(e) = report::schema::write_value(&search, json) {
-            status = fail(&format_args!("--json {e}"));
-        }
-    }
-    if let Some(path) = &plan.run.html {
-        let loaded = LoadedRun::new(RunData::Capacity(Box::new(search.clone())), "search");
-        if let Err(e) = super::write_page(path, loaded) {
-            status = fail(&e);
-        }
-    }
+    let mut outputs = Outputs::of(&plan.run.options);
+    outputs.text(|| report::capacity::text::render(&search));
+    outputs.json(|| &search);
+    outputs.page(|| LoadedRun::new(RunData::Capacity(Box::new(search.clone())), "search"));
     if let Some(e) = &error {
         return error_exit(e);
     }
     if let Some(e) = server_failed.as_ref().or(failed.as_ref()) {
         return fail(e);
     }
-    status
+    outputs.status_or(|| ExitStatus::Ran)
 }
 
 /// Between a scheduled staircase's warm-up and its judged run: the warm-up's last responses
@@ -160,7 +140,7 @@ fn pool_of(plan: &CapacityPlan) -> Result<Pool, Error> {
     if plan.staircase.is_some() {
         return Ok(Pool { floor, cap: floor });
     }
-    let threads = plan.run.threads;
+    let threads = plan.run.options.threads;
     let (soft, hard) = sys::raise_open_files();
     let room = |limit: u64| {
         let overhead = sys::fds_needed(0, threads);
@@ -222,12 +202,26 @@ impl HttpSteps<'_> {
     /// objectives stood so far.
     fn step_plan(&self, load: u64, connections: usize, duration: Duration, judged: bool) -> Plan {
         let phase = if judged { "" } else { " warm-up" };
-        let mut part = self.plan.run.part.clone();
+        let mut part = self.plan.run.options.part.clone();
         part.start_at = self.start_at(judged);
         let shards = part.shard.count.max(1) as u64;
-        let show = !self.plan.run.quiet && std::io::stderr().is_terminal();
+        let options = &self.plan.run.options;
+        let show = !options.quiet && std::io::stderr().is_terminal();
         Plan {
-            progress: self.plan.run.progress || show,
+            options: RunOptions {
+                progress: options.progress || show,
+                part,
+                duration,
+                json: None,
+                html: None,
+                quiet: true,
+                objectives: if judged {
+                    options.objectives.clone()
+                } else {
+                    Vec::new()
+                },
+                ..options.clone()
+            },
             progress_prefix: format!(
                 "step {} at {} req/s{}{phase}: ",
                 self.runs.len() + 1,
@@ -238,18 +232,8 @@ impl HttpSteps<'_> {
             // split evenly).
             rate: Some(load / shards),
             connections,
-            part,
-            duration,
-            json: None,
             hgrm: None,
             hlog: None,
-            html: None,
-            quiet: true,
-            objectives: if judged {
-                self.plan.run.objectives.clone()
-            } else {
-                Vec::new()
-            },
             ..self.plan.run.clone()
         }
     }
@@ -258,15 +242,16 @@ impl HttpSteps<'_> {
     /// `--start-at + k × (warm-up + step + pause)`, its judged run [`SETTLE`] (or the pause, if
     /// shorter) after the warm-up's end, taken from the pause.
     fn start_at(&self, judged: bool) -> Option<u64> {
-        let start_at = self.plan.run.part.start_at?;
+        let start_at = self.plan.run.options.part.start_at?;
         if self.plan.staircase.is_none() {
             return Some(start_at);
         }
         let nanos = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
-        let stride = nanos(self.plan.warmup + self.plan.step + self.plan.pause);
+        let stride =
+            nanos(self.plan.search.warmup + self.plan.search.step + self.plan.search.pause);
         let step = self.called.saturating_sub(1) as u64;
-        let warmup = match (judged, self.plan.warmup.is_zero()) {
-            (true, false) => nanos(self.plan.warmup + SETTLE.min(self.plan.pause)),
+        let warmup = match (judged, self.plan.search.warmup.is_zero()) {
+            (true, false) => nanos(self.plan.search.warmup + SETTLE.min(self.plan.search.pause)),
             _ => 0,
         };
         Some(
@@ -300,7 +285,7 @@ impl HttpSteps<'_> {
     /// ` (held at 400; broke at 800: p99<20ms)`: how the search stands ([`super::standing`]).
     fn standing(&self) -> String {
         // A shard's runs are at its share of each step's rate.
-        let shards = self.plan.run.part.shard.count.max(1) as u64;
+        let shards = self.plan.run.options.part.shard.count.max(1) as u64;
         super::standing(
             self.runs
                 .iter()
@@ -311,8 +296,8 @@ impl HttpSteps<'_> {
     /// The pause after the previous step, cut short by a signal.
     fn pause(&self) {
         let Some(end) = self.last_end else { return };
-        while end.elapsed() < self.plan.pause && signals::since(self.mark).is_none() {
-            std::thread::sleep(Duration::from_millis(50).min(self.plan.pause));
+        while end.elapsed() < self.plan.search.pause && signals::since(self.mark).is_none() {
+            std::thread::sleep(Duration::from_millis(50).min(self.plan.search.pause));
         }
     }
 }
@@ -328,7 +313,8 @@ impl HttpSteps<'_> {
         tries: usize,
     ) -> Result<(SavedRun, StepOutcome, Noise), StepOutcome> {
         // A scheduled staircase's pause is the gap before the next step's instant.
-        let scheduled = self.plan.staircase.is_some() && self.plan.run.part.start_at.is_some();
+        let scheduled =
+            self.plan.staircase.is_some() && self.plan.run.options.part.start_at.is_some();
         if !scheduled {
             self.pause();
         }
@@ -337,7 +323,7 @@ impl HttpSteps<'_> {
         }
         let number = self.runs.len() + 1;
         let unit = LoadUnit::RequestsPerSec.as_str();
-        let shard = self.plan.run.part.shard;
+        let shard = self.plan.run.options.part.shard;
         let share = if shard.count > 1 {
             format!(
                 "; shard {}/{} sends {}",
@@ -357,12 +343,12 @@ impl HttpSteps<'_> {
             "capacity: step {number} at {} {unit} ({} warm-up, then {} judged{share}) on {} \
              connections{again}",
             capacity::grouped(load),
-            super::human(self.plan.warmup),
-            super::human(self.plan.step),
+            super::human(self.plan.search.warmup),
+            super::human(self.plan.search.step),
             capacity::grouped(connections as u64)
         );
-        if !self.plan.warmup.is_zero() {
-            match web::run(&self.step_plan(load, connections, self.plan.warmup, false)) {
+        if !self.plan.search.warmup.is_zero() {
+            match web::run(&self.step_plan(load, connections, self.plan.search.warmup, false)) {
                 Ok(warm) => self.started(&warm.result.start),
                 Err(e) => match self.gone(number, load, e) {
                     Ok(failed) => return Err(failed),
@@ -375,7 +361,7 @@ impl HttpSteps<'_> {
             }
         }
         let machine = MachineStat::read();
-        let finished = web::run(&self.step_plan(load, connections, self.plan.step, true));
+        let finished = web::run(&self.step_plan(load, connections, self.plan.search.step, true));
         let machine = machine.and_then(|m| m.since());
         self.last_end = Some(Instant::now());
         let finished = match finished {

@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use crate::error::Error;
-use crate::plan::{JsonOut, MahjongPlan, Plan};
+use crate::plan::{JsonOut, MahjongPlan, Plan, RunOptions};
 use crate::sys;
 
 /// Checks `outputs` (`(flag, path)`, in the order they are written; `None` when not given)
@@ -35,32 +35,41 @@ fn given<'a>(files: &[(&'a str, Option<&'a Path>)]) -> Vec<(&'a str, &'a Path)> 
 /// An HTTP run's (and a capacity search's) files: `--json`, `--html`, `--hgrm`, `--hlog`
 /// written; `-s` and `--cacert` read.
 pub fn of_run(plan: &Plan) -> Result<(), Error> {
-    check(
+    of_options(
+        &plan.options,
         &[
-            ("--json", json_file(plan.json.as_ref())),
-            ("--html", plan.html.as_deref()),
             ("--hgrm", plan.hgrm.as_deref()),
             ("--hlog", plan.hlog.as_deref()),
         ],
-        &[
-            ("the -s script", plan.script.as_deref()),
-            ("the --cacert file", plan.cacert.as_deref()),
-        ],
+        ("the -s script", plan.script.as_deref()),
     )
 }
 
 /// A mahjong session's (and its capacity search's) files: `--json`, `--html` written; `--rule`
 /// and `--cacert` read.
 pub fn of_session(plan: &MahjongPlan) -> Result<(), Error> {
+    of_options(
+        &plan.options,
+        &[],
+        ("the --rule file", plan.rule_file.as_deref()),
+    )
+}
+
+/// Every mode's files (`--json`, `--html` written, then the mode's `outputs`; the mode's
+/// `input`, then `--cacert` read), checked together.
+fn of_options(
+    options: &RunOptions,
+    outputs: &[(&str, Option<&Path>)],
+    input: (&str, Option<&Path>),
+) -> Result<(), Error> {
+    let mut written = vec![
+        ("--json", json_file(options.json.as_ref())),
+        ("--html", options.html.as_deref()),
+    ];
+    written.extend_from_slice(outputs);
     check(
-        &[
-            ("--json", json_file(plan.json.as_ref())),
-            ("--html", plan.html.as_deref()),
-        ],
-        &[
-            ("the --rule file", plan.rule_file.as_deref()),
-            ("the --cacert file", plan.cacert.as_deref()),
-        ],
+        &written,
+        &[input, ("the --cacert file", options.cacert.as_deref())],
     )
 }
 

@@ -1,13 +1,12 @@
-//! An HTTP run (`tsumo URL`), alone or as one side of `--vs`: the report, the JSON, `.hgrm`,
-//! then the script's `done()`; errors last.
-
-use std::io::Write;
+//! An HTTP run (`tsumo URL`), alone or as one side of `--vs`: the report, the JSON, the page,
+//! `.hgrm`, `.hlog`, then the script's `done()`; errors last.
 
 use super::ab::{self, Round, Side};
+use super::output::Outputs;
 use super::{error_exit, exit_as, fail};
 use crate::error::{Error, ExitStatus};
 use crate::net::preflight::Probe;
-use crate::plan::{JsonOut, Plan};
+use crate::plan::{Plan, RunOptions};
 use crate::report;
 use crate::report::tools::saved::{LoadedRun, RunData};
 use crate::web;
@@ -18,80 +17,57 @@ pub fn run(plan: &Plan) -> ExitStatus {
         return error_exit(&e);
     }
     match sides(plan) {
-        Some([first, second]) => ab::run::<Http>(
-            [&first, &second],
-            &ab::Output {
-                rounds: plan.rounds,
-                show: !plan.quiet && plan.json != Some(JsonOut::Stdout),
-                json: plan.json.as_ref(),
-                html: plan.html.as_deref(),
-            },
-        ),
+        Some([first, second]) => ab::run::<Http>([&first, &second], &plan.options),
         None => once(plan),
     }
 }
 
-/// One HTTP run: report, JSON, `.hgrm`, then the script's `done()`; errors last.
+/// One HTTP run: report, JSON, page, `.hgrm`, `.hlog`, then the script's `done()`; errors last.
 fn once(plan: &Plan) -> ExitStatus {
     let finished = match web::run(plan) {
         Ok(finished) => finished,
         Err(e) => return error_exit(&e),
     };
     let result = &finished.result;
-    if !plan.quiet && plan.json != Some(JsonOut::Stdout) {
-        let mut out = std::io::stdout().lock();
-        let _ = out.write_all(report::http::text::render(result).as_bytes());
-        let _ = out.flush();
-    }
+    let mut outputs = Outputs::of(&plan.options);
+    outputs.text(|| report::http::text::render(result));
     let saved = saved_run(&finished);
     // The results are saved before done() runs: an error or a hang in it cannot lose them.
-    let mut failed = false;
-    if let Some(json) = &plan.json {
-        if let Err(e) = report::schema::write_value(&saved, json) {
-            failed = true;
-            fail(&format_args!("--json {e}"));
-        }
-    }
-    if let Some(path) = &plan.html {
-        let loaded = LoadedRun::new(RunData::Http(Box::new(saved.clone())), "run");
-        if let Err(e) = super::write_page(path, loaded) {
-            failed = true;
-            fail(&e);
-        }
-    }
-    if let Some(path) = &plan.hgrm {
-        if let Err(e) = report::http::hgrm::write_hgrm(&result.latency, path) {
-            failed = true;
-            fail(&format_args!("--hgrm {e}"));
-        }
-    }
-    if let (Some(path), Some(timeline)) = (&plan.hlog, &result.timeline) {
-        if let Err(e) = report::http::hlog::write_hlog(timeline, result.elapsed, path) {
-            failed = true;
-            fail(&format_args!("--hlog {e}"));
-        }
+    outputs.json(|| &saved);
+    outputs.page(|| LoadedRun::new(RunData::Http(Box::new(saved.clone())), "run"));
+    outputs.file("--hgrm", plan.hgrm.as_deref(), |path| {
+        report::http::hgrm::write_hgrm(&result.latency, path)
+    });
+    if let Some(timeline) = &result.timeline {
+        outputs.file("--hlog", plan.hlog.as_deref(), |path| {
+            report::http::hlog::write_hlog(timeline, result.elapsed, path)
+        });
     }
     // As wrk: the script's done() runs after the report, in the main Lua state.
+    let mut done_failed = false;
     if let Some(script) = &finished.script {
         if let Err(e) = script.done(result) {
-            failed = true;
+            done_failed = true;
             fail(&e);
         }
     }
     // A script error stops the run: the report of what ran is printed, then the verdict says
     // the error, whatever else failed.
-    if finished.script_error.is_none() {
-        if failed {
-            return ExitStatus::Failed;
-        }
-        if finished.abandoned > 0 {
-            return fail(&format_args!(
+    if finished.script_error.is_some() {
+        return exit_as(&saved);
+    }
+    outputs.status_or(|| {
+        if done_failed {
+            ExitStatus::Failed
+        } else if finished.abandoned > 0 {
+            fail(&format_args!(
                 "{} worker threads never ended (a script hook that does not return?)",
                 finished.abandoned
-            ));
+            ))
+        } else {
+            exit_as(&saved)
         }
-    }
-    exit_as(&saved)
+    })
 }
 
 /// A run's JSON document, with the script error that stopped it (if one did).
@@ -105,18 +81,28 @@ fn saved_run(finished: &web::Finished) -> report::http::saved::SavedRun {
 /// `--vs URL2`'s two sides: the run's target, and the second one (its label, and HTTP/1.1 with
 /// `--vs-http1`); neither writes files of its own.
 fn sides(plan: &Plan) -> Option<[Plan; 2]> {
-    let vs = plan.vs.as_ref()?;
+    let vs = plan.options.vs.as_ref()?;
     let first = Plan {
-        vs: None,
-        json: None,
+        options: RunOptions {
+            vs: None,
+            json: None,
+            html: None,
+            ..plan.options.clone()
+        },
         hgrm: None,
         hlog: None,
-        html: None,
         ..plan.clone()
     };
     let second = Plan {
         target: vs.clone(),
-        label: plan.vs_label.clone().unwrap_or_else(|| vs.url.clone()),
+        options: RunOptions {
+            label: plan
+                .options
+                .vs_label
+                .clone()
+                .unwrap_or_else(|| vs.url.clone()),
+            ..first.options.clone()
+        },
         http2: if plan.vs_http1 { None } else { plan.http2 },
         ..first.clone()
     };
@@ -131,7 +117,7 @@ impl Side for Http {
     const MODE: &'static str = report::http::MODE;
 
     fn label(plan: &Plan) -> &str {
-        &plan.label
+        &plan.options.label
     }
 
     fn probe(plan: &Plan) -> Probe<'_> {

@@ -1,14 +1,13 @@
 //! A mahjong session (`tsumo mahjong …`), alone or as one side of `--vs`: the report, the JSON,
-//! and the session's verdict.
-
-use std::io::Write;
+//! the page, and the session's verdict.
 
 use super::ab::{self, Round, Side};
-use super::{error_exit, exit_as, fail};
+use super::output::Outputs;
+use super::{error_exit, exit_as};
 use crate::error::{Error, ExitStatus};
 use crate::mahjong::session;
 use crate::net::preflight::Probe;
-use crate::plan::{JsonOut, MahjongPlan};
+use crate::plan::{MahjongPlan, RunOptions};
 use crate::report;
 use crate::report::tools::saved::{LoadedRun, RunData};
 
@@ -18,58 +17,48 @@ pub fn run(plan: &MahjongPlan) -> ExitStatus {
         return error_exit(&e);
     }
     match sides(plan) {
-        Some([first, second]) => ab::run::<Mahjong>(
-            [&first, &second],
-            &ab::Output {
-                rounds: plan.rounds,
-                show: !plan.quiet && plan.json != Some(JsonOut::Stdout),
-                json: plan.json.as_ref(),
-                html: plan.html.as_deref(),
-            },
-        ),
+        Some([first, second]) => ab::run::<Mahjong>([&first, &second], &plan.options),
         None => once(plan),
     }
 }
 
-/// Runs the session, prints its report, writes its JSON.
+/// Runs the session, prints its report, writes its JSON and its page.
 fn once(plan: &MahjongPlan) -> ExitStatus {
     let result = match session::run(plan) {
         Ok(result) => result,
         Err(e) => return error_exit(&e),
     };
-    if !plan.quiet && plan.json != Some(JsonOut::Stdout) {
-        let mut out = std::io::stdout().lock();
-        let _ = out.write_all(report::mahjong::text::render(&result).as_bytes());
-        let _ = out.flush();
-    }
+    let mut outputs = Outputs::of(&plan.options);
+    outputs.text(|| report::mahjong::text::render(&result));
     let saved = report::mahjong::saved(&result);
-    if let Some(json) = &plan.json {
-        if let Err(e) = report::schema::write_value(&saved, json) {
-            return fail(&format_args!("--json {e}"));
-        }
-    }
-    if let Some(path) = &plan.html {
-        let loaded = LoadedRun::new(RunData::Mahjong(Box::new(saved.clone())), "session");
-        if let Err(e) = super::write_page(path, loaded) {
-            return fail(&e);
-        }
-    }
-    exit_as(&saved)
+    outputs.json(|| &saved);
+    outputs.page(|| LoadedRun::new(RunData::Mahjong(Box::new(saved.clone())), "session"));
+    outputs.status_or(|| exit_as(&saved))
 }
 
 /// `tsumo mahjong --vs URL2`'s two sides: the session's server, and the second one (with its
 /// label); neither writes files of its own.
 fn sides(plan: &MahjongPlan) -> Option<[MahjongPlan; 2]> {
-    let vs = plan.vs.as_ref()?;
+    let vs = plan.options.vs.as_ref()?;
     let first = MahjongPlan {
-        vs: None,
-        json: None,
-        html: None,
+        options: RunOptions {
+            vs: None,
+            json: None,
+            html: None,
+            ..plan.options.clone()
+        },
         ..plan.clone()
     };
     let second = MahjongPlan {
         server: vs.clone(),
-        label: plan.vs_label.clone().unwrap_or_else(|| vs.url.clone()),
+        options: RunOptions {
+            label: plan
+                .options
+                .vs_label
+                .clone()
+                .unwrap_or_else(|| vs.url.clone()),
+            ..first.options.clone()
+        },
         ..first.clone()
     };
     Some([first, second])
@@ -83,7 +72,7 @@ impl Side for Mahjong {
     const MODE: &'static str = report::mahjong::MODE;
 
     fn label(plan: &MahjongPlan) -> &str {
-        &plan.label
+        &plan.options.label
     }
 
     fn probe(plan: &MahjongPlan) -> Probe<'_> {
@@ -99,7 +88,7 @@ impl Side for Mahjong {
             error: saved
                 .failure
                 .as_ref()
-                .map(|f| format!("{}: {f}", plan.label)),
+                .map(|f| format!("{}: {f}", plan.options.label)),
             data: RunData::Mahjong(Box::new(saved)),
         })
     }

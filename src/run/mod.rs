@@ -1,6 +1,8 @@
 //! One command's run, from its plan to its exit status: each mode's run with its report and
-//! files (`http`, `mahjong`), and the A/B rounds of `--vs` (`ab`: one loop for both modes, over
-//! the small [`ab::Side`] trait each mode's runner implements).
+//! files (`http`, `mahjong`), the A/B rounds of `--vs` (`ab`: one loop for both modes, over
+//! the small [`ab::Side`] trait each mode's runner implements), the capacity searches
+//! (`capacity`, `mahjong_capacity`), and what every one of them writes at its end, one way
+//! (`output`: each output written, each failure its line, one exit status for a lost one).
 //!
 //! Why a module of its own: the binary only parses, runs, renders and exits; what a finished
 //! run writes, in which order, and which status it ends with is the library's, tested there.
@@ -11,19 +13,14 @@ pub mod files;
 pub mod http;
 pub mod mahjong;
 pub mod mahjong_capacity;
+pub mod output;
 mod pool;
 mod server_gone;
 
-use std::path::Path;
-
+use crate::capacity::SearchPlan;
 use crate::error::{Error, ExitStatus};
+use crate::plan::SearchOptions;
 use crate::report::result::SavedResult;
-
-/// Writes `run`'s page to `--html FILE`; the error is the run's failure line.
-pub fn write_page(html: &Path, run: crate::report::tools::saved::LoadedRun) -> Result<(), String> {
-    let page = crate::report::tools::page::render_one(&run);
-    crate::report::tools::page::write(&page, html, "--html").map_err(|e| e.to_string())
-}
 
 /// The status a finished run exits with, from its saved result (its line on stderr).
 pub fn exit_as(saved: &dyn SavedResult) -> ExitStatus {
@@ -47,6 +44,18 @@ pub fn fail(e: &dyn std::fmt::Display) -> ExitStatus {
 pub fn fail_as(status: ExitStatus, e: &dyn std::fmt::Display) -> ExitStatus {
     eprintln!("tsumo: {e}");
     status
+}
+
+/// A search's plan from its options (either search's): its loads multiples of `granularity`.
+fn search_plan(search: &SearchOptions, granularity: u64) -> SearchPlan {
+    SearchPlan {
+        from: search.from,
+        to: search.to,
+        resolution: search.resolution,
+        growth: SearchPlan::GROWTH,
+        granularity,
+        trials: SearchPlan::TRIALS,
+    }
 }
 
 /// A capacity step's line on stderr: what it achieved (`achieved 1,480 requests/sec`, `16

@@ -113,7 +113,7 @@ impl Script {
 
         // `--script-timeout 0` lifts the limit for the run's hooks only: outside the run there
         // is no run to end, and a hook that never returned would hang tsumo for ever.
-        let outside_bound = plan.duration + OUTSIDE_RUN_GRACE;
+        let outside_bound = plan.options.duration + OUTSIDE_RUN_GRACE;
         let limit_for = |lua: &Lua| match plan.script_timeout {
             Some(limit) => Limit::new(lua, Some(limit)),
             None => Limit::outside_run(lua, outside_bound),
@@ -134,10 +134,10 @@ impl Script {
             })
             .map_err(script_err)?;
 
-        let mut threads = Vec::with_capacity(plan.threads);
+        let mut threads = Vec::with_capacity(plan.options.threads);
         let mut hooks = Hooks::default();
         let mut pipeline = 1;
-        for index in 0..plan.threads {
+        for index in 0..plan.options.threads {
             let lua = wrk::new_state(plan).map_err(script_err)?;
             let mut limit = limit_for(&lua).map_err(script_err)?;
             limit

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use super::*;
 use crate::net::http1::request;
-use crate::plan::{Scheme, Target};
+use crate::plan::{RunOptions, Scheme, Target};
 use crate::stats::{hdr, new_histogram, Counters};
 
 const URL: &str = "http://127.0.0.1:8080/";
@@ -15,7 +15,10 @@ const URL: &str = "http://127.0.0.1:8080/";
 fn plan(script: &str) -> Plan {
     Plan {
         script: Some(PathBuf::from(format!("tests/scripts/{script}"))),
-        quiet: true,
+        options: RunOptions {
+            quiet: true,
+            ..RunOptions::for_tests()
+        },
         ..Plan::for_tests(Target {
             url: URL.into(),
             scheme: Scheme::Http,

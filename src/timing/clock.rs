@@ -109,13 +109,15 @@ mod tests {
     fn the_offset_is_read_again_once_kept_too_long() {
         forget_offset();
         let t = now();
-        let first = realtime_offset(t);
+        // An offset an hour off, which no fresh read gives (a fresh read differs from the
+        // first by the few ns between its two clock reads).
+        let kept_off = realtime_offset(t) + 3_600_000_000_000;
         // Within the span the kept offset answers, whatever the clocks do.
-        OFFSET.with(|kept| kept.set((t, first + 7)));
-        assert_eq!(realtime_offset(t + OFFSET_KEPT - 1), first + 7);
+        OFFSET.with(|kept| kept.set((t, kept_off)));
+        assert_eq!(realtime_offset(t + OFFSET_KEPT - 1), kept_off);
         // Past it, or before the read (another thread's `now`), it is read afresh.
-        assert_ne!(realtime_offset(t + OFFSET_KEPT), first + 7);
-        OFFSET.with(|kept| kept.set((t, first + 7)));
-        assert_ne!(realtime_offset(t - 1), first + 7);
+        assert_ne!(realtime_offset(t + OFFSET_KEPT), kept_off);
+        OFFSET.with(|kept| kept.set((t, kept_off)));
+        assert_ne!(realtime_offset(t - 1), kept_off);
     }
 }

@@ -74,18 +74,18 @@ pub fn alpn(plan: &Plan) -> Alpn {
 pub fn probe(plan: &Plan) -> Probe<'_> {
     Probe {
         target: &plan.target,
-        insecure: plan.insecure,
-        cacert: plan.cacert.as_deref(),
+        insecure: plan.options.insecure,
+        cacert: plan.options.cacert.as_deref(),
         timeout: plan.timeout,
         alpn: alpn(plan),
-        bind: &plan.bind,
+        bind: &plan.options.bind,
     }
 }
 
 /// Runs a plan to completion (duration end, a signal, the script stopping every thread, or a
 /// script error).
 pub fn run(plan: &Plan) -> Result<Finished, Error> {
-    sys::check_open_files(plan.connections, plan.threads)?;
+    sys::check_open_files(plan.connections, plan.options.threads)?;
     let mut mode = HttpMode::prepare(plan)?;
     let run = engine::run(&mut mode)?;
     let HttpMode {
@@ -100,7 +100,7 @@ pub fn run(plan: &Plan) -> Result<Finished, Error> {
         .unwrap_or(run.start.actual_unix_ns);
     let timeline = RunTimeline::new(
         &total.timeline,
-        IntervalClock::new(run.t0, plan.interval),
+        IntervalClock::new(run.t0, plan.options.interval),
         start_unix_ns,
         &run.server_samples,
     );
@@ -168,18 +168,18 @@ impl<'a> HttpMode<'a> {
             }
             None => (None, Vec::new()),
         };
-        thread_scripts.resize_with(plan.threads, || None);
+        thread_scripts.resize_with(plan.options.threads, || None);
         Ok(HttpMode {
             plan,
             settings: Settings {
-                duration: plan.duration,
+                duration: plan.options.duration,
                 grace: WORKER_GRACE,
                 hurry: WORKER_HURRY,
                 winding_down: "the worker threads end",
-                progress: engine::ProgressMode::choose(plan.progress, plan.quiet),
-                server_pids: plan.server_pids.clone(),
-                start_at: plan.part.start_at,
-                pacing: Pacing::choose(plan.slack, plan.rate, plan.threads),
+                progress: engine::ProgressMode::choose(plan.options.progress, plan.options.quiet),
+                server_pids: plan.options.server_pids.clone(),
+                start_at: plan.options.part.start_at,
+                pacing: Pacing::choose(plan.slack, plan.rate, plan.options.threads),
                 stop: None,
             },
             endpoint,
@@ -208,7 +208,7 @@ impl Mode for HttpMode<'_> {
         };
         let authority = plan.target.host_header();
         let mut first_connection = 0;
-        let mut workers = Vec::with_capacity(plan.threads);
+        let mut workers = Vec::with_capacity(plan.options.threads);
         for (index, script) in std::mem::take(&mut self.thread_scripts)
             .into_iter()
             .enumerate()
@@ -238,7 +238,7 @@ impl Mode for HttpMode<'_> {
                 connections,
                 total_connections: plan.connections,
                 rate: plan.rate,
-                shard: plan.part.shard,
+                shard: plan.options.part.shard,
                 // A script's setup() may point a thread elsewhere (addr.lua).
                 endpoint: Endpoint {
                     addr: script
@@ -247,7 +247,7 @@ impl Mode for HttpMode<'_> {
                     tls: self.endpoint.tls.clone(),
                     source: None,
                 },
-                sources: plan.bind.clone(),
+                sources: plan.options.bind.clone(),
                 static_batch,
                 script,
                 timeout: plan.timeout,
@@ -256,8 +256,8 @@ impl Mode for HttpMode<'_> {
                 scheme: scheme.clone(),
                 authority: authority.clone(),
                 recorded: Default::default(),
-                interval: plan.interval,
-                duration: plan.duration,
+                interval: plan.options.interval,
+                duration: plan.options.duration,
             });
             first_connection += connections;
         }
@@ -271,7 +271,7 @@ impl Mode for HttpMode<'_> {
             "{}[{:>5.1}s / {:.0}s] {} req/s, {} requests, {} errors",
             self.plan.progress_prefix,
             elapsed.as_secs_f64(),
-            self.plan.duration.as_secs_f64(),
+            self.plan.options.duration.as_secs_f64(),
             format_metric(rate),
             requests,
             errors
@@ -306,7 +306,7 @@ fn signal_notes(
         notes.push(format!(
             "Interrupted by {name} at {:.2}s of {}: the report covers the run up to the signal.",
             elapsed.as_secs_f64(),
-            engine::seconds(plan.duration)
+            engine::seconds(plan.options.duration)
         ));
     }
     if wind_down.abandoned.is_empty() {
@@ -318,11 +318,14 @@ fn signal_notes(
         .map(|index| (index + 1).to_string())
         .collect();
     let which = match threads.len() {
-        1 => format!("worker thread {} of {} hung", threads[0], plan.threads),
+        1 => format!(
+            "worker thread {} of {} hung",
+            threads[0], plan.options.threads
+        ),
         _ => format!(
             "worker threads {} of {} hung",
             threads.join(", "),
-            plan.threads
+            plan.options.threads
         ),
     };
     let cut = match (wind_down.cut_to, wind_down.signals.last()) {

@@ -182,15 +182,15 @@ fn shards_of_both_command_lines() {
     match run {
         Ok(crate::cli::Parsed::Run(plan)) => {
             assert_eq!((plan.connections, plan.rate), (2, Some(500)));
-            assert_eq!(plan.part.shard, Shard { index: 1, count: 4 });
+            assert_eq!(plan.options.part.shard, Shard { index: 1, count: 4 });
         }
         other => panic!("{other:?}"),
     }
     let session = crate::cli::parse(["tsumo", "mahjong", "-c32", "--shard", "4/4", "http://h/s"]);
     match session {
         Ok(crate::cli::Parsed::Mahjong(plan)) => {
-            assert_eq!((plan.players, plan.threads), (8, 2));
-            assert_eq!(plan.part.shard, Shard { index: 3, count: 4 });
+            assert_eq!((plan.players, plan.options.threads), (8, 2));
+            assert_eq!(plan.options.part.shard, Shard { index: 3, count: 4 });
         }
         other => panic!("{other:?}"),
     }

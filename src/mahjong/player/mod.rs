@@ -135,7 +135,7 @@ impl Player {
         owner: bool,
     ) -> Player {
         let bot = Bot::with_strategy(AnyStrategy::new(ctx.plan.bot));
-        let source = crate::net::source::pick(&ctx.plan.bind, slot);
+        let source = crate::net::source::pick(&ctx.plan.options.bind, slot);
         Player {
             endpoint: Rc::new(ctx.endpoint.from_source(source)),
             ctx,

@@ -163,7 +163,7 @@ impl SavedPacing {
     /// The pacing of a run of `plan`, when it has a rate.
     pub fn of(plan: &Plan) -> Option<SavedPacing> {
         plan.rate?;
-        let pacing = Pacing::choose(plan.slack, plan.rate, plan.threads);
+        let pacing = Pacing::choose(plan.slack, plan.rate, plan.options.threads);
         Some(SavedPacing {
             slack_us: pacing.slack_us(),
             auto: pacing.auto,
@@ -189,21 +189,21 @@ impl SavedPlan {
         let path = |p: &Option<std::path::PathBuf>| p.as_ref().map(|p| p.display().to_string());
         SavedPlan {
             url: plan.target.url.clone(),
-            threads: plan.threads,
+            threads: plan.options.threads,
             connections: plan.connections,
-            duration_s: plan.duration.as_secs_f64(),
+            duration_s: plan.options.duration.as_secs_f64(),
             rate: plan.rate,
             timeout_s: plan.timeout.as_secs_f64(),
             script: path(&plan.script),
             script_args: plan.script_args.clone(),
             headers: plan.headers.clone(),
-            latency: plan.latency,
+            latency: plan.options.latency,
             u_latency: plan.u_latency,
             batch_latency: plan.batch_latency,
-            insecure: plan.insecure,
-            cacert: path(&plan.cacert),
+            insecure: plan.options.insecure,
+            cacert: path(&plan.options.cacert),
             http2: plan.http2,
-            bind: plan.bind.clone(),
+            bind: plan.options.bind.clone(),
             pacing: SavedPacing::of(plan),
         }
     }
@@ -341,7 +341,7 @@ impl SavedRun {
             version: env!("CARGO_PKG_VERSION").to_string(),
             schema: SCHEMA_VERSION,
             mode: http_mode(),
-            label: r.plan.label.clone(),
+            label: r.plan.options.label.clone(),
             plan: SavedPlan::from_plan(&r.plan),
             elapsed_s,
             interrupted: r.interrupted,
@@ -373,11 +373,11 @@ impl SavedRun {
                 .timeline
                 .as_ref()
                 .map_or_else(Vec::new, |t| timeline::http_intervals(t, elapsed_s)),
-            part: SavedPart::of(&r.plan.part, &r.start),
+            part: SavedPart::of(&r.plan.options.part, &r.start),
         };
         saved.set_split(&r.split);
         // Judged on the saved measures, as a saved run is judged again (`report::objectives`).
-        saved.objectives = slo::judge(&r.plan.objectives, &saved);
+        saved.objectives = slo::judge(&r.plan.options.objectives, &saved);
         saved
     }
 }
@@ -398,7 +398,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::plan::{Scheme, Target};
+    use crate::plan::{RunOptions, Scheme, Target};
     use crate::report::schema::decode_histogram;
     use crate::stats::start::StartRecord;
     use crate::stats::{new_histogram, Errors};
@@ -418,16 +418,19 @@ mod tests {
         }
         RunResult {
             plan: Plan {
+                options: RunOptions {
+                    duration: Duration::from_millis(10_500),
+                    latency: true,
+                    insecure: true,
+                    json: Some(JsonOut::Stdout),
+                    label: "https://example.test/x".to_string(),
+                    ..RunOptions::for_tests()
+                },
                 connections: 4,
-                duration: Duration::from_millis(10_500),
                 rate: Some(500),
                 script: Some("s.lua".into()),
                 headers: vec![("X-A".to_string(), "1".to_string())],
-                latency: true,
-                insecure: true,
-                json: Some(JsonOut::Stdout),
                 script_args: vec!["a".to_string()],
-                label: "https://example.test/x".to_string(),
                 ..Plan::for_tests(Target {
                     url: "https://example.test/x".to_string(),
                     scheme: Scheme::Https,

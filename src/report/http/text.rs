@@ -241,15 +241,15 @@ pub fn render(r: &RunResult) -> String {
     });
     Layout {
         url: &plan.target.url,
-        duration_s: plan.duration.as_secs_f64(),
-        threads: plan.threads,
+        duration_s: plan.options.duration.as_secs_f64(),
+        threads: plan.options.threads,
         connections: plan.connections,
         threads_of: "",
         http2,
         closed_loop: plan.rate.is_none(),
         latency: &r.latency,
         req_per_sec: &r.req_per_sec,
-        distribution: plan.latency || plan.u_latency,
+        distribution: plan.options.latency || plan.u_latency,
         uncorrected: plan.u_latency.then_some(&r.uncorrected),
         counters: c,
         runtime_us: r.elapsed.as_micros() as f64,
@@ -261,9 +261,9 @@ pub fn render(r: &RunResult) -> String {
         shortfall: r.shortfall.as_ref(),
         own_usage: Some(own_usage_line(r)),
         server: r.server.as_ref(),
-        part: part_lines(&plan.part, &r.start),
+        part: part_lines(&plan.options.part, &r.start),
         notes: &r.notes,
-        objectives: if plan.objectives.is_empty() {
+        objectives: if plan.options.objectives.is_empty() {
             Vec::new()
         } else {
             objectives::lines(&SavedRun::from_result(r).objectives)
@@ -273,7 +273,7 @@ pub fn render(r: &RunResult) -> String {
             corrected_p99: hdr::value_at_percentile(&r.latency, 99.0),
             server: Percentiles::of(&r.split.server),
             own: OwnDelay::of(&r.split),
-            server_spectrum: plan.latency.then_some(&r.split.server),
+            server_spectrum: plan.options.latency.then_some(&r.split.server),
         }),
     }
     .render()
@@ -556,17 +556,20 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::plan::{Plan, Scheme, Target};
+    use crate::plan::{Plan, RunOptions, Scheme, Target};
     use crate::stats::protocol::Violation;
     use crate::stats::{new_histogram, Counters, Errors};
     use crate::sys::usage::OwnUsage;
 
     fn plan(rate: Option<u64>, latency: bool, u_latency: bool) -> Plan {
         Plan {
+            options: RunOptions {
+                duration: Duration::from_secs(12),
+                latency,
+                ..RunOptions::for_tests()
+            },
             connections: 10,
-            duration: Duration::from_secs(12),
             rate,
-            latency,
             u_latency,
             ..Plan::for_tests(Target {
                 url: "http://127.0.0.1:8080/index.html".to_string(),

@@ -262,13 +262,13 @@ impl SavedSession {
             version: env!("CARGO_PKG_VERSION").to_string(),
             mode: "mahjong".to_string(),
             schema: SCHEMA_VERSION,
-            label: p.label.clone(),
+            label: p.options.label.clone(),
             plan: SavedSessionPlan {
                 url: p.server.url.clone(),
                 players: p.players as u64,
                 seats: p.seats as u64,
-                threads: p.threads as u64,
-                duration_s: p.duration.as_secs_f64(),
+                threads: p.options.threads as u64,
+                duration_s: p.options.duration.as_secs_f64(),
                 ramp_s: p.ramp.as_secs_f64(),
                 think_s: p.think.as_secs_f64(),
                 think_jitter_s: p.think_jitter.as_secs_f64(),
@@ -276,7 +276,7 @@ impl SavedSession {
                 timer: p.timer.clone(),
                 lockstep: p.lockstep,
                 rule: p.rule.clone(),
-                bind: p.bind.clone(),
+                bind: p.options.bind.clone(),
                 think_slack_us: Some(Pacing::THINK.slack_us()),
             },
             elapsed_s: r.elapsed.as_secs_f64(),
@@ -325,10 +325,10 @@ impl SavedSession {
                 r.start.intended_unix_ns.unwrap_or(r.start.actual_unix_ns),
                 r.elapsed.as_secs_f64(),
             ),
-            part: SavedPart::of(&p.part, &r.start),
+            part: SavedPart::of(&p.options.part, &r.start),
         };
         // Judged on the saved measures, as a saved session is judged again.
-        saved.objectives = slo::judge(&p.objectives, &saved);
+        saved.objectives = slo::judge(&p.options.objectives, &saved);
         saved
     }
 

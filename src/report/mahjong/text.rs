@@ -36,11 +36,11 @@ pub fn render(r: &MahjongResult) -> String {
     };
     let mut out = String::new();
     phases(&mut out, &saved, &head);
-    if p.latency {
+    if p.options.latency {
         latency_distributions(&mut out, r);
     }
     outcome(&mut out, &saved);
-    for line in part_lines(&p.part, &r.start) {
+    for line in part_lines(&p.options.part, &r.start) {
         let _ = writeln!(out, "{line}");
     }
     for line in crate::report::objectives::lines(&saved.objectives) {
