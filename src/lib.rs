@@ -10,7 +10,9 @@
 //! `tests/layering.rs`):
 //!
 //! - [`cli`]: the wrk2 command line and the subcommands (clap), wrk's number and duration
-//!   units, bad input as one clear error line; `--shard I/N` (or a Kubernetes Indexed Job's
+//!   units, bad input as one clear error line; each option defined once, as the clap `Arg`
+//!   that carries its help (`cli::shared` for the options several commands take), and every
+//!   `--help`'s option list rendered from its command's table by one renderer (`cli::help`); `--shard I/N` (or a Kubernetes Indexed Job's
 //!   `JOB_COMPLETION_INDEX`), `--start-at` and `--run-id` for a run split over machines;
 //!   `--bind` (addresses or a CIDR) for the source addresses of one machine.
 //! - [`run`]: one command's run from its plan to its exit status: each mode's run with its
