@@ -166,6 +166,15 @@ fn vs_alternates_rounds_and_ends_with_the_comparison() {
     );
     assert_eq!(doc["schema"], 1);
     common::schema::assert_valid(common::schema::Kind::Vs, &[&json]);
+    // The comparison's own command line, as given, after the binary's path.
+    let command: Vec<&str> = doc["command"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no command: {doc:#}"))
+        .iter()
+        .filter_map(serde_json::Value::as_str)
+        .collect();
+    assert_eq!(command[1..5], ["-t1", "-c4", "-d2s", "-R400"], "{doc:#}");
+    assert_eq!(command.last(), Some(&direct.as_str()), "{doc:#}");
     assert_eq!(doc["rounds"], 2);
     assert_eq!(doc["left_out"], serde_json::json!([]));
     let labels: Vec<&str> = doc["runs"]

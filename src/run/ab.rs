@@ -155,7 +155,8 @@ fn compare_rounds<S: Side>(sides: [&S::Plan; 2], options: &RunOptions) -> ExitSt
             }
         }
     }
-    outputs.json(|| SavedRounds::new(S::MODE, &runs, rounds, ended_by, error.clone()));
+    let command = &options.part.command;
+    outputs.json(|| SavedRounds::new(S::MODE, &runs, rounds, ended_by, error.clone(), command));
     // Nothing ran: no page.
     if !runs.is_empty() {
         outputs.comparison_page(&runs);

@@ -147,6 +147,10 @@ pub struct SavedRounds<'a> {
     pub left_out: Vec<LeftOut>,
     /// Every run, each its own document as `--json` writes it.
     pub runs: Vec<&'a RunData>,
+    /// The command line that ran the comparison, exactly as given (argv, `argv[0]` first);
+    /// absent in files of tsumos before it was saved.
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    pub command: &'a [String],
 }
 
 impl<'a> SavedRounds<'a> {
@@ -158,6 +162,7 @@ impl<'a> SavedRounds<'a> {
         rounds: u32,
         ended_by: Option<String>,
         error: Option<String>,
+        command: &'a [String],
     ) -> SavedRounds<'a> {
         let left_out = runs
             .iter()
@@ -182,6 +187,7 @@ impl<'a> SavedRounds<'a> {
             error,
             left_out,
             runs: runs.iter().map(|r| &r.data).collect(),
+            command,
         }
     }
 }
