@@ -49,7 +49,7 @@ pub(crate) use part_and_server_fields;
 
 /// A saved result of any mode, as the tools on saved results read it.
 pub trait SavedResult: std::fmt::Debug {
-    /// `"HTTP"` or `"mahjong"`, for messages.
+    /// How messages name the kind (`HTTP`, `mahjong`, `capacity`): each kind's `NAME` or `MODE`.
     fn mode(&self) -> &'static str;
     /// The result's name in comparisons (`--label`; empty when none was saved).
     fn label(&self) -> &str;

@@ -1,7 +1,7 @@
 //! `tsumo capacity` for HTTP: each step of [`crate::capacity::search`] is one complete
 //! open-loop run through `web::run`, as an ordinary run makes it, at `-R load` for `--step`,
 //! after an unjudged warm-up run at the same load and followed by a pause; it is judged by the
-//! `--slo` objectives on its saved run (`report::objectives::step_of_run`). The table of
+//! `--slo` objectives on its saved run (its `SearchStep::step_outcome`). The table of
 //! steps, the answer and what broke first are printed at the end; `--json` saves the answer
 //! and every step's full run. A fixed staircase (`--steps`) runs [`crate::capacity::staircase`]
 //! instead; with `--start-at`, each run starts on its own instant at a fixed offset from it
