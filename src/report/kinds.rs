@@ -12,9 +12,9 @@ use super::mahjong::{self, saved::SavedSession};
 use super::result::SavedResult;
 use crate::error::Error;
 
-/// What kind of run, with its document. Serializes as that document. The tools ask it through
-/// [`RunData::as_dyn`]; this enum is matched only here: there, on loading a document, and to
-/// merge results of one type.
+/// What kind of result, with its document. Serializes as that document. The tools ask it
+/// through [`RunData::as_dyn`]; it is matched in this file alone (each kind's runner in
+/// `run/` only makes its own).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum RunData {
