@@ -87,13 +87,24 @@ impl RunData {
     }
 }
 
-/// [`SavedResult::merge`] of the parts that are `T`s.
+/// [`SavedResult::merge`] of parts that are all `T`s. A part of another kind that the caller's
+/// check of modes let through (a search of requests beside one of players: both are
+/// `capacity`) is refused, after the `T`s' own refusal if they have one.
 fn merge_as<T: SavedResult + 'static>(parts: &[(&RunData, &str)], label: &str) -> Result<T, Error> {
     let typed: Vec<(&T, &str)> = parts
         .iter()
         .filter_map(|(data, source)| Some((data.as_dyn().as_any().downcast_ref::<T>()?, *source)))
         .collect();
-    T::merge(&typed, label)
+    let merged = T::merge(&typed, label)?;
+    let other = parts
+        .iter()
+        .find(|(data, _)| data.as_dyn().as_any().downcast_ref::<T>().is_none());
+    match (other, typed.first()) {
+        (Some((_, source)), Some((_, first))) => Err(Error::Usage(format!(
+            "merge: {source} is not the same kind of result as {first}: give results of one kind"
+        ))),
+        _ => Ok(merged),
+    }
 }
 
 /// Whether a search's document is of players: its unit says so, or its first step is a
@@ -103,4 +114,54 @@ fn of_players(value: &Value) -> bool {
     let unit = value.pointer("/capacity/unit").and_then(Value::as_str);
     let first = value.pointer("/steps/0/mode").and_then(Value::as_str);
     unit == Some(crate::capacity::LoadUnit::Players.as_str()) || first == Some(mahjong::MODE)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capacity::{judge_staircase, LoadUnit};
+    use crate::report::objectives::tests::fixture;
+    use crate::report::result::SearchStep;
+
+    /// A staircase of one step at 100, of these steps.
+    fn staircase<S: SearchStep>(unit: LoadUnit, step: S) -> SavedSearch<S> {
+        let capacity = judge_staircase(unit, Vec::new()).saved();
+        let roles = vec![("staircase".to_string(), "held".to_string())];
+        let mut search =
+            SavedSearch::new("x", "http://x/", capacity, roles, vec![step], Vec::new());
+        search.staircase = vec![100];
+        search
+    }
+
+    #[test]
+    fn searches_of_requests_and_of_players_do_not_merge_into_one() {
+        let requests = RunData::Capacity(Box::new(staircase(
+            LoadUnit::RequestsPerSec,
+            fixture::<SavedRun>("http-direct-v1.json"),
+        )));
+        let players = RunData::PlayerCapacity(Box::new(staircase(
+            LoadUnit::Players,
+            fixture::<SavedSession>("mahjong-direct-v1.json"),
+        )));
+        // Each alone is what it is: a staircase of requests merges with itself.
+        assert!(requests
+            .merge(&[(&requests, "a.json"), (&requests, "b.json")], "both")
+            .is_ok());
+        let refused = |first: &RunData, second: &RunData| match first
+            .merge(&[(first, "a.json"), (second, "b.json")], "both")
+        {
+            Err(Error::Usage(line)) => line,
+            other => panic!("merged: {other:?}"),
+        };
+        assert_eq!(
+            refused(&requests, &players),
+            "merge: b.json is not the same kind of result as a.json: give results of one kind"
+        );
+        assert!(
+            refused(&players, &requests)
+                .starts_with("merge: a.json is a search over players, which does not merge"),
+            "{}",
+            refused(&players, &requests)
+        );
+    }
 }
