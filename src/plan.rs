@@ -279,6 +279,26 @@ impl Plan {
     }
 }
 
+impl RunOptions {
+    /// `--vs URL2`'s two sides' options, with URL2: both run as this run does but write no
+    /// file of their own (the A/B loop writes the comparison's), and the second is labelled
+    /// `--vs-label` (default: URL2). `None` without `--vs`.
+    pub fn vs_sides(&self) -> Option<(&Target, [RunOptions; 2])> {
+        let vs = self.vs.as_ref()?;
+        let first = RunOptions {
+            vs: None,
+            json: None,
+            html: None,
+            ..self.clone()
+        };
+        let second = RunOptions {
+            label: self.vs_label.clone().unwrap_or_else(|| vs.url.clone()),
+            ..first.clone()
+        };
+        Some((vs, [first, second]))
+    }
+}
+
 #[cfg(test)]
 impl RunOptions {
     /// 2 threads for 1 s, labelled `test`, every option at its default and no output.

@@ -6,7 +6,7 @@ use super::output::Outputs;
 use super::{error_exit, exit_as, fail};
 use crate::error::{Error, ExitStatus};
 use crate::net::preflight::Probe;
-use crate::plan::{Plan, RunOptions};
+use crate::plan::Plan;
 use crate::report;
 use crate::report::tools::saved::{LoadedRun, RunData};
 use crate::web;
@@ -81,28 +81,16 @@ fn saved_run(finished: &web::Finished) -> report::http::saved::SavedRun {
 /// `--vs URL2`'s two sides: the run's target, and the second one (its label, and HTTP/1.1 with
 /// `--vs-http1`); neither writes files of its own.
 fn sides(plan: &Plan) -> Option<[Plan; 2]> {
-    let vs = plan.options.vs.as_ref()?;
+    let (vs, [first, second]) = plan.options.vs_sides()?;
     let first = Plan {
-        options: RunOptions {
-            vs: None,
-            json: None,
-            html: None,
-            ..plan.options.clone()
-        },
+        options: first,
         hgrm: None,
         hlog: None,
         ..plan.clone()
     };
     let second = Plan {
         target: vs.clone(),
-        options: RunOptions {
-            label: plan
-                .options
-                .vs_label
-                .clone()
-                .unwrap_or_else(|| vs.url.clone()),
-            ..first.options.clone()
-        },
+        options: second,
         http2: if plan.vs_http1 { None } else { plan.http2 },
         ..first.clone()
     };

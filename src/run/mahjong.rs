@@ -7,7 +7,7 @@ use super::{error_exit, exit_as};
 use crate::error::{Error, ExitStatus};
 use crate::mahjong::session;
 use crate::net::preflight::Probe;
-use crate::plan::{MahjongPlan, RunOptions};
+use crate::plan::MahjongPlan;
 use crate::report;
 use crate::report::tools::saved::{LoadedRun, RunData};
 
@@ -39,26 +39,14 @@ fn once(plan: &MahjongPlan) -> ExitStatus {
 /// `tsumo mahjong --vs URL2`'s two sides: the session's server, and the second one (with its
 /// label); neither writes files of its own.
 fn sides(plan: &MahjongPlan) -> Option<[MahjongPlan; 2]> {
-    let vs = plan.options.vs.as_ref()?;
+    let (vs, [first, second]) = plan.options.vs_sides()?;
     let first = MahjongPlan {
-        options: RunOptions {
-            vs: None,
-            json: None,
-            html: None,
-            ..plan.options.clone()
-        },
+        options: first,
         ..plan.clone()
     };
     let second = MahjongPlan {
         server: vs.clone(),
-        options: RunOptions {
-            label: plan
-                .options
-                .vs_label
-                .clone()
-                .unwrap_or_else(|| vs.url.clone()),
-            ..first.options.clone()
-        },
+        options: second,
         ..first.clone()
     };
     Some([first, second])
