@@ -263,40 +263,24 @@ fn assert_split_adds_up(doc: &serde_json::Value) {
     );
 }
 
-#[test]
-fn a_hog_on_tsumos_core_moves_tsumos_delay_not_the_servers_latency() {
-    let server = FiveMsServer::start(cpus() - 1);
-    let dir = TempDir::new("server-latency");
-    let json = dir.path().join("run.json");
-    let _hog = (std::env::var_os("NO_HOG").is_none()).then(Hog::start);
-    let run = pinned_tsumo(
-        &[
-            "-t1",
-            "-c10",
-            "-d4s",
-            "-R200",
-            "--json",
-            json.to_str().unwrap(),
-            &server.url(),
-        ],
-        &[],
-    );
-    drop(_hog);
-    let taken = server.stop();
-    run.assert_success();
-    let doc = read_json(&json);
-    assert_eq!(doc["timestamps"], "kernel", "{doc:#}");
-    assert_eq!(doc["counters"].get("unstamped"), None, "{doc:#}");
-    assert_split_adds_up(&doc);
-    let server_p50 = json_u64(&doc, "server_latency.p50");
-    let server_p99 = json_u64(&doc, "server_latency.p99");
-    let corrected_p99 = json_u64(&doc, "latency.p99");
-    let user_p99 = json_u64(&doc, "user_latency.p99");
-    let (truth_p50, truth_p99) = (quantile(&taken, 0.5), quantile(&taken, 0.99));
+/// What a hogged run must show of the split, or why it does not: `None` when the server's
+/// share is its 5 ms (or what its answers really took, where the VM took its CPU) and tsumo's
+/// delay sits in the corrected and user-space latency only.
+///
+/// A request's send is stamped before its write (`Turn::sent`, web/pace.rs), in user space:
+/// a preemption between the stamp and the write is charged to the server, since kernel send
+/// stamps are not built. A hog on tsumo's core makes that window rare but real, so a try
+/// that shows it is run again.
+fn split_misplaced(doc: &serde_json::Value, taken: &[u64]) -> Option<String> {
+    let server_p50 = json_u64(doc, "server_latency.p50");
+    let server_p99 = json_u64(doc, "server_latency.p99");
+    let corrected_p99 = json_u64(doc, "latency.p99");
+    let user_p99 = json_u64(doc, "user_latency.p99");
+    let (truth_p50, truth_p99) = (quantile(taken, 0.5), quantile(taken, 0.99));
     eprintln!(
         "server p50 {server_p50} p99 {server_p99} (its own: p50 {truth_p50} p99 {truth_p99} max \
          {}); corrected p99 {corrected_p99}; user-space p99 {user_p99}; own {}",
-        taken[taken.len() - 1],
+        taken.last().copied().unwrap_or_default(),
         doc["own_delay"]
     );
     // What the 5 ms server fixes: the server's share is its 5 ms and a loopback's µs; where the
@@ -305,17 +289,60 @@ fn a_hog_on_tsumos_core_moves_tsumos_delay_not_the_servers_latency() {
         ("p50", server_p50, truth_p50),
         ("p99", server_p99, truth_p99),
     ] {
-        assert!(
-            (5_000..=5_300.max(truth + 300)).contains(&us),
-            "server's {name} {us}us (the server's own {truth}us): {doc:#}"
-        );
+        if !(5_000..=5_300.max(truth + 300)).contains(&us) {
+            return Some(format!(
+                "server's {name} {us}us against the server's own {truth}us"
+            ));
+        }
     }
     // tsumo's delay is in the corrected and the user-space latency, not in the server's.
-    assert!(user_p99 > server_p99, "{user_p99} <= {server_p99}");
-    assert!(
-        corrected_p99 >= server_p99,
-        "{corrected_p99} < {server_p99}"
+    if user_p99 <= server_p99 {
+        return Some(format!(
+            "user-space p99 {user_p99}us <= server's p99 {server_p99}us"
+        ));
+    }
+    if corrected_p99 < server_p99 {
+        return Some(format!(
+            "corrected p99 {corrected_p99}us < server's p99 {server_p99}us"
+        ));
+    }
+    None
+}
+
+#[test]
+fn a_hog_on_tsumos_core_moves_tsumos_delay_not_the_servers_latency() {
+    let dir = TempDir::new("server-latency");
+    let json = dir.path().join("run.json");
+    let (run, doc, taken) = common::up_to_three_tries(
+        || {
+            let server = FiveMsServer::start(cpus() - 1);
+            let hog = (std::env::var_os("NO_HOG").is_none()).then(Hog::start);
+            let run = pinned_tsumo(
+                &[
+                    "-t1",
+                    "-c10",
+                    "-d4s",
+                    "-R200",
+                    "--json",
+                    json.to_str().unwrap(),
+                    &server.url(),
+                ],
+                &[],
+            );
+            drop(hog);
+            let taken = server.stop();
+            run.assert_success();
+            let doc = read_json(&json);
+            (run, doc, taken)
+        },
+        |(_, doc, taken)| split_misplaced(doc, taken),
     );
+    assert_eq!(doc["timestamps"], "kernel", "{doc:#}");
+    assert_eq!(doc["counters"].get("unstamped"), None, "{doc:#}");
+    assert_split_adds_up(&doc);
+    if let Some(why) = split_misplaced(&doc, &taken) {
+        panic!("{why}: {doc:#}");
+    }
     // The text report names tsumo's own delay, send and read.
     let own_line = run
         .stdout
