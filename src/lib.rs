@@ -141,6 +141,7 @@
 
 pub mod capacity;
 pub mod cli;
+pub mod dashboard;
 pub mod engine;
 pub mod error;
 pub mod mahjong;

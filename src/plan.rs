@@ -6,7 +6,7 @@
 //! on any run (the engine's settings, the outputs, the A/B loop) reads it one way; the two
 //! capacity searches share [`SearchOptions`] the same way.
 
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -169,6 +169,18 @@ pub struct RunOptions {
     pub progress: bool,
     /// `--slo`, repeatable: what the run must hold, judged at its end (exit 99 if broken).
     pub objectives: Vec<Objective>,
+    /// `--dashboard ADDR` (with `--dashboard-linger`): the live page and `/metrics`.
+    #[serde(skip)]
+    pub dashboard: Option<DashboardAt>,
+}
+
+/// `--dashboard ADDR` and `--dashboard-linger T`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DashboardAt {
+    /// Where the live page and `/metrics` are served (127.0.0.1 when only a port is given).
+    pub addr: SocketAddr,
+    /// How long the page stays up after the command ended (0: tsumo exits as before).
+    pub linger: Duration,
 }
 
 /// Everything a run needs, validated.
@@ -322,6 +334,7 @@ impl RunOptions {
             quiet: false,
             progress: false,
             objectives: Vec::new(),
+            dashboard: None,
         }
     }
 }

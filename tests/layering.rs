@@ -11,6 +11,7 @@ use std::path::Path;
 const LAYERS: &[&[&str]] = &[
     &["cli"],
     &["run"],
+    &["dashboard"],
     &["report"],
     &["mahjong", "web"],
     &["engine"],

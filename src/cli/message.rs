@@ -37,6 +37,14 @@ pub(super) fn clap_message(command: &Command, error: &clap::Error) -> String {
     match error.kind() {
         ErrorKind::UnknownArgument => {
             let word = context(ContextKind::InvalidArg).unwrap_or_default();
+            // Only the commands that run have a dashboard (compare, merge, plot, report and
+            // doctor take files or look, and send nothing).
+            if word.starts_with("--dashboard") {
+                return format!(
+                    "{word} is for a command that runs: a run, --vs, tsumo mahjong, tsumo \
+                     capacity (this one sends no traffic)"
+                );
+            }
             match context(ContextKind::SuggestedArg) {
                 Some(suggestion) => format!(
                     "unknown option '{word}' (did you mean '{suggestion}'? see tsumo --help)"

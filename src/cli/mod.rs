@@ -270,6 +270,7 @@ fn parse_wrk(args: Vec<OsString>) -> Result<Parsed, String> {
             vs_label: matches.get_one::<String>("vs_label").cloned(),
             rounds,
             objectives,
+            dashboard: shared::dashboard_at(&options)?,
         },
         connections,
         rate,

@@ -250,3 +250,85 @@ pub(super) fn rounds(default: usize) -> Arg {
             "Rounds of the --vs comparison [default: {default}]"
         ))
 }
+
+/// `--dashboard <ADDR>`: the live page and `/metrics`.
+pub(super) fn dashboard() -> Arg {
+    value("dashboard", None, "dashboard")
+        .value_name("ADDR")
+        .help(
+            "Serve a live page of the run at ADDR (PORT, or HOST:PORT of this\n\
+             machine; 127.0.0.1 when only a port: --dashboard 5665), and\n\
+             /metrics for Prometheus on the same listener. The final page is\n\
+             the same as --html's",
+        )
+}
+
+/// `--dashboard-linger <T>`.
+pub(super) fn dashboard_linger() -> Arg {
+    value("dashboard_linger", None, "dashboard-linger")
+        .value_name("T")
+        .help("Keep the dashboard up this long after the end [default: 0s]")
+}
+
+/// `--dashboard` and `--dashboard-linger` as given (the address is bound when the command
+/// starts, before any traffic: one in use, or not this machine's, is refused then).
+pub(super) fn dashboard_at(
+    options: &super::Options<'_>,
+) -> Result<Option<crate::plan::DashboardAt>, String> {
+    let linger = options.duration("dashboard_linger")?;
+    let Some(text) = options.matches.get_one::<String>("dashboard") else {
+        if linger.is_some() {
+            return Err("--dashboard-linger needs --dashboard".to_string());
+        }
+        return Ok(None);
+    };
+    let addr = dashboard_addr(text).map_err(|reason| options.invalid("dashboard", reason))?;
+    Ok(Some(crate::plan::DashboardAt {
+        addr,
+        linger: linger.unwrap_or_default(),
+    }))
+}
+
+/// `5665`, `:5665`, `127.0.0.1:5665`, `[::1]:5665`, `localhost:5665`.
+fn dashboard_addr(text: &str) -> Result<std::net::SocketAddr, &'static str> {
+    use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+    let port_only = text.strip_prefix(':').unwrap_or(text);
+    if let Ok(port) = port_only.parse::<u16>() {
+        return Ok(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port));
+    }
+    if let Ok(addr) = text.parse::<SocketAddr>() {
+        return Ok(addr);
+    }
+    match text.rsplit_once(':') {
+        Some(("localhost", port)) => port
+            .parse::<u16>()
+            .map(|port| SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port))
+            .map_err(|_| "the port must be a number from 0 to 65535"),
+        Some((_, port)) if port.parse::<u16>().is_err() => {
+            Err("the port must be a number from 0 to 65535")
+        }
+        _ => Err("must be PORT or IP:PORT of this machine (127.0.0.1:5665)"),
+    }
+}
+
+#[cfg(test)]
+mod dashboard_tests {
+    use super::dashboard_addr;
+
+    #[test]
+    fn a_dashboard_address_is_a_port_or_an_address_of_this_machine() {
+        assert_eq!(
+            dashboard_addr("5665").unwrap().to_string(),
+            "127.0.0.1:5665"
+        );
+        assert_eq!(dashboard_addr(":0").unwrap().to_string(), "127.0.0.1:0");
+        assert_eq!(
+            dashboard_addr("localhost:80").unwrap().to_string(),
+            "127.0.0.1:80"
+        );
+        assert_eq!(dashboard_addr("[::1]:9").unwrap().to_string(), "[::1]:9");
+        assert!(dashboard_addr("127.0.0.1:99999").is_err());
+        assert!(dashboard_addr("example:80").is_err());
+        assert!(dashboard_addr("nonsense").is_err());
+    }
+}

@@ -134,6 +134,8 @@ pub(super) fn command() -> Command {
                  interval log (HistogramLogAnalyzer, hdr-plot)",
             ),
             shared::html(For::Run),
+            shared::dashboard(),
+            shared::dashboard_linger(),
             shared::vs(For::Run),
             shared::vs_label(For::Run),
             shared::rounds(DEFAULT_ROUNDS),

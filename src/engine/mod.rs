@@ -213,6 +213,9 @@ pub fn run<M: Mode>(mode: &mut M) -> Result<Run<<M::Worker as Worker>::Recorder>
         }
     };
     let start = start.record(crate::timing::clock::now());
+    if let Some(live) = crate::stats::live::get() {
+        live.started(start.intended_unix_ns.unwrap_or(start.actual_unix_ns));
+    }
     let supervised = runtime.block_on(supervisor::supervise(
         mode, &settings, t0, &started, signals,
     ));

@@ -299,6 +299,7 @@ impl Worker for MahjongWorker {
             clock: IntervalClock::new(t0, shared.plan.options.interval),
             index: 0,
             was: MahjongTotals::default(),
+            feed: crate::stats::live::feed(),
         }));
         let ticker = tokio::task::spawn_local(tick(
             Rc::clone(&intervals),
@@ -364,6 +365,8 @@ struct Intervals {
     clock: IntervalClock,
     index: u64,
     was: MahjongTotals,
+    /// `--dashboard`: where each closed interval is handed over too.
+    feed: Option<crate::stats::live::Feed>,
 }
 
 impl Intervals {
@@ -378,6 +381,9 @@ impl Intervals {
         let now = record.totals();
         let interval = now.since(&self.was, players);
         record.timeline.length = Some(self.clock.length);
+        if let Some(feed) = &self.feed {
+            feed.mahjong(self.index, &interval);
+        }
         record
             .timeline
             .intervals

@@ -35,6 +35,10 @@ const DEFAULT_MAX_CONNECTIONS: usize = 10_000;
 /// `tsumo capacity …`: the search, its table and answer, `--json`; exit 0 with an answer, 1
 /// when a step's run failed.
 pub fn run(plan: &CapacityPlan) -> ExitStatus {
+    super::with_dashboard(&plan.run.options, || search(plan))
+}
+
+fn search(plan: &CapacityPlan) -> ExitStatus {
     // Files first, then the script: a search that cannot run says so before step 1.
     let checked = super::files::of_run(&plan.run).and_then(|()| {
         plan.run
@@ -348,7 +352,12 @@ impl HttpSteps<'_> {
             capacity::grouped(connections as u64)
         );
         if !self.plan.search.warmup.is_zero() {
-            match web::run(&self.step_plan(load, connections, self.plan.search.warmup, false)) {
+            match super::http::live_run(&self.step_plan(
+                load,
+                connections,
+                self.plan.search.warmup,
+                false,
+            )) {
                 Ok(warm) => self.started(&warm.result.start),
                 Err(e) => match self.gone(number, load, e) {
                     Ok(failed) => return Err(failed),
@@ -361,7 +370,8 @@ impl HttpSteps<'_> {
             }
         }
         let machine = MachineStat::read();
-        let finished = web::run(&self.step_plan(load, connections, self.plan.search.step, true));
+        let finished =
+            super::http::live_run(&self.step_plan(load, connections, self.plan.search.step, true));
         let machine = machine.and_then(|m| m.since());
         self.last_end = Some(Instant::now());
         let finished = match finished {

@@ -13,6 +13,10 @@ use crate::web;
 
 /// `tsumo URL …`: the run, or with `--vs` the A/B comparison.
 pub fn run(plan: &Plan) -> ExitStatus {
+    super::with_dashboard(&plan.options, || run_or_vs(plan))
+}
+
+fn run_or_vs(plan: &Plan) -> ExitStatus {
     if let Err(e) = super::files::of_run(plan) {
         return error_exit(&e);
     }
@@ -24,7 +28,7 @@ pub fn run(plan: &Plan) -> ExitStatus {
 
 /// One HTTP run: report, JSON, page, `.hgrm`, `.hlog`, then the script's `done()`; errors last.
 fn once(plan: &Plan) -> ExitStatus {
-    let finished = match web::run(plan) {
+    let finished = match live_run(plan) {
         Ok(finished) => finished,
         Err(e) => return error_exit(&e),
     };
@@ -70,6 +74,17 @@ fn once(plan: &Plan) -> ExitStatus {
     })
 }
 
+/// One HTTP run, shown on the dashboard when there is one.
+pub(super) fn live_run(plan: &Plan) -> Result<web::Finished, crate::error::Error> {
+    crate::dashboard::begin_http(&plan.options, plan.rate);
+    let finished = web::run(plan)?;
+    if let (Some(live), Some(timeline)) = (crate::stats::live::get(), &finished.result.timeline) {
+        let intervals: Vec<_> = timeline.intervals.iter().map(|(i, _)| i.clone()).collect();
+        live.end_http(&intervals);
+    }
+    Ok(finished)
+}
+
 /// A run's JSON document, with the script error that stopped it (if one did).
 fn saved_run(finished: &web::Finished) -> report::http::saved::SavedRun {
     report::http::saved::SavedRun {
@@ -113,7 +128,7 @@ impl Side for Http {
     }
 
     fn round(plan: &Plan) -> Result<Round, Error> {
-        let finished = web::run(plan)?;
+        let finished = live_run(plan)?;
         Ok(Round {
             text: report::http::text::render(&finished.result),
             data: RunData::Http(Box::new(saved_run(&finished))),

@@ -13,6 +13,10 @@ use crate::report::tools::saved::{LoadedRun, RunData};
 
 /// `tsumo mahjong …`: the session, or with `--vs` the A/B comparison.
 pub fn run(plan: &MahjongPlan) -> ExitStatus {
+    super::with_dashboard(&plan.options, || run_or_vs(plan))
+}
+
+fn run_or_vs(plan: &MahjongPlan) -> ExitStatus {
     if let Err(e) = super::files::of_session(plan) {
         return error_exit(&e);
     }
@@ -24,7 +28,7 @@ pub fn run(plan: &MahjongPlan) -> ExitStatus {
 
 /// Runs the session, prints its report, writes its JSON and its page.
 fn once(plan: &MahjongPlan) -> ExitStatus {
-    let result = match session::run(plan) {
+    let result = match live_session(plan) {
         Ok(result) => result,
         Err(e) => return error_exit(&e),
     };
@@ -34,6 +38,16 @@ fn once(plan: &MahjongPlan) -> ExitStatus {
     outputs.json(|| &saved);
     outputs.page(|| LoadedRun::new(RunData::Mahjong(Box::new(saved.clone())), "session"));
     outputs.status_or(|| exit_as(&saved))
+}
+
+/// One session, shown on the dashboard when there is one.
+fn live_session(plan: &MahjongPlan) -> Result<crate::stats::mahjong::MahjongResult, Error> {
+    crate::dashboard::begin_mahjong(&plan.options);
+    let result = session::run(plan)?;
+    if let Some(live) = crate::stats::live::get() {
+        live.end_mahjong(&result.record.timeline.intervals);
+    }
+    Ok(result)
 }
 
 /// `tsumo mahjong --vs URL2`'s two sides: the session's server, and the second one (with its
@@ -68,7 +82,7 @@ impl Side for Mahjong {
     }
 
     fn round(plan: &MahjongPlan) -> Result<Round, Error> {
-        let result = session::run(plan)?;
+        let result = live_session(plan)?;
         let saved = report::mahjong::saved(&result);
         Ok(Round {
             text: report::mahjong::text::render(&result),

@@ -19,8 +19,23 @@ mod server_gone;
 
 use crate::capacity::SearchPlan;
 use crate::error::{Error, ExitStatus};
-use crate::plan::SearchOptions;
+use crate::plan::{RunOptions, SearchOptions};
 use crate::report::result::SavedResult;
+
+/// Runs a command with its `--dashboard`, when asked for: bound before anything runs (an
+/// address in use or not this machine's is bad input, exit 2), closed at the end (kept up for
+/// `--dashboard-linger`).
+fn with_dashboard(options: &RunOptions, command: impl FnOnce() -> ExitStatus) -> ExitStatus {
+    let dashboard = match crate::dashboard::Dashboard::open(options) {
+        Ok(dashboard) => dashboard,
+        Err(e) => return error_exit(&e),
+    };
+    let status = command();
+    if let Some(dashboard) = dashboard {
+        dashboard.close();
+    }
+    status
+}
 
 /// The status a finished run exits with, from its saved result (its line on stderr).
 pub fn exit_as(saved: &dyn SavedResult) -> ExitStatus {

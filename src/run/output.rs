@@ -26,6 +26,8 @@ pub struct Outputs<'a> {
     shows_text: bool,
     /// An output could not be written (its line was said).
     lost: bool,
+    /// `--dashboard`: the page is shown there too, as the final one.
+    live: Option<&'static std::sync::Arc<crate::stats::live::Live>>,
 }
 
 impl<'a> Outputs<'a> {
@@ -36,6 +38,7 @@ impl<'a> Outputs<'a> {
             html: options.html.as_deref(),
             shows_text: !options.quiet && options.json != Some(JsonOut::Stdout),
             lost: false,
+            live: options.dashboard.and_then(|_| crate::stats::live::get()),
         }
     }
 
@@ -105,10 +108,23 @@ impl<'a> Outputs<'a> {
     }
 
     /// `--html`: `page` renders it (only when asked for), then it is written.
+    /// With `--dashboard`, the page is also its final page (made once for both).
     fn html(&mut self, page: impl FnOnce() -> Result<String, Error>) {
-        if let Some(path) = self.html {
-            let written = page().and_then(|page| report::tools::page::write(&page, path, "--html"));
-            if let Err(e) = written {
+        if self.html.is_none() && self.live.is_none() {
+            return;
+        }
+        let written = page().and_then(|page| {
+            let written = match self.html {
+                Some(path) => report::tools::page::write(&page, path, "--html"),
+                None => Ok(()),
+            };
+            if let Some(live) = self.live {
+                live.final_page(page);
+            }
+            written
+        });
+        if let Err(e) = written {
+            if self.html.is_some() {
                 self.lose(&e);
             }
         }

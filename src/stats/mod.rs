@@ -8,6 +8,7 @@
 pub mod format;
 pub mod hdr;
 pub mod http2;
+pub mod live;
 pub mod mahjong;
 pub mod protocol;
 pub mod shortfall;
@@ -342,6 +343,7 @@ impl Recorder {
 
     /// Starts recording interval by interval, at the run's start.
     pub fn start_timeline(&mut self, clock: timeline::IntervalClock) {
+        self.timeline.feed = live::feed();
         self.timeline.start(clock, &self.counters);
     }
 

@@ -17,6 +17,7 @@ use std::time::Duration;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2Serializer};
 use hdrhistogram::Histogram;
 
+use super::live::Feed;
 use super::{new_histogram, Counters, Errors, Unsent};
 pub use crate::sys::procstat::ServerSample;
 
@@ -190,6 +191,8 @@ pub struct HttpTimeline {
     pub length: Option<u64>,
     /// Closed intervals by index.
     pub closed: BTreeMap<u64, HttpInterval>,
+    /// `--dashboard`: where each closed interval is handed over too.
+    pub feed: Option<Feed>,
 }
 
 /// Where a recorder keeps the run's histograms of what its timeline records.
@@ -230,6 +233,9 @@ impl HttpTimeline {
             return;
         };
         let (index, interval) = self.interval_of(&open, counters);
+        if let Some(feed) = &self.feed {
+            feed.http(index, &interval);
+        }
         self.closed.entry(index).or_default().add(&interval);
         let _ = whole.latency.add(&open.latency);
         let _ = whole.send_lateness.add(&open.send_lateness);

@@ -89,8 +89,29 @@ pub fn open(file: &Path, name: &str, limit: Duration) -> Page {
 
 /// [`open`] in a window of `(width, height)` pixels: the screenshot is what shows without
 /// scrolling.
-pub fn open_sized(file: &Path, name: &str, limit: Duration, (width, height): (u32, u32)) -> Page {
+pub fn open_sized(file: &Path, name: &str, limit: Duration, size: (u32, u32)) -> Page {
     let file = std::fs::canonicalize(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    launch(
+        &format!("file://{}", file.display()),
+        name,
+        limit,
+        size,
+        &[],
+    )
+}
+
+/// A page served over HTTP (tsumo's dashboard), with more of Chromium's flags (`extra`).
+pub fn open_url(url: &str, name: &str, limit: Duration, extra: &[&str]) -> Page {
+    launch(url, name, limit, (1280, 900), extra)
+}
+
+fn launch(
+    target: &str,
+    name: &str,
+    limit: Duration,
+    (width, height): (u32, u32),
+    extra: &[&str],
+) -> Page {
     let shots = screenshot_dir();
     std::fs::create_dir_all(&shots).expect("create target/browser");
     let screenshot = shots.join(format!("{name}.png"));
@@ -120,7 +141,8 @@ pub fn open_sized(file: &Path, name: &str, limit: Duration, (width, height): (u3
         command.arg("--no-sandbox");
     }
     command
-        .arg(format!("file://{}", file.display()))
+        .args(extra)
+        .arg(target)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -160,15 +182,11 @@ pub fn open_sized(file: &Path, name: &str, limit: Duration, (width, height): (u3
     let dom = out.join().unwrap_or_default();
     let stderr = err.join().unwrap_or_default();
     let Some(status) = status else {
-        panic!(
-            "chromium still running after {limit:?} on {}; killed.\nstderr:\n{stderr}",
-            file.display()
-        );
+        panic!("chromium still running after {limit:?} on {target}; killed.\nstderr:\n{stderr}");
     };
     assert!(
         status.success(),
-        "chromium failed ({status}) on {}:\nstderr:\n{stderr}",
-        file.display()
+        "chromium failed ({status}) on {target}:\nstderr:\n{stderr}"
     );
     assert!(
         screenshot.exists(),

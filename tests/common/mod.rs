@@ -17,6 +17,7 @@ pub mod growing;
 pub mod majiang;
 pub mod netns;
 pub mod nginx;
+pub mod prometheus;
 pub mod schema;
 pub mod serial;
 

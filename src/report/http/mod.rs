@@ -6,6 +6,7 @@
 
 pub mod hgrm;
 pub mod hlog;
+pub mod live;
 mod measures;
 mod merge;
 mod page;

@@ -152,7 +152,13 @@ pub(super) fn charts(s: &SavedRun) -> Vec<PageChart> {
             curves,
         });
     }
-    let intervals = &s.intervals;
+    charts.extend(over_time(&s.intervals, s.plan.rate));
+    charts
+}
+
+/// The run over time, from its intervals: the report's charts, and the live page's.
+pub(super) fn over_time(intervals: &[SavedInterval], rate: Option<u64>) -> Vec<PageChart> {
+    let mut charts = Vec::new();
     if intervals.is_empty() {
         return charts;
     }
@@ -184,7 +190,7 @@ pub(super) fn charts(s: &SavedRun) -> Vec<PageChart> {
         per_shard: Some(1),
     });
     let mut rates = Vec::new();
-    if let Some(rate) = s.plan.rate {
+    if let Some(rate) = rate {
         rates.push(Series::new("target", points(&|_| Some(rate as f64))));
     }
     rates.push(Series::new("sent", points(&|i| per_s(i, i.sent))));

@@ -3,6 +3,7 @@
 //! players ([`measures`]); here, [`SavedSession`] through [`SavedResult`]: its compare rows,
 //! histograms, lines in `tsumo merge` and verdict, and the session's JSON.
 
+pub mod live;
 mod measures;
 mod merge;
 mod page;

@@ -133,7 +133,13 @@ pub(super) fn charts(s: &SavedSession) -> Vec<PageChart> {
             curves,
         });
     }
-    let intervals = &s.intervals;
+    charts.extend(over_time(&s.intervals));
+    charts
+}
+
+/// The session over time, from its intervals: the report's charts, and the live page's.
+pub(super) fn over_time(intervals: &[SavedSessionInterval]) -> Vec<PageChart> {
+    let mut charts = Vec::new();
     if intervals.is_empty() {
         return charts;
     }

@@ -2,9 +2,10 @@
 //! [`SavedResult`](crate::report::result::SavedResult): the reader of saved files ([`saved`]),
 //! `tsumo compare` ([`compare`]), `tsumo merge` ([`merge`], with the shards of one run in
 //! [`shards`]), `tsumo plot` ([`plot`]), and the HTML page of a result, a comparison, a search
-//! or merged shards ([`page`]).
+//! or merged shards ([`page`]), and the live page of `--dashboard` around it ([`live`]).
 
 pub mod compare;
+pub mod live;
 pub mod merge;
 pub mod page;
 pub mod plot;

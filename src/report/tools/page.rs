@@ -281,7 +281,7 @@ fn page_series<'a>(page: &'a PageContent, id: &str) -> Option<&'a Vec<Series>> {
     })
 }
 
-fn header(kind: &str, label: &str) -> String {
+pub(super) fn header(kind: &str, label: &str) -> String {
     format!(
         "<header><h1>{} <span class=\"label\">{}</span></h1></header>\n",
         escape(kind),
@@ -291,7 +291,7 @@ fn header(kind: &str, label: &str) -> String {
 
 /// The figures in a row, then the lines (a rate not reached, a failure or a broken objective
 /// stands out).
-fn answer(figures: &[Figure], lines: &[String]) -> String {
+pub(super) fn answer(figures: &[Figure], lines: &[String]) -> String {
     let mut out = String::from("<section id=\"answer\">\n<div class=\"figures\">\n");
     for f in figures {
         out.push_str(&figure_html(f, None));
@@ -417,7 +417,7 @@ fn facts(own: &[(String, String)], result: &dyn SavedResult) -> String {
 }
 
 /// A chart in its container; a chart that cannot be drawn says why in its place.
-fn chart_html(chart: &PageChart, subtitle: String) -> String {
+pub(super) fn chart_html(chart: &PageChart, subtitle: String) -> String {
     let titles = |title: &str| Titles {
         title: title.to_string(),
         subtitle: subtitle.clone(),
@@ -465,7 +465,7 @@ fn strip_xml_declaration(svg: &str) -> &str {
     svg.find("<svg").map_or(svg, |i| &svg[i..])
 }
 
-fn charts_section(charts: &[String]) -> String {
+pub(super) fn charts_section(charts: &[String]) -> String {
     if charts.is_empty() {
         return String::new();
     }
@@ -504,7 +504,7 @@ ul.shard-lines{font-size:13px}\
 figure.chart{margin:0;border:1px solid #eee}\
 figure.chart svg{width:100%;height:auto;display:block}";
 
-fn document(title: &str, body: &str) -> String {
+pub(super) fn document(title: &str, body: &str) -> String {
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\

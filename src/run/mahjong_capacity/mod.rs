@@ -42,6 +42,10 @@ use steps::{Cohorts, Searched};
 /// answer, 1 when sessions were left on the server or a cohort's thread panicked (a cohort
 /// whose players failed is its step's errors, said on stderr as it ends).
 pub fn run(plan: &MahjongCapacityPlan) -> ExitStatus {
+    super::with_dashboard(&plan.session.options, || search(plan))
+}
+
+fn search(plan: &MahjongCapacityPlan) -> ExitStatus {
     let session = &plan.session;
     if let Err(e) = super::files::of_session(session) {
         return error_exit(&e);

@@ -1,0 +1,143 @@
+//! `--dashboard ADDR`: the run as it goes, in a browser and for Prometheus. One listener per
+//! process, bound before any traffic, on its own thread (a current-thread tokio runtime and
+//! hyper's HTTP/1.1 server), off the workers' cores' paths:
+//!
+//! - `/`: while the command runs, the live page: the answer so far, then the report's charts
+//!   growing interval by interval (`view`); it fetches `/live` once a second and swaps it in,
+//!   and nothing from outside the machine. Once the command made its final page (the same as
+//!   `--html`'s), `/` is that page, and the live page loads it.
+//! - `/metrics`: OpenMetrics text (`metrics`), for a Prometheus that scrapes tsumo.
+//!
+//! Both are made from [`crate::stats::live`]: the intervals the workers closed, the same ones
+//! the report's timeline is made of. When the command ends, tsumo exits as before, or after
+//! `--dashboard-linger`.
+
+mod metrics;
+mod server;
+mod view;
+
+use std::io::ErrorKind;
+use std::net::{SocketAddr, TcpListener};
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::error::Error;
+use crate::plan::{DashboardAt, RunOptions};
+use crate::stats::live::{
+    self, HttpLive, HttpTotals, Live, LiveData, LiveRun, MahjongLive, RunLabels,
+};
+
+/// The dashboard of a command, once its listener is bound.
+pub struct Dashboard {
+    live: Arc<Live>,
+    addr: SocketAddr,
+    linger: Duration,
+}
+
+impl Dashboard {
+    /// Binds `--dashboard`'s address and starts serving, when asked for (`None` otherwise).
+    /// An address in use or not this machine's is bad input, before any traffic.
+    pub fn open(options: &RunOptions) -> Result<Option<Dashboard>, Error> {
+        let Some(at) = options.dashboard else {
+            return Ok(None);
+        };
+        Dashboard::bind(at).map(Some)
+    }
+
+    fn bind(at: DashboardAt) -> Result<Dashboard, Error> {
+        let refused = |reason: &str| Error::Usage(format!("--dashboard {}: {reason}", at.addr));
+        let listener = TcpListener::bind(at.addr).map_err(|e| match e.kind() {
+            ErrorKind::AddrInUse => refused("address in use (another tsumo, or another server)"),
+            ErrorKind::AddrNotAvailable => refused("not an address of this machine"),
+            ErrorKind::PermissionDenied => refused("permission denied (a port below 1024?)"),
+            _ => refused(&e.to_string()),
+        })?;
+        let addr = listener.local_addr().map_err(|e| refused(&e.to_string()))?;
+        listener
+            .set_nonblocking(true)
+            .map_err(|e| refused(&e.to_string()))?;
+        let live = live::enable();
+        server::spawn(listener, Arc::clone(&live)).map_err(|e| refused(&e))?;
+        let host = match addr {
+            SocketAddr::V6(v6) => format!("[{}]", v6.ip()),
+            SocketAddr::V4(v4) => v4.ip().to_string(),
+        };
+        eprintln!(
+            "dashboard: http://{host}:{}/ (Prometheus: /metrics)",
+            addr.port()
+        );
+        Ok(Dashboard {
+            live,
+            addr,
+            linger: at.linger,
+        })
+    }
+
+    /// Where it listens.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The command ended: the page shows its final state; kept up for `--dashboard-linger`,
+    /// or until a signal (SIGINT, SIGTERM, SIGHUP) ends the wait.
+    pub fn close(self) {
+        self.live.done();
+        if self.linger.is_zero() {
+            return;
+        }
+        let Ok(mark) = crate::engine::signals::watch() else {
+            std::thread::sleep(self.linger);
+            return;
+        };
+        let until = std::time::Instant::now() + self.linger;
+        while crate::engine::signals::since(mark).is_none() {
+            let left = until.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            std::thread::sleep(left.min(Duration::from_millis(50)));
+        }
+    }
+}
+
+/// The labels of a run of these options.
+pub fn labels(options: &RunOptions, label: &str) -> RunLabels {
+    let shard = options.part.shard;
+    RunLabels {
+        run_id: options.part.run_id.clone(),
+        label: label.to_string(),
+        shard: (shard.count > 1).then(|| format!("{}/{}", shard.index + 1, shard.count)),
+    }
+}
+
+/// Tells the dashboard, if there is one, that an HTTP run of these options begins.
+pub fn begin_http(options: &RunOptions, rate: Option<u64>) {
+    if let Some(live) = live::get() {
+        live.begin(LiveRun {
+            labels: labels(options, &options.label),
+            workers: options.threads,
+            length: options.interval.as_nanos().min(u64::MAX as u128) as u64,
+            start_unix_ns: None,
+            ended: false,
+            data: LiveData::Http(Box::new(HttpLive {
+                rate,
+                intervals: Default::default(),
+                totals: HttpTotals::default(),
+            })),
+        });
+    }
+}
+
+/// Tells the dashboard, if there is one, that a mahjong session of these options begins.
+pub fn begin_mahjong(options: &RunOptions) {
+    if let Some(live) = live::get() {
+        live.begin(LiveRun {
+            labels: labels(options, &options.label),
+            workers: options.threads,
+            length: options.interval.as_nanos().min(u64::MAX as u128) as u64,
+            start_unix_ns: None,
+            ended: false,
+            data: LiveData::Mahjong(MahjongLive::default()),
+        });
+    }
+}

@@ -1,0 +1,101 @@
+//! The dashboard's listener: hyper's HTTP/1.1 server on a thread of its own (a current-thread
+//! tokio runtime), answering `/`, `/live` and `/metrics` from the live state.
+
+use std::convert::Infallible;
+use std::net::TcpListener;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http::{header, Method, Request, Response, StatusCode};
+use http_body_util::Full;
+use hyper::body::Incoming;
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+
+use super::{metrics, view};
+use crate::stats::live::Live;
+
+/// Serves `listener` on a new thread until the process exits.
+pub(super) fn spawn(listener: TcpListener, live: Arc<Live>) -> Result<(), String> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let listener = {
+        let _entered = runtime.enter();
+        tokio::net::TcpListener::from_std(listener).map_err(|e| e.to_string())?
+    };
+    std::thread::Builder::new()
+        .name("tsumo-dashboard".to_string())
+        .spawn(move || runtime.block_on(accept(listener, live)))
+        .map_err(|e| e.to_string())?;
+    Ok(())
+}
+
+async fn accept(listener: tokio::net::TcpListener, live: Arc<Live>) {
+    let views = Arc::new(view::Views::default());
+    loop {
+        let Ok((stream, _)) = listener.accept().await else {
+            continue;
+        };
+        let live = Arc::clone(&live);
+        let views = Arc::clone(&views);
+        tokio::spawn(async move {
+            let service = service_fn(move |request| {
+                let answer = answer(&request, &live, &views);
+                async move { Ok::<_, Infallible>(answer) }
+            });
+            let _ = hyper::server::conn::http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+        });
+    }
+}
+
+fn answer(request: &Request<Incoming>, live: &Live, views: &view::Views) -> Response<Full<Bytes>> {
+    if request.method() != Method::GET && request.method() != Method::HEAD {
+        return respond(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "text/plain; charset=utf-8",
+            "GET only\n".to_string(),
+        );
+    }
+    match request.uri().path() {
+        "/" => respond(StatusCode::OK, "text/html; charset=utf-8", views.page(live)),
+        "/live" => {
+            let (fragment, done) = views.fragment(live);
+            let mut response = respond(StatusCode::OK, "text/html; charset=utf-8", fragment);
+            if done {
+                response
+                    .headers_mut()
+                    .insert("x-tsumo-final", header::HeaderValue::from_static("1"));
+            }
+            response
+        }
+        "/metrics" => respond(
+            StatusCode::OK,
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+            metrics::render(&live.lock()),
+        ),
+        _ => respond(
+            StatusCode::NOT_FOUND,
+            "text/plain; charset=utf-8",
+            "not found: the dashboard is at /, the metrics at /metrics\n".to_string(),
+        ),
+    }
+}
+
+fn respond(status: StatusCode, content_type: &'static str, body: String) -> Response<Full<Bytes>> {
+    let mut response = Response::new(Full::new(Bytes::from(body)));
+    *response.status_mut() = status;
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static(content_type),
+    );
+    headers.insert(
+        header::CACHE_CONTROL,
+        header::HeaderValue::from_static("no-store"),
+    );
+    response
+}

@@ -1,0 +1,59 @@
+//! What `/` and `/live` show: the current run's live page, or once the command made it, the
+//! final page. A render is kept until the live state changes (an interval handed over): many
+//! browsers, or a reload, cost one render per interval.
+
+use std::sync::Mutex;
+
+use crate::report;
+use crate::report::tools::live::{document_around, fragment, waiting};
+use crate::stats::live::{Live, LiveData, State};
+
+/// The last render, by the state's version.
+#[derive(Debug, Default)]
+pub(super) struct Views {
+    last: Mutex<Option<(u64, String)>>,
+}
+
+impl Views {
+    /// `/`: the final page once there is one, else the live page around the current fragment.
+    pub fn page(&self, live: &Live) -> String {
+        if let Some(page) = live.lock().final_page.clone() {
+            return page;
+        }
+        let (fragment, _) = self.fragment(live);
+        document_around("live", &fragment)
+    }
+
+    /// `/live`: the current fragment, and whether the final page is there to load instead.
+    pub fn fragment(&self, live: &Live) -> (String, bool) {
+        let state = live.lock();
+        if state.final_page.is_some() {
+            return (String::new(), true);
+        }
+        let version = state.version;
+        let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((at, text)) = last.as_ref() {
+            if *at == version {
+                return (text.clone(), false);
+            }
+        }
+        let text = render(&state);
+        *last = Some((version, text.clone()));
+        (text, false)
+    }
+}
+
+fn render(state: &State) -> String {
+    let Some(run) = state.runs.last() else {
+        return waiting();
+    };
+    let content = match &run.data {
+        LiveData::Http(h) => report::http::live::content(run, h),
+        LiveData::Mahjong(m) => report::mahjong::live::content(run, m),
+    };
+    let subtitle = match run.runs_before(state) {
+        0 => run.labels.label.clone(),
+        n => format!("{} (run {} of this command)", run.labels.label, n + 1),
+    };
+    fragment(&content, &run.labels.label, &state.standing, &subtitle)
+}

@@ -1,0 +1,140 @@
+//! An HTTP run as it goes (`--dashboard`): the answer so far from the intervals its workers
+//! handed over, and the report's charts over time of the whole ones, laid out as the intervals
+//! of the saved run are: the same figures as the final page, so far.
+
+use super::page::over_time;
+use crate::report::result::{figure, Figure, PageContent};
+use crate::report::timeline::{http_intervals, IntervalHistogram};
+use crate::stats::format::format_time_us;
+use crate::stats::hdr;
+use crate::stats::live::{HttpLive, LiveRun};
+use crate::stats::timeline::RunTimeline;
+
+/// The live page's content of an HTTP run.
+pub fn content(run: &LiveRun, h: &HttpLive) -> PageContent {
+    // The whole intervals from the first on, stopping at the first that is not.
+    let mut whole = Vec::new();
+    for (k, (index, (handed, interval))) in h.intervals.iter().enumerate() {
+        if *index != k as u64 || !run.is_whole(*index, *handed) {
+            break;
+        }
+        whole.push((interval.clone(), None));
+    }
+    let length_s = run.length as f64 / 1e9;
+    let elapsed_s = whole.len() as f64 * length_s;
+    let timeline = RunTimeline {
+        length: run.length,
+        start_unix_ns: run.start_unix_ns.unwrap_or_default(),
+        intervals: whole,
+    };
+    let intervals = http_intervals(&timeline, elapsed_s);
+    let t = &h.totals;
+    let time = |us: u64| format_time_us(us as f64);
+    let latency = |id, name: &str, hist: Option<&IntervalHistogram>| match hist {
+        Some(hist) if hist.count > 0 => figure(id, name, time(hist.p99), Some(hist.p99 as f64)),
+        _ => figure(id, name, "-".to_string(), None),
+    };
+    let last = intervals.last();
+    let run_p = |p: f64| (!t.latency.is_empty()).then(|| hdr::value_at_percentile(&t.latency, p));
+    let shown = |us: Option<u64>| us.map_or("-".to_string(), time);
+    let errors = t.counts.errors.socket_total() + t.counts.errors.status;
+    let mut figures: Vec<Figure> = vec![
+        figure(
+            "target",
+            "Target rate",
+            h.rate
+                .map_or("closed loop".to_string(), |r| format!("{r} req/s")),
+            h.rate.map(|r| r as f64),
+        ),
+        figure(
+            "requests",
+            "Requests",
+            t.counts.completed.to_string(),
+            Some(t.counts.completed as f64),
+        ),
+    ];
+    let rate_last = last
+        .filter(|i| i.span.duration_s > 0.0)
+        .map(|i| i.completed as f64 / i.span.duration_s);
+    figures.push(figure(
+        "rate-last",
+        "Rate, last interval",
+        rate_last.map_or("-".to_string(), |r| format!("{r:.1} req/s")),
+        rate_last,
+    ));
+    let whole_completed: u64 = intervals.iter().map(|i| i.completed).sum();
+    let rate = (elapsed_s > 0.0).then(|| whole_completed as f64 / elapsed_s);
+    figures.push(figure(
+        "rate",
+        "Rate so far",
+        rate.map_or("-".to_string(), |r| format!("{r:.1} req/s")),
+        rate,
+    ));
+    let mut last_p50 = latency("p50-last", "p50, last interval", last.map(|i| &i.latency));
+    if let Some(hist) = last.map(|i| &i.latency).filter(|h| h.count > 0) {
+        last_p50.shown = time(hist.p50);
+        last_p50.value = Some(hist.p50 as f64);
+    }
+    figures.push(last_p50);
+    figures.push(latency(
+        "p99-last",
+        "p99, last interval",
+        last.map(|i| &i.latency),
+    ));
+    let (p50, p99) = (run_p(50.0), run_p(99.0));
+    figures.push(figure(
+        "p50",
+        "p50 so far",
+        shown(p50),
+        p50.map(|v| v as f64),
+    ));
+    figures.push(figure(
+        "p99",
+        "p99 so far",
+        shown(p99),
+        p99.map(|v| v as f64),
+    ));
+    figures.push(figure(
+        "errors",
+        "Errors",
+        format!(
+            "{errors} of {}",
+            t.counts.completed + t.counts.errors.socket_total()
+        ),
+        Some(errors as f64),
+    ));
+    let lateness =
+        (!t.send_lateness.is_empty()).then(|| hdr::value_at_percentile(&t.send_lateness, 99.0));
+    figures.push(figure(
+        "lateness-p99",
+        "Send lateness p99",
+        shown(lateness),
+        lateness.map(|v| v as f64),
+    ));
+    let mut lines = Vec::new();
+    if !t.server_latency.is_empty() {
+        lines.push(format!(
+            "Server's latency so far: p50 {}, p99 {}",
+            time(hdr::value_at_percentile(&t.server_latency, 50.0)),
+            time(hdr::value_at_percentile(&t.server_latency, 99.0))
+        ));
+    }
+    let never_sent = t.counts.unsent.total();
+    if never_sent > 0 {
+        lines.push(format!("{never_sent} requests due were never sent"));
+    }
+    PageContent {
+        kind: if run.ended {
+            "HTTP run (ended)".to_string()
+        } else {
+            "HTTP run (live)".to_string()
+        },
+        figures,
+        lines,
+        facts: vec![(
+            "Ran".to_string(),
+            format!("{elapsed_s:.0}s of whole intervals"),
+        )],
+        charts: over_time(&intervals, h.rate),
+    }
+}

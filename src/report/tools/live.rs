@@ -1,0 +1,60 @@
+//! The live page of `--dashboard`: the page of [`page`](super::page), laid out the same way
+//! (the answer so far first, then the charts), around a fragment the page fetches again from
+//! `/live` once a second and swaps in. It fetches nothing else, and nothing from outside the
+//! machine: relative URLs only. When the command made its final page, `/live` says so
+//! (`x-tsumo-final`) and the page loads `/`, which is then that page.
+
+use std::fmt::Write as _;
+
+use super::page::{answer, chart_html, charts_section, document, escape, header};
+use crate::report::result::PageContent;
+
+/// The part of the live page that changes: the answer so far, the standing of the command
+/// (a search's steps), and the charts.
+pub fn fragment(content: &PageContent, label: &str, standing: &[String], subtitle: &str) -> String {
+    let mut out = header(&content.kind, label);
+    out.push_str(&answer(&content.figures, &content.lines));
+    if !standing.is_empty() {
+        out.push_str("<section id=\"standing\"><h2>So far</h2><ul class=\"lines\">\n");
+        for line in standing {
+            let _ = writeln!(out, "<li>{}</li>", escape(line));
+        }
+        out.push_str("</ul></section>\n");
+    }
+    let charts: Vec<String> = content
+        .charts
+        .iter()
+        .map(|c| chart_html(c, subtitle.to_string()))
+        .collect();
+    out.push_str(&charts_section(&charts));
+    out
+}
+
+/// The fragment while nothing has run yet.
+pub fn waiting() -> String {
+    header("Waiting", "for the run to start")
+}
+
+/// The live page: `fragment` inside, and the script that fetches it again each second.
+pub fn document_around(title: &str, fragment: &str) -> String {
+    let body = format!(
+        "<div id=\"live\" data-polls=\"0\">\n{fragment}</div>\n<script>{SCRIPT}</script>\n"
+    );
+    document(title, &body)
+}
+
+/// Fetches `/live` each second and swaps it in; loads `/` once the final page is there.
+const SCRIPT: &str = "\
+(function(){\
+var live=document.getElementById('live');\
+function poll(){\
+fetch('live',{cache:'no-store'}).then(function(r){\
+if(r.headers.get('x-tsumo-final')==='1'){location.reload();return null;}\
+return r.text();}).then(function(html){\
+if(html===null)return;\
+live.innerHTML=html;\
+live.setAttribute('data-polls',String(Number(live.getAttribute('data-polls'))+1));\
+setTimeout(poll,1000);\
+}).catch(function(){setTimeout(poll,2000);});}\
+setTimeout(poll,1000);\
+})();";

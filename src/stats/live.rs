@@ -1,0 +1,372 @@
+//! The run as it goes, for `--dashboard`: each worker hands over every interval it closes (the
+//! same interval its timeline keeps for the report, a copy of it), and the live view and
+//! `/metrics` are made from what was handed over. No second bookkeeping: the figures on the
+//! live page are the report's intervals, added up.
+//!
+//! One [`Live`] per process (the dashboard serves one page), holding the runs of the process in
+//! order (one; the rounds of `--vs`; a capacity search's steps): the last one is the one the
+//! workers of a starting run feed. A worker takes its [`Feed`] once, when its timeline starts;
+//! it locks once per interval it closes (once a second by default), never per request.
+//!
+//! When a run ends, its intervals are replaced by the run's merged timeline (every interval,
+//! the last open one and the never-sent requests included), so the totals the page and
+//! `/metrics` show then are the JSON's exactly.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+
+use hdrhistogram::Histogram;
+
+use super::new_histogram;
+use super::timeline::{HttpInterval, MahjongInterval};
+
+/// What names a run on the dashboard and in `/metrics`' labels.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunLabels {
+    /// `--run-id`, or the one derived from the command line (the shards of one run share it).
+    pub run_id: String,
+    /// `--label` (default: the URL).
+    pub label: String,
+    /// `--shard I/N`: `I/N`, when the run is a part.
+    pub shard: Option<String>,
+}
+
+/// An HTTP run's intervals handed over so far, and their sums.
+#[derive(Debug, Clone)]
+pub struct HttpLive {
+    /// The target rate (`-R`), when paced.
+    pub rate: Option<u64>,
+    /// By index: how many workers handed it over, and their sum.
+    pub intervals: BTreeMap<u64, (usize, HttpInterval)>,
+    /// Every interval handed over, added up (counts and histograms).
+    pub totals: HttpTotals,
+}
+
+/// The sums of an HTTP run's intervals.
+#[derive(Debug, Clone)]
+pub struct HttpTotals {
+    /// The counts (the interval's histograms left empty: they are below, unpacked).
+    pub counts: HttpInterval,
+    pub latency: Histogram<u64>,
+    pub server_latency: Histogram<u64>,
+    pub send_lateness: Histogram<u64>,
+}
+
+impl Default for HttpTotals {
+    fn default() -> Self {
+        HttpTotals {
+            counts: HttpInterval::default(),
+            latency: new_histogram(),
+            server_latency: new_histogram(),
+            send_lateness: new_histogram(),
+        }
+    }
+}
+
+impl HttpTotals {
+    fn add(&mut self, interval: &HttpInterval) {
+        let counts = HttpInterval {
+            latency: Default::default(),
+            send_lateness: Default::default(),
+            server_latency: Default::default(),
+            own_delay: Default::default(),
+            ..interval.clone()
+        };
+        self.counts.add(&counts);
+        let _ = self.latency.add(interval.latency.unpack());
+        let _ = self.server_latency.add(interval.server_latency.unpack());
+        let _ = self.send_lateness.add(interval.send_lateness.unpack());
+    }
+}
+
+/// A mahjong session's intervals handed over so far.
+#[derive(Debug, Clone, Default)]
+pub struct MahjongLive {
+    /// By index: how many workers handed it over, and their sum.
+    pub intervals: BTreeMap<u64, (usize, MahjongInterval)>,
+}
+
+/// What kind of run, and its intervals.
+#[derive(Debug, Clone)]
+pub enum LiveData {
+    Http(Box<HttpLive>),
+    Mahjong(MahjongLive),
+}
+
+/// One run of the process, as the dashboard shows it.
+#[derive(Debug, Clone)]
+pub struct LiveRun {
+    pub labels: RunLabels,
+    /// Its worker threads: an interval is whole once each has handed it over.
+    pub workers: usize,
+    /// One interval, ns.
+    pub length: u64,
+    /// When it started (Unix ns), once it has.
+    pub start_unix_ns: Option<u64>,
+    /// Ended: its intervals are the merged timeline's.
+    pub ended: bool,
+    pub data: LiveData,
+}
+
+impl LiveRun {
+    /// How many runs of the process came before this one.
+    pub fn runs_before(&self, state: &State) -> usize {
+        state
+            .runs
+            .iter()
+            .position(|r| std::ptr::eq(r, self))
+            .unwrap_or_default()
+    }
+
+    /// Whether interval `index` is whole: every worker handed it over, or a later one was
+    /// handed over two intervals on (a worker that ended early, or hangs, holds none back).
+    pub fn is_whole(&self, index: u64, handed: usize) -> bool {
+        if self.ended || handed >= self.workers {
+            return true;
+        }
+        let last = match &self.data {
+            LiveData::Http(h) => h.intervals.keys().next_back(),
+            LiveData::Mahjong(m) => m.intervals.keys().next_back(),
+        };
+        last.is_some_and(|&last| last >= index + 2)
+    }
+}
+
+/// Everything the dashboard shows, behind one lock.
+#[derive(Debug, Default)]
+pub struct State {
+    /// The process's runs, in order; the last is the current one.
+    pub runs: Vec<LiveRun>,
+    /// Bumped at every change: what was rendered for an older one is stale.
+    pub version: u64,
+    /// The final page (the same as `--html`'s), once the command has made it.
+    pub final_page: Option<String>,
+    /// The command ended: nothing more will change.
+    pub done: bool,
+    /// Lines about the command as a whole that the page shows above the run (a capacity
+    /// search's standing, say), newest last.
+    pub standing: Vec<String>,
+}
+
+/// The process's live state.
+#[derive(Debug, Default)]
+pub struct Live {
+    state: Mutex<State>,
+}
+
+static LIVE: OnceLock<Arc<Live>> = OnceLock::new();
+
+/// Turns the live view on for this process (`--dashboard`); the same one on a second call.
+pub fn enable() -> Arc<Live> {
+    Arc::clone(LIVE.get_or_init(Arc::default))
+}
+
+/// The process's live state, when `--dashboard` turned it on.
+pub fn get() -> Option<&'static Arc<Live>> {
+    LIVE.get()
+}
+
+/// Where a worker hands over the intervals it closes: one run of the process.
+#[derive(Debug, Clone)]
+pub struct Feed {
+    live: Arc<Live>,
+    run: usize,
+}
+
+impl Feed {
+    /// Adds an interval an HTTP worker closed.
+    pub fn http(&self, index: u64, interval: &HttpInterval) {
+        let mut state = self.live.lock();
+        state.version += 1;
+        if let Some(LiveData::Http(h)) = state.runs.get_mut(self.run).map(|r| &mut r.data) {
+            let (handed, sum) = h.intervals.entry(index).or_insert_with(Default::default);
+            *handed += 1;
+            sum.add(interval);
+            h.totals.add(interval);
+        }
+    }
+
+    /// Adds an interval a mahjong worker closed.
+    pub fn mahjong(&self, index: u64, interval: &MahjongInterval) {
+        let mut state = self.live.lock();
+        state.version += 1;
+        if let Some(LiveData::Mahjong(m)) = state.runs.get_mut(self.run).map(|r| &mut r.data) {
+            let (handed, sum) = m.intervals.entry(index).or_insert_with(Default::default);
+            *handed += 1;
+            sum.add(interval);
+        }
+    }
+}
+
+impl Live {
+    /// The state, to read or change (a poisoned lock is taken as it is: the dashboard only
+    /// shows it).
+    pub fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A new run of the process, the current one from now on.
+    pub fn begin(self: &Arc<Self>, run: LiveRun) -> Feed {
+        let mut state = self.lock();
+        state.runs.push(run);
+        state.version += 1;
+        Feed {
+            live: Arc::clone(self),
+            run: state.runs.len() - 1,
+        }
+    }
+
+    /// The current run's feed, for a worker whose timeline starts (none before any run).
+    pub fn current(self: &Arc<Self>) -> Option<Feed> {
+        let state = self.lock();
+        let run = state.runs.len().checked_sub(1)?;
+        Some(Feed {
+            live: Arc::clone(self),
+            run,
+        })
+    }
+
+    /// The current run started, at `unix_ns`.
+    pub fn started(&self, unix_ns: u64) {
+        let mut state = self.lock();
+        state.version += 1;
+        if let Some(run) = state.runs.last_mut() {
+            run.start_unix_ns.get_or_insert(unix_ns);
+        }
+    }
+
+    /// The current HTTP run ended with these intervals (the merged timeline's, all of them).
+    pub fn end_http(&self, intervals: &[HttpInterval]) {
+        let mut state = self.lock();
+        state.version += 1;
+        if let Some(run) = state.runs.last_mut() {
+            run.ended = true;
+            if let LiveData::Http(h) = &mut run.data {
+                h.intervals.clear();
+                h.totals = HttpTotals::default();
+                for (k, interval) in intervals.iter().enumerate() {
+                    h.intervals
+                        .insert(k as u64, (run.workers, interval.clone()));
+                    h.totals.add(interval);
+                }
+            }
+        }
+    }
+
+    /// The current mahjong session ended with these intervals (the merged timeline's).
+    pub fn end_mahjong(&self, intervals: &BTreeMap<u64, MahjongInterval>) {
+        let mut state = self.lock();
+        state.version += 1;
+        if let Some(run) = state.runs.last_mut() {
+            run.ended = true;
+            if let LiveData::Mahjong(m) = &mut run.data {
+                m.intervals = intervals
+                    .iter()
+                    .map(|(&k, interval)| (k, (run.workers, interval.clone())))
+                    .collect();
+            }
+        }
+    }
+
+    /// A line on the command's standing (a capacity step's verdict).
+    pub fn stand(&self, line: String) {
+        let mut state = self.lock();
+        state.version += 1;
+        state.standing.push(line);
+    }
+
+    /// The command made its final page; nothing more will change after [`Live::done`].
+    pub fn final_page(&self, page: String) {
+        let mut state = self.lock();
+        state.version += 1;
+        state.final_page = Some(page);
+    }
+
+    /// The command ended.
+    pub fn done(&self) {
+        let mut state = self.lock();
+        state.version += 1;
+        state.done = true;
+    }
+}
+
+/// The feed a starting worker hands its intervals to, when `--dashboard` is on.
+pub fn feed() -> Option<Feed> {
+    get().and_then(Live::current)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::timeline::Packed;
+
+    fn run(workers: usize) -> LiveRun {
+        LiveRun {
+            labels: RunLabels::default(),
+            workers,
+            length: 1_000_000_000,
+            start_unix_ns: None,
+            ended: false,
+            data: LiveData::Http(Box::new(HttpLive {
+                rate: Some(100),
+                intervals: BTreeMap::new(),
+                totals: HttpTotals::default(),
+            })),
+        }
+    }
+
+    fn interval(completed: u64, latency_us: u64) -> HttpInterval {
+        let mut h = new_histogram();
+        for _ in 0..completed {
+            h.record(latency_us).unwrap();
+        }
+        HttpInterval {
+            sent: completed,
+            completed,
+            latency: Packed::pack(&h),
+            ..HttpInterval::default()
+        }
+    }
+
+    #[test]
+    fn intervals_handed_over_add_up_and_are_whole_once_every_worker_gave_its_own() {
+        let live = Arc::new(Live::default());
+        let feed = live.begin(run(2));
+        feed.http(0, &interval(10, 100));
+        {
+            let state = live.lock();
+            let r = &state.runs[0];
+            assert!(!r.is_whole(0, 1));
+        }
+        feed.http(0, &interval(5, 300));
+        feed.http(1, &interval(7, 100));
+        let state = live.lock();
+        let r = &state.runs[0];
+        let LiveData::Http(h) = &r.data else {
+            panic!("an HTTP run")
+        };
+        assert_eq!(h.intervals[&0].0, 2);
+        assert!(r.is_whole(0, 2));
+        assert!(!r.is_whole(1, 1));
+        assert_eq!(h.intervals[&0].1.completed, 15);
+        assert_eq!(h.totals.counts.completed, 22);
+        assert_eq!(h.totals.latency.len(), 22);
+        assert_eq!(h.totals.latency.max(), 300);
+    }
+
+    #[test]
+    fn the_end_replaces_what_was_handed_over_with_the_merged_timeline() {
+        let live = Arc::new(Live::default());
+        let feed = live.begin(run(2));
+        feed.http(0, &interval(10, 100));
+        live.end_http(&[interval(12, 100), interval(3, 200)]);
+        let state = live.lock();
+        let r = &state.runs[0];
+        let LiveData::Http(h) = &r.data else {
+            panic!("an HTTP run")
+        };
+        assert!(r.ended && r.is_whole(1, 0));
+        assert_eq!(h.totals.counts.completed, 15);
+        assert_eq!(h.totals.latency.len(), 15);
+    }
+}

@@ -1,0 +1,293 @@
+//! `--dashboard`: the live page and `/metrics`, against real parts. A real Prometheus scrapes
+//! tsumo every second during a run against nginx, and what it stored is the JSON's: the request
+//! counter's last value is the run's count, and `histogram_quantile(0.99, …)` lies in the
+//! bucket of the JSON's p99. Headless Chromium opens the page twice while the run goes: the
+//! request figure grew, and is `/metrics`' of that moment within one interval; nothing on the
+//! console, nothing fetched from outside 127.0.0.1; after the end the page is the report, its
+//! figures the JSON's. Bad addresses are one line and exit 2, before any traffic.
+
+mod common;
+
+use std::net::TcpListener;
+use std::time::{Duration, Instant};
+
+use common::browser;
+use common::nginx::Nginx;
+use common::prometheus::{get, Prometheus};
+use common::{free_port, json_f64, json_u64, read_json, run_tsumo, Signalled, TempDir};
+
+const LIMIT: Duration = Duration::from_secs(120);
+
+/// The latency buckets' upper bounds, seconds, as `/metrics` has them.
+const BUCKETS_S: [f64; 17] = [
+    0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0,
+    2.5, 5.0, 10.0,
+];
+
+/// The bucket `[lower, upper]` (seconds) that holds `value_s`.
+fn bucket_of(value_s: f64) -> (f64, f64) {
+    let mut lower = 0.0;
+    for upper in BUCKETS_S {
+        if value_s <= upper {
+            return (lower, upper);
+        }
+        lower = upper;
+    }
+    (lower, f64::INFINITY)
+}
+
+/// A counter's value in `/metrics`' text (the first series of that name).
+fn metric(text: &str, name: &str) -> Option<f64> {
+    text.lines()
+        .find(|l| l.starts_with(&format!("{name}{{")) || l.starts_with(&format!("{name} ")))
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|v| v.parse().ok())
+}
+
+/// Waits for the line that says where the dashboard is (tsumo binds port 0 in some tests).
+fn wait_for_listener(port: u16) {
+    common::wait_for("the dashboard to listen", Duration::from_secs(30), || {
+        get(port, "/metrics").is_some()
+    });
+}
+
+#[test]
+fn prometheus_scrapes_the_runs_count_and_its_p99_bucket() {
+    let nginx = Nginx::start();
+    let port = free_port();
+    let prometheus = Prometheus::start(&[format!("127.0.0.1:{port}")]);
+    let dir = TempDir::new("tsumo-dashboard");
+    let json = dir.path().join("run.json");
+    let (json_arg, at) = (json.display().to_string(), format!("127.0.0.1:{port}"));
+    let url = nginx.http_url("/");
+    let run = run_tsumo(
+        &[
+            "-t2",
+            "-c4",
+            "-d6s",
+            "-R400",
+            "--quiet",
+            "--dashboard",
+            &at,
+            "--dashboard-linger",
+            "3s",
+            "--label",
+            "nginx",
+            "--json",
+            &json_arg,
+            &url,
+        ],
+        LIMIT,
+    );
+    run.assert_success();
+    assert!(
+        run.stderr.contains(&format!(
+            "dashboard: http://127.0.0.1:{port}/ (Prometheus: /metrics)"
+        )),
+        "{}",
+        run.stderr
+    );
+    let doc = read_json(&json);
+    let requests = json_u64(&doc, "counters.requests");
+    assert!(requests > 1000, "{requests} requests");
+    let selector = "{job=\"tsumo\",label=\"nginx\"}";
+    let scraped = prometheus
+        .number(&format!(
+            "max_over_time(tsumo_requests_total{selector}[10m])"
+        ))
+        .unwrap_or_else(|| panic!("no tsumo_requests_total:\n{}", prometheus.targets()));
+    assert_eq!(scraped, requests as f64, "{}", prometheus.targets());
+    let sent = prometheus
+        .number(&format!(
+            "max_over_time(tsumo_requests_sent_total{selector}[10m])"
+        ))
+        .expect("tsumo_requests_sent_total");
+    assert!(sent >= scraped, "sent {sent}, completed {scraped}");
+    let target = prometheus
+        .number(&format!("max_over_time(tsumo_target_rate{selector}[10m])"))
+        .expect("tsumo_target_rate");
+    assert_eq!(target, 400.0);
+    // Each bucket's counter at its last value: the whole run's distribution.
+    let p99 = prometheus
+        .number(&format!(
+            "histogram_quantile(0.99, sum by (le) \
+             (max_over_time(tsumo_latency_seconds_bucket{selector}[10m])))"
+        ))
+        .expect("tsumo_latency_seconds_bucket");
+    let json_p99_s = json_f64(&doc, "latency.p99") / 1e6;
+    let (lower, upper) = bucket_of(json_p99_s);
+    assert!(
+        lower <= p99 && p99 <= upper,
+        "Prometheus' p99 {p99}s outside the bucket ({lower}, {upper}] of the JSON's {json_p99_s}s"
+    );
+    let count = prometheus
+        .number(&format!(
+            "max_over_time(tsumo_latency_seconds_count{selector}[10m])"
+        ))
+        .expect("tsumo_latency_seconds_count");
+    assert_eq!(count, json_u64(&doc, "latency.count") as f64);
+}
+
+/// The request figure of the live page (its `data-value`).
+fn page_requests(page: &browser::Page) -> f64 {
+    let at = page
+        .dom
+        .find("data-figure=\"requests\"")
+        .unwrap_or_else(|| panic!("no requests figure:\n{}", page.dom));
+    let element = &page.dom[at..];
+    let element = &element[..element.find('>').unwrap_or(element.len())];
+    element
+        .split("data-value=\"")
+        .nth(1)
+        .and_then(|v| v.split('"').next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("the requests figure has no value: {element}"))
+}
+
+/// Chromium's flags that make any fetch off 127.0.0.1 fail, loudly (a console error): names
+/// resolve to nothing, and what is not loopback goes to a proxy that is not there.
+const LOCAL_ONLY: [&str; 3] = [
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+    "--proxy-server=http://127.0.0.1:9",
+    "--virtual-time-budget=2500",
+];
+
+#[test]
+fn a_browser_follows_the_run_and_ends_on_its_report() {
+    let nginx = Nginx::start();
+    let port = free_port();
+    let dir = TempDir::new("tsumo-dashboard-browser");
+    let json = dir.path().join("run.json");
+    let (json_arg, at) = (json.display().to_string(), format!("127.0.0.1:{port}"));
+    let url = nginx.http_url("/");
+    const RATE: f64 = 500.0;
+    let tsumo = Signalled::spawn(&[
+        "-t2",
+        "-c4",
+        "-d15s",
+        "-R500",
+        "--quiet",
+        "--dashboard",
+        &at,
+        "--dashboard-linger",
+        "60s",
+        "--json",
+        &json_arg,
+        &url,
+    ]);
+    wait_for_listener(port);
+    let started = Instant::now();
+    let page_url = format!("http://127.0.0.1:{port}/");
+    std::thread::sleep(Duration::from_secs(3));
+    let mut seen = Vec::new();
+    for name in ["dashboard-live-1", "dashboard-live-2"] {
+        let page = browser::open_url(&page_url, name, LIMIT, &LOCAL_ONLY);
+        let (_, metrics) = get(port, "/metrics").expect("/metrics answers");
+        page.assert_no_console_messages();
+        assert!(
+            started.elapsed() < Duration::from_secs(14),
+            "the browser took too long to see the run live"
+        );
+        assert!(page.dom.contains("HTTP run (live)"), "{}", page.dom);
+        assert!(
+            !page.dom.contains("data-polls=\"0\""),
+            "the page never fetched /live again:\n{}",
+            page.dom
+        );
+        for outside in ["src=\"http", "href=\"http", "url(http"] {
+            assert!(!page.dom.contains(outside), "{outside} in the page");
+        }
+        let shown = page_requests(&page);
+        let scraped = metric(&metrics, "tsumo_requests_total").expect("tsumo_requests_total");
+        // /metrics was read after the page: at most one interval (1 s at -R500) further on,
+        // and a fetch's worth more for the page's last poll.
+        assert!(
+            shown <= scraped && scraped - shown <= 2.0 * RATE,
+            "page {shown}, /metrics {scraped}"
+        );
+        assert!(
+            page.dom.contains("data-chart=\"rate-over-time\""),
+            "{}",
+            page.dom
+        );
+        seen.push(shown);
+        std::thread::sleep(Duration::from_secs(3));
+    }
+    assert!(
+        seen[1] > seen[0],
+        "the requests figure did not grow: {seen:?}"
+    );
+
+    // After the end, during the linger: the report's page, the JSON's figures.
+    common::wait_for("the run's JSON", Duration::from_secs(60), || json.exists());
+    common::wait_for("the final page", Duration::from_secs(30), || {
+        get(port, "/live").is_some_and(|(_, body)| body.is_empty())
+    });
+    let page = browser::open_url(&page_url, "dashboard-final", LIMIT, &LOCAL_ONLY);
+    page.assert_no_console_messages();
+    let doc = read_json(&json);
+    let figure = |id: &str| -> f64 {
+        let needle = format!("data-figure=\"{id}\"");
+        let at = page.dom.find(&needle).unwrap_or_else(|| panic!("{id}"));
+        let element = &page.dom[at..];
+        let element = &element[..element.find('>').unwrap_or(element.len())];
+        element
+            .split("data-value=\"")
+            .nth(1)
+            .and_then(|v| v.split('"').next())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("{id}: {element}"))
+    };
+    assert_eq!(figure("achieved"), json_f64(&doc, "requests_per_sec"));
+    for p in ["p50", "p99", "max"] {
+        assert_eq!(figure(p), json_f64(&doc, &format!("latency.{p}")), "{p}");
+    }
+    let (_, metrics) = get(port, "/metrics").expect("/metrics after the end");
+    assert_eq!(
+        metric(&metrics, "tsumo_requests_total"),
+        Some(json_u64(&doc, "counters.requests") as f64)
+    );
+    let mut tsumo = tsumo;
+    tsumo.kill(libc::SIGINT, None);
+    let run = tsumo.finish(Duration::from_secs(30));
+    assert!(run.status.success(), "{}", run.stderr);
+}
+
+#[test]
+fn a_bad_dashboard_is_one_line_and_exit_2_before_any_traffic() {
+    // Nothing listens at the target: a run that started would say so, not the dashboard.
+    let target = format!("http://127.0.0.1:{}/", free_port());
+    let taken = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let in_use = taken.local_addr().expect("addr").to_string();
+    let cases: [(&[&str], &str); 5] = [
+        (
+            &["-d1s", "-R10", "--dashboard", &in_use, &target],
+            "address in use",
+        ),
+        (
+            &["-d1s", "-R10", "--dashboard", "192.0.2.1:5665", &target],
+            "not an address of this machine",
+        ),
+        (
+            &["-d1s", "-R10", "--dashboard", "nonsense", &target],
+            "invalid value 'nonsense' for --dashboard",
+        ),
+        (
+            &["-d1s", "-R10", "--dashboard-linger", "3s", &target],
+            "--dashboard-linger needs --dashboard",
+        ),
+        (
+            &["compare", "a.json", "b.json", "--dashboard", "5665"],
+            "--dashboard is for a command that runs",
+        ),
+    ];
+    for (args, says) in cases {
+        let run = run_tsumo(args, Duration::from_secs(30));
+        assert_eq!(run.status.code(), Some(2), "{args:?}: {}", run.stderr);
+        let lines: Vec<&str> = run.stderr.lines().collect();
+        assert_eq!(lines.len(), 1, "{args:?}: {}", run.stderr);
+        assert!(lines[0].contains(says), "{args:?}: {}", run.stderr);
+        assert!(run.stdout.is_empty(), "{args:?}: {}", run.stdout);
+    }
+    drop(taken);
+}
