@@ -317,6 +317,9 @@ pub struct Recorder {
     pub tls_failure_quotes: Vec<String>,
     /// The same, interval by interval (`--interval`), once [`Recorder::start_timeline`] ran.
     pub timeline: timeline::HttpTimeline,
+    /// `--dashboard`: where each closed interval is handed over too (a worker's own; none in
+    /// a merged recorder).
+    pub feed: Option<live::Feed>,
 }
 
 /// How many distinct TLS failures a run quotes.
@@ -338,12 +341,13 @@ impl Recorder {
             counters: Counters::default(),
             tls_failure_quotes: Vec::new(),
             timeline: timeline::HttpTimeline::default(),
+            feed: None,
         }
     }
 
     /// Starts recording interval by interval, at the run's start.
     pub fn start_timeline(&mut self, clock: timeline::IntervalClock) {
-        self.timeline.feed = live::feed();
+        self.feed = live::feed();
         self.timeline.start(clock, &self.counters);
     }
 
@@ -358,7 +362,13 @@ impl Recorder {
                 server_latency: &mut self.split.server,
                 own_delay: &mut self.split.own,
             };
-            self.timeline.roll(at, &self.counters, whole);
+            let feed = self.feed.as_ref();
+            self.timeline
+                .roll(at, &self.counters, whole, |index, interval| {
+                    if let Some(feed) = feed {
+                        feed.http(index, interval);
+                    }
+                });
         }
     }
 

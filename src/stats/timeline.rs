@@ -17,7 +17,6 @@ use std::time::Duration;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2Serializer};
 use hdrhistogram::Histogram;
 
-use super::live::Feed;
 use super::{new_histogram, Counters, Errors, Unsent};
 pub use crate::sys::procstat::ServerSample;
 
@@ -191,8 +190,6 @@ pub struct HttpTimeline {
     pub length: Option<u64>,
     /// Closed intervals by index.
     pub closed: BTreeMap<u64, HttpInterval>,
-    /// `--dashboard`: where each closed interval is handed over too.
-    pub feed: Option<Feed>,
 }
 
 /// Where a recorder keeps the run's histograms of what its timeline records.
@@ -226,16 +223,20 @@ impl HttpTimeline {
     }
 
     /// Closes the open interval, adding its histograms into the run's (`whole`), and opens the
-    /// one holding `at`.
+    /// one holding `at`; `closed` is shown the interval closed (`--dashboard` hands it over).
     #[cold]
-    pub fn roll(&mut self, at: u64, counters: &Counters, whole: WholeMut<'_>) {
+    pub fn roll(
+        &mut self,
+        at: u64,
+        counters: &Counters,
+        whole: WholeMut<'_>,
+        closed: impl FnOnce(u64, &HttpInterval),
+    ) {
         let Some(mut open) = self.open.take() else {
             return;
         };
         let (index, interval) = self.interval_of(&open, counters);
-        if let Some(feed) = &self.feed {
-            feed.http(index, &interval);
-        }
+        closed(index, &interval);
         self.closed.entry(index).or_default().add(&interval);
         let _ = whole.latency.add(&open.latency);
         let _ = whole.send_lateness.add(&open.send_lateness);
