@@ -14,7 +14,7 @@ use prometheus_client::encoding::{DescriptorEncoder, NoLabelSet};
 use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::{Registry, Unit};
 
-use crate::stats::live::{LiveData, RunLabels, State};
+use crate::stats::live::{CapacityLive, LiveData, RunLabels, State};
 use crate::stats::new_histogram;
 use crate::stats::timeline::{HttpInterval, MahjongInterval};
 
@@ -39,6 +39,8 @@ pub fn render(state: &State) -> String {
 struct Snapshot {
     http: Vec<(Vec<(&'static str, String)>, HttpSeries)>,
     mahjong: Vec<(Vec<(&'static str, String)>, MahjongSeries)>,
+    /// A capacity search's step and verdicts, with the labels of its first run.
+    capacity: Option<(Labels, CapacityLive)>,
 }
 
 #[derive(Debug)]
@@ -125,8 +127,41 @@ impl Snapshot {
                 }
             }
         }
+        if let (Some(capacity), Some(first)) = (&state.capacity, state.runs.first()) {
+            snapshot.capacity = Some((label_set(&first.labels), capacity.clone()));
+        }
         snapshot
     }
+}
+
+/// A capacity search: the current step's load, and the steps judged so far by verdict.
+fn encode_capacity(
+    e: &mut DescriptorEncoder,
+    (labels, capacity): &(Labels, CapacityLive),
+) -> Result<(), std::fmt::Error> {
+    let mut set = labels.clone();
+    set.push(("unit", capacity.unit.replace('/', "_per_")));
+    let mut metric = e.encode_descriptor(
+        "capacity_step_load",
+        "The load of the capacity search's step now running (requests/sec or players)",
+        None,
+        MetricType::Gauge,
+    )?;
+    metric.encode_family(&set)?.encode_gauge(&capacity.load)?;
+    let mut metric = e.encode_descriptor(
+        "capacity_steps",
+        "The capacity search's steps judged so far, by verdict",
+        None,
+        MetricType::Counter,
+    )?;
+    for (verdict, count) in &capacity.verdicts {
+        let mut set = labels.clone();
+        set.push(("verdict", verdict.to_string()));
+        metric
+            .encode_family(&set)?
+            .encode_counter::<NoLabelSet, u64, u64>(count, None)?;
+    }
+    Ok(())
 }
 
 /// A histogram of µs as Prometheus buckets (counts per bucket, not cumulative: the encoder
@@ -238,6 +273,9 @@ impl Collector for Snapshot {
         }
         if !self.mahjong.is_empty() {
             self.encode_mahjong(&mut e)?;
+        }
+        if let Some(capacity) = &self.capacity {
+            encode_capacity(&mut e, capacity)?;
         }
         Ok(())
     }
@@ -464,6 +502,8 @@ mod tests {
             workers: 1,
             length: 1_000_000_000,
             start_unix_ns: None,
+            t0: None,
+            server: Vec::new(),
             ended: true,
             data: LiveData::Http(Box::new(HttpLive {
                 rate: Some(100),

@@ -118,6 +118,8 @@ pub fn begin_http(options: &RunOptions, rate: Option<u64>) {
             workers: options.threads,
             length: options.interval.as_nanos().min(u64::MAX as u128) as u64,
             start_unix_ns: None,
+            t0: None,
+            server: Vec::new(),
             ended: false,
             data: LiveData::Http(Box::new(HttpLive {
                 rate,
@@ -136,6 +138,8 @@ pub fn begin_mahjong(options: &RunOptions) {
             workers: options.threads,
             length: options.interval.as_nanos().min(u64::MAX as u128) as u64,
             start_unix_ns: None,
+            t0: None,
+            server: Vec::new(),
             ended: false,
             data: LiveData::Mahjong(MahjongLive::default()),
         });

@@ -45,7 +45,17 @@ impl Views {
 
 fn render(state: &State) -> String {
     let Some(run) = state.runs.last() else {
-        return waiting();
+        if state.standing.is_empty() {
+            return waiting();
+        }
+        let content = report::result::PageContent {
+            kind: "Capacity search (live)".to_string(),
+            figures: Vec::new(),
+            lines: Vec::new(),
+            facts: Vec::new(),
+            charts: Vec::new(),
+        };
+        return fragment(&content, "its steps so far", &state.standing, "");
     };
     let content = match &run.data {
         LiveData::Http(h) => report::http::live::content(run, h),

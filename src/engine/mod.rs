@@ -214,7 +214,7 @@ pub fn run<M: Mode>(mode: &mut M) -> Result<Run<<M::Worker as Worker>::Recorder>
     };
     let start = start.record(crate::timing::clock::now());
     if let Some(live) = crate::stats::live::get() {
-        live.started(start.intended_unix_ns.unwrap_or(start.actual_unix_ns));
+        live.started(start.intended_unix_ns.unwrap_or(start.actual_unix_ns), t0);
     }
     let supervised = runtime.block_on(supervisor::supervise(
         mode, &settings, t0, &started, signals,
@@ -257,5 +257,10 @@ fn start_sampler(pids: &[u32]) -> Result<Option<Sampler>, Error> {
     if pids.is_empty() {
         return Ok(None);
     }
-    Sampler::start(pids, Duration::from_secs(1)).map(Some)
+    let on_sample = crate::stats::live::get().map(|live| {
+        let show: crate::sys::procstat::OnSample =
+            Box::new(move |sample| live.server_sample(sample));
+        show
+    });
+    Sampler::start_with(pids, Duration::from_secs(1), on_sample).map(Some)
 }

@@ -418,6 +418,7 @@ impl StepRunner for HttpSteps<'_> {
     /// it was too small; the last try is the step's run, each try before it a note on it.
     fn run_step(&mut self, load: u64) -> StepOutcome {
         self.called += 1;
+        super::live_step_begins(LoadUnit::RequestsPerSec, load);
         let earlier: Vec<(u64, f64)> = self
             .runs
             .iter()
@@ -473,16 +474,16 @@ impl StepRunner for HttpSteps<'_> {
                         Some(self.server_bound_at.map_or(load, |at| at.min(load)));
                 }
             }
-            eprintln!(
-                "capacity: step {number}: {}",
-                super::step_line(
-                    &outcome,
-                    &format!(
-                        "achieved {} requests/sec",
-                        capacity::grouped(outcome.achieved.round() as u64)
-                    )
-                )
+            let said = super::step_line(
+                &outcome,
+                &format!(
+                    "achieved {} requests/sec",
+                    capacity::grouped(outcome.achieved.round() as u64)
+                ),
             );
+            eprintln!("capacity: step {number}: {said}");
+            let shown = format!("Step {number} at {}: {said}", load_said(load));
+            super::live_step_judged(&outcome, &shown);
             saved.notes.extend(notes);
             self.runs.push(saved);
             self.noise.push(noise);

@@ -37,6 +37,20 @@ fn with_dashboard(options: &RunOptions, command: impl FnOnce() -> ExitStatus) ->
     status
 }
 
+/// A capacity step at `load` begins: on the dashboard, when there is one.
+pub(crate) fn live_step_begins(unit: crate::capacity::LoadUnit, load: u64) {
+    if let Some(live) = crate::stats::live::get() {
+        live.step_begins(unit.as_str(), load);
+    }
+}
+
+/// A capacity step was judged: its line (as on stderr) on the dashboard, when there is one.
+pub(crate) fn live_step_judged(outcome: &crate::capacity::StepOutcome, line: &str) {
+    if let Some(live) = crate::stats::live::get() {
+        live.step_judged(outcome.class().as_str(), line.to_string());
+    }
+}
+
 /// The status a finished run exits with, from its saved result (its line on stderr).
 pub fn exit_as(saved: &dyn SavedResult) -> ExitStatus {
     match saved.exit() {

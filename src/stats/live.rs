@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use hdrhistogram::Histogram;
 
 use super::new_histogram;
-use super::timeline::{HttpInterval, MahjongInterval};
+use super::timeline::{HttpInterval, MahjongInterval, ServerSample};
 
 /// What names a run on the dashboard and in `/metrics`' labels.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -103,6 +103,10 @@ pub struct LiveRun {
     pub length: u64,
     /// When it started (Unix ns), once it has.
     pub start_unix_ns: Option<u64>,
+    /// The same instant on CLOCK_MONOTONIC, where its intervals count from.
+    pub t0: Option<u64>,
+    /// `--server-pid`'s samples so far.
+    pub server: Vec<ServerSample>,
     /// Ended: its intervals are the merged timeline's.
     pub ended: bool,
     pub data: LiveData,
@@ -146,6 +150,19 @@ pub struct State {
     /// Lines about the command as a whole that the page shows above the run (a capacity
     /// search's standing, say), newest last.
     pub standing: Vec<String>,
+    /// A capacity search's step and verdicts so far.
+    pub capacity: Option<CapacityLive>,
+}
+
+/// A capacity search as it goes.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CapacityLive {
+    /// `requests/sec` or `players`.
+    pub unit: &'static str,
+    /// The load of the step now running.
+    pub load: u64,
+    /// Steps judged so far by class (`held`, `broke`, `generator-limited`, …).
+    pub verdicts: BTreeMap<&'static str, u64>,
 }
 
 /// The process's live state.
@@ -226,12 +243,22 @@ impl Live {
         })
     }
 
-    /// The current run started, at `unix_ns`.
-    pub fn started(&self, unix_ns: u64) {
+    /// The current run started, at `unix_ns` (`t0` on CLOCK_MONOTONIC).
+    pub fn started(&self, unix_ns: u64, t0: u64) {
         let mut state = self.lock();
         state.version += 1;
         if let Some(run) = state.runs.last_mut() {
             run.start_unix_ns.get_or_insert(unix_ns);
+            run.t0.get_or_insert(t0);
+        }
+    }
+
+    /// A `--server-pid` sample, taken during the current run.
+    pub fn server_sample(&self, sample: ServerSample) {
+        let mut state = self.lock();
+        state.version += 1;
+        if let Some(run) = state.runs.last_mut() {
+            run.server.push(sample);
         }
     }
 
@@ -268,10 +295,21 @@ impl Live {
         }
     }
 
-    /// A line on the command's standing (a capacity step's verdict).
-    pub fn stand(&self, line: String) {
+    /// A capacity search's step at `load` (in `unit`) begins.
+    pub fn step_begins(&self, unit: &'static str, load: u64) {
         let mut state = self.lock();
         state.version += 1;
+        let capacity = state.capacity.get_or_insert_with(CapacityLive::default);
+        capacity.unit = unit;
+        capacity.load = load;
+    }
+
+    /// The step was judged: its class (`held`, `broke`, …) and its line on the page.
+    pub fn step_judged(&self, class: &'static str, line: String) {
+        let mut state = self.lock();
+        state.version += 1;
+        let capacity = state.capacity.get_or_insert_with(CapacityLive::default);
+        *capacity.verdicts.entry(class).or_default() += 1;
         state.standing.push(line);
     }
 
@@ -306,6 +344,8 @@ mod tests {
             workers,
             length: 1_000_000_000,
             start_unix_ns: None,
+            t0: None,
+            server: Vec::new(),
             ended: false,
             data: LiveData::Http(Box::new(HttpLive {
                 rate: Some(100),

@@ -47,6 +47,9 @@ pub struct ServerSample {
     pub rss_bytes: u64,
 }
 
+/// What is shown each sample as it is taken.
+pub type OnSample = Box<dyn FnMut(ServerSample) + Send>;
+
 /// Samples a set of process trees on its own thread until [`Sampler::stop`].
 #[derive(Debug)]
 pub struct Sampler {
@@ -58,12 +61,22 @@ pub struct Sampler {
 impl Sampler {
     /// Checks that every PID exists, takes a baseline and starts sampling every `interval`.
     pub fn start(pids: &[u32], interval: Duration) -> Result<Sampler, Error> {
+        Sampler::start_with(pids, interval, None)
+    }
+
+    /// [`Sampler::start`], showing each sample to `on_sample` as it is taken (`--dashboard`).
+    pub fn start_with(
+        pids: &[u32],
+        interval: Duration,
+        on_sample: Option<OnSample>,
+    ) -> Result<Sampler, Error> {
         for &pid in pids {
             if pid == 0 || read_stat(pid).is_none() {
                 return Err(Error::Usage(format!("--server-pid {pid}: no such process")));
             }
         }
         let mut state = SampleState::new(pids.to_vec());
+        state.on_sample = on_sample;
         state.baseline();
         let interval = interval.max(Duration::from_millis(10));
         let (stop, stopped) = mpsc::channel::<()>();
@@ -263,6 +276,7 @@ struct SampleState {
     series: Vec<ServerSample>,
     /// The CPU ticks of the last sample in `series`.
     last_ticks: u64,
+    on_sample: Option<OnSample>,
 }
 
 impl SampleState {
@@ -281,6 +295,7 @@ impl SampleState {
             rss_peak: 0,
             series: Vec::new(),
             last_ticks: 0,
+            on_sample: None,
         }
     }
 
@@ -306,6 +321,9 @@ impl SampleState {
 
     fn sample(&mut self) {
         self.take(false);
+        if let (Some(show), Some(last)) = (self.on_sample.as_mut(), self.series.last()) {
+            show(*last);
+        }
     }
 
     /// Reads the trees; `fold` adds what they used to the last sample instead of a new one.

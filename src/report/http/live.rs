@@ -8,17 +8,25 @@ use crate::report::timeline::{http_intervals, IntervalHistogram};
 use crate::stats::format::format_time_us;
 use crate::stats::hdr;
 use crate::stats::live::{HttpLive, LiveRun};
-use crate::stats::timeline::RunTimeline;
+use crate::stats::timeline::{server_by_interval, IntervalClock, RunTimeline};
+use std::time::Duration;
 
 /// The live page's content of an HTTP run.
 pub fn content(run: &LiveRun, h: &HttpLive) -> PageContent {
     // The whole intervals from the first on, stopping at the first that is not.
+    let mut server = match run.t0 {
+        Some(t0) => server_by_interval(
+            &run.server,
+            IntervalClock::new(t0, Duration::from_nanos(run.length)),
+        ),
+        None => Default::default(),
+    };
     let mut whole = Vec::new();
     for (k, (index, (handed, interval))) in h.intervals.iter().enumerate() {
         if *index != k as u64 || !run.is_whole(*index, *handed) {
             break;
         }
-        whole.push((interval.clone(), None));
+        whole.push((interval.clone(), server.remove(index)));
     }
     let length_s = run.length as f64 / 1e9;
     let elapsed_s = whole.len() as f64 * length_s;

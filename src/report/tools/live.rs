@@ -13,14 +13,15 @@ use crate::report::result::PageContent;
 /// (a search's steps), and the charts.
 pub fn fragment(content: &PageContent, label: &str, standing: &[String], subtitle: &str) -> String {
     let mut out = header(&content.kind, label);
-    out.push_str(&answer(&content.figures, &content.lines));
+    // A search's steps so far first: they are its answer so far; the figures are the step's.
     if !standing.is_empty() {
-        out.push_str("<section id=\"standing\"><h2>So far</h2><ul class=\"lines\">\n");
+        out.push_str("<section id=\"standing\"><h2>The search so far</h2><ul class=\"lines\">\n");
         for line in standing {
             let _ = writeln!(out, "<li>{}</li>", escape(line));
         }
         out.push_str("</ul></section>\n");
     }
+    out.push_str(&answer(&content.figures, &content.lines));
     let charts: Vec<String> = content
         .charts
         .iter()

@@ -438,6 +438,7 @@ impl StepRunner for Cohorts<'_> {
             return stopped;
         }
         let number = self.steps.len() + 1;
+        crate::run::live_step_begins(capacity::LoadUnit::Players, load);
         let load_players = load as usize;
         // A session that ended since (none of its tables could play) no longer counts.
         self.collect_ended();
@@ -495,16 +496,19 @@ impl StepRunner for Cohorts<'_> {
                 outcome.limit = Some(Limit::ServerFailed(e.to_string()));
             }
         }
-        self.live.say(&format!(
-            "capacity: step {number}: {}",
-            step_line(
-                &outcome,
-                &format!(
-                    "{} playing",
-                    capacity::grouped(outcome.achieved.round() as u64)
-                )
-            )
-        ));
+        let said = step_line(
+            &outcome,
+            &format!(
+                "{} playing",
+                capacity::grouped(outcome.achieved.round() as u64)
+            ),
+        );
+        self.live.say(&format!("capacity: step {number}: {said}"));
+        let shown = format!(
+            "Step {number} at {} players: {said}",
+            capacity::grouped(load)
+        );
+        crate::run::live_step_judged(&outcome, &shown);
         outcome
     }
 }
