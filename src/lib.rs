@@ -35,10 +35,15 @@
 //!   `run::output` (the text report, `--json`, `--html`, `--hgrm`, `--hlog`): each output it
 //!   can, each failure one line on stderr, exit 1 for an output lost.
 //!   The binary only parses, runs, renders and exits.
+//! - [`dashboard`]: `--dashboard`: one listener per process (hyper's HTTP/1.1 server on a thread
+//!   of its own) serving the live page (`view`: the current run's page so far, made by each
+//!   kind's `live` and `report::tools::live`, then the final page) and `/metrics` (`metrics`:
+//!   OpenMetrics on prometheus-client), both from `stats::live`.
 //! - [`report`]: what tsumo says about a finished run, one room per kind of result, each laid
 //!   out the same way (its saved type in `saved`, its `SavedResult` impl in `mod.rs`, `text`,
 //!   `page`, `merge`, and `measures`: what `--slo` measures on it and its outcome as a
-//!   capacity step, through `SearchStep`):
+//!   capacity step, through `SearchStep`; a run and a session also have `live`, their page so
+//!   far on the dashboard):
 //!   - `report::http`: an HTTP run (HTTP/1.1 or HTTP/2): wrk2's text layout, and its own
 //!     outputs, `.hgrm` and the `--hlog` interval log;
 //!   - `report::mahjong`: a mahjong session;
@@ -118,7 +123,9 @@
 //!   (HdrHistograms and counters, HTTP/2's among them), the result types of both modes, wrk2-compatible histogram
 //!   arithmetic, number formatting, and the judgement of a rate not reached; `split`: the
 //!   corrected latency split into what the server caused and tsumo's own send and read delay,
-//!   exactly, response by response; `timeline`: each
+//!   exactly, response by response; `live`: what `--dashboard` shows, the intervals each
+//!   worker closed handed over (a lock per interval, none per request), replaced by the merged
+//!   timeline when the run ends; `timeline`: each
 //!   worker's intervals of `--interval` (an HTTP recorder's open interval is closed by the
 //!   clock value of the response that passes its end, or by the worker's timer), merged by
 //!   adding.

@@ -291,3 +291,118 @@ fn a_bad_dashboard_is_one_line_and_exit_2_before_any_traffic() {
     }
     drop(taken);
 }
+
+#[test]
+fn prometheus_scrapes_a_mahjong_sessions_games_and_a_searchs_steps() {
+    let server = common::majiang::Majiang::start();
+    let nginx = Nginx::start();
+    let ports = common::free_ports(2);
+    let targets: Vec<String> = ports.iter().map(|p| format!("127.0.0.1:{p}")).collect();
+    let prometheus = Prometheus::start(&targets);
+    let dir = TempDir::new("tsumo-dashboard-mahjong");
+    let [session_json, search_json] =
+        ["session.json", "search.json"].map(|f| dir.path().join(f).display().to_string());
+    let url = server.url();
+    let nginx_url = nginx.http_url("/");
+    let (session_at, search_at) = (targets[0].clone(), targets[1].clone());
+    let session = || {
+        let run = run_tsumo(
+            &[
+                "mahjong",
+                "-c8",
+                "-t1",
+                "--think",
+                "0",
+                "--ramp",
+                "1ms",
+                "-d",
+                "6s",
+                "--quiet",
+                "--dashboard",
+                &session_at,
+                "--dashboard-linger",
+                "3s",
+                "--json",
+                &session_json,
+                &url,
+            ],
+            LIMIT,
+        );
+        run.assert_success();
+    };
+    let search = || {
+        let run = run_tsumo(
+            &[
+                "capacity",
+                "--slo",
+                "p99<500ms",
+                "--from",
+                "200",
+                "--to",
+                "400",
+                "--step",
+                "1s",
+                "--warmup",
+                "500ms",
+                "--pause",
+                "0s",
+                "-t1",
+                "-c4",
+                "--quiet",
+                "--dashboard",
+                &search_at,
+                "--dashboard-linger",
+                "3s",
+                "--json",
+                &search_json,
+                &nginx_url,
+            ],
+            LIMIT,
+        );
+        assert!(run.status.code().is_some(), "{}", run.stderr);
+    };
+    common::all_at_once(&[("session", &session), ("search", &search)]);
+
+    let doc = read_json(std::path::Path::new(&session_json));
+    let job = |at: &str| format!("{{instance=\"{at}\"}}");
+    let started = prometheus
+        .number(&format!(
+            "max_over_time(tsumo_games_started_total{}[10m])",
+            job(&session_at)
+        ))
+        .unwrap_or_else(|| panic!("no tsumo_games_started_total:\n{}", prometheus.targets()));
+    assert_eq!(started, json_f64(&doc, "games.started"));
+    let completed = prometheus
+        .number(&format!(
+            "max_over_time(tsumo_games_ended_total{{instance=\"{session_at}\",how=\"completed\"}}[10m])"
+        ))
+        .expect("tsumo_games_ended_total");
+    assert_eq!(completed, json_f64(&doc, "games.completed"));
+    let players = prometheus.query(&format!(
+        "max_over_time(tsumo_players{}[10m])",
+        job(&session_at)
+    ));
+    assert_eq!(
+        players.len(),
+        3,
+        "logged in, connected, playing: {players:?}"
+    );
+
+    let doc = read_json(std::path::Path::new(&search_json));
+    let steps = doc["steps"].as_array().map_or(0, Vec::len);
+    assert!(steps >= 2, "{doc}");
+    let judged = prometheus
+        .number(&format!(
+            "sum(max_over_time(tsumo_capacity_steps_total{}[10m]))",
+            job(&search_at)
+        ))
+        .unwrap_or_else(|| panic!("no tsumo_capacity_steps_total:\n{}", prometheus.targets()));
+    assert_eq!(judged, steps as f64, "{doc}");
+    let highest = prometheus
+        .number(&format!(
+            "max_over_time(tsumo_capacity_step_load{}[10m])",
+            job(&search_at)
+        ))
+        .expect("tsumo_capacity_step_load");
+    assert_eq!(highest, 400.0);
+}
