@@ -144,10 +144,10 @@ fn over_time_and_capacity_charts_have_data_in_a_browser() {
     let capacity = chart::capacity(
         &titles("Capacity"),
         ("Offered load (req/s)", "p99 (ms)"),
-        &Series::new(
+        &[Series::new(
             "p99",
             vec![(1000.0, 1.1), (2000.0, 1.4), (4000.0, 3.0), (8000.0, 25.0)],
-        ),
+        )],
         &[Objective {
             name: "objective: p99 ≤ 10 ms".to_string(),
             y: 10.0,

@@ -233,12 +233,13 @@ pub enum PageChart {
         series: Vec<Series>,
         per_shard: Option<usize>,
     },
-    /// A measure against offered load, with the objective and the answer marked.
+    /// A measure against offered load (a line, and markers), with the objective and the
+    /// answer marked.
     Capacity {
         id: &'static str,
         title: String,
         axes: (String, String),
-        measured: Series,
+        measured: Vec<Series>,
         objectives: Vec<Objective>,
         answer: Option<Answer>,
     },

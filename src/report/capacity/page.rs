@@ -193,7 +193,7 @@ fn curves<S: SearchStep>(search: &SavedSearch<S>) -> Vec<PageChart> {
             id,
             title: format!("{name} against offered load"),
             axes: (x_label.clone(), format!("{name} ({unit_name})")),
-            measured: Series::new(name, points),
+            measured: vec![Series::new(name, points)],
             objectives,
             answer: answer.clone(),
         });
@@ -208,7 +208,7 @@ fn curves<S: SearchStep>(search: &SavedSearch<S>) -> Vec<PageChart> {
             id: ids[0],
             title: "p99 against offered load".to_string(),
             axes: (x_label, "p99 (ms)".to_string()),
-            measured: Series::new("p99", points),
+            measured: vec![Series::new("p99", points)],
             objectives: Vec::new(),
             answer,
         });
