@@ -107,6 +107,7 @@ pub(super) fn page(s: &SavedSession) -> PageContent {
         figures,
         lines,
         facts,
+        calm: Vec::new(),
         charts: charts(s),
     }
 }

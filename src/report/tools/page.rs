@@ -77,7 +77,7 @@ pub fn render_one(run: &LoadedRun) -> String {
     let result = run.result();
     let content = result.page();
     let mut body = header(&content.kind, &run.label);
-    body.push_str(&answer(&content.figures, &content.lines));
+    body.push_str(&answer(&content.figures, &lines_html(&content)));
     body.push_str(&facts(&content.facts, result));
     let charts: Vec<String> = content
         .charts
@@ -105,7 +105,7 @@ pub fn render_merged(merged: &LoadedRun, parts: &[LoadedRun]) -> String {
         false => format!("{} (merged)", content.kind),
     };
     let mut body = header(&kind, &merged.label);
-    body.push_str(&answer(&content.figures, &content.lines));
+    body.push_str(&answer(&content.figures, &lines_html(&content)));
     body.push_str(&facts(&content.facts, result));
     body.push_str("<section id=\"shards\"><h2>Shards</h2><ul class=\"shard-lines\">\n");
     for line in shards::lines(parts) {
@@ -291,13 +291,13 @@ fn header(kind: &str, label: &str) -> String {
 
 /// The figures in a row, then the lines (a rate not reached, a failure or a broken objective
 /// stands out).
-fn answer(figures: &[Figure], lines: &[String]) -> String {
+fn answer(figures: &[Figure], lines: &str) -> String {
     let mut out = String::from("<section id=\"answer\">\n<div class=\"figures\">\n");
     for f in figures {
         out.push_str(&figure_html(f, None));
     }
     out.push_str("</div>\n");
-    out.push_str(&lines_html(lines));
+    out.push_str(lines);
     out.push_str("</section>\n");
     out
 }
@@ -316,15 +316,16 @@ fn figure_html(f: &Figure, run: Option<usize>) -> String {
     )
 }
 
-fn lines_html(lines: &[String]) -> String {
-    if lines.is_empty() {
+fn lines_html(page: &PageContent) -> String {
+    if page.lines.is_empty() {
         return String::new();
     }
     let mut out = String::from("<ul class=\"lines\">\n");
-    for line in lines {
+    for line in &page.lines {
         let warn = ["not reached", "Failed", "BROKE", "Cut short", "Broke first"]
             .iter()
-            .any(|w| line.contains(w));
+            .any(|w| line.contains(w))
+            && !page.calm.contains(line);
         let class = if warn { " class=\"warn\"" } else { "" };
         let _ = writeln!(out, "<li{class}>{}</li>", escape(line));
     }
@@ -364,7 +365,7 @@ fn comparison_answer(runs: &[LoadedRun], names: &[String], pages: &[PageContent]
                 out,
                 "<tr class=\"run-lines\"><td></td><td colspan=\"{}\">{}</td></tr>",
                 page.figures.len(),
-                lines_html(&page.lines)
+                lines_html(page)
             );
         }
     }
@@ -534,6 +535,7 @@ pub fn escape(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::tools::saved::RunData;
 
     fn fixture(name: &str) -> LoadedRun {
         let path = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -570,6 +572,27 @@ mod tests {
         let chart = &html[html.find("data-chart=\"latency-by-percentile\"").unwrap()..];
         let chart = &chart[..chart.find("</figure>").unwrap()];
         assert_eq!(chart.matches("<polyline").count(), 4, "{chart}");
+    }
+
+    fn searched(limited_by: &str) -> LoadedRun {
+        let trials = [
+            (200, 2_000, "held"),
+            (600, 90_000, "broke"),
+            (400, 3_000, "held"),
+        ];
+        let search = crate::report::capacity::tests::search(&trials, Some(400), limited_by);
+        LoadedRun::new(RunData::Capacity(Box::new(search)), limited_by)
+    }
+
+    #[test]
+    fn broke_first_is_a_warning_only_on_a_search_without_its_answer() {
+        let found = render_one(&searched("server"));
+        assert!(found.contains("<li>Broke first: p99&lt;50ms"), "{found}");
+        let stopped = render_one(&searched("stopped"));
+        assert!(
+            stopped.contains("<li class=\"warn\">Broke first: p99&lt;50ms"),
+            "{stopped}"
+        );
     }
 
     #[test]
