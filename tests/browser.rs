@@ -577,6 +577,7 @@ fn a_mahjong_sessions_page_shows_its_json_and_charts_in_a_browser() {
         "players-over-time",
         "overshoot-over-time",
         "games-over-time",
+        "hands-over-time",
     ] {
         assert!(ids.iter().any(|i| i == id), "{id}: {ids:?}");
     }
