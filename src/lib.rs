@@ -58,7 +58,8 @@
 //!   - the shared base, kept small: `result` (the trait, and `SearchStep`), `schema` (the
 //!     format version, `SavedPart`, the histogram codec, the JSON writer), `timeline` (the
 //!     `intervals` of both kinds), `chart` (SVG charts on plotters from plain data, importing
-//!     no other part of `report`), `lines` (the text lines every kind prints), `objectives`
+//!     no other part of `report`; a folder: the axes in `axis`, the drawing and legend in
+//!     `draw`, the colours in `palette`), `lines` (the text lines every kind prints), `objectives`
 //!     (the verdict lines, the exit status, what a capacity step is judged by);
 //!   - `report::kinds`, the dispatcher: the one file that names every kind's saved type; it
 //!     reads a document into its kind and merges results of one kind. A new kind of result is

@@ -144,10 +144,10 @@ fn over_time_and_capacity_charts_have_data_in_a_browser() {
     let capacity = chart::capacity(
         &titles("Capacity"),
         ("Offered load (req/s)", "p99 (ms)"),
-        &Series::new(
+        &[Series::new(
             "p99",
             vec![(1000.0, 1.1), (2000.0, 1.4), (4000.0, 3.0), (8000.0, 25.0)],
-        ),
+        )],
         &[Objective {
             name: "objective: p99 ≤ 10 ms".to_string(),
             y: 10.0,
@@ -429,8 +429,27 @@ fn a_capacity_searchs_page_plots_its_curve_in_a_browser() {
     assert_eq!(figure(&page, "p99", None), json_f64(answer, "latency.p99"));
     let points = chart_points(&page);
     assert_eq!(points[0].0, "capacity-curve");
-    // The measure at every step, the objective across, the answer up.
-    assert_eq!(points[0].1, [steps.len(), 2, 2], "{points:?}");
+    // The measure at every load (a line by load, whatever order the search ran them in), the
+    // objective across, the answer up; each trial a marker, held apart from broke.
+    let mut loads: Vec<u64> = steps
+        .iter()
+        .filter_map(|s| s["plan"]["rate"].as_u64())
+        .collect();
+    loads.sort_unstable();
+    loads.dedup();
+    assert_eq!(points[0].1, [loads.len(), 2, 2], "{points:?}");
+    let held = doc["outcomes"]
+        .as_array()
+        .expect("outcomes")
+        .iter()
+        .filter(|o| *o == "held")
+        .count();
+    let chart = &page.dom[page
+        .dom
+        .find("data-chart=\"capacity-curve\"")
+        .expect("the curve")..];
+    let chart = &chart[..chart.find("</figure>").expect("a closed chart")];
+    assert!(chart.matches("<circle").count() >= held, "{chart}");
     for text in ["objective: p99&lt;100ms", "capacity: "] {
         assert!(page.dom.contains(text), "{text}:\n{}", page.dom);
     }
@@ -558,6 +577,7 @@ fn a_mahjong_sessions_page_shows_its_json_and_charts_in_a_browser() {
         "players-over-time",
         "overshoot-over-time",
         "games-over-time",
+        "hands-over-time",
     ] {
         assert!(ids.iter().any(|i| i == id), "{id}: {ids:?}");
     }

@@ -52,6 +52,7 @@ fn render(state: &State) -> String {
             kind: "Capacity search (live)".to_string(),
             figures: Vec::new(),
             lines: Vec::new(),
+            calm: Vec::new(),
             facts: Vec::new(),
             charts: Vec::new(),
         };

@@ -188,8 +188,12 @@ pub struct PageContent {
     pub kind: String,
     /// The headline figures, in order.
     pub figures: Vec<Figure>,
-    /// The answer's lines: the rate not reached, the capacity and what broke, the verdict.
+    /// The answer's lines: the rate not reached, the capacity and what broke, the verdict. A
+    /// line is shown as a warning by its words (`Failed`, `BROKE`, `Broke first` …)…
     pub lines: Vec<String>,
+    /// …except these of them, shown plainly: what broke first on a search that found its
+    /// answer is the answer's reason, not an alarm.
+    pub calm: Vec<String>,
     /// `(what, value)`: the command, target, plan, version.
     pub facts: Vec<(String, String)>,
     pub charts: Vec<PageChart>,
@@ -233,12 +237,13 @@ pub enum PageChart {
         series: Vec<Series>,
         per_shard: Option<usize>,
     },
-    /// A measure against offered load, with the objective and the answer marked.
+    /// A measure against offered load (a line, and each trial marked by its outcome), with
+    /// the objective and the answer marked.
     Capacity {
         id: &'static str,
         title: String,
         axes: (String, String),
-        measured: Series,
+        measured: Vec<Series>,
         objectives: Vec<Objective>,
         answer: Option<Answer>,
     },

@@ -224,6 +224,43 @@ pub fn format_time_us(us: f64) -> String {
     }
 }
 
+/// Durations in µs that stand side by side (a row of `tsumo compare`, a column of a
+/// comparison's page), all in one unit: the one [`format_time_us`] gives the largest, or a
+/// smaller one while the smallest would show under 0.1 and the largest still fits in four
+/// digits before the point (`0.89ms` beside `0.54ms`; 27us beside 6s is `0.03ms` and
+/// `6000.00ms`). A value already in that unit is printed as `format_time_us` prints it, to
+/// the digit; an absent one is `-`.
+pub fn format_times_us(values: &[Option<f64>]) -> Vec<String> {
+    const UNITS: [(&str, f64); 3] = [("us", 1.0), ("ms", 1e3), ("s", 1e6)];
+    let natural = |us: f64| {
+        let shown = format_time_us(us);
+        let suffix = shown.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.');
+        UNITS.iter().position(|u| u.0 == suffix)
+    };
+    let present = values.iter().flatten().copied();
+    let smallest = present
+        .clone()
+        .filter(|v| *v > 0.0)
+        .fold(f64::INFINITY, f64::min);
+    let largest = present.fold(0.0, f64::max);
+    // Minutes and hours are seconds here.
+    let mut unit = match largest > 0.0 {
+        true => natural(largest).unwrap_or(UNITS.len() - 1),
+        false => 0,
+    };
+    while unit > 0 && smallest / UNITS[unit].1 < 0.1 && largest / UNITS[unit - 1].1 < 1e4 {
+        unit -= 1;
+    }
+    values
+        .iter()
+        .map(|v| match v {
+            None => "-".to_string(),
+            Some(us) if *us > 0.0 && natural(*us) == Some(unit) => format_time_us(*us),
+            Some(us) => format!("{:.2}{}", us / UNITS[unit].1, UNITS[unit].0),
+        })
+        .collect()
+}
+
 /// A duration in seconds with no decimals, as in the `Running 12s test` header (55 s → `1m`).
 pub fn format_time_s(seconds: f64) -> String {
     format_units(seconds, &TIME_UNITS_S, 0)
@@ -260,6 +297,42 @@ pub fn print_units(value: f64, formatter: fn(f64) -> String, width: usize) -> St
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn durations_side_by_side_share_one_unit() {
+        use super::format_times_us;
+        // 890 µs is wrk's 0.89ms; beside it 542 µs is in ms too, not 542.00us.
+        assert_eq!(
+            format_times_us(&[Some(890.0), Some(542.0)]),
+            ["0.89ms", "0.54ms"]
+        );
+        assert_eq!(
+            format_times_us(&[Some(552.0), Some(4203.0)]),
+            ["0.55ms", "4.20ms"]
+        );
+        // Too small to read in the largest's unit: the smaller unit.
+        assert_eq!(
+            format_times_us(&[Some(12.0), Some(900.0)]),
+            ["12.00us", "900.00us"]
+        );
+        // Alone, a value is as format_time_us prints it.
+        assert_eq!(format_times_us(&[Some(890.0)]), ["0.89ms"]);
+        assert_eq!(format_times_us(&[Some(10.01e6), None]), ["10.01s", "-"]);
+        // Far apart: a unit in which the largest needs at most four digits before the point.
+        assert_eq!(
+            format_times_us(&[Some(27.0), Some(6e6)]),
+            ["0.03ms", "6000.00ms"]
+        );
+        // Minutes are seconds here, beside anything.
+        assert_eq!(
+            format_times_us(&[Some(130.25e6), Some(2e6)]),
+            ["130.25s", "2.00s"]
+        );
+        assert_eq!(
+            format_times_us(&[Some(0.0), Some(542.0)]),
+            ["0.00us", "542.00us"]
+        );
+    }
+
     use super::*;
 
     #[test]

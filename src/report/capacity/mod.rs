@@ -116,6 +116,11 @@ impl<S: SearchStep> SavedResult for SavedSearch<S> {
             row("Range high", c.range.map(|r| r[1] as f64), Unit::Metric),
             row("Steps", Some(self.steps.len() as f64), Unit::Count),
             row("Elapsed", Some(self.elapsed_s() * 1e6), Unit::Time),
+            row(
+                "Whole duration",
+                self.whole_s().map(|s| s * 1e6),
+                Unit::Time,
+            ),
         ];
         // A floor ("at least": tsumo, the machine, --to or a signal ended the search) is a row
         // of its own, never read across from a capacity that the server set.
@@ -166,5 +171,96 @@ impl<S: SearchStep> SavedResult for SavedSearch<S> {
 
     fn page(&self) -> PageContent {
         page::page(self)
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::report::http::saved::SavedRun;
+    use crate::slo::Unit as SloUnit;
+    use crate::stats::start::StartRecord;
+
+    /// When the search's first run (step 1's warm-up) began, ns since the epoch.
+    pub(crate) const FIRST_START_NS: u64 = 1_700_000_000_000_000_000;
+
+    /// A search over HTTP steps made of `tests/fixtures`' direct run: each trial `(rate, p99
+    /// in µs, outcome)` in the order run, judged `p99<50ms`, 1 s each, a step every 3 s (1 s
+    /// of warm-up and 1 s of pause between); the answer `value`, limited by `limited_by`.
+    pub(crate) fn search(
+        trials: &[(u64, u64, &str)],
+        value: Option<u64>,
+        limited_by: &str,
+    ) -> SavedSearch<SavedRun> {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/http-direct-v1.json");
+        let text = std::fs::read_to_string(path).unwrap();
+        let fixture: SavedRun = serde_json::from_str(&text).unwrap();
+        let steps: Vec<SavedRun> = trials
+            .iter()
+            .enumerate()
+            .map(|(i, &(rate, p99, outcome))| {
+                let mut run = fixture.clone();
+                run.plan.rate = Some(rate);
+                run.latency.p99 = p99;
+                run.elapsed_s = 1.0;
+                let start = FIRST_START_NS + 1_000_000_000 + i as u64 * 3_000_000_000;
+                run.part.start = Some(StartRecord::new(None, start));
+                run.objectives = vec![Verdict {
+                    expr: "p99<50ms".to_string(),
+                    measured: Some(p99 as f64),
+                    unit: SloUnit::Micros,
+                    held: outcome != "broke",
+                    judged_on: None,
+                }];
+                run
+            })
+            .collect();
+        let mut capacity =
+            crate::capacity::judge_staircase(crate::capacity::LoadUnit::RequestsPerSec, Vec::new())
+                .saved();
+        capacity.value = value;
+        capacity.limited_by = limited_by.to_string();
+        capacity.broke = trials
+            .iter()
+            .filter(|t| t.2 == "broke")
+            .map(|t| t.0)
+            .collect();
+        capacity.broke_first = Some("Broke first: p99<50ms at 600 (p99 90.0ms)".to_string());
+        let roles = trials
+            .iter()
+            .map(|t| ("grow".to_string(), t.2.to_string()))
+            .collect();
+        let mut search = SavedSearch::new("s", "http://x/", capacity, roles, steps, Vec::new());
+        search.part.start = Some(StartRecord::new(None, FIRST_START_NS));
+        search
+    }
+
+    /// The whole duration runs from the first warm-up to the last step's end; the judged time
+    /// is the steps' own.
+    #[test]
+    fn a_search_lasts_from_its_first_warm_up_to_its_last_steps_end() {
+        let s = search(
+            &[
+                (200, 2_000, "held"),
+                (800, 6_000_000, "broke"),
+                (400, 3_000, "held"),
+            ],
+            Some(400),
+            "server",
+        );
+        // Step 3 starts 1 + 2 × 3 s after the first warm-up, and lasts 1 s.
+        assert_eq!(s.whole_s(), Some(8.0));
+        assert_eq!(s.elapsed_s(), 3.0);
+        let rows = s.rows();
+        let whole = rows.iter().find(|r| r.name == "Whole duration").unwrap();
+        assert_eq!(whole.value, Some(8.0e6));
+        // Steps that do not say when they started: unknown, not a guess.
+        let mut old = s.clone();
+        old.part.start = None;
+        for step in &mut old.steps {
+            step.part.start = None;
+        }
+        assert_eq!(old.whole_s(), None);
     }
 }

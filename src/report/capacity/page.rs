@@ -2,7 +2,7 @@
 //! step's figures; one curve per objective against offered load, the answer marked.
 
 use super::SavedSearch;
-use crate::report::chart::{Answer, Objective, Series};
+use crate::report::chart::{Answer, Objective, Series, Shape};
 use crate::report::result::{figure, PageChart, PageContent, SavedResult, SearchStep, StepView};
 use crate::slo;
 use crate::stats::format::format_time_us;
@@ -89,8 +89,14 @@ pub(super) fn page<S: SearchStep>(search: &SavedSearch<S>) -> PageContent {
         ]);
     }
     let mut lines = vec![c.answer.clone()];
+    let mut calm = Vec::new();
     if let Some(first) = &c.broke_first {
         lines.push(first.clone());
+        // An alarm only when the search did not find its answer (the server's limit).
+        let found = c.value.is_some() && c.limited_by == "server" && search.verdict().is_none();
+        if found {
+            calm.push(first.clone());
+        }
     }
     // The server's limit is the answer line's own words; tsumo's or the machine's is said.
     if !c.reason.is_empty() && c.limited_by != "server" {
@@ -126,7 +132,13 @@ pub(super) fn page<S: SearchStep>(search: &SavedSearch<S>) -> PageContent {
         ),
         (
             "Ran".to_string(),
-            format!("{:.2}s of steps", search.elapsed_s()),
+            match search.whole_s() {
+                Some(whole) => format!(
+                    "{:.2}s of steps, {whole:.2}s in all (warm-ups, pauses, steps run again)",
+                    search.elapsed_s()
+                ),
+                None => format!("{:.2}s of steps", search.elapsed_s()),
+            },
         ),
         ("Version".to_string(), format!("tsumo {}", search.version)),
     ]);
@@ -135,6 +147,7 @@ pub(super) fn page<S: SearchStep>(search: &SavedSearch<S>) -> PageContent {
         figures,
         lines,
         facts,
+        calm,
         charts: curves(search),
     }
 }
@@ -159,11 +172,20 @@ fn curves<S: SearchStep>(search: &SavedSearch<S>) -> Vec<PageChart> {
         "capacity-curve-4",
     ];
     for (expr, id) in exprs.iter().zip(ids) {
-        let verdicts = views.iter().filter_map(|view| {
-            let v = view.objectives.iter().find(|v| &v.expr == expr)?;
-            Some((load(view)?, v))
-        });
-        let Some(unit) = verdicts.clone().next().map(|(_, v)| v.unit) else {
+        let verdicts = views
+            .iter()
+            .zip(&search.outcomes)
+            .filter_map(|(view, outcome)| {
+                let v = view.objectives.iter().find(|v| &v.expr == expr)?;
+                // This objective's own verdict, on a step that was judged at all.
+                let judged = match (outcome_of(outcome), v.held) {
+                    (Outcome::Neither, _) => Outcome::Neither,
+                    (_, true) => Outcome::Held,
+                    (_, false) => Outcome::Broke,
+                };
+                Some((load(view)?, v, judged))
+            });
+        let Some(unit) = verdicts.clone().next().map(|(_, v, _)| v.unit) else {
             continue;
         };
         let scale = |value: f64| match unit {
@@ -175,10 +197,9 @@ fn curves<S: SearchStep>(search: &SavedSearch<S>) -> Vec<PageChart> {
             slo::Unit::Percent => "%",
             slo::Unit::Count => "count",
         };
-        let mut points: Vec<(f64, f64)> = verdicts
-            .filter_map(|(x, v)| Some((x, scale(v.measured?))))
+        let trials: Vec<Trial> = verdicts
+            .filter_map(|(x, v, judged)| Some((x, scale(v.measured?), judged)))
             .collect();
-        points.sort_by(|a, b| a.0.total_cmp(&b.0));
         let name = slo::name_of(expr).to_string();
         let objectives = slo::parse_http(expr)
             .or_else(|_| slo::parse_mahjong(expr, &[]))
@@ -193,25 +214,154 @@ fn curves<S: SearchStep>(search: &SavedSearch<S>) -> Vec<PageChart> {
             id,
             title: format!("{name} against offered load"),
             axes: (x_label.clone(), format!("{name} ({unit_name})")),
-            measured: Series::new(name, points),
+            measured: by_load(&name, &trials),
             objectives,
             answer: answer.clone(),
         });
     }
     if charts.is_empty() {
-        let mut points: Vec<(f64, f64)> = views
+        let trials: Vec<Trial> = views
             .iter()
-            .filter_map(|view| Some((load(view)?, view.p99 as f64 / 1000.0)))
+            .zip(&search.outcomes)
+            .filter_map(|(view, outcome)| Some((load(view)?, view.p99 as f64 / 1000.0, outcome)))
+            .map(|(x, y, outcome)| (x, y, outcome_of(outcome)))
             .collect();
-        points.sort_by(|a, b| a.0.total_cmp(&b.0));
         charts.push(PageChart::Capacity {
             id: ids[0],
             title: "p99 against offered load".to_string(),
             axes: (x_label, "p99 (ms)".to_string()),
-            measured: Series::new("p99", points),
+            measured: by_load("p99", &trials),
             objectives: Vec::new(),
             answer,
         });
     }
     charts
+}
+
+/// One trial of a step: its load, its measure, and its outcome.
+type Trial = (f64, f64, Outcome);
+
+/// How a trial's marker reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Outcome {
+    Held,
+    Broke,
+    /// Limited by tsumo or the machine, or stopped: judged neither way.
+    Neither,
+}
+
+fn outcome_of(saved: &str) -> Outcome {
+    match saved {
+        "held" => Outcome::Held,
+        "broke" => Outcome::Broke,
+        _ => Outcome::Neither,
+    }
+}
+
+/// A measure against load, whatever order the search visited the loads in: a line through
+/// the median of each load's trials, by load ascending (a line in visit order zigzags), and
+/// every trial marked: held filled, broke a cross, neither a ring.
+fn by_load(name: &str, trials: &[Trial]) -> Vec<Series> {
+    let mut sorted = trials.to_vec();
+    sorted.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
+    let mut line: Vec<(f64, f64)> = Vec::new();
+    for (i, trial) in sorted.iter().enumerate() {
+        if line.last().is_some_and(|p| p.0 == trial.0) {
+            continue;
+        }
+        let same: Vec<f64> = sorted[i..]
+            .iter()
+            .take_while(|t| t.0 == trial.0)
+            .map(|t| t.1)
+            .collect();
+        line.push((trial.0, same[same.len() / 2]));
+    }
+    let mut series = vec![Series::new(name, line).coloured(0, 0)];
+    for (outcome, words, shape, colour) in [
+        (Outcome::Held, "held", Shape::Filled, 2),
+        (Outcome::Broke, "broke", Shape::Cross, 1),
+        (Outcome::Neither, "not judged (limited)", Shape::Hollow, 8),
+    ] {
+        let points: Vec<(f64, f64)> = sorted
+            .iter()
+            .filter(|t| t.2 == outcome)
+            .map(|t| (t.0, t.1))
+            .collect();
+        if !points.is_empty() {
+            let shown = format!("{name}, a step that {words}");
+            let shown = match outcome {
+                Outcome::Neither => format!("{name}, a step {words}"),
+                _ => shown,
+            };
+            series.push(
+                Series::new(shown, points)
+                    .markers(shape)
+                    .coloured(colour, 0),
+            );
+        }
+    }
+    series
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::search;
+    use super::*;
+
+    /// The search's visits, out of order, one load run three times.
+    const VISITS: [(u64, u64, &str); 6] = [
+        (200, 2_000, "held"),
+        (800, 6_000_000, "broke"),
+        (400, 3_000, "held"),
+        (600, 90_000, "broke"),
+        (600, 40_000, "held"),
+        (600, 70_000, "broke"),
+    ];
+
+    #[test]
+    fn the_curve_is_by_load_with_every_trial_marked_by_its_outcome() {
+        let page = search(&VISITS, Some(400), "server").page();
+        let Some(PageChart::Capacity { measured, .. }) = page.charts.first() else {
+            panic!("no capacity chart: {:?}", page.charts);
+        };
+        // The line: by load ascending, through the median of each load's trials.
+        assert_eq!(
+            measured[0].points,
+            [(200.0, 2.0), (400.0, 3.0), (600.0, 70.0), (800.0, 6000.0)]
+        );
+        assert!(measured[0].joined);
+        // Every trial marked, held apart from broke (and named so in the legend).
+        let held = &measured[1];
+        assert_eq!(held.marker, Some(Shape::Filled));
+        assert!(!held.joined && held.name.contains("held"), "{held:?}");
+        assert_eq!(held.points, [(200.0, 2.0), (400.0, 3.0), (600.0, 40.0)]);
+        let broke = &measured[2];
+        assert_eq!(broke.marker, Some(Shape::Cross));
+        assert_eq!(
+            broke.points,
+            [(600.0, 70.0), (600.0, 90.0), (800.0, 6000.0)]
+        );
+        assert_ne!(held.colour, broke.colour);
+        // A trial judged neither way is a ring of its own.
+        let mut visits = VISITS.to_vec();
+        visits.push((1000, 9_000, "generator-limited"));
+        let page = search(&visits, Some(400), "server").page();
+        let Some(PageChart::Capacity { measured, .. }) = page.charts.first() else {
+            panic!("no capacity chart");
+        };
+        assert_eq!(measured[3].marker, Some(Shape::Hollow));
+        assert_eq!(measured[3].points, [(1000.0, 9.0)]);
+    }
+
+    #[test]
+    fn what_broke_first_is_calm_when_the_search_found_its_answer() {
+        let found = search(&VISITS, Some(400), "server").page();
+        assert!(found.lines.iter().any(|l| l.starts_with("Broke first")));
+        assert_eq!(found.calm, [found.lines[1].clone()]);
+        let stopped = search(&VISITS, Some(400), "stopped").page();
+        assert!(stopped.calm.is_empty());
+        // The page says the whole time too.
+        let ran = found.facts.iter().find(|f| f.0 == "Ran").unwrap();
+        assert!(ran.1.contains("6.00s of steps, 17.00s in all"), "{ran:?}");
+    }
 }

@@ -117,6 +117,17 @@ impl<S: SearchStep> SavedSearch<S> {
             .collect()
     }
 
+    /// The search's whole wall time, seconds: from its first run's start (a warm-up, when it
+    /// had one) to its last step's end, pauses, warm-ups and steps run again included; `None`
+    /// when its steps do not say when they started.
+    pub fn whole_s(&self) -> Option<f64> {
+        let start_of = |part: &SavedPart| part.start.as_ref().map(|s| s.actual_unix_ns);
+        let last = self.steps.last()?;
+        let first = start_of(&self.part).or_else(|| start_of(self.steps.first()?.part()))?;
+        let end = start_of(last.part())? as f64 + last.elapsed_s() * 1e9;
+        Some(((end - first as f64) / 1e9).max(0.0))
+    }
+
     /// Each step's objectives as judged: the expressions of the first step's.
     pub fn objectives(&self) -> Vec<String> {
         self.steps

@@ -82,6 +82,7 @@ pub(super) fn page(s: &SavedRun) -> PageContent {
         figures,
         lines,
         facts,
+        calm: Vec::new(),
         charts: charts(s),
     }
 }

@@ -70,6 +70,7 @@ pub fn content(run: &LiveRun, m: &MahjongLive) -> PageContent {
         },
         figures,
         lines,
+        calm: Vec::new(),
         facts: vec![(
             "Ran".to_string(),
             format!("{elapsed_s:.0}s of whole intervals"),

@@ -107,6 +107,7 @@ pub(super) fn page(s: &SavedSession) -> PageContent {
         figures,
         lines,
         facts,
+        calm: Vec::new(),
         charts: charts(s),
     }
 }
@@ -152,8 +153,10 @@ pub(super) fn over_time(intervals: &[SavedSessionInterval]) -> Vec<PageChart> {
         id: "players-over-time",
         title: "Players by phase".to_string(),
         y_label: "Players".to_string(),
+        // Logged in is most often connected too: drawn wide under connected's narrow line,
+        // so both show where they are equal.
         series: vec![
-            Series::new("logged in", points(&|i| count(i.players.logged_in))),
+            Series::new("logged in", points(&|i| count(i.players.logged_in))).wide(7),
             Series::new("connected", points(&|i| count(i.players.connected))),
             Series::new("playing", points(&|i| count(i.players.playing))),
         ],
@@ -192,8 +195,15 @@ pub(super) fn over_time(intervals: &[SavedSessionInterval]) -> Vec<PageChart> {
             Series::new("started", points(&|i| count(i.games.started))),
             Series::new("completed", points(&|i| count(i.games.completed))),
             Series::new("aborted", points(&|i| count(i.games.aborted))),
-            Series::new("hands", points(&|i| count(i.hands))),
         ],
+        per_shard: None,
+    });
+    // Hands are many to a game: on a chart of their own, they leave the games readable.
+    charts.push(PageChart::OverTime {
+        id: "hands-over-time",
+        title: "Hands over time".to_string(),
+        y_label: "Per interval".to_string(),
+        series: vec![Series::new("hands", points(&|i| count(i.hands)))],
         per_shard: None,
     });
     charts.push(PageChart::OverTime {
@@ -217,4 +227,70 @@ pub(super) fn totals(s: &SavedSession, games_are: &str) -> String {
         counted(s.errors, "error"),
         format_time_us(s.reply_lateness.p99 as f64)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hands_have_their_own_chart_and_logged_in_shows_under_connected() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/mahjong-direct-v1.json");
+        let text = std::fs::read_to_string(path).unwrap();
+        let mut session: SavedSession = serde_json::from_str(&text).unwrap();
+        let empty = IntervalHistogram {
+            count: 0,
+            p50: 0,
+            p99: 0,
+            max: 0,
+            histogram: String::new(),
+        };
+        session.intervals = (0..3)
+            .map(|i| SavedSessionInterval {
+                span: crate::report::timeline::IntervalSpan {
+                    start_s: f64::from(i),
+                    start_unix_ns: 0,
+                    duration_s: 1.0,
+                },
+                players: crate::report::timeline::SavedPlayers {
+                    logged_in: 8,
+                    connected: 8,
+                    playing: 8,
+                },
+                games: crate::report::timeline::SavedIntervalGames {
+                    started: 1,
+                    completed: 1,
+                    aborted: 0,
+                },
+                hands: 32,
+                messages_in: 0,
+                messages_out: 0,
+                errors: 0,
+                overshoot: crate::report::timeline::SavedOvershoot {
+                    draw: empty.clone(),
+                    deal: empty.clone(),
+                },
+            })
+            .collect();
+        let charts = charts(&session);
+        let series_of = |id: &str| -> Vec<Series> {
+            charts
+                .iter()
+                .find_map(|c| match c {
+                    PageChart::OverTime {
+                        id: own, series, ..
+                    } if *own == id => Some(series.clone()),
+                    _ => None,
+                })
+                .unwrap_or_else(|| panic!("no chart {id}"))
+        };
+        let games = series_of("games-over-time");
+        assert!(games.iter().all(|s| s.name != "hands"), "{games:?}");
+        assert_eq!(series_of("hands-over-time")[0].name, "hands");
+        let players = series_of("players-over-time");
+        assert_eq!(players[0].name, "logged in");
+        assert_eq!(players[1].name, "connected");
+        assert!(players[0].width > players[1].width, "{players:?}");
+    }
 }

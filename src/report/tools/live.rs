@@ -6,7 +6,7 @@
 
 use std::fmt::Write as _;
 
-use super::page::{answer, chart_html, charts_section, document, escape, header};
+use super::page::{answer, chart_html, charts_section, document, escape, header, lines_html};
 use crate::report::result::PageContent;
 
 /// The part of the live page that changes: the answer so far, the standing of the command
@@ -21,7 +21,7 @@ pub fn fragment(content: &PageContent, label: &str, standing: &[String], subtitl
         }
         out.push_str("</ul></section>\n");
     }
-    out.push_str(&answer(&content.figures, &content.lines));
+    out.push_str(&answer(&content.figures, &lines_html(content)));
     let charts: Vec<String> = content
         .charts
         .iter()

@@ -77,7 +77,7 @@ pub fn render_one(run: &LoadedRun) -> String {
     let result = run.result();
     let content = result.page();
     let mut body = header(&content.kind, &run.label);
-    body.push_str(&answer(&content.figures, &content.lines));
+    body.push_str(&answer(&content.figures, &lines_html(&content)));
     body.push_str(&facts(&content.facts, result));
     let charts: Vec<String> = content
         .charts
@@ -105,7 +105,7 @@ pub fn render_merged(merged: &LoadedRun, parts: &[LoadedRun]) -> String {
         false => format!("{} (merged)", content.kind),
     };
     let mut body = header(&kind, &merged.label);
-    body.push_str(&answer(&content.figures, &content.lines));
+    body.push_str(&answer(&content.figures, &lines_html(&content)));
     body.push_str(&facts(&content.facts, result));
     body.push_str("<section id=\"shards\"><h2>Shards</h2><ul class=\"shard-lines\">\n");
     for line in shards::lines(parts) {
@@ -171,6 +171,13 @@ pub fn render_comparison(runs: &[LoadedRun]) -> Result<String, Error> {
     };
     let kind = pages.first().map_or(String::new(), |p| p.kind.clone());
     let mut body = header(&format!("{kind} comparison"), &labels.join(" vs "));
+    if let Some(sentence) = compare::verdict_of(runs) {
+        let _ = writeln!(
+            body,
+            "<p class=\"verdict\" id=\"verdict\">{}</p>",
+            escape(&sentence)
+        );
+    }
     body.push_str(&comparison_answer(runs, &names, &pages));
     body.push_str("<section id=\"compare\"><h2>Compare table</h2>\n<pre class=\"table\">");
     body.push_str(&escape(&table));
@@ -291,13 +298,13 @@ pub(super) fn header(kind: &str, label: &str) -> String {
 
 /// The figures in a row, then the lines (a rate not reached, a failure or a broken objective
 /// stands out).
-pub(super) fn answer(figures: &[Figure], lines: &[String]) -> String {
+pub(super) fn answer(figures: &[Figure], lines: &str) -> String {
     let mut out = String::from("<section id=\"answer\">\n<div class=\"figures\">\n");
     for f in figures {
         out.push_str(&figure_html(f, None));
     }
     out.push_str("</div>\n");
-    out.push_str(&lines_html(lines));
+    out.push_str(lines);
     out.push_str("</section>\n");
     out
 }
@@ -316,15 +323,18 @@ fn figure_html(f: &Figure, run: Option<usize>) -> String {
     )
 }
 
-fn lines_html(lines: &[String]) -> String {
-    if lines.is_empty() {
+/// A page's lines; a line that says a rate not reached, a failure, a broken objective or a
+/// cut is a warning, unless the page calls it calm.
+pub(super) fn lines_html(page: &PageContent) -> String {
+    if page.lines.is_empty() {
         return String::new();
     }
     let mut out = String::from("<ul class=\"lines\">\n");
-    for line in lines {
+    for line in &page.lines {
         let warn = ["not reached", "Failed", "BROKE", "Cut short", "Broke first"]
             .iter()
-            .any(|w| line.contains(w));
+            .any(|w| line.contains(w))
+            && !page.calm.contains(line);
         let class = if warn { " class=\"warn\"" } else { "" };
         let _ = writeln!(out, "<li{class}>{}</li>", escape(line));
     }
@@ -342,12 +352,13 @@ fn comparison_answer(runs: &[LoadedRun], names: &[String], pages: &[PageContent]
         }
         out.push_str("</tr>\n");
     }
+    let shown = compare::figures_in_one_unit(pages);
     for (i, (page, name)) in pages.iter().zip(names).enumerate() {
         let left_out = runs[i].left_out.as_ref().map_or(String::new(), |r| {
             format!(" <em>(left out: {})</em>", escape(r))
         });
         let _ = write!(out, "<tr><th>{}{left_out}</th>", escape(name));
-        for f in &page.figures {
+        for (j, f) in page.figures.iter().enumerate() {
             let value = f
                 .value
                 .map_or(String::new(), |v| format!(" data-value=\"{v}\""));
@@ -355,7 +366,7 @@ fn comparison_answer(runs: &[LoadedRun], names: &[String], pages: &[PageContent]
                 out,
                 "<td data-run=\"{i}\" data-figure=\"{}\"{value}>{}</td>",
                 f.id,
-                escape(&f.shown)
+                escape(&shown[i][j])
             );
         }
         out.push_str("</tr>\n");
@@ -364,7 +375,7 @@ fn comparison_answer(runs: &[LoadedRun], names: &[String], pages: &[PageContent]
                 out,
                 "<tr class=\"run-lines\"><td></td><td colspan=\"{}\">{}</td></tr>",
                 page.figures.len(),
-                lines_html(&page.lines)
+                lines_html(page)
             );
         }
     }
@@ -487,6 +498,7 @@ h2{font-size:17px;margin:18px 0 8px}\
 .figure{border:1px solid #ccc;border-radius:6px;padding:8px 14px;min-width:120px}\
 .figure .name{font-size:13px;color:#555}\
 .figure .value{font-size:24px;font-weight:600}\
+p.verdict{font-size:17px;font-weight:600;margin:0 0 12px}\
 ul.lines{margin:10px 0;padding-left:20px;font-size:15px}\
 ul.lines li.warn,p.warn{color:#b00020;font-weight:600}\
 table.facts{border-collapse:collapse;margin-top:8px;font-size:14px}\
@@ -534,6 +546,7 @@ pub fn escape(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::tools::saved::RunData;
 
     fn fixture(name: &str) -> LoadedRun {
         let path = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -570,6 +583,86 @@ mod tests {
         let chart = &html[html.find("data-chart=\"latency-by-percentile\"").unwrap()..];
         let chart = &chart[..chart.find("</figure>").unwrap()];
         assert_eq!(chart.matches("<polyline").count(), 4, "{chart}");
+    }
+
+    fn searched(limited_by: &str) -> LoadedRun {
+        let trials = [
+            (200, 2_000, "held"),
+            (600, 90_000, "broke"),
+            (400, 3_000, "held"),
+        ];
+        let search = crate::report::capacity::tests::search(&trials, Some(400), limited_by);
+        LoadedRun::new(RunData::Capacity(Box::new(search)), limited_by)
+    }
+
+    #[test]
+    fn broke_first_is_a_warning_only_on_a_search_without_its_answer() {
+        let found = render_one(&searched("server"));
+        assert!(found.contains("<li>Broke first: p99&lt;50ms"), "{found}");
+        let stopped = render_one(&searched("stopped"));
+        assert!(
+            stopped.contains("<li class=\"warn\">Broke first: p99&lt;50ms"),
+            "{stopped}"
+        );
+    }
+
+    #[test]
+    fn a_comparison_opens_with_its_verdict_and_a_column_has_one_unit() {
+        let runs = [
+            fixture("http-direct-v1.json"),
+            fixture("http-proxied-v1.json"),
+        ];
+        let html = render_files(&runs).unwrap();
+        let verdict = html.find("<p class=\"verdict\" id=\"verdict\">proxied is ");
+        assert!(verdict.is_some(), "{html}");
+        assert!(verdict < html.find("id=\"answer\""));
+        assert!(html.contains("(one run per label: run-to-run noise not measured)."));
+        // Each run's p50 in the unit of the column's smallest.
+        let shown = compare::figures_in_one_unit(&runs.map(|r| r.result().page()));
+        let p50 = shown[0].iter().position(|s| s.ends_with('s')).unwrap();
+        let units: Vec<&str> = shown
+            .iter()
+            .map(|row| row[p50].trim_start_matches(|c: char| c.is_ascii_digit() || c == '.'))
+            .collect();
+        assert_eq!(units[0], units[1], "{shown:?}");
+    }
+
+    /// Twenty runs compared: twenty colours on every chart, each legend inside its document.
+    #[test]
+    fn twenty_runs_compared_keep_their_colours_and_legends_apart() {
+        let runs: Vec<LoadedRun> = (0..20)
+            .map(|i| {
+                let mut run = fixture("http-direct-v1.json");
+                if let RunData::Http(saved) = &mut run.data {
+                    saved.label = format!("run {i}");
+                }
+                LoadedRun::new(run.data, &format!("run{i}.json"))
+            })
+            .collect();
+        let html = render_files(&runs).unwrap();
+        for chart in html.split("<figure class=\"chart\"").skip(1) {
+            let svg = &chart[chart.find("<svg").unwrap()..chart.find("</svg>").unwrap() + 6];
+            let doc = roxmltree::Document::parse(svg).unwrap();
+            let height: f64 = doc
+                .root_element()
+                .attribute("height")
+                .unwrap()
+                .parse()
+                .unwrap();
+            let mut strokes: Vec<&str> = doc
+                .descendants()
+                .filter(|n| n.has_tag_name("polyline"))
+                .filter_map(|n| n.attribute("stroke"))
+                .collect();
+            let lines = strokes.len();
+            strokes.sort();
+            strokes.dedup();
+            assert_eq!(strokes.len(), lines, "a colour shared:\n{svg}");
+            for text in doc.descendants().filter(|n| n.has_tag_name("text")) {
+                let y: f64 = text.attribute("y").unwrap_or("0").parse().unwrap_or(0.0);
+                assert!(y < height, "{:?} at {y} of {height}", text.text());
+            }
+        }
     }
 
     #[test]

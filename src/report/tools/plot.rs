@@ -264,7 +264,16 @@ mod tests {
         assert!((rightmost - right).abs() <= 1.0, "{rightmost} {right}");
         // y: from the 1-2-5 step below the lowest value to the one above the highest, and the
         // highest and lowest points within one decade of the frame's top and bottom.
-        let numbers: Vec<f64> = d.texts.iter().filter_map(|t| t.parse().ok()).collect();
+        // The ticks are durations: 500us, 1ms … 20ms.
+        let ms = |t: &str| match t.strip_suffix("ms") {
+            Some(ms) => ms.parse().ok(),
+            None => t
+                .strip_suffix("us")?
+                .parse::<f64>()
+                .ok()
+                .map(|us| us / 1000.0),
+        };
+        let numbers: Vec<f64> = d.texts.iter().filter_map(|t| ms(t)).collect();
         assert_eq!(numbers.first(), Some(&0.5), "{:?}", d.texts);
         assert_eq!(numbers.last(), Some(&20.0), "{:?}", d.texts);
         let decade_px = (bottom - top) / (20f64 / 0.5).log10();

@@ -11,20 +11,24 @@
 //!
 //! The reader of saved runs ([`LoadedRun`], [`load`], [`from_value`], [`check_same_mode`]) lives
 //! in [`crate::report::tools::saved`]; it is re-exported here so the `compare::` paths used by merge, plot and
-//! main keep working. A run's figures as rows are in `rows`, the noise sentences in `noise`.
+//! main keep working. A run's figures as rows are in `rows` (each row's durations in one unit), the
+//! noise sentences in `noise`, and the verdict the comparison opens with in `verdict`.
 
 mod noise;
 mod rows;
+mod verdict;
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use self::noise::{mean, noise_sentence};
+pub use self::rows::figures_in_one_unit;
 use self::rows::{format_ratio, format_value, rows, Row, Unit};
 use crate::error::Error;
 pub use crate::report::tools::saved::{
     check_same_mode, from_value, load, load_all, LoadedRun, RunData,
 };
+use crate::stats::format::format_times_us;
 
 /// Options of `tsumo compare FILE…`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -163,6 +167,9 @@ pub fn render(all: &[LoadedRun]) -> Result<String, Error> {
         let _ = writeln!(out, "  {name}{}  ({})", g.label, sources.join(", "));
     }
     out.push_str(&ended_early);
+    if let Some(sentence) = verdict::verdict(runs, &per_run, &groups) {
+        let _ = writeln!(out, "\nVerdict: {sentence}");
+    }
     let _ = writeln!(out);
 
     // Cells: row name, one value per group, one ratio per group after the first.
@@ -187,10 +194,14 @@ pub fn render(all: &[LoadedRun]) -> Result<String, Error> {
             .map(|g| mean(&values_of(name, &per_run, g)))
             .collect();
         let mut cells = vec![name.clone()];
-        cells.extend(means.iter().map(|m| match m {
-            Some(v) => format_value(*v, *unit),
-            None => "-".to_string(),
-        }));
+        match unit {
+            // A row of durations in one unit, so 0.89ms does not stand beside 542.00us.
+            Unit::Time => cells.extend(format_times_us(&means)),
+            _ => cells.extend(means.iter().map(|m| match m {
+                Some(v) => format_value(*v, *unit),
+                None => "-".to_string(),
+            })),
+        }
         cells.extend(means.iter().skip(1).map(|m| format_ratio(means[0], *m)));
         table.push(cells);
     }
@@ -260,6 +271,17 @@ pub fn render(all: &[LoadedRun]) -> Result<String, Error> {
         );
     }
     Ok(out)
+}
+
+/// The sentence a comparison opens with (see `verdict`), for the page; `None` for one label.
+pub fn verdict_of(all: &[LoadedRun]) -> Option<String> {
+    let runs: Vec<LoadedRun> = all
+        .iter()
+        .filter(|r| r.left_out.is_none())
+        .cloned()
+        .collect();
+    let per_run: Vec<(&LoadedRun, Vec<Row>)> = runs.iter().map(|r| (r, rows(r))).collect();
+    verdict::verdict(&runs, &per_run, &groups(&runs))
 }
 
 /// `tsumo compare FILE…`: prints the table; a bad input is the error (main prints it, exit 2).

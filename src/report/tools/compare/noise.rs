@@ -37,6 +37,22 @@ fn variation(values: &[f64]) -> String {
     }
 }
 
+/// The rule of [`super`]: the means differ by more than 1 % and by more than the larger
+/// spread (max − min) of either label's rounds.
+pub(super) fn beyond_noise(values_a: &[f64], values_b: &[f64]) -> bool {
+    let spread = |v: &[f64]| {
+        let max = v.iter().copied().fold(f64::MIN, f64::max);
+        let min = v.iter().copied().fold(f64::MAX, f64::min);
+        max - min
+    };
+    let (mean_a, mean_b) = (mean(values_a).unwrap_or(0.0), mean(values_b).unwrap_or(0.0));
+    // A difference under 1 % is no difference worth a word, however steady the rounds were.
+    let noise = spread(values_a)
+        .max(spread(values_b))
+        .max(0.01 * mean_a.abs().max(mean_b.abs()));
+    (mean_b - mean_a).abs() > noise
+}
+
 /// One sentence: how `b` compares to the first group `a` on one metric, and whether that is
 /// more than the rounds of either label differ among themselves.
 pub(super) fn noise_sentence(
@@ -46,11 +62,6 @@ pub(super) fn noise_sentence(
 ) -> String {
     let (group_a, values_a) = a;
     let (group_b, values_b) = b;
-    let spread = |v: &[f64]| {
-        let max = v.iter().copied().fold(f64::MIN, f64::max);
-        let min = v.iter().copied().fold(f64::MAX, f64::min);
-        max - min
-    };
     let (mean_a, mean_b) = (mean(values_a).unwrap_or(0.0), mean(values_b).unwrap_or(0.0));
     let comparison = if mean_a > 0.0 {
         format!(
@@ -62,11 +73,7 @@ pub(super) fn noise_sentence(
     } else {
         format!("{} {mean_b:.3} vs {} 0", group_b.heading, group_a.heading)
     };
-    // A difference under 1 % is no difference worth a word, however steady the rounds were.
-    let noise = spread(values_a)
-        .max(spread(values_b))
-        .max(0.01 * mean_a.abs().max(mean_b.abs()));
-    let verdict = if (mean_b - mean_a).abs() > noise {
+    let verdict = if beyond_noise(values_a, values_b) {
         "beyond run-to-run noise"
     } else {
         "within run-to-run noise"

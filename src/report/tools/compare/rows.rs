@@ -5,7 +5,8 @@
 
 use super::LoadedRun;
 pub(super) use crate::report::result::{row, Row, Unit};
-use crate::stats::format::{format_binary, format_metric, format_time_us};
+use crate::report::result::{Figure, PageContent};
+use crate::stats::format::{format_binary, format_metric, format_time_us, format_times_us};
 use crate::sys::procstat::ServerUsage;
 
 fn server_rows(server: Option<&ServerUsage>) -> Vec<Row> {
@@ -44,6 +45,32 @@ pub(super) fn format_value(value: f64, unit: Unit) -> String {
         Unit::Count => format!("{value:.1}"),
         Unit::Percent => format!("{value:.1}%"),
     }
+}
+
+/// Each run's figures as shown, a column of durations (every run's figure shown as the time
+/// of its value in µs) in one unit, as the compare table's rows are.
+pub fn figures_in_one_unit(pages: &[PageContent]) -> Vec<Vec<String>> {
+    let mut shown: Vec<Vec<String>> = pages
+        .iter()
+        .map(|p| p.figures.iter().map(|f| f.shown.clone()).collect())
+        .collect();
+    let Some(first) = pages.first() else {
+        return shown;
+    };
+    for (j, figure) in first.figures.iter().enumerate() {
+        let column: Vec<Option<&Figure>> = pages
+            .iter()
+            .map(|p| p.figures.get(j).filter(|f| f.id == figure.id))
+            .collect();
+        let is_time = |f: &&Figure| f.value.is_some_and(|v| f.shown == format_time_us(v));
+        if column.iter().all(|f| f.as_ref().is_some_and(is_time)) {
+            let values: Vec<Option<f64>> = column.iter().map(|f| f.and_then(|f| f.value)).collect();
+            for (i, text) in format_times_us(&values).into_iter().enumerate() {
+                shown[i][j] = text;
+            }
+        }
+    }
+    shown
 }
 
 /// `b / a` as `1.35×`; `-` when it has no meaning (a is 0, or a value is missing).
