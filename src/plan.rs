@@ -172,6 +172,9 @@ pub struct RunOptions {
     /// `--dashboard ADDR` (with `--dashboard-linger`): the live page and `/metrics`.
     #[serde(skip)]
     pub dashboard: Option<DashboardAt>,
+    /// `--prometheus-rw URL`: where the same series are pushed with Prometheus remote write.
+    #[serde(skip)]
+    pub remote_write: Option<Target>,
 }
 
 /// `--dashboard ADDR` and `--dashboard-linger T`.
@@ -335,6 +338,7 @@ impl RunOptions {
             progress: false,
             objectives: Vec::new(),
             dashboard: None,
+            remote_write: None,
         }
     }
 }

@@ -253,13 +253,62 @@ fn a_browser_follows_the_run_and_ends_on_its_report() {
     assert!(run.status.success(), "{}", run.stderr);
 }
 
+/// `--prometheus-rw`: pushed to a real Prometheus' remote-write receiver (nothing scrapes), the
+/// request counter's last value is the JSON's count.
+#[test]
+fn prometheus_receives_a_runs_series_by_remote_write() {
+    let nginx = Nginx::start();
+    let prometheus = Prometheus::start_with(&[], &["--web.enable-remote-write-receiver"]);
+    let dir = TempDir::new("tsumo-remote-write");
+    let json = dir.path().join("run.json");
+    let json_arg = json.display().to_string();
+    let receiver = format!("http://127.0.0.1:{}/api/v1/write", prometheus.port);
+    let url = nginx.http_url("/");
+    let run = run_tsumo(
+        &[
+            "-t2",
+            "-c4",
+            "-d4s",
+            "-R300",
+            "--quiet",
+            "--label",
+            "pushed",
+            "--prometheus-rw",
+            &receiver,
+            "--json",
+            &json_arg,
+            &url,
+        ],
+        LIMIT,
+    );
+    run.assert_success();
+    assert!(!run.stderr.contains("pushes failed"), "{}", run.stderr);
+    let doc = read_json(&json);
+    let pushed = prometheus
+        .number("max_over_time(tsumo_requests_total{job=\"tsumo\",label=\"pushed\"}[10m])")
+        .unwrap_or_else(|| panic!("nothing pushed:\n{}", prometheus.log()));
+    assert_eq!(pushed, json_u64(&doc, "counters.requests") as f64);
+    let buckets =
+        prometheus.query("max_over_time(tsumo_latency_seconds_bucket{label=\"pushed\"}[10m])");
+    assert_eq!(buckets.len(), BUCKETS_S.len() + 1, "{buckets:?}");
+}
+
 #[test]
 fn a_bad_dashboard_is_one_line_and_exit_2_before_any_traffic() {
     // Nothing listens at the target: a run that started would say so, not the dashboard.
     let target = format!("http://127.0.0.1:{}/", free_port());
     let taken = TcpListener::bind("127.0.0.1:0").expect("bind");
     let in_use = taken.local_addr().expect("addr").to_string();
-    let cases: [(&[&str], &str); 5] = [
+    let nowhere = format!("http://127.0.0.1:{}/api/v1/write", free_port());
+    let cases: [(&[&str], &str); 7] = [
+        (
+            &["-d1s", "-R10", "--prometheus-rw", &nowhere, &target],
+            "--prometheus-rw http://127.0.0.1:",
+        ),
+        (
+            &["-d1s", "-R10", "--prometheus-rw", "ftp://x/", &target],
+            "invalid value 'ftp://x/' for --prometheus-rw",
+        ),
         (
             &["-d1s", "-R10", "--dashboard", &in_use, &target],
             "address in use",

@@ -39,7 +39,7 @@ pub(super) fn clap_message(command: &Command, error: &clap::Error) -> String {
             let word = context(ContextKind::InvalidArg).unwrap_or_default();
             // Only the commands that run have a dashboard (compare, merge, plot, report and
             // doctor take files or look, and send nothing).
-            if word.starts_with("--dashboard") {
+            if word.starts_with("--dashboard") || word.starts_with("--prometheus-rw") {
                 return format!(
                     "{word} is for a command that runs: a run, --vs, tsumo mahjong, tsumo \
                      capacity (this one sends no traffic)"

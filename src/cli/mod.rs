@@ -271,6 +271,7 @@ fn parse_wrk(args: Vec<OsString>) -> Result<Parsed, String> {
             rounds,
             objectives,
             dashboard: shared::dashboard_at(&options)?,
+            remote_write: shared::remote_write(&options)?,
         },
         connections,
         rate,

@@ -263,6 +263,30 @@ pub(super) fn dashboard() -> Arg {
         )
 }
 
+/// `--prometheus-rw <URL>`.
+pub(super) fn prometheus_rw() -> Arg {
+    value("prometheus_rw", None, "prometheus-rw")
+        .value_name("URL")
+        .help(
+            "Push the same series as /metrics once a second with Prometheus\n\
+             remote write (http://host:9090/api/v1/write), for a generator\n\
+             nothing scrapes",
+        )
+}
+
+/// `--prometheus-rw` as given.
+pub(super) fn remote_write(
+    options: &super::Options<'_>,
+) -> Result<Option<crate::plan::Target>, String> {
+    options
+        .matches
+        .get_one::<String>("prometheus_rw")
+        .map(|text| {
+            super::url::parse_url(text).map_err(|reason| options.invalid("prometheus_rw", &reason))
+        })
+        .transpose()
+}
+
 /// `--dashboard-linger <T>`.
 pub(super) fn dashboard_linger() -> Arg {
     value("dashboard_linger", None, "dashboard-linger")

@@ -136,6 +136,7 @@ pub(super) fn command() -> Command {
             shared::html(For::Run),
             shared::dashboard(),
             shared::dashboard_linger(),
+            shared::prometheus_rw(),
             shared::vs(For::Run),
             shared::vs_label(For::Run),
             shared::rounds(DEFAULT_ROUNDS),

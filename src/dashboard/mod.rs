@@ -13,6 +13,7 @@
 //! `--dashboard-linger`.
 
 mod metrics;
+mod remote_write;
 mod server;
 mod view;
 
@@ -27,24 +28,54 @@ use crate::stats::live::{
     self, HttpLive, HttpTotals, Live, LiveData, LiveRun, MahjongLive, RunLabels,
 };
 
-/// The dashboard of a command, once its listener is bound.
+/// The dashboard of a command: its listener bound, its remote-write pusher started.
 pub struct Dashboard {
     live: Arc<Live>,
-    addr: SocketAddr,
+    addr: Option<SocketAddr>,
     linger: Duration,
+    pusher: Option<remote_write::Pusher>,
 }
 
 impl Dashboard {
-    /// Binds `--dashboard`'s address and starts serving, when asked for (`None` otherwise).
-    /// An address in use or not this machine's is bad input, before any traffic.
+    /// Binds `--dashboard`'s address and starts serving, and starts `--prometheus-rw`'s
+    /// pushes, when asked for (`None` when neither is). An address in use or not this
+    /// machine's, and a receiver that does not answer, are bad input, before any traffic.
     pub fn open(options: &RunOptions) -> Result<Option<Dashboard>, Error> {
-        let Some(at) = options.dashboard else {
+        if options.dashboard.is_none() && options.remote_write.is_none() {
             return Ok(None);
+        }
+        let live = live::enable();
+        let mut dashboard = Dashboard {
+            live: Arc::clone(&live),
+            addr: None,
+            linger: Duration::ZERO,
+            pusher: None,
         };
-        Dashboard::bind(at).map(Some)
+        if let Some(at) = options.dashboard {
+            dashboard.addr = Some(Dashboard::bind(at, &live)?);
+            dashboard.linger = at.linger;
+        }
+        if let Some(target) = &options.remote_write {
+            let refused = |e: &dyn std::fmt::Display| {
+                Error::Usage(format!("--prometheus-rw {}: {e}", target.url))
+            };
+            let endpoint =
+                crate::net::preflight::preflight_blocking(crate::net::preflight::Probe {
+                    target,
+                    insecure: options.insecure,
+                    cacert: options.cacert.as_deref(),
+                    timeout: Duration::from_secs(5),
+                    alpn: crate::net::tls::Alpn::Http1,
+                    bind: &[],
+                })
+                .map_err(|e| refused(&e))?;
+            dashboard.pusher =
+                Some(remote_write::Pusher::start(live, target, endpoint).map_err(|e| refused(&e))?);
+        }
+        Ok(Some(dashboard))
     }
 
-    fn bind(at: DashboardAt) -> Result<Dashboard, Error> {
+    fn bind(at: DashboardAt, live: &Arc<Live>) -> Result<SocketAddr, Error> {
         let refused = |reason: &str| Error::Usage(format!("--dashboard {}: {reason}", at.addr));
         let listener = TcpListener::bind(at.addr).map_err(|e| match e.kind() {
             ErrorKind::AddrInUse => refused("address in use (another tsumo, or another server)"),
@@ -56,8 +87,7 @@ impl Dashboard {
         listener
             .set_nonblocking(true)
             .map_err(|e| refused(&e.to_string()))?;
-        let live = live::enable();
-        server::spawn(listener, Arc::clone(&live)).map_err(|e| refused(&e))?;
+        server::spawn(listener, Arc::clone(live)).map_err(|e| refused(&e))?;
         let host = match addr {
             SocketAddr::V6(v6) => format!("[{}]", v6.ip()),
             SocketAddr::V4(v4) => v4.ip().to_string(),
@@ -66,22 +96,21 @@ impl Dashboard {
             "dashboard: http://{host}:{}/ (Prometheus: /metrics)",
             addr.port()
         );
-        Ok(Dashboard {
-            live,
-            addr,
-            linger: at.linger,
-        })
+        Ok(addr)
     }
 
-    /// Where it listens.
-    pub fn addr(&self) -> SocketAddr {
+    /// Where it listens, with `--dashboard`.
+    pub fn addr(&self) -> Option<SocketAddr> {
         self.addr
     }
 
     /// The command ended: the page shows its final state; kept up for `--dashboard-linger`,
     /// or until a signal (SIGINT, SIGTERM, SIGHUP) ends the wait.
-    pub fn close(self) {
+    pub fn close(mut self) {
         self.live.done();
+        if let Some(pusher) = self.pusher.take() {
+            pusher.finish();
+        }
         if self.linger.is_zero() {
             return;
         }

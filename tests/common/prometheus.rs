@@ -26,6 +26,11 @@ pub struct Prometheus {
 impl Prometheus {
     /// Starts one that scrapes `targets` (`127.0.0.1:PORT`) every second.
     pub fn start(targets: &[String]) -> Prometheus {
+        Prometheus::start_with(targets, &[])
+    }
+
+    /// [`Prometheus::start`] with more flags (`--web.enable-remote-write-receiver`).
+    pub fn start_with(targets: &[String], extra: &[&str]) -> Prometheus {
         let dir = TempDir::new("tsumo-prometheus");
         let port = super::free_port();
         let listed: Vec<String> = targets.iter().map(|t| format!("'{t}'")).collect();
@@ -44,6 +49,7 @@ impl Prometheus {
                 dir.path().join("data").display()
             ))
             .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+            .args(extra)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(log)
