@@ -59,6 +59,7 @@ struct MahjongSeries {
     sum: MahjongInterval,
     draw_overshoot: Histogram<u64>,
     deal_overshoot: Histogram<u64>,
+    reply_lateness: Histogram<u64>,
 }
 
 fn label_set(labels: &RunLabels) -> Vec<(&'static str, String)> {
@@ -105,25 +106,42 @@ impl Snapshot {
                     series.rate = h.rate;
                 }
                 LiveData::Mahjong(m) => {
-                    let mut sum = MahjongInterval::default();
-                    let mut last = MahjongInterval::default();
-                    for (&index, (handed, interval)) in &m.intervals {
-                        sum.add(interval);
-                        if run.is_whole(index, *handed) {
-                            last = interval.clone();
+                    let sum = m.totals.counts.clone();
+                    // The players at the last whole interval's end.
+                    let last = m
+                        .intervals
+                        .iter()
+                        .rev()
+                        .find(|(&index, (handed, _))| run.is_whole(index, *handed))
+                        .map(|(_, (_, interval))| MahjongInterval {
+                            players: interval.players,
+                            ..MahjongInterval::default()
+                        })
+                        .unwrap_or_default();
+                    let draw = m.totals.draw_overshoot.clone();
+                    let deal = m.totals.deal_overshoot.clone();
+                    let reply = m.totals.reply_lateness.clone();
+                    // Sessions under one label (a search's steps of tables, playing at once;
+                    // the rounds of --vs) add up: their players, games and overshoot.
+                    match snapshot.mahjong.iter_mut().find(|(l, _)| *l == labels) {
+                        Some((_, series)) => {
+                            series.last.add(&last);
+                            series.sum.add(&sum);
+                            let _ = series.draw_overshoot.add(&draw);
+                            let _ = series.deal_overshoot.add(&deal);
+                            let _ = series.reply_lateness.add(&reply);
                         }
+                        None => snapshot.mahjong.push((
+                            labels,
+                            MahjongSeries {
+                                last,
+                                sum,
+                                draw_overshoot: draw,
+                                deal_overshoot: deal,
+                                reply_lateness: reply,
+                            },
+                        )),
                     }
-                    let draw = sum.draw_overshoot.unpack();
-                    let deal = sum.deal_overshoot.unpack();
-                    snapshot.mahjong.push((
-                        labels,
-                        MahjongSeries {
-                            last,
-                            sum,
-                            draw_overshoot: draw,
-                            deal_overshoot: deal,
-                        },
-                    ));
                 }
             }
         }
@@ -456,6 +474,21 @@ impl Snapshot {
             None,
             runs,
             &[("", "", |s: &MahjongSeries| s.sum.errors)],
+        )?;
+        counter(
+            e,
+            "disconnects",
+            "WebSockets the server closed (or that failed) before the player was done",
+            None,
+            runs,
+            &[("", "", |s: &MahjongSeries| s.sum.disconnects)],
+        )?;
+        histogram(
+            e,
+            "reply_lateness",
+            "How late tsumo's players replied after their intended reply time",
+            runs,
+            &[("", "", |s: &MahjongSeries| Some(&s.reply_lateness))],
         )?;
         histogram(
             e,

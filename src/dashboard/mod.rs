@@ -24,9 +24,7 @@ use std::time::Duration;
 
 use crate::error::Error;
 use crate::plan::{DashboardAt, RunOptions};
-use crate::stats::live::{
-    self, HttpLive, HttpTotals, Live, LiveData, LiveRun, MahjongLive, RunLabels,
-};
+use crate::stats::live::{self, Feed, HttpLive, HttpTotals, Live, LiveData, LiveRun, RunLabels};
 
 /// The dashboard of a command: its listener bound, its remote-write pusher started.
 pub struct Dashboard {
@@ -139,9 +137,10 @@ pub fn labels(options: &RunOptions, label: &str) -> RunLabels {
     }
 }
 
-/// Tells the dashboard, if there is one, that an HTTP run of these options begins.
-pub fn begin_http(options: &RunOptions, rate: Option<u64>) {
-    if let Some(live) = live::get() {
+/// Tells the dashboard, if there is one, that an HTTP run of these options begins: where to
+/// say that it ended.
+pub fn begin_http(options: &RunOptions, rate: Option<u64>) -> Option<Feed> {
+    live::get().map(|live| {
         live.begin(LiveRun {
             labels: labels(options, &options.label),
             workers: options.threads,
@@ -155,13 +154,14 @@ pub fn begin_http(options: &RunOptions, rate: Option<u64>) {
                 intervals: Default::default(),
                 totals: HttpTotals::default(),
             })),
-        });
-    }
+        })
+    })
 }
 
-/// Tells the dashboard, if there is one, that a mahjong session of these options begins.
-pub fn begin_mahjong(options: &RunOptions) {
-    if let Some(live) = live::get() {
+/// Tells the dashboard, if there is one, that a mahjong session of these options begins: where
+/// to say that it ended.
+pub fn begin_mahjong(options: &RunOptions) -> Option<Feed> {
+    live::get().map(|live| {
         live.begin(LiveRun {
             labels: labels(options, &options.label),
             workers: options.threads,
@@ -170,7 +170,7 @@ pub fn begin_mahjong(options: &RunOptions) {
             t0: None,
             server: Vec::new(),
             ended: false,
-            data: LiveData::Mahjong(MahjongLive::default()),
-        });
-    }
+            data: LiveData::Mahjong(Box::default()),
+        })
+    })
 }

@@ -8,10 +8,19 @@ use crate::report;
 use crate::report::tools::live::{document_around, fragment, waiting};
 use crate::stats::live::{Live, LiveData, State};
 
-/// The last render, by the state's version.
+/// The last render, by the state's version, and the current run's intervals laid out so far.
 #[derive(Debug, Default)]
 pub(super) struct Views {
     last: Mutex<Option<(u64, String)>>,
+    laid: Mutex<Laid>,
+}
+
+/// The current run's intervals laid out as saved, by the run's place in the process.
+#[derive(Debug, Default)]
+struct Laid {
+    run: usize,
+    http: report::http::live::Laid,
+    mahjong: report::mahjong::live::Laid,
 }
 
 impl Views {
@@ -37,13 +46,14 @@ impl Views {
                 return (text.clone(), false);
             }
         }
-        let text = render(&state);
+        let mut laid = self.laid.lock().unwrap_or_else(|e| e.into_inner());
+        let text = render(&state, &mut laid);
         *last = Some((version, text.clone()));
         (text, false)
     }
 }
 
-fn render(state: &State) -> String {
+fn render(state: &State, laid: &mut Laid) -> String {
     let Some(run) = state.runs.last() else {
         if state.standing.is_empty() {
             return waiting();
@@ -58,9 +68,16 @@ fn render(state: &State) -> String {
         };
         return fragment(&content, "its steps so far", &state.standing, "");
     };
+    let place = state.runs.len() - 1;
+    if laid.run != place {
+        *laid = Laid {
+            run: place,
+            ..Laid::default()
+        };
+    }
     let content = match &run.data {
-        LiveData::Http(h) => report::http::live::content(run, h),
-        LiveData::Mahjong(m) => report::mahjong::live::content(run, m),
+        LiveData::Http(h) => report::http::live::content(run, h, &mut laid.http),
+        LiveData::Mahjong(m) => report::mahjong::live::content(run, m, &mut laid.mahjong),
     };
     let subtitle = match run.runs_before(state) {
         0 => run.labels.label.clone(),

@@ -76,11 +76,11 @@ fn once(plan: &Plan) -> ExitStatus {
 
 /// One HTTP run, shown on the dashboard when there is one.
 pub(super) fn live_run(plan: &Plan) -> Result<web::Finished, crate::error::Error> {
-    crate::dashboard::begin_http(&plan.options, plan.rate);
+    let feed = crate::dashboard::begin_http(&plan.options, plan.rate);
     let finished = web::run(plan)?;
-    if let (Some(live), Some(timeline)) = (crate::stats::live::get(), &finished.result.timeline) {
+    if let (Some(feed), Some(timeline)) = (feed, &finished.result.timeline) {
         let intervals: Vec<_> = timeline.intervals.iter().map(|(i, _)| i.clone()).collect();
-        live.end_http(&intervals);
+        feed.end_http(&intervals);
     }
     Ok(finished)
 }

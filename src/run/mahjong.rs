@@ -42,10 +42,10 @@ fn once(plan: &MahjongPlan) -> ExitStatus {
 
 /// One session, shown on the dashboard when there is one.
 fn live_session(plan: &MahjongPlan) -> Result<crate::stats::mahjong::MahjongResult, Error> {
-    crate::dashboard::begin_mahjong(&plan.options);
+    let feed = crate::dashboard::begin_mahjong(&plan.options);
     let result = session::run(plan)?;
-    if let Some(live) = crate::stats::live::get() {
-        live.end_mahjong(&result.record.timeline.intervals);
+    if let Some(feed) = feed {
+        feed.end_mahjong(&result.record.timeline.intervals);
     }
     Ok(result)
 }

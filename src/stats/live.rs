@@ -84,13 +84,51 @@ impl HttpTotals {
 pub struct MahjongLive {
     /// By index: how many workers handed it over, and their sum.
     pub intervals: BTreeMap<u64, (usize, MahjongInterval)>,
+    /// Every interval handed over, added up.
+    pub totals: MahjongTotalsLive,
+}
+
+/// The sums of a session's intervals.
+#[derive(Debug, Clone)]
+pub struct MahjongTotalsLive {
+    /// The counts (the players are the last interval's sum; the histograms are below).
+    pub counts: MahjongInterval,
+    pub draw_overshoot: Histogram<u64>,
+    pub deal_overshoot: Histogram<u64>,
+    pub reply_lateness: Histogram<u64>,
+}
+
+impl Default for MahjongTotalsLive {
+    fn default() -> Self {
+        MahjongTotalsLive {
+            counts: MahjongInterval::default(),
+            draw_overshoot: new_histogram(),
+            deal_overshoot: new_histogram(),
+            reply_lateness: new_histogram(),
+        }
+    }
+}
+
+impl MahjongTotalsLive {
+    fn add(&mut self, interval: &MahjongInterval) {
+        let counts = MahjongInterval {
+            draw_overshoot: Default::default(),
+            deal_overshoot: Default::default(),
+            reply_lateness: Default::default(),
+            ..interval.clone()
+        };
+        self.counts.add(&counts);
+        let _ = self.draw_overshoot.add(interval.draw_overshoot.unpack());
+        let _ = self.deal_overshoot.add(interval.deal_overshoot.unpack());
+        let _ = self.reply_lateness.add(interval.reply_lateness.unpack());
+    }
 }
 
 /// What kind of run, and its intervals.
 #[derive(Debug, Clone)]
 pub enum LiveData {
     Http(Box<HttpLive>),
-    Mahjong(MahjongLive),
+    Mahjong(Box<MahjongLive>),
 }
 
 /// One run of the process, as the dashboard shows it.
@@ -211,6 +249,44 @@ impl Feed {
             let (handed, sum) = m.intervals.entry(index).or_insert_with(Default::default);
             *handed += 1;
             sum.add(interval);
+            m.totals.add(interval);
+        }
+    }
+
+    /// This HTTP run ended with these intervals (the merged timeline's, all of them).
+    pub fn end_http(&self, intervals: &[HttpInterval]) {
+        let mut state = self.live.lock();
+        state.version += 1;
+        if let Some(run) = state.runs.get_mut(self.run) {
+            run.ended = true;
+            if let LiveData::Http(h) = &mut run.data {
+                h.intervals.clear();
+                h.totals = HttpTotals::default();
+                for (k, interval) in intervals.iter().enumerate() {
+                    h.intervals
+                        .insert(k as u64, (run.workers, interval.clone()));
+                    h.totals.add(interval);
+                }
+            }
+        }
+    }
+
+    /// This mahjong session ended with these intervals (the merged timeline's).
+    pub fn end_mahjong(&self, intervals: &BTreeMap<u64, MahjongInterval>) {
+        let mut state = self.live.lock();
+        state.version += 1;
+        if let Some(run) = state.runs.get_mut(self.run) {
+            run.ended = true;
+            if let LiveData::Mahjong(m) = &mut run.data {
+                m.intervals = intervals
+                    .iter()
+                    .map(|(&k, interval)| (k, (run.workers, interval.clone())))
+                    .collect();
+                m.totals = MahjongTotalsLive::default();
+                for interval in intervals.values() {
+                    m.totals.add(interval);
+                }
+            }
         }
     }
 }
@@ -259,39 +335,6 @@ impl Live {
         state.version += 1;
         if let Some(run) = state.runs.last_mut() {
             run.server.push(sample);
-        }
-    }
-
-    /// The current HTTP run ended with these intervals (the merged timeline's, all of them).
-    pub fn end_http(&self, intervals: &[HttpInterval]) {
-        let mut state = self.lock();
-        state.version += 1;
-        if let Some(run) = state.runs.last_mut() {
-            run.ended = true;
-            if let LiveData::Http(h) = &mut run.data {
-                h.intervals.clear();
-                h.totals = HttpTotals::default();
-                for (k, interval) in intervals.iter().enumerate() {
-                    h.intervals
-                        .insert(k as u64, (run.workers, interval.clone()));
-                    h.totals.add(interval);
-                }
-            }
-        }
-    }
-
-    /// The current mahjong session ended with these intervals (the merged timeline's).
-    pub fn end_mahjong(&self, intervals: &BTreeMap<u64, MahjongInterval>) {
-        let mut state = self.lock();
-        state.version += 1;
-        if let Some(run) = state.runs.last_mut() {
-            run.ended = true;
-            if let LiveData::Mahjong(m) = &mut run.data {
-                m.intervals = intervals
-                    .iter()
-                    .map(|(&k, interval)| (k, (run.workers, interval.clone())))
-                    .collect();
-            }
         }
     }
 
@@ -399,7 +442,7 @@ mod tests {
         let live = Arc::new(Live::default());
         let feed = live.begin(run(2));
         feed.http(0, &interval(10, 100));
-        live.end_http(&[interval(12, 100), interval(3, 200)]);
+        feed.end_http(&[interval(12, 100), interval(3, 200)]);
         let state = live.lock();
         let r = &state.runs[0];
         let LiveData::Http(h) = &r.data else {

@@ -435,6 +435,8 @@ impl MahjongRecorder {
             errors: self.protocol_errors,
             draw_overshoot: self.draw_overshoot.clone(),
             deal_overshoot: self.deal_overshoot.clone(),
+            reply_lateness: self.reply_lateness.clone(),
+            disconnects: self.disconnects,
         }
     }
 }

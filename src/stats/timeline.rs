@@ -434,6 +434,11 @@ pub struct MahjongInterval {
     /// Own-draw steps beyond the think time, deal steps beyond the server's minimum, µs.
     pub draw_overshoot: Packed,
     pub deal_overshoot: Packed,
+    /// tsumo's reply lateness (actual − intended reply time), µs: for `--dashboard`, not saved.
+    pub reply_lateness: Packed,
+    /// WebSockets the server closed (or that failed) before the player was done: for
+    /// `--dashboard`, not saved.
+    pub disconnects: u64,
 }
 
 impl MahjongInterval {
@@ -450,6 +455,8 @@ impl MahjongInterval {
         self.errors += other.errors;
         self.draw_overshoot.add(&other.draw_overshoot);
         self.deal_overshoot.add(&other.deal_overshoot);
+        self.reply_lateness.add(&other.reply_lateness);
+        self.disconnects += other.disconnects;
     }
 }
 
@@ -465,6 +472,8 @@ pub struct MahjongTotals {
     pub errors: u64,
     pub draw_overshoot: Histogram<u64>,
     pub deal_overshoot: Histogram<u64>,
+    pub reply_lateness: Histogram<u64>,
+    pub disconnects: u64,
 }
 
 impl Default for MahjongTotals {
@@ -479,6 +488,8 @@ impl Default for MahjongTotals {
             errors: 0,
             draw_overshoot: new_histogram(),
             deal_overshoot: new_histogram(),
+            reply_lateness: new_histogram(),
+            disconnects: 0,
         }
     }
 }
@@ -503,6 +514,8 @@ impl MahjongTotals {
             errors: self.errors - was.errors,
             draw_overshoot: histogram_since(&self.draw_overshoot, &was.draw_overshoot),
             deal_overshoot: histogram_since(&self.deal_overshoot, &was.deal_overshoot),
+            reply_lateness: histogram_since(&self.reply_lateness, &was.reply_lateness),
+            disconnects: self.disconnects - was.disconnects,
         }
     }
 }

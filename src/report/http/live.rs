@@ -4,15 +4,22 @@
 
 use super::page::over_time;
 use crate::report::result::{figure, Figure, PageContent};
-use crate::report::timeline::{http_intervals, IntervalHistogram};
+use crate::report::timeline::{http_intervals, IntervalHistogram, SavedInterval};
 use crate::stats::format::format_time_us;
 use crate::stats::hdr;
 use crate::stats::live::{HttpLive, LiveRun};
 use crate::stats::timeline::{server_by_interval, IntervalClock, RunTimeline};
 use std::time::Duration;
 
-/// The live page's content of an HTTP run.
-pub fn content(run: &LiveRun, h: &HttpLive) -> PageContent {
+/// The whole intervals of the current run already laid out as saved, kept between renders:
+/// each is laid out (its histograms encoded) once, not at every render of a long run.
+#[derive(Debug, Default)]
+pub struct Laid {
+    intervals: Vec<SavedInterval>,
+}
+
+/// The live page's content of an HTTP run (`laid`: what earlier renders of it laid out).
+pub fn content(run: &LiveRun, h: &HttpLive, laid: &mut Laid) -> PageContent {
     // The whole intervals from the first on, stopping at the first that is not.
     let mut server = match run.t0 {
         Some(t0) => server_by_interval(
@@ -21,21 +28,42 @@ pub fn content(run: &LiveRun, h: &HttpLive) -> PageContent {
         ),
         None => Default::default(),
     };
-    let mut whole = Vec::new();
-    for (k, (index, (handed, interval))) in h.intervals.iter().enumerate() {
-        if *index != k as u64 || !run.is_whole(*index, *handed) {
-            break;
-        }
-        whole.push((interval.clone(), server.remove(index)));
+    let whole = h
+        .intervals
+        .iter()
+        .enumerate()
+        .take_while(|(k, (index, (handed, _)))| {
+            **index == *k as u64 && run.is_whole(**index, *handed)
+        })
+        .count();
+    // An ended run's intervals were replaced by the merged timeline's: laid out again, once.
+    if run.ended || laid.intervals.len() > whole {
+        laid.intervals.clear();
     }
+    let done = laid.intervals.len();
     let length_s = run.length as f64 / 1e9;
-    let elapsed_s = whole.len() as f64 * length_s;
+    let new: Vec<_> = h
+        .intervals
+        .iter()
+        .skip(done)
+        .take(whole - done)
+        .map(|(index, (_, interval))| (interval.clone(), server.remove(index)))
+        .collect();
     let timeline = RunTimeline {
         length: run.length,
-        start_unix_ns: run.start_unix_ns.unwrap_or_default(),
-        intervals: whole,
+        start_unix_ns: run
+            .start_unix_ns
+            .unwrap_or_default()
+            .saturating_add(run.length.saturating_mul(done as u64)),
+        intervals: new,
     };
-    let intervals = http_intervals(&timeline, elapsed_s);
+    let count = timeline.intervals.len();
+    for mut interval in http_intervals(&timeline, count as f64 * length_s) {
+        interval.span.start_s += done as f64 * length_s;
+        laid.intervals.push(interval);
+    }
+    let elapsed_s = whole as f64 * length_s;
+    let intervals = &laid.intervals;
     let t = &h.totals;
     let time = |us: u64| format_time_us(us as f64);
     let latency = |id, name: &str, hist: Option<&IntervalHistogram>| match hist {
@@ -144,6 +172,71 @@ pub fn content(run: &LiveRun, h: &HttpLive) -> PageContent {
             "Ran".to_string(),
             format!("{elapsed_s:.0}s of whole intervals"),
         )],
-        charts: over_time(&intervals, h.rate),
+        charts: over_time(intervals, h.rate),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::live::{HttpTotals, LiveData};
+    use crate::stats::new_histogram;
+    use crate::stats::timeline::{HttpInterval, Packed};
+
+    fn run(intervals: u64) -> (LiveRun, HttpLive) {
+        let mut h = HttpLive {
+            rate: Some(10),
+            intervals: Default::default(),
+            totals: HttpTotals::default(),
+        };
+        for k in 0..intervals {
+            let mut latency = new_histogram();
+            latency.record(100 * (k + 1)).unwrap();
+            h.intervals.insert(
+                k,
+                (
+                    1,
+                    HttpInterval {
+                        sent: k + 1,
+                        completed: k + 1,
+                        latency: Packed::pack(&latency),
+                        ..HttpInterval::default()
+                    },
+                ),
+            );
+        }
+        let run = LiveRun {
+            labels: Default::default(),
+            workers: 1,
+            length: 1_000_000_000,
+            start_unix_ns: Some(5_000_000_000),
+            t0: None,
+            server: Vec::new(),
+            ended: false,
+            data: LiveData::Http(Box::new(h.clone())),
+        };
+        (run, h)
+    }
+
+    /// Laid out a few at a time over renders, the intervals are those laid out at once.
+    #[test]
+    fn intervals_laid_out_render_by_render_are_those_laid_out_at_once() {
+        let mut laid = Laid::default();
+        let (one, h1) = run(1);
+        content(&one, &h1, &mut laid);
+        let (three, h3) = run(3);
+        let by_renders = content(&three, &h3, &mut laid);
+        let mut fresh = Laid::default();
+        let at_once = content(&three, &h3, &mut fresh);
+        assert_eq!(laid.intervals, fresh.intervals);
+        assert_eq!(laid.intervals.len(), 3);
+        assert_eq!(laid.intervals[2].span.start_s, 2.0);
+        assert_eq!(laid.intervals[2].latency.p99, 300);
+        assert_eq!(
+            laid.intervals[1].span.start_unix_ns, 6_000_000_000,
+            "{:?}",
+            laid.intervals[1].span
+        );
+        assert_eq!(by_renders.figures.len(), at_once.figures.len());
     }
 }

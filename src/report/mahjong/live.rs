@@ -3,27 +3,58 @@
 
 use super::page::over_time;
 use crate::report::result::{figure, PageContent};
-use crate::report::timeline::session_intervals;
+use crate::report::timeline::{session_intervals, SavedSessionInterval};
 use crate::stats::format::format_time_us;
 use crate::stats::hdr;
 use crate::stats::live::{LiveRun, MahjongLive};
-use crate::stats::timeline::{MahjongInterval, MahjongTimeline};
+use crate::stats::timeline::MahjongTimeline;
 
-/// The live page's content of a mahjong session.
-pub fn content(run: &LiveRun, m: &MahjongLive) -> PageContent {
-    let mut timeline = MahjongTimeline {
-        length: Some(run.length),
-        ..MahjongTimeline::default()
-    };
-    let mut sum = MahjongInterval::default();
-    for (k, (index, (handed, interval))) in m.intervals.iter().enumerate() {
-        sum.add(interval);
-        if *index == k as u64 && run.is_whole(*index, *handed) {
-            timeline.intervals.insert(*index, interval.clone());
-        }
+/// The whole intervals of the current session already laid out as saved, kept between
+/// renders: each is laid out (its histograms encoded) once.
+#[derive(Debug, Default)]
+pub struct Laid {
+    intervals: Vec<SavedSessionInterval>,
+}
+
+/// The live page's content of a mahjong session (`laid`: what earlier renders laid out).
+pub fn content(run: &LiveRun, m: &MahjongLive, laid: &mut Laid) -> PageContent {
+    let whole = m
+        .intervals
+        .iter()
+        .enumerate()
+        .take_while(|(k, (index, (handed, _)))| {
+            **index == *k as u64 && run.is_whole(**index, *handed)
+        })
+        .count();
+    if run.ended || laid.intervals.len() > whole {
+        laid.intervals.clear();
     }
-    let elapsed_s = timeline.intervals.len() as f64 * run.length as f64 / 1e9;
-    let intervals = session_intervals(&timeline, run.start_unix_ns.unwrap_or_default(), elapsed_s);
+    let done = laid.intervals.len();
+    let length_s = run.length as f64 / 1e9;
+    let timeline = MahjongTimeline {
+        length: Some(run.length),
+        intervals: m
+            .intervals
+            .values()
+            .skip(done)
+            .take(whole - done)
+            .enumerate()
+            .map(|(k, (_, interval))| (k as u64, interval.clone()))
+            .collect(),
+    };
+    let start = run
+        .start_unix_ns
+        .unwrap_or_default()
+        .saturating_add(run.length.saturating_mul(done as u64));
+    let count = timeline.intervals.len();
+    for mut interval in session_intervals(&timeline, start, count as f64 * length_s) {
+        interval.span.start_s += done as f64 * length_s;
+        laid.intervals.push(interval);
+    }
+    let elapsed_s = whole as f64 * length_s;
+    let intervals = &laid.intervals;
+    let t = &m.totals;
+    let sum = &t.counts;
     let players = intervals.last().map(|i| i.players);
     let count = |id, name: &str, n: Option<u64>| {
         figure(
@@ -33,8 +64,7 @@ pub fn content(run: &LiveRun, m: &MahjongLive) -> PageContent {
             n.map(|n| n as f64),
         )
     };
-    let draw = sum.draw_overshoot.unpack();
-    let deal = sum.deal_overshoot.unpack();
+    let (draw, deal, reply) = (&t.draw_overshoot, &t.deal_overshoot, &t.reply_lateness);
     let p99 = |id, name: &str, h: &hdrhistogram::Histogram<u64>| {
         let v = (!h.is_empty()).then(|| hdr::value_at_percentile(h, 99.0));
         figure(
@@ -55,8 +85,10 @@ pub fn content(run: &LiveRun, m: &MahjongLive) -> PageContent {
             Some(sum.games_completed),
         ),
         count("errors", "Errors", Some(sum.errors)),
-        p99("draw-overshoot-p99", "Draw overshoot p99", &draw),
-        p99("deal-overshoot-p99", "Deal overshoot p99", &deal),
+        p99("draw-overshoot-p99", "Draw overshoot p99", draw),
+        p99("deal-overshoot-p99", "Deal overshoot p99", deal),
+        p99("reply-lateness-p99", "Reply lateness p99", reply),
+        count("disconnects", "Disconnects", Some(sum.disconnects)),
     ];
     let mut lines = Vec::new();
     if sum.games_aborted > 0 {
@@ -75,6 +107,6 @@ pub fn content(run: &LiveRun, m: &MahjongLive) -> PageContent {
             "Ran".to_string(),
             format!("{elapsed_s:.0}s of whole intervals"),
         )],
-        charts: over_time(&intervals),
+        charts: over_time(intervals),
     }
 }

@@ -45,7 +45,15 @@ impl Cohort {
         let (players, threads) = (plan.players, plan.options.threads);
         let thread = std::thread::Builder::new()
             .name("tsumo-cohort".to_string())
-            .spawn(move || session::run_with(&plan, hooks))
+            .spawn(move || {
+                // Each step's tables are a session of their own on the dashboard.
+                let feed = crate::dashboard::begin_mahjong(&plan.options);
+                let result = session::run_with(&plan, hooks);
+                if let (Some(feed), Ok(result)) = (feed, &result) {
+                    feed.end_mahjong(&result.record.timeline.intervals);
+                }
+                result
+            })
             .map_err(|e| Error::Thread(e.to_string()))?;
         Ok(Cohort {
             players,
