@@ -97,6 +97,10 @@ fn vs_alternates_rounds_and_ends_with_the_comparison() {
     let (direct, through) = index_urls(&backend, &proxy);
     let dir = TempDir::new("ab");
     let json = dir.path().join("ab.json");
+    // The dashboard follows both sides, and ends on the comparison's page.
+    let port = common::free_port();
+    let at = format!("127.0.0.1:{port}");
+    let watch = common::prometheus::Watch::start(port);
     let run = run_tsumo(
         &[
             "-t1",
@@ -111,13 +115,28 @@ fn vs_alternates_rounds_and_ends_with_the_comparison() {
             "nginx",
             "--rounds",
             "2",
+            "--dashboard",
+            &at,
+            "--dashboard-linger",
+            "1s",
             "--json",
             json.to_str().unwrap(),
             &direct,
         ],
         Duration::from_secs(60),
     );
+    let (metrics, page) = watch.stop();
     run.assert_success();
+    for label in ["direct", "nginx"] {
+        let series = format!("label=\"{label}\"");
+        assert!(
+            metrics
+                .lines()
+                .any(|l| l.starts_with("tsumo_requests_total{") && l.contains(&series)),
+            "{label}: {metrics}"
+        );
+    }
+    assert!(page.contains("HTTP run comparison"), "{page}");
     // Rounds alternate: direct, nginx, direct, nginx.
     let headers: Vec<&str> = run
         .stdout

@@ -55,6 +55,10 @@ fn a_search_bounded_by_to_holds_every_step_and_logs_everyone_out() {
     let dir = TempDir::new("tsumo-mjcap");
     let json = dir.path().join("search.json");
     let json_arg = json.to_string_lossy().to_string();
+    // The dashboard follows the search: its steps' sessions and verdicts.
+    let port = common::free_port();
+    let at = format!("127.0.0.1:{port}");
+    let watch = common::prometheus::Watch::start(port);
     let run = search(
         &[
             "--slo",
@@ -65,12 +69,23 @@ fn a_search_bounded_by_to_holds_every_step_and_logs_everyone_out() {
             "4",
             "--to",
             "8",
+            "--dashboard",
+            &at,
+            "--dashboard-linger",
+            "1s",
             "--json",
             &json_arg,
         ],
         &url,
     );
+    let (metrics, page) = watch.stop();
     run.assert_success();
+    assert!(
+        metrics.contains("tsumo_capacity_steps_total{") && metrics.contains("verdict=\"held\"} 2"),
+        "{metrics}"
+    );
+    assert!(metrics.contains("tsumo_games_started_total{"), "{metrics}");
+    assert!(page.contains("Capacity search"), "{page}");
     assert!(
         run.stdout.contains("Capacity: at least 8 players ("),
         "{}",

@@ -140,3 +140,37 @@ pub fn get(port: u16, path: &str) -> Option<(u16, String)> {
     let status = head.split_whitespace().nth(1)?.parse().ok()?;
     Some((status, body.to_string()))
 }
+
+/// Reads a dashboard's `/metrics` and `/` over and over while a command runs (what a scrape and
+/// a browser would see), keeping the last of each it got.
+pub struct Watch {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: std::thread::JoinHandle<(String, String)>,
+}
+
+impl Watch {
+    pub fn start(port: u16) -> Watch {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stopped = std::sync::Arc::clone(&stop);
+        let thread = std::thread::spawn(move || {
+            let (mut metrics, mut page) = (String::new(), String::new());
+            while !stopped.load(std::sync::atomic::Ordering::SeqCst) {
+                if let Some((200, body)) = get(port, "/metrics") {
+                    metrics = body;
+                }
+                if let Some((200, body)) = get(port, "/") {
+                    page = body;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            (metrics, page)
+        });
+        Watch { stop, thread }
+    }
+
+    /// The last `/metrics` and `/` read.
+    pub fn stop(self) -> (String, String) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        self.thread.join().expect("the watch thread")
+    }
+}
