@@ -125,7 +125,7 @@
 //!   arithmetic, number formatting, and the judgement of a rate not reached; `split`: the
 //!   corrected latency split into what the server caused and tsumo's own send and read delay,
 //!   exactly, response by response; `live`: what `--dashboard` shows, the intervals each
-//!   worker closed handed over (a lock per interval, none per request), replaced by the merged
+//!   worker closed handed over (a channel's send per interval, no lock on a worker), replaced by the merged
 //!   timeline when the run ends; `timeline`: each
 //!   worker's intervals of `--interval` (an HTTP recorder's open interval is closed by the
 //!   clock value of the response that passes its end, or by the worker's timer), merged by

@@ -18,7 +18,7 @@ use crate::stats::live::Live;
 /// Serves `listener` on a new thread until the process exits.
 pub(super) fn spawn(listener: TcpListener, live: Arc<Live>) -> Result<(), String> {
     let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_io()
+        .enable_all()
         .build()
         .map_err(|e| e.to_string())?;
     let listener = {
@@ -36,6 +36,8 @@ async fn accept(listener: tokio::net::TcpListener, live: Arc<Live>) {
     let views = Arc::new(view::Views::default());
     loop {
         let Ok((stream, _)) = listener.accept().await else {
+            // Out of file descriptors (a run at the open-file limit), say: wait, do not spin.
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
             continue;
         };
         let live = Arc::clone(&live);

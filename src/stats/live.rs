@@ -5,15 +5,17 @@
 //!
 //! One [`Live`] per process (the dashboard serves one page), holding the runs of the process in
 //! order (one; the rounds of `--vs`; a capacity search's steps): the last one is the one the
-//! workers of a starting run feed. A worker takes its [`Feed`] once, when its timeline starts;
-//! it locks once per interval it closes (once a second by default), never per request.
+//! workers of a starting run feed. A worker takes its [`Feed`] once, when its timeline starts,
+//! and sends a copy of each interval it closes (once a second by default) down a channel: it
+//! never takes a lock the dashboard holds while it renders. Whoever locks the state next (the
+//! dashboard's thread, the main thread) adds what was sent first.
 //!
 //! When a run ends, its intervals are replaced by the run's merged timeline (every interval,
 //! the last open one and the never-sent requests included), so the totals the page and
 //! `/metrics` show then are the JSON's exactly.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{mpsc, Arc, Mutex, MutexGuard, OnceLock};
 
 use hdrhistogram::Histogram;
 
@@ -204,9 +206,56 @@ pub struct CapacityLive {
 }
 
 /// The process's live state.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Live {
     state: Mutex<State>,
+    /// What the workers hand over, waiting for the next [`Live::lock`]: a worker only sends
+    /// (no lock it could wait on while the dashboard renders, on its requests' path).
+    handed: Mutex<mpsc::Receiver<Handed>>,
+    hand: mpsc::Sender<Handed>,
+}
+
+impl Default for Live {
+    fn default() -> Self {
+        let (hand, handed) = mpsc::channel();
+        Live {
+            state: Mutex::default(),
+            handed: Mutex::new(handed),
+            hand,
+        }
+    }
+}
+
+/// An interval a worker closed, for run `run` of the process.
+#[derive(Debug)]
+enum Handed {
+    Http(usize, u64, Box<HttpInterval>),
+    Mahjong(usize, u64, Box<MahjongInterval>),
+}
+
+impl State {
+    /// Adds what a worker handed over.
+    fn take(&mut self, handed: Handed) {
+        self.version += 1;
+        match handed {
+            Handed::Http(run, index, interval) => {
+                if let Some(LiveData::Http(h)) = self.runs.get_mut(run).map(|r| &mut r.data) {
+                    let (count, sum) = h.intervals.entry(index).or_insert_with(Default::default);
+                    *count += 1;
+                    sum.add(&interval);
+                    h.totals.add(&interval);
+                }
+            }
+            Handed::Mahjong(run, index, interval) => {
+                if let Some(LiveData::Mahjong(m)) = self.runs.get_mut(run).map(|r| &mut r.data) {
+                    let (count, sum) = m.intervals.entry(index).or_insert_with(Default::default);
+                    *count += 1;
+                    sum.add(&interval);
+                    m.totals.add(&interval);
+                }
+            }
+        }
+    }
 }
 
 static LIVE: OnceLock<Arc<Live>> = OnceLock::new();
@@ -229,28 +278,20 @@ pub struct Feed {
 }
 
 impl Feed {
-    /// Adds an interval an HTTP worker closed.
+    /// Hands over an interval an HTTP worker closed (a send: it never waits).
     pub fn http(&self, index: u64, interval: &HttpInterval) {
-        let mut state = self.live.lock();
-        state.version += 1;
-        if let Some(LiveData::Http(h)) = state.runs.get_mut(self.run).map(|r| &mut r.data) {
-            let (handed, sum) = h.intervals.entry(index).or_insert_with(Default::default);
-            *handed += 1;
-            sum.add(interval);
-            h.totals.add(interval);
-        }
+        let _ = self
+            .live
+            .hand
+            .send(Handed::Http(self.run, index, Box::new(interval.clone())));
     }
 
-    /// Adds an interval a mahjong worker closed.
+    /// Hands over an interval a mahjong worker closed (a send: it never waits).
     pub fn mahjong(&self, index: u64, interval: &MahjongInterval) {
-        let mut state = self.live.lock();
-        state.version += 1;
-        if let Some(LiveData::Mahjong(m)) = state.runs.get_mut(self.run).map(|r| &mut r.data) {
-            let (handed, sum) = m.intervals.entry(index).or_insert_with(Default::default);
-            *handed += 1;
-            sum.add(interval);
-            m.totals.add(interval);
-        }
+        let _ = self
+            .live
+            .hand
+            .send(Handed::Mahjong(self.run, index, Box::new(interval.clone())));
     }
 
     /// This HTTP run ended with these intervals (the merged timeline's, all of them).
@@ -294,8 +335,15 @@ impl Feed {
 impl Live {
     /// The state, to read or change (a poisoned lock is taken as it is: the dashboard only
     /// shows it).
+    /// What the workers handed over since the last lock is added first.
     pub fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let handed = self.handed.lock().unwrap_or_else(|e| e.into_inner());
+        while let Ok(interval) = handed.try_recv() {
+            state.take(interval);
+        }
+        drop(handed);
+        state
     }
 
     /// A new run of the process, the current one from now on.
