@@ -38,7 +38,8 @@
 //! - [`dashboard`]: `--dashboard`: one listener per process (hyper's HTTP/1.1 server on a thread
 //!   of its own) serving the live page (`view`: the current run's page so far, made by each
 //!   kind's `live` and `report::tools::live`, then the final page) and `/metrics` (`metrics`:
-//!   OpenMetrics on prometheus-client), both from `stats::live`.
+//!   OpenMetrics on prometheus-client), both from `stats::live`; `--prometheus-rw`'s pushes
+//!   of the same series (`remote_write`: remote write 1.0 on prost and snap).
 //! - [`report`]: what tsumo says about a finished run, one room per kind of result, each laid
 //!   out the same way (its saved type in `saved`, its `SavedResult` impl in `mod.rs`, `text`,
 //!   `page`, `merge`, and `measures`: what `--slo` measures on it and its outcome as a
