@@ -21,7 +21,9 @@ ensure_commands() {
     local sudo=()
     [ "$(id -u)" -eq 0 ] || sudo=(sudo)
     "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+    # APT_FLAGS: more flags for this install (--no-install-recommends).
+    # shellcheck disable=SC2086
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ${APT_FLAGS:-} "${missing[@]}" >/dev/null
 }
 
 # The nginx binary (Debian puts it in /usr/sbin, which is not always on PATH).
