@@ -78,7 +78,7 @@ fn a_search_bounded_by_to_holds_every_step_and_logs_everyone_out() {
         ],
         &url,
     );
-    let (metrics, page) = watch.stop();
+    let (metrics, page, live) = watch.stop();
     run.assert_success();
     assert!(
         metrics.contains("tsumo_capacity_steps_total{") && metrics.contains("verdict=\"held\"} 2"),
@@ -86,6 +86,9 @@ fn a_search_bounded_by_to_holds_every_step_and_logs_everyone_out() {
     );
     assert!(metrics.contains("tsumo_games_started_total{"), "{metrics}");
     assert!(page.contains("Capacity search"), "{page}");
+    // While it ran: the steps judged so far, and their chart.
+    assert!(live.contains("Step 1 at 4 players"), "{live}");
+    assert!(live.contains("id=\"search-so-far\""), "{live}");
     assert!(
         run.stdout.contains("Capacity: at least 8 players ("),
         "{}",

@@ -66,7 +66,12 @@ fn render(state: &State, laid: &mut Laid) -> String {
             facts: Vec::new(),
             charts: Vec::new(),
         };
-        return fragment(&content, "its steps so far", &state.standing, "");
+        return fragment(
+            &content,
+            "its steps so far",
+            (&state.standing, state.search_charts.as_deref()),
+            "",
+        );
     };
     let place = state.runs.len() - 1;
     if laid.run != place {
@@ -83,5 +88,10 @@ fn render(state: &State, laid: &mut Laid) -> String {
         0 => run.labels.label.clone(),
         n => format!("{} (run {} of this command)", run.labels.label, n + 1),
     };
-    fragment(&content, &run.labels.label, &state.standing, &subtitle)
+    fragment(
+        &content,
+        &run.labels.label,
+        (&state.standing, state.search_charts.as_deref()),
+        &subtitle,
+    )
 }

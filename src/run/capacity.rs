@@ -70,6 +70,7 @@ fn search(plan: &CapacityPlan) -> ExitStatus {
         server_failed: None,
         server_bound_at: None,
         noise: Vec::new(),
+        classes: Vec::new(),
     };
     let found = match &plan.staircase {
         Some(loads) => capacity::staircase(loads, LoadUnit::RequestsPerSec, &mut runner),
@@ -198,6 +199,8 @@ struct HttpSteps<'a> {
     server_bound_at: Option<u64>,
     /// The machine during each judged run, in the order of `runs`.
     noise: Vec<Noise>,
+    /// Each judged step's class (`held`, `broke`, …), for the dashboard's search so far.
+    classes: Vec<&'static str>,
 }
 
 impl HttpSteps<'_> {
@@ -487,6 +490,14 @@ impl StepRunner for HttpSteps<'_> {
             saved.notes.extend(notes);
             self.runs.push(saved);
             self.noise.push(noise);
+            self.classes.push(outcome.class().as_str());
+            let loads: Vec<u64> = self.runs.iter().map(|r| r.plan.rate.unwrap_or(0)).collect();
+            super::live_search_so_far(
+                (&self.plan.run.options.label, &self.plan.run.target.url),
+                LoadUnit::RequestsPerSec,
+                &self.runs,
+                (&loads, &self.classes),
+            );
             return outcome;
         }
     }

@@ -51,6 +51,58 @@ pub(crate) fn live_step_judged(outcome: &crate::capacity::StepOutcome, line: &st
     }
 }
 
+/// The dashboard's chart of a capacity search so far, when there is a dashboard: the steps
+/// judged (at `loads`, of `classes`), drawn as the search's page draws them, with no answer yet.
+pub(crate) fn live_search_so_far<S: crate::report::result::SearchStep + Clone>(
+    (label, url): (&str, &str),
+    unit: crate::capacity::LoadUnit,
+    steps: &[S],
+    (loads, classes): (&[u64], &[&'static str]),
+) {
+    let Some(live) = crate::stats::live::get() else {
+        return;
+    };
+    let of = |class: &str| -> Vec<u64> {
+        loads
+            .iter()
+            .zip(classes)
+            .filter(|(_, c)| **c == class)
+            .map(|(load, _)| *load)
+            .collect()
+    };
+    let so_far = crate::capacity::SavedCapacity {
+        value: None,
+        unit: unit.as_str().to_string(),
+        limited_by: "searching".to_string(),
+        reason: String::new(),
+        answer: "searching".to_string(),
+        broke_first: None,
+        held: of("held"),
+        broke: of("broke"),
+        disturbed: Vec::new(),
+        range: None,
+        trials: Vec::new(),
+        signal: None,
+    };
+    let roles = classes
+        .iter()
+        .map(|c| ("step".to_string(), c.to_string()))
+        .collect();
+    let search = crate::report::capacity::SavedSearch::new(
+        label,
+        url,
+        so_far,
+        roles,
+        steps.to_vec(),
+        Vec::new(),
+    );
+    let content = SavedResult::page(&search);
+    live.search_charts(crate::report::tools::live::charts(
+        &content,
+        "the search so far",
+    ));
+}
+
 /// The status a finished run exits with, from its saved result (its line on stderr).
 pub fn exit_as(saved: &dyn SavedResult) -> ExitStatus {
     match saved.exit() {

@@ -192,6 +192,8 @@ pub struct State {
     pub standing: Vec<String>,
     /// A capacity search's step and verdicts so far.
     pub capacity: Option<CapacityLive>,
+    /// A capacity search's charts so far (the report's, of the steps judged), as HTML.
+    pub search_charts: Option<String>,
 }
 
 /// A capacity search as it goes.
@@ -393,6 +395,13 @@ impl Live {
         let capacity = state.capacity.get_or_insert_with(CapacityLive::default);
         capacity.unit = unit;
         capacity.load = load;
+    }
+
+    /// A capacity search's charts of the steps judged so far.
+    pub fn search_charts(&self, html: String) {
+        let mut state = self.lock();
+        state.version += 1;
+        state.search_charts = Some(html);
     }
 
     /// The step was judged: its class (`held`, `broke`, …) and its line on the page.

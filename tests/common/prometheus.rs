@@ -145,7 +145,7 @@ pub fn get(port: u16, path: &str) -> Option<(u16, String)> {
 /// a browser would see), keeping the last of each it got.
 pub struct Watch {
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
-    thread: std::thread::JoinHandle<(String, String)>,
+    thread: std::thread::JoinHandle<(String, String, String)>,
 }
 
 impl Watch {
@@ -153,23 +153,26 @@ impl Watch {
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let stopped = std::sync::Arc::clone(&stop);
         let thread = std::thread::spawn(move || {
-            let (mut metrics, mut page) = (String::new(), String::new());
+            let (mut metrics, mut page, mut live) = (String::new(), String::new(), String::new());
             while !stopped.load(std::sync::atomic::Ordering::SeqCst) {
                 if let Some((200, body)) = get(port, "/metrics") {
                     metrics = body;
                 }
                 if let Some((200, body)) = get(port, "/") {
+                    if body.contains("(live)") {
+                        live.clone_from(&body);
+                    }
                     page = body;
                 }
                 std::thread::sleep(Duration::from_millis(100));
             }
-            (metrics, page)
+            (metrics, page, live)
         });
         Watch { stop, thread }
     }
 
-    /// The last `/metrics` and `/` read.
-    pub fn stop(self) -> (String, String) {
+    /// The last `/metrics` and `/` read, and the last live page (before the final one).
+    pub fn stop(self) -> (String, String, String) {
         self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
         self.thread.join().expect("the watch thread")
     }

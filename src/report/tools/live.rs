@@ -11,7 +11,12 @@ use crate::report::result::PageContent;
 
 /// The part of the live page that changes: the answer so far, the standing of the command
 /// (a search's steps), and the charts.
-pub fn fragment(content: &PageContent, label: &str, standing: &[String], subtitle: &str) -> String {
+pub fn fragment(
+    content: &PageContent,
+    label: &str,
+    (standing, search_charts): (&[String], Option<&str>),
+    subtitle: &str,
+) -> String {
     let mut out = header(&content.kind, label);
     // A search's steps so far first: they are its answer so far; the figures are the step's.
     if !standing.is_empty() {
@@ -21,6 +26,11 @@ pub fn fragment(content: &PageContent, label: &str, standing: &[String], subtitl
         }
         out.push_str("</ul></section>\n");
     }
+    if let Some(charts) = search_charts {
+        out.push_str("<div id=\"search-so-far\">\n");
+        out.push_str(charts);
+        out.push_str("</div>\n");
+    }
     out.push_str(&answer(&content.figures, &lines_html(content)));
     let charts: Vec<String> = content
         .charts
@@ -29,6 +39,16 @@ pub fn fragment(content: &PageContent, label: &str, standing: &[String], subtitl
         .collect();
     out.push_str(&charts_section(&charts));
     out
+}
+
+/// A result's charts alone (a capacity search's so far, above its running step).
+pub fn charts(content: &PageContent, subtitle: &str) -> String {
+    let charts: Vec<String> = content
+        .charts
+        .iter()
+        .map(|c| chart_html(c, subtitle.to_string()))
+        .collect();
+    charts_section(&charts)
 }
 
 /// The fragment while nothing has run yet.

@@ -52,6 +52,8 @@ pub(super) struct Cohorts<'a> {
     achieved: Vec<u64>,
     /// The machine during each judged window, in the order of `steps`.
     noise: Vec<capacity::Noise>,
+    /// Each judged step's load and class, for the dashboard's search so far.
+    judged: (Vec<u64>, Vec<&'static str>),
     /// Sessions tsumo did not see logged out, from every cohort that ended.
     left: Vec<String>,
     /// A cohort's thread that panicked (its players may be left on the server): exit 1.
@@ -77,6 +79,7 @@ impl<'a> Cohorts<'a> {
             steps: Vec::new(),
             achieved: Vec::new(),
             noise: Vec::new(),
+            judged: (Vec::new(), Vec::new()),
             left: Vec::new(),
             failed: Vec::new(),
             error: None,
@@ -509,6 +512,15 @@ impl StepRunner for Cohorts<'_> {
             capacity::grouped(load)
         );
         crate::run::live_step_judged(&outcome, &shown);
+        self.judged.0.push(load);
+        self.judged.1.push(outcome.class().as_str());
+        let session = &self.plan.session;
+        crate::run::live_search_so_far(
+            (&session.options.label, &session.server.url),
+            capacity::LoadUnit::Players,
+            &self.steps,
+            (&self.judged.0, &self.judged.1),
+        );
         outcome
     }
 }
