@@ -142,27 +142,24 @@ pub fn labels(options: &RunOptions, label: &str) -> RunLabels {
 /// Tells the dashboard, if there is one, that an HTTP run of these options begins: where to
 /// say that it ended.
 pub fn begin_http(options: &RunOptions, rate: Option<u64>) -> Option<Feed> {
-    live::get().map(|live| {
-        live.begin(LiveRun {
-            labels: labels(options, &options.label),
-            workers: options.threads,
-            length: options.interval.as_nanos().min(u64::MAX as u128) as u64,
-            start_unix_ns: None,
-            t0: None,
-            server: Vec::new(),
-            ended: false,
-            data: LiveData::Http(Box::new(HttpLive {
-                rate,
-                intervals: Default::default(),
-                totals: HttpTotals::default(),
-            })),
-        })
-    })
+    begin(
+        options,
+        LiveData::Http(Box::new(HttpLive {
+            rate,
+            intervals: Default::default(),
+            totals: HttpTotals::default(),
+        })),
+    )
 }
 
 /// Tells the dashboard, if there is one, that a mahjong session of these options begins: where
 /// to say that it ended.
 pub fn begin_mahjong(options: &RunOptions) -> Option<Feed> {
+    begin(options, LiveData::Mahjong(Box::default()))
+}
+
+/// A run of these options, of either kind, begins on the dashboard (if there is one).
+fn begin(options: &RunOptions, data: LiveData) -> Option<Feed> {
     live::get().map(|live| {
         live.begin(LiveRun {
             labels: labels(options, &options.label),
@@ -172,7 +169,7 @@ pub fn begin_mahjong(options: &RunOptions) -> Option<Feed> {
             t0: None,
             server: Vec::new(),
             ended: false,
-            data: LiveData::Mahjong(Box::default()),
+            data,
         })
     })
 }
