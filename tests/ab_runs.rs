@@ -125,7 +125,7 @@ fn vs_alternates_rounds_and_ends_with_the_comparison() {
         ],
         Duration::from_secs(60),
     );
-    let (metrics, page, _) = watch.stop();
+    let common::prometheus::Watched { metrics, page, .. } = watch.stop();
     run.assert_success();
     for label in ["direct", "nginx"] {
         let series = format!("label=\"{label}\"");

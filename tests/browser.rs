@@ -237,18 +237,8 @@ fn figure(page: &browser::Page, id: &str, run: Option<usize>) -> f64 {
         Some(i) => format!("data-run=\"{i}\" data-figure=\"{id}\""),
         None => format!("data-figure=\"{id}\""),
     };
-    let at = page
-        .dom
-        .find(&needle)
-        .unwrap_or_else(|| panic!("no figure {needle}:\n{}", page.dom));
-    let element = &page.dom[at..];
-    let element = &element[..element.find('>').unwrap_or(element.len())];
-    element
-        .split("data-value=\"")
-        .nth(1)
-        .and_then(|v| v.split('"').next())
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| panic!("figure {needle} has no value: {element}"))
+    browser::figure_value(&page.dom, &needle)
+        .unwrap_or_else(|| panic!("no figure {needle} with a value:\n{}", page.dom))
 }
 
 /// An HTTP run's figures as its JSON has them: target and achieved rate, p50, p99, max, errors.

@@ -130,18 +130,8 @@ fn prometheus_scrapes_the_runs_count_and_its_p99_bucket() {
 
 /// The request figure of the live page (its `data-value`).
 fn page_requests(page: &browser::Page) -> f64 {
-    let at = page
-        .dom
-        .find("data-figure=\"requests\"")
-        .unwrap_or_else(|| panic!("no requests figure:\n{}", page.dom));
-    let element = &page.dom[at..];
-    let element = &element[..element.find('>').unwrap_or(element.len())];
-    element
-        .split("data-value=\"")
-        .nth(1)
-        .and_then(|v| v.split('"').next())
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| panic!("the requests figure has no value: {element}"))
+    browser::figure_value(&page.dom, "data-figure=\"requests\"")
+        .unwrap_or_else(|| panic!("no requests figure with a value:\n{}", page.dom))
 }
 
 /// Chromium's flags that make any fetch off 127.0.0.1 fail, loudly (a console error): names

@@ -78,7 +78,12 @@ fn a_search_bounded_by_to_holds_every_step_and_logs_everyone_out() {
         ],
         &url,
     );
-    let (metrics, page, live) = watch.stop();
+    let common::prometheus::Watched {
+        metrics,
+        page,
+        live,
+        most_logged_in,
+    } = watch.stop();
     run.assert_success();
     assert!(
         metrics.contains("tsumo_capacity_steps_total{") && metrics.contains("verdict=\"held\"} 2"),
@@ -89,6 +94,8 @@ fn a_search_bounded_by_to_holds_every_step_and_logs_everyone_out() {
     // While it ran: the steps judged so far, and their chart.
     assert!(live.contains("Step 1 at 4 players"), "{live}");
     assert!(live.contains("id=\"search-so-far\""), "{live}");
+    // Step 2's new table beside step 1's: the page shows both sessions' players as one.
+    assert_eq!(most_logged_in, 8.0, "{live}");
     assert!(
         run.stdout.contains("Capacity: at least 8 players ("),
         "{}",

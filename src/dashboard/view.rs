@@ -15,10 +15,11 @@ pub(super) struct Views {
     laid: Mutex<Laid>,
 }
 
-/// The current run's intervals laid out as saved, by the run's place in the process.
+/// The shown run's intervals laid out as saved, by the places in the process of the runs it
+/// is made of.
 #[derive(Debug, Default)]
 struct Laid {
-    run: usize,
+    runs: Vec<usize>,
     http: report::http::live::Laid,
     mahjong: report::mahjong::live::Laid,
 }
@@ -54,7 +55,7 @@ impl Views {
 }
 
 fn render(state: &State, laid: &mut Laid) -> String {
-    let Some(run) = state.runs.last() else {
+    let Some((places, run)) = state.shown() else {
         if state.standing.is_empty() {
             return waiting();
         }
@@ -73,20 +74,24 @@ fn render(state: &State, laid: &mut Laid) -> String {
             "",
         );
     };
-    let place = state.runs.len() - 1;
-    if laid.run != place {
+    if laid.runs != places {
         *laid = Laid {
-            run: place,
+            runs: places.clone(),
             ..Laid::default()
         };
     }
     let content = match &run.data {
-        LiveData::Http(h) => report::http::live::content(run, h, &mut laid.http),
-        LiveData::Mahjong(m) => report::mahjong::live::content(run, m, &mut laid.mahjong),
+        LiveData::Http(h) => report::http::live::content(&run, h, &mut laid.http),
+        LiveData::Mahjong(m) => report::mahjong::live::content(&run, m, &mut laid.mahjong),
     };
-    let subtitle = match run.runs_before(state) {
-        0 => run.labels.label.clone(),
-        n => format!("{} (run {} of this command)", run.labels.label, n + 1),
+    let subtitle = match places.as_slice() {
+        [0] => run.labels.label.clone(),
+        [place] => format!("{} (run {} of this command)", run.labels.label, place + 1),
+        sessions => format!(
+            "{} ({} sessions playing side by side)",
+            run.labels.label,
+            sessions.len()
+        ),
     };
     fragment(
         &content,

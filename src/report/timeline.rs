@@ -137,6 +137,32 @@ fn spans(count: usize, length: u64, start_unix_ns: u64, elapsed_s: f64) -> Vec<I
         .collect()
 }
 
+/// The whole intervals of a live run already laid out as saved, kept between the dashboard's
+/// renders: each is laid out (its histograms encoded) once, not at every render of a long run.
+#[derive(Debug)]
+pub struct Laid<T> {
+    pub intervals: Vec<T>,
+}
+
+impl<T> Default for Laid<T> {
+    fn default() -> Self {
+        Laid {
+            intervals: Vec::new(),
+        }
+    }
+}
+
+impl<T> Laid<T> {
+    /// How many of the `whole` intervals are laid out already: none once the run `ended` (its
+    /// intervals were replaced by the merged timeline's, laid out again, once).
+    pub fn kept(&mut self, ended: bool, whole: usize) -> usize {
+        if ended || self.intervals.len() > whole {
+            self.intervals.clear();
+        }
+        self.intervals.len()
+    }
+}
+
 /// An HTTP run's intervals as saved (`elapsed_s`: the run's, where the last one ends).
 pub fn http_intervals(timeline: &RunTimeline, elapsed_s: f64) -> Vec<SavedInterval> {
     let spans = spans(

@@ -14,6 +14,7 @@
 //! the last open one and the never-sent requests included), so the totals the page and
 //! `/metrics` show then are the JSON's exactly.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::{mpsc, Arc, Mutex, MutexGuard, OnceLock};
 
@@ -112,6 +113,14 @@ impl Default for MahjongTotalsLive {
 }
 
 impl MahjongTotalsLive {
+    /// Adds another session's sums.
+    fn merge(&mut self, other: &MahjongTotalsLive) {
+        self.counts.add(&other.counts);
+        let _ = self.draw_overshoot.add(&other.draw_overshoot);
+        let _ = self.deal_overshoot.add(&other.deal_overshoot);
+        let _ = self.reply_lateness.add(&other.reply_lateness);
+    }
+
     fn add(&mut self, interval: &MahjongInterval) {
         let counts = MahjongInterval {
             draw_overshoot: Default::default(),
@@ -153,13 +162,15 @@ pub struct LiveRun {
 }
 
 impl LiveRun {
-    /// How many runs of the process came before this one.
-    pub fn runs_before(&self, state: &State) -> usize {
-        state
-            .runs
+    /// How many of `intervals` are whole, from the first on, stopping at the first that is not.
+    pub fn whole<T>(&self, intervals: &BTreeMap<u64, (usize, T)>) -> usize {
+        intervals
             .iter()
-            .position(|r| std::ptr::eq(r, self))
-            .unwrap_or_default()
+            .enumerate()
+            .take_while(|(k, (index, (handed, _)))| {
+                **index == *k as u64 && self.is_whole(**index, *handed)
+            })
+            .count()
     }
 
     /// Whether interval `index` is whole: every worker handed it over, or a later one was
@@ -236,6 +247,34 @@ enum Handed {
 }
 
 impl State {
+    /// The run the page shows, and the places of the runs it is made of: the current run; for
+    /// a mahjong session, every session of the process still playing (a search over players
+    /// seats each step's new tables as a session of their own while the earlier ones play on),
+    /// added up interval by interval on the earliest one's clock.
+    pub fn shown(&self) -> Option<(Vec<usize>, Cow<'_, LiveRun>)> {
+        let current = self.runs.len().checked_sub(1)?;
+        let last = &self.runs[current];
+        if !matches!(last.data, LiveData::Mahjong(_)) {
+            return Some((vec![current], Cow::Borrowed(last)));
+        }
+        let playing: Vec<usize> = (0..self.runs.len())
+            .filter(|&k| {
+                let run = &self.runs[k];
+                matches!(run.data, LiveData::Mahjong(_))
+                    && !run.ended
+                    && (k == current || run.start_unix_ns.is_some())
+            })
+            .collect();
+        match playing.as_slice() {
+            [] => Some((vec![current], Cow::Borrowed(last))),
+            [one] => Some((vec![*one], Cow::Borrowed(&self.runs[*one]))),
+            many => {
+                let sessions: Vec<&LiveRun> = many.iter().map(|&k| &self.runs[k]).collect();
+                Some((playing.clone(), Cow::Owned(together(&sessions))))
+            }
+        }
+    }
+
     /// Adds what a worker handed over.
     fn take(&mut self, handed: Handed) {
         self.version += 1;
@@ -257,6 +296,53 @@ impl State {
                 }
             }
         }
+    }
+}
+
+/// Mahjong sessions playing side by side as one: their workers, and each interval the sum of
+/// theirs at the same time (a session's interval `k` is the earliest's `k` plus the whole
+/// intervals between their starts). An interval before a session began counts as handed over
+/// by its workers: they had nothing to hand.
+fn together(sessions: &[&LiveRun]) -> LiveRun {
+    let first = sessions
+        .iter()
+        .min_by_key(|run| run.start_unix_ns.unwrap_or(u64::MAX))
+        .copied()
+        .unwrap_or(sessions[0]);
+    let start = first.start_unix_ns.unwrap_or_default();
+    let length = first.length.max(1);
+    let mut sum = MahjongLive::default();
+    let mut offsets = Vec::new();
+    for run in sessions {
+        let LiveData::Mahjong(m) = &run.data else {
+            continue;
+        };
+        let since = run.start_unix_ns.unwrap_or(start).saturating_sub(start);
+        let offset = (since + length / 2) / length;
+        offsets.push((offset, run.workers));
+        for (k, (handed, interval)) in &m.intervals {
+            let (count, total) = sum.intervals.entry(offset + k).or_default();
+            *count += handed;
+            total.add(interval);
+        }
+        sum.totals.merge(&m.totals);
+    }
+    for (index, (count, _)) in sum.intervals.iter_mut() {
+        *count += offsets
+            .iter()
+            .filter(|(offset, _)| offset > index)
+            .map(|(_, workers)| workers)
+            .sum::<usize>();
+    }
+    LiveRun {
+        labels: first.labels.clone(),
+        workers: sessions.iter().map(|run| run.workers).sum(),
+        length: first.length,
+        start_unix_ns: first.start_unix_ns,
+        t0: first.t0,
+        server: Vec::new(),
+        ended: false,
+        data: LiveData::Mahjong(Box::new(sum)),
     }
 }
 
@@ -492,6 +578,58 @@ mod tests {
         assert_eq!(h.totals.counts.completed, 22);
         assert_eq!(h.totals.latency.len(), 22);
         assert_eq!(h.totals.latency.max(), 300);
+    }
+
+    fn session(workers: usize, start_s: u64) -> LiveRun {
+        LiveRun {
+            start_unix_ns: Some(start_s * 1_000_000_000 + 300_000_000),
+            data: LiveData::Mahjong(Box::default()),
+            ..run(workers)
+        }
+    }
+
+    fn playing(players: u64, games: u64) -> MahjongInterval {
+        MahjongInterval {
+            players: crate::stats::timeline::Players {
+                logged_in: players,
+                connected: players,
+                playing: players,
+            },
+            games_started: games,
+            ..MahjongInterval::default()
+        }
+    }
+
+    #[test]
+    fn sessions_playing_side_by_side_are_shown_as_one_on_the_earliest_clock() {
+        let live = Arc::new(Live::default());
+        let first = live.begin(session(1, 100));
+        first.mahjong(0, &playing(4, 1));
+        first.mahjong(1, &playing(4, 0));
+        first.mahjong(2, &playing(4, 0));
+        // The second step's tables began two intervals later, on a thread of their own.
+        let second = live.begin(session(1, 102));
+        second.mahjong(0, &playing(8, 2));
+        let state = live.lock();
+        let (places, shown) = state.shown().expect("a run");
+        assert_eq!(places, vec![0, 1]);
+        let LiveData::Mahjong(m) = &shown.data else {
+            panic!("a session")
+        };
+        assert_eq!(shown.workers, 2);
+        // Before the second began, its worker had nothing to hand over: those are whole.
+        assert!(shown.is_whole(1, m.intervals[&1].0));
+        assert_eq!(m.intervals[&1].1.players.playing, 4);
+        assert_eq!(m.intervals[&2].0, 2);
+        assert_eq!(m.intervals[&2].1.players.playing, 12);
+        assert_eq!(m.totals.counts.games_started, 3);
+        drop(state);
+        // Once the first logged out, the second alone is shown.
+        first.end_mahjong(&BTreeMap::new());
+        let state = live.lock();
+        let (places, shown) = state.shown().expect("a run");
+        assert_eq!(places, vec![1]);
+        assert!(matches!(shown, Cow::Borrowed(_)));
     }
 
     #[test]

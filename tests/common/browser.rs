@@ -25,6 +25,18 @@ pub struct Page {
     pub screenshot: PathBuf,
 }
 
+/// The `data-value` of the first figure in `dom` whose element holds `needle`
+/// (`data-figure="requests"`, say): `None` when there is none, or it has no number.
+pub fn figure_value(dom: &str, needle: &str) -> Option<f64> {
+    let element = &dom[dom.find(needle)?..];
+    let element = &element[..element.find('>').unwrap_or(element.len())];
+    element
+        .split("data-value=\"")
+        .nth(1)
+        .and_then(|v| v.split('"').next())
+        .and_then(|v| v.parse().ok())
+}
+
 impl Page {
     /// Fails the test, naming each message, if the page wrote anything to the console.
     pub fn assert_no_console_messages(&self) {

@@ -145,7 +145,20 @@ pub fn get(port: u16, path: &str) -> Option<(u16, String)> {
 /// a browser would see), keeping the last of each it got.
 pub struct Watch {
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
-    thread: std::thread::JoinHandle<(String, String, String)>,
+    thread: std::thread::JoinHandle<Watched>,
+}
+
+/// What a [`Watch`] saw.
+#[derive(Debug, Default)]
+pub struct Watched {
+    /// The last `/metrics` read.
+    pub metrics: String,
+    /// The last `/` read.
+    pub page: String,
+    /// The last live page (before the final one).
+    pub live: String,
+    /// The most players logged in that a live page showed (a mahjong session's figure).
+    pub most_logged_in: f64,
 }
 
 impl Watch {
@@ -153,26 +166,29 @@ impl Watch {
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let stopped = std::sync::Arc::clone(&stop);
         let thread = std::thread::spawn(move || {
-            let (mut metrics, mut page, mut live) = (String::new(), String::new(), String::new());
+            let mut seen = Watched::default();
             while !stopped.load(std::sync::atomic::Ordering::SeqCst) {
                 if let Some((200, body)) = get(port, "/metrics") {
-                    metrics = body;
+                    seen.metrics = body;
                 }
                 if let Some((200, body)) = get(port, "/") {
                     if body.contains("(live)") {
-                        live.clone_from(&body);
+                        let logged_in =
+                            super::browser::figure_value(&body, "data-figure=\"logged-in\"");
+                        seen.most_logged_in = seen.most_logged_in.max(logged_in.unwrap_or(0.0));
+                        seen.live.clone_from(&body);
                     }
-                    page = body;
+                    seen.page = body;
                 }
                 std::thread::sleep(Duration::from_millis(100));
             }
-            (metrics, page, live)
+            seen
         });
         Watch { stop, thread }
     }
 
-    /// The last `/metrics` and `/` read, and the last live page (before the final one).
-    pub fn stop(self) -> (String, String, String) {
+    /// Stops watching: what it saw.
+    pub fn stop(self) -> Watched {
         self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
         self.thread.join().expect("the watch thread")
     }

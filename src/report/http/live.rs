@@ -4,19 +4,15 @@
 
 use super::page::over_time;
 use crate::report::result::{figure, Figure, PageContent};
-use crate::report::timeline::{http_intervals, IntervalHistogram, SavedInterval};
+use crate::report::timeline::{self, http_intervals, IntervalHistogram, SavedInterval};
 use crate::stats::format::format_time_us;
 use crate::stats::hdr;
 use crate::stats::live::{HttpLive, LiveRun};
 use crate::stats::timeline::{server_by_interval, IntervalClock, RunTimeline};
 use std::time::Duration;
 
-/// The whole intervals of the current run already laid out as saved, kept between renders:
-/// each is laid out (its histograms encoded) once, not at every render of a long run.
-#[derive(Debug, Default)]
-pub struct Laid {
-    intervals: Vec<SavedInterval>,
-}
+/// The whole intervals of the current run laid out so far.
+pub type Laid = timeline::Laid<SavedInterval>;
 
 /// The live page's content of an HTTP run (`laid`: what earlier renders of it laid out).
 pub fn content(run: &LiveRun, h: &HttpLive, laid: &mut Laid) -> PageContent {
@@ -28,19 +24,8 @@ pub fn content(run: &LiveRun, h: &HttpLive, laid: &mut Laid) -> PageContent {
         ),
         None => Default::default(),
     };
-    let whole = h
-        .intervals
-        .iter()
-        .enumerate()
-        .take_while(|(k, (index, (handed, _)))| {
-            **index == *k as u64 && run.is_whole(**index, *handed)
-        })
-        .count();
-    // An ended run's intervals were replaced by the merged timeline's: laid out again, once.
-    if run.ended || laid.intervals.len() > whole {
-        laid.intervals.clear();
-    }
-    let done = laid.intervals.len();
+    let whole = run.whole(&h.intervals);
+    let done = laid.kept(run.ended, whole);
     let length_s = run.length as f64 / 1e9;
     let new: Vec<_> = h
         .intervals

@@ -3,33 +3,19 @@
 
 use super::page::over_time;
 use crate::report::result::{figure, PageContent};
-use crate::report::timeline::{session_intervals, SavedSessionInterval};
+use crate::report::timeline::{self, session_intervals, SavedSessionInterval};
 use crate::stats::format::format_time_us;
 use crate::stats::hdr;
 use crate::stats::live::{LiveRun, MahjongLive};
 use crate::stats::timeline::MahjongTimeline;
 
-/// The whole intervals of the current session already laid out as saved, kept between
-/// renders: each is laid out (its histograms encoded) once.
-#[derive(Debug, Default)]
-pub struct Laid {
-    intervals: Vec<SavedSessionInterval>,
-}
+/// The whole intervals of the current session laid out so far.
+pub type Laid = timeline::Laid<SavedSessionInterval>;
 
 /// The live page's content of a mahjong session (`laid`: what earlier renders laid out).
 pub fn content(run: &LiveRun, m: &MahjongLive, laid: &mut Laid) -> PageContent {
-    let whole = m
-        .intervals
-        .iter()
-        .enumerate()
-        .take_while(|(k, (index, (handed, _)))| {
-            **index == *k as u64 && run.is_whole(**index, *handed)
-        })
-        .count();
-    if run.ended || laid.intervals.len() > whole {
-        laid.intervals.clear();
-    }
-    let done = laid.intervals.len();
+    let whole = run.whole(&m.intervals);
+    let done = laid.kept(run.ended, whole);
     let length_s = run.length as f64 / 1e9;
     let timeline = MahjongTimeline {
         length: Some(run.length),
