@@ -45,7 +45,7 @@
 //!   `page`, `merge`, and `measures`: what `--slo` measures on it and its outcome as a
 //!   capacity step, through `SearchStep`; a run and a session also have `live`, their page so
 //!   far on the dashboard):
-//!   - `report::http`: an HTTP run (HTTP/1.1 or HTTP/2): wrk2's text layout, and its own
+//!   - `report::http`: an HTTP run (HTTP/1.1, HTTP/2 or HTTP/3): wrk2's text layout, and its own
 //!     outputs, `.hgrm` and the `--hlog` interval log;
 //!   - `report::mahjong`: a mahjong session;
 //!   - `report::capacity`: a capacity search, generic over its steps' kind (`SavedSearch<S>`,
@@ -66,11 +66,13 @@
 //!     reads a document into its kind and merges results of one kind. A new kind of result is
 //!     a folder of its own and an arm there.
 //! - The modes, side by side, neither importing the other: [`web`] (HTTP/1.1, or HTTP/2 with
-//!   `--http2`, at a constant rate or closed loop: the main thread's side, one worker's
-//!   connections, one connection's paced life — `conn` on httparse for HTTP/1.1, `h2` on hyper
-//!   with up to `-m` streams in flight; the two share the worker, its schedule, pacer, recorder
-//!   and report, so HTTP/2 is one connection kind, not a copy of the mode: both wait for a
-//!   send on `pace`'s turn (the pacer and the send lateness, written once), connect through
+//!   `--http2`, or HTTP/3 with `--http3`, at a constant rate or closed loop: the main thread's
+//!   side, one worker's connections, one connection's paced life — `conn` on httparse for
+//!   HTTP/1.1, `mux` for the protocols with up to `-m` streams in flight, one life over two
+//!   wires (`mux::h2` on hyper, `mux::h3` on quinn and h3, each a `Wire`: how to open a
+//!   connection, send a stream and read its response); all share the worker, its schedule,
+//!   pacer, recorder and report, so HTTP/2 and HTTP/3 are connection kinds, not copies of the
+//!   mode: all wait for a send on `pace`'s turn (the pacer and the send lateness, written once), connect through
 //!   `shared` (a connect within `--timeout` and its accounting, written once), and show what
 //!   they did through `live` (the live counters, and each connection's progress for the unsent
 //!   count)) and [`mahjong`] (bot players in lockstep phases — login, socket, table (`--seats`
@@ -103,11 +105,14 @@
 //! - [`net`]: sockets for every mode: one TCP-or-TLS stream type over a TCP stream that keeps
 //!   the kernel's receive timestamp of its last read (`stamp`: `SO_TIMESTAMPING`, read from
 //!   `recvmsg`; user-space stamps where the kernel has none), the rustls configuration
-//!   (ring provider, roots, `--insecure`, `--cacert`, ALPN `http/1.1` or `h2`), the pre-flight
+//!   (ring provider, roots, `--insecure`, `--cacert`, ALPN `http/1.1`, `h2` or `h3`), the pre-flight
 //!   check, HTTP/1.1 on the wire (request bytes built once, the response parser and body
-//!   framing, one-shot exchanges), and HTTP/2 on hyper and hyper-util (the client connection
+//!   framing, one-shot exchanges), HTTP/2 on hyper and hyper-util (the client connection
 //!   with the run's settings, wrk's raw requests mapped to HTTP/2, a frame observer counting
-//!   GOAWAY and RST_STREAM by code and the server's stream grant), and `--bind`'s source
+//!   GOAWAY and RST_STREAM by code and the server's stream grant), HTTP/3 on quinn and h3 (a
+//!   QUIC connection from a UDP socket of its own, TLS 1.3 by the same rustls configuration
+//!   with ALPN `h3`, full handshakes counted by the certificates verified, 0-RTT with
+//!   `--0rtt`, packets sent and lost, stream and connection ends by kind), and `--bind`'s source
 //!   addresses (round-robin by connection, bound with `IP_BIND_ADDRESS_NO_PORT`, each checked
 //!   before traffic).
 //! - [`timing`]: the clock, the pacer every mode waits on (one timerfd per worker, pointed at the

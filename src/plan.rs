@@ -229,8 +229,22 @@ pub struct Plan {
     /// `--http2`: HTTP/2 (h2 over TLS, prior-knowledge h2c over plain TCP) and its settings;
     /// `None`: HTTP/1.1.
     pub http2: Option<Http2>,
-    /// `--vs-http1`: the `--vs` run speaks HTTP/1.1 even when this one speaks HTTP/2.
+    /// `--http3`: HTTP/3 over QUIC (https:// only) and its settings.
+    pub http3: Option<Http3>,
+    /// `--vs-http1`: the `--vs` run speaks HTTP/1.1 even when this one speaks HTTP/2 or 3.
     pub vs_http1: bool,
+    /// `--vs-http2`: the `--vs` run speaks HTTP/2, with these settings, where this one speaks
+    /// HTTP/3.
+    pub vs_http2: Option<Http2>,
+}
+
+/// The HTTP/3 settings of a run (`--http3` and the options around it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Http3 {
+    /// Concurrent streams per connection (`-m/--streams`).
+    pub streams: usize,
+    /// `--0rtt`: a resumed connection's first requests go in its first flight.
+    pub zero_rtt: bool,
 }
 
 /// The HTTP/2 settings of a run (`--http2` and the options around it).
@@ -289,7 +303,9 @@ impl Plan {
             hlog: None,
             script_timeout: Some(Duration::from_secs(1)),
             http2: None,
+            http3: None,
             vs_http1: false,
+            vs_http2: None,
         }
     }
 }

@@ -64,7 +64,10 @@ const BAD: &[(&[&str], &str)] = &[
         ],
         "--slo 'draw_overshoot.p99<1': no unit in 1 (use us, ms or s)",
     ),
-    (&["-m4", "http://127.0.0.1/"], "-m/--streams needs --http2"),
+    (
+        &["-m4", "http://127.0.0.1/"],
+        "-m/--streams needs --http2 or --http3",
+    ),
     (
         &["--http2", "-m0", "http://127.0.0.1/"],
         "invalid value '0' for -m: must be at least 1",

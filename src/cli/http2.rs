@@ -1,13 +1,14 @@
-//! The HTTP/2 options of the wrk2 line: `--http2`, `-m/--streams` and the settings tsumo sends
-//! in its SETTINGS frame. Each is refused without `--http2` (an option that would silently do
-//! nothing is a mistake worth a line), and sizes take binary suffixes (`64k` = 65536 bytes).
+//! The HTTP/2 and HTTP/3 options of the wrk2 line: `--http2`, `--http3`, `-m/--streams`, the
+//! settings tsumo sends in HTTP/2's SETTINGS frame, and `--0rtt`. Each is refused where it would
+//! silently do nothing (a mistake worth a line), and sizes take binary suffixes (`64k` = 65536
+//! bytes).
 
 use clap::parser::ValueSource;
 use clap::Arg;
 
 use super::shared::{flag, value};
 use super::{units, Options};
-use crate::plan::Http2;
+use crate::plan::{Http2, Http3};
 
 /// Our defaults: one stream per connection as h2load's `-m`; a stream window large enough that
 /// flow control never holds a response back; the protocol's own frame and table sizes.
@@ -21,11 +22,19 @@ const MAX_WINDOW: u64 = (1 << 31) - 1;
 const FRAME_RANGE: std::ops::RangeInclusive<u64> = (1 << 14)..=((1 << 24) - 1);
 
 /// The options' rows in the option table, under a heading of their own.
-pub fn args() -> [Arg; 6] {
+pub fn args() -> [Arg; 9] {
     [
         flag("http2", None, "http2").help(
             "Speak HTTP/2: h2 (ALPN) on https://, prior-knowledge h2c on\n\
              http://. Without it, https:// offers only http/1.1.",
+        ),
+        flag("http3", None, "http3").help(
+            "Speak HTTP/3 over QUIC (UDP) to an https:// URL, on quinn and h3;\n\
+             -m streams per connection as for --http2",
+        ),
+        flag("zero_rtt", None, "0rtt").help(
+            "With --http3: send a resumed connection's first requests in its\n\
+             first flight (0-RTT). Off by default: 0-RTT requests can be replayed",
         ),
         value("streams", Some('m'), "streams")
             .value_name("N")
@@ -58,34 +67,74 @@ pub fn args() -> [Arg; 6] {
             "With --vs: run the --vs URL over HTTP/1.1 (a backend behind an\n\
              HTTP/2 proxy, compared with the proxy)",
         ),
+        flag("vs_http2", None, "vs-http2").help(
+            "With --http3 and --vs: run the --vs URL over HTTP/2 (the same\n\
+             server over h2 and h3)",
+        ),
     ]
-    .map(|arg| arg.help_heading("HTTP/2 (sizes in bytes; k, m: x1024)"))
+    .map(|arg| arg.help_heading("HTTP/2 and HTTP/3 (sizes in bytes; k, m: x1024)"))
 }
 
-/// `--http2` and its settings (`None`: HTTP/1.1), and `--vs-http1`.
-pub fn parse(options: &Options<'_>) -> Result<(Option<Http2>, bool), String> {
+/// The protocol options of a run: HTTP/1.1 when neither `--http2` nor `--http3` is given.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Protocols {
+    pub http2: Option<Http2>,
+    pub http3: Option<Http3>,
+    /// `--vs-http1`: the `--vs` run speaks HTTP/1.1.
+    pub vs_http1: bool,
+    /// `--vs-http2`: the `--vs` run speaks HTTP/2 (with `--http3`), with these settings.
+    pub vs_http2: Option<Http2>,
+}
+
+/// The HTTP/2 options tsumo sends in its SETTINGS, with how they are named.
+const H2_SETTINGS: [(&str, &str); 3] = [
+    ("h2_window", "--h2-window"),
+    ("h2_max_frame", "--h2-max-frame"),
+    ("h2_header_table", "--h2-header-table"),
+];
+
+/// `--http2` or `--http3` and their settings, `--vs-http1` and `--vs-http2`; `https` says
+/// whether the URL is https:// (QUIC has no plain form).
+pub fn parse(options: &Options<'_>, https: bool) -> Result<Protocols, String> {
     let m = options.matches;
-    let vs_http1 = m.get_flag("vs_http1");
-    if !m.get_flag("http2") {
-        for (id, what) in [
-            ("streams", "-m/--streams"),
-            ("h2_window", "--h2-window"),
-            ("h2_max_frame", "--h2-max-frame"),
-            ("h2_header_table", "--h2-header-table"),
-        ] {
-            if m.value_source(id) == Some(ValueSource::CommandLine) {
-                return Err(format!(
-                    "{what} needs --http2 (HTTP/1.1 has one request in flight per connection)"
-                ));
-            }
-        }
-        if vs_http1 {
-            return Err("--vs-http1 needs --http2 and --vs".to_string());
-        }
-        return Ok((None, false));
+    let given = |id: &str| m.value_source(id) == Some(ValueSource::CommandLine);
+    let (h2, h3) = (m.get_flag("http2"), m.get_flag("http3"));
+    let (vs_http1, vs_http2) = (m.get_flag("vs_http1"), m.get_flag("vs_http2"));
+    if h2 && h3 {
+        return Err("--http2 and --http3 exclude each other: choose one protocol".to_string());
+    }
+    if h3 && !https {
+        return Err(
+            "--http3 needs an https:// URL (QUIC is always encrypted; HTTP/3 has no plain form)"
+                .to_string(),
+        );
+    }
+    if m.get_flag("zero_rtt") && !h3 {
+        return Err("--0rtt needs --http3 (0-RTT is QUIC's)".to_string());
+    }
+    if vs_http2 && !(h3 && m.contains_id("vs")) {
+        return Err("--vs-http2 needs --http3 and --vs URL".to_string());
+    }
+    if vs_http1 && !(h2 || h3) {
+        return Err("--vs-http1 needs --http2 (or --http3) and --vs".to_string());
     }
     if vs_http1 && !m.contains_id("vs") {
         return Err("--vs-http1 needs --vs URL".to_string());
+    }
+    if !h2 {
+        if let Some((_, what)) = H2_SETTINGS.iter().find(|(id, _)| given(id)) {
+            return Err(format!("{what} needs --http2 (it is an HTTP/2 setting)"));
+        }
+    }
+    if !h2 && !h3 && given("streams") {
+        return Err(
+            "-m/--streams needs --http2 or --http3 (HTTP/1.1 has one request in flight \
+             per connection)"
+                .to_string(),
+        );
+    }
+    if !h2 && !h3 {
+        return Ok(Protocols::default());
     }
     let streams = options.count("streams")?.unwrap_or(DEFAULT_STREAMS);
     if streams == 0 {
@@ -102,15 +151,28 @@ pub fn parse(options: &Options<'_>) -> Result<(Option<Http2>, bool), String> {
         0..=u64::from(u32::MAX),
         "up to 4g-1",
     )?;
-    Ok((
-        Some(Http2 {
-            streams,
-            window: window.unwrap_or(DEFAULT_WINDOW),
-            max_frame: max_frame.unwrap_or(DEFAULT_MAX_FRAME),
-            header_table: header_table.unwrap_or(DEFAULT_HEADER_TABLE),
-        }),
-        vs_http1,
-    ))
+    let http2 = Http2 {
+        streams,
+        window: window.unwrap_or(DEFAULT_WINDOW),
+        max_frame: max_frame.unwrap_or(DEFAULT_MAX_FRAME),
+        header_table: header_table.unwrap_or(DEFAULT_HEADER_TABLE),
+    };
+    Ok(match h3 {
+        false => Protocols {
+            http2: Some(http2),
+            vs_http1,
+            ..Protocols::default()
+        },
+        true => Protocols {
+            http3: Some(Http3 {
+                streams,
+                zero_rtt: m.get_flag("zero_rtt"),
+            }),
+            vs_http1,
+            vs_http2: vs_http2.then_some(http2),
+            ..Protocols::default()
+        },
+    })
 }
 
 /// A size in bytes with an optional binary suffix (k, m, g: ×1024), within `range`.

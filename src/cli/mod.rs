@@ -243,7 +243,7 @@ fn parse_wrk(args: Vec<OsString>) -> Result<Parsed, String> {
     }
     let rounds =
         u32::try_from(rounds).map_err(|_| options.invalid("rounds", "number is too large"))?;
-    let (http2, vs_http1) = http2::parse(&options)?;
+    let protocols = http2::parse(&options, target.scheme == crate::plan::Scheme::Https)?;
     let objectives = slo::http(&matches, rate.is_some())?;
 
     Ok(Parsed::Run(Box::new(Plan {
@@ -285,8 +285,10 @@ fn parse_wrk(args: Vec<OsString>) -> Result<Parsed, String> {
         progress_prefix: String::new(),
         hgrm: path_option(&matches, "hgrm"),
         hlog: path_option(&matches, "hlog"),
-        http2,
-        vs_http1,
+        http2: protocols.http2,
+        http3: protocols.http3,
+        vs_http1: protocols.vs_http1,
+        vs_http2: protocols.vs_http2,
         script_args: matches
             .get_many::<String>("script_args")
             .into_iter()

@@ -67,6 +67,7 @@ impl Dashboard {
                     timeout: Duration::from_secs(5),
                     alpn: crate::net::tls::Alpn::Http1,
                     bind: &[],
+                    quic: None,
                 })
                 .map_err(|e| refused(&e))?;
             dashboard.pusher =

@@ -56,6 +56,7 @@ pub fn probe(plan: &MahjongPlan) -> Probe<'_> {
         timeout: plan.connect_timeout,
         alpn: Alpn::Http1,
         bind: &plan.options.bind,
+        quic: None,
     }
 }
 

@@ -3,7 +3,9 @@
 //! HTTP/2's preface), so a wrong address, a bad certificate or a server that does not speak the
 //! protocol stops the run with one clear line instead of thousands of counted errors. The TCP
 //! connect and the handshake are timed apart, so that a handshake that stalls is named as such.
-//! `tsumo doctor URL` makes the same check and reports it as one of its lines.
+//! With `--http3` the check is a QUIC handshake, so that a server that does not answer over UDP
+//! or does not offer `h3` is one line too. `tsumo doctor URL` makes the same check and reports
+//! it as one of its lines.
 
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::path::Path;
@@ -11,6 +13,7 @@ use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+use super::http3::{ConnectFailure, QuicTarget};
 use super::stream::{ConnectError, Endpoint, Stream, TlsTarget};
 use super::tls::{self, Alpn, Explanation};
 use crate::error::Error;
@@ -40,6 +43,22 @@ enum Unreachable {
         addr: SocketAddr,
         reason: String,
     },
+    /// `--http3`: no answer over UDP within the time given.
+    NoQuic {
+        addr: SocketAddr,
+        waited: Duration,
+    },
+    /// `--http3`: the QUIC handshake failed (a certificate, no `h3` in the server's ALPN).
+    Quic(String),
+}
+
+/// No answer over QUIC in words: what happened, and the fix.
+fn no_quic(addr: SocketAddr, waited: Duration) -> (String, &'static str) {
+    (
+        format!("no answer over UDP (QUIC) from {addr} within {waited:?}"),
+        "check that the server serves HTTP/3 on this port and that UDP reaches it (most \
+         firewalls drop UDP/443), or leave out --http3",
+    )
 }
 
 /// A stalled handshake in words: what happened, and the fix.
@@ -64,6 +83,9 @@ pub struct Probe<'a> {
     pub timeout: Duration,
     pub alpn: Alpn,
     pub bind: &'a [IpAddr],
+    /// `--http3`: the run's QUIC TLS settings (its verifier and sessions), so that the run's
+    /// first connection resumes the check's session; `None`: made for the check.
+    pub quic: Option<&'a QuicTarget>,
 }
 
 /// Resolves the target and proves it answers: TCP connect, and the TLS handshake for https.
@@ -106,6 +128,17 @@ pub async fn preflight(probe: Probe<'_>) -> Result<Endpoint, Error> {
                 "{reason}; enable HTTP/2 on that port (nginx: `listen … http2`), or leave out \
                  --http2"
             ),
+        }),
+        Err(Unreachable::NoQuic { addr, waited }) => {
+            let (problem, fix) = no_quic(addr, waited);
+            Err(Error::Connect {
+                addr: addr.to_string(),
+                reason: format!("{problem}; {fix}"),
+            })
+        }
+        Err(Unreachable::Quic(reason)) => Err(Error::Tls {
+            host: target.host.clone(),
+            reason,
         }),
     }
 }
@@ -161,6 +194,7 @@ fn doctor_check(plan: &DoctorPlan) -> Result<Option<Check>, Error> {
         timeout: DOCTOR_TIMEOUT,
         alpn: Alpn::Http1,
         bind: &plan.bind,
+        quic: None,
     }))?;
     let fail = |finding: String, fix: String| Check {
         verdict: Verdict::Fail,
@@ -212,6 +246,14 @@ fn doctor_check(plan: &DoctorPlan) -> Result<Option<Check>, Error> {
             format!("{addr} does not speak h2c: {reason}"),
             "enable http2 on the server".to_string(),
         ),
+        Err(Unreachable::NoQuic { addr, waited }) => {
+            let (problem, fix) = no_quic(addr, waited);
+            fail(problem, fix.to_string())
+        }
+        Err(Unreachable::Quic(reason)) => fail(
+            format!("QUIC with {host} failed: {reason}"),
+            "check the server's HTTP/3 configuration".to_string(),
+        ),
     }))
 }
 
@@ -225,6 +267,7 @@ async fn reach(probe: Probe<'_>) -> Result<Result<Endpoint, Unreachable>, Error>
         timeout,
         alpn,
         bind,
+        quic: _,
     } = probe;
     let port = target.port();
     let mut addrs: Vec<SocketAddr> = match (target.host.as_str(), port).to_socket_addrs() {
@@ -252,6 +295,9 @@ async fn reach(probe: Probe<'_>) -> Result<Result<Endpoint, Unreachable>, Error>
                 list.join(", ")
             )));
         }
+    }
+    if alpn == Alpn::H3 {
+        return quic(probe, addrs).await;
     }
     let tls = match target.scheme {
         Scheme::Http => None,
@@ -289,9 +335,9 @@ async fn reach(probe: Probe<'_>) -> Result<Result<Endpoint, Unreachable>, Error>
             }
             Ok(Ok((stream, _))) => {
                 let refused = match (alpn, &endpoint.tls, stream.alpn()) {
-                    (Alpn::H2, Some(_), Some(b"h2")) | (Alpn::H2, None, _) | (Alpn::Http1, ..) => {
-                        None
-                    }
+                    (Alpn::H2, Some(_), Some(b"h2"))
+                    | (Alpn::H2, None, _)
+                    | (Alpn::Http1 | Alpn::H3, ..) => None,
                     (Alpn::H2, Some(_), chosen) => Some(match chosen {
                         Some(id) => String::from_utf8_lossy(id).into_owned(),
                         None => "nothing".to_string(),
@@ -321,6 +367,56 @@ async fn reach(probe: Probe<'_>) -> Result<Result<Endpoint, Unreachable>, Error>
     let (addr, reason) =
         last_error.unwrap_or_else(|| (SocketAddr::from(([0, 0, 0, 0], port)), String::new()));
     Ok(Err(Unreachable::Connect { addr, reason }))
+}
+
+/// `--http3`'s check: a QUIC handshake (with `h3` offered) with the first address that
+/// answers.
+async fn quic(
+    probe: Probe<'_>,
+    addrs: Vec<SocketAddr>,
+) -> Result<Result<Endpoint, Unreachable>, Error> {
+    let target = probe.target;
+    let made;
+    let quic = match probe.quic {
+        Some(quic) => quic,
+        None => {
+            made = QuicTarget::new(&target.host, probe.insecure, probe.cacert, false)?;
+            &made
+        }
+    };
+    let mut last = None;
+    for addr in addrs {
+        let client = quic.client(addr);
+        let handshake = client.handshake(probe.bind.first().copied());
+        match tokio::time::timeout(probe.timeout, handshake).await {
+            Ok(Ok((endpoint, connection))) => {
+                // The server's session ticket follows its handshake by a round trip: the run's
+                // first connection resumes from it.
+                tokio::time::sleep(connection.rtt() * 4 + Duration::from_millis(20)).await;
+                connection.close(0u32.into(), b"");
+                endpoint.wait_idle().await;
+                let tls = TlsTarget::new(
+                    tls::client_config(probe.insecure, probe.cacert, Alpn::H3)?,
+                    tls::server_name(&target.host)?,
+                );
+                return Ok(Ok(Endpoint {
+                    addr,
+                    tls: Some(tls),
+                    source: None,
+                }));
+            }
+            Ok(Err(ConnectFailure::Quic(quinn::ConnectionError::TimedOut))) | Err(_) => {
+                last = Some(Unreachable::NoQuic {
+                    addr,
+                    waited: probe.timeout,
+                })
+            }
+            Ok(Err(e)) => return Ok(Err(Unreachable::Quic(e.to_string()))),
+        }
+    }
+    Ok(Err(
+        last.unwrap_or(Unreachable::Resolve("no addresses".into()))
+    ))
 }
 
 /// Every `--bind` address must be one this host can bind to: one line naming the first that is

@@ -93,8 +93,8 @@ fn saved_run(finished: &web::Finished) -> report::http::saved::SavedRun {
     }
 }
 
-/// `--vs URL2`'s two sides: the run's target, and the second one (its label, and HTTP/1.1 with
-/// `--vs-http1`); neither writes files of its own.
+/// `--vs URL2`'s two sides: the run's target, and the second one (its label, HTTP/1.1 with
+/// `--vs-http1`, HTTP/2 with `--vs-http2`); neither writes files of its own.
 fn sides(plan: &Plan) -> Option<[Plan; 2]> {
     let (vs, [first, second]) = plan.options.vs_sides()?;
     let first = Plan {
@@ -106,7 +106,15 @@ fn sides(plan: &Plan) -> Option<[Plan; 2]> {
     let second = Plan {
         target: vs.clone(),
         options: second,
-        http2: if plan.vs_http1 { None } else { plan.http2 },
+        http2: match (plan.vs_http1, plan.vs_http2) {
+            (true, _) => None,
+            (false, Some(h2)) => Some(h2),
+            (false, None) => plan.http2,
+        },
+        http3: match plan.vs_http1 || plan.vs_http2.is_some() {
+            true => None,
+            false => plan.http3,
+        },
         ..first.clone()
     };
     Some([first, second])

@@ -8,6 +8,7 @@
 pub mod format;
 pub mod hdr;
 pub mod http2;
+pub mod http3;
 pub mod live;
 pub mod mahjong;
 pub mod protocol;
@@ -25,6 +26,7 @@ use crate::plan::Plan;
 use crate::sys::procstat::ServerUsage;
 use crate::sys::usage::OwnUsage;
 use http2::Http2Counters;
+use http3::Http3Counters;
 use protocol::ProtocolErrors;
 use shortfall::Shortfall;
 
@@ -128,6 +130,10 @@ pub struct Counters {
     /// HTTP/2 frames and grants (`--http2` runs only; absent from the JSON otherwise).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http2: Option<Http2Counters>,
+    /// QUIC's packets and 0-RTT, HTTP/3's GOAWAY, resets and connection ends (`--http3` runs
+    /// only; absent from the JSON otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http3: Option<Http3Counters>,
 }
 
 /// Requests that were due but never sent, by what kept them back.
@@ -290,6 +296,9 @@ impl Counters {
         self.protocol.add(&other.protocol);
         if let Some(other) = &other.http2 {
             self.http2.get_or_insert_with(Default::default).add(other);
+        }
+        if let Some(other) = &other.http3 {
+            self.http3.get_or_insert_with(Default::default).add(other);
         }
     }
 

@@ -1,21 +1,21 @@
 //! HTTP mode: HTTP/1.1 over TCP or TLS at a constant rate (or closed loop), written on
 //! `httparse` for the hot path: request bytes are built once and written raw (so wrk's Lua API
 //! and pipelining can be honoured), responses are parsed incrementally without copying bodies.
-//! With `--http2`, each connection is an HTTP/2 connection on hyper instead, with up to `-m`
-//! streams in flight.
+//! With `--http2`, each connection is an HTTP/2 connection on hyper instead, and with `--http3`
+//! an HTTP/3 connection on quinn and h3, with up to `-m` streams in flight.
 //!
 //! This module is what the engine runs for an HTTP plan: the main thread's side ([`HttpMode`]:
 //! pre-flight, the script's `setup()`/`init()`, one worker per thread), one worker's connections
 //! ([`worker`]), what they share ([`shared`], the connect among it), one connection's paced life
-//! ([`conn`] for HTTP/1.1, [`h2`] for HTTP/2) with its requests' turns on the pacer ([`pace`]),
-//! and what is read of the connections from outside them ([`live`]): everything but the
-//! connection is the same for both.
+//! ([`conn`] for HTTP/1.1, [`mux`] for HTTP/2 and HTTP/3, one life over two wires) with its
+//! requests' turns on the pacer ([`pace`]), and what is read of the connections from outside
+//! them ([`live`]): everything but the connection is the same for all three.
 //!
 //! Named `web`, not `http`, so that it is never mistaken for the `http` crate it uses.
 
 pub mod conn;
-pub mod h2;
 pub mod live;
+pub mod mux;
 pub mod pace;
 pub mod shared;
 pub mod worker;
@@ -28,6 +28,7 @@ use crate::engine::{self, Mode, Settings};
 use crate::error::Error;
 use crate::net::http1::request::{self, Batch};
 use crate::net::http2::request::H2Request;
+use crate::net::http3::QuicTarget;
 use crate::net::preflight::{preflight_blocking, Probe};
 use crate::net::stream::Endpoint;
 use crate::net::tls::Alpn;
@@ -40,7 +41,7 @@ use crate::stats::{Recorder, RunResult};
 use crate::sys;
 use crate::timing::pacer::Pacing;
 use live::LiveCounters;
-use worker::HttpWorker;
+use worker::{HttpWorker, Multiplexed};
 
 /// How long the workers may take to end after the run (they stop at once unless a script
 /// hook is still running).
@@ -63,9 +64,10 @@ pub struct Finished {
 
 /// The protocol a run offers in its TLS handshakes.
 pub fn alpn(plan: &Plan) -> Alpn {
-    match plan.http2 {
-        Some(_) => Alpn::H2,
-        None => Alpn::Http1,
+    match (plan.http2, plan.http3) {
+        (_, Some(_)) => Alpn::H3,
+        (Some(_), None) => Alpn::H2,
+        (None, None) => Alpn::Http1,
     }
 }
 
@@ -79,6 +81,7 @@ pub fn probe(plan: &Plan) -> Probe<'_> {
         timeout: plan.timeout,
         alpn: alpn(plan),
         bind: &plan.options.bind,
+        quic: None,
     }
 }
 
@@ -89,9 +92,19 @@ pub fn run(plan: &Plan) -> Result<Finished, Error> {
     let mut mode = HttpMode::prepare(plan)?;
     let run = engine::run(&mut mode)?;
     let HttpMode {
-        endpoint, script, ..
+        endpoint,
+        script,
+        quic,
+        ..
     } = mode;
-    let total = run.recorder.recorder;
+    let mut total = run.recorder.recorder;
+    if let Some((quic, before)) = quic {
+        // A resumed handshake verifies no certificate: the others were full.
+        let c = &mut total.counters;
+        let full = quic.full.load(std::sync::atomic::Ordering::Relaxed) - before;
+        c.tls_full_handshakes = full;
+        c.tls_resumed_handshakes = c.connections_opened.saturating_sub(full);
+    }
     let elapsed = run.elapsed;
     // Interval k starts k intervals after the start, on the wall clock as on CLOCK_MONOTONIC.
     let start_unix_ns = run
@@ -128,7 +141,11 @@ pub fn run(plan: &Plan) -> Result<Finished, Error> {
         uncorrected: total.uncorrected,
         send_lateness: total.send_lateness,
         split: total.split,
-        timestamps: crate::net::stamp::kernel_stamps(),
+        // quinn reads a QUIC connection's socket itself: no kernel stamp reaches tsumo.
+        timestamps: match plan.http3 {
+            Some(_) => crate::net::stamp::Timestamps::User,
+            None => crate::net::stamp::kernel_stamps(),
+        },
         req_per_sec: run.per_second,
         server: run.server,
         usage: run.usage,
@@ -149,6 +166,9 @@ pub struct HttpMode<'a> {
     plan: &'a Plan,
     settings: Settings,
     endpoint: Endpoint,
+    /// `--http3`: the QUIC connections' TLS settings, and the full handshakes counted before the
+    /// run (the pre-flight check's).
+    quic: Option<(QuicTarget, u64)>,
     /// The main Lua state (`done()` runs in it after the report).
     script: Option<Script>,
     /// One Lua state per worker, moved into the workers.
@@ -159,7 +179,24 @@ impl<'a> HttpMode<'a> {
     /// Resolves and checks the target, loads the script and runs its `setup()` and `init()`:
     /// every error here stops the run before any traffic.
     pub fn prepare(plan: &'a Plan) -> Result<HttpMode<'a>, Error> {
-        let endpoint = preflight_blocking(probe(plan))?;
+        let quic = match plan.http3 {
+            Some(h3) => Some(QuicTarget::new(
+                &plan.target.host,
+                plan.options.insecure,
+                plan.options.cacert.as_deref(),
+                h3.zero_rtt,
+            )?),
+            None => None,
+        };
+        let endpoint = preflight_blocking(Probe {
+            quic: quic.as_ref(),
+            ..probe(plan)
+        })?;
+        // The run's full handshakes are those after the check's.
+        let quic = quic.map(|quic| {
+            let before = quic.full.load(std::sync::atomic::Ordering::Relaxed);
+            (quic, before)
+        });
         // As wrk: the script is loaded in the main state and one state per thread.
         let (script, mut thread_scripts): (_, Vec<Option<ThreadScript>>) = match &plan.script {
             Some(_) => {
@@ -182,6 +219,7 @@ impl<'a> HttpMode<'a> {
                 pacing: Pacing::choose(plan.slack, plan.rate, plan.options.threads),
                 stop: None,
             },
+            quic,
             endpoint,
             script,
             thread_scripts,
@@ -220,9 +258,23 @@ impl Mode for HttpMode<'_> {
                 Some(s) => Some(Batch::parse(s.static_request())?),
                 None => plain_batch.clone(),
             };
-            let http2 = match plan.http2 {
+            // A script's setup() may point a thread elsewhere (addr.lua).
+            let addr = script
+                .as_ref()
+                .map_or(self.endpoint.addr, ThreadScript::addr);
+            let protocol = match (plan.http2, plan.http3) {
+                (_, Some(h3)) => {
+                    let (quic, _) = self.quic.as_ref().ok_or(Error::Usage(
+                        "--http3: no QUIC target was prepared".to_string(),
+                    ))?;
+                    Some(Multiplexed::H3(h3.streams, quic.client(addr)))
+                }
+                (Some(h2), None) => Some(Multiplexed::H2(h2)),
+                (None, None) => None,
+            };
+            let mux = match protocol {
                 None => None,
-                Some(settings) => {
+                Some(protocol) => {
                     let fixed = match &static_batch {
                         Some(batch) => Some(
                             H2Request::parse_all(&batch.bytes, &scheme, &authority)
@@ -230,7 +282,7 @@ impl Mode for HttpMode<'_> {
                         ),
                         None => None,
                     };
-                    Some((settings, fixed))
+                    Some((protocol, fixed))
                 }
             };
             workers.push(HttpWorker {
@@ -239,11 +291,8 @@ impl Mode for HttpMode<'_> {
                 total_connections: plan.connections,
                 rate: plan.rate,
                 shard: plan.options.part.shard,
-                // A script's setup() may point a thread elsewhere (addr.lua).
                 endpoint: Endpoint {
-                    addr: script
-                        .as_ref()
-                        .map_or(self.endpoint.addr, ThreadScript::addr),
+                    addr,
                     tls: self.endpoint.tls.clone(),
                     source: None,
                 },
@@ -252,7 +301,7 @@ impl Mode for HttpMode<'_> {
                 script,
                 timeout: plan.timeout,
                 record_all: !plan.batch_latency,
-                http2,
+                mux,
                 scheme: scheme.clone(),
                 authority: authority.clone(),
                 recorded: Default::default(),

@@ -18,6 +18,7 @@ use crate::net::stream::{ConnectError, Endpoint, Handshake, Stream};
 use crate::net::tls;
 use crate::script::{Hooks, ScriptError, ThreadScript};
 use crate::stats::http2::Http2Counters;
+use crate::stats::http3::Http3Counters;
 use crate::stats::Recorder;
 use crate::timing::clock::{self, Nanos};
 use crate::timing::deadline::{Deadline, Watchdog};
@@ -53,6 +54,8 @@ pub struct Shared {
     pub live: Arc<LiveCounters>,
     /// HTTP/2 frames and grants seen by every connection of this worker (`--http2`).
     pub http2: Rc<RefCell<Http2Counters>>,
+    /// QUIC and HTTP/3 counts of every connection of this worker (`--http3`).
+    pub http3: Rc<RefCell<Http3Counters>>,
 }
 
 impl Shared {

@@ -10,14 +10,17 @@ use std::time::Duration;
 use tokio::sync::Notify;
 
 use super::conn::Connection;
-use super::h2::{H2Connection, H2Requests};
 use super::live::{Down, LiveCounters, Progress};
+use super::mux::h2::H2Wire;
+use super::mux::h3::{H3Wire, H3Worker};
+use super::mux::{MuxConnection, MuxRequests};
 use super::shared::{Requests, Shared};
 use super::HttpRecord;
 use crate::engine::{Kept, Salvage, Worker, WorkerContext};
 use crate::error::Error;
 use crate::net::http1::request::Batch;
 use crate::net::http2::request::H2Request;
+use crate::net::http3::QuicClient;
 use crate::net::source;
 use crate::net::stream::Endpoint;
 use crate::plan::Http2;
@@ -29,6 +32,13 @@ use crate::timing::clock::{self, Nanos};
 use crate::timing::deadline::Watchdog;
 use crate::timing::schedule::Schedule;
 use http::uri::Scheme;
+
+/// A protocol with several streams per connection.
+pub enum Multiplexed {
+    H2(Http2),
+    /// `-m`, and this worker's QUIC client.
+    H3(usize, QuicClient),
+}
 
 /// What one worker is asked to do.
 pub struct HttpWorker {
@@ -49,9 +59,10 @@ pub struct HttpWorker {
     pub script: Option<ThreadScript>,
     pub timeout: Duration,
     pub record_all: bool,
-    /// `--http2`: the settings, and the requests sent every time already in HTTP/2 form
-    /// (parsed once, on the main thread; `None` when the script's `request()` makes them).
-    pub http2: Option<(Http2, Option<Vec<H2Request>>)>,
+    /// `--http2` or `--http3`: the protocol, and the requests sent every time already in that
+    /// form (parsed once, on the main thread; `None` when the script's `request()` makes
+    /// them).
+    pub mux: Option<(Multiplexed, Option<Vec<H2Request>>)>,
     /// `http` or `https`, and the authority, for the script's requests without a Host header.
     pub scheme: Scheme,
     pub authority: String,
@@ -102,14 +113,19 @@ impl Worker for HttpWorker {
             record_all: self.record_all,
             live: std::sync::Arc::clone(&ctx.live),
             http2: Rc::default(),
+            http3: Rc::default(),
         });
-        let h2 = self.http2.map(|(settings, fixed)| {
-            let requests = Rc::new(H2Requests {
+        let mux = self.mux.map(|(protocol, fixed)| {
+            let requests = Rc::new(MuxRequests {
                 fixed: fixed.map(|all| all.into_iter().map(Rc::new).collect()),
                 scheme: self.scheme,
                 authority: self.authority,
             });
-            (settings, requests)
+            let protocol = match protocol {
+                Multiplexed::H2(settings) => Protocol::H2(settings),
+                Multiplexed::H3(streams, client) => Protocol::H3(streams, H3Worker::new(client)),
+            };
+            (protocol, requests)
         });
 
         // Each connection keeps its source address through reconnects.
@@ -122,17 +138,31 @@ impl Worker for HttpWorker {
             .map(|&source| {
                 let shared = Rc::clone(&shared);
                 let timeout = self.timeout;
+                let quic = match &mux {
+                    Some((Protocol::H3(_, quic), _)) => Some(Rc::clone(quic)),
+                    _ => None,
+                };
                 tokio::task::spawn_local(async move {
-                    tokio::time::timeout(timeout, shared.connect(source))
-                        .await
-                        .ok()
-                        .and_then(Result::ok)
+                    match quic {
+                        None => Opened::Stream(
+                            tokio::time::timeout(timeout, shared.connect(source))
+                                .await
+                                .ok()
+                                .and_then(Result::ok),
+                        ),
+                        Some(quic) => Opened::Quic(
+                            tokio::time::timeout(timeout, quic.connect(&shared, source))
+                                .await
+                                .ok()
+                                .and_then(Result::ok),
+                        ),
+                    }
                 })
             })
             .collect();
-        let mut streams = Vec::with_capacity(handles.len());
+        let mut opened = Vec::with_capacity(handles.len());
         for handle in handles {
-            streams.push(handle.await.ok().flatten());
+            opened.push(handle.await.unwrap_or(Opened::Stream(None)));
         }
 
         let t0 = ctx.start();
@@ -141,32 +171,54 @@ impl Worker for HttpWorker {
         tokio::task::spawn_local(close_intervals(shared.recorder.clone(), intervals));
         tokio::task::spawn_local(Rc::clone(&shared.watchdog).run());
         let mut scheduled = Vec::new();
-        for (i, (stream, source)) in streams.into_iter().zip(sources).enumerate() {
+        for (i, (opened, source)) in opened.into_iter().zip(sources).enumerate() {
             let schedule = self.rate.map(|rate| {
                 let local = self.first_connection + i;
                 Schedule::of_shard(t0, self.shard, local, self.total_connections, rate)
                     .lasting(self.duration)
             });
-            let progress = match &h2 {
-                None => {
-                    let conn = Connection::new(Rc::clone(&shared), schedule, stream, source);
+            let shared = Rc::clone(&shared);
+            let progress = match (&mux, opened) {
+                (None, Opened::Stream(stream)) => {
+                    let conn = Connection::new(shared, schedule, stream, source);
                     let progress = conn.progress();
                     tokio::task::spawn_local(conn.run());
                     progress
                 }
-                Some((settings, requests)) => {
-                    let conn = H2Connection::new(
-                        Rc::clone(&shared),
-                        *settings,
+                (Some((Protocol::H2(settings), requests)), Opened::Stream(stream)) => {
+                    let wire = H2Wire::new(*settings, stream);
+                    let streams = settings.streams;
+                    let conn = MuxConnection::new(
+                        shared,
+                        wire,
+                        streams,
                         Rc::clone(requests),
                         schedule,
-                        stream,
                         source,
                     );
                     let progress = conn.progress();
                     tokio::task::spawn_local(conn.run());
                     progress
                 }
+                (Some((Protocol::H3(streams, quic), requests)), opened) => {
+                    let ready = match opened {
+                        Opened::Quic(ready) => ready,
+                        Opened::Stream(_) => None,
+                    };
+                    let wire = H3Wire::new(Rc::clone(quic), ready);
+                    let conn = MuxConnection::new(
+                        shared,
+                        wire,
+                        *streams,
+                        Rc::clone(requests),
+                        schedule,
+                        source,
+                    );
+                    let progress = conn.progress();
+                    tokio::task::spawn_local(conn.run());
+                    progress
+                }
+                (_, Opened::Quic(_)) => continue,
             };
             if let Some(schedule) = schedule {
                 scheduled.push((schedule, progress));
@@ -192,15 +244,36 @@ impl Worker for HttpWorker {
         }
         // The connection tasks are cancelled with the worker's LocalSet (in-flight requests are
         // not counted).
-        let mut recorder = shared.recorder.take();
-        if h2.is_some() {
-            recorder.counters.http2 = Some(shared.http2.take());
+        match &mux {
+            Some((Protocol::H2(_), _)) => {
+                let counters = shared.http2.take();
+                shared.recorder.borrow_mut().counters.http2 = Some(counters);
+            }
+            Some((Protocol::H3(_, quic), _)) => {
+                quic.finish(&shared);
+                let counters = shared.http3.take();
+                shared.recorder.borrow_mut().counters.http3 = Some(counters);
+            }
+            None => {}
         }
+        let recorder = shared.recorder.take();
         Ok(HttpRecord {
             recorder,
             script_error: shared.script_error.take(),
         })
     }
+}
+
+/// A worker's protocol with several streams per connection, ready to open connections.
+enum Protocol {
+    H2(Http2),
+    H3(usize, Rc<H3Worker>),
+}
+
+/// A connection opened before the start gate.
+enum Opened {
+    Stream(Option<crate::net::stream::Stream>),
+    Quic(Option<crate::net::http3::Opened>),
 }
 
 /// Closes each interval at its end, also when no response comes then to close it (a stall,

@@ -10,6 +10,7 @@
 #![allow(dead_code)]
 
 pub mod browser;
+pub mod caddy;
 pub mod certs;
 pub mod fake_majiang;
 pub mod faulty;

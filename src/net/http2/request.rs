@@ -1,4 +1,4 @@
-//! wrk's requests, in HTTP/2.
+//! wrk's requests, in HTTP/2 (and HTTP/3, which maps them the same way).
 //!
 //! wrk's Lua API makes raw HTTP/1.1 bytes (`wrk.format`, a `request()` hook, `wrk.headers`).
 //! Scripts stay unchanged under `--http2`: each request in those bytes is parsed once into its
@@ -134,6 +134,37 @@ impl H2Request {
         *request.uri_mut() = self.uri.clone();
         *request.headers_mut() = self.headers.clone();
         request
+    }
+
+    /// The request as h3 sends it: its head, and its body apart (sent as DATA frames); a body
+    /// gets its Content-Length, which h3 does not add.
+    pub fn to_h3(&self) -> (Request<()>, Bytes) {
+        let mut request = Request::new(());
+        *request.method_mut() = self.method.clone();
+        *request.uri_mut() = self.uri.clone();
+        *request.headers_mut() = self.headers.clone();
+        if !self.body.is_empty() {
+            request
+                .headers_mut()
+                .insert(http::header::CONTENT_LENGTH, self.body.len().into());
+        }
+        (request, self.body.clone())
+    }
+
+    /// Its bytes as an HTTP/3 run counts them (QPACK's are not known): its header fields as
+    /// `name: value` lines, the pseudo-headers among them, and its body.
+    pub fn size(&self) -> u64 {
+        let fields: usize = self
+            .headers
+            .iter()
+            .map(|(name, value)| name.as_str().len() + value.len() + 4)
+            .sum();
+        let pseudo = self.method.as_str().len()
+            + self.uri.path_and_query().map_or(1, |p| p.as_str().len())
+            + self.uri.authority().map_or(0, |a| a.as_str().len())
+            + 5
+            + 4 * 4;
+        (fields + pseudo + self.body.len()) as u64
     }
 
     pub fn is_head(&self) -> bool {

@@ -34,6 +34,8 @@ fn provider() -> Arc<CryptoProvider> {
 pub enum Alpn {
     Http1,
     H2,
+    /// HTTP/3, over QUIC.
+    H3,
 }
 
 impl Alpn {
@@ -41,6 +43,7 @@ impl Alpn {
         match self {
             Alpn::Http1 => b"http/1.1",
             Alpn::H2 => b"h2",
+            Alpn::H3 => b"h3",
         }
     }
 }
@@ -51,39 +54,79 @@ pub fn client_config(
     cacert: Option<&Path>,
     alpn: Alpn,
 ) -> Result<Arc<ClientConfig>, Error> {
+    let verifier = verifier(insecure, cacert)?;
+    let versions = rustls::DEFAULT_VERSIONS;
+    Ok(Arc::new(assemble(verifier, versions, alpn)?))
+}
+
+/// The verifier of a run's QUIC connections, counting the certificates it accepted in `full`:
+/// a resumed TLS 1.3 handshake verifies none, so that is the count of full handshakes. One per
+/// run: rustls resumes a session only under the verifier that made it.
+pub fn quic_verifier(
+    insecure: bool,
+    cacert: Option<&Path>,
+    full: Arc<std::sync::atomic::AtomicU64>,
+) -> Result<Arc<dyn rustls::client::danger::ServerCertVerifier>, Error> {
+    Ok(Arc::new(verify::Counted::new(
+        verifier(insecure, cacert)?,
+        full,
+    )))
+}
+
+/// A run's QUIC configuration: `verifier` (the run's), ALPN `h3`, TLS 1.3 (QUIC has no
+/// other), 0-RTT offered when `early_data`, and rustls's in-memory session cache, shared by
+/// every worker and the pre-flight check, whose ticket the first connection resumes.
+pub fn quic_config(
+    verifier: Arc<dyn rustls::client::danger::ServerCertVerifier>,
+    early_data: bool,
+) -> Result<ClientConfig, Error> {
+    let mut config = assemble(verifier, &[&rustls::version::TLS13], Alpn::H3)?;
+    config.enable_early_data = early_data;
+    Ok(config)
+}
+
+/// The certificate verifier of a run: ours over webpki and `--cacert`, or `--insecure`'s.
+fn verifier(
+    insecure: bool,
+    cacert: Option<&Path>,
+) -> Result<Arc<dyn rustls::client::danger::ServerCertVerifier>, Error> {
     let provider = provider();
-    let builder = ClientConfig::builder_with_provider(Arc::clone(&provider))
-        .with_safe_default_protocol_versions()
+    if insecure {
+        return Ok(Arc::new(Verifier::insecure(provider)));
+    }
+    let (roots, cacert) = root_store(cacert)?;
+    // With no root at all (no system store, no --cacert) every certificate is refused.
+    let webpki = match roots.is_empty() {
+        true => None,
+        false => Some(
+            WebPkiServerVerifier::builder_with_provider(roots.into(), Arc::clone(&provider))
+                .build()
+                .map_err(|e| Error::Tls {
+                    host: String::new(),
+                    reason: e.to_string(),
+                })?,
+        ),
+    };
+    Ok(Arc::new(Verifier::new(webpki, cacert, provider)))
+}
+
+/// A configuration of `verifier`, the TLS `versions`, offering `alpn` only.
+fn assemble(
+    verifier: Arc<dyn rustls::client::danger::ServerCertVerifier>,
+    versions: &[&'static rustls::SupportedProtocolVersion],
+    alpn: Alpn,
+) -> Result<ClientConfig, Error> {
+    let mut config = ClientConfig::builder_with_provider(provider())
+        .with_protocol_versions(versions)
         .map_err(|e| Error::Tls {
             host: String::new(),
             reason: e.to_string(),
-        })?;
-    let mut config = if insecure {
-        builder
-            .dangerous()
-            .with_custom_certificate_verifier(Arc::new(Verifier::insecure(provider)))
-            .with_no_client_auth()
-    } else {
-        let (roots, cacert) = root_store(cacert)?;
-        // With no root at all (no system store, no --cacert) every certificate is refused.
-        let webpki = match roots.is_empty() {
-            true => None,
-            false => Some(
-                WebPkiServerVerifier::builder_with_provider(roots.into(), Arc::clone(&provider))
-                    .build()
-                    .map_err(|e| Error::Tls {
-                        host: String::new(),
-                        reason: e.to_string(),
-                    })?,
-            ),
-        };
-        builder
-            .dangerous()
-            .with_custom_certificate_verifier(Arc::new(Verifier::new(webpki, cacert, provider)))
-            .with_no_client_auth()
-    };
+        })?
+        .dangerous()
+        .with_custom_certificate_verifier(verifier)
+        .with_no_client_auth();
     config.alpn_protocols = vec![alpn.id().to_vec()];
-    Ok(Arc::new(config))
+    Ok(config)
 }
 
 /// System roots, plus the certificates of `--cacert` (also kept as they are, see `verify`).

@@ -12,6 +12,7 @@
 //! [`super::explain`]).
 
 use std::net::{Ipv4Addr, Ipv6Addr};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -87,6 +88,59 @@ fn given_as_is(cacert: Option<&Cacert>, end_entity: &CertificateDer<'_>) -> bool
             .iter()
             .any(|trusted| trusted.as_ref() == end_entity.as_ref())
     })
+}
+
+/// A verifier that counts the certificates it accepted: the full handshakes of the connections
+/// it serves (a resumed TLS 1.3 handshake verifies none).
+#[derive(Debug)]
+pub struct Counted {
+    inner: Arc<dyn ServerCertVerifier>,
+    accepted: Arc<AtomicU64>,
+}
+
+impl Counted {
+    pub fn new(inner: Arc<dyn ServerCertVerifier>, accepted: Arc<AtomicU64>) -> Self {
+        Counted { inner, accepted }
+    }
+}
+
+impl ServerCertVerifier for Counted {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, Error> {
+        let verified =
+            self.inner
+                .verify_server_cert(end_entity, intermediates, server_name, ocsp, now)?;
+        self.accepted.fetch_add(1, Ordering::Relaxed);
+        Ok(verified)
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, Error> {
+        self.inner.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, Error> {
+        self.inner.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.inner.supported_verify_schemes()
+    }
 }
 
 impl ServerCertVerifier for Verifier {

@@ -10,6 +10,7 @@ pub mod live;
 mod measures;
 mod merge;
 mod page;
+pub mod protocols;
 pub mod saved;
 pub mod text;
 
@@ -95,10 +96,7 @@ impl SavedResult for SavedRun {
         let rate = plan
             .rate
             .map_or("none (closed loop)".into(), |r| format!("{r}/s"));
-        let protocol = match &plan.http2 {
-            Some(h2) => format!("HTTP/2 -m{}", h2.streams),
-            None => "HTTP/1.1".to_string(),
-        };
+        let protocol = plan.protocol_short();
         vec![
             ("duration", format!("{}s", plan.duration_s)),
             ("rate", rate),
@@ -126,6 +124,7 @@ impl SavedResult for SavedRun {
             row(name, p.map(|p| us(&p) as f64), Unit::Time)
         };
         let h2 = c.http2.as_ref();
+        let h3 = c.http3.as_ref();
         vec![
             row("Elapsed", Some(s.elapsed_s * 1e6), Unit::Time),
             count("Requests", c.requests),
@@ -156,9 +155,21 @@ impl SavedResult for SavedRun {
                 s.plan.http2.map(|h| h.streams as f64),
                 Unit::Count,
             ),
+            // HTTP/3 runs only.
+            row(
+                "HTTP/3 streams per conn",
+                s.plan.http3.map(|h| h.streams as f64),
+                Unit::Count,
+            ),
+            row(
+                "QUIC packets lost",
+                h3.map(|h| h.packets_lost as f64),
+                Unit::Count,
+            ),
             row(
                 "GOAWAY received",
-                h2.map(|h| h.goaways() as f64),
+                h2.map(|h| h.goaways() as f64)
+                    .or(h3.map(|h| h.goaway as f64)),
                 Unit::Count,
             ),
             row(
@@ -216,9 +227,10 @@ impl SavedResult for SavedRun {
         let rate = plan
             .rate
             .map_or("closed loop".to_string(), |r| format!("-R{r}"));
-        let streams = plan
-            .http2
-            .map_or(String::new(), |h2| format!(" HTTP/2 -m{}", h2.streams));
+        let streams = match plan.streams() {
+            Some(_) => format!(" {}", plan.protocol_short()),
+            None => String::new(),
+        };
         format!(
             "{rate} -c{}{streams} {}",
             plan.connections,

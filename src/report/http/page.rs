@@ -57,9 +57,10 @@ pub(super) fn page(s: &SavedRun) -> PageContent {
     }
     lines.extend(split_line(s));
     lines.extend(answer_lines(s));
-    let protocol = match &s.plan.http2 {
-        Some(h2) => format!("HTTP/2, {} streams per connection", h2.streams),
-        None => "HTTP/1.1".to_string(),
+    let protocol = match (s.plan.http2, s.plan.http3) {
+        (_, Some(h3)) => format!("HTTP/3, {} streams per connection", h3.streams),
+        (Some(h2), None) => format!("HTTP/2, {} streams per connection", h2.streams),
+        (None, None) => "HTTP/1.1".to_string(),
     };
     let facts = vec![
         (
@@ -116,7 +117,7 @@ fn answer_lines(s: &SavedRun) -> Vec<String> {
         lines.push(format!("Failed: {verdict}"));
     }
     // What the server got wrong, named and quoted (a run that failed on it says nothing else).
-    lines.extend(super::text::protocol_lines(&s.counters.protocol));
+    lines.extend(super::protocols::protocol_lines(&s.counters.protocol));
     if let Some(signal) = s.cut_by_signal() {
         lines.push(format!("Cut short by {signal} after {:.2}s", s.elapsed_s));
     }

@@ -16,7 +16,7 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
-use crate::plan::{Http2, JsonOut, Plan};
+use crate::plan::{Http2, Http3, JsonOut, Plan};
 use crate::report::schema::{
     encode_histogram, first_schema, write_value, SavedPart, SCHEMA_VERSION,
 };
@@ -136,9 +136,16 @@ pub struct SavedPlan {
     pub batch_latency: bool,
     pub insecure: bool,
     pub cacert: Option<String>,
+    /// The protocol spoken, by its ALPN name: `http/1.1`, `h2` or `h3`; absent in files of
+    /// older tsumos (read as `h2` when `http2` is there, else `http/1.1`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub protocol: String,
     /// `--http2` and its settings; absent for an HTTP/1.1 run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http2: Option<Http2>,
+    /// `--http3` and its settings; absent unless the run spoke HTTP/3.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http3: Option<Http3>,
     /// `--bind`: the source addresses the connections were spread over (a merge: every part's,
     /// each once); absent when the kernel chose, and in files of older tsumos.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -185,6 +192,23 @@ impl SavedPacing {
 }
 
 impl SavedPlan {
+    /// The protocol and its streams per connection, as a report names them: `HTTP/1.1`,
+    /// `HTTP/2 -m4`, `HTTP/3 -m4`.
+    pub fn protocol_short(&self) -> String {
+        match (self.http2, self.http3) {
+            (_, Some(h3)) => format!("HTTP/3 -m{}", h3.streams),
+            (Some(h2), None) => format!("HTTP/2 -m{}", h2.streams),
+            (None, None) => "HTTP/1.1".to_string(),
+        }
+    }
+
+    /// Streams per connection of an HTTP/2 or HTTP/3 run.
+    pub fn streams(&self) -> Option<usize> {
+        self.http3
+            .map(|h3| h3.streams)
+            .or(self.http2.map(|h2| h2.streams))
+    }
+
     pub fn from_plan(plan: &Plan) -> SavedPlan {
         let path = |p: &Option<std::path::PathBuf>| p.as_ref().map(|p| p.display().to_string());
         SavedPlan {
@@ -202,7 +226,9 @@ impl SavedPlan {
             batch_latency: plan.batch_latency,
             insecure: plan.options.insecure,
             cacert: path(&plan.options.cacert),
+            protocol: String::from_utf8_lossy(crate::web::alpn(plan).id()).into_owned(),
             http2: plan.http2,
+            http3: plan.http3,
             bind: plan.options.bind.clone(),
             pacing: SavedPacing::of(plan),
         }

@@ -12,6 +12,7 @@ use hdrhistogram::Histogram;
 
 use crate::error::Error;
 use crate::plan::Scheme;
+use crate::report::http::protocols::{http2_lines, http3_lines, protocol_lines, protocol_name};
 use crate::report::http::saved::{OwnDelay, Percentiles, SavedPacing, SavedRun};
 use crate::report::lines::{part_lines, server_line};
 use crate::report::objectives;
@@ -20,8 +21,6 @@ use crate::stats::format::{
     format_binary, format_metric, format_time_s, format_time_us, print_units,
 };
 use crate::stats::hdr;
-use crate::stats::http2::Http2Counters;
-use crate::stats::protocol::ProtocolErrors;
 use crate::stats::shortfall::Shortfall;
 use crate::stats::split::Timestamps;
 use crate::stats::{Counters, RunResult};
@@ -81,6 +80,8 @@ struct Layout<'a> {
 /// What the server caused and what tsumo added, as the report states them.
 struct SplitSummary<'a> {
     timestamps: Timestamps,
+    /// An HTTP/3 run (its stamps are user-space for a reason of its own).
+    quic: bool,
     corrected_p99: u64,
     server: Percentiles,
     own: OwnDelay,
@@ -99,6 +100,10 @@ impl SplitSummary<'_> {
         let s = &self.server;
         let source = match self.timestamps {
             Timestamps::Kernel => "kernel receive timestamps",
+            Timestamps::User if self.quic => {
+                "user-space timestamps (quinn reads QUIC's socket itself: no kernel stamp reaches \
+                 tsumo): tsumo's read delay is in it"
+            }
             Timestamps::User => {
                 "user-space timestamps (the kernel's were not available): tsumo's read delay is in \
                  it"
@@ -170,6 +175,9 @@ impl Layout<'_> {
         if let (Some(h2), Some(asked)) = (&c.http2, self.streams_asked) {
             lines.extend(http2_lines(h2, asked));
         }
+        if let Some(h3) = &c.http3 {
+            lines.extend(http3_lines(h3));
+        }
         lines.extend(self.tls.clone());
         if let Some([p50, p99, max]) = self.lateness {
             lines.push(lateness_line(p50, p99, max));
@@ -223,6 +231,13 @@ pub fn render(r: &RunResult) -> String {
             h2.streams
         )
     });
+    let http2 = http2.or(plan.http3.map(|h3| {
+        format!(
+            "  HTTP/3 (h3 over QUIC{}), up to {} streams per connection",
+            if h3.zero_rtt { ", 0-RTT on" } else { "" },
+            h3.streams
+        )
+    }));
     let c = &r.counters;
     // The pre-flight check made the first, full handshake; the run's connections resume it.
     let tls = (c.tls_full_handshakes + c.tls_resumed_handshakes > 0).then(|| {
@@ -270,6 +285,7 @@ pub fn render(r: &RunResult) -> String {
         },
         split: (!r.split.is_empty()).then(|| SplitSummary {
             timestamps: r.timestamps,
+            quic: plan.http3.is_some(),
             corrected_p99: hdr::value_at_percentile(&r.latency, 99.0),
             server: Percentiles::of(&r.split.server),
             own: OwnDelay::of(&r.split),
@@ -423,9 +439,12 @@ pub fn render_merged(s: &SavedRun) -> Result<String, Error> {
         threads: plan.threads,
         connections: plan.connections,
         threads_of: " (all parts)",
-        http2: plan
-            .http2
-            .map(|h2| format!("  HTTP/2, up to {} streams per connection", h2.streams)),
+        http2: plan.streams().map(|n| {
+            format!(
+                "  {}, up to {n} streams per connection",
+                protocol_name(plan)
+            )
+        }),
         closed_loop: plan.rate.is_none(),
         latency: &latency,
         req_per_sec: &req_per_sec,
@@ -451,6 +470,7 @@ pub fn render_merged(s: &SavedRun) -> Result<String, Error> {
             .zip(s.own_delay)
             .map(|(server, own)| SplitSummary {
                 timestamps: s.timestamps,
+                quic: plan.http3.is_some(),
                 corrected_p99: s.latency.p99,
                 server,
                 own,
@@ -458,86 +478,6 @@ pub fn render_merged(s: &SavedRun) -> Result<String, Error> {
             }),
     }
     .render())
-}
-
-/// `Protocol errors: 3 unsolicited response, 1 bad chunk size (among the read errors)`, then
-/// the first few quoted, one a line. Nothing when there were none.
-pub fn protocol_lines(p: &ProtocolErrors) -> Vec<String> {
-    let met = p.met();
-    if met.is_empty() {
-        return Vec::new();
-    }
-    let counts: Vec<String> = met
-        .iter()
-        .map(|(kind, n)| format!("{n} {}", kind.name()))
-        .collect();
-    let mut lines = vec![format!(
-        "Protocol errors: {} (among the read errors)",
-        counts.join(", ")
-    )];
-    lines.extend(
-        p.first
-            .iter()
-            .map(|s| format!("  {}: \"{}\"", s.kind.name(), s.excerpt)),
-    );
-    lines
-}
-
-/// What the servers granted (in each connection's first SETTINGS, and the lowest a later one
-/// set) and how they ended streams and connections; a grant below `-m` is said in a line of its
-/// own.
-pub fn http2_lines(h2: &Http2Counters, asked: usize) -> Vec<String> {
-    let granted = match (h2.granted_min, h2.granted_max, h2.unlimited) {
-        (None, _, _) if h2.settings_seen == 0 => "no SETTINGS seen".to_string(),
-        (None, _, _) => "unlimited streams".to_string(),
-        (Some(min), Some(max), 0) if min == max => format!("{min} concurrent streams"),
-        (Some(min), max, unlimited) => {
-            let max = match (max, unlimited) {
-                (_, 1..) => "unlimited".to_string(),
-                (Some(max), _) => max.to_string(),
-                (None, _) => "?".to_string(),
-            };
-            format!("{min} to {max} concurrent streams")
-        }
-    };
-    let by_code = |counts: &std::collections::BTreeMap<String, u64>| -> String {
-        let total: u64 = counts.values().sum();
-        if total == 0 {
-            return "0".to_string();
-        }
-        let parts: Vec<String> = counts
-            .iter()
-            .map(|(code, n)| format!("{n} {code}"))
-            .collect();
-        format!("{total} ({})", parts.join(", "))
-    };
-    let lowered = match (h2.lowered, h2.lowered_min) {
-        (0, _) | (_, None) => String::new(),
-        (n, Some(min)) => format!(
-            ", lowered to {min} later on {n} connection{}",
-            if n == 1 { "" } else { "s" }
-        ),
-    };
-    let mut lines = vec![format!(
-        "HTTP/2: server granted {granted} per connection{lowered} (-m {asked}); GOAWAY \
-         received: {}; RST_STREAM received: {}",
-        by_code(&h2.goaway),
-        by_code(&h2.rst_stream)
-    )];
-    match h2.lowest_granted().filter(|&min| (min as usize) < asked) {
-        Some(0) => lines.push(format!(
-            "Note: the server granted only 0 concurrent streams per connection, fewer than -m \
-             {asked}: no new stream could start there until it raised the limit; the requests \
-             waited on the connection (that wait is in the latency) or were left unsent."
-        )),
-        Some(min) => lines.push(format!(
-            "Note: the server granted only {min} concurrent streams per connection, fewer than \
-             -m {asked}: the requests beyond them waited on the connection, and that wait is in \
-             the latency."
-        )),
-        None => {}
-    }
-    lines
 }
 
 /// tsumo's own CPU and peak memory, per completed request.

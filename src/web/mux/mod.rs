@@ -1,24 +1,26 @@
-//! One HTTP/2 connection's paced life, on hyper: the same per-connection schedule as HTTP/1.1
-//! (`t0 + k·interval`), with up to `-m` streams in flight at once. A request that falls due
+//! One multiplexed connection's paced life — HTTP/2 on hyper ([`h2`]) or HTTP/3 on quinn and h3
+//! ([`h3`]), each a [`Wire`] — with the same per-connection schedule as HTTP/1.1
+//! (`t0 + k·interval`) and up to `-m` streams in flight at once. A request that falls due
 //! while all `-m` streams are busy waits for one to end; it keeps its intended send time, so
 //! that wait is in the corrected latency (and counted as due while busy), as for HTTP/1.1.
 //!
-//! The connection's task drives its streams itself (a `FuturesUnordered` of hyper's response
-//! futures, each reading its body and recording), in every wait — for the next send time, for a
-//! free stream, for a reconnect — so a response is timestamped when it arrives, and no task is
-//! spawned per request beyond hyper's own. A server that sends GOAWAY, or closes, gets no new
-//! streams: the next request goes on a new connection while the old one's streams finish.
+//! The connection's task drives its streams itself (a `FuturesUnordered` of the wire's
+//! exchanges, each reading its response and recording), in every wait — for the next send time,
+//! for a free stream, for a reconnect — so a response is timestamped when it arrives, and no task
+//! is spawned per request beyond the protocol library's own. A server that says it is going away
+//! (GOAWAY), or closes, gets no new streams: the next request goes on a new connection while the
+//! old one's streams finish.
 //!
-//! A connection opens no stream past the limit its server grants now, which a later SETTINGS
-//! may lower (to 0 even): the request waits for one of that connection's streams to end, or for
-//! the limit to rise, keeping its intended time, as it waits for `-m`. The limit is the one the
-//! frame observer saw last, so it is never older than hyper's own. (A stream handed to hyper in
-//! the instant before the lowering SETTINGS is read can still be written after hyper's ACK of it.)
+//! A connection opens no stream past the limit its server grants now, which may fall (to 0
+//! even): the request waits for one of that connection's streams to end, or for the limit to
+//! rise, keeping its intended time, as it waits for `-m`. HTTP/2's limit is the one its frame
+//! observer saw last, so it is never older than hyper's own; QUIC's is kept by quinn, which
+//! holds a stream back until the server grants it (the wait is in the latency all the same).
 //!
-//! A request the server did not process — hyper handed it back unsent, the server refused its
-//! stream (REFUSED_STREAM) or its stream was above a GOAWAY's last stream id (RFC 9113, section
-//! 8.7) — goes again on a new connection with its intended time kept, up to [`MAX_TRIES`] times
-//! in all; then it is counted as a read error.
+//! A request the server did not process — handed back unsent, its stream refused or rejected
+//! (REFUSED_STREAM, H3_REQUEST_REJECTED), or above a GOAWAY's last stream id (RFC 9113, section
+//! 8.7; RFC 9114, section 5.2) — goes again on a new connection with its intended time kept, up
+//! to [`MAX_TRIES`] times in all; then it is counted as a read error.
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
@@ -30,28 +32,24 @@ use std::time::Duration;
 use futures_util::stream::{FuturesUnordered, StreamExt};
 use http::uri::Scheme;
 
-use super::live::{Down, Progress};
+use super::live::Progress;
 use super::pace::Turn;
 use super::shared::Shared;
 use crate::net::http1::request::Batch;
-use crate::net::http2::frames::FrameLog;
 use crate::net::http2::request::H2Request;
-use crate::net::http2::{self, Sender};
-use crate::net::stream::Stream;
-use crate::plan::Http2;
 use crate::script::ScriptError;
 use crate::timing::clock::{self, Nanos};
 use crate::timing::deadline::Deadline;
 use crate::timing::schedule::Schedule;
-use stream::{exchange, Sending};
+use record::{exchange, Sending};
 
 /// Tries of a request the server did not process.
 const MAX_TRIES: u8 = 3;
 const MIN_BACKOFF: Duration = Duration::from_millis(10);
 const MAX_BACKOFF: Duration = Duration::from_millis(500);
 
-/// Where an HTTP/2 connection's requests come from, besides what [`Shared`] knows.
-pub struct H2Requests {
+/// Where a multiplexed connection's requests come from, besides what [`Shared`] knows.
+pub struct MuxRequests {
     /// The requests sent every time, parsed once per worker (`None`: the script's
     /// `request()` makes each one).
     pub fixed: Option<Vec<Rc<H2Request>>>,
@@ -60,7 +58,85 @@ pub struct H2Requests {
     pub authority: String,
 }
 
-mod stream;
+pub mod h2;
+pub mod h3;
+mod record;
+
+/// A protocol's connections, as one connection of the run opens them again and again.
+pub trait Wire: 'static {
+    type Conn: Conn;
+
+    /// Opens a connection (counting it, or its failure); `None` when it failed, and `progress`
+    /// says why the connection is down.
+    fn open(
+        &mut self,
+        shared: &Rc<Shared>,
+        deadline: &Deadline,
+        source: Option<IpAddr>,
+        progress: &Progress,
+    ) -> impl Future<Output = Option<Self::Conn>>;
+
+    /// Done with a connection: it is replaced, or it went away.
+    fn retire(&mut self, conn: Self::Conn);
+}
+
+/// One open connection of a [`Wire`].
+pub trait Conn {
+    /// What the stream's record reads of the connection once the stream ended.
+    type Tally: Tally + 'static;
+
+    /// Neither closed nor going away: new streams may start on it.
+    fn usable(&self) -> bool;
+
+    /// The streams its server grants now, when tsumo must keep to it itself (`None`: no such
+    /// limit, or the library keeps it).
+    fn granted(&self) -> Option<usize>;
+
+    /// Resolves when the limit may have risen, or the connection went away.
+    fn changed(&self) -> impl Future<Output = ()> + '_;
+
+    /// Its streams in flight now.
+    fn open_streams(&self) -> &Rc<Cell<usize>>;
+
+    /// Starts a stream for `request`: its exchange (the response read, with its headers and
+    /// body kept when `collect`), and the tally to read when it ended.
+    fn send(
+        &mut self,
+        request: &H2Request,
+        collect: bool,
+    ) -> (impl Future<Output = StreamEnd> + 'static, Self::Tally);
+}
+
+/// What the record of a stream reads of its connection once the stream ended.
+pub trait Tally {
+    /// When the response's last byte was received, by the kernel's stamp.
+    fn received(&self) -> Received;
+    /// Bytes read and written since the last call.
+    fn take_bytes(&self) -> (u64, u64);
+}
+
+/// A response's receive stamp, as the wire knows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Received {
+    /// The kernel's stamp (CLOCK_REALTIME ns).
+    Kernel(u64),
+    /// The kernel stamps this wire's reads, but not this one.
+    Missed,
+    /// The library reads the socket itself: user-space stamps only, as the run says.
+    NotKept,
+}
+
+/// How a stream ended.
+pub enum StreamEnd {
+    /// The status, and the headers and body when the script's `response()` wants them.
+    Response(u16, Option<Kept>),
+    /// The server did not process the request: it may go again.
+    Unprocessed,
+    Failed,
+}
+
+/// A response's headers and body, kept for the script's `response()`.
+pub type Kept = (Vec<(String, Vec<u8>)>, Vec<u8>);
 
 /// A request to send, with what it carries from an earlier try.
 struct Pending {
@@ -96,21 +172,6 @@ impl Flight {
     }
 }
 
-/// One open connection: hyper's sender, what the observer saw, and its streams in flight.
-struct Live {
-    sender: Sender,
-    log: Rc<FrameLog>,
-    /// This connection's streams in flight (`Flight::busy` also counts earlier connections').
-    open: Rc<Cell<usize>>,
-}
-
-impl Live {
-    /// Neither closed nor going away: new streams may start on it.
-    fn usable(&self) -> bool {
-        !self.sender.is_closed() && !self.log.going_away()
-    }
-}
-
 /// What a finished stream hands back: its deadline slot, its request if it goes again, and when
 /// it ended.
 type Ended = (Rc<Deadline>, Option<Pending>, Nanos);
@@ -131,13 +192,14 @@ where
     }
 }
 
-/// One HTTP/2 connection and its schedule.
-pub struct H2Connection {
+/// One multiplexed connection of the run and its schedule, on wire `W`.
+pub struct MuxConnection<W: Wire> {
     shared: Rc<Shared>,
-    settings: Http2,
-    requests: Rc<H2Requests>,
+    wire: W,
+    /// `-m`.
+    streams: usize,
+    requests: Rc<MuxRequests>,
     schedule: Option<Schedule>,
-    stream: Option<Stream>,
     /// The `--bind` source address, kept through reconnects.
     source: Option<IpAddr>,
     next: u64,
@@ -148,28 +210,25 @@ pub struct H2Connection {
     own_batch: Rc<Batch>,
     connect_deadline: Rc<Deadline>,
     progress: Rc<Progress>,
-    /// The stream limit the last connection was granted: assumed for the next one until its
-    /// server's SETTINGS arrive.
-    expected_streams: usize,
 }
 
-impl H2Connection {
+impl<W: Wire> MuxConnection<W> {
     pub fn new(
         shared: Rc<Shared>,
-        settings: Http2,
-        requests: Rc<H2Requests>,
+        wire: W,
+        streams: usize,
+        requests: Rc<MuxRequests>,
         schedule: Option<Schedule>,
-        stream: Option<Stream>,
         source: Option<IpAddr>,
     ) -> Self {
-        H2Connection {
+        MuxConnection {
             source,
             connect_deadline: shared.watchdog.slot(),
             shared,
-            settings,
+            wire,
+            streams,
             requests,
             schedule,
-            stream,
             next: 0,
             queue: VecDeque::new(),
             next_fixed: 0,
@@ -178,7 +237,6 @@ impl H2Connection {
                 head: Vec::new(),
             }),
             progress: Rc::default(),
-            expected_streams: settings.streams,
         }
     }
 
@@ -188,7 +246,7 @@ impl H2Connection {
 
     /// Runs until the task is dropped (the worker's shutdown) or the script stops the worker.
     pub async fn run(mut self) {
-        let streams = self.settings.streams;
+        let streams = self.streams;
         let flight = Flight {
             busy: Cell::new(0),
             freed_at: Cell::new(0),
@@ -197,7 +255,7 @@ impl H2Connection {
             stale: Cell::new(false),
         };
         let mut inflight = FuturesUnordered::new();
-        let mut conn: Option<Live> = None;
+        let mut conn: Option<W::Conn> = None;
         let mut backoff = MIN_BACKOFF;
         while !self.shared.stop.get() {
             let done = self.schedule.is_some_and(|s| !s.in_run(self.next));
@@ -210,13 +268,18 @@ impl H2Connection {
                 }
                 continue;
             }
-            let usable = conn.as_ref().is_some_and(Live::usable);
+            let usable = conn.as_ref().is_some_and(Conn::usable);
             if !usable || flight.stale.replace(false) {
-                if let Some(granted) = conn.take().and_then(|live| live.log.granted()) {
-                    let limit = granted.map_or(usize::MAX, |n| n as usize);
-                    self.expected_streams = self.settings.streams.min(limit).max(1);
+                if let Some(old) = conn.take() {
+                    self.wire.retire(old);
                 }
-                match driving(&mut inflight, &flight, self.open()).await {
+                let opening = self.wire.open(
+                    &self.shared,
+                    &self.connect_deadline,
+                    self.source,
+                    &self.progress,
+                );
+                match driving(&mut inflight, &flight, opening).await {
                     Some(opened) => {
                         conn = Some(opened);
                         backoff = MIN_BACKOFF;
@@ -251,18 +314,19 @@ impl H2Connection {
             let Some(slot) = flight.slots.borrow_mut().pop() else {
                 continue;
             };
-            let response = live.sender.try_send_request(pending.request.to_request());
+            let (response, tally) = live.send(&pending.request, self.shared.hooks.response);
             if pending.intended.is_none() {
                 self.next += 1;
                 self.progress.sent.set(self.next);
             }
             flight.busy.set(flight.busy.get() + 1);
-            live.open.set(live.open.get() + 1);
+            let open = Rc::clone(live.open_streams());
+            open.set(open.get() + 1);
             inflight.push(exchange(
                 Rc::clone(&self.shared),
                 slot,
-                Rc::clone(&live.log),
-                Rc::clone(&live.open),
+                tally,
+                open,
                 response,
                 Sending {
                     request: pending.request,
@@ -272,41 +336,6 @@ impl H2Connection {
                     tries: pending.tries + 1,
                 },
             ));
-        }
-    }
-
-    /// Opens a connection and starts HTTP/2 on it; `None` when either failed (counted).
-    async fn open(&mut self) -> Option<Live> {
-        let stream = match self.stream.take() {
-            Some(stream) => stream,
-            None => {
-                let connect =
-                    self.shared
-                        .connect_within(&self.connect_deadline, self.source, &self.progress);
-                connect.await?
-            }
-        };
-        let log = FrameLog::new(Rc::clone(&self.shared.http2));
-        let opened = http2::handshake(
-            stream,
-            &self.settings,
-            self.expected_streams,
-            Rc::clone(&log),
-        );
-        match opened.await {
-            Ok(sender) => {
-                self.progress.down.set(None);
-                Some(Live {
-                    sender,
-                    log,
-                    open: Rc::default(),
-                })
-            }
-            Err(_) => {
-                self.shared.count_connect_error();
-                self.progress.down.set(Some(Down::ConnectFailed));
-                None
-            }
         }
     }
 
@@ -342,14 +371,8 @@ impl H2Connection {
     }
 
     /// The streams `live` may have open now: `-m`, or fewer if its server granted fewer.
-    fn stream_limit(&self, live: &Live) -> usize {
-        let granted = match live.log.granted() {
-            // Before the server's SETTINGS: what hyper was told to assume.
-            None => self.expected_streams,
-            Some(None) => usize::MAX,
-            Some(Some(n)) => n as usize,
-        };
-        granted.min(self.settings.streams)
+    fn stream_limit(&self, live: &W::Conn) -> usize {
+        live.granted().unwrap_or(usize::MAX).min(self.streams)
     }
 
     /// Waits until the request is due and a stream is free (fewer than `-m` busy, and fewer
@@ -360,9 +383,9 @@ impl H2Connection {
         pending: &Pending,
         inflight: &mut FuturesUnordered<S>,
         flight: &Flight,
-        live: Option<&Live>,
+        live: Option<&W::Conn>,
     ) -> (Nanos, Nanos, Nanos) {
-        let streams = self.settings.streams;
+        let streams = self.streams;
         let think = match pending.intended {
             Some(_) => 0,
             None => match self.shared.think_time() {
@@ -388,15 +411,16 @@ impl H2Connection {
         loop {
             // A connection going away takes no stream: the request is handed back and goes on
             // the next one.
-            let granted_all = live
-                .is_some_and(|live| live.usable() && live.open.get() >= self.stream_limit(live));
+            let granted_all = live.is_some_and(|live| {
+                live.usable() && live.open_streams().get() >= self.stream_limit(live)
+            });
             if flight.busy.get() < streams && !granted_all {
                 break;
             }
             waited = true;
             let raised = async {
                 if let Some(live) = live {
-                    live.log.changed().await;
+                    live.changed().await;
                 }
             };
             tokio::select! {

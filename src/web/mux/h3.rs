@@ -1,0 +1,303 @@
+//! The HTTP/3 wire: a QUIC connection on quinn with h3 over it, opened (and counted) by
+//! `net::http3`, and one stream's exchange: the request's head and body, its response, what
+//! ended it by kind. quinn keeps the server's stream limit itself (a stream past it waits in
+//! `send_request`, its wait in the latency as any other).
+
+use std::cell::{Cell, RefCell};
+use std::future::Future;
+use std::net::IpAddr;
+use std::rc::Rc;
+
+use bytes::Buf;
+use h3::error::StreamError;
+
+use super::{Conn, Kept, Received, StreamEnd, Tally, Wire};
+use crate::net::http2::request::H2Request;
+use crate::net::http3::errors::{stream_failure, StreamFailure};
+use crate::net::http3::{ConnectFailure, Opened, Packets, QuicClient, QuicHandshake, Sender};
+use crate::stats::http3::Http3Counters;
+use crate::timing::clock;
+use crate::timing::deadline::Deadline;
+use crate::web::live::{Down, Progress};
+use crate::web::shared::Shared;
+
+/// What every HTTP/3 connection of one worker shares: the QUIC client, and the connections
+/// open now (their packets are read when they are retired, and at the run's end).
+pub struct H3Worker {
+    pub client: QuicClient,
+    pub open: RefCell<Vec<quinn::Connection>>,
+}
+
+impl H3Worker {
+    pub fn new(client: QuicClient) -> Rc<H3Worker> {
+        Rc::new(H3Worker {
+            client,
+            open: RefCell::default(),
+        })
+    }
+
+    /// Opens a connection from `source`, counting it (and its 0-RTT, if it sent early).
+    pub async fn connect(
+        &self,
+        shared: &Rc<Shared>,
+        source: Option<IpAddr>,
+    ) -> Result<Opened, ConnectFailure> {
+        let opened = self.client.connect(source).await;
+        let Ok(opened) = opened else {
+            shared.count_connect_error();
+            return opened;
+        };
+        shared.recorder.borrow_mut().counters.connections_opened += 1;
+        self.open.borrow_mut().push(opened.connection.clone());
+        let mut opened = opened;
+        if let (QuicHandshake::ZeroRtt, Some(accepted)) = (opened.handshake, opened.zero_rtt.take())
+        {
+            shared.http3.borrow_mut().zero_rtt_sent += 1;
+            let counters = Rc::clone(&shared.http3);
+            tokio::task::spawn_local(async move {
+                if accepted.await {
+                    counters.borrow_mut().zero_rtt_accepted += 1;
+                }
+            });
+        }
+        Ok(opened)
+    }
+
+    /// Adds the packets of a connection that is done with, and forgets it.
+    fn forget(&self, connection: &quinn::Connection, counters: &mut Http3Counters) {
+        add_packets(counters, Packets::of(connection));
+        self.open
+            .borrow_mut()
+            .retain(|c| c.stable_id() != connection.stable_id());
+    }
+
+    /// At the run's end: the packets of the connections still open, into this worker's
+    /// counters.
+    pub fn finish(&self, shared: &Shared) {
+        let mut counters = shared.http3.borrow_mut();
+        for connection in self.open.borrow().iter() {
+            add_packets(&mut counters, Packets::of(connection));
+        }
+    }
+}
+
+fn add_packets(counters: &mut Http3Counters, packets: Packets) {
+    counters.packets_sent += packets.sent;
+    counters.packets_lost += packets.lost;
+    counters.bytes_lost += packets.lost_bytes;
+    counters.congestion_events += packets.congestion_events;
+    counters.datagrams_received += packets.datagrams_received;
+}
+
+/// One connection of the run's HTTP/3 connections, opened again and again.
+pub struct H3Wire {
+    worker: Rc<H3Worker>,
+    /// The connection opened before the start gate, taken by the first open.
+    ready: Option<Opened>,
+}
+
+impl H3Wire {
+    pub fn new(worker: Rc<H3Worker>, ready: Option<Opened>) -> H3Wire {
+        H3Wire { worker, ready }
+    }
+}
+
+/// An open HTTP/3 connection.
+pub struct H3Conn {
+    sender: Sender,
+    connection: quinn::Connection,
+    /// Its UDP socket, open as long as it is.
+    _endpoint: quinn::Endpoint,
+    closed: Rc<Cell<Option<&'static str>>>,
+    /// The server sent GOAWAY: no new streams on it.
+    going_away: Rc<Cell<bool>>,
+    open: Rc<Cell<usize>>,
+    counters: Rc<RefCell<Http3Counters>>,
+}
+
+impl Wire for H3Wire {
+    type Conn = H3Conn;
+
+    async fn open(
+        &mut self,
+        shared: &Rc<Shared>,
+        deadline: &Deadline,
+        source: Option<IpAddr>,
+        progress: &Progress,
+    ) -> Option<H3Conn> {
+        let opened = match self.ready.take() {
+            Some(opened) => opened,
+            None => match deadline
+                .guard(clock::now(), self.worker.connect(shared, source))
+                .await
+            {
+                Ok(Ok(opened)) => opened,
+                Ok(Err(_)) => {
+                    progress.down.set(Some(Down::ConnectFailed));
+                    return None;
+                }
+                Err(_elapsed) => {
+                    shared.count_connect_error();
+                    progress.down.set(Some(Down::ConnectTimedOut));
+                    return None;
+                }
+            },
+        };
+        progress.down.set(None);
+        Some(H3Conn {
+            sender: opened.sender,
+            connection: opened.connection,
+            _endpoint: opened.endpoint,
+            closed: opened.closed,
+            going_away: Rc::default(),
+            open: Rc::default(),
+            counters: Rc::clone(&shared.http3),
+        })
+    }
+
+    fn retire(&mut self, conn: H3Conn) {
+        let mut counters = conn.counters.borrow_mut();
+        if let Some(how) = conn.closed.get() {
+            counters.count_closed(how);
+        }
+        self.worker.forget(&conn.connection, &mut counters);
+    }
+}
+
+impl Conn for H3Conn {
+    type Tally = H3Tally;
+
+    fn usable(&self) -> bool {
+        self.closed.get().is_none()
+            && !self.going_away.get()
+            && self.connection.close_reason().is_none()
+    }
+
+    fn granted(&self) -> Option<usize> {
+        None
+    }
+
+    async fn changed(&self) {
+        // No limit of the server's is kept here (quinn keeps it): nothing to wait for.
+        std::future::pending::<()>().await;
+    }
+
+    fn open_streams(&self) -> &Rc<Cell<usize>> {
+        &self.open
+    }
+
+    fn send(
+        &mut self,
+        request: &H2Request,
+        collect: bool,
+    ) -> (impl Future<Output = StreamEnd> + 'static, H3Tally) {
+        let tally = H3Tally::default();
+        tally.written.set(request.size());
+        let (head, body) = request.to_h3();
+        let exchange = exchange(
+            self.sender.clone(),
+            (head, body),
+            collect,
+            tally.clone(),
+            Rc::clone(&self.going_away),
+            Rc::clone(&self.counters),
+        );
+        (exchange, tally)
+    }
+}
+
+/// One stream's bytes (the connection's are QUIC's, counted in its packets).
+#[derive(Debug, Clone, Default)]
+pub struct H3Tally {
+    read: Rc<Cell<u64>>,
+    written: Rc<Cell<u64>>,
+}
+
+impl Tally for H3Tally {
+    fn received(&self) -> Received {
+        Received::NotKept
+    }
+
+    fn take_bytes(&self) -> (u64, u64) {
+        (self.read.take(), self.written.take())
+    }
+}
+
+/// One request on its stream: its head and body sent, its response and body read.
+async fn exchange(
+    mut sender: Sender,
+    (head, body): (http::Request<()>, bytes::Bytes),
+    collect: bool,
+    tally: H3Tally,
+    going_away: Rc<Cell<bool>>,
+    counters: Rc<RefCell<Http3Counters>>,
+) -> StreamEnd {
+    let failed = |error: &StreamError| match stream_failure(error) {
+        StreamFailure::Unprocessed(why) => {
+            if why == "GOAWAY" && !going_away.replace(true) {
+                counters.borrow_mut().goaway += 1;
+            } else if why != "GOAWAY" {
+                counters.borrow_mut().count_reset(&why);
+            }
+            StreamEnd::Unprocessed
+        }
+        StreamFailure::Reset(code) => {
+            counters.borrow_mut().count_reset(&code);
+            StreamEnd::Failed
+        }
+        StreamFailure::Connection(_) | StreamFailure::Other => StreamEnd::Failed,
+    };
+    let mut stream = match sender.send_request(head).await {
+        Ok(stream) => stream,
+        Err(e) => return failed(&e),
+    };
+    if !body.is_empty() {
+        if let Err(e) = stream.send_data(body).await {
+            return failed(&e);
+        }
+    }
+    if let Err(e) = stream.finish().await {
+        return failed(&e);
+    }
+    let response = match stream.recv_response().await {
+        Ok(response) => response,
+        Err(e) => return failed(&e),
+    };
+    let status = response.status().as_u16();
+    let head_bytes: usize = response
+        .headers()
+        .iter()
+        .map(|(name, value)| name.as_str().len() + value.len() + 4)
+        .sum();
+    tally.read.set(head_bytes as u64 + 7 + 4);
+    let headers = collect.then(|| {
+        response
+            .headers()
+            .iter()
+            .map(|(name, value)| (name.as_str().to_string(), value.as_bytes().to_vec()))
+            .collect::<Vec<_>>()
+    });
+    let mut kept = collect.then(Vec::new);
+    loop {
+        match stream.recv_data().await {
+            Ok(Some(mut chunk)) => {
+                tally.read.set(tally.read.get() + chunk.remaining() as u64);
+                match kept.as_mut() {
+                    Some(kept) => {
+                        while chunk.has_remaining() {
+                            let part = chunk.chunk();
+                            kept.extend_from_slice(part);
+                            let n = part.len();
+                            chunk.advance(n);
+                        }
+                    }
+                    None => chunk.advance(chunk.remaining()),
+                }
+            }
+            Ok(None) => break,
+            Err(e) => return failed(&e),
+        }
+    }
+    let kept: Option<Kept> = headers.zip(kept);
+    StreamEnd::Response(status, kept)
+}

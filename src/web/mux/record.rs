@@ -1,0 +1,121 @@
+//! The record of one stream of a multiplexed connection, whatever its wire: the response's
+//! times split as every response's are, its status and bytes counted — and, when the server
+//! did not process the request, the request handed back to go again.
+
+use std::cell::Cell;
+use std::future::Future;
+use std::rc::Rc;
+use std::sync::atomic::Ordering;
+
+use super::{Ended, Pending, Received, StreamEnd, Tally};
+use crate::net::http2::request::H2Request;
+use crate::net::stamp::{kernel_stamps, Timestamps};
+use crate::stats::split::ResponseTimes;
+use crate::timing::clock::{self, Nanos};
+use crate::timing::deadline::Deadline;
+use crate::web::shared::Shared;
+
+/// A request on its way: what a retry needs, and its times.
+pub(super) struct Sending {
+    pub request: Rc<H2Request>,
+    pub intended: Nanos,
+    /// When a stream became free for it (0: one was free when it fell due).
+    pub free: Nanos,
+    pub sent: Nanos,
+    /// This one included.
+    pub tries: u8,
+}
+
+/// One request's stream: the wire's exchange within `--timeout`, then the record; then the
+/// stream is free.
+pub(super) async fn exchange<T: Tally>(
+    shared: Rc<Shared>,
+    slot: Rc<Deadline>,
+    tally: T,
+    open_on_connection: Rc<Cell<usize>>,
+    response: impl Future<Output = StreamEnd>,
+    sending: Sending,
+) -> Ended {
+    let Sending {
+        request,
+        intended,
+        free,
+        sent,
+        tries,
+    } = sending;
+    let ended = slot.guard(sent, response).await;
+    open_on_connection.set(open_on_connection.get().saturating_sub(1));
+    let now = clock::now();
+    let stamp = tally.received();
+    let kernel = match stamp {
+        Received::Kernel(ns) => Some(ns),
+        Received::Missed | Received::NotKept => None,
+    };
+    let received = clock::received(kernel, now, sent);
+    let (read, written) = tally.take_bytes();
+    let mut hook = None;
+    let mut retry = None;
+    {
+        let mut rec = shared.recorder.borrow_mut();
+        rec.roll_to(now);
+        rec.counters.bytes_read += read;
+        rec.counters.bytes_written += written;
+        match ended {
+            Ok(StreamEnd::Response(status, kept)) => {
+                rec.counters.requests += 1;
+                if status > 399 {
+                    rec.counters.errors.status += 1;
+                }
+                if stamp == Received::Missed && kernel_stamps() == Timestamps::Kernel {
+                    rec.counters.unstamped += 1;
+                }
+                rec.record_latency(
+                    &ResponseTimes {
+                        intended,
+                        free,
+                        sent,
+                        received,
+                        read: now,
+                    }
+                    .split(),
+                );
+                shared.live.requests.fetch_add(1, Ordering::Relaxed);
+                if let Some((headers, body)) = kept {
+                    hook = Some((status, headers, body));
+                }
+            }
+            Ok(StreamEnd::Unprocessed) if tries < super::MAX_TRIES => {
+                retry = Some(Pending {
+                    request,
+                    intended: Some(intended),
+                    tries,
+                });
+            }
+            Ok(StreamEnd::Unprocessed | StreamEnd::Failed) => {
+                rec.counters.errors.read += 1;
+                shared.live.errors.fetch_add(1, Ordering::Relaxed);
+            }
+            Err(_elapsed) => {
+                rec.counters.errors.timeout += 1;
+                shared.live.errors.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+    if let Some((status, headers, body)) = hook {
+        run_response_hook(&shared, status, &headers, &body);
+    }
+    // The stream is free from when its response was received.
+    (slot, retry, received)
+}
+
+/// Calls the script's `response()`; stops the worker when it fails or calls `thread:stop()`.
+fn run_response_hook(shared: &Shared, status: u16, headers: &[(String, Vec<u8>)], body: &[u8]) {
+    let Some(script) = shared.script.as_ref() else {
+        return;
+    };
+    if let Err(e) = script.response(status, headers, body) {
+        shared.stop_worker(Some(e));
+    } else if script.stop_requested() {
+        shared.stop_worker(None);
+    }
+}

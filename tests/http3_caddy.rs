@@ -1,0 +1,264 @@
+//! `--http3` against a real QUIC server, Caddy (see `common::caddy` for what makes Caddy 2.6
+//! answer on 127.0.0.1): every request due sent and counted, the JSON saying `h3`, the wrk2
+//! report with the protocol and QUIC's counts named, a Lua script's POST unchanged, the same
+//! server over h2 and h3 with `--vs`, and bad command lines as one line and exit 2.
+
+mod common;
+
+use std::time::Duration;
+
+use common::caddy::Caddy;
+use common::{json_errors_total, json_u64, run_tsumo, TempDir};
+
+const LIMIT: Duration = Duration::from_secs(60);
+
+/// At -R2000 over 10 connections of 4 streams each, every request due is sent once, none is
+/// lost and the counts add up interval by interval (the rate reached is a benchmark's).
+#[test]
+fn every_request_due_is_sent_and_counted_over_h3() {
+    let caddy = Caddy::start();
+    let cacert = caddy.cacert().display().to_string();
+    let url = caddy.url("/");
+    let run = run_tsumo(
+        &[
+            "--http3", "-m4", "-t2", "-c10", "-d3s", "-R2000", "--cacert", &cacert, "--json", "-",
+            &url,
+        ],
+        LIMIT,
+    );
+    run.assert_success();
+    let json = run.json();
+    assert_eq!(json_errors_total(&json), 0, "{json:#}");
+    assert_eq!(json["plan"]["protocol"], "h3", "{json:#}");
+    assert_eq!(json["plan"]["http3"]["streams"], 4, "{json:#}");
+    let intervals = json["intervals"].as_array().expect("intervals");
+    let sum = |field: &str| intervals.iter().map(|i| json_u64(i, field)).sum::<u64>();
+    // Every request due in the 3 s was sent: 2000 × 3.
+    assert_eq!(sum("sent"), 6000, "{json:#}");
+    assert_eq!(json_u64(&json, "counters.unsent.busy"), 0, "{json:#}");
+    let requests = json_u64(&json, "counters.requests");
+    // At most 10 connections × 4 streams were still in flight when the run ended.
+    assert!((6000 - 40..=6000).contains(&requests), "{requests} counted");
+    assert_eq!(sum("completed"), requests);
+    assert_eq!(json_u64(&json, "latency.count"), requests);
+    assert!(
+        json_u64(&json, "counters.bytes_read") > requests * common::caddy::HELLO.len() as u64,
+        "bytes read count the bodies: {json:#}"
+    );
+    // One QUIC connection per -c, each with a handshake of its own (full or resumed).
+    assert_eq!(json_u64(&json, "counters.connections_opened"), 10);
+    assert_eq!(
+        json_u64(&json, "counters.tls_full_handshakes")
+            + json_u64(&json, "counters.tls_resumed_handshakes"),
+        10,
+        "{json:#}"
+    );
+    let h3 = &json["counters"]["http3"];
+    assert!(json_u64(h3, "packets_sent") > 6000, "{json:#}");
+    // quinn stamps in user space: the run says so.
+    assert_eq!(json["timestamps"], "user", "{json:#}");
+    common::schema::assert_valid_doc(common::schema::Kind::Run, &json);
+}
+
+/// wrk2's layout with the protocol named under the threads line, and QUIC's counts and the
+/// handshakes after the totals.
+#[test]
+fn text_report_keeps_wrk2_layout_and_names_http3() {
+    let caddy = Caddy::start();
+    let cacert = caddy.cacert().display().to_string();
+    let url = caddy.url("/");
+    let run = run_tsumo(
+        &[
+            "--http3", "-t1", "-c4", "-m2", "-d2s", "-R400", "-L", "--cacert", &cacert, &url,
+        ],
+        LIMIT,
+    );
+    run.assert_success();
+    let out = &run.stdout;
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], format!("Running 2s test @ {url}"), "{out}");
+    assert_eq!(lines[1], "  1 threads and 4 connections", "{out}");
+    assert_eq!(
+        lines[2], "  HTTP/3 (h3 over QUIC), up to 2 streams per connection",
+        "{out}"
+    );
+    assert!(lines[3].starts_with("  Thread Stats"), "{out}");
+    for needle in ["Requests/sec:", "QUIC packets: ", "TLS handshakes: "] {
+        assert!(out.contains(needle), "no {needle:?} in:\n{out}");
+    }
+}
+
+/// A Lua script's POST with a body goes as it does over HTTP/2.
+#[test]
+fn a_scripts_post_goes_over_h3() {
+    let caddy = Caddy::start();
+    let cacert = caddy.cacert().display().to_string();
+    let dir = TempDir::new("tsumo-h3-lua");
+    let script = dir.path().join("post.lua");
+    std::fs::write(
+        &script,
+        "wrk.method = \"POST\"\nwrk.body = string.rep(\"x\", 2048)\n\
+         wrk.headers[\"Content-Type\"] = \"application/octet-stream\"\n\
+         local seen = 0\n\
+         response = function(status, headers, body)\n\
+           if status == 200 and body == \"hello from caddy over h3\" then seen = seen + 1 end\n\
+         end\n\
+         done = function() io.stderr:write(\"lua saw ok responses\\n\") end\n",
+    )
+    .expect("write post.lua");
+    let script = script.display().to_string();
+    let url = caddy.url("/");
+    let run = run_tsumo(
+        &[
+            "--http3", "-t1", "-c2", "-d1s", "-R200", "-s", &script, "--cacert", &cacert, "--json",
+            "-", &url,
+        ],
+        LIMIT,
+    );
+    run.assert_success();
+    let json = run.json();
+    assert_eq!(json_errors_total(&json), 0, "{json:#}");
+    assert!(json_u64(&json, "counters.requests") > 150, "{json:#}");
+    // 2 KB bodies written: the bytes written count them.
+    assert!(
+        json_u64(&json, "counters.bytes_written") > 2048 * 150,
+        "{json:#}"
+    );
+}
+
+/// `--0rtt`: the run's connection resumes the pre-flight check's session and sends its first
+/// requests in its first flight, which Caddy accepts; without it, the same run resumes with no
+/// early data.
+#[test]
+fn zero_rtt_sends_the_first_requests_early_and_is_counted() {
+    let caddy = Caddy::start();
+    let cacert = caddy.cacert().display().to_string();
+    let url = caddy.url("/");
+    for zero_rtt in [true, false] {
+        let mut args = vec![
+            "--http3", "-t1", "-c1", "-d1s", "-R50", "--cacert", &cacert, "--json", "-", &url,
+        ];
+        if zero_rtt {
+            args.insert(0, "--0rtt");
+        }
+        let run = run_tsumo(&args, LIMIT);
+        run.assert_success();
+        let json = run.json();
+        assert_eq!(json_errors_total(&json), 0, "{json:#}");
+        assert_eq!(
+            json_u64(&json, "counters.tls_resumed_handshakes"),
+            1,
+            "{json:#}"
+        );
+        assert_eq!(
+            json_u64(&json, "counters.tls_full_handshakes"),
+            0,
+            "{json:#}"
+        );
+        let h3 = &json["counters"]["http3"];
+        let early = u64::from(zero_rtt);
+        assert_eq!(json_u64(h3, "zero_rtt_sent"), early, "{json:#}");
+        assert_eq!(json_u64(h3, "zero_rtt_accepted"), early, "{json:#}");
+    }
+}
+
+/// `--vs` with `--vs-http2`: the same server over h3 and h2, side by side.
+#[test]
+fn vs_compares_the_same_server_over_h3_and_h2() {
+    let caddy = Caddy::start();
+    let cacert = caddy.cacert().display().to_string();
+    let url = caddy.url("/");
+    let run = run_tsumo(
+        &[
+            "--http3",
+            "-t1",
+            "-c2",
+            "-d1s",
+            "-R200",
+            "--cacert",
+            &cacert,
+            "--vs",
+            &url,
+            "--vs-http2",
+            "--vs-label",
+            "h2",
+            "--label",
+            "h3",
+            "--rounds",
+            "1",
+            "--json",
+            "-",
+            &url,
+        ],
+        LIMIT,
+    );
+    run.assert_success();
+    let json = run.json();
+    let runs = json["runs"].as_array().expect("the comparison's runs");
+    let protocols: Vec<&str> = runs
+        .iter()
+        .map(|r| r["plan"]["protocol"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(protocols, ["h3", "h2"], "{json:#}");
+    for r in runs {
+        assert_eq!(json_errors_total(r), 0, "{r:#}");
+        assert!(json_u64(r, "counters.requests") > 150, "{r:#}");
+    }
+}
+
+/// Bad command lines: one line, exit 2, no traffic.
+#[test]
+fn bad_input_is_one_line_and_exit_2() {
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &["--http3", "-d1s", "-R10", "http://127.0.0.1:1/"],
+            "--http3 needs an https:// URL",
+        ),
+        (
+            &["--http3", "--http2", "-d1s", "https://127.0.0.1:1/"],
+            "--http2 and --http3 exclude each other",
+        ),
+        (
+            &["--0rtt", "-d1s", "https://127.0.0.1:1/"],
+            "--0rtt needs --http3",
+        ),
+        (
+            &[
+                "--http3",
+                "--h2-window",
+                "1m",
+                "-d1s",
+                "https://127.0.0.1:1/",
+            ],
+            "--h2-window needs --http2",
+        ),
+    ];
+    for (args, needle) in cases {
+        let run = run_tsumo(args, LIMIT);
+        assert_eq!(run.status.code(), Some(2), "{args:?}: {}", run.stderr);
+        let lines: Vec<&str> = run.stderr.lines().collect();
+        assert_eq!(lines.len(), 1, "{args:?}: {}", run.stderr);
+        assert!(lines[0].contains(needle), "{args:?}: {}", run.stderr);
+    }
+}
+
+/// A port where nothing answers over UDP (most firewalls drop UDP/443) is found by the
+/// pre-flight check: one line that says so, exit 1 as for a TCP port that refuses, no traffic.
+#[test]
+fn no_answer_over_udp_is_found_before_any_traffic() {
+    let port = common::free_port();
+    let url = format!("https://127.0.0.1:{port}/");
+    let run = run_tsumo(
+        &["--http3", "-k", "-d1s", "-R10", "--timeout", "1s", &url],
+        LIMIT,
+    );
+    assert_eq!(run.status.code(), Some(1), "{}", run.stderr);
+    let lines: Vec<&str> = run.stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "{}", run.stderr);
+    assert!(
+        lines[0].contains("no answer over UDP (QUIC)") && lines[0].contains("firewalls drop UDP"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stdout.is_empty(), "{}", run.stdout);
+}
