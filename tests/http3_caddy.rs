@@ -262,3 +262,38 @@ fn no_answer_over_udp_is_found_before_any_traffic() {
     );
     assert!(run.stdout.is_empty(), "{}", run.stdout);
 }
+
+/// `tsumo doctor --http3`: the target checked with a QUIC handshake, and the UDP receive buffer
+/// against the planned rate (100,000 full-size datagrams in 10 ms on one socket fit no buffer).
+#[test]
+fn doctor_checks_the_target_over_quic_and_the_udp_receive_buffer() {
+    let caddy = Caddy::start();
+    let cacert = caddy.cacert().display().to_string();
+    let url = caddy.url("/");
+    let run = run_tsumo(
+        &[
+            "doctor", "--http3", "-R", "2000", "-c", "10", "--cacert", &cacert, &url,
+        ],
+        LIMIT,
+    );
+    let target = run
+        .stdout
+        .lines()
+        .find(|l| l.contains("target"))
+        .unwrap_or_default();
+    assert!(
+        target.starts_with("OK") && target.contains("answers over QUIC (h3), handshake OK"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("UDP receive buffer"), "{}", run.stdout);
+    let run = run_tsumo(&["doctor", "--http3", "-R", "10m", "-c", "1"], LIMIT);
+    assert_eq!(run.status.code(), Some(1), "{}", run.stdout);
+    assert!(
+        run.stdout
+            .lines()
+            .any(|l| l.starts_with("FAIL  UDP receive buffer") && l.contains("net.core.rmem_max")),
+        "{}",
+        run.stdout
+    );
+}

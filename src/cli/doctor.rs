@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use clap::Command;
 
 use super::help::Page;
-use super::shared::{self, value, For};
+use super::shared::{self, flag, value, For};
 use super::{extra_argument, subcommand_matches, url, url_args, Parsed};
 use crate::sys::doctor::DoctorPlan;
 
@@ -91,6 +91,8 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
         insecure: matches.get_flag("insecure"),
         cacert: matches.get_one::<PathBuf>("cacert").cloned(),
         bind: super::bind::parse(&matches)?,
+        http3: matches.get_flag("http3"),
+        rate: options.metric("rate")?,
     })))
 }
 
@@ -106,6 +108,13 @@ pub(super) fn command() -> Command {
             super::bind::arg(For::Doctor),
             shared::insecure(For::Doctor),
             shared::cacert(For::Doctor),
+            flag("http3", None, "http3").help(
+                "The run speaks HTTP/3: check the target with a QUIC handshake, and\n\
+                 the UDP receive buffer (net.core.rmem_max)",
+            ),
+            value("rate", Some('R'), "rate")
+                .value_name("N")
+                .help("The planned rate, requests/sec (the UDP receive buffer's check)"),
             shared::help(),
         ])
         .args(url_args())

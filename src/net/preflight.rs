@@ -192,7 +192,7 @@ fn doctor_check(plan: &DoctorPlan) -> Result<Option<Check>, Error> {
         insecure: plan.insecure,
         cacert: plan.cacert.as_deref(),
         timeout: DOCTOR_TIMEOUT,
-        alpn: Alpn::Http1,
+        alpn: if plan.http3 { Alpn::H3 } else { Alpn::Http1 },
         bind: &plan.bind,
         quic: None,
     }))?;
@@ -206,11 +206,17 @@ fn doctor_check(plan: &DoctorPlan) -> Result<Option<Check>, Error> {
     let port = target.port();
     Ok(Some(match outcome {
         Ok(endpoint) => {
-            let tls = match (target.scheme, plan.insecure) {
-                (Scheme::Http, _) => "",
-                (Scheme::Https, false) => ", TLS handshake OK, certificate verified",
-                (Scheme::Https, true) => {
+            let tls = match (target.scheme, plan.insecure, plan.http3) {
+                (Scheme::Http, ..) => "",
+                (Scheme::Https, false, false) => ", TLS handshake OK, certificate verified",
+                (Scheme::Https, true, false) => {
                     ", TLS handshake OK (certificate not verified: --insecure)"
+                }
+                (Scheme::Https, false, true) => {
+                    " over QUIC (h3), handshake OK, certificate verified"
+                }
+                (Scheme::Https, true, true) => {
+                    " over QUIC (h3), handshake OK (certificate not verified: --insecure)"
                 }
             };
             Check {

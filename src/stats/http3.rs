@@ -21,6 +21,9 @@ pub struct Http3Counters {
     pub bytes_lost: u64,
     pub congestion_events: u64,
     pub datagrams_received: u64,
+    /// Datagrams the kernel dropped at a full receive buffer of tsumo's QUIC sockets
+    /// (`/proc/net/udp`): losses that QUIC recovers, which quinn's counts never show.
+    pub receive_buffer_drops: u64,
     /// Connections on which the server sent GOAWAY.
     pub goaway: u64,
     /// Streams the server reset, by HTTP/3 error code name (`H3_REQUEST_REJECTED`, …).
@@ -47,6 +50,7 @@ impl Http3Counters {
         self.bytes_lost += other.bytes_lost;
         self.congestion_events += other.congestion_events;
         self.datagrams_received += other.datagrams_received;
+        self.receive_buffer_drops += other.receive_buffer_drops;
         self.goaway += other.goaway;
         for (code, n) in &other.stream_resets {
             *self.stream_resets.entry(code.clone()).or_default() += n;

@@ -8,6 +8,7 @@ pub mod machine;
 pub mod output;
 pub mod procstat;
 pub mod rng;
+pub mod udp;
 pub mod usage;
 pub mod wallclock;
 

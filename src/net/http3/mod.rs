@@ -138,7 +138,12 @@ impl QuicClient {
             (None, SocketAddr::V4(_)) => SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), 0),
             (None, SocketAddr::V6(_)) => SocketAddr::new(IpAddr::V6(Ipv6Addr::UNSPECIFIED), 0),
         };
-        let endpoint = quinn::Endpoint::client(local).map_err(ConnectFailure::Socket)?;
+        let socket = std::net::UdpSocket::bind(local).map_err(ConnectFailure::Socket)?;
+        crate::sys::udp::ask_receive_buffer(&socket);
+        let runtime = Arc::new(quinn::TokioRuntime);
+        let endpoint =
+            quinn::Endpoint::new(quinn::EndpointConfig::default(), None, socket, runtime)
+                .map_err(ConnectFailure::Socket)?;
         let connecting = endpoint
             .connect_with(self.config.clone(), self.addr, &self.server_name)
             .map_err(|e| ConnectFailure::Refused(e.to_string()))?;

@@ -109,6 +109,15 @@ pub fn http3_lines(h3: &Http3Counters) -> Vec<String> {
         h3.bytes_lost,
         h3.congestion_events
     )];
+    if h3.receive_buffer_drops > 0 {
+        lines.push(format!(
+            "Warning: the kernel dropped {} datagrams at full receive buffers of tsumo's QUIC \
+             sockets (each asks for {} KiB, held to net.core.rmem_max): losses QUIC recovered, \
+             in the latency; raise net.core.rmem_max (`tsumo doctor --http3`)",
+            h3.receive_buffer_drops,
+            crate::sys::udp::QUIC_RECEIVE_BUFFER >> 10
+        ));
+    }
     if h3.zero_rtt_sent > 0 {
         lines.push(format!(
             "0-RTT: {} connections sent requests in their first flight, {} accepted by the \
@@ -165,6 +174,7 @@ mod tests {
             goaway: 1,
             zero_rtt_sent: 3,
             zero_rtt_accepted: 2,
+            receive_buffer_drops: 7,
             ..Default::default()
         };
         h3.count_reset("H3_REQUEST_CANCELLED");
@@ -175,5 +185,6 @@ mod tests {
         assert!(lines.iter().any(|l| l.contains("H3_REQUEST_CANCELLED 1")));
         assert!(lines.iter().any(|l| l.contains("idle_timeout 1")));
         assert!(lines.iter().any(|l| l.starts_with("HTTP/3 GOAWAY: on 1")));
+        assert!(lines.iter().any(|l| l.contains("dropped 7 datagrams")));
     }
 }

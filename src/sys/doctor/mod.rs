@@ -38,6 +38,11 @@ pub struct DoctorPlan {
     /// `--bind`: the source addresses the run will spread its connections over; each has its
     /// own port range toward the destination.
     pub bind: Vec<IpAddr>,
+    /// `--http3`: the run speaks QUIC (the target check is a QUIC handshake, and the UDP
+    /// receive buffer is checked).
+    pub http3: bool,
+    /// `-R`: the planned rate, requests per second (the UDP receive buffer's check).
+    pub rate: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -123,6 +128,7 @@ pub fn checks(plan: &DoctorPlan) -> Result<Vec<Check>, Error> {
         system::somaxconn(plan),
         system::conntrack(plan),
     ];
+    list.extend(system::udp_receive_buffer(plan));
     if let Some(pid) = plan.proxy_pid {
         list.extend(nginx::checks(pid, plan.connections)?);
     }
@@ -177,6 +183,8 @@ mod tests {
             insecure: false,
             cacert: None,
             bind: Vec::new(),
+            http3: false,
+            rate: None,
         };
         let list = checks(&plan).expect("checks");
         let names: Vec<&str> = list.iter().map(|c| c.name).collect();
@@ -195,6 +203,37 @@ mod tests {
     }
 
     #[test]
+    fn the_udp_receive_buffer_is_checked_for_http3_at_the_planned_rate() {
+        let plan = |rate: u64| DoctorPlan {
+            connections: 1,
+            threads: 1,
+            proxy_pid: None,
+            target: None,
+            insecure: false,
+            cacert: None,
+            bind: Vec::new(),
+            http3: true,
+            rate: Some(rate),
+        };
+        let line = |rate| {
+            checks(&plan(rate))
+                .expect("checks")
+                .into_iter()
+                .find(|c| c.name == "UDP receive buffer")
+                .expect("the UDP receive buffer's line")
+        };
+        // 100 datagrams in 10 ms fit any buffer Linux gives by default.
+        assert_ne!(line(10_000).verdict, Verdict::Fail);
+        // 100,000 full-size datagrams in 10 ms fit none.
+        let over = line(10_000_000);
+        assert_eq!(over.verdict, Verdict::Fail, "{over:?}");
+        assert!(over
+            .fix
+            .as_deref()
+            .is_some_and(|f| f.contains("net.core.rmem_max")));
+    }
+
+    #[test]
     fn missing_proxy_pid_is_an_error() {
         let plan = DoctorPlan {
             connections: 10,
@@ -204,6 +243,8 @@ mod tests {
             insecure: false,
             cacert: None,
             bind: Vec::new(),
+            http3: false,
+            rate: None,
         };
         let err = checks(&plan).map(|_| ()).expect_err("no such process");
         assert_eq!(err.to_string(), "--proxy-pid 4000000000: no such process");

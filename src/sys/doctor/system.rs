@@ -216,6 +216,55 @@ pub(super) fn somaxconn(plan: &DoctorPlan) -> Check {
 }
 
 /// The connection-tracking table: when full, the kernel drops new connections' packets.
+/// `--http3`: the receive buffer each QUIC socket asks for, against `net.core.rmem_max`; with
+/// `-R`, whether one connection's datagrams of a 10 ms stall of its thread fit (each response
+/// at least one full-size datagram, 1,252 bytes, which the kernel charges about 2,304 bytes
+/// against twice the buffer asked for). A full buffer drops datagrams that QUIC must recover.
+pub(super) fn udp_receive_buffer(plan: &DoctorPlan) -> Option<Check> {
+    if !plan.http3 {
+        return None;
+    }
+    let name = "UDP receive buffer";
+    let asked = crate::sys::udp::QUIC_RECEIVE_BUFFER as u64;
+    let Some(max) = crate::sys::udp::rmem_max() else {
+        return Some(Check::not_ok(
+            Verdict::Warn,
+            name,
+            "cannot read /proc/sys/net/core/rmem_max".to_string(),
+            "`sysctl net.core.rmem_max`".to_string(),
+        ));
+    };
+    let given = max.min(asked);
+    let fix = |bytes: u64| format!("`sysctl -w net.core.rmem_max={bytes}`");
+    let finding = format!(
+        "net.core.rmem_max {max}: each QUIC socket gets {} KiB of the {} KiB it asks for",
+        given >> 10,
+        asked >> 10
+    );
+    if let Some(rate) = plan.rate {
+        let per_connection = rate as f64 / plan.connections.max(1) as f64;
+        let datagrams = (per_connection * 0.010).ceil() as u64;
+        let needed = datagrams * 2_304;
+        if needed > 2 * given {
+            let suggest = needed.div_ceil(2).next_power_of_two();
+            return Some(Check::not_ok(
+                Verdict::Fail,
+                name,
+                format!(
+                    "{finding}; at -R {rate} over -c {}, {datagrams} datagrams reach one socket \
+                     in 10 ms and overflow it",
+                    plan.connections
+                ),
+                format!("{} (or more connections, -c)", fix(suggest)),
+            ));
+        }
+    }
+    Some(match max < asked {
+        true => Check::not_ok(Verdict::Warn, name, finding, fix(asked)),
+        false => Check::ok(name, finding),
+    })
+}
+
 pub(super) fn conntrack(plan: &DoctorPlan) -> Check {
     let name = "conntrack";
     let dir = "/proc/sys/net/netfilter";
