@@ -163,7 +163,14 @@ fn goaway_mid_run_moves_requests_to_new_connections_without_losing_any() {
     let goaways = frames(&json, "goaway", "NO_ERROR");
     // Each connection is told to go away 0.7 s after it opened, within a 2 s run.
     assert!(goaways >= 2, "{goaways} GOAWAYs: {json:#}");
-    assert!(json_u64(&json, "counters.connections_opened") >= 2 + goaways);
+    // hyper's graceful shutdown sends two GOAWAY frames (the highest stream id, then the last
+    // one it took), the second perhaps after the run's end; each connection told to go away is
+    // replaced by one new connection, and a new one opens only after a GOAWAY.
+    let opened = json_u64(&json, "counters.connections_opened");
+    assert!(
+        (2 + goaways.div_ceil(2)..=2 + goaways).contains(&opened),
+        "{opened} opened, {goaways} GOAWAYs: {json:#}"
+    );
     assert_eq!(json_errors_total(&json), 0, "{json:#}");
     // No request lost or counted twice: the server saw each counted one once, and at most the
     // 8 streams (2 connections × 4) still in flight at the end besides.

@@ -15,8 +15,12 @@
 //! 127.0.0.1:0, counts the requests it received (once fully arrived, body included) and the
 //! connections it accepted, and stops when dropped (the runtime goes, and with it every
 //! connection).
+//!
+//! [`on_quinn`] is the HTTP/3 one: a server on quinn and h3 for the faults Caddy will not make
+//! on demand (GOAWAY, stream resets, dying mid-run, an ALPN without `h3`).
 
 mod on_hyper;
+pub mod on_quinn;
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -192,11 +192,10 @@ impl Conn for H3Conn {
         collect: bool,
     ) -> (impl Future<Output = StreamEnd> + 'static, H3Tally) {
         let tally = H3Tally::default();
-        tally.written.set(request.size());
         let (head, body) = request.to_h3();
         let exchange = exchange(
             self.sender.clone(),
-            (head, body),
+            (head, body, request.size()),
             collect,
             tally.clone(),
             Rc::clone(&self.going_away),
@@ -226,7 +225,7 @@ impl Tally for H3Tally {
 /// One request on its stream: its head and body sent, its response and body read.
 async fn exchange(
     mut sender: Sender,
-    (head, body): (http::Request<()>, bytes::Bytes),
+    (head, body, size): (http::Request<()>, bytes::Bytes, u64),
     collect: bool,
     tally: H3Tally,
     going_away: Rc<Cell<bool>>,
@@ -249,8 +248,10 @@ async fn exchange(
     };
     let mut stream = match sender.send_request(head).await {
         Ok(stream) => stream,
+        // Nothing written (a GOAWAY came first, say): no bytes to count.
         Err(e) => return failed(&e),
     };
+    tally.written.set(size);
     if !body.is_empty() {
         if let Err(e) = stream.send_data(body).await {
             return failed(&e);

@@ -268,8 +268,11 @@ impl<W: Wire> MuxConnection<W> {
                 }
                 continue;
             }
+            // Read (and cleared) whether or not the connection is usable: a request handed back
+            // by one that went away needs one new connection, not two.
+            let stale = flight.stale.replace(false);
             let usable = conn.as_ref().is_some_and(Conn::usable);
-            if !usable || flight.stale.replace(false) {
+            if !usable || stale {
                 if let Some(old) = conn.take() {
                     self.wire.retire(old);
                 }
@@ -310,6 +313,19 @@ impl<W: Wire> MuxConnection<W> {
             let Some(live) = conn.as_mut() else {
                 continue;
             };
+            if !live.usable() {
+                // It went away while the request waited (HTTP/3 learns of a GOAWAY from a stream
+                // that failed): the request goes on the next connection, its intended time kept.
+                if pending.intended.is_none() {
+                    self.next += 1;
+                    self.progress.sent.set(self.next);
+                }
+                flight.unsent.borrow_mut().push_back(Pending {
+                    intended: Some(intended),
+                    ..pending
+                });
+                continue;
+            }
             // A slot is free: fewer than `streams` are busy.
             let Some(slot) = flight.slots.borrow_mut().pop() else {
                 continue;
@@ -433,12 +449,13 @@ impl<W: Wire> MuxConnection<W> {
         }
         let (intended, sent) = turn.sent(slept || waited);
         let freed_at = if waited { flight.freed_at.get() } else { 0 };
-        // A request sent again had its lateness recorded on its first try.
+        // A request sent again had its lateness recorded, and was counted as sent, on its
+        // first try: `sent` counts requests, not tries.
         let mut rec = self.shared.recorder.borrow_mut();
         if pending.intended.is_none() {
             turn.record_lateness(&mut rec, freed_at, sent);
+            rec.count_sent(1);
         }
-        rec.count_sent(1);
         (intended, freed_at, sent)
     }
 }
