@@ -25,7 +25,8 @@ use crate::web::shared::Shared;
 /// open now (their packets are read when they are retired, and at the run's end).
 pub struct H3Worker {
     pub client: QuicClient,
-    pub open: RefCell<Vec<quinn::Connection>>,
+    /// The connections open now, and their sockets' local ports.
+    pub open: RefCell<Vec<(quinn::Connection, u16)>>,
 }
 
 impl H3Worker {
@@ -48,7 +49,10 @@ impl H3Worker {
             return opened;
         };
         shared.recorder.borrow_mut().counters.connections_opened += 1;
-        self.open.borrow_mut().push(opened.connection.clone());
+        let port = opened.endpoint.local_addr().map_or(0, |a| a.port());
+        self.open
+            .borrow_mut()
+            .push((opened.connection.clone(), port));
         let mut opened = opened;
         if let (QuicHandshake::ZeroRtt, Some(accepted)) = (opened.handshake, opened.zero_rtt.take())
         {
@@ -63,21 +67,31 @@ impl H3Worker {
         Ok(opened)
     }
 
-    /// Adds the packets of a connection that is done with, and forgets it.
+    /// Adds the packets (and its socket's drops) of a connection that is done with, and
+    /// forgets it: its socket closes with it.
     fn forget(&self, connection: &quinn::Connection, counters: &mut Http3Counters) {
-        add_packets(counters, Packets::of(connection));
-        self.open
-            .borrow_mut()
-            .retain(|c| c.stable_id() != connection.stable_id());
+        let mut open = self.open.borrow_mut();
+        let Some(at) = open
+            .iter()
+            .position(|(c, _)| c.stable_id() == connection.stable_id())
+        else {
+            return;
+        };
+        let (connection, port) = open.swap_remove(at);
+        add_packets(counters, Packets::of(&connection));
+        counters.receive_buffer_drops += crate::sys::udp::drops(&[port].into_iter().collect());
     }
 
-    /// At the run's end: the packets of the connections still open, into this worker's
-    /// counters.
+    /// At the run's end: the packets of the connections still open, and their sockets' drops,
+    /// into this worker's counters.
     pub fn finish(&self, shared: &Shared) {
         let mut counters = shared.http3.borrow_mut();
-        for connection in self.open.borrow().iter() {
+        let open = self.open.borrow();
+        for (connection, _) in open.iter() {
             add_packets(&mut counters, Packets::of(connection));
         }
+        counters.receive_buffer_drops +=
+            crate::sys::udp::drops(&open.iter().map(|(_, port)| *port).collect());
     }
 }
 
