@@ -72,11 +72,12 @@ fn goaway_mid_run_moves_requests_to_new_connections_without_losing_any() {
         goaway > 0 && goaway <= goaways_sent,
         "{goaways_sent} GOAWAYs sent, {goaway} counted: {json:#}"
     );
-    // Each connection told to go away is replaced by one new connection (one told as the run
-    // ended, by none).
+    // Each connection told to go away is replaced by one new connection; but one of each -c
+    // may have learnt of its GOAWAY as the run ended, its replacement's handshake cut short by
+    // the end (seen once on a loaded machine).
     let opened = json_u64(&json, "counters.connections_opened");
     assert!(
-        (2 + goaway..=2 + goaways_sent).contains(&opened),
+        (goaway.max(2)..=2 + goaways_sent).contains(&opened),
         "{opened} opened, {goaways_sent} GOAWAYs sent, {goaway} counted: {json:#}"
     );
     // No request lost or answered twice: the server received each answered one once, and at

@@ -13,7 +13,7 @@ use super::conn::Connection;
 use super::live::{Down, LiveCounters, Progress};
 use super::mux::h2::H2Wire;
 use super::mux::h3::{H3Wire, H3Worker};
-use super::mux::{MuxConnection, MuxRequests};
+use super::mux::{MuxConnection, MuxRequests, Wire};
 use super::shared::{Requests, Shared};
 use super::HttpRecord;
 use crate::engine::{Kept, Salvage, Worker, WorkerContext};
@@ -187,18 +187,11 @@ impl Worker for HttpWorker {
                 }
                 (Some((Protocol::H2(settings), requests)), Opened::Stream(stream)) => {
                     let wire = H2Wire::new(*settings, stream);
+                    let requests = Rc::clone(requests);
                     let streams = settings.streams;
-                    let conn = MuxConnection::new(
-                        shared,
-                        wire,
-                        streams,
-                        Rc::clone(requests),
-                        schedule,
-                        source,
-                    );
-                    let progress = conn.progress();
-                    tokio::task::spawn_local(conn.run());
-                    progress
+                    spawn_mux(MuxConnection::new(
+                        shared, wire, streams, requests, schedule, source,
+                    ))
                 }
                 (Some((Protocol::H3(streams, quic), requests)), opened) => {
                     let ready = match opened {
@@ -206,17 +199,11 @@ impl Worker for HttpWorker {
                         Opened::Stream(_) => None,
                     };
                     let wire = H3Wire::new(Rc::clone(quic), ready);
-                    let conn = MuxConnection::new(
-                        shared,
-                        wire,
-                        *streams,
-                        Rc::clone(requests),
-                        schedule,
-                        source,
-                    );
-                    let progress = conn.progress();
-                    tokio::task::spawn_local(conn.run());
-                    progress
+                    let requests = Rc::clone(requests);
+                    let streams = *streams;
+                    spawn_mux(MuxConnection::new(
+                        shared, wire, streams, requests, schedule, source,
+                    ))
                 }
                 (_, Opened::Quic(_)) => continue,
             };
@@ -262,6 +249,14 @@ impl Worker for HttpWorker {
             script_error: shared.script_error.take(),
         })
     }
+}
+
+/// Starts a multiplexed connection's paced life on the worker: its progress, to read from
+/// outside it.
+fn spawn_mux<W: Wire>(conn: MuxConnection<W>) -> Rc<Progress> {
+    let progress = conn.progress();
+    tokio::task::spawn_local(conn.run());
+    progress
 }
 
 /// A worker's protocol with several streams per connection, ready to open connections.
