@@ -1,7 +1,8 @@
 //! `--http3` against a real QUIC server, Caddy (see `common::caddy` for what makes Caddy 2.6
 //! answer on 127.0.0.1): every request due sent and counted, the JSON saying `h3`, the wrk2
 //! report with the protocol and QUIC's counts named, a Lua script's POST unchanged, the same
-//! server over h2 and h3 with `--vs`, and bad command lines as one line and exit 2.
+//! server over h2 and h3 with `--vs`, bad command lines as one line and exit 2, and `tsumo doctor
+//! --http3`. (A port that does not answer over UDP: `tests/http3_faults.rs`.)
 
 mod common;
 
@@ -240,27 +241,6 @@ fn bad_input_is_one_line_and_exit_2() {
         assert_eq!(lines.len(), 1, "{args:?}: {}", run.stderr);
         assert!(lines[0].contains(needle), "{args:?}: {}", run.stderr);
     }
-}
-
-/// A port where nothing answers over UDP (most firewalls drop UDP/443) is found by the
-/// pre-flight check: one line that says so, exit 1 as for a TCP port that refuses, no traffic.
-#[test]
-fn no_answer_over_udp_is_found_before_any_traffic() {
-    let port = common::free_port();
-    let url = format!("https://127.0.0.1:{port}/");
-    let run = run_tsumo(
-        &["--http3", "-k", "-d1s", "-R10", "--timeout", "1s", &url],
-        LIMIT,
-    );
-    assert_eq!(run.status.code(), Some(1), "{}", run.stderr);
-    let lines: Vec<&str> = run.stderr.lines().collect();
-    assert_eq!(lines.len(), 1, "{}", run.stderr);
-    assert!(
-        lines[0].contains("no answer over UDP (QUIC)") && lines[0].contains("firewalls drop UDP"),
-        "{}",
-        run.stderr
-    );
-    assert!(run.stdout.is_empty(), "{}", run.stdout);
 }
 
 /// `tsumo doctor --http3`: the target checked with a QUIC handshake, and the UDP receive buffer

@@ -196,17 +196,6 @@ fn wait_ready(child: &mut Child, port: u16) -> Result<(), String> {
 
 impl Drop for Caddy {
     fn drop(&mut self) {
-        unsafe {
-            libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM);
-        }
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        super::terminate(&mut self.child);
     }
 }

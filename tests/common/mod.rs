@@ -334,6 +334,23 @@ pub fn free_ports(n: usize) -> Vec<u16> {
         .collect()
 }
 
+/// Stops a server started by a fixture: SIGTERM, up to 5 s for it to exit, then SIGKILL.
+pub fn terminate(child: &mut std::process::Child) {
+    // SAFETY: kill(2) on the child's own pid.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, libc::SIGTERM);
+    }
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < deadline {
+        if let Ok(Some(_)) = child.try_wait() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
