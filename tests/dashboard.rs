@@ -217,16 +217,8 @@ fn a_browser_follows_the_run_and_ends_on_its_report() {
     page.assert_no_console_messages();
     let doc = read_json(&json);
     let figure = |id: &str| -> f64 {
-        let needle = format!("data-figure=\"{id}\"");
-        let at = page.dom.find(&needle).unwrap_or_else(|| panic!("{id}"));
-        let element = &page.dom[at..];
-        let element = &element[..element.find('>').unwrap_or(element.len())];
-        element
-            .split("data-value=\"")
-            .nth(1)
-            .and_then(|v| v.split('"').next())
-            .and_then(|v| v.parse().ok())
-            .unwrap_or_else(|| panic!("{id}: {element}"))
+        browser::figure_value(&page.dom, &format!("data-figure=\"{id}\""))
+            .unwrap_or_else(|| panic!("no figure {id} with a value:\n{}", page.dom))
     };
     assert_eq!(figure("achieved"), json_f64(&doc, "requests_per_sec"));
     for p in ["p50", "p99", "max"] {
