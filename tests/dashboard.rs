@@ -437,3 +437,60 @@ fn prometheus_scrapes_a_mahjong_sessions_games_and_a_searchs_steps() {
         .expect("tsumo_capacity_step_load");
     assert_eq!(highest, 400.0);
 }
+
+/// A capacity search's live page is titled as the search, with the load of the step it runs
+/// (`Capacity search (live): the step at 200 requests/sec`): not `HTTP run (live)`, which is
+/// only what its figures are.
+#[test]
+fn a_searchs_live_page_is_titled_as_the_search_and_its_step() {
+    let nginx = Nginx::start();
+    let port = free_port();
+    let (at, url) = (format!("127.0.0.1:{port}"), nginx.http_url("/"));
+    let search = Signalled::spawn(&[
+        "capacity",
+        "--slo",
+        "p99<500ms",
+        "--from",
+        "200",
+        "--to",
+        "400",
+        "--step",
+        "2s",
+        "--warmup",
+        "500ms",
+        "--pause",
+        "0s",
+        "-t1",
+        "-c4",
+        "--quiet",
+        "--dashboard",
+        &at,
+        &url,
+    ]);
+    wait_for_listener(port);
+    let mut titles: Vec<String> = Vec::new();
+    common::wait_for("a step on the live page", Duration::from_secs(60), || {
+        let title = get(port, "/live").and_then(|(_, body)| {
+            let h1 = body.split("<h1>").nth(1)?.split("</h1>").next()?;
+            Some(h1.to_string())
+        });
+        titles.extend(title);
+        std::thread::sleep(Duration::from_millis(100));
+        // A step's page seen, under either title (today's main named it "HTTP run (live)").
+        titles
+            .iter()
+            .any(|t| t.contains("the step at") || t.contains("HTTP run"))
+    });
+    let run = search.finish(LIMIT);
+    assert!(run.status.code().is_some(), "{}", run.stderr);
+    assert!(
+        titles
+            .iter()
+            .any(|t| t.starts_with("Capacity search (live): the step at 200 requests/sec")),
+        "{titles:#?}"
+    );
+    assert!(
+        titles.iter().all(|t| !t.contains("HTTP run")),
+        "{titles:#?}"
+    );
+}

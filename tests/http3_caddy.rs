@@ -210,10 +210,22 @@ fn vs_compares_the_same_server_over_h3_and_h2() {
 /// Bad command lines: one line, exit 2, no traffic.
 #[test]
 fn bad_input_is_one_line_and_exit_2() {
-    let cases: [(&[&str], &str); 4] = [
+    let cases: [(&[&str], &str); 5] = [
         (
             &["--http3", "-d1s", "-R10", "http://127.0.0.1:1/"],
             "--http3 needs an https:// URL",
+        ),
+        // The --vs run would speak h3 to an http:// URL: refused before any run, not after one.
+        (
+            &[
+                "--http3",
+                "-d1s",
+                "-R10",
+                "https://127.0.0.1:1/",
+                "--vs",
+                "http://127.0.0.1:1/",
+            ],
+            "--http3 runs the --vs URL over HTTP/3 too, which needs https://",
         ),
         (
             &["--http3", "--http2", "-d1s", "https://127.0.0.1:1/"],

@@ -1,6 +1,7 @@
 //! `--http3` against an in-process HTTP/3 server on quinn and h3 that misbehaves on purpose
 //! (`common::faulty::on_quinn`), for what Caddy will not do on demand: GOAWAY in the middle of a
-//! run, streams reset with an HTTP/3 error code, a server that dies, and an ALPN without `h3`;
+//! run, streams reset with an HTTP/3 error code, a server that dies, an ALPN without `h3` and a
+//! self-signed certificate;
 //! and a UDP port where something reads and never answers. Every run ends on time, with each
 //! failure counted by kind (as `tests/http2_faults.rs` holds HTTP/2 to), or, before any traffic,
 //! refused in one line.
@@ -271,6 +272,29 @@ fn a_server_without_h3_in_its_alpn_is_refused_in_one_line() {
         assert!(run.stdout.is_empty(), "{}", run.stdout);
         assert_eq!(server.requests(), 0);
     }
+}
+
+/// A self-signed certificate without `-k` or `--cacert`: refused before any traffic in the one
+/// line a TLS handshake over TCP gives (what was refused, and the fix), not a Debug dump of the
+/// verifier's explanation (`Other(OtherError(CertRefused { kind: SelfSigned, … }))`).
+#[test]
+fn a_refused_certificate_is_explained_in_one_line() {
+    let server = H3Server::start(H3Fault::None);
+    let run = run_tsumo(&["--http3", "-d1s", "-R10", &server.url()], LIMIT);
+    assert_eq!(run.status.code(), Some(1), "{}", run.stderr);
+    let lines: Vec<&str> = run.stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "{}", run.stderr);
+    let line = lines[0];
+    assert!(
+        line.contains("is self-signed") && line.contains("--cacert"),
+        "{line}"
+    );
+    assert!(line.contains("--insecure"), "{line}");
+    for dump in ["Other(", "CertRefused", "kind:", "problem:"] {
+        assert!(!line.contains(dump), "a Debug dump: {line}");
+    }
+    assert!(run.stdout.is_empty(), "{}", run.stdout);
+    assert_eq!(server.requests(), 0);
 }
 
 /// A UDP socket on 127.0.0.1 that reads every datagram and drops it, counted.

@@ -386,9 +386,12 @@ fn user_space_stamps_are_said_and_never_mixed() {
     }
     let doc = read_json(&user);
     assert_eq!(doc["timestamps"], "user", "{doc:#}");
+    // Asked for, and said so: not "the kernel's were not available".
+    assert_eq!(doc["timestamps_asked"], true, "{doc:#}");
     assert_split_adds_up(&doc);
     assert_eq!(json_u64(&doc, "own_delay.read.max"), 0, "{doc:#}");
     assert_eq!(read_json(&kernel)["timestamps"], "kernel");
+    assert!(read_json(&kernel).get("timestamps_asked").is_none());
     // Never added into one histogram: a merge of the two is refused.
     let mut merge = tsumo();
     merge
@@ -411,7 +414,7 @@ fn user_space_stamps_are_said_and_never_mixed() {
     text.assert_success();
     assert!(
         text.stdout
-            .contains("user-space timestamps (the kernel's were not available)"),
+            .contains("user-space timestamps (TSUMO_TIMESTAMPS=user asked for them)"),
         "{}",
         text.stdout
     );

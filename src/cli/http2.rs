@@ -94,8 +94,13 @@ const H2_SETTINGS: [(&str, &str); 3] = [
 ];
 
 /// `--http2` or `--http3` and their settings, `--vs-http1` and `--vs-http2`; `https` says
-/// whether the URL is https:// (QUIC has no plain form).
-pub fn parse(options: &Options<'_>, https: bool) -> Result<Protocols, String> {
+/// whether the URL is https:// (QUIC has no plain form), `vs_https` the same of the `--vs` URL
+/// (`None` without one).
+pub fn parse(
+    options: &Options<'_>,
+    https: bool,
+    vs_https: Option<bool>,
+) -> Result<Protocols, String> {
     let m = options.matches;
     let given = |id: &str| m.value_source(id) == Some(ValueSource::CommandLine);
     let (h2, h3) = (m.get_flag("http2"), m.get_flag("http3"));
@@ -106,6 +111,14 @@ pub fn parse(options: &Options<'_>, https: bool) -> Result<Protocols, String> {
     if h3 && !https {
         return Err(
             "--http3 needs an https:// URL (QUIC is always encrypted; HTTP/3 has no plain form)"
+                .to_string(),
+        );
+    }
+    // The --vs run speaks h3 too unless told otherwise: refused here, not by a failed run.
+    if h3 && !vs_http1 && !vs_http2 && vs_https == Some(false) {
+        return Err(
+            "--http3 runs the --vs URL over HTTP/3 too, which needs https://: give an https:// \
+             --vs URL, or add --vs-http2 or --vs-http1 to run it over TCP"
                 .to_string(),
         );
     }

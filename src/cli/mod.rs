@@ -243,7 +243,9 @@ fn parse_wrk(args: Vec<OsString>) -> Result<Parsed, String> {
     }
     let rounds =
         u32::try_from(rounds).map_err(|_| options.invalid("rounds", "number is too large"))?;
-    let protocols = http2::parse(&options, target.scheme == crate::plan::Scheme::Https)?;
+    let https = |scheme| scheme == crate::plan::Scheme::Https;
+    let vs_https = vs.as_ref().map(|vs| https(vs.scheme));
+    let protocols = http2::parse(&options, https(target.scheme), vs_https)?;
     let objectives = slo::http(&matches, rate.is_some())?;
 
     Ok(Parsed::Run(Box::new(Plan {

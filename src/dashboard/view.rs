@@ -80,10 +80,17 @@ fn render(state: &State, laid: &mut Laid) -> String {
             ..Laid::default()
         };
     }
-    let content = match &run.data {
+    let mut content = match &run.data {
         LiveData::Http(h) => report::http::live::content(&run, h, &mut laid.http),
         LiveData::Mahjong(m) => report::mahjong::live::content(&run, m, &mut laid.mahjong),
     };
+    // A search's step: the page is the search's, its figures the running step's.
+    if let Some(search) = &state.capacity {
+        content.kind = format!(
+            "Capacity search (live): the step at {} {}",
+            search.load, search.unit
+        );
+    }
     let subtitle = match places.as_slice() {
         [0] => run.labels.label.clone(),
         [place] => format!("{} (run {} of this command)", run.labels.label, place + 1),

@@ -417,6 +417,9 @@ async fn quic(
                     waited: probe.timeout,
                 })
             }
+            Ok(Err(ConnectFailure::Certificate(explained))) => {
+                return Ok(Err(Unreachable::Tls(explained)))
+            }
             Ok(Err(e)) => return Ok(Err(Unreachable::Quic(e.to_string()))),
         }
     }

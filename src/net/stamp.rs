@@ -45,8 +45,7 @@ pub fn kernel_stamps() -> Timestamps {
         1 => Timestamps::Kernel,
         2 => Timestamps::User,
         _ => {
-            let forced_user = std::env::var_os("TSUMO_TIMESTAMPS").is_some_and(|v| v == "user");
-            let decided = if !forced_user && probe() {
+            let decided = if !user_asked() && probe() {
                 Timestamps::Kernel
             } else {
                 Timestamps::User
@@ -60,6 +59,12 @@ pub fn kernel_stamps() -> Timestamps {
             }
         }
     }
+}
+
+/// `TSUMO_TIMESTAMPS=user` in the environment: user-space stamps asked for (a report says so,
+/// rather than that the kernel's were not available).
+pub fn user_asked() -> bool {
+    std::env::var_os("TSUMO_TIMESTAMPS").is_some_and(|v| v == "user")
 }
 
 /// Whether a TCP socket accepts `SO_TIMESTAMPING`. The socket that accepted it stays open for

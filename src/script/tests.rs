@@ -74,6 +74,7 @@ fn run_result(latency: &[u64]) -> RunResult {
         req_per_sec,
         split: Default::default(),
         timestamps: Default::default(),
+        timestamps_asked: false,
         notes: Vec::new(),
         server: None,
         ended_by: "duration".into(),

@@ -481,6 +481,8 @@ pub struct RunResult {
     pub split: split::SplitHistograms,
     /// Where the receive times came from.
     pub timestamps: split::Timestamps,
+    /// User-space stamps because `TSUMO_TIMESTAMPS=user` asked for them.
+    pub timestamps_asked: bool,
     /// Requests completed per second per thread: one sample per thread per second of the run.
     pub req_per_sec: Histogram<u64>,
     /// Explanations of conditions met during the run (EMFILE, EADDRNOTAVAIL, the generator

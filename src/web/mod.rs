@@ -146,6 +146,7 @@ pub fn run(plan: &Plan) -> Result<Finished, Error> {
             Some(_) => crate::net::stamp::Timestamps::User,
             None => crate::net::stamp::kernel_stamps(),
         },
+        timestamps_asked: plan.http3.is_none() && crate::net::stamp::user_asked(),
         req_per_sec: run.per_second,
         server: run.server,
         usage: run.usage,

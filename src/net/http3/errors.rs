@@ -16,6 +16,8 @@ pub enum ConnectFailure {
     Quic(quinn::ConnectionError),
     /// QUIC is up, but HTTP/3's control streams could not start.
     H3(String),
+    /// The server's certificate was refused, explained as for TLS over TCP.
+    Certificate(crate::net::tls::Explanation),
 }
 
 /// TLS's alert `no_application_protocol`: the server offers no protocol of ours (no `h3`).
@@ -54,6 +56,7 @@ impl std::fmt::Display for ConnectFailure {
             }
             ConnectFailure::Quic(e) => write!(f, "the QUIC handshake failed: {e}"),
             ConnectFailure::H3(e) => write!(f, "HTTP/3 did not start: {e}"),
+            ConnectFailure::Certificate(explained) => write!(f, "{explained}"),
         }
     }
 }

@@ -45,6 +45,8 @@ pub struct QuicTarget {
     /// One configuration for every connection of the run: rustls resumes a session only under
     /// the configuration's verifier and client credentials that made it.
     config: quinn::ClientConfig,
+    /// The verifier's last refusal, explained: quinn's handshake error keeps only its text.
+    refused: tls::Refusal,
 }
 
 impl QuicTarget {
@@ -55,7 +57,8 @@ impl QuicTarget {
         zero_rtt: bool,
     ) -> Result<QuicTarget, Error> {
         let full = Arc::new(AtomicU64::new(0));
-        let verifier = tls::quic_verifier(insecure, cacert, Arc::clone(&full))?;
+        let refused = tls::Refusal::default();
+        let verifier = tls::quic_verifier(insecure, cacert, Arc::clone(&full), refused.clone())?;
         let rustls = tls::quic_config(verifier, zero_rtt)?;
         let crypto = QuicClientConfig::try_from(rustls).map_err(|e| Error::Tls {
             host: server_name.to_string(),
@@ -71,6 +74,7 @@ impl QuicTarget {
             zero_rtt,
             full,
             config,
+            refused,
         })
     }
 
@@ -82,6 +86,7 @@ impl QuicTarget {
             addr,
             server_name: self.server_name.clone(),
             zero_rtt: self.zero_rtt,
+            refused: Arc::clone(&self.refused),
         }
     }
 }
@@ -92,6 +97,7 @@ pub struct QuicClient {
     addr: SocketAddr,
     server_name: String,
     zero_rtt: bool,
+    refused: tls::Refusal,
 }
 
 /// How a connection's handshake went.
@@ -124,8 +130,18 @@ impl QuicClient {
         source: Option<IpAddr>,
     ) -> Result<(quinn::Endpoint, quinn::Connection), ConnectFailure> {
         let (endpoint, connecting) = self.start(source)?;
-        let connection = connecting.await.map_err(ConnectFailure::Quic)?;
+        let connection = connecting.await.map_err(|e| self.failed(e))?;
         Ok((endpoint, connection))
+    }
+
+    /// A failed handshake: the certificate refused, in the words of a TLS handshake over TCP,
+    /// when the verifier refused it; else QUIC's error.
+    fn failed(&self, e: quinn::ConnectionError) -> ConnectFailure {
+        let refused = self.refused.lock().map(|mut r| r.take());
+        match refused {
+            Ok(Some(explained)) => ConnectFailure::Certificate(explained),
+            _ => ConnectFailure::Quic(e),
+        }
     }
 
     /// A UDP socket of its own, and the handshake begun.
@@ -158,20 +174,20 @@ impl QuicClient {
             true => match connecting.into_0rtt() {
                 Ok((connection, accepted)) => (connection, QuicHandshake::ZeroRtt, Some(accepted)),
                 Err(connecting) => (
-                    connecting.await.map_err(ConnectFailure::Quic)?,
+                    connecting.await.map_err(|e| self.failed(e))?,
                     QuicHandshake::Completed,
                     None,
                 ),
             },
             false => (
-                connecting.await.map_err(ConnectFailure::Quic)?,
+                connecting.await.map_err(|e| self.failed(e))?,
                 QuicHandshake::Completed,
                 None,
             ),
         };
         let (mut driver, sender) = h3::client::new(h3_quinn::Connection::new(connection.clone()))
             .await
-            .map_err(|e| ConnectFailure::H3(format!("{e:?}")))?;
+            .map_err(|e| ConnectFailure::H3(e.to_string()))?;
         let closed = Rc::new(Cell::new(None));
         let seen = Rc::clone(&closed);
         // Its end reaches every stream still open on it, which count it.

@@ -22,6 +22,7 @@ mod explain;
 mod verify;
 
 pub use explain::{explain, explain_handshake_error, Explanation};
+pub use verify::Refusal;
 
 /// The crypto provider used for every TLS connection.
 fn provider() -> Arc<CryptoProvider> {
@@ -61,15 +62,18 @@ pub fn client_config(
 
 /// The verifier of a run's QUIC connections, counting the certificates it accepted in `full`:
 /// a resumed TLS 1.3 handshake verifies none, so that is the count of full handshakes. One per
-/// run: rustls resumes a session only under the verifier that made it.
+/// run: rustls resumes a session only under the verifier that made it. Its last refusal,
+/// explained, goes to `refused`.
 pub fn quic_verifier(
     insecure: bool,
     cacert: Option<&Path>,
     full: Arc<std::sync::atomic::AtomicU64>,
+    refused: verify::Refusal,
 ) -> Result<Arc<dyn rustls::client::danger::ServerCertVerifier>, Error> {
     Ok(Arc::new(verify::Counted::new(
         verifier(insecure, cacert)?,
         full,
+        refused,
     )))
 }
 

@@ -13,7 +13,7 @@
 
 use std::net::{Ipv4Addr, Ipv6Addr};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
@@ -27,7 +27,7 @@ use x509_parser::extensions::GeneralName;
 use x509_parser::prelude::FromDer;
 use x509_parser::time::ASN1Time;
 
-use super::explain::CertRefused;
+use super::explain::{explain, CertRefused, Explanation};
 use crate::stats::TlsFailure;
 
 /// The certificates of `--cacert`, with the file's name for messages.
@@ -91,16 +91,29 @@ fn given_as_is(cacert: Option<&Cacert>, end_entity: &CertificateDer<'_>) -> bool
 }
 
 /// A verifier that counts the certificates it accepted: the full handshakes of the connections
-/// it serves (a resumed TLS 1.3 handshake verifies none).
+/// it serves (a resumed TLS 1.3 handshake verifies none); and keeps its last refusal explained,
+/// for QUIC, whose handshake error keeps only rustls's text (a Debug dump of the explanation).
 #[derive(Debug)]
 pub struct Counted {
     inner: Arc<dyn ServerCertVerifier>,
     accepted: Arc<AtomicU64>,
+    refused: Refusal,
 }
 
+/// The last certificate a [`Counted`] verifier refused, explained.
+pub type Refusal = Arc<Mutex<Option<Explanation>>>;
+
 impl Counted {
-    pub fn new(inner: Arc<dyn ServerCertVerifier>, accepted: Arc<AtomicU64>) -> Self {
-        Counted { inner, accepted }
+    pub fn new(
+        inner: Arc<dyn ServerCertVerifier>,
+        accepted: Arc<AtomicU64>,
+        refused: Refusal,
+    ) -> Self {
+        Counted {
+            inner,
+            accepted,
+            refused,
+        }
     }
 }
 
@@ -113,9 +126,16 @@ impl ServerCertVerifier for Counted {
         ocsp: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, Error> {
-        let verified =
-            self.inner
-                .verify_server_cert(end_entity, intermediates, server_name, ocsp, now)?;
+        let verified = self
+            .inner
+            .verify_server_cert(end_entity, intermediates, server_name, ocsp, now)
+            .inspect_err(|e| {
+                let explained = explain(&std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    e.clone(),
+                ));
+                *self.refused.lock().unwrap_or_else(PoisonError::into_inner) = Some(explained);
+            })?;
         self.accepted.fetch_add(1, Ordering::Relaxed);
         Ok(verified)
     }

@@ -67,6 +67,9 @@ pub struct SavedRun {
     /// tsumos).
     #[serde(default)]
     pub timestamps: Timestamps,
+    /// `true` when `TSUMO_TIMESTAMPS=user` asked for user-space stamps; absent otherwise.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub timestamps_asked: bool,
     /// What the server caused of the corrected latency (its service, plus the wait behind its
     /// own slowness), µs; absent in files of older tsumos.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -378,6 +381,7 @@ impl SavedRun {
             uncorrected: Percentiles::of(&r.uncorrected),
             send_lateness: Percentiles::of(&r.send_lateness),
             timestamps: r.timestamps,
+            timestamps_asked: r.timestamps_asked,
             server_latency: None,
             own_delay: None,
             user_latency: None,
@@ -482,6 +486,8 @@ mod tests {
             send_lateness,
             split: Default::default(),
             timestamps: Default::default(),
+            timestamps_asked: false,
+            timestamps_asked: false,
             req_per_sec,
             notes: vec!["a note".to_string()],
             server: None,

@@ -82,6 +82,8 @@ struct SplitSummary<'a> {
     timestamps: Timestamps,
     /// An HTTP/3 run (its stamps are user-space for a reason of its own).
     quic: bool,
+    /// `TSUMO_TIMESTAMPS=user` asked for user-space stamps.
+    asked: bool,
     corrected_p99: u64,
     server: Percentiles,
     own: OwnDelay,
@@ -103,6 +105,10 @@ impl SplitSummary<'_> {
             Timestamps::User if self.quic => {
                 "user-space timestamps (quinn reads QUIC's socket itself: no kernel stamp reaches \
                  tsumo): tsumo's read delay is in it"
+            }
+            Timestamps::User if self.asked => {
+                "user-space timestamps (TSUMO_TIMESTAMPS=user asked for them): tsumo's read delay \
+                 is in it"
             }
             Timestamps::User => {
                 "user-space timestamps (the kernel's were not available): tsumo's read delay is in \
@@ -286,6 +292,7 @@ pub fn render(r: &RunResult) -> String {
         split: (!r.split.is_empty()).then(|| SplitSummary {
             timestamps: r.timestamps,
             quic: plan.http3.is_some(),
+            asked: r.timestamps_asked,
             corrected_p99: hdr::value_at_percentile(&r.latency, 99.0),
             server: Percentiles::of(&r.split.server),
             own: OwnDelay::of(&r.split),
@@ -471,6 +478,7 @@ pub fn render_merged(s: &SavedRun) -> Result<String, Error> {
             .map(|(server, own)| SplitSummary {
                 timestamps: s.timestamps,
                 quic: plan.http3.is_some(),
+                asked: s.timestamps_asked,
                 corrected_p99: s.latency.p99,
                 server,
                 own,
@@ -553,6 +561,8 @@ mod tests {
             req_per_sec,
             split: Default::default(),
             timestamps: Default::default(),
+            timestamps_asked: false,
+            timestamps_asked: false,
             notes: vec!["note: one".to_string()],
             server: None,
             ended_by: "duration".into(),
