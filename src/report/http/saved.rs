@@ -487,7 +487,6 @@ mod tests {
             split: Default::default(),
             timestamps: Default::default(),
             timestamps_asked: false,
-            timestamps_asked: false,
             req_per_sec,
             notes: vec!["a note".to_string()],
             server: None,

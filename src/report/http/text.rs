@@ -562,7 +562,6 @@ mod tests {
             split: Default::default(),
             timestamps: Default::default(),
             timestamps_asked: false,
-            timestamps_asked: false,
             notes: vec!["note: one".to_string()],
             server: None,
             ended_by: "duration".into(),
