@@ -49,14 +49,18 @@ fn phase(doc: &Value, name: &str, field: &str) -> u64 {
         .unwrap_or_else(|| panic!("phases.{name}.{field} missing in {doc:#}"))
 }
 
-/// `-d` ends the session mid-game: everyone is logged out and the report says so.
+/// `-d` ends the session mid-game: everyone is logged out and the report says so. The games
+/// still being played were cut at the limit, not aborted (nothing went wrong with them), in the
+/// text and the JSON.
 #[test]
 fn duration_limit_logs_everyone_out_mid_game() {
     let server = Majiang::start();
     let url = server.url();
+    let dir = common::TempDir::new("tsumo-mahjong-cut");
+    let json = dir.path().join("session.json").display().to_string();
     let run = mahjong(
         &[
-            "-c8", "-t2", "--think", "0", "--ramp", "1ms", "-d", "4s", &url,
+            "-c8", "-t2", "--think", "0", "--ramp", "1ms", "-d", "4s", "--json", &json, &url,
         ],
         Duration::from_secs(60),
     );
@@ -68,7 +72,18 @@ fn duration_limit_logs_everyone_out_mid_game() {
     );
     assert!(
         run.stdout
-            .contains("Games: 2 started, 0 completed, 2 aborted"),
+            .contains("Games: 2 started, 0 completed, 2 cut at the -d limit, 0 aborted"),
+        "{}",
+        run.stdout
+    );
+    let doc = common::read_json(std::path::Path::new(&json));
+    assert_eq!(doc["games"]["cut"], 2, "{doc:#}");
+    assert_eq!(doc["games"]["aborted"], 0, "{doc:#}");
+    // Without a think time the server sets the pace: the lead line says the lag is not measured.
+    assert!(
+        run.stdout.lines().nth(2).is_some_and(|l| l.starts_with(
+            "  Lag a player feels (draw over think): not measured: --think under 400ms"
+        )),
         "{}",
         run.stdout
     );
@@ -82,6 +97,58 @@ fn duration_limit_logs_everyone_out_mid_game() {
         Some("8"),
         "{}",
         run.stdout
+    );
+    assert_eq!(server.wait_session_files(0, Duration::from_secs(5)), 0);
+}
+
+/// The lag a player at the table feels (how much later than its think time each own draw came)
+/// leads the report, right under the plan line, and the progress line.
+#[test]
+fn the_lag_a_player_feels_leads_the_report_and_the_progress_line() {
+    let server = Majiang::start();
+    let url = server.url();
+    let dir = common::TempDir::new("tsumo-mahjong-lag");
+    let json = dir.path().join("session.json").display().to_string();
+    let text = mahjong(
+        &[
+            "-c4",
+            "-t1",
+            "--think",
+            "400ms",
+            "--ramp",
+            "0",
+            "-d",
+            "8s",
+            "--progress",
+            "--json",
+            &json,
+            &url,
+        ],
+        Duration::from_secs(60),
+    );
+    text.assert_success();
+    let doc = common::read_json(std::path::Path::new(&json));
+    let draws = doc["draw_overshoot"]["count"].as_u64().unwrap_or(0);
+    assert!(draws > 0, "{doc:#}");
+    let lead = text.stdout.lines().nth(2).unwrap_or_default();
+    assert!(
+        lead.starts_with("  Lag a player feels (draw over think): p50 ")
+            && lead.ends_with(&format!(" over {draws} draws")),
+        "{}",
+        text.stdout
+    );
+    let progress: Vec<&str> = text.stderr.lines().filter(|l| l.starts_with('[')).collect();
+    assert!(
+        progress.iter().all(|l| l.contains("] draw over think ")),
+        "{}",
+        text.stderr
+    );
+    assert!(
+        progress
+            .iter()
+            .any(|l| l.contains("(worst of the last draws); ")),
+        "no draw on any progress line:\n{}",
+        text.stderr
     );
     assert_eq!(server.wait_session_files(0, Duration::from_secs(5)), 0);
 }
@@ -704,6 +771,7 @@ fn timeline_intervals_carry_players_by_phase_and_add_up() {
         sum("games", "aborted"),
         doc["games"]["aborted"].as_u64().unwrap()
     );
+    assert_eq!(sum("games", "cut"), doc["games"]["cut"].as_u64().unwrap());
     let hands: u64 = intervals.iter().map(|i| i["hands"].as_u64().unwrap()).sum();
     let bot_hands: u64 = doc["bots"]
         .as_object()

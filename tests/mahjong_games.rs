@@ -51,6 +51,23 @@ fn tsumogiri_tables(url: &str) -> Value {
     }
     // Tsumogiri tables play exactly four hands of exhaustive draws: 4 deals per table.
     assert_eq!(doc["steps"]["qipai"]["count"], 16, "{doc:#}");
+    // Each hand counts in the interval it ended (once per player: 64), not all at the game's
+    // end: the "Hands over time" chart was flat at 0 with every hand in the last interval.
+    let intervals = doc["intervals"].as_array().expect("intervals");
+    let hands: Vec<u64> = intervals
+        .iter()
+        .map(|i| i["hands"].as_u64().unwrap_or(0))
+        .collect();
+    assert_eq!(hands.iter().sum::<u64>(), 64, "{hands:?}");
+    let first = hands.iter().position(|&n| n > 0).unwrap_or(hands.len());
+    assert!(
+        first < hands.len() / 2,
+        "no hand before the game's second half: {hands:?}"
+    );
+    assert!(
+        hands.iter().filter(|&&n| n > 0).count() >= 4,
+        "four hands' ends in fewer intervals: {hands:?}"
+    );
     // The server paces every step at ≥ 400 ms (a busy machine only adds to it).
     let zimo_p50 = doc["steps"]["zimo"]["p50"].as_u64().unwrap();
     assert!(zimo_p50 >= 395_000, "{doc:#}");

@@ -446,6 +446,7 @@ impl Snapshot {
                     s.sum.games_completed
                 }),
                 ("how", "aborted", |s: &MahjongSeries| s.sum.games_aborted),
+                ("how", "cut", |s: &MahjongSeries| s.sum.games_cut),
             ],
         )?;
         counter(

@@ -72,6 +72,10 @@ pub struct SessionLive {
     pub games_completed: AtomicU64,
     pub messages: AtomicU64,
     pub errors: AtomicU64,
+    /// Own draws timed against the think time since the progress line last read them, and the
+    /// most any came beyond it (µs): the lag a player feels, led with on the line.
+    pub draws: AtomicU64,
+    pub draw_over_think_max_us: AtomicU64,
 }
 
 /// Which players of a worker are done with the open phase.

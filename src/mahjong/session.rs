@@ -8,7 +8,7 @@
 use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::rc::Rc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -24,6 +24,7 @@ use crate::net::preflight::{preflight_blocking, Probe};
 use crate::net::stream::Endpoint;
 use crate::net::tls::Alpn;
 use crate::plan::{BotKind, MahjongPlan, Scheme};
+use crate::stats::format::format_time_us;
 use crate::stats::mahjong::MahjongRecorder;
 pub use crate::stats::mahjong::MahjongResult;
 use crate::stats::timeline::{IntervalClock, MahjongTotals, Players};
@@ -131,6 +132,9 @@ pub struct MahjongMode {
     settings: Settings,
     shared: Arc<Shared>,
     hooks: Hooks,
+    /// The draw over think the progress line shows (µs; `u64::MAX` before the first draw):
+    /// the worst of the last second that had draws.
+    lag_shown: AtomicU64,
 }
 
 impl MahjongMode {
@@ -177,6 +181,7 @@ impl MahjongMode {
                 idle_workers: AtomicUsize::new(0),
             }),
             hooks: Hooks::default(),
+            lag_shown: AtomicU64::new(u64::MAX),
         })
     }
 }
@@ -220,12 +225,13 @@ impl Mode for MahjongMode {
         live: &[Arc<SessionLive>],
         per_second: f64,
     ) -> String {
-        let sum = |field: fn(&SessionLive) -> &std::sync::atomic::AtomicU64| -> u64 {
+        let sum = |field: fn(&SessionLive) -> &AtomicU64| -> u64 {
             live.iter().map(|l| field(l).load(Ordering::Relaxed)).sum()
         };
         format!(
-            "[{:>6.1}s] {} logged in, {} connected, {} playing, {} games done, {:.0} msg/s, {} errors",
+            "[{:>6.1}s] {}{} logged in, {} connected, {} playing, {} games done, {:.0} msg/s, {} errors",
             elapsed.as_secs_f64(),
+            self.lag(live),
             sum(|l| &l.logged_in),
             sum(|l| &l.connected),
             sum(|l| &l.playing),
@@ -233,6 +239,36 @@ impl Mode for MahjongMode {
             per_second,
             sum(|l| &l.errors),
         )
+    }
+}
+
+impl MahjongMode {
+    /// The progress line's lead: `draw over think 12.0ms (worst in 1s); ` — the lag a player
+    /// feels, the worst of the last second that had own draws (none while `--think` is under
+    /// the server's step minimum: the draws are not timed then).
+    fn lag(&self, live: &[Arc<SessionLive>]) -> String {
+        if (self.shared.plan.think.as_nanos() as u64) < super::player::STEP_MINIMUM {
+            return String::new();
+        }
+        let draws: u64 = live
+            .iter()
+            .map(|l| l.draws.swap(0, Ordering::Relaxed))
+            .sum();
+        if draws > 0 {
+            let worst = live
+                .iter()
+                .map(|l| l.draw_over_think_max_us.swap(0, Ordering::Relaxed))
+                .max()
+                .unwrap_or(0);
+            self.lag_shown.store(worst, Ordering::Relaxed);
+        }
+        match self.lag_shown.load(Ordering::Relaxed) {
+            u64::MAX => "draw over think - (no draw yet); ".to_string(),
+            worst => format!(
+                "draw over think {} (worst of the last draws); ",
+                format_time_us(worst as f64)
+            ),
+        }
     }
 }
 

@@ -206,6 +206,10 @@ pub struct SavedIntervalGames {
     pub started: u64,
     pub completed: u64,
     pub aborted: u64,
+    /// Games still being played when the session ended (absent in files of older tsumos,
+    /// which counted them as aborted).
+    #[serde(default)]
+    pub cut: u64,
 }
 
 /// The server's step overshoot in an interval, by kind of step, µs.
@@ -225,7 +229,8 @@ pub struct SavedSessionInterval {
     /// At the interval's end.
     pub players: SavedPlayers,
     pub games: SavedIntervalGames,
-    /// Hands dealt, counted once per player.
+    /// Hands played, counted once per player, in the interval each ended (or its player
+    /// stopped; files of older tsumos counted them all when their game ended).
     pub hands: u64,
     pub messages_in: u64,
     pub messages_out: u64,
@@ -264,6 +269,7 @@ pub fn session_intervals(
                     started: interval.games_started,
                     completed: interval.games_completed,
                     aborted: interval.games_aborted,
+                    cut: interval.games_cut,
                 },
                 hands: interval.hands,
                 messages_in: interval.messages_in,
@@ -357,6 +363,7 @@ impl Addable for SavedSessionInterval {
         self.games.started += other.games.started;
         self.games.completed += other.games.completed;
         self.games.aborted += other.games.aborted;
+        self.games.cut += other.games.cut;
         self.hands += other.hands;
         self.messages_in += other.messages_in;
         self.messages_out += other.messages_out;

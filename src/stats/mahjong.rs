@@ -167,6 +167,8 @@ pub struct MahjongRecorder {
     pub games_started: u64,
     pub games_completed: u64,
     pub games_aborted: u64,
+    /// Games still being played when the session ended (the `-d` limit, a signal).
+    pub games_cut: u64,
     /// Duration of completed games, µs.
     pub game_time: Histogram<u64>,
     /// Time between consecutive requests of one table, by the kind of step that opened it.
@@ -207,6 +209,7 @@ impl Default for MahjongRecorder {
             games_started: 0,
             games_completed: 0,
             games_aborted: 0,
+            games_cut: 0,
             game_time: new_histogram(),
             steps: BTreeMap::new(),
             draw_overshoot: new_histogram(),
@@ -264,6 +267,7 @@ impl MahjongRecorder {
         self.games_started += other.games_started;
         self.games_completed += other.games_completed;
         self.games_aborted += other.games_aborted;
+        self.games_cut += other.games_cut;
         let _ = self.game_time.add(&other.game_time);
         for (kind, h) in &other.steps {
             let _ = self.steps.entry(kind).or_insert_with(new_histogram).add(h);
@@ -392,6 +396,7 @@ impl MahjongRecorder {
             games_started: self.games_started.saturating_sub(earlier.games_started),
             games_completed: self.games_completed.saturating_sub(earlier.games_completed),
             games_aborted: self.games_aborted.saturating_sub(earlier.games_aborted),
+            games_cut: self.games_cut.saturating_sub(earlier.games_cut),
             game_time: less(&self.game_time, &earlier.game_time),
             steps,
             draw_overshoot: less(&self.draw_overshoot, &earlier.draw_overshoot),
@@ -429,6 +434,7 @@ impl MahjongRecorder {
             games_started: self.games_started,
             games_completed: self.games_completed,
             games_aborted: self.games_aborted,
+            games_cut: self.games_cut,
             hands: self.bots.values().map(|b| b.hands).sum(),
             messages_in: self.messages_in,
             messages_out: self.messages_out,

@@ -426,7 +426,9 @@ pub struct MahjongInterval {
     pub games_started: u64,
     pub games_completed: u64,
     pub games_aborted: u64,
-    /// Hands dealt, per player.
+    /// Games still being played when the session ended (the `-d` limit, a signal).
+    pub games_cut: u64,
+    /// Hands played, per player, in the interval each ended (or its player stopped).
     pub hands: u64,
     pub messages_in: u64,
     pub messages_out: u64,
@@ -449,6 +451,7 @@ impl MahjongInterval {
         self.games_started += other.games_started;
         self.games_completed += other.games_completed;
         self.games_aborted += other.games_aborted;
+        self.games_cut += other.games_cut;
         self.hands += other.hands;
         self.messages_in += other.messages_in;
         self.messages_out += other.messages_out;
@@ -466,6 +469,7 @@ pub struct MahjongTotals {
     pub games_started: u64,
     pub games_completed: u64,
     pub games_aborted: u64,
+    pub games_cut: u64,
     pub hands: u64,
     pub messages_in: u64,
     pub messages_out: u64,
@@ -482,6 +486,7 @@ impl Default for MahjongTotals {
             games_started: 0,
             games_completed: 0,
             games_aborted: 0,
+            games_cut: 0,
             hands: 0,
             messages_in: 0,
             messages_out: 0,
@@ -508,6 +513,7 @@ impl MahjongTotals {
             games_started: self.games_started - was.games_started,
             games_completed: self.games_completed - was.games_completed,
             games_aborted: self.games_aborted - was.games_aborted,
+            games_cut: self.games_cut - was.games_cut,
             hands: self.hands - was.hands,
             messages_in: self.messages_in - was.messages_in,
             messages_out: self.messages_out - was.messages_out,

@@ -60,12 +60,8 @@ impl Player {
             table: true,
         };
         let result = self.serve(until_end, None).await;
+        self.fold_play();
         let mut rec = self.ctx.recorder.borrow_mut();
-        let played = self.bot.take_stats();
-        rec.bots
-            .entry(self.ctx.plan.bot.as_str())
-            .or_default()
-            .merge(&played);
         match self.start_event_at {
             Some(at) => rec
                 .phase("started")
@@ -84,6 +80,10 @@ impl Player {
                     .games_completed
                     .fetch_add(1, Ordering::Relaxed);
             }
+            // Still being played when the session ended: cut, not aborted.
+            (Err(Interrupt::Shutdown), None) if self.owner && self.kaiju_at.is_some() => {
+                rec.games_cut += 1;
+            }
             (_, Some(false)) | (Err(_), _) if self.owner && self.kaiju_at.is_some() => {
                 rec.games_aborted += 1;
             }
@@ -93,6 +93,19 @@ impl Player {
         self.playing = false;
         self.table.clear_room();
         result
+    }
+
+    /// What the player did since the last fold (its hands, wins, calls), into the recorder: at
+    /// each hand's end, so that a hand counts in the interval it ended, and at the game's end.
+    fn fold_play(&mut self) {
+        let played = self.bot.take_stats();
+        self.ctx
+            .recorder
+            .borrow_mut()
+            .bots
+            .entry(self.ctx.plan.bot.as_str())
+            .or_default()
+            .merge(&played);
     }
 
     /// Answers a `GAME` message: a request gets its reply, now or after the think time.
@@ -110,6 +123,9 @@ impl Player {
         };
         if self.owner {
             self.time_step(reply.step, received);
+        }
+        if matches!(reply.step, StepKind::Hule | StepKind::Pingju) {
+            self.fold_play();
         }
         let frame = messages::game_reply(reply.seq, &reply.action);
         if reply.think {
@@ -149,8 +165,12 @@ impl Player {
             let think = self.ctx.plan.think.as_nanos() as u64;
             match kind {
                 StepKind::Zimo | StepKind::Gangzimo if think >= STEP_MINIMUM => {
-                    rec.draw_overshoot
-                        .saturating_record(clock::to_us(draw_overshoot(interval, think, said)));
+                    let over = clock::to_us(draw_overshoot(interval, think, said));
+                    rec.draw_overshoot.saturating_record(over);
+                    let live = &self.ctx.live;
+                    live.draw_over_think_max_us
+                        .fetch_max(over, Ordering::Relaxed);
+                    live.draws.fetch_add(1, Ordering::Relaxed);
                 }
                 StepKind::Qipai => {
                     rec.deal_overshoot

@@ -80,6 +80,9 @@ pub fn content(run: &LiveRun, m: &MahjongLive, laid: &mut Laid) -> PageContent {
     if sum.games_aborted > 0 {
         lines.push(format!("{} games aborted so far", sum.games_aborted));
     }
+    if sum.games_cut > 0 {
+        lines.push(format!("{} games cut at the end", sum.games_cut));
+    }
     PageContent {
         kind: if run.ended {
             "Mahjong session (ended)".to_string()

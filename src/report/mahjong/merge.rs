@@ -83,6 +83,7 @@ pub(super) fn merge(
     merged.games.started = sum(|s| s.games.started);
     merged.games.completed = sum(|s| s.games.completed);
     merged.games.aborted = sum(|s| s.games.aborted);
+    merged.games.cut = sum(|s| s.games.cut);
     merged.messages.received = sum(|s| s.messages.received);
     merged.messages.sent = sum(|s| s.messages.sent);
     merged.messages.bytes_in = sum(|s| s.messages.bytes_in);

@@ -187,6 +187,7 @@ fn rows(s: &SavedSession) -> Vec<Row> {
     rows.push(count("Games started".to_string(), games.started));
     rows.push(count("Games completed".to_string(), games.completed));
     rows.push(count("Games aborted".to_string(), games.aborted));
+    rows.push(count("Games cut at the end".to_string(), games.cut));
     // Every known step, present or not: a step only a later session saw (a drawn hand) then
     // sits among the steps, not after the server's rows.
     for kind in s.step_kinds() {

@@ -73,6 +73,13 @@ pub(super) fn page(s: &SavedSession) -> PageContent {
     if let Some(signal) = s.cut_by_signal() {
         lines.push(format!("Cut short by {signal} after {:.2}s", s.elapsed_s));
     }
+    if s.games.cut > 0 {
+        lines.push(format!(
+            "{} {}",
+            counted(s.games.cut, "game"),
+            s.games_cut_at()
+        ));
+    }
     for v in &s.objectives {
         let held = if v.held { "held" } else { "BROKE" };
         lines.push(format!(
@@ -195,6 +202,7 @@ pub(super) fn over_time(intervals: &[SavedSessionInterval]) -> Vec<PageChart> {
             Series::new("started", points(&|i| count(i.games.started))),
             Series::new("completed", points(&|i| count(i.games.completed))),
             Series::new("aborted", points(&|i| count(i.games.aborted))),
+            Series::new("cut at the end", points(&|i| count(i.games.cut))),
         ],
         per_shard: None,
     });
@@ -262,6 +270,7 @@ mod tests {
                     started: 1,
                     completed: 1,
                     aborted: 0,
+                    cut: 0,
                 },
                 hands: 32,
                 messages_in: 0,

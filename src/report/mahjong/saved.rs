@@ -201,7 +201,12 @@ pub struct SavedPhase {
 pub struct SavedGames {
     pub started: u64,
     pub completed: u64,
+    /// Games that ended early: the server aborted them, or their players' sockets closed.
     pub aborted: u64,
+    /// Games still being played when the session ended (the `-d` limit, a signal); absent in
+    /// files of older tsumos, which counted them as aborted.
+    #[serde(default)]
+    pub cut: u64,
     /// Duration of completed games, µs.
     pub duration: SavedHistogram,
 }
@@ -288,6 +293,7 @@ impl SavedSession {
                 started: rec.games_started,
                 completed: rec.games_completed,
                 aborted: rec.games_aborted,
+                cut: rec.games_cut,
                 duration: SavedHistogram::of(&rec.game_time),
             },
             steps,
@@ -330,6 +336,18 @@ impl SavedSession {
         // Judged on the saved measures, as a saved session is judged again.
         saved.objectives = slo::judge(&p.options.objectives, &saved);
         saved
+    }
+
+    /// What ended the games still being played: `cut at the -d limit`, `cut by SIGINT`, or
+    /// `cut at the end` (a capacity search's last step, a file that does not say).
+    pub fn games_cut_at(&self) -> String {
+        if self.timed_out {
+            "cut at the -d limit".to_string()
+        } else if self.interrupted {
+            format!("cut by {}", self.ended_by.as_deref().unwrap_or("a signal"))
+        } else {
+            "cut at the end".to_string()
+        }
     }
 
     /// Phase names in the order players go through them, then any others the file has.

@@ -93,6 +93,7 @@ fn phases(out: &mut String, s: &SavedSession, head: &Head) {
             "tables start when full"
         }
     );
+    let _ = writeln!(out, "{}", lag_line(s));
     let _ = writeln!(
         out,
         "  {:<10}{:>8}{:>8}{:>11}{:>11}{:>11}{:>11}",
@@ -109,6 +110,32 @@ fn phases(out: &mut String, s: &SavedSession, head: &Head) {
         }
     }
 }
+
+/// The headline: the lag a player at the table feels, how much later than its think time the
+/// next own draw came (the "draw over think" row, led with: the rows under it are mostly the
+/// server's own pace).
+pub(super) fn lag_line(s: &SavedSession) -> String {
+    const LEAD: &str = "  Lag a player feels (draw over think):";
+    let t = |us: u64| format_time_us(us as f64);
+    match s.draw_overshoot.sampled() {
+        Some(h) => format!(
+            "{LEAD} p50 {}, p99 {}, max {} over {}",
+            t(h.p50),
+            t(h.p99),
+            t(h.max),
+            counted(h.count, "draw")
+        ),
+        None if s.plan.think_s * 1e6 < STEP_MINIMUM_US => format!(
+            "{LEAD} not measured: --think under {} leaves the pace to the server's own step \
+             minimum",
+            plan_duration(STEP_MINIMUM_US)
+        ),
+        None => format!("{LEAD} no draw measured"),
+    }
+}
+
+/// The server's minimum time per step, µs: a draw is timed against a think time at least this.
+const STEP_MINIMUM_US: f64 = crate::mahjong::player::STEP_MINIMUM as f64 / 1e3;
 
 /// A setting's duration as it would be typed (`0`, `250us`, `40ms`, `1.5s`, `2m`, `1h`), not
 /// in a measurement's fixed-decimal units: `--think 1h` reads `1h`, not `60.00m`.
@@ -134,7 +161,7 @@ pub(super) fn plan_duration(us: f64) -> String {
 /// usage, and how the session ended.
 fn outcome(out: &mut String, s: &SavedSession) {
     let secs = s.elapsed_s.max(1e-9);
-    // A game's length is that of the completed ones; aborted games have none to report.
+    // A game's length is that of the completed ones; cut and aborted games have none to report.
     let game_length = match s.games.duration.sampled() {
         None => "no game completed".to_string(),
         Some(d) => format!(
@@ -143,9 +170,15 @@ fn outcome(out: &mut String, s: &SavedSession) {
             d.max as f64 / 1e6
         ),
     };
+    // Games still being played at the -d limit were cut, not aborted: a 2-minute run of
+    // 150-second games completes none, and nothing went wrong.
+    let cut = match s.games.cut {
+        0 => String::new(),
+        n => format!("{n} {}, ", s.games_cut_at()),
+    };
     let _ = writeln!(
         out,
-        "  Games: {} started, {} completed, {} aborted; {game_length}",
+        "  Games: {} started, {} completed, {cut}{} aborted; {game_length}",
         s.games.started, s.games.completed, s.games.aborted
     );
     for (kind, played) in &s.bots {
