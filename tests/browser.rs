@@ -443,6 +443,28 @@ fn a_capacity_searchs_page_plots_its_curve_in_a_browser() {
     for text in ["objective: p99&lt;100ms", "capacity: "] {
         assert!(page.dom.contains(text), "{text}:\n{}", page.dom);
     }
+    // The answer card carries its verdict and its range; the broken card is above it (never
+    // "Capacity 15,600" beside "Lowest broken 15,200").
+    let card = &page.dom[page
+        .dom
+        .find("data-figure=\"capacity\"")
+        .expect("the capacity card")..];
+    let card = &card[..card.find("</div></div>").expect("a closed card")];
+    assert!(card.contains("Capacity: "), "{card}");
+    if doc["capacity"]["limited_by"] == "server" {
+        assert!(
+            card.contains("Capacity: the server&#39;s limit")
+                || card.contains("Capacity: the server's limit"),
+            "{card}"
+        );
+    }
+    if let Some([low, high]) = doc["capacity"]["range"].as_array().map(|r| [&r[0], &r[1]]) {
+        let range = format!("range {}–{}", low, high);
+        assert!(card.contains(&range), "{range}: {card}");
+    }
+    if let Some(broke) = browser::figure_value(&page.dom, "data-figure=\"broke\"") {
+        assert!(broke > capacity, "broke {broke} beside capacity {capacity}");
+    }
 }
 
 /// The shards of one run given to `tsumo report`: the merged run's page, its figures as

@@ -35,37 +35,69 @@ fn limited_line(c: &crate::capacity::SavedCapacity) -> String {
     }
 }
 
+/// The answer's verdict, as its card names it: the server's limit, or why the answer is a
+/// floor or no answer.
+fn verdict_words(limited_by: &str) -> String {
+    match limited_by {
+        "server" => "the server's limit".to_string(),
+        "to" => "a floor: every step held up to --to".to_string(),
+        "generator" => "a floor: tsumo's own limit".to_string(),
+        "pool" => "a floor: tsumo's connections".to_string(),
+        "system" => "a floor: the machine's limit".to_string(),
+        "stopped" => "a floor: the search was stopped".to_string(),
+        "server-failed" => "the server failed".to_string(),
+        "noise" => "cannot tell".to_string(),
+        other => format!("limited by {other}"),
+    }
+}
+
+/// The answer card: the capacity with its range, named by its verdict (`Capacity: the server's
+/// limit` — `15,600 requests/sec, range 15,200–16,000`); and the lowest load that broke above
+/// it, so that no card reads as a contradiction (a load below the answer that broke on one
+/// trial and held on another is inside the range, not "broken" beside a higher capacity).
+fn answer_cards(c: &crate::capacity::SavedCapacity) -> [crate::report::result::Figure; 2] {
+    let unit = &c.unit;
+    let grouped = crate::capacity::grouped;
+    let mut shown = c.value.map_or("none held".to_string(), |v| {
+        // Only the server's limit is the capacity itself; any other is a floor.
+        let floor = if c.limited_by == "server" {
+            ""
+        } else {
+            "at least "
+        };
+        format!("{floor}{} {unit}", grouped(v))
+    });
+    if let Some([low, high]) = c.range {
+        shown.push_str(&format!(", range {}–{}", grouped(low), grouped(high)));
+    }
+    let capacity = figure(
+        "capacity",
+        &format!("Capacity: {}", verdict_words(&c.limited_by)),
+        shown,
+        c.value.map(|v| v as f64),
+    );
+    let above = |v: &&u64| c.value.is_none_or(|held| **v > held);
+    let broke = c.broke.iter().filter(above).min();
+    let name = match c.value {
+        Some(_) => "Lowest broken above it",
+        None => "Lowest broken",
+    };
+    let broke = figure(
+        "broke",
+        name,
+        broke.map_or("none".to_string(), |v| format!("{} {unit}", grouped(*v))),
+        broke.map(|v| *v as f64),
+    );
+    [capacity, broke]
+}
+
 /// A search's page: the capacity, what broke, the answer step's figures; the curve.
 pub(super) fn page<S: SearchStep>(search: &SavedSearch<S>) -> PageContent {
     let c = &search.capacity;
     let views = search.views();
     let step = answer_step(search, &views);
-    let unit = &c.unit;
     let (achieved_unit, measure) = (S::ACHIEVED_UNIT, S::MEASURE);
-    let mut figures = vec![
-        figure(
-            "capacity",
-            "Capacity",
-            c.value.map_or("none held".to_string(), |v| {
-                // Only the server's limit is the capacity itself; any other is a floor.
-                let floor = if c.limited_by == "server" {
-                    ""
-                } else {
-                    "at least "
-                };
-                format!("{floor}{} {unit}", crate::capacity::grouped(v))
-            }),
-            c.value.map(|v| v as f64),
-        ),
-        figure(
-            "broke",
-            "Lowest broken",
-            c.broke.iter().min().map_or("none".to_string(), |v| {
-                format!("{} {unit}", crate::capacity::grouped(*v))
-            }),
-            c.broke.iter().min().map(|v| *v as f64),
-        ),
-    ];
+    let mut figures = answer_cards(c).to_vec();
     if let Some(view) = step {
         let time = |id, name: &str, us: u64| {
             figure(
@@ -351,6 +383,49 @@ mod tests {
         };
         assert_eq!(measured[3].marker, Some(Shape::Hollow));
         assert_eq!(measured[3].points, [(1000.0, 9.0)]);
+    }
+
+    /// "Capacity 15,600" beside "Lowest broken 15,200" read as a contradiction: 15,200 broke on
+    /// one trial and held on another. The card carries the range and the verdict; the broken
+    /// card is the lowest load that broke above the answer.
+    #[test]
+    fn the_answer_card_carries_its_range_and_verdict_and_no_card_contradicts_it() {
+        let visits = [
+            (14_800, 2_000, "held"),
+            (15_200, 60_000, "broke"),
+            (15_200, 3_000, "held"),
+            (15_600, 4_000, "held"),
+            (16_000, 90_000, "broke"),
+        ];
+        let mut found = search(&visits, Some(15_600), "server");
+        found.capacity.range = Some([15_200, 16_000]);
+        let page = found.page();
+        let card = |id: &str| page.figures.iter().find(|f| f.id == id).unwrap();
+        let capacity = card("capacity");
+        assert_eq!(capacity.name, "Capacity: the server's limit");
+        assert_eq!(capacity.shown, "15,600 requests/sec, range 15,200–16,000");
+        assert_eq!(capacity.value, Some(15_600.0));
+        let broke = card("broke");
+        assert_eq!(broke.name, "Lowest broken above it");
+        assert_eq!(broke.shown, "16,000 requests/sec");
+        // A floor says so in its name and its number.
+        let floor = search(&visits, Some(15_600), "to").page();
+        let capacity = floor.figures.iter().find(|f| f.id == "capacity").unwrap();
+        assert_eq!(
+            capacity.name,
+            "Capacity: a floor: every step held up to --to"
+        );
+        assert!(
+            capacity.shown.starts_with("at least 15,600"),
+            "{capacity:?}"
+        );
+        // Nothing held: the lowest load that broke, as before.
+        let none = search(&visits[1..2], None, "server").page();
+        let broke = none.figures.iter().find(|f| f.id == "broke").unwrap();
+        assert_eq!(
+            (broke.name.as_str(), broke.value),
+            ("Lowest broken", Some(15_200.0))
+        );
     }
 
     #[test]
