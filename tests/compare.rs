@@ -132,7 +132,7 @@ fn compare_shows_rows_ratios_and_noise_sentences() {
         "Errors read",
         "Errors write",
         "Errors timeout",
-        "Errors status",
+        "Errors 4xx/5xx",
         "Connections opened",
         "TLS full handshakes",
         "TLS resumed handshakes",

@@ -627,7 +627,11 @@ end
         &server.url("/"),
         Duration::from_secs(90),
     );
-    assert_eq!(errors(&json, "status"), 0, "a 500 was credited: {json:#}");
+    assert_eq!(
+        errors(&json, "status_4xx_5xx"),
+        0,
+        "a 500 was credited: {json:#}"
+    );
     assert_eq!(requests(&json), 3, "{json:#}");
     assert_eq!(
         json_u64(&json, "counters.protocol.unsolicited_response"),

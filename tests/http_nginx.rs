@@ -983,7 +983,7 @@ fn timeline_intervals_add_up_to_the_run_and_the_hlog_reads_back() {
         completed += json_u64(interval, "completed");
         sent += json_u64(interval, "sent");
         bytes_read += json_u64(interval, "bytes_read");
-        errors += ["connect", "read", "write", "timeout", "status"]
+        errors += ["connect", "read", "write", "timeout", "status_4xx_5xx"]
             .iter()
             .map(|kind| json_u64(interval, &format!("errors.{kind}")))
             .sum::<u64>();

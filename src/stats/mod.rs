@@ -55,7 +55,9 @@ pub struct Errors {
     pub write: u64,
     /// no complete response within `--timeout`.
     pub timeout: u64,
-    /// responses with status > 399 (wrk's "Non-2xx or 3xx responses").
+    /// Responses with a status of 400 or above (wrk's "Non-2xx or 3xx responses"), saved as
+    /// `status_4xx_5xx`: `"status": 200` read like HTTP 200 (files of older tsumos still load).
+    #[serde(rename = "status_4xx_5xx", alias = "status")]
     pub status: u64,
     /// Responses that broke HTTP/1.1 (by kind in [`Counters::protocol`]). Each is *also* a
     /// `read` error, as wrk counts a response it cannot parse, so `Socket errors:` reads as
@@ -575,5 +577,12 @@ mod tests {
             "emfile":0,"eaddrnotavail":0}"#;
         let counters: Counters = serde_json::from_str(old).expect("old counters load");
         assert_eq!(counters.tls_failures, TlsFailures::default());
+        // `errors.status` was renamed `status_4xx_5xx`: an old file's count still loads.
+        let old = old.replace("\"status\":0", "\"status\":7");
+        let counters: Counters = serde_json::from_str(&old).expect("old counters load");
+        assert_eq!(counters.errors.status, 7);
+        let saved = serde_json::to_value(counters).expect("counters to JSON");
+        assert_eq!(saved["errors"]["status_4xx_5xx"], 7);
+        assert!(saved["errors"].get("status").is_none());
     }
 }

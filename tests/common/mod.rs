@@ -282,7 +282,7 @@ pub fn json_u64(doc: &serde_json::Value, path: &str) -> u64 {
 
 /// Errors of every kind in a `--json` document (`counters.errors.*`).
 pub fn json_errors_total(doc: &serde_json::Value) -> u64 {
-    ["connect", "read", "write", "timeout", "status"]
+    ["connect", "read", "write", "timeout", "status_4xx_5xx"]
         .iter()
         .map(|kind| json_u64(doc, &format!("counters.errors.{kind}")))
         .sum()

@@ -123,7 +123,7 @@ impl SearchStep for SavedRun {
     }
 }
 
-/// `0`, or each kind that happened: `status 12, timeout 3, unsent 40`.
+/// `0`, or each kind that happened: `4xx/5xx 12, timeout 3, unsent 40`.
 fn errors(run: &SavedRun) -> String {
     let e = &run.counters.errors;
     let kinds = [
@@ -131,7 +131,7 @@ fn errors(run: &SavedRun) -> String {
         ("read", e.read),
         ("write", e.write),
         ("timeout", e.timeout),
-        ("status", e.status),
+        ("4xx/5xx", e.status),
         ("protocol", e.protocol),
         ("unsent", run.counters.unsent.total()),
     ];

@@ -145,7 +145,7 @@ impl SavedResult for SavedRun {
             count("Errors read", e.read),
             count("Errors write", e.write),
             count("Errors timeout", e.timeout),
-            count("Errors status", e.status),
+            count("Errors 4xx/5xx", e.status),
             count("Connections opened", c.connections_opened),
             count("TLS full handshakes", c.tls_full_handshakes),
             count("TLS resumed handshakes", c.tls_resumed_handshakes),

@@ -514,7 +514,7 @@ mod tests {
         assert_eq!(v["elapsed_s"], 10.0);
         assert_eq!(v["interrupted"], true);
         assert_eq!(v["counters"]["errors"]["timeout"], 3);
-        assert_eq!(v["counters"]["errors"]["status"], 2);
+        assert_eq!(v["counters"]["errors"]["status_4xx_5xx"], 2);
         assert_eq!(v["requests_per_sec"], 500.0);
         assert_eq!(v["bytes_per_sec"], 100_000.0);
         assert_eq!(

@@ -162,7 +162,7 @@ fn http_lines_are_pinned() {
             let mut doc = shard_doc("r1", i, 4, t + i as u64 * 1_000_000);
             doc["requests_per_sec"] = json!(512.34);
             doc["counters"]["errors"]["read"] = json!(i);
-            doc["counters"]["errors"]["status"] = json!(7);
+            doc["counters"]["errors"]["status_4xx_5xx"] = json!(7);
             doc["send_lateness"]["p99"] = json!(1250);
             doc
         })
