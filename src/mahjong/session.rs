@@ -243,9 +243,9 @@ impl Mode for MahjongMode {
 }
 
 impl MahjongMode {
-    /// The progress line's lead: `draw over think 12.0ms (worst in 1s); ` — the lag a player
-    /// feels, the worst of the last second that had own draws (none while `--think` is under
-    /// the server's step minimum: the draws are not timed then).
+    /// The progress line's lead: `draw over think 12.0ms (worst of the last draws); ` — the lag
+    /// a player feels, the worst of the last second that had own draws (none while `--think` is
+    /// under the server's step minimum: the draws are not timed then).
     fn lag(&self, live: &[Arc<SessionLive>]) -> String {
         if (self.shared.plan.think.as_nanos() as u64) < super::player::STEP_MINIMUM {
             return String::new();
