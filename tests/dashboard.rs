@@ -18,6 +18,27 @@ use common::{free_port, json_f64, json_u64, read_json, run_tsumo, Signalled, Tem
 
 const LIMIT: Duration = Duration::from_secs(120);
 
+/// A capacity search of two short steps (200 and 400 requests/sec, 1 s each after 500 ms of
+/// warm-up), for the dashboard's view of a search; its target and outputs follow.
+const SHORT_SEARCH: [&str; 16] = [
+    "capacity",
+    "--slo",
+    "p99<500ms",
+    "--from",
+    "200",
+    "--to",
+    "400",
+    "--step",
+    "1s",
+    "--warmup",
+    "500ms",
+    "--pause",
+    "0s",
+    "-t1",
+    "-c4",
+    "--quiet",
+];
+
 /// The latency buckets' upper bounds, seconds, as `/metrics` has them.
 const BUCKETS_S: [f64; 17] = [
     0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0,
@@ -362,34 +383,17 @@ fn prometheus_scrapes_a_mahjong_sessions_games_and_a_searchs_steps() {
         run.assert_success();
     };
     let search = || {
-        let run = run_tsumo(
-            &[
-                "capacity",
-                "--slo",
-                "p99<500ms",
-                "--from",
-                "200",
-                "--to",
-                "400",
-                "--step",
-                "1s",
-                "--warmup",
-                "500ms",
-                "--pause",
-                "0s",
-                "-t1",
-                "-c4",
-                "--quiet",
-                "--dashboard",
-                &search_at,
-                "--dashboard-linger",
-                "3s",
-                "--json",
-                &search_json,
-                &nginx_url,
-            ],
-            LIMIT,
-        );
+        let mut args = SHORT_SEARCH.to_vec();
+        args.extend([
+            "--dashboard",
+            &search_at,
+            "--dashboard-linger",
+            "3s",
+            "--json",
+            &search_json,
+            &nginx_url,
+        ]);
+        let run = run_tsumo(&args, LIMIT);
         assert!(run.status.code().is_some(), "{}", run.stderr);
     };
     common::all_at_once(&[("session", &session), ("search", &search)]);
@@ -446,27 +450,9 @@ fn a_searchs_live_page_is_titled_as_the_search_and_its_step() {
     let nginx = Nginx::start();
     let port = free_port();
     let (at, url) = (format!("127.0.0.1:{port}"), nginx.http_url("/"));
-    let search = Signalled::spawn(&[
-        "capacity",
-        "--slo",
-        "p99<500ms",
-        "--from",
-        "200",
-        "--to",
-        "400",
-        "--step",
-        "2s",
-        "--warmup",
-        "500ms",
-        "--pause",
-        "0s",
-        "-t1",
-        "-c4",
-        "--quiet",
-        "--dashboard",
-        &at,
-        &url,
-    ]);
+    let mut args = SHORT_SEARCH.to_vec();
+    args.extend(["--dashboard", &at, &url]);
+    let search = Signalled::spawn(&args);
     wait_for_listener(port);
     let mut titles: Vec<String> = Vec::new();
     common::wait_for("a step on the live page", Duration::from_secs(60), || {
