@@ -20,6 +20,18 @@ pub fn fds_needed(connections: usize, threads: usize) -> u64 {
     connections as u64 + threads as u64 * 4 + 32
 }
 
+/// Makes the calling thread give way to the workers (the dashboard's, the remote-write
+/// pusher's): nice 10, and `SCHED_BATCH`, so its wake-ups never preempt a worker about to send.
+/// Its work is for people watching; the workers' sends are the measurement. Best effort.
+pub fn yield_to_workers() {
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: plain syscalls on the calling thread (0 and its own thread id), valid arguments.
+    unsafe {
+        let _ = libc::sched_setscheduler(0, libc::SCHED_BATCH, &param);
+        let _ = libc::setpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t, 10);
+    }
+}
+
 /// The OS's description of an I/O error, without Rust's `(os error N)` suffix, for one-line
 /// errors.
 pub fn io_reason(error: &std::io::Error) -> String {
