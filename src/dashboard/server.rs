@@ -6,6 +6,7 @@
 use std::convert::Infallible;
 use std::net::TcpListener;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http::{header, Method, Request, Response, StatusCode};
@@ -42,15 +43,15 @@ async fn accept(listener: tokio::net::TcpListener, live: Arc<Live>) {
     loop {
         let Ok((stream, _)) = listener.accept().await else {
             // Out of file descriptors (a run at the open-file limit), say: wait, do not spin.
-            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            tokio::time::sleep(Duration::from_millis(100)).await;
             continue;
         };
         let live = Arc::clone(&live);
         let views = Arc::clone(&views);
         tokio::spawn(async move {
             let service = service_fn(move |request| {
-                let answer = answer(&request, &live, &views);
-                async move { Ok::<_, Infallible>(answer) }
+                let (live, views) = (Arc::clone(&live), Arc::clone(&views));
+                async move { Ok::<_, Infallible>(answer(&request, &live, &views).await) }
             });
             let _ = hyper::server::conn::http1::Builder::new()
                 .serve_connection(TokioIo::new(stream), service)
@@ -59,7 +60,11 @@ async fn accept(listener: tokio::net::TcpListener, live: Arc<Live>) {
     }
 }
 
-fn answer(request: &Request<Incoming>, live: &Live, views: &view::Views) -> Response<Full<Bytes>> {
+async fn answer(
+    request: &Request<Incoming>,
+    live: &Live,
+    views: &view::Views,
+) -> Response<Full<Bytes>> {
     if request.method() != Method::GET && request.method() != Method::HEAD {
         return respond(
             StatusCode::METHOD_NOT_ALLOWED,
@@ -76,7 +81,7 @@ fn answer(request: &Request<Incoming>, live: &Live, views: &view::Views) -> Resp
                 .query()
                 .and_then(|q| q.split('&').find_map(|kv| kv.strip_prefix("since=")))
                 .and_then(|id| id.parse().ok());
-            let (mut response, id) = match views.fragment(live, since) {
+            let (mut response, id) = match fragment(live, views, since).await {
                 view::Fragment::Final => {
                     let mut response = respond(StatusCode::OK, HTML, Bytes::new());
                     response
@@ -104,6 +109,24 @@ fn answer(request: &Request<Incoming>, live: &Live, views: &view::Views) -> Resp
             "text/plain; charset=utf-8",
             Bytes::from_static(b"not found: the dashboard is at /, the metrics at /metrics\n"),
         ),
+    }
+}
+
+/// The longest `/live?since=ID` is held while the render is still the client's own.
+const HOLD: Duration = Duration::from_secs(1);
+
+/// `/live` to a client that has render `since`: held until there is a newer one, for up to
+/// [`HOLD`], so a client polling in a tight loop costs at most a few answers a second.
+async fn fragment(live: &Live, views: &view::Views, since: Option<u64>) -> view::Fragment {
+    let until = Instant::now() + HOLD;
+    loop {
+        match views.fragment(live, since) {
+            view::Fragment::Unchanged(_) if Instant::now() < until => {
+                let left = until.saturating_duration_since(Instant::now());
+                tokio::time::sleep(left.min(Duration::from_millis(100))).await;
+            }
+            answer => return answer,
+        }
     }
 }
 

@@ -2,8 +2,8 @@
 //! final page. A render is kept until the live state changed (an interval handed over), and
 //! for at least [`MIN_GAP`]: many browsers polling in a tight loop, or a reload, cost at most
 //! two renders a second, whatever `--interval` is. Each render has an id (the state's version
-//! it showed); a client that has it already (`/live?since=ID`) gets `204 No Content`, not the
-//! same fragment again.
+//! it showed); a client that has it already (`/live?since=ID`) is held until there is a newer
+//! one (`server`), or gets `204 No Content`: never the same fragment again.
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
