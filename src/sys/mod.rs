@@ -1,7 +1,9 @@
 //! The process's own limits: tsumo raises its open-file soft limit to the hard limit at start and
 //! refuses, before any traffic, a run whose connections cannot fit. Also the wall clock
 //! (`wallclock`: Unix time, RFC 3339, the NTP state) for runs started on one instant, and the
-//! one `clock_gettime` every clock of tsumo reads through (`wallclock::clock_ns`).
+//! one `clock_gettime` every clock of tsumo reads through (`wallclock::clock_ns`), output files
+//! checked and written whole (`output`), and how a thread that only serves people watching
+//! gives way to the workers ([`yield_to_workers`]).
 
 pub mod doctor;
 pub mod machine;
