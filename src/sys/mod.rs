@@ -81,3 +81,27 @@ pub fn check_open_files(connections: usize, threads: usize) -> Result<(), Error>
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_thread_that_yields_to_the_workers_is_batch_and_nice_10() {
+        let (policy, nice) = std::thread::spawn(|| {
+            super::yield_to_workers();
+            // SAFETY: plain syscalls on the calling thread.
+            unsafe {
+                (
+                    libc::sched_getscheduler(0),
+                    libc::getpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t),
+                )
+            }
+        })
+        .join()
+        .unwrap();
+        assert_eq!(policy, libc::SCHED_BATCH);
+        assert_eq!(nice, 10);
+        // The caller's own thread is left as it was.
+        // SAFETY: a plain syscall on the calling thread.
+        assert_ne!(unsafe { libc::sched_getscheduler(0) }, libc::SCHED_BATCH);
+    }
+}
