@@ -1,6 +1,6 @@
 //! The live page of `--dashboard`: the page of [`page`](super::page), laid out the same way
 //! (the answer so far first, then the charts), around a fragment the page fetches again from
-//! `/live` once a second and swaps in. It fetches nothing else, and nothing from outside the
+//! `/live` once a second (`?since=` the render it has) and swaps in when it is a new one. It fetches nothing else, and nothing from outside the
 //! machine: relative URLs only. When the command made its final page, `/live` says so
 //! (`x-tsumo-final`) and the page loads `/`, which is then that page.
 
