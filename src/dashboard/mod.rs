@@ -3,16 +3,19 @@
 //! hyper's HTTP/1.1 server), off the workers' threads:
 //!
 //! - `/`: while the command runs, the live page: the answer so far, then the report's charts
-//!   growing interval by interval (`view`); it fetches `/live` once a second and swaps it in,
-//!   and nothing from outside the machine. Once the command made its final page (the same as
-//!   `--html`'s), `/` is that page, and the live page loads it.
+//!   growing interval by interval (`view`); it fetches `/live` once a second, saying which
+//!   render it has (`?since=`: held until a newer one, never sent it again), swaps a new one in,
+//!   and fetches nothing from outside the machine. A render is made at most twice a second.
+//!   Once the command made its final page (the same as `--html`'s), `/` is that page, and the
+//!   live page loads it.
 //! - `/metrics`: OpenMetrics text (`metrics`), for a Prometheus that scrapes tsumo.
 //! - `--prometheus-rw URL` (with or without the listener): the same series pushed with
 //!   Prometheus remote write once a second and at the end (`remote_write`).
 //!
 //! Both are made from [`crate::stats::live`]: the intervals the workers closed, the same ones
 //! the report's timeline is made of. When the command ends, tsumo exits as before, or after
-//! `--dashboard-linger`.
+//! `--dashboard-linger`. The listener's and the pusher's threads give way to the workers
+//! (`sys::yield_to_workers`).
 
 mod metrics;
 mod remote_write;

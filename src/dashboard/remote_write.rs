@@ -4,11 +4,13 @@
 //! series are read back from the OpenMetrics text `/metrics` serves, so both carry the same
 //! names, labels and values; each gets `job="tsumo"`, as a scrape would.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
+use tokio::sync::Notify;
+
+use crate::engine::signals;
 use crate::net::http1::oneshot;
 use crate::net::stream::Endpoint;
 use crate::plan::Target;
@@ -16,8 +18,14 @@ use crate::stats::live::Live;
 
 /// How often the series are pushed.
 const EVERY: Duration = Duration::from_secs(1);
-/// The longest a push may take.
+/// The longest a push during the command may take.
 const PUSH_TIMEOUT: Duration = Duration::from_secs(5);
+/// The longest the last push may hold the exit: a receiver that accepts and never answers
+/// costs this, not a push's timeout twice over.
+const LAST_PUSH: Duration = Duration::from_secs(2);
+/// A signal during the last push (a second one, or one caught since the command ended) cuts
+/// the wait to this, as every wait of the exit after a second signal (docs/wrk2.md).
+const AFTER_SIGNAL: Duration = Duration::from_secs(1);
 
 #[derive(Clone, PartialEq, prost::Message)]
 struct WriteRequest {
@@ -58,7 +66,8 @@ struct Failures {
 
 /// The pusher thread.
 pub(super) struct Pusher {
-    stop: Arc<AtomicBool>,
+    /// Told once: the command ended, push the last figures and end.
+    stop: Arc<Notify>,
     thread: Option<JoinHandle<()>>,
     failures: Arc<Mutex<Failures>>,
     url: String,
@@ -67,7 +76,7 @@ pub(super) struct Pusher {
 impl Pusher {
     /// Starts pushing to `target` (reached at `endpoint`) once a second.
     pub fn start(live: Arc<Live>, target: &Target, endpoint: Endpoint) -> Result<Pusher, String> {
-        let stop = Arc::new(AtomicBool::new(false));
+        let stop = Arc::new(Notify::new());
         let failures = Arc::new(Mutex::new(Failures::default()));
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -76,26 +85,33 @@ impl Pusher {
         let head = request_head(target);
         let thread = {
             let (stop, failures) = (Arc::clone(&stop), Arc::clone(&failures));
+            let failed = move |e: String| {
+                let mut f = failures.lock().unwrap_or_else(|e| e.into_inner());
+                f.count += 1;
+                f.last = Some(e);
+            };
             std::thread::Builder::new()
                 .name("tsumo-remote-write".to_string())
                 .spawn(move || {
+                    crate::sys::yield_to_workers();
                     runtime.block_on(async move {
                         loop {
-                            let last = stop.load(Ordering::SeqCst);
-                            if let Err(e) = push(&live, &head, &endpoint).await {
-                                let mut f = failures.lock().unwrap_or_else(|e| e.into_inner());
-                                f.count += 1;
-                                f.last = Some(e);
+                            // A push under way when the command ends is dropped: the last
+                            // one, with the final figures, follows at once.
+                            let pushed = tokio::select! {
+                                pushed = push(&live, &head, &endpoint, PUSH_TIMEOUT) => pushed,
+                                () = stop.notified() => break,
+                            };
+                            if let Err(e) = pushed {
+                                failed(e);
                             }
-                            if last {
-                                return;
+                            tokio::select! {
+                                () = tokio::time::sleep(EVERY) => {}
+                                () = stop.notified() => break,
                             }
-                            // Woken early by the stop, for the last push.
-                            let mut waited = Duration::ZERO;
-                            while waited < EVERY && !stop.load(Ordering::SeqCst) {
-                                tokio::time::sleep(Duration::from_millis(50)).await;
-                                waited += Duration::from_millis(50);
-                            }
+                        }
+                        if let Err(e) = push(&live, &head, &endpoint, LAST_PUSH).await {
+                            failed(e);
                         }
                     })
                 })
@@ -109,12 +125,38 @@ impl Pusher {
         })
     }
 
-    /// Pushes a last time (the command's final figures) and stops; a line on stderr if pushes
-    /// failed.
+    /// Pushes a last time (the command's final figures) and stops, within [`LAST_PUSH`], or
+    /// [`AFTER_SIGNAL`] after a signal that asks to leave; a line on stderr if pushes failed.
     pub fn finish(mut self) {
-        self.stop.store(true, Ordering::SeqCst);
+        let caught_before = signals::caught_count();
+        self.stop.notify_one();
+        let began = Instant::now();
+        let mut deadline = began + LAST_PUSH + Duration::from_millis(100);
+        let mut cut = false;
         if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
+            loop {
+                if thread.is_finished() {
+                    let _ = thread.join();
+                    break;
+                }
+                let caught = signals::caught_count();
+                if !cut && (caught >= 2 || caught > caught_before) {
+                    cut = true;
+                    deadline = deadline.min(Instant::now() + AFTER_SIGNAL);
+                }
+                if Instant::now() >= deadline {
+                    // Left to end with the process: nothing waits for it.
+                    let mut f = self.failures.lock().unwrap_or_else(|e| e.into_inner());
+                    f.count += 1;
+                    f.last = Some(if cut {
+                        "cut short by a signal".to_string()
+                    } else {
+                        "no response in time".to_string()
+                    });
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
         }
         let f = self.failures.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(last) = &f.last {
@@ -142,7 +184,12 @@ fn request_head(target: &Target) -> String {
     )
 }
 
-async fn push(live: &Live, head: &str, endpoint: &Endpoint) -> Result<(), String> {
+async fn push(
+    live: &Live,
+    head: &str,
+    endpoint: &Endpoint,
+    timeout: Duration,
+) -> Result<(), String> {
     let text = super::metrics::render(&live.lock());
     let now_ms = (crate::sys::wallclock::unix_now_ns() / 1_000_000) as i64;
     let request = WriteRequest {
@@ -156,7 +203,7 @@ async fn push(live: &Live, head: &str, endpoint: &Endpoint) -> Result<(), String
         .map_err(|e| e.to_string())?;
     let mut bytes = format!("{head}Content-Length: {}\r\n\r\n", body.len()).into_bytes();
     bytes.extend_from_slice(&body);
-    let response = oneshot::send(endpoint, &bytes, PUSH_TIMEOUT)
+    let response = oneshot::send(endpoint, &bytes, timeout)
         .await
         .map_err(|e| e.to_string())?;
     if (200..300).contains(&response.status) {

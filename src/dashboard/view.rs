@@ -1,21 +1,49 @@
 //! What `/` and `/live` show: the current run's live page, or once the command made it, the
-//! final page. A render is kept until the live state changes (an interval handed over): many
-//! browsers, or a reload, cost one render per interval.
+//! final page. A render is kept until the live state changed (an interval handed over), and
+//! for at least [`MIN_GAP`]: many browsers polling in a tight loop, or a reload, cost at most
+//! two renders a second, whatever `--interval` is. Each render has an id (the state's version
+//! it showed); a client that has it already (`/live?since=ID`) is held until there is a newer
+//! one (`server`), or gets `204 No Content`: never the same fragment again.
 
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
 
 use crate::report;
 use crate::report::tools::live::{document_around, fragment, waiting};
 use crate::stats::live::{Live, LiveData, State};
 
-/// The last render, by the state's version, and the current run's intervals laid out so far.
+/// The least time between two renders: the page polls once a second.
+const MIN_GAP: Duration = Duration::from_millis(500);
+
+/// The last render, and the current run's intervals laid out so far.
 #[derive(Debug, Default)]
 pub(super) struct Views {
-    last: Mutex<Option<(u64, String)>>,
+    last: Mutex<Option<Render>>,
     laid: Mutex<Laid>,
+    metrics: Mutex<Option<(u64, Bytes)>>,
 }
 
-/// The shown run's intervals laid out as saved, by the places in the process of the runs it
+/// A fragment rendered: the state's version it showed (its id) and when it was made.
+#[derive(Debug, Clone)]
+struct Render {
+    id: u64,
+    made: Instant,
+    text: Bytes,
+}
+
+/// What `/live` answers.
+pub(super) enum Fragment {
+    /// The command made its final page: load `/`.
+    Final,
+    /// The client has this render already (its id).
+    Unchanged(u64),
+    /// A render the client has not seen, and its id.
+    New(u64, Bytes),
+}
+
+/// The current run's intervals laid out as saved, by the places in the process of the runs it
 /// is made of.
 #[derive(Debug, Default)]
 struct Laid {
@@ -26,31 +54,59 @@ struct Laid {
 
 impl Views {
     /// `/`: the final page once there is one, else the live page around the current fragment.
-    pub fn page(&self, live: &Live) -> String {
+    pub fn page(&self, live: &Live) -> Bytes {
         if let Some(page) = live.lock().final_page.clone() {
-            return page;
+            return Bytes::from(page);
         }
-        let (fragment, _) = self.fragment(live);
-        document_around("live", &fragment)
+        let render = self.render(live);
+        let text = String::from_utf8_lossy(&render.text);
+        Bytes::from(document_around("live", &text, render.id))
     }
 
-    /// `/live`: the current fragment, and whether the final page is there to load instead.
-    pub fn fragment(&self, live: &Live) -> (String, bool) {
-        let state = live.lock();
-        if state.final_page.is_some() {
-            return (String::new(), true);
+    /// `/live`, to a client that has render `since` already (when it says so).
+    pub fn fragment(&self, live: &Live, since: Option<u64>) -> Fragment {
+        if live.lock().final_page.is_some() {
+            return Fragment::Final;
         }
-        let version = state.version;
+        let render = self.render(live);
+        if since == Some(render.id) {
+            Fragment::Unchanged(render.id)
+        } else {
+            Fragment::New(render.id, render.text)
+        }
+    }
+
+    /// `/metrics`: made again only when the live state changed.
+    pub fn metrics(&self, live: &Live) -> Bytes {
+        let state = live.lock();
+        let mut last = self.metrics.lock().unwrap_or_else(|e| e.into_inner());
+        match last.as_ref() {
+            Some((version, text)) if *version == state.version => text.clone(),
+            _ => {
+                let text = Bytes::from(super::metrics::render(&state));
+                *last = Some((state.version, text.clone()));
+                text
+            }
+        }
+    }
+
+    /// The last render, or a new one when the state changed since and it is old enough.
+    fn render(&self, live: &Live) -> Render {
+        let state = live.lock();
         let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((at, text)) = last.as_ref() {
-            if *at == version {
-                return (text.clone(), false);
+        if let Some(kept) = last.as_ref() {
+            if kept.id == state.version || kept.made.elapsed() < MIN_GAP {
+                return kept.clone();
             }
         }
         let mut laid = self.laid.lock().unwrap_or_else(|e| e.into_inner());
-        let text = render(&state, &mut laid);
-        *last = Some((version, text.clone()));
-        (text, false)
+        let made = Render {
+            id: state.version,
+            made: Instant::now(),
+            text: Bytes::from(render(&state, &mut laid)),
+        };
+        *last = Some(made.clone());
+        made
     }
 }
 

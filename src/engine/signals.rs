@@ -138,6 +138,15 @@ pub fn since(mark: usize) -> Option<&'static str> {
     CAUGHT.get()?.as_ref().ok()?.since(mark)
 }
 
+/// How many signals the process caught so far (none before anything asked to catch them): a
+/// wait of the exit that sees a second one cuts itself short.
+pub fn caught_count() -> usize {
+    match CAUGHT.get() {
+        Some(Ok(caught)) => caught.count(),
+        _ => 0,
+    }
+}
+
 /// One run's reader of the process's signals. Dropped, it marks what it read as answered, so
 /// the next run starts after it.
 pub struct Signals {

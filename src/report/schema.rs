@@ -152,7 +152,7 @@ pub fn write_value<T: Serialize>(document: &T, out: &JsonOut) -> Result<(), Erro
                 .write_all(text.as_bytes())
                 .and_then(|()| stdout.flush())
         }
-        JsonOut::File(file) => std::fs::write(file, text.as_bytes()),
+        JsonOut::File(file) => crate::sys::output::write_whole(file, text.as_bytes()),
     };
     written.map_err(|e| error(e.to_string()))
 }

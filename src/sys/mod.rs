@@ -1,7 +1,9 @@
 //! The process's own limits: tsumo raises its open-file soft limit to the hard limit at start and
 //! refuses, before any traffic, a run whose connections cannot fit. Also the wall clock
 //! (`wallclock`: Unix time, RFC 3339, the NTP state) for runs started on one instant, and the
-//! one `clock_gettime` every clock of tsumo reads through (`wallclock::clock_ns`).
+//! one `clock_gettime` every clock of tsumo reads through (`wallclock::clock_ns`), output files
+//! checked and written whole (`output`), and how a thread that only serves people watching
+//! gives way to the workers ([`yield_to_workers`]).
 
 pub mod doctor;
 pub mod machine;
@@ -18,6 +20,18 @@ use crate::error::Error;
 /// wakeup fds, and some headroom for scripts and output files.
 pub fn fds_needed(connections: usize, threads: usize) -> u64 {
     connections as u64 + threads as u64 * 4 + 32
+}
+
+/// Makes the calling thread give way to the workers (the dashboard's, the remote-write
+/// pusher's): nice 10, and `SCHED_BATCH`, so its wake-ups never preempt a worker about to send.
+/// Its work is for people watching; the workers' sends are the measurement. Best effort.
+pub fn yield_to_workers() {
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: plain syscalls on the calling thread (0 and its own thread id), valid arguments.
+    unsafe {
+        let _ = libc::sched_setscheduler(0, libc::SCHED_BATCH, &param);
+        let _ = libc::setpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t, 10);
+    }
 }
 
 /// The OS's description of an I/O error, without Rust's `(os error N)` suffix, for one-line
@@ -66,4 +80,28 @@ pub fn check_open_files(connections: usize, threads: usize) -> Result<(), Error>
         )));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_thread_that_yields_to_the_workers_is_batch_and_nice_10() {
+        let (policy, nice) = std::thread::spawn(|| {
+            super::yield_to_workers();
+            // SAFETY: plain syscalls on the calling thread.
+            unsafe {
+                (
+                    libc::sched_getscheduler(0),
+                    libc::getpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t),
+                )
+            }
+        })
+        .join()
+        .unwrap();
+        assert_eq!(policy, libc::SCHED_BATCH);
+        assert_eq!(nice, 10);
+        // The caller's own thread is left as it was.
+        // SAFETY: a plain syscall on the calling thread.
+        assert_ne!(unsafe { libc::sched_getscheduler(0) }, libc::SCHED_BATCH);
+    }
 }

@@ -139,6 +139,15 @@ pub(super) fn draw(
                 .iter()
                 .map(|p| (x.to_plot(p.0), y.to_plot(p.1)))
                 .collect();
+            // More points than pixels across (a long run of short intervals): drawn alike from
+            // fewer, so a page's size stops growing with the run.
+            let points = if s.joined && s.marker.is_none() && points.len() > WIDTH as usize {
+                let pixels: Vec<(i32, i32)> =
+                    points.iter().map(|p| chart.backend_coord(p)).collect();
+                thinned(&points, &pixels)
+            } else {
+                points
+            };
             let drawn = if s.joined && !points.is_empty() {
                 chart.draw_series(LineSeries::new(
                     points.clone(),
@@ -193,6 +202,27 @@ pub(super) fn draw(
         root.present().map_err(failed)?;
     }
     Ok(svg)
+}
+
+/// A line's points as it is drawn (`pixels`: where each lands): in each run of points on one
+/// pixel column, the lowest and the highest, in their order. At most two points a column,
+/// whatever the number of points; every spike stays.
+fn thinned(points: &[(f64, f64)], pixels: &[(i32, i32)]) -> Vec<(f64, f64)> {
+    let mut kept = Vec::new();
+    let mut start = 0;
+    while start < points.len() {
+        let column = pixels[start].0;
+        let end = start + pixels[start..].iter().take_while(|p| p.0 == column).count();
+        let run = start..end;
+        let low = run.clone().min_by_key(|&k| pixels[k].1).unwrap_or(start);
+        let high = run.max_by_key(|&k| pixels[k].1).unwrap_or(start);
+        kept.push(points[low.min(high)]);
+        if pixels[low].1 != pixels[high].1 {
+            kept.push(points[low.max(high)]);
+        }
+        start = end;
+    }
+    kept
 }
 
 /// The legend, `columns` wide, from `origin` in `area`'s pixels: a line per entry (its swatch,

@@ -141,6 +141,43 @@ fn latency_by_percentile_draws_one_line_per_curve_with_its_points() {
     }
 }
 
+/// A run of 10 ms intervals over minutes: a line of far more points than pixels across is
+/// drawn from at most two a column, its spike kept.
+#[test]
+fn a_line_of_more_points_than_pixels_is_drawn_from_two_a_column() {
+    let many: Vec<(f64, f64)> = (1..=30_000)
+        .map(|k| {
+            let s = f64::from(k) / 100.0;
+            (
+                s,
+                if k == 12_345 {
+                    90.0
+                } else {
+                    1.0 + (s * 7.0).sin().abs()
+                },
+            )
+        })
+        .collect();
+    let series = [Series::new("p99", many)];
+    let svg = over_time(&titles("Latency over time"), "Latency (ms)", &series).unwrap();
+    let points = polylines(&svg)[0];
+    assert!(points <= 2 * WIDTH as usize, "{points} points");
+    assert!(points > WIDTH as usize / 2, "{points} points");
+    // The spike: the highest point drawn is at the top of the frame's range.
+    let doc = roxmltree::Document::parse(&svg).unwrap();
+    let line = doc
+        .descendants()
+        .find(|n| n.has_tag_name("polyline"))
+        .and_then(|n| n.attribute("points"))
+        .unwrap_or("");
+    let top = line
+        .split_whitespace()
+        .filter_map(|p| p.split_once(',')?.1.parse::<i32>().ok())
+        .min()
+        .unwrap_or(i32::MAX);
+    assert!(top < 100, "the spike is gone: highest point at y={top}");
+}
+
 #[test]
 fn over_time_draws_each_named_series_against_seconds() {
     let seconds = |f: fn(f64) -> f64| (1..=6).map(|s| (f64::from(s), f(f64::from(s)))).collect();

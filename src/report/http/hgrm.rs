@@ -73,7 +73,7 @@ pub fn render_hgrm(h: &Histogram<u64>) -> String {
 
 /// Writes [`render_hgrm`] of `h` to `path`.
 pub fn write_hgrm(h: &Histogram<u64>, path: &Path) -> Result<(), Error> {
-    std::fs::write(path, render_hgrm(h)).map_err(|e| Error::Write {
+    crate::sys::output::write_whole(path, render_hgrm(h).as_bytes()).map_err(|e| Error::Write {
         path: path.display().to_string(),
         reason: e.to_string(),
     })

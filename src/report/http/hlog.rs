@@ -65,7 +65,7 @@ pub fn write_hlog(timeline: &RunTimeline, elapsed: Duration, path: &Path) -> Res
         reason,
     };
     let log = render_hlog(timeline, elapsed).map_err(error)?;
-    std::fs::write(path, log).map_err(|e| error(e.to_string()))
+    crate::sys::output::write_whole(path, &log).map_err(|e| error(e.to_string()))
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! The live page of `--dashboard`: the page of [`page`](super::page), laid out the same way
 //! (the answer so far first, then the charts), around a fragment the page fetches again from
-//! `/live` once a second and swaps in. It fetches nothing else, and nothing from outside the
+//! `/live` once a second (`?since=` the render it has) and swaps in when it is a new one. It fetches nothing else, and nothing from outside the
 //! machine: relative URLs only. When the command made its final page, `/live` says so
 //! (`x-tsumo-final`) and the page loads `/`, which is then that page.
 
@@ -56,24 +56,30 @@ pub fn waiting() -> String {
     header("Waiting", "for the run to start")
 }
 
-/// The live page: `fragment` inside, and the script that fetches it again each second.
-pub fn document_around(title: &str, fragment: &str) -> String {
+/// The live page: `fragment` (render `render`) inside, and the script that fetches it again
+/// each second.
+pub fn document_around(title: &str, fragment: &str, render: u64) -> String {
     let body = format!(
-        "<div id=\"live\" data-polls=\"0\">\n{fragment}</div>\n<script>{SCRIPT}</script>\n"
+        "<div id=\"live\" data-polls=\"0\" data-render=\"{render}\">\n{fragment}</div>\n\
+         <script>{SCRIPT}</script>\n"
     );
     document(title, &body)
 }
 
-/// Fetches `/live` each second and swaps it in; loads `/` once the final page is there.
+/// Fetches `/live` each second, saying which render it shows (`since`), and swaps in a new one
+/// (a `204` is nothing new); loads `/` once the final page is there.
 const SCRIPT: &str = "\
 (function(){\
 var live=document.getElementById('live');\
+var seen=live.getAttribute('data-render');\
 function poll(){\
-fetch('live',{cache:'no-store'}).then(function(r){\
+fetch(seen?'live?since='+seen:'live',{cache:'no-store'}).then(function(r){\
 if(r.headers.get('x-tsumo-final')==='1'){location.reload();return null;}\
+if(r.status===204)return undefined;\
+seen=r.headers.get('x-tsumo-render');\
 return r.text();}).then(function(html){\
 if(html===null)return;\
-live.innerHTML=html;\
+if(html!==undefined)live.innerHTML=html;\
 live.setAttribute('data-polls',String(Number(live.getAttribute('data-polls'))+1));\
 setTimeout(poll,1000);\
 }).catch(function(){setTimeout(poll,2000);});}\

@@ -51,7 +51,7 @@ pub fn render_files(runs: &[LoadedRun]) -> Result<String, Error> {
 
 /// Writes the page; `flag` names the option in the error.
 pub fn write(html: &str, path: &Path, flag: &str) -> Result<(), Error> {
-    std::fs::write(path, html).map_err(|e| Error::Write {
+    crate::sys::output::write_whole(path, html.as_bytes()).map_err(|e| Error::Write {
         path: format!("{flag} {}", path.display()),
         reason: e.to_string(),
     })

@@ -137,7 +137,7 @@ pub fn run(options: &PlotOptions) -> Result<(), Error> {
             .write_all(svg.as_bytes())
             .and_then(|()| stdout.flush())
     } else {
-        std::fs::write(&options.output, svg)
+        crate::sys::output::write_whole(&options.output, svg.as_bytes())
     };
     written.map_err(|e| Error::Write {
         path,
