@@ -67,6 +67,11 @@ pub trait SavedResult: std::fmt::Debug {
     fn interval_ns(&self) -> Option<u64> {
         None
     }
+    /// Where its latencies' receive times come from (`kernel`, `user`): a comparison does not
+    /// judge the latency of runs timed differently. `None`: the mode times every run alike.
+    fn receive_stamps(&self) -> Option<&'static str> {
+        None
+    }
     /// The signal that cut the run short, if one did.
     fn cut_by_signal(&self) -> Option<String>;
     /// The error that stopped the run before its plan ended, in words (a script error).

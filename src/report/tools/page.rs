@@ -613,10 +613,11 @@ mod tests {
             fixture("http-proxied-v1.json"),
         ];
         let html = render_files(&runs).unwrap();
-        let verdict = html.find("<p class=\"verdict\" id=\"verdict\">proxied is ");
+        // One run a label: no difference is called a verdict, and the page says why.
+        let verdict =
+            html.find("<p class=\"verdict\" id=\"verdict\">No verdict: one run of a label ");
         assert!(verdict.is_some(), "{html}");
         assert!(verdict < html.find("id=\"answer\""));
-        assert!(html.contains("(one run per label: run-to-run noise not measured)."));
         // Each run's p50 in the unit of the column's smallest.
         let shown = compare::figures_in_one_unit(&runs.map(|r| r.result().page()));
         let p50 = shown[0].iter().position(|s| s.ends_with('s')).unwrap();

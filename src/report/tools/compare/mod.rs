@@ -167,8 +167,8 @@ pub fn render(all: &[LoadedRun]) -> Result<String, Error> {
         let _ = writeln!(out, "  {name}{}  ({})", g.label, sources.join(", "));
     }
     out.push_str(&ended_early);
-    if let Some(sentence) = verdict::verdict(runs, &per_run, &groups) {
-        let _ = writeln!(out, "\nVerdict: {sentence}");
+    if let Some(line) = verdict::verdict(runs, &per_run, &groups) {
+        let _ = writeln!(out, "\n{line}");
     }
     let _ = writeln!(out);
 
@@ -247,33 +247,33 @@ pub fn render(all: &[LoadedRun]) -> Result<String, Error> {
         }
     }
 
-    if groups.len() > 1 && repeated {
+    // With one run of a label the opening line said that no difference is a verdict.
+    if groups.len() > 1 && groups.iter().all(|g| g.runs.len() > 1) {
         let _ = writeln!(out);
         for (row_name, metric) in runs[0].result().key_metrics() {
-            if !names.iter().any(|(n, _)| n == row_name) {
+            let Some((_, unit)) = names.iter().find(|(n, _)| n == row_name) else {
                 continue;
-            }
+            };
             let first = values_of(row_name, &per_run, &groups[0]);
             for g in groups.iter().skip(1) {
                 let values = values_of(row_name, &per_run, g);
                 if first.is_empty() || values.is_empty() {
                     continue;
                 }
-                let sentence = noise_sentence(metric, (&groups[0], &first), (g, &values));
+                let sentence = match verdict::timed_apart(&groups[0], g) {
+                    Some(why) if *unit == Unit::Time => {
+                        format!("{metric}: not comparable: {why}")
+                    }
+                    _ => noise_sentence(metric, (&groups[0], &first), (g, &values)),
+                };
                 let _ = writeln!(out, "{sentence}");
             }
         }
-    } else if groups.len() > 1 {
-        let _ = writeln!(
-            out,
-            "\nOne run per label: run each several times (same --label) to tell a difference \
-             from run-to-run noise."
-        );
     }
     Ok(out)
 }
 
-/// The sentence a comparison opens with (see `verdict`), for the page; `None` for one label.
+/// The line a comparison opens with (see `verdict`), for the page; `None` for one label.
 pub fn verdict_of(all: &[LoadedRun]) -> Option<String> {
     let runs: Vec<LoadedRun> = all
         .iter()
@@ -284,9 +284,13 @@ pub fn verdict_of(all: &[LoadedRun]) -> Option<String> {
     verdict::verdict(&runs, &per_run, &groups(&runs))
 }
 
-/// `tsumo compare FILE…`: prints the table; a bad input is the error (main prints it, exit 2).
+/// `tsumo compare FILE…`: prints the table; a bad input (one run given twice, too) is the error
+/// (main prints it, exit 2).
 pub fn run(options: &CompareOptions) -> Result<(), Error> {
-    let table = render(&load_all(&options.files)?)?;
+    let runs = load_all(&options.files)?;
+    // One run given twice would count twice in its label's mean, and "vary 0 %".
+    crate::report::tools::merge::refuse_duplicates(&runs, "compare")?;
+    let table = render(&runs)?;
     print!("{table}");
     Ok(())
 }
