@@ -317,6 +317,9 @@ pub struct Row {
     pub name: String,
     pub value: Option<f64>,
     pub unit: Unit,
+    /// The value is a floor (a search that ended before the server's limit: "at least"): no
+    /// ratio is taken against it, nor of it.
+    pub floor: bool,
 }
 
 pub fn row(name: impl Into<String>, value: Option<f64>, unit: Unit) -> Row {
@@ -324,6 +327,15 @@ pub fn row(name: impl Into<String>, value: Option<f64>, unit: Unit) -> Row {
         name: name.into(),
         value,
         unit,
+        floor: false,
+    }
+}
+
+impl Row {
+    /// The row's value as a floor when `floor`.
+    pub fn floor_if(mut self, floor: bool) -> Row {
+        self.floor = floor;
+        self
     }
 }
 

@@ -260,15 +260,22 @@ pub struct Answer {
 /// A capacity search: `measured` (a measure against offered load: a line, and each trial
 /// marked by its outcome), the objectives across, the answer marked. x linear from 0; y linear
 /// from 0, or log for a latency in ms that spans more than a decade (a 50 ms objective beside a
-/// 6 s broken step).
+/// 6 s broken step). `beside`: the points of the charts drawn beside this one (another search's
+/// curve), which its axes hold too, so that side-by-side charts share one scale.
 pub fn capacity(
     titles: &Titles,
     (x_label, y_label): (&str, &str),
     measured: &[Series],
     objectives: &[Objective],
     answer: Option<&Answer>,
+    beside: &[(f64, f64)],
 ) -> Result<String, ChartError> {
-    let points = || measured.iter().flat_map(|s| s.points.iter());
+    let points = || {
+        measured
+            .iter()
+            .flat_map(|s| s.points.iter())
+            .chain(beside.iter())
+    };
     let x_max = points()
         .map(|p| p.0)
         .chain(answer.map(|a| a.x))

@@ -240,11 +240,17 @@ pub fn render_comparison(runs: &[LoadedRun]) -> Result<String, Error> {
                     subtitle.clone(),
                 ));
             }
-            // One curve a chart: each run's own.
+            // One curve a chart: each run's own, side by side on one scale.
             PageChart::Capacity { .. } => {
+                let of_id = || {
+                    pages
+                        .iter()
+                        .flat_map(|p| p.charts.iter().filter(|c| c.id() == id))
+                };
+                let beside: Vec<(f64, f64)> = of_id().flat_map(capacity_points).collect();
                 for (i, page) in pages.iter().enumerate() {
                     for own in page.charts.iter().filter(|c| c.id() == id) {
-                        charts.push(chart_html(own, names[i].clone()));
+                        charts.push(chart_beside(own, names[i].clone(), &beside));
                     }
                 }
             }
@@ -429,6 +435,30 @@ fn facts(own: &[(String, String)], result: &dyn SavedResult) -> String {
 
 /// A chart in its container; a chart that cannot be drawn says why in its place.
 pub(super) fn chart_html(chart: &PageChart, subtitle: String) -> String {
+    chart_beside(chart, subtitle, &[])
+}
+
+/// The points a capacity chart plots (its curve, its objectives' limits, its answer's load):
+/// what the charts drawn beside it hold on their axes too.
+fn capacity_points(chart: &PageChart) -> Vec<(f64, f64)> {
+    let PageChart::Capacity {
+        measured,
+        objectives,
+        answer,
+        ..
+    } = chart
+    else {
+        return Vec::new();
+    };
+    let mut points: Vec<(f64, f64)> = measured.iter().flat_map(|s| s.points.clone()).collect();
+    points.extend(objectives.iter().map(|o| (0.0, o.y)));
+    points.extend(answer.iter().map(|a| (a.x, 0.0)));
+    points
+}
+
+/// [`chart_html`] of a chart drawn beside others: a capacity chart's axes hold `beside` too,
+/// so side-by-side searches share one scale.
+fn chart_beside(chart: &PageChart, subtitle: String, beside: &[(f64, f64)]) -> String {
     let titles = |title: &str| Titles {
         title: title.to_string(),
         subtitle: subtitle.clone(),
@@ -459,6 +489,7 @@ pub(super) fn chart_html(chart: &PageChart, subtitle: String) -> String {
             measured,
             objectives,
             answer.as_ref(),
+            beside,
         ),
     };
     let inner = match drawn {
@@ -593,6 +624,51 @@ mod tests {
         ];
         let search = crate::report::capacity::tests::search(&trials, Some(400), limited_by);
         LoadedRun::new(RunData::Capacity(Box::new(search)), limited_by)
+    }
+
+    /// Two searches side by side (the demo's direct and nginx): their charts share one scale,
+    /// and no ratio is taken against a floor ("at least 800", where --to ended the search).
+    #[test]
+    fn two_searches_side_by_side_share_one_scale_and_no_ratio_of_a_floor() {
+        let trials = [
+            (200, 1_000, "held"),
+            (400, 1_500, "held"),
+            (800, 2_500, "held"),
+        ];
+        let mut floor = crate::report::capacity::tests::search(&trials, Some(800), "to");
+        floor.capacity.range = Some([800, 800]);
+        floor.capacity.broke.clear();
+        floor.label = "direct".to_string();
+        let floor = LoadedRun::new(RunData::Capacity(Box::new(floor)), "direct.json");
+        let mut found = searched("server");
+        if let RunData::Capacity(search) = &mut found.data {
+            search.capacity.range = Some([400, 600]);
+            search.label = "nginx".to_string();
+        }
+        let html = render_files(&[floor, found]).unwrap();
+        // The figures on each chart's axes: the same, chart for chart.
+        let charts: Vec<Vec<&str>> = html
+            .split("<figure class=\"chart\"")
+            .skip(1)
+            .map(|chart| {
+                chart
+                    .split("</text>")
+                    .filter_map(|t| t.rsplit('>').next().map(str::trim))
+                    .filter(|t| t.trim_end_matches(['m', 'u', 's']).parse::<f64>().is_ok())
+                    .collect()
+            })
+            .collect();
+        assert_eq!(charts.len(), 2, "{html}");
+        assert!(!charts[0].is_empty(), "{html}");
+        assert_eq!(charts[0], charts[1]);
+        // No ratio of a floor: the range of a search --to ended is its floor.
+        for name in ["Range low", "Range high", "Capacity, at least"] {
+            let row = html
+                .lines()
+                .find(|l| l.trim_start().starts_with(name))
+                .unwrap_or_else(|| panic!("no {name} row: {html}"));
+            assert!(!row.contains('×'), "{row}");
+        }
     }
 
     #[test]

@@ -202,7 +202,22 @@ pub fn render(all: &[LoadedRun]) -> Result<String, Error> {
                 None => "-".to_string(),
             })),
         }
-        cells.extend(means.iter().skip(1).map(|m| format_ratio(means[0], *m)));
+        // No ratio of a floor ("at least 16k"), nor against one.
+        let floors: Vec<bool> = groups
+            .iter()
+            .map(|g| {
+                per_run
+                    .iter()
+                    .filter(|(run, _)| g.runs.iter().any(|r| std::ptr::eq(*r, *run)))
+                    .any(|(_, rows)| rows.iter().any(|r| r.name == *name && r.floor))
+            })
+            .collect();
+        cells.extend(means.iter().zip(&floors).skip(1).map(|(m, floor)| {
+            match floors[0] || *floor {
+                true => "-".to_string(),
+                false => format_ratio(means[0], *m),
+            }
+        }));
         table.push(cells);
     }
     let columns = table[0].len();
