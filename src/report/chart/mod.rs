@@ -260,9 +260,20 @@ pub struct Answer {
 /// A capacity search: `measured` (a measure against offered load: a line, and each trial
 /// marked by its outcome), the objectives across, the answer marked. x linear from 0; y linear
 /// from 0, or log for a latency in ms that spans more than a decade (a 50 ms objective beside a
-/// 6 s broken step). `beside`: the points of the charts drawn beside this one (another search's
-/// curve), which its axes hold too, so that side-by-side charts share one scale.
+/// 6 s broken step).
 pub fn capacity(
+    titles: &Titles,
+    axes: (&str, &str),
+    measured: &[Series],
+    objectives: &[Objective],
+    answer: Option<&Answer>,
+) -> Result<String, ChartError> {
+    capacity_beside(titles, axes, measured, objectives, answer, &[])
+}
+
+/// [`capacity`], drawn beside other charts: its axes hold `beside` too (the points of the
+/// charts beside it: another search's curve), so that side-by-side charts share one scale.
+pub fn capacity_beside(
     titles: &Titles,
     (x_label, y_label): (&str, &str),
     measured: &[Series],

@@ -201,7 +201,6 @@ fn capacity_marks_the_objectives_and_the_answer() {
         &measured,
         &objectives,
         Some(&answer),
-        &[],
     )
     .unwrap();
     // The measure, then one line per objective, then the answer's.
@@ -267,7 +266,6 @@ fn a_latency_axis_over_decades_is_logarithmic_with_durations_for_ticks() {
         &measured,
         &objectives,
         None,
-        &[],
     )
     .unwrap();
     let labels = texts(&svg);
@@ -280,7 +278,7 @@ fn a_latency_axis_over_decades_is_logarithmic_with_durations_for_ticks() {
     assert_eq!(axis::duration_label(2000.0), "2s");
     // Within a decade it stays linear, in plain numbers; a count is never log.
     let narrow = [Series::new("p99", vec![(100.0, 2.0), (200.0, 8.0)])];
-    let svg = capacity(&titles("C"), ("Load", "p99 (ms)"), &narrow, &[], None, &[]).unwrap();
+    let svg = capacity(&titles("C"), ("Load", "p99 (ms)"), &narrow, &[], None).unwrap();
     assert!(texts(&svg).iter().any(|t| t == "p99 (ms)"));
     let (y, label) = y_axis([1.0, 5000.0].into_iter(), "Players");
     assert!(!y.log && label == "Players");

@@ -483,7 +483,7 @@ fn chart_beside(chart: &PageChart, subtitle: String, beside: &[(f64, f64)]) -> S
             objectives,
             answer,
             ..
-        } => chart::capacity(
+        } => chart::capacity_beside(
             &titles(title),
             (&axes.0, &axes.1),
             measured,
