@@ -661,6 +661,9 @@ mod tests {
         assert_eq!(charts.len(), 2, "{html}");
         assert!(!charts[0].is_empty(), "{html}");
         assert_eq!(charts[0], charts[1]);
+        // Searches are judged by their ranges, not told that one run measures no noise.
+        assert!(html.contains("Capacity ranges: "), "{html}");
+        assert!(!html.contains("No verdict"), "{html}");
         // No ratio of a floor: the range of a search --to ended is its floor.
         for name in ["Range low", "Range high", "Capacity, at least"] {
             let row = html

@@ -140,6 +140,14 @@ pub(super) fn verdict(
             apart_said.join("; ")
         ),
     };
+    // Searches measure their own noise, in their ranges: the line on the ranges judges them.
+    let ranged = per_run.iter().all(|(_, rows)| {
+        let has = |name: &str| rows.iter().any(|r| r.name == name && r.value.is_some());
+        has("Range low") && has("Range high")
+    });
+    if !repeated && ranged {
+        return None;
+    }
     if !repeated {
         return Some(format!(
             "No verdict: one run of a label cannot tell a difference from run-to-run noise, so \
