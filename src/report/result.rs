@@ -262,6 +262,24 @@ impl PageChart {
             | PageChart::Capacity { id, .. } => id,
         }
     }
+
+    /// The points a capacity chart plots (its curve, its objectives' limits, its answer's
+    /// load): what the charts drawn beside it hold on their axes too. None for other charts.
+    pub fn plotted_points(&self) -> Vec<(f64, f64)> {
+        let PageChart::Capacity {
+            measured,
+            objectives,
+            answer,
+            ..
+        } = self
+        else {
+            return Vec::new();
+        };
+        let mut points: Vec<(f64, f64)> = measured.iter().flat_map(|s| s.points.clone()).collect();
+        points.extend(objectives.iter().map(|o| (0.0, o.y)));
+        points.extend(answer.iter().map(|a| (a.x, 0.0)));
+        points
+    }
 }
 
 /// `(x, y)` points of a result's intervals: `x` where each interval ends (seconds from the

@@ -37,7 +37,7 @@ pub fn run(options: &ReportOptions) -> Result<(), Error> {
 /// The page of the runs of a command line: see [`run`].
 pub fn render_files(runs: &[LoadedRun]) -> Result<String, Error> {
     // A run beside itself is no comparison (and no merge).
-    merge::refuse_duplicates(runs, "report")?;
+    crate::report::tools::saved::refuse_duplicates(runs, "report")?;
     match runs {
         [] => Err(Error::Usage("nothing to report: no runs given".to_string())),
         [one] => Ok(render_one(one)),
@@ -247,7 +247,7 @@ pub fn render_comparison(runs: &[LoadedRun]) -> Result<String, Error> {
                         .iter()
                         .flat_map(|p| p.charts.iter().filter(|c| c.id() == id))
                 };
-                let beside: Vec<(f64, f64)> = of_id().flat_map(capacity_points).collect();
+                let beside: Vec<(f64, f64)> = of_id().flat_map(PageChart::plotted_points).collect();
                 for (i, page) in pages.iter().enumerate() {
                     for own in page.charts.iter().filter(|c| c.id() == id) {
                         charts.push(chart_beside(own, names[i].clone(), &beside));
@@ -436,24 +436,6 @@ fn facts(own: &[(String, String)], result: &dyn SavedResult) -> String {
 /// A chart in its container; a chart that cannot be drawn says why in its place.
 pub(super) fn chart_html(chart: &PageChart, subtitle: String) -> String {
     chart_beside(chart, subtitle, &[])
-}
-
-/// The points a capacity chart plots (its curve, its objectives' limits, its answer's load):
-/// what the charts drawn beside it hold on their axes too.
-fn capacity_points(chart: &PageChart) -> Vec<(f64, f64)> {
-    let PageChart::Capacity {
-        measured,
-        objectives,
-        answer,
-        ..
-    } = chart
-    else {
-        return Vec::new();
-    };
-    let mut points: Vec<(f64, f64)> = measured.iter().flat_map(|s| s.points.clone()).collect();
-    points.extend(objectives.iter().map(|o| (0.0, o.y)));
-    points.extend(answer.iter().map(|a| (a.x, 0.0)));
-    points
 }
 
 /// [`chart_html`] of a chart drawn beside others: a capacity chart's axes hold `beside` too,

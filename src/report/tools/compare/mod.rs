@@ -304,7 +304,7 @@ pub fn verdict_of(all: &[LoadedRun]) -> Option<String> {
 pub fn run(options: &CompareOptions) -> Result<(), Error> {
     let runs = load_all(&options.files)?;
     // One run given twice would count twice in its label's mean, and "vary 0 %".
-    crate::report::tools::merge::refuse_duplicates(&runs, "compare")?;
+    crate::report::tools::saved::refuse_duplicates(&runs, "compare")?;
     let table = render(&runs)?;
     print!("{table}");
     Ok(())
