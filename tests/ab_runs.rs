@@ -175,6 +175,25 @@ fn vs_alternates_rounds_and_ends_with_the_comparison() {
         sentence.contains("× direct; ") && sentence.contains(" run-to-run noise"),
         "{sentence}"
     );
+    // One sentence first, on every key measure; `tsumo compare` of the same runs says the same.
+    let verdict = |text: &str| {
+        let line = text
+            .lines()
+            .find(|l| l.contains("verdict: ") || l.starts_with("Verdict: "));
+        line.unwrap_or_else(|| panic!("no verdict:\n{text}"))
+            .to_string()
+    };
+    let said = verdict(table);
+    assert!(
+        said.starts_with("Verdict: nginx against direct at the same load: "),
+        "{said}"
+    );
+    let again = run_tsumo(
+        &["compare", json.to_str().unwrap()],
+        Duration::from_secs(10),
+    );
+    again.assert_success();
+    assert_eq!(verdict(&again.stdout), said);
     // The JSON is a tsumo file of its own kind, and holds every run, labelled.
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();

@@ -147,7 +147,10 @@ fn the_search_finds_a_one_at_a_time_servers_throughput() {
     // Loaded back: tsumo compare puts two searches' capacities side by side.
     let dir = common::TempDir::new("capacity-compare");
     let (a, b) = (dir.path().join("a.json"), dir.path().join("b.json"));
-    for path in [&a, &b] {
+    // The same search under a second label (one run given twice is refused).
+    let mut again = doc.clone();
+    again["label"] = serde_json::json!("again");
+    for (path, doc) in [(&a, &doc), (&b, &again)] {
         std::fs::write(path, doc.to_string()).expect("write");
     }
     let compared = common::run_tsumo(
@@ -382,9 +385,10 @@ fn ctrl_c_mid_search_answers_from_the_steps_run_so_far() {
         "the cut step keeps what it sent: {}",
         steps[1]["counters"]
     );
-    // Loaded back by tsumo itself: compare reads the saved search.
+    // Loaded back by tsumo itself: compare reads the saved search (once: a run given twice is
+    // refused).
     let compared = common::run_tsumo(
-        &["compare", json.to_str().unwrap(), json.to_str().unwrap()],
+        &["compare", json.to_str().unwrap()],
         Duration::from_secs(30),
     );
     compared.assert_success();

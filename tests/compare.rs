@@ -171,15 +171,35 @@ fn compare_shows_rows_ratios_and_noise_sentences() {
         );
         assert!(line.contains("(direct varies ") && line.ends_with(" between rounds)"));
     }
-    // A single run per label: no noise verdict, a hint instead.
+    // The opening line: every key measure judged, in one sentence.
+    let verdict = table
+        .lines()
+        .find(|l| l.starts_with("Verdict: "))
+        .unwrap_or_else(|| panic!("no verdict:\n{table}"));
+    assert!(
+        verdict.starts_with("Verdict: nginx against direct at the same load: "),
+        "{verdict}"
+    );
+    for metric in ["rate", "p50", "p99", "the server's p99"] {
+        assert!(verdict.contains(metric), "{metric}: {verdict}");
+    }
+    // A single run per label: no verdict, and no difference called one (it read "nginx is 85%
+    // slower at p99" where three rounds of --vs found p99 within noise).
     let single = tsumo(&[Path::new("compare"), d1, p1]);
     single.assert_success();
+    let text = &single.stdout;
+    assert!(!text.contains("run-to-run noise ("), "{text}");
     assert!(
-        !single.stdout.contains("run-to-run noise ("),
-        "{}",
-        single.stdout
+        !text.contains("Verdict: ") && !text.contains("slower"),
+        "{text}"
     );
-    assert!(single.stdout.contains("One run per label"));
+    assert!(
+        text.contains(
+            "\nNo verdict: one run of a label cannot tell a difference from \
+             run-to-run noise"
+        ),
+        "{text}"
+    );
 }
 
 #[test]
@@ -455,6 +475,11 @@ fn bad_inputs_are_one_line_and_exit_2() {
         ),
         (vec![Path::new("merge"), d1], "missing -o FILE"),
         (vec![Path::new("compare")], "no result files given"),
+        // One run given twice would count twice in its label's mean ("direct varies 0%").
+        (
+            vec![Path::new("compare"), d1, d1, &r.proxied[0]],
+            "are the same run; give each run once",
+        ),
     ];
     for (args, needle) in cases {
         let out = tsumo(&args);

@@ -127,6 +127,58 @@ fn a_scripts_post_goes_over_h3() {
     );
 }
 
+/// HTTP/2 and HTTP/3 count a response's bytes alike: its fields as `name: value` lines after
+/// `:status: 200`, the empty line, the body (h3 read 0.82× h2's when h2 counted its frames and
+/// h3 its fields without the status). A script's `response()` sums the same from what it sees.
+#[test]
+fn h2_and_h3_count_a_responses_fields_and_body_alike() {
+    let caddy = Caddy::start();
+    let cacert = caddy.cacert().display().to_string();
+    let dir = TempDir::new("tsumo-h3-bytes");
+    let script = dir.path().join("bytes.lua");
+    std::fs::write(
+        &script,
+        "local threads = {}\n\
+         setup = function(thread) table.insert(threads, thread) end\n\
+         counted = 0\n\
+         response = function(status, headers, body)\n\
+           local head = string.len(\":status: 200\\r\\n\") + 2\n\
+           for name, value in pairs(headers) do head = head + #name + #value + 4 end\n\
+           counted = counted + head + #body\n\
+         end\n\
+         done = function()\n\
+           local all = 0\n\
+           for _, t in ipairs(threads) do all = all + t:get(\"counted\") end\n\
+           io.stderr:write(string.format(\"counted %d\\n\", all))\n\
+         end\n",
+    )
+    .expect("write bytes.lua");
+    let script = script.display().to_string();
+    let url = caddy.url("/");
+    for protocol in ["--http3", "--http2"] {
+        let run = run_tsumo(
+            &[
+                protocol, "-t1", "-c2", "-d1s", "-R100", "-s", &script, "--cacert", &cacert,
+                "--json", "-", &url,
+            ],
+            LIMIT,
+        );
+        run.assert_success();
+        let json = run.json();
+        let counted: u64 = run
+            .stderr
+            .lines()
+            .find_map(|l| l.strip_prefix("counted ")?.parse().ok())
+            .unwrap_or_else(|| panic!("{protocol}: {}", run.stderr));
+        assert!(json_u64(&json, "counters.requests") > 50, "{json:#}");
+        assert_eq!(
+            json_u64(&json, "counters.bytes_read"),
+            counted,
+            "{protocol}: {json:#}"
+        );
+    }
+}
+
 /// `--0rtt`: the run's connection resumes the pre-flight check's session and sends its first
 /// requests in its first flight, which Caddy accepts; without it, the same run resumes with no
 /// early data.
@@ -205,6 +257,29 @@ fn vs_compares_the_same_server_over_h3_and_h2() {
         assert_eq!(json_errors_total(r), 0, "{r:#}");
         assert!(json_u64(r, "counters.requests") > 150, "{r:#}");
     }
+    // h3 is timed in user space and h2 by the kernel: no verdict on latency, either way.
+    let dir = TempDir::new("h3-vs-h2");
+    let saved = dir.path().join("vs.json");
+    std::fs::write(&saved, run.stdout.as_bytes()).expect("write the comparison");
+    let compared = run_tsumo(&["compare", saved.to_str().unwrap_or_default()], LIMIT);
+    compared.assert_success();
+    let text = &compared.stdout;
+    let stamps: Vec<&str> = runs
+        .iter()
+        .map(|r| r["timestamps"].as_str().unwrap_or(""))
+        .collect();
+    assert!(
+        stamps != ["user", "kernel"]
+            || text.contains(
+                "latency not compared: h2 is timed by the kernel's receive stamps and h3 in user \
+             space"
+            ),
+        "{text}"
+    );
+    assert!(
+        !text.contains("slower") && !text.contains("faster"),
+        "{text}"
+    );
 }
 
 /// Bad command lines: one line, exit 2, no traffic.

@@ -30,9 +30,12 @@ handshakes and, when sampled (--server-pid), the server's CPU and memory. Mahjon
 compare on phases, games, step intervals, overshoots, reply lateness, messages, errors and
 CPU/memory per player. Runs of both modes cannot be mixed.
 
-Give each label several runs (rounds) and a sentence under the table says, for rate, p50, p99
-and server CPU, whether the difference between labels is beyond run-to-run noise: larger than
-the spread (max - min) of one label's rounds.
+Give each label several runs (rounds): the comparison opens with one verdict on every key
+measure (rate, p50, p99, the server's p99, server CPU), those beyond run-to-run noise first, and
+a sentence under the table says the same of each: beyond noise is larger than the spread
+(max - min) of one label's rounds. With one run of a label there is no verdict. Runs timed by
+different clocks (h3 in user space, h2 by the kernel) are not judged on latency. A run given
+twice is refused.
 
 Example:
   tsumo -R2000 -d30s --json direct1.json http://127.0.0.1:8080/   (and direct2, nginx1, nginx2)

@@ -67,6 +67,11 @@ pub trait SavedResult: std::fmt::Debug {
     fn interval_ns(&self) -> Option<u64> {
         None
     }
+    /// Where its latencies' receive times come from (`kernel`, `user`): a comparison does not
+    /// judge the latency of runs timed differently. `None`: the mode times every run alike.
+    fn receive_stamps(&self) -> Option<&'static str> {
+        None
+    }
     /// The signal that cut the run short, if one did.
     fn cut_by_signal(&self) -> Option<String>;
     /// The error that stopped the run before its plan ended, in words (a script error).
@@ -257,6 +262,24 @@ impl PageChart {
             | PageChart::Capacity { id, .. } => id,
         }
     }
+
+    /// The points a capacity chart plots (its curve, its objectives' limits, its answer's
+    /// load): what the charts drawn beside it hold on their axes too. None for other charts.
+    pub fn plotted_points(&self) -> Vec<(f64, f64)> {
+        let PageChart::Capacity {
+            measured,
+            objectives,
+            answer,
+            ..
+        } = self
+        else {
+            return Vec::new();
+        };
+        let mut points: Vec<(f64, f64)> = measured.iter().flat_map(|s| s.points.clone()).collect();
+        points.extend(objectives.iter().map(|o| (0.0, o.y)));
+        points.extend(answer.iter().map(|a| (a.x, 0.0)));
+        points
+    }
 }
 
 /// `(x, y)` points of a result's intervals: `x` where each interval ends (seconds from the
@@ -312,6 +335,9 @@ pub struct Row {
     pub name: String,
     pub value: Option<f64>,
     pub unit: Unit,
+    /// The value is a floor (a search that ended before the server's limit: "at least"): no
+    /// ratio is taken against it, nor of it.
+    pub floor: bool,
 }
 
 pub fn row(name: impl Into<String>, value: Option<f64>, unit: Unit) -> Row {
@@ -319,6 +345,15 @@ pub fn row(name: impl Into<String>, value: Option<f64>, unit: Unit) -> Row {
         name: name.into(),
         value,
         unit,
+        floor: false,
+    }
+}
+
+impl Row {
+    /// The row's value as a floor when `floor`.
+    pub fn floor_if(mut self, floor: bool) -> Row {
+        self.floor = floor;
+        self
     }
 }
 

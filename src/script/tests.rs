@@ -80,6 +80,7 @@ fn run_result(latency: &[u64]) -> RunResult {
         ended_by: "duration".into(),
         usage: Default::default(),
         shortfall: None,
+        behind: None,
         start: crate::stats::start::StartRecord::new(None, 0),
         timeline: None,
     }

@@ -499,6 +499,8 @@ pub struct RunResult {
     pub usage: OwnUsage,
     /// Set when a fixed-rate run did not reach its rate.
     pub shortfall: Option<Shortfall>,
+    /// Set when tsumo sent behind its own schedule, with the cause.
+    pub behind: Option<shortfall::Behind>,
     /// When the run started, and when it was meant to (`--start-at`).
     pub start: start::StartRecord,
     /// The run interval by interval (`--interval`); `None` where not recorded.

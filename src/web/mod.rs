@@ -35,7 +35,7 @@ use crate::net::tls::Alpn;
 use crate::plan::Plan;
 use crate::script::{Script, ScriptError, ThreadScript};
 use crate::stats::format::format_metric;
-use crate::stats::shortfall::Shortfall;
+use crate::stats::shortfall::{Behind, MachineLoad, Shortfall};
 use crate::stats::timeline::{IntervalClock, RunTimeline};
 use crate::stats::{Recorder, RunResult};
 use crate::sys;
@@ -90,7 +90,17 @@ pub fn probe(plan: &Plan) -> Probe<'_> {
 pub fn run(plan: &Plan) -> Result<Finished, Error> {
     sys::check_open_files(plan.connections, plan.options.threads)?;
     let mut mode = HttpMode::prepare(plan)?;
+    // The machine beside the run: whose CPU a late send or a shortfall is blamed on.
+    let machine_at_start = crate::sys::machine::MachineStat::read();
     let run = engine::run(&mut mode)?;
+    let machine = machine_at_start.and_then(|m| m.since()).map(|m| {
+        let seconds = run.elapsed.as_secs_f64().max(1e-9);
+        MachineLoad::of(
+            m,
+            run.usage.cpu_seconds / seconds,
+            run.server.as_ref().map(|s| s.cpu_percent_mean / 100.0),
+        )
+    });
     let HttpMode {
         endpoint,
         script,
@@ -120,9 +130,14 @@ pub fn run(plan: &Plan) -> Result<Finished, Error> {
     let hung = run.wind_down.abandoned.len();
     let shortfall = plan.rate.and_then(|rate| {
         let mut shortfall =
-            Shortfall::judge(rate, plan.connections, &total, elapsed, &run.threads)?;
+            Shortfall::judge(rate, plan.connections, &total, elapsed, &run.threads)?
+                .with_machine(machine);
         shortfall.blame_hung(hung);
         Some(shortfall)
+    });
+    let behind = plan.rate.and_then(|_| {
+        let p99 = crate::stats::hdr::value_at_percentile(&total.send_lateness, 99.0);
+        Behind::judge(p99, &run.threads, elapsed, machine)
     });
     let mut notes = signal_notes(run.ended_by, run.elapsed, &run.wind_down, plan);
     notes.extend(self::notes(&total, &endpoint.addr));
@@ -151,6 +166,7 @@ pub fn run(plan: &Plan) -> Result<Finished, Error> {
         server: run.server,
         usage: run.usage,
         shortfall,
+        behind,
         start: run.start,
         timeline: Some(timeline),
     };

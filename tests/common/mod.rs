@@ -15,6 +15,7 @@ pub mod certs;
 pub mod fake_majiang;
 pub mod faulty;
 pub mod growing;
+pub mod hog;
 pub mod majiang;
 pub mod netns;
 pub mod nginx;

@@ -4,7 +4,8 @@
 //! and RST_STREAM frames the server sent and with which error codes, or the stream limit its
 //! SETTINGS granted. [`Observed`] wraps a connection's stream, follows the frame boundaries of
 //! what hyper reads (nine-byte headers, lengths skipped without copying) and notes those three
-//! frame types; it also counts the bytes read and written, as wrk counts them (after TLS).
+//! frame types. (A stream's bytes are counted as HTTP/3's are, in `web::mux`: the messages, not
+//! the frames.)
 //!
 //! The stream limit is followed for the whole connection, not only its first SETTINGS: a server
 //! may lower it at any time (to 0 even), and the connection must then open no stream past it.
@@ -48,8 +49,6 @@ pub struct FrameLog {
     lowered: Cell<bool>,
     /// Woken when the limit changes, a GOAWAY arrives or the connection ends.
     changes: Notify,
-    bytes_read: Cell<u64>,
-    bytes_written: Cell<u64>,
     /// The kernel's receive stamp of the read being followed (CLOCK_REALTIME ns).
     read_rx: Cell<Option<u64>>,
     /// The same, of the last read that completed a frame ending a stream: when the last stream
@@ -66,8 +65,6 @@ impl FrameLog {
             granted: Cell::new(None),
             lowered: Cell::new(false),
             changes: Notify::new(),
-            bytes_read: Cell::new(0),
-            bytes_written: Cell::new(0),
             read_rx: Cell::new(None),
             end_stream_rx: Cell::new(None),
         })
@@ -98,11 +95,6 @@ impl FrameLog {
     /// has read its last frame; a later read before it is polled can only move this later.
     pub fn end_stream_rx(&self) -> Option<u64> {
         self.end_stream_rx.get()
-    }
-
-    /// Bytes read and written since the last call.
-    pub fn take_bytes(&self) -> (u64, u64) {
-        (self.bytes_read.take(), self.bytes_written.take())
     }
 
     fn frame(&self, kind: u8, flags: u8, payload: &[u8]) {
@@ -253,7 +245,6 @@ impl AsyncRead for Observed {
             Poll::Ready(Ok(())) => {
                 let new = &buf.filled()[before..];
                 let log = &this.log;
-                log.bytes_read.set(log.bytes_read.get() + new.len() as u64);
                 log.read_rx.set(this.stream.last_rx());
                 this.framer.feed(new, log);
                 if new.is_empty() {
@@ -279,13 +270,7 @@ impl AsyncWrite for Observed {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        let this = self.get_mut();
-        let polled = Pin::new(&mut this.stream).poll_write(cx, buf);
-        if let Poll::Ready(Ok(n)) = polled {
-            let log = &this.log;
-            log.bytes_written.set(log.bytes_written.get() + n as u64);
-        }
-        polled
+        Pin::new(&mut self.get_mut().stream).poll_write(cx, buf)
     }
 
     fn poll_write_vectored(
@@ -293,13 +278,7 @@ impl AsyncWrite for Observed {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        let this = self.get_mut();
-        let polled = Pin::new(&mut this.stream).poll_write_vectored(cx, bufs);
-        if let Poll::Ready(Ok(n)) = polled {
-            let log = &this.log;
-            log.bytes_written.set(log.bytes_written.get() + n as u64);
-        }
-        polled
+        Pin::new(&mut self.get_mut().stream).poll_write_vectored(cx, bufs)
     }
 
     fn is_write_vectored(&self) -> bool {

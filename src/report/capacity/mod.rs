@@ -103,6 +103,7 @@ impl<S: SearchStep> SavedResult for SavedSearch<S> {
     fn rows(&self) -> Vec<Row> {
         let c = &self.capacity;
         let lowest_broken = c.broke.iter().min().map(|&l| l as f64);
+        let floor = c.limited_by != "server";
         let mut rows = vec![
             row(
                 "Capacity",
@@ -112,8 +113,9 @@ impl<S: SearchStep> SavedResult for SavedSearch<S> {
                 Unit::Metric,
             ),
             row("Lowest broken", lowest_broken, Unit::Metric),
-            row("Range low", c.range.map(|r| r[0] as f64), Unit::Metric),
-            row("Range high", c.range.map(|r| r[1] as f64), Unit::Metric),
+            // A floor's range is the floor: no ratio against it.
+            row("Range low", c.range.map(|r| r[0] as f64), Unit::Metric).floor_if(floor),
+            row("Range high", c.range.map(|r| r[1] as f64), Unit::Metric).floor_if(floor),
             row("Steps", Some(self.steps.len() as f64), Unit::Count),
             row("Elapsed", Some(self.elapsed_s() * 1e6), Unit::Time),
             row(
@@ -124,14 +126,15 @@ impl<S: SearchStep> SavedResult for SavedSearch<S> {
         ];
         // A floor ("at least": tsumo, the machine, --to or a signal ended the search) is a row
         // of its own, never read across from a capacity that the server set.
-        if c.limited_by != "server" {
+        if floor {
             rows.insert(
                 1,
                 row(
                     "Capacity, at least",
                     c.value.map(|v| v as f64),
                     Unit::Metric,
-                ),
+                )
+                .floor_if(true),
             );
         }
         rows

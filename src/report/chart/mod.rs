@@ -263,12 +263,30 @@ pub struct Answer {
 /// 6 s broken step).
 pub fn capacity(
     titles: &Titles,
-    (x_label, y_label): (&str, &str),
+    axes: (&str, &str),
     measured: &[Series],
     objectives: &[Objective],
     answer: Option<&Answer>,
 ) -> Result<String, ChartError> {
-    let points = || measured.iter().flat_map(|s| s.points.iter());
+    capacity_beside(titles, axes, measured, objectives, answer, &[])
+}
+
+/// [`capacity`], drawn beside other charts: its axes hold `beside` too (the points of the
+/// charts beside it: another search's curve), so that side-by-side charts share one scale.
+pub fn capacity_beside(
+    titles: &Titles,
+    (x_label, y_label): (&str, &str),
+    measured: &[Series],
+    objectives: &[Objective],
+    answer: Option<&Answer>,
+    beside: &[(f64, f64)],
+) -> Result<String, ChartError> {
+    let points = || {
+        measured
+            .iter()
+            .flat_map(|s| s.points.iter())
+            .chain(beside.iter())
+    };
     let x_max = points()
         .map(|p| p.0)
         .chain(answer.map(|a| a.x))

@@ -233,6 +233,7 @@ mod tests {
             send_lateness_p99_us: 0,
             connections: 4,
             connect_errors: 0,
+            machine: None,
             hung_threads: 0,
         });
         assert!(matches!(

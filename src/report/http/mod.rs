@@ -59,6 +59,10 @@ impl SavedResult for SavedRun {
         cut_by(self.interrupted, self.ended_by.as_deref())
     }
 
+    fn receive_stamps(&self) -> Option<&'static str> {
+        Some(self.timestamps.as_str())
+    }
+
     fn stopped_by_error(&self) -> Option<String> {
         let e = self.script_error.as_ref()?;
         Some(format!("stopped by a script error: {e}"))

@@ -493,6 +493,7 @@ mod tests {
             ended_by: "SIGINT".into(),
             usage: Default::default(),
             shortfall: None,
+            behind: None,
             start: StartRecord::new(None, 1_796_061_600_000_000_000),
             timeline: None,
         }

@@ -21,7 +21,7 @@ use crate::stats::format::{
     format_binary, format_metric, format_time_s, format_time_us, print_units,
 };
 use crate::stats::hdr;
-use crate::stats::shortfall::Shortfall;
+use crate::stats::shortfall::{Behind, Shortfall};
 use crate::stats::split::Timestamps;
 use crate::stats::{Counters, RunResult};
 use crate::sys::procstat::ServerUsage;
@@ -31,9 +31,6 @@ const DISTRIBUTION_PERCENTILES: [f64; 8] = [50.0, 75.0, 90.0, 99.0, 99.9, 99.99,
 
 /// wrk2's spectrum resolution (`hdr_percentiles_print(…, 5, …)`).
 const TICKS_PER_HALF_DISTANCE: u32 = 5;
-
-/// Send lateness p99 (µs) above which the report warns that tsumo itself fell behind.
-const LATENESS_WARNING_US: u64 = 1000;
 
 const SEPARATOR: &str = "----------------------------------------------------------";
 
@@ -64,8 +61,8 @@ struct Layout<'a> {
     /// Send lateness p50, p99, max (µs) of a run with a rate.
     lateness: Option<[u64; 3]>,
     pacing: Option<SavedPacing>,
-    /// Warn when tsumo fell behind its own schedule (one process's word, not a merge's).
-    warn_behind: bool,
+    /// tsumo fell behind its own schedule, and why (one process's word, not a merge's).
+    behind: Option<&'a Behind>,
     shortfall: Option<&'a Shortfall>,
     own_usage: Option<String>,
     server: Option<&'a ServerUsage>,
@@ -190,12 +187,9 @@ impl Layout<'_> {
             if let Some(pacing) = &self.pacing {
                 lines.push(format!("Pacing: {}", pacing.describe()));
             }
-            if self.warn_behind && p99 > LATENESS_WARNING_US {
-                lines.push(format!(
-                    "Warning: tsumo fell behind its own schedule (send lateness p99 {}); \
-                     latencies include its delay: add threads (-t) or lower the rate (-R).",
-                    format_time_us(p99 as f64)
-                ));
+            // One cause: a rate not reached names it in its own line, below.
+            if let Some(behind) = self.behind.filter(|_| self.shortfall.is_none()) {
+                lines.push(behind.line());
             }
         }
         if let Some(split) = &self.split {
@@ -278,7 +272,7 @@ pub fn render(r: &RunResult) -> String {
         tls,
         lateness,
         pacing: SavedPacing::of(plan),
-        warn_behind: true,
+        behind: r.behind.as_ref(),
         shortfall: r.shortfall.as_ref(),
         own_usage: Some(own_usage_line(r)),
         server: r.server.as_ref(),
@@ -465,7 +459,7 @@ pub fn render_merged(s: &SavedRun) -> Result<String, Error> {
             .rate
             .map(|_| [lateness.p50, lateness.p99, lateness.max]),
         pacing: plan.pacing,
-        warn_behind: false,
+        behind: None,
         shortfall: s.rate_shortfall.as_ref(),
         own_usage: None,
         server: s.server.as_ref(),
@@ -570,6 +564,7 @@ mod tests {
                 peak_rss_bytes: 8 << 20,
             },
             shortfall: None,
+            behind: None,
             start: crate::stats::start::StartRecord::new(None, 0),
             timeline: None,
         }
@@ -805,24 +800,46 @@ mod tests {
         assert!(out.contains("Send lateness: p50 0.00us, p99 0.00us, max 0.00us\n"));
     }
 
+    /// The warning names one cause (`Behind`), and only when no rate-not-reached line names
+    /// it already: never tsumo and the server in one breath.
     #[test]
-    fn warns_when_send_lateness_p99_exceeds_a_millisecond() {
+    fn warns_of_lateness_once_with_its_cause() {
+        use crate::stats::shortfall::{Behind, LateCause};
         let mut r = result(plan(Some(100), false, false));
         r.send_lateness = new_histogram();
         r.send_lateness.record_n(10, 90).unwrap();
         r.send_lateness.record_n(5000, 10).unwrap();
+        assert!(
+            !render(&r).contains("Warning"),
+            "no cause judged, no warning"
+        );
+        r.behind = Some(Behind {
+            cause: LateCause::OwnCpu,
+            send_lateness_p99_us: 5000,
+            busiest_thread_cpu: 0.97,
+            busiest_thread_waiting: 0.01,
+            machine: None,
+        });
         let out = render(&r);
         assert!(
             out.contains(
-                "\nWarning: tsumo fell behind its own schedule (send lateness p99 5.00ms); \
-                 latencies include its delay: add threads (-t) or lower the rate (-R).\n"
+                "\nWarning: tsumo fell behind its own schedule (send lateness p99 5.00ms): its \
+                 busiest worker thread used 97% of a core; latencies include its delay: add \
+                 threads (-t) or lower the rate (-R).\n"
             ),
             "{out}"
         );
         assert!(out.contains("Send lateness: p50 10.00us, p99 5.00ms, max 5.00ms\n"));
-        // At exactly 1 ms nothing is said.
-        r.send_lateness = new_histogram();
-        r.send_lateness.record(1000).unwrap();
-        assert!(!render(&r).contains("Warning"));
+        // A rate not reached is the one line that says who held it back.
+        let mut total = crate::stats::Recorder::new();
+        total.counters.requests = 10;
+        total.counters.due_while_busy = 10;
+        for _ in 0..10 {
+            total.record_send_lateness(5000);
+        }
+        r.shortfall = Shortfall::judge(100, 4, &total, Duration::from_secs(1), &[]);
+        let out = render(&r);
+        assert!(out.contains("Rate not reached"), "{out}");
+        assert!(!out.contains("Warning: tsumo fell behind"), "{out}");
     }
 }

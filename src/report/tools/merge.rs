@@ -17,7 +17,7 @@ use crate::plan::JsonOut;
 use crate::report::schema::{write_value, SavedPart};
 use crate::report::timeline;
 use crate::report::tools::compare::{self, LoadedRun, RunData};
-use crate::report::tools::shards;
+use crate::report::tools::{saved, shards};
 use crate::stats::format::counted;
 use crate::sys::procstat::ServerUsage;
 
@@ -58,7 +58,7 @@ impl Merged {
 /// unless `force` (then each difference is a warning); so is one run given twice.
 pub fn merge(runs: &[LoadedRun], label: Option<&str>, force: bool) -> Result<Merged, Error> {
     compare::check_same_mode(runs, "merge")?;
-    refuse_duplicates(runs, "merge")?;
+    saved::refuse_duplicates(runs, "merge")?;
     let mut warnings = shards::check(runs, force)?;
     for difference in plan_differences(runs) {
         if !force {
@@ -105,22 +105,6 @@ pub fn merge(runs: &[LoadedRun], label: Option<&str>, force: bool) -> Result<Mer
         run: LoadedRun::new(data, &source),
         warnings,
     })
-}
-
-/// One run given twice (the same file, or a copy of it) would count twice in a merge, and be
-/// compared with itself in a report: `tool` names the command in the error.
-pub(super) fn refuse_duplicates(runs: &[LoadedRun], tool: &str) -> Result<(), Error> {
-    for (i, a) in runs.iter().enumerate() {
-        for b in &runs[i + 1..] {
-            if a.data == b.data {
-                return Err(Error::Usage(format!(
-                    "{tool}: {} and {} are the same run; give each run once",
-                    a.source, b.source
-                )));
-            }
-        }
-    }
-    Ok(())
 }
 
 /// Parts whose timelines have different interval lengths: refused unless each divides the

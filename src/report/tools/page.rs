@@ -37,7 +37,7 @@ pub fn run(options: &ReportOptions) -> Result<(), Error> {
 /// The page of the runs of a command line: see [`run`].
 pub fn render_files(runs: &[LoadedRun]) -> Result<String, Error> {
     // A run beside itself is no comparison (and no merge).
-    merge::refuse_duplicates(runs, "report")?;
+    crate::report::tools::saved::refuse_duplicates(runs, "report")?;
     match runs {
         [] => Err(Error::Usage("nothing to report: no runs given".to_string())),
         [one] => Ok(render_one(one)),
@@ -240,11 +240,17 @@ pub fn render_comparison(runs: &[LoadedRun]) -> Result<String, Error> {
                     subtitle.clone(),
                 ));
             }
-            // One curve a chart: each run's own.
+            // One curve a chart: each run's own, side by side on one scale.
             PageChart::Capacity { .. } => {
+                let of_id = || {
+                    pages
+                        .iter()
+                        .flat_map(|p| p.charts.iter().filter(|c| c.id() == id))
+                };
+                let beside: Vec<(f64, f64)> = of_id().flat_map(PageChart::plotted_points).collect();
                 for (i, page) in pages.iter().enumerate() {
                     for own in page.charts.iter().filter(|c| c.id() == id) {
-                        charts.push(chart_html(own, names[i].clone()));
+                        charts.push(chart_beside(own, names[i].clone(), &beside));
                     }
                 }
             }
@@ -429,6 +435,12 @@ fn facts(own: &[(String, String)], result: &dyn SavedResult) -> String {
 
 /// A chart in its container; a chart that cannot be drawn says why in its place.
 pub(super) fn chart_html(chart: &PageChart, subtitle: String) -> String {
+    chart_beside(chart, subtitle, &[])
+}
+
+/// [`chart_html`] of a chart drawn beside others: a capacity chart's axes hold `beside` too,
+/// so side-by-side searches share one scale.
+fn chart_beside(chart: &PageChart, subtitle: String, beside: &[(f64, f64)]) -> String {
     let titles = |title: &str| Titles {
         title: title.to_string(),
         subtitle: subtitle.clone(),
@@ -453,12 +465,13 @@ pub(super) fn chart_html(chart: &PageChart, subtitle: String) -> String {
             objectives,
             answer,
             ..
-        } => chart::capacity(
+        } => chart::capacity_beside(
             &titles(title),
             (&axes.0, &axes.1),
             measured,
             objectives,
             answer.as_ref(),
+            beside,
         ),
     };
     let inner = match drawn {
@@ -595,6 +608,54 @@ mod tests {
         LoadedRun::new(RunData::Capacity(Box::new(search)), limited_by)
     }
 
+    /// Two searches side by side (the demo's direct and nginx): their charts share one scale,
+    /// and no ratio is taken against a floor ("at least 800", where --to ended the search).
+    #[test]
+    fn two_searches_side_by_side_share_one_scale_and_no_ratio_of_a_floor() {
+        let trials = [
+            (200, 1_000, "held"),
+            (400, 1_500, "held"),
+            (800, 2_500, "held"),
+        ];
+        let mut floor = crate::report::capacity::tests::search(&trials, Some(800), "to");
+        floor.capacity.range = Some([800, 800]);
+        floor.capacity.broke.clear();
+        floor.label = "direct".to_string();
+        let floor = LoadedRun::new(RunData::Capacity(Box::new(floor)), "direct.json");
+        let mut found = searched("server");
+        if let RunData::Capacity(search) = &mut found.data {
+            search.capacity.range = Some([400, 600]);
+            search.label = "nginx".to_string();
+        }
+        let html = render_files(&[floor, found]).unwrap();
+        // The figures on each chart's axes: the same, chart for chart.
+        let charts: Vec<Vec<&str>> = html
+            .split("<figure class=\"chart\"")
+            .skip(1)
+            .map(|chart| {
+                chart
+                    .split("</text>")
+                    .filter_map(|t| t.rsplit('>').next().map(str::trim))
+                    .filter(|t| t.trim_end_matches(['m', 'u', 's']).parse::<f64>().is_ok())
+                    .collect()
+            })
+            .collect();
+        assert_eq!(charts.len(), 2, "{html}");
+        assert!(!charts[0].is_empty(), "{html}");
+        assert_eq!(charts[0], charts[1]);
+        // Searches are judged by their ranges, not told that one run measures no noise.
+        assert!(html.contains("Capacity ranges: "), "{html}");
+        assert!(!html.contains("No verdict"), "{html}");
+        // No ratio of a floor: the range of a search --to ended is its floor.
+        for name in ["Range low", "Range high", "Capacity, at least"] {
+            let row = html
+                .lines()
+                .find(|l| l.trim_start().starts_with(name))
+                .unwrap_or_else(|| panic!("no {name} row: {html}"));
+            assert!(!row.contains('×'), "{row}");
+        }
+    }
+
     #[test]
     fn broke_first_is_a_warning_only_on_a_search_without_its_answer() {
         let found = render_one(&searched("server"));
@@ -613,10 +674,11 @@ mod tests {
             fixture("http-proxied-v1.json"),
         ];
         let html = render_files(&runs).unwrap();
-        let verdict = html.find("<p class=\"verdict\" id=\"verdict\">proxied is ");
+        // One run a label: no difference is called a verdict, and the page says why.
+        let verdict =
+            html.find("<p class=\"verdict\" id=\"verdict\">No verdict: one run of a label ");
         assert!(verdict.is_some(), "{html}");
         assert!(verdict < html.find("id=\"answer\""));
-        assert!(html.contains("(one run per label: run-to-run noise not measured)."));
         // Each run's p50 in the unit of the column's smallest.
         let shown = compare::figures_in_one_unit(&runs.map(|r| r.result().page()));
         let p50 = shown[0].iter().position(|s| s.ends_with('s')).unwrap();

@@ -308,6 +308,23 @@ pub fn check_same_mode(runs: &[LoadedRun], verb: &str) -> Result<(), Error> {
     }
 }
 
+/// One run given twice (the same file, or a copy of it) would count twice in a merge and in a
+/// comparison's mean ("varies 0%"), and be compared with itself in a report: `tool` names the
+/// command in the error.
+pub fn refuse_duplicates(runs: &[LoadedRun], tool: &str) -> Result<(), Error> {
+    for (i, a) in runs.iter().enumerate() {
+        for b in &runs[i + 1..] {
+            if a.data == b.data {
+                return Err(Error::Usage(format!(
+                    "{tool}: {} and {} are the same run; give each run once",
+                    a.source, b.source
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

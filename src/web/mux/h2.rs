@@ -12,7 +12,7 @@ use http_body_util::BodyExt;
 use hyper::body::{Body as _, Incoming};
 use hyper::client::conn::TrySendError;
 
-use super::{Conn, Kept, Received, StreamEnd, Tally, Wire};
+use super::{Conn, Kept, MessageBytes, Received, StreamEnd, Tally, Wire};
 use crate::net::http2::frames::FrameLog;
 use crate::net::http2::request::H2Request;
 use crate::net::http2::{self, Body, Sender};
@@ -100,7 +100,7 @@ impl Wire for H2Wire {
 }
 
 impl Conn for H2Conn {
-    type Tally = Rc<FrameLog>;
+    type Tally = H2Tally;
 
     fn usable(&self) -> bool {
         !self.sender.is_closed() && !self.log.going_away()
@@ -127,39 +127,59 @@ impl Conn for H2Conn {
         &mut self,
         request: &H2Request,
         collect: bool,
-    ) -> (impl Future<Output = StreamEnd> + 'static, Rc<FrameLog>) {
+    ) -> (impl Future<Output = StreamEnd> + 'static, H2Tally) {
         let response = self.sender.try_send_request(request.to_request());
-        (exchange(response, collect), Rc::clone(&self.log))
+        let tally = H2Tally {
+            log: Rc::clone(&self.log),
+            bytes: MessageBytes::default(),
+        };
+        let exchange = exchange(response, collect, tally.bytes.clone(), request.size());
+        (exchange, tally)
     }
 }
 
-impl Tally for Rc<FrameLog> {
+/// One stream's tally: its connection's receive stamps, and the stream's own bytes, counted as
+/// HTTP/3's are ([`MessageBytes`]).
+pub struct H2Tally {
+    log: Rc<FrameLog>,
+    bytes: MessageBytes,
+}
+
+impl Tally for H2Tally {
     fn received(&self) -> Received {
-        match self.end_stream_rx() {
+        match self.log.end_stream_rx() {
             Some(ns) => Received::Kernel(ns),
             None => Received::Missed,
         }
     }
 
     fn take_bytes(&self) -> (u64, u64) {
-        FrameLog::take_bytes(self)
+        self.bytes.take()
     }
 }
 
-/// hyper's response and its body (kept only for a script's `response()`).
+/// hyper's response and its body (kept only for a script's `response()`); `size` is the
+/// request's, counted once it went out.
 async fn exchange(
     response: impl Future<Output = Result<Response<Incoming>, TrySendError<Request<Body>>>>,
     collect: bool,
+    bytes: MessageBytes,
+    size: u64,
 ) -> StreamEnd {
     let response = match response.await {
         Ok(response) => response,
         Err(e) => {
             return match e.message().is_some() || unprocessed(e.error()) {
                 true => StreamEnd::Unprocessed,
-                false => StreamEnd::Failed,
+                false => {
+                    bytes.sent(size);
+                    StreamEnd::Failed
+                }
             }
         }
     };
+    bytes.sent(size);
+    bytes.head(response.headers());
     let status = response.status().as_u16();
     let headers = collect.then(|| headers_of(&response));
     let mut body = response.into_body();
@@ -169,8 +189,11 @@ async fn exchange(
     while !body.is_end_stream() {
         match body.frame().await {
             Some(Ok(frame)) => {
-                if let (Some(kept), Some(data)) = (kept.as_mut(), frame.data_ref()) {
-                    kept.extend_from_slice(data);
+                if let Some(data) = frame.data_ref() {
+                    bytes.add_read(data.len());
+                    if let Some(kept) = kept.as_mut() {
+                        kept.extend_from_slice(data);
+                    }
                 }
             }
             Some(Err(_)) => return StreamEnd::Failed,

@@ -11,7 +11,7 @@ use std::rc::Rc;
 use bytes::Buf;
 use h3::error::StreamError;
 
-use super::{Conn, Kept, Received, StreamEnd, Tally, Wire};
+use super::{Conn, Kept, MessageBytes, Received, StreamEnd, Tally, Wire};
 use crate::net::http2::request::H2Request;
 use crate::net::http3::errors::{stream_failure, StreamFailure};
 use crate::net::http3::{ConnectFailure, Opened, Packets, QuicClient, QuicHandshake, Sender};
@@ -219,12 +219,10 @@ impl Conn for H3Conn {
     }
 }
 
-/// One stream's bytes (the connection's are QUIC's, counted in its packets).
+/// One stream's bytes, counted as HTTP/2's are (the connection's are QUIC's, counted in its
+/// packets).
 #[derive(Debug, Clone, Default)]
-pub struct H3Tally {
-    read: Rc<Cell<u64>>,
-    written: Rc<Cell<u64>>,
-}
+pub struct H3Tally(MessageBytes);
 
 impl Tally for H3Tally {
     fn received(&self) -> Received {
@@ -232,7 +230,7 @@ impl Tally for H3Tally {
     }
 
     fn take_bytes(&self) -> (u64, u64) {
-        (self.read.take(), self.written.take())
+        self.0.take()
     }
 }
 
@@ -265,7 +263,7 @@ async fn exchange(
         // Nothing written (a GOAWAY came first, say): no bytes to count.
         Err(e) => return failed(&e),
     };
-    tally.written.set(size);
+    tally.0.sent(size);
     if !body.is_empty() {
         if let Err(e) = stream.send_data(body).await {
             return failed(&e);
@@ -279,12 +277,7 @@ async fn exchange(
         Err(e) => return failed(&e),
     };
     let status = response.status().as_u16();
-    let head_bytes: usize = response
-        .headers()
-        .iter()
-        .map(|(name, value)| name.as_str().len() + value.len() + 4)
-        .sum();
-    tally.read.set(head_bytes as u64 + 7 + 4);
+    tally.0.head(response.headers());
     let headers = collect.then(|| {
         response
             .headers()
@@ -296,7 +289,7 @@ async fn exchange(
     loop {
         match stream.recv_data().await {
             Ok(Some(mut chunk)) => {
-                tally.read.set(tally.read.get() + chunk.remaining() as u64);
+                tally.0.add_read(chunk.remaining());
                 match kept.as_mut() {
                     Some(kept) => {
                         while chunk.has_remaining() {

@@ -167,8 +167,8 @@ pub fn render(all: &[LoadedRun]) -> Result<String, Error> {
         let _ = writeln!(out, "  {name}{}  ({})", g.label, sources.join(", "));
     }
     out.push_str(&ended_early);
-    if let Some(sentence) = verdict::verdict(runs, &per_run, &groups) {
-        let _ = writeln!(out, "\nVerdict: {sentence}");
+    if let Some(line) = verdict::verdict(runs, &per_run, &groups) {
+        let _ = writeln!(out, "\n{line}");
     }
     let _ = writeln!(out);
 
@@ -202,7 +202,22 @@ pub fn render(all: &[LoadedRun]) -> Result<String, Error> {
                 None => "-".to_string(),
             })),
         }
-        cells.extend(means.iter().skip(1).map(|m| format_ratio(means[0], *m)));
+        // No ratio of a floor ("at least 16k"), nor against one.
+        let floors: Vec<bool> = groups
+            .iter()
+            .map(|g| {
+                per_run
+                    .iter()
+                    .filter(|(run, _)| g.runs.iter().any(|r| std::ptr::eq(*r, *run)))
+                    .any(|(_, rows)| rows.iter().any(|r| r.name == *name && r.floor))
+            })
+            .collect();
+        cells.extend(means.iter().zip(&floors).skip(1).map(|(m, floor)| {
+            match floors[0] || *floor {
+                true => "-".to_string(),
+                false => format_ratio(means[0], *m),
+            }
+        }));
         table.push(cells);
     }
     let columns = table[0].len();
@@ -247,33 +262,33 @@ pub fn render(all: &[LoadedRun]) -> Result<String, Error> {
         }
     }
 
-    if groups.len() > 1 && repeated {
+    // With one run of a label the opening line said that no difference is a verdict.
+    if groups.len() > 1 && groups.iter().all(|g| g.runs.len() > 1) {
         let _ = writeln!(out);
         for (row_name, metric) in runs[0].result().key_metrics() {
-            if !names.iter().any(|(n, _)| n == row_name) {
+            let Some((_, unit)) = names.iter().find(|(n, _)| n == row_name) else {
                 continue;
-            }
+            };
             let first = values_of(row_name, &per_run, &groups[0]);
             for g in groups.iter().skip(1) {
                 let values = values_of(row_name, &per_run, g);
                 if first.is_empty() || values.is_empty() {
                     continue;
                 }
-                let sentence = noise_sentence(metric, (&groups[0], &first), (g, &values));
+                let sentence = match verdict::timed_apart(&groups[0], g) {
+                    Some(why) if *unit == Unit::Time => {
+                        format!("{metric}: not comparable: {why}")
+                    }
+                    _ => noise_sentence(metric, (&groups[0], &first), (g, &values)),
+                };
                 let _ = writeln!(out, "{sentence}");
             }
         }
-    } else if groups.len() > 1 {
-        let _ = writeln!(
-            out,
-            "\nOne run per label: run each several times (same --label) to tell a difference \
-             from run-to-run noise."
-        );
     }
     Ok(out)
 }
 
-/// The sentence a comparison opens with (see `verdict`), for the page; `None` for one label.
+/// The line a comparison opens with (see `verdict`), for the page; `None` for one label.
 pub fn verdict_of(all: &[LoadedRun]) -> Option<String> {
     let runs: Vec<LoadedRun> = all
         .iter()
@@ -284,9 +299,13 @@ pub fn verdict_of(all: &[LoadedRun]) -> Option<String> {
     verdict::verdict(&runs, &per_run, &groups(&runs))
 }
 
-/// `tsumo compare FILE…`: prints the table; a bad input is the error (main prints it, exit 2).
+/// `tsumo compare FILE…`: prints the table; a bad input (one run given twice, too) is the error
+/// (main prints it, exit 2).
 pub fn run(options: &CompareOptions) -> Result<(), Error> {
-    let table = render(&load_all(&options.files)?)?;
+    let runs = load_all(&options.files)?;
+    // One run given twice would count twice in its label's mean, and "vary 0 %".
+    crate::report::tools::saved::refuse_duplicates(&runs, "compare")?;
+    let table = render(&runs)?;
     print!("{table}");
     Ok(())
 }
