@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use super::output::Outputs;
 use super::pool::{Next, Pool, Try};
-use super::{error_exit, fail, server_gone};
+use super::{error_exit, fail, server_gone, steady};
 use crate::capacity::{self, Class, Limit, LoadUnit, Noise, StepOutcome, StepRunner};
 use crate::engine::signals;
 use crate::error::{Error, ExitStatus};
@@ -72,13 +72,14 @@ fn search(plan: &CapacityPlan) -> ExitStatus {
         noise: Vec::new(),
         classes: Vec::new(),
     };
-    let found = match &plan.staircase {
+    let mut found = match &plan.staircase {
         Some(loads) => capacity::staircase(loads, LoadUnit::RequestsPerSec, &mut runner),
         None => {
             let search_plan = super::search_plan(&plan.search, 1);
             capacity::search(&search_plan, LoadUnit::RequestsPerSec, &mut runner)
         }
     };
+    found.interference = Noise::interference(&runner.noise);
     let error = runner.error.take();
     let failed = runner.failed.take();
     let server_failed = runner.server_failed.take();
@@ -354,6 +355,7 @@ impl HttpSteps<'_> {
             super::human(self.plan.search.step),
             capacity::grouped(connections as u64)
         );
+        let mut warm_up = None;
         if !self.plan.search.warmup.is_zero() {
             match super::http::live_run(&self.step_plan(
                 load,
@@ -361,7 +363,10 @@ impl HttpSteps<'_> {
                 self.plan.search.warmup,
                 false,
             )) {
-                Ok(warm) => self.started(&warm.result.start),
+                Ok(warm) => {
+                    self.started(&warm.result.start);
+                    warm_up = Some(SavedRun::from_result(&warm.result));
+                }
                 Err(e) => match self.gone(number, load, e) {
                     Ok(failed) => return Err(failed),
                     Err(e) => self.error = Some(e),
@@ -403,6 +408,21 @@ impl HttpSteps<'_> {
             if let Some(stopped) = self.stopped() {
                 outcome.limit = stopped.limit;
             }
+        }
+        // A server that answered nothing at the step's end, its port still accepting (a
+        // frozen process): the search failed there, as for a server gone.
+        let judged = matches!(outcome.class(), Class::Held | Class::Broke);
+        if let Some(why) = steady::stopped_answering(&saved).filter(|_| judged) {
+            self.server_failed = Some(format!(
+                "the server stopped answering during step {number} at {}: {why}",
+                load_said(load)
+            ));
+            outcome.limit = Some(Limit::ServerFailed(format!("stopped answering: {why}")));
+            return Ok((saved, outcome, noise));
+        }
+        // Errors that came and went while the load stayed: the server's instability.
+        if let Some(why) = steady::error_burst(warm_up.as_ref(), &saved).filter(|_| judged) {
+            outcome.limit = Some(Limit::Unstable(why));
         }
         // Connections that failed: the server overloaded, or gone (then the search failed,
         // this step's verdicts kept as measured).
