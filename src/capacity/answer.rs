@@ -320,7 +320,11 @@ impl Capacity {
         let broke = of(Class::Broke).min();
         let low = broke.map_or(value, |b| b.min(value));
         let high = broke.map_or(held, |b| b.max(held));
-        let widen = WIDEN * self.interference.clamp(0.0, 1.0);
+        // Nothing broke: the boundary lies above, and no range is claimed around it.
+        let widen = match broke {
+            Some(_) => WIDEN * self.interference.clamp(0.0, 1.0),
+            None => 0.0,
+        };
         let low = (low as f64 * (1.0 - widen)).floor() as u64;
         let high = (high as f64 * (1.0 + widen)).ceil() as u64;
         Some((low, high))

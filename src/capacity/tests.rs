@@ -646,7 +646,7 @@ fn an_unstable_step_ends_the_search_without_a_number() {
                 limit: (!held).then(|| {
                     Limit::Unstable(
                         "errors came and went at a steady load: 98% of requests failed in \
-                         second 4 of the judged run, none after"
+                         second 4 of the judged run, then they stopped"
                             .into(),
                     )
                 }),
@@ -663,7 +663,7 @@ fn an_unstable_step_ends_the_search_without_a_number() {
     assert_eq!(
         found.line(),
         "Capacity: below 100 requests/sec: the server was unstable (errors came and went at a \
-         steady load: 98% of requests failed in second 4 of the judged run, none after)"
+         steady load: 98% of requests failed in second 4 of the judged run, then they stopped)"
     );
     assert_eq!(found.saved().limited_by, "unstable");
     let mut later = Unsteady {

@@ -319,7 +319,7 @@ impl HttpSteps<'_> {
         load: u64,
         connections: usize,
         tries: usize,
-    ) -> Result<(SavedRun, StepOutcome, Noise), StepOutcome> {
+    ) -> Result<Tried, StepOutcome> {
         // A scheduled staircase's pause is the gap before the next step's instant.
         let scheduled =
             self.plan.staircase.is_some() && self.plan.run.options.part.start_at.is_some();
@@ -418,7 +418,12 @@ impl HttpSteps<'_> {
                 load_said(load)
             ));
             outcome.limit = Some(Limit::ServerFailed(format!("stopped answering: {why}")));
-            return Ok((saved, outcome, noise));
+            return Ok(Tried {
+                saved,
+                outcome,
+                noise,
+                warm_up,
+            });
         }
         // Errors that came and went while the load stayed: the server's instability.
         if let Some(why) = steady::error_burst(warm_up.as_ref(), &saved).filter(|_| judged) {
@@ -432,8 +437,21 @@ impl HttpSteps<'_> {
                 outcome.limit = Some(Limit::ServerFailed(e.to_string()));
             }
         }
-        Ok((saved, outcome, noise))
+        Ok(Tried {
+            saved,
+            outcome,
+            noise,
+            warm_up,
+        })
     }
+}
+
+/// One try of a step: its judged run, outcome and noise, and its warm-up's run.
+struct Tried {
+    saved: SavedRun,
+    outcome: StepOutcome,
+    noise: Noise,
+    warm_up: Option<SavedRun>,
 }
 
 impl StepRunner for HttpSteps<'_> {
@@ -451,13 +469,30 @@ impl StepRunner for HttpSteps<'_> {
         let mut before: Option<Try> = None;
         let mut notes: Vec<String> = Vec::new();
         let mut tries = 0;
+        let mut ran_on = false;
         loop {
             tries += 1;
-            let (mut saved, mut outcome, noise) = match self.try_step(load, connections, tries) {
+            let Tried {
+                mut saved,
+                mut outcome,
+                noise,
+                warm_up,
+            } = match self.try_step(load, connections, tries) {
                 Ok(done) => done,
                 Err(stopped) => return stopped,
             };
             let number = self.runs.len() + 1;
+            // Errors that began at the run's end: once more, to see whether they go.
+            if !ran_on
+                && outcome.class() == Class::Broke
+                && steady::errors_at_end(warm_up.as_ref(), &saved)
+            {
+                ran_on = true;
+                let why = "errors began in the run's last second, after seconds without any";
+                eprintln!("capacity: step {number} again: {why}");
+                notes.push(format!("Try {tries} of this step: {why}."));
+                continue;
+            }
             let tried = Try::of_run(&saved, outcome.class() == Class::Broke);
             // A staircase's steps are fixed, on -c, the same on every shard, and judged again
             // from their saved runs by `tsumo merge`: no try on more connections, no pool

@@ -9,8 +9,9 @@ use crate::report::http::saved::SavedRun;
 use crate::report::timeline::SavedInterval;
 use crate::slo::Verdict;
 
-/// An interval where at least this share of the requests answered failed is a burst of errors.
-const BURST_SHARE: f64 = 0.5;
+/// An interval where at least this share of the requests answered failed is a burst of errors
+/// (a failing second split over two intervals leaves half of it, or less, in each).
+const BURST_SHARE: f64 = 0.2;
 
 /// A burst counts from this many requests answered in its interval.
 const BURST_MIN: u64 = 5;
@@ -52,7 +53,7 @@ pub fn stopped_answering(run: &SavedRun) -> Option<String> {
 
 /// `errors came and went at 400: 96% of requests failed in second 3 of the warm-up, none
 /// after`: a burst of errors beyond an errors objective (in an interval where tsumo did not
-/// stall) followed by an interval without errors, over the warm-up's intervals and then the
+/// stall) followed by an interval where they were gone ([`GONE`]), over the warm-up's intervals and then the
 /// judged run's (the first interval left out: connections open there). `None` without an
 /// errors objective, or when the judged run broke another objective as well (its break is
 /// then the load's).
@@ -70,37 +71,24 @@ pub fn error_burst(warm_up: Option<&SavedRun>, judged: &SavedRun) -> Option<Stri
     {
         return None;
     }
-    let warm = warm_up.map_or(&[][..], |w| w.intervals.as_slice());
-    let all: Vec<(&str, usize, &SavedInterval)> = warm
-        .iter()
-        .enumerate()
-        .map(|(i, interval)| ("warm-up", i, interval))
-        .chain(
-            judged
-                .intervals
-                .iter()
-                .enumerate()
-                .map(|(i, interval)| ("judged run", i, interval)),
-        )
-        .collect();
-    let failed = |i: &SavedInterval| i.errors.status + i.errors.socket_total();
-    let answered = |i: &SavedInterval| i.completed + i.errors.socket_total();
+    let all = timeline(warm_up, judged);
     for (k, (phase, number, interval)) in all.iter().enumerate().skip(1) {
-        let asked = answered(interval);
-        if asked < BURST_MIN || interval.send_lateness.max > STALL_US {
+        let Some(share) = share_of(interval) else {
+            continue;
+        };
+        if interval.send_lateness.max > STALL_US || share < BURST_SHARE {
             continue;
         }
-        let share = failed(interval) as f64 / asked as f64;
-        if share < BURST_SHARE || share * 100.0 <= errors_limit {
+        if share * 100.0 <= errors_limit {
             continue;
         }
-        let clean_after = all[k + 1..]
+        let went = all[k + 1..]
             .iter()
-            .any(|(_, _, later)| later.completed > 0 && failed(later) == 0);
-        if clean_after {
+            .any(|(_, _, later)| gone_from(later, share));
+        if went {
             return Some(format!(
                 "errors came and went at a steady load: {:.0}% of requests failed in second {} \
-                 of the {phase}, none after",
+                 of the {phase}, then they stopped",
                 share * 100.0,
                 number + 1
             ));
@@ -108,3 +96,58 @@ pub fn error_burst(warm_up: Option<&SavedRun>, judged: &SavedRun) -> Option<Stri
     }
     None
 }
+
+/// Errors that began during the judged run, after an interval (not the warm-up's first)
+/// without them, and lasted to its end (a burst in its last interval): whether they go again
+/// cannot be seen in it, so the step is run again to tell a failing moment from a load that
+/// broke.
+pub fn errors_at_end(warm_up: Option<&SavedRun>, judged: &SavedRun) -> bool {
+    let mut all = timeline(warm_up, judged);
+    // A run may end with a sliver of an interval that answered next to nothing.
+    while all.last().is_some_and(|(_, _, i)| share_of(i).is_none()) {
+        all.pop();
+    }
+    let Some(((_, _, last), before)) = all.split_last() else {
+        return false;
+    };
+    let Some(share) = share_of(last).filter(|&share| share >= BURST_SHARE) else {
+        return false;
+    };
+    before.iter().skip(1).any(|(_, _, i)| gone_from(i, share))
+}
+
+/// The warm-up's intervals, then the judged run's, each with its phase and its place in it.
+fn timeline<'a>(
+    warm_up: Option<&'a SavedRun>,
+    judged: &'a SavedRun,
+) -> Vec<(&'static str, usize, &'a SavedInterval)> {
+    let phase = |name: &'static str, run: &'a SavedRun| {
+        run.intervals
+            .iter()
+            .enumerate()
+            .map(move |(i, interval)| (name, i, interval))
+    };
+    warm_up
+        .into_iter()
+        .flat_map(|w| phase("warm-up", w))
+        .chain(phase("judged run", judged))
+        .collect()
+}
+
+/// The share of the requests answered in an interval that failed; `None` below
+/// [`BURST_MIN`] answered.
+fn share_of(interval: &SavedInterval) -> Option<f64> {
+    let failed = interval.errors.status + interval.errors.socket_total();
+    let answered = interval.completed + interval.errors.socket_total();
+    (answered >= BURST_MIN).then(|| failed as f64 / answered as f64)
+}
+
+/// An interval where the errors of a burst of `share` were gone: at most [`GONE`] of it (a
+/// failing second mostly in the interval before, the rest in this one, leaves a few).
+fn gone_from(interval: &SavedInterval, share: f64) -> bool {
+    share_of(interval).is_some_and(|s| s <= share * GONE)
+}
+
+/// A burst's errors are gone from an interval with at most this share of the burst's: a
+/// server that breaks under its load fails steadily, or more and more, never so much less.
+const GONE: f64 = 0.25;

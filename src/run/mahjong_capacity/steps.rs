@@ -410,7 +410,7 @@ impl Cohorts<'_> {
         let behind = draws_behind(&saved, elapsed);
         if let Some(verdict) = &behind {
             self.live.say(&format!(
-                "capacity: step {}: {} draws where {} were due",
+                "capacity: step {} saw {} draws where {} were due",
                 self.steps.len() + 1,
                 saved.draw_overshoot.count,
                 draws_due(&saved, elapsed)
