@@ -482,8 +482,10 @@ impl StepRunner for HttpSteps<'_> {
                 Err(stopped) => return stopped,
             };
             let number = self.runs.len() + 1;
-            // Errors that began at the run's end: once more, to see whether they go.
-            if !ran_on
+            // Errors that began at the run's end: once more, to see whether they go (not in a
+            // staircase: its steps are fixed, the same on every shard).
+            let again = self.plan.staircase.is_none() && !ran_on;
+            if again
                 && outcome.class() == Class::Broke
                 && steady::errors_at_end(warm_up.as_ref(), &saved)
             {
