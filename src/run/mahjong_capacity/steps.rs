@@ -407,13 +407,13 @@ impl Cohorts<'_> {
         let mut outcome = saved.step_outcome();
         // Far fewer draws than the players' think time makes due: the server did not keep
         // their pace (it froze, say), so the few draws measured cannot vouch for the load.
-        let behind = draws_behind(&saved, elapsed);
+        let behind = draws_behind(&saved, playing, elapsed);
         if let Some(verdict) = &behind {
             self.live.say(&format!(
                 "capacity: step {} saw {} draws where {} were due",
                 self.steps.len() + 1,
                 saved.draw_overshoot.count,
-                draws_due(&saved, elapsed)
+                draws_due(&saved, playing, elapsed)
             ));
             outcome.verdicts.push(verdict.clone());
             saved.objectives.push(verdict.clone());
@@ -543,23 +543,27 @@ impl StepRunner for Cohorts<'_> {
 /// A judged window that saw fewer than this share of the draws due has not held.
 const DRAWS_DUE_SHARE: f64 = 0.25;
 
-/// The draws a window of `elapsed` should see: one a think time (and half its jitter) per
-/// table, each table's turns one after another; 0 when draws are not timed (a think time
-/// under the server's own step minimum).
-fn draws_due(saved: &SavedSession, elapsed: Duration) -> u64 {
+/// The draws a window of `elapsed` should see with `playing` players: one a think time (and
+/// half its jitter) per table, each table's turns one after another; 0 when draws are not
+/// timed (a think time under the server's own step minimum).
+fn draws_due(saved: &SavedSession, playing: u64, elapsed: Duration) -> u64 {
     let plan = &saved.plan;
     let think_s = plan.think_s + plan.think_jitter_s / 2.0;
     if plan.think_s < Duration::from_nanos(crate::mahjong::player::STEP_MINIMUM).as_secs_f64() {
         return 0;
     }
-    let tables = plan.players / plan.seats.max(1);
+    let tables = playing / plan.seats.max(1);
     (tables as f64 * elapsed.as_secs_f64() / think_s).floor() as u64
 }
 
 /// `draws>9` broken (`draws 2`) when the window saw fewer than [`DRAWS_DUE_SHARE`] of the
 /// draws due: the step has not held, whatever its objectives measured on the few that came.
-fn draws_behind(saved: &SavedSession, elapsed: Duration) -> Option<crate::slo::Verdict> {
-    let due = draws_due(saved, elapsed);
+fn draws_behind(
+    saved: &SavedSession,
+    playing: u64,
+    elapsed: Duration,
+) -> Option<crate::slo::Verdict> {
+    let due = draws_due(saved, playing, elapsed);
     let least = (due as f64 * DRAWS_DUE_SHARE).floor() as u64;
     let seen = saved.draw_overshoot.count;
     (least > 0 && seen < least).then(|| crate::slo::Verdict {
