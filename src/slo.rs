@@ -200,8 +200,26 @@ impl Verdict {
         format!("{of}{} {text}", self.name())
     }
 
+    /// Broken beyond doubt: nothing measured, or a measure at least [`FAR`] times its upper
+    /// limit (at most its lower limit over [`FAR`]). Noise that only makes a server look a
+    /// little worse cannot do that, so such a break needs no second trial.
+    pub fn far_beyond(&self) -> bool {
+        if self.held {
+            return false;
+        }
+        let (Some(value), Some(limit)) = (self.measured, self.limit()) else {
+            return self.measured.is_none();
+        };
+        let below = split(&self.expr).is_ok_and(|(_, below, _)| below);
+        if below {
+            value >= limit * FAR
+        } else {
+            value * FAR <= limit
+        }
+    }
+
     /// The objective's limit in its unit, read back from `expr`.
-    fn limit(&self) -> Option<f64> {
+    pub fn limit(&self) -> Option<f64> {
         let (name, _, limit) = split(&self.expr).ok()?;
         match self.unit {
             Unit::Micros => duration_us(limit).ok(),
@@ -210,6 +228,10 @@ impl Verdict {
         }
     }
 }
+
+/// How many times beyond its limit a measure broke beyond doubt (37.5 % and 16.6 % errors
+/// against `errors<1%` were each run again before).
+pub const FAR: f64 = 2.0;
 
 /// A measured value in its unit, short: `850us`, `31.0ms`, `1.25s`, `0.120%`, `12.5%`, `3`.
 pub fn format_value(value: f64, unit: Unit) -> String {
@@ -390,6 +412,13 @@ fn split(expr: &str) -> Result<(&str, bool, &str), String> {
 /// Refuses an upper limit of 0 or less: no latency, share or count is below 0, so the
 /// objective would break at every load, whatever the server did.
 fn can_hold(name: &str, below: bool, limit: f64, measure: &Measure) -> Result<(), String> {
+    if *measure == Measure::RateShare && !below && limit >= 100.0 {
+        // A run sends exactly rate x duration requests: it completes no more than all of them.
+        return Err(format!(
+            "can never hold: a run completes at most its target rate ({name}>99% allows \
+             a little shortfall)"
+        ));
+    }
     if !below || limit > 0.0 {
         return Ok(());
     }
@@ -590,6 +619,11 @@ mod tests {
             ("rate>95", "rate is a share: 95% (rate>95%)"),
             ("errors<101%", "101% is more than 100%"),
             ("p99<0ms", "can never hold: no latency is below 0"),
+            (
+                "rate>100%",
+                "can never hold: a run completes at most its target rate (rate>99% allows a \
+                 little shortfall)",
+            ),
             ("max<0us", "can never hold: no latency is below 0"),
             ("errors<0%", "can never hold: no share is below 0%"),
             ("errors<x%", "'x%' is not a share (errors<0.1%)"),

@@ -179,8 +179,10 @@ fn the_search_finds_a_one_at_a_time_servers_throughput() {
 #[test]
 fn bad_command_lines_are_one_line_and_exit_2() {
     let url = "http://127.0.0.1:9/";
-    let cases: [(&[&str], &str); 9] = [
+    let cases: [(&[&str], &str); 10] = [
         (&[], "needs at least one --slo"),
+        // A run completes at most R x d requests (issue 43).
+        (&["--slo", "rate>100%"], "--slo 'rate>100%': can never hold"),
         (
             &["--slo", "p99<10ms", "-R", "100"],
             "-R is set by the search",
@@ -320,70 +322,83 @@ fn dash_d_sets_each_steps_length() {
     );
 }
 
-/// SIGINT (Ctrl-C) in the middle of the second step: the search stops there, prints both
-/// steps (the second cut short), answers "at least" the load held before it and names the
-/// signal; the `--json` holds the same answer and both steps, and loads back; the exit status
-/// is 0, as the help documents (a signal ends an ordinary run with 0 as well). Tried up to three
-/// times: on this shared machine the first step can end the search by itself, tsumo's own send
-/// lateness then being the limit, before the signal is sent.
+/// SIGINT (Ctrl-C) in the middle of the step after the first that held: the search stops
+/// there, prints every step (the last cut short), answers "at least" the load held before it
+/// and names the signal; the `--json` holds the same answer and the steps, and loads back; the
+/// exit status is 0, as the help documents (a signal ends an ordinary run with 0 as well).
+/// Asserted from what the steps showed, not from a quiet machine's: on a busy one the first
+/// step may be disturbed and run again, or tsumo's own send lateness may end the search before
+/// a step held (then it is tried again, three times at most).
 #[test]
 fn ctrl_c_mid_search_answers_from_the_steps_run_so_far() {
     let _one = one_at_a_time();
-    // 2 ms a request: 500 req/s, far above the two steps run here (50 and 100 req/s).
+    // 2 ms a request: 500 req/s, far above the steps run here (50 and 100 req/s).
     let server = SerialServer::start(Duration::from_millis(2));
     let url = server.url("/");
     let dir = common::TempDir::new("capacity-sigint");
     let json = dir.path().join("capacity.json");
     let mut ended_early = Vec::new();
     let (stdout, stderr) = loop {
-        match sigint_during_step(2, &json, &url) {
+        match sigint_after_a_step_held(&json, &url) {
             Ok(run) => break run,
             Err(stderr) if ended_early.len() < 2 => ended_early.push(stderr),
-            Err(stderr) => panic!("the search ended before step 2, 3 times:\n{stderr}"),
+            Err(stderr) => panic!("the search ended before a step held, 3 times:\n{stderr}"),
         }
     };
-    assert!(
-        stderr.contains("capacity: step 2: ") && stderr.contains("-> stopped: SIGINT"),
-        "{stderr}"
-    );
-    assert!(!stderr.contains("capacity: step 3"), "{stderr}");
+    assert!(stderr.contains("-> stopped: SIGINT"), "{stderr}");
 
-    let answer = "Capacity: at least 50 requests/sec; the search stopped at 100: SIGINT";
+    let doc = common::read_json(&json);
+    let found = &doc["capacity"];
+    let steps = doc["steps"].as_array().expect("steps");
+    let last = steps.last().expect("a step");
+    let at = last["plan"]["rate"].as_u64().expect("a rate");
+    let held = found["held"].as_array().expect("held").clone();
+    let highest = held.iter().filter_map(serde_json::Value::as_u64).max();
+    let highest = highest.expect("a step held");
+    assert!(highest < at, "{found}");
+    let answer =
+        format!("Capacity: at least {highest} requests/sec; the search stopped at {at}: SIGINT");
     let answers: Vec<&str> = stdout
         .lines()
         .filter(|l| l.starts_with("Capacity: "))
         .collect();
-    assert_eq!(answers, [answer], "{stdout}");
-    // The table has both steps: the first held, the second stopped.
-    for (step, target, verdict) in [(1, 50, "held"), (2, 100, "stopped")] {
-        let row = stdout
-            .lines()
-            .find(|l| {
-                let cells: Vec<&str> = l.split_whitespace().collect();
-                cells.first() == Some(&step.to_string().as_str())
-                    && cells.get(2) == Some(&target.to_string().as_str())
-            })
-            .unwrap_or_else(|| panic!("no row for step {step}:\n{stdout}"));
-        assert!(row.ends_with(verdict), "step {step}: {row}\n{stdout}");
-    }
-
-    let doc = common::read_json(&json);
-    let found = &doc["capacity"];
-    assert_eq!(found["value"], 50, "{found}");
-    assert_eq!(found["limited_by"], "stopped", "{found}");
-    assert_eq!(found["reason"], "at 100: SIGINT", "{found}");
-    assert_eq!(found["answer"], answer, "{found}");
-    assert_eq!(found["held"], serde_json::json!([50]), "{found}");
-    assert_eq!(found["broke"], serde_json::json!([]), "{found}");
-    assert_eq!(doc["outcomes"], serde_json::json!(["held", "stopped"]));
-    let steps = doc["steps"].as_array().expect("steps");
-    assert_eq!(steps.len(), 2, "{doc:#}");
-    assert_eq!(steps[1]["plan"]["rate"], 100);
-    assert_eq!(steps[1]["ended_by"], "SIGINT");
+    assert_eq!(answers, [answer.as_str()], "{stdout}");
     assert!(
-        steps[1]["counters"]["requests"].as_u64() > Some(0),
+        !stderr.contains(&format!("capacity: step {}", steps.len() + 1)),
+        "{stderr}"
+    );
+    // The table: the held step, and the last one stopped.
+    let rows: Vec<&str> = stdout
+        .lines()
+        .filter(|l| {
+            let cells: Vec<&str> = l.split_whitespace().collect();
+            cells.first().is_some_and(|c| c.parse::<usize>().is_ok())
+                && cells.get(2).is_some_and(|c| c.parse::<u64>().is_ok())
+        })
+        .collect();
+    assert_eq!(rows.len(), steps.len(), "{stdout}");
+    assert!(
+        rows.last().is_some_and(|r| r.ends_with("stopped")),
+        "{stdout}"
+    );
+    assert!(rows.iter().any(|r| r.ends_with("held")), "{stdout}");
+
+    assert_eq!(found["value"], highest, "{found}");
+    assert_eq!(found["limited_by"], "stopped", "{found}");
+    assert_eq!(found["reason"], format!("at {at}: SIGINT"), "{found}");
+    assert_eq!(found["answer"], answer, "{found}");
+    let outcomes = doc["outcomes"].as_array().expect("outcomes");
+    assert_eq!(
+        outcomes.last(),
+        Some(&serde_json::json!("stopped")),
+        "{doc:#}"
+    );
+    assert_eq!(outcomes.len(), steps.len(), "{doc:#}");
+    assert_eq!(last["ended_by"], "SIGINT");
+    assert!(
+        last["counters"]["requests"].as_u64() > Some(0),
         "the cut step keeps what it sent: {}",
-        steps[1]["counters"]
+        last["counters"]
     );
     // Loaded back by tsumo itself: compare reads the saved search (once: a run given twice is
     // refused).
@@ -395,15 +410,10 @@ fn ctrl_c_mid_search_answers_from_the_steps_run_so_far() {
     assert!(compared.stdout.contains("Capacity"), "{}", compared.stdout);
 }
 
-/// Runs a search from 50 req/s (each step 5 s, no warm-up) and sends SIGINT 1 s into step
-/// `step`: its stdout and stderr once it exited 0, or its stderr when the search ended before
-/// that step began.
-fn sigint_during_step(
-    step: usize,
-    json: &std::path::Path,
-    url: &str,
-) -> Result<(String, String), String> {
-    let begins = format!("capacity: step {step} at ");
+/// Runs a search from 50 req/s (each step 5 s, no warm-up) and sends SIGINT 1 s into the step
+/// that begins after the first step that held: its stdout and stderr once it exited 0, or its
+/// stderr when the search ended before that.
+fn sigint_after_a_step_held(json: &std::path::Path, url: &str) -> Result<(String, String), String> {
     let args = [
         "-t1",
         "-c4",
@@ -420,9 +430,16 @@ fn sigint_during_step(
         "--pause",
         "200ms",
     ];
-    sigint_when(&args, json, url, |line: &str, _: &str| {
-        line.starts_with(&begins)
+    sigint_when(&args, json, url, |line: &str, before: &str| {
+        step_begins(line) && before.contains("-> held")
     })
+}
+
+/// `capacity: step 3 at 400 requests/sec (…)`: a step's first line.
+fn step_begins(line: &str) -> bool {
+    line.strip_prefix("capacity: step ")
+        .and_then(|rest| rest.split_once(' '))
+        .is_some_and(|(n, rest)| n.parse::<usize>().is_ok() && rest.starts_with("at "))
 }
 
 /// Runs `tsumo capacity ARGS --json JSON URL` and sends SIGINT 1 s after the stderr line for
@@ -434,6 +451,29 @@ fn sigint_when(
     url: &str,
     begins: impl Fn(&str, &str) -> bool,
 ) -> Result<(String, String), String> {
+    let (status, stdout, stderr) = act_when(args, json, url, begins, |child| {
+        // Into the step's 5 s run.
+        std::thread::sleep(Duration::from_secs(1));
+        // SAFETY: kill(2) on our own child, which has not been reaped yet.
+        assert_eq!(
+            unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) },
+            0
+        );
+    })?;
+    assert_eq!(status.code(), Some(0), "{stdout}\n{stderr}");
+    Ok((stdout, stderr))
+}
+
+/// Runs `tsumo capacity ARGS --json JSON URL` and calls `act` with it at the stderr line for
+/// which `begins(line, stderr so far)` is true: its exit status, stdout and stderr once it
+/// exited, or its stderr when the search ended before that line.
+fn act_when(
+    args: &[&str],
+    json: &std::path::Path,
+    url: &str,
+    begins: impl Fn(&str, &str) -> bool,
+    act: impl FnOnce(&std::process::Child),
+) -> Result<(std::process::ExitStatus, String, String), String> {
     let mut child = common::tsumo()
         .arg("capacity")
         .args(args)
@@ -481,13 +521,7 @@ fn sigint_when(
             }
         }
     }
-    // Into the step's 5 s run.
-    std::thread::sleep(Duration::from_secs(1));
-    // SAFETY: kill(2) on our own child, which has not been reaped yet.
-    assert_eq!(
-        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) },
-        0
-    );
+    act(&child);
     let exit_deadline = Instant::now() + Duration::from_secs(60);
     let status = loop {
         if let Some(status) = child.try_wait().expect("wait for tsumo") {
@@ -495,14 +529,13 @@ fn sigint_when(
         }
         if Instant::now() > exit_deadline {
             let _ = child.kill();
-            panic!("tsumo did not stop within 60 s of SIGINT:\n{stderr}");
+            panic!("tsumo did not stop within 60 s:\n{stderr}");
         }
         std::thread::sleep(Duration::from_millis(20));
     };
     let stdout = stdout.join().expect("stdout");
     stderr.extend(lines.iter().map(|l| l + "\n"));
-    assert_eq!(status.code(), Some(0), "{stdout}\n{stderr}");
-    Ok((stdout, stderr))
+    Ok((status, stdout, stderr))
 }
 
 /// SIGINT while the search confirms its answer (issue 30, item 5): the answer is what held,
@@ -971,4 +1004,180 @@ fn a_stall_of_tsumo_is_run_again_not_judged() {
     assert_eq!(found["limited_by"], "to", "{found}");
     assert_eq!(doc["outcomes"][0], "disturbed", "{doc:#}");
     assert_eq!(found["trials"][1], 2, "{found}");
+}
+
+/// The pid of `master`'s only child: nginx's one worker.
+fn worker_of(master: u32) -> u32 {
+    let mut workers = std::fs::read_dir("/proc")
+        .expect("/proc")
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            // `pid (comm) state ppid …`: comm may hold spaces, so read after its `)`.
+            let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+            after.split_whitespace().nth(1) == Some(master.to_string().as_str())
+        });
+    let worker = workers.next().expect("an nginx worker");
+    assert!(workers.next().is_none(), "one worker");
+    worker
+}
+
+/// nginx's worker frozen (SIGSTOP) in the middle of a search (issue 43, item 2): the kernel
+/// still accepts connections, so the pre-flight check finds it alive, but nothing answers.
+/// That is a failed search ("the server stopped answering at …", exit 1), never a capacity
+/// below the first step, and the loads that held before stand: "at least" the highest.
+#[test]
+fn a_server_that_stops_answering_is_server_failed_not_below_from() {
+    let _one = one_at_a_time();
+    let nginx = common::nginx::Nginx::start();
+    let worker = worker_of(nginx.master_pid());
+    let url = nginx.http_url("/index.html");
+    let dir = common::TempDir::new("capacity-sigstop");
+    let json = dir.path().join("capacity.json");
+    let args = [
+        "-t1",
+        "-c4",
+        "--timeout",
+        "1s",
+        "--slo",
+        "p99<100ms",
+        "--slo",
+        "errors<1%",
+        "--from",
+        "100",
+        "--step",
+        "2s",
+        "--warmup",
+        "0",
+        "--pause",
+        "200ms",
+    ];
+    // Frozen as the step after two that held begins.
+    let frozen = act_when(
+        &args,
+        &json,
+        &url,
+        |line, before| step_begins(line) && before.matches("-> held").count() >= 2,
+        |_| {
+            // SAFETY: kill(2) on the nginx worker this test started.
+            assert_eq!(
+                unsafe { libc::kill(worker as libc::pid_t, libc::SIGSTOP) },
+                0
+            );
+        },
+    );
+    // SAFETY: as above; thawed whatever happened, so that nginx stops when dropped.
+    unsafe { libc::kill(worker as libc::pid_t, libc::SIGCONT) };
+    let (status, stdout, stderr) = frozen.expect("two steps held");
+    assert_eq!(status.code(), Some(1), "{stdout}\n{stderr}");
+    let doc = common::read_json(&json);
+    let found = &doc["capacity"];
+    assert_eq!(found["limited_by"], "server-failed", "{found}");
+    let held: Vec<u64> = found["held"]
+        .as_array()
+        .expect("held")
+        .iter()
+        .filter_map(serde_json::Value::as_u64)
+        .collect();
+    let highest = held.iter().copied().max().expect("steps held");
+    assert!(highest >= 200, "{found}");
+    assert_eq!(found["value"], highest, "{found}");
+    let answer = found["answer"].as_str().expect("an answer");
+    assert!(
+        answer.starts_with(&format!(
+            "Capacity: at least {} requests/sec; the search failed: the server stopped answering at ",
+            tsumo::capacity::grouped(highest)
+        )),
+        "{answer}"
+    );
+    assert!(stdout.contains(answer), "{stdout}");
+    assert!(!stdout.contains("below"), "{stdout}");
+    assert!(
+        doc["failure"]
+            .as_str()
+            .is_some_and(|f| f.contains("stopped answering") && f.contains("no response")),
+        "{doc:#}"
+    );
+    // It ended at the first step that saw nothing answered.
+    let outcomes = doc["outcomes"].as_array().expect("outcomes");
+    assert_eq!(outcomes.last(), Some(&serde_json::json!("server-failed")));
+    assert_eq!(
+        outcomes.iter().filter(|o| *o == "server-failed").count(),
+        1,
+        "{doc:#}"
+    );
+}
+
+/// A server that answers 500 to everything for one second in every five, whatever its load
+/// (issue 43, item 4; the issue's servers failed every 13th and every 7th second): errors that
+/// came and went at a steady load are the server's instability. The answer says so, "below"
+/// the first load or "cannot tell", and makes up no number; a failing second in a warm-up is
+/// evidence too.
+#[test]
+fn a_server_failing_now_and_then_gets_no_made_up_number() {
+    let server = common::faulty::FaultyServer::start(common::faulty::Behavior::FailsEvery {
+        period: Duration::from_secs(5),
+        fail: Duration::from_secs(1),
+    });
+    let url = server.url("/");
+    let (run, doc) = capacity(
+        &[
+            "-t1",
+            "-c4",
+            "--slo",
+            "errors<1%",
+            "--from",
+            "100",
+            "--to",
+            "1600",
+            "--step",
+            "3s",
+            "--warmup",
+            "2s",
+            "--pause",
+            "1s",
+        ],
+        &url,
+    );
+    let found = &doc["capacity"];
+    // Each step's intervals: (responses, errors by status), to read a failure by.
+    let seconds: Vec<Vec<(u64, u64)>> = doc["steps"]
+        .as_array()
+        .map(|steps| {
+            steps
+                .iter()
+                .map(|step| {
+                    let intervals = step["intervals"].as_array().cloned().unwrap_or_default();
+                    intervals
+                        .iter()
+                        .map(|i| {
+                            let n = |v: &serde_json::Value| v.as_u64().unwrap_or_default();
+                            (n(&i["completed"]), n(&i["errors"]["status"]))
+                        })
+                        .collect()
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    assert_eq!(
+        found["limited_by"], "unstable",
+        "{found}\n{}\n{seconds:?}",
+        run.stderr
+    );
+    assert_eq!(found["value"], serde_json::Value::Null, "{found}");
+    let answer = found["answer"].as_str().expect("an answer");
+    assert!(
+        answer.starts_with("Capacity: below 100 requests/sec: the server was unstable (")
+            || answer.starts_with("Capacity: cannot tell: the server was unstable at "),
+        "{answer}"
+    );
+    assert!(
+        answer.contains("errors came and went at a steady load"),
+        "{answer}"
+    );
+    assert!(run.stdout.contains(answer), "{}", run.stdout);
+    assert_eq!(
+        doc["outcomes"].as_array().and_then(|o| o.last()),
+        Some(&serde_json::json!("unstable"))
+    );
 }

@@ -161,7 +161,7 @@ fn connect_errors(doc: &Value, index: usize) -> u64 {
 /// (`limit_conn … 8` on the socket.io location; logins and logouts unlimited): the 9th
 /// player's upgrade is answered 503, so a step of more than 8 players has errors and
 /// `errors<1` breaks exactly above 8. Grow 4, 8, 16 (broke), bisect 12 (broke), confirm 8
-/// (held): the capacity is 8, the step at the answer held and the next one up broke on the
+/// (held), each break beyond doubt (16 and 8 errors against `errors<1`), so run once: the capacity is 8, the step at the answer held and the next one up broke on the
 /// errors objective, and every player is logged out, those whose upgrade got 503 too.
 #[test]
 fn a_proxy_connection_limit_is_found_exactly_and_everyone_logged_out() {
@@ -231,11 +231,11 @@ fn a_proxy_connection_limit_is_found_exactly_and_everyone_logged_out() {
     );
     assert_eq!(
         strings(&doc, "roles"),
-        ["grow", "grow", "grow", "grow", "bisect", "bisect", "confirm"]
+        ["grow", "grow", "grow", "bisect", "confirm"]
     );
     assert_eq!(
         strings(&doc, "outcomes"),
-        ["held", "held", "broke", "broke", "broke", "broke", "held"]
+        ["held", "held", "broke", "broke", "held"]
     );
     let players: Vec<u64> = doc["steps"]
         .as_array()
@@ -243,12 +243,14 @@ fn a_proxy_connection_limit_is_found_exactly_and_everyone_logged_out() {
         .iter()
         .map(|s| s["plan"]["players"].as_u64().unwrap_or(0))
         .collect();
-    // Each break is run again (a second trial agrees), and the answer is confirmed.
-    assert_eq!(players, [4, 8, 16, 16, 12, 12, 8]);
-    assert_eq!(capacity["trials"], serde_json::json!([1, 1, 1, 2, 1, 2, 2]));
-    assert_eq!(capacity["range"], serde_json::json!([8, 8]));
+    // Each break beyond doubt is run once (issue 43), and the answer is confirmed.
+    assert_eq!(players, [4, 8, 16, 12, 8]);
+    assert_eq!(capacity["trials"], serde_json::json!([1, 1, 1, 1, 2]));
+    // The range spans the step from 8 to 12 at least (wider on a busy machine).
+    let range = |i: usize| capacity["range"][i].as_u64().unwrap_or_default();
+    assert!(range(0) <= 8 && range(1) >= 12, "{capacity:#}");
     assert_eq!(capacity["held"], serde_json::json!([4, 8, 8]));
-    assert_eq!(capacity["broke"], serde_json::json!([16, 16, 12, 12]));
+    assert_eq!(capacity["broke"], serde_json::json!([16, 12]));
     // The step just above the answer broke, on the errors objective: its players beyond the
     // limit could not connect, each once (after its retries).
     assert_eq!(capacity["reason"], "broke at 12: errors<1 (errors 8)");
@@ -257,10 +259,10 @@ fn a_proxy_connection_limit_is_found_exactly_and_everyone_logged_out() {
         capacity["broke_first"],
         "Broke first: errors<1 at 12 (errors 8)"
     );
-    let connects: Vec<u64> = (0..7).map(|i| connect_errors(&doc, i)).collect();
-    assert_eq!(connects, [0, 0, 8, 8, 4, 4, 0], "{doc:#}");
+    let connects: Vec<u64> = (0..5).map(|i| connect_errors(&doc, i)).collect();
+    assert_eq!(connects, [0, 0, 8, 4, 0], "{doc:#}");
     // Each player that could not connect: its error, and its failed connect phase.
-    for (index, errors) in [0u8, 0, 16, 16, 8, 8, 0].into_iter().enumerate() {
+    for (index, errors) in [0u8, 0, 16, 8, 0].into_iter().enumerate() {
         let verdict = &doc["steps"][index]["objectives"][0];
         assert_eq!(verdict["expr"], "errors<1");
         assert_eq!(
@@ -287,7 +289,7 @@ fn a_proxy_connection_limit_is_found_exactly_and_everyone_logged_out() {
     );
     assert!(
         live(
-            "step 7 at 8 players (held at 8; broke at 12: errors<1): judged ",
+            "step 5 at 8 players (held at 8; broke at 12: errors<1): judged ",
             ": errors<1 held (errors 0)"
         ),
         "{}",
@@ -458,4 +460,92 @@ fn server_down_is_one_clear_line() {
         "{}",
         run.stderr
     );
+}
+
+/// The server frozen (SIGSTOP) inside a judged step (issue 43, item 3): the step saw far fewer
+/// draws than its players' think time made due, so it has not held, whatever its objectives
+/// measured on the few draws that came: broken (`draws>N`), or not measured (disturbed), said
+/// on its line. The server thawed once the step is judged: the search goes on and everyone
+/// logs out.
+#[test]
+fn a_step_the_server_froze_in_has_not_held() {
+    use std::io::{BufRead, BufReader, Read};
+    use std::process::Stdio;
+    let server = Majiang::start();
+    let url = server.url();
+    let pid = server.pid() as libc::pid_t;
+    let mut args: Vec<&str> = SMALL.to_vec();
+    args.extend_from_slice(&[
+        "--step",
+        "6s",
+        "--slo",
+        "draw_overshoot.p99<60s",
+        "--from",
+        "16",
+        "--to",
+        "16",
+        "--json",
+        "-",
+        &url,
+    ]);
+    let mut child = common::tsumo()
+        .arg("mahjong")
+        .args(&args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn tsumo");
+    let mut out = child.stdout.take().expect("stdout");
+    let stdout = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = out.read_to_string(&mut s);
+        s
+    });
+    let mut stderr = String::new();
+    let mut frozen = false;
+    for line in BufReader::new(child.stderr.take().expect("stderr"))
+        .lines()
+        .map_while(Result::ok)
+    {
+        if line.starts_with("capacity: step 1 at ") {
+            // Seated and warmed up in about 2 s; frozen early in the 6 s judged window.
+            std::thread::sleep(Duration::from_millis(2_500));
+            // SAFETY: kill(2) on the server this test started.
+            assert_eq!(unsafe { libc::kill(pid, libc::SIGSTOP) }, 0);
+            frozen = true;
+        }
+        if frozen && line.starts_with("capacity: step 1: ") {
+            // SAFETY: as above.
+            assert_eq!(unsafe { libc::kill(pid, libc::SIGCONT) }, 0);
+            frozen = false;
+        }
+        stderr.push_str(&line);
+        stderr.push('\n');
+    }
+    if frozen {
+        // SAFETY: as above.
+        unsafe { libc::kill(pid, libc::SIGCONT) };
+    }
+    let status = child.wait().expect("wait");
+    let stdout = stdout.join().expect("stdout");
+    let doc: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| {
+        panic!("{e}: {status}\n{stdout}\n{stderr}");
+    });
+    let outcomes = strings(&doc, "outcomes");
+    let draws = &doc["steps"][0]["draw_overshoot"]["count"];
+    assert!(
+        outcomes[0] == "broke" || outcomes[0] == "disturbed",
+        "{outcomes:?}: {draws} draws\n{stderr}"
+    );
+    let first = stderr
+        .lines()
+        .find(|l| l.starts_with("capacity: step 1: "))
+        .expect("step 1 judged");
+    assert!(first.contains("draws>"), "{first}");
+    assert!(
+        stderr.contains("draws where") && stderr.contains("were due"),
+        "{stderr}"
+    );
+    assert_eq!(server.wait_session_files(0, Duration::from_secs(10)), 0);
 }

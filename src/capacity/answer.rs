@@ -29,6 +29,10 @@ pub enum Finding {
     /// Every trial at this load was disturbed (tsumo stalled, the CPU was stolen): the search
     /// cannot tell, and claims only what held below.
     CannotTell { at: u64, trials: u32, why: String },
+    /// The server failed now and then at this load whatever the load (errors came and went
+    /// while it stayed the same, or a load broke below one that held): no capacity is told.
+    /// `below`: it failed so at the lowest load run, which it then does not carry.
+    Unstable { at: u64, below: bool, why: String },
 }
 
 /// The answer of a search or a staircase, with every step.
@@ -43,7 +47,17 @@ pub struct Capacity {
     /// The step that broke just above `value`, its verdicts the answer's "broke at".
     pub broke: Option<usize>,
     pub steps: Vec<Step>,
+    /// The share of the machine (0 to 1) that others took during the search at most (their
+    /// CPU, and steal): the truth moves with it, and so the range widens
+    /// ([`Noise::interference`](super::Noise::interference)); 0 when not measured.
+    pub interference: f64,
 }
+
+/// At full interference (others took the whole machine) the range widens by this share of
+/// its ends either way: beside two steady CPU hogs on 2 cores the closed-loop truth moved
+/// 307–333 while two searches found 275 and 288; with others at 1.1–1.3 of 2 cores it moved
+/// from 489 to 414.
+pub const WIDEN: f64 = 0.25;
 
 pub(super) fn answer(
     unit: LoadUnit,
@@ -59,6 +73,7 @@ pub(super) fn answer(
         held: held.map(|(_, index)| index),
         broke,
         steps,
+        interference: 0.0,
     }
 }
 
@@ -90,9 +105,39 @@ pub(super) fn limited(
             trials: 1,
             why: why.clone(),
         },
+        Some(Limit::Unstable(why)) => {
+            let below = steps.iter().all(|s| s.load >= at)
+                && !steps.iter().any(|s| s.outcome.class() == Class::Held);
+            let finding = Finding::Unstable {
+                at,
+                below,
+                why: why.clone(),
+            };
+            // No capacity is claimed: what held is in the line, not the answer's value.
+            return answer(unit, steps, finding, None, None);
+        }
         None => Finding::Found,
     };
     answer(unit, steps, finding, held, None)
+}
+
+/// The search stepped down to its first load, and it broke there, after loads that held: the
+/// server's verdicts flipped with no load to explain them. No capacity is claimed, and none
+/// that held is denied.
+pub(super) fn unstable(unit: LoadUnit, steps: Vec<Step>, index: usize) -> Capacity {
+    let at = steps[index].load;
+    let broke: Vec<String> = steps[index]
+        .outcome
+        .broken()
+        .map(Verdict::measured_text)
+        .collect();
+    let why = format!("broke there: {}", broke.join(", "));
+    let finding = Finding::Unstable {
+        at,
+        below: false,
+        why,
+    };
+    answer(unit, steps, finding, None, Some(index))
 }
 
 /// Every trial at step `index`'s load was disturbed: the search cannot tell there, and claims
@@ -222,6 +267,26 @@ impl Capacity {
                     short(*at)
                 )
             }
+            Finding::Unstable { at, below, why } => {
+                let held = self
+                    .steps
+                    .iter()
+                    .filter(|s| s.outcome.class() == Class::Held)
+                    .map(|s| s.load)
+                    .max();
+                let held = held.map_or(String::new(), |h| format!("; {} held at times", short(h)));
+                if *below {
+                    format!(
+                        "Capacity: below {} {unit}: the server was unstable ({why}){held}",
+                        grouped(*at)
+                    )
+                } else {
+                    format!(
+                        "Capacity: cannot tell: the server was unstable at {} ({why}){held}",
+                        short(*at)
+                    )
+                }
+            }
         }
     }
 
@@ -237,8 +302,11 @@ impl Capacity {
         (!broken.is_empty()).then(|| broken.join(", "))
     }
 
-    /// `[low, high]`: where the boundary moved over every trial not disturbed, from the lowest
-    /// load that broke (or the answer) to the highest that held (or the answer).
+    /// `[low, high]`: where the boundary lies, over every trial not disturbed: from the
+    /// lowest load that broke (or the highest held, when that is lower) to the highest that
+    /// held (or the lowest broken, when that is higher), so it spans at least the step between
+    /// the two; widened by [`WIDEN`] × the interference measured during the search, since the
+    /// truth moves with it.
     pub fn range(&self) -> Option<(u64, u64)> {
         let value = self.value?;
         let of = |class: Class| {
@@ -247,8 +315,18 @@ impl Capacity {
                 .filter(move |s| s.outcome.class() == class)
                 .map(|s| s.load)
         };
-        let low = of(Class::Broke).min().map_or(value, |l| l.min(value));
-        let high = of(Class::Held).max().map_or(value, |h| h.max(value));
+        let held = of(Class::Held).max().map_or(value, |h| h.max(value));
+        // The lowest break above the answer bounds it; one below it (noise) widens the range.
+        let broke = of(Class::Broke).min();
+        let low = broke.map_or(value, |b| b.min(value));
+        let high = broke.map_or(held, |b| b.max(held));
+        // Nothing broke: the boundary lies above, and no range is claimed around it.
+        let widen = match broke {
+            Some(_) => WIDEN * self.interference.clamp(0.0, 1.0),
+            None => 0.0,
+        };
+        let low = (low as f64 * (1.0 - widen)).floor() as u64;
+        let high = (high as f64 * (1.0 + widen)).ceil() as u64;
         Some((low, high))
     }
 

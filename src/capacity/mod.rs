@@ -8,13 +8,15 @@
 //! last load held and the first broken down to `resolution`, and confirms the answer with one
 //! more run at it (stepping down while the confirmation breaks). A step limited by tsumo or by
 //! the machine ends the search there: a capacity search must never report tsumo's own limit
-//! as the server's. A [`staircase`](fn@staircase) runs fixed steps instead (no bisection), the
+//! as the server's; a server that failed now and then whatever the load (errors that came and
+//! went at a steady load) ends it too, with no number made up. A [`staircase`](fn@staircase) runs fixed steps instead (no bisection), the
 //! same on every shard, and [`judge_staircase`] reads the answer from them, also after a merge.
 //!
 //! The files, from the bottom up:
 //! - `numbers`: a load in words, `38,200` in full and `38.2k` short;
 //! - `step`: one step: its load's unit, what it showed, the limits that are not the server's;
-//! - `noise`: what disturbed a step (tsumo stalled, CPU stolen), so that it is run again;
+//! - `noise`: what disturbed a step (tsumo stalled, CPU stolen), so that it is run again, and
+//!   the interference that widens the answer's range;
 //! - `answer`: what the steps found ([`Capacity`]), and its line, range and what broke first;
 //! - `search`: the search's settings and the search: grow, bisect, confirm till trials agree;
 //! - `staircase`: the fixed staircase and its judgement;

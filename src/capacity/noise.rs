@@ -66,6 +66,27 @@ impl Noise {
     }
 }
 
+impl Noise {
+    /// The share of the machine (0 to 1) others took during a search's trials, on average:
+    /// their CPU and steal over the machine's cores; 0 where not measured. It widens the
+    /// answer's range ([`Capacity::range`](super::Capacity::range)).
+    pub fn interference(trials: &[Noise]) -> f64 {
+        let shares: Vec<f64> = trials
+            .iter()
+            .filter(|n| n.cores > 0 && (n.others_cores.is_some() || n.steal_cores.is_some()))
+            .map(|n| {
+                let taken = n.others_cores.unwrap_or(0.0) + n.steal_cores.unwrap_or(0.0);
+                (taken / n.cores as f64).clamp(0.0, 1.0)
+            })
+            .collect();
+        if shares.is_empty() {
+            0.0
+        } else {
+            shares.iter().sum::<f64>() / shares.len() as f64
+        }
+    }
+}
+
 /// `96ms`, `1.2ms`.
 fn ms(us: u64) -> String {
     let ms = us as f64 / 1e3;

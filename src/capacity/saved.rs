@@ -16,7 +16,8 @@ pub struct SavedCapacity {
     /// up to `--to`), `generator` (tsumo), `pool` (tsumo's connections), `system` (the
     /// machine), `stopped` (a signal, a failed run), `server-failed` (the server stopped
     /// answering: the search failed, exit 1), `noise` (every trial at a load disturbed: it
-    /// cannot tell).
+    /// cannot tell), `unstable` (the server failed now and then whatever the load: no
+    /// capacity is told).
     pub limited_by: String,
     /// In words: the objectives broken just above the answer, tsumo's limit, the machine's.
     pub reason: String,
@@ -31,8 +32,9 @@ pub struct SavedCapacity {
     /// The loads of the trials disturbed (tsumo stalled, CPU stolen), in the order run.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub disturbed: Vec<u64>,
-    /// `[low, high]`: where the boundary moved over every trial not disturbed (absent without
-    /// an answer, and in files of older tsumos).
+    /// `[low, high]`: where the boundary lies: at least from the highest load held to the
+    /// lowest broken, over every trial not disturbed, widened with the interference measured
+    /// during the search (absent without an answer, and in files of older tsumos).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub range: Option<[u64; 2]>,
     /// Each step's trial at its load, from 1, in the order of the steps.
@@ -83,6 +85,7 @@ impl Capacity {
                 "noise",
                 format!("at {at}: all {trials} trials disturbed: {why}"),
             ),
+            Finding::Unstable { at, why, .. } => ("unstable", format!("at {at}: {why}")),
         };
         SavedCapacity {
             value: self.value,

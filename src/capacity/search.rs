@@ -1,8 +1,9 @@
 //! The search itself: grow the load until an objective breaks, bisect, confirm; each load run
 //! until its trials agree.
 
-use super::answer::{answer, cannot_tell, limited};
+use super::answer::{answer, cannot_tell, limited, unstable};
 use super::{Capacity, Class, Finding, LoadUnit, Role, Step, StepRunner};
+use crate::slo::Verdict;
 
 /// The search's settings.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -52,6 +53,8 @@ impl SearchPlan {
 struct Tally {
     held: u32,
     broke: u32,
+    /// A trial broke an objective beyond doubt ([`Verdict::far_beyond`]).
+    far: bool,
     disturbed: u32,
     last_held: Option<usize>,
     last_broke: Option<usize>,
@@ -63,10 +66,11 @@ impl Tally {
     }
 
     /// Settled before the bound: a first trial that held (held is held: noise only makes a
-    /// server look worse), else two that agree. `confirming`: the held trial is the one being
-    /// checked, so one more must agree with it.
+    /// server look worse), or one that broke beyond doubt with none held, else two that
+    /// agree. `confirming`: the held trial is the one being checked, so one more must agree
+    /// with it.
     fn settled(&self, confirming: bool) -> Option<Class> {
-        if self.broke >= 2 {
+        if self.broke >= 2 || (self.broke == 1 && self.far && self.held == 0) {
             Some(Class::Broke)
         } else if self.held >= 2 || (self.held == 1 && self.broke == 0 && !confirming) {
             Some(Class::Held)
@@ -130,7 +134,10 @@ impl<R: StepRunner> Steps<'_, R> {
             last = index;
             match class {
                 Class::Held => (tally.held, tally.last_held) = (tally.held + 1, Some(index)),
-                Class::Broke => (tally.broke, tally.last_broke) = (tally.broke + 1, Some(index)),
+                Class::Broke => {
+                    (tally.broke, tally.last_broke) = (tally.broke + 1, Some(index));
+                    tally.far |= self.steps[index].outcome.broken().any(Verdict::far_beyond);
+                }
                 Class::Disturbed => tally.disturbed += 1,
                 _ => return Settled { class, index },
             }
@@ -236,7 +243,12 @@ pub fn search(plan: &SearchPlan, unit: LoadUnit, runner: &mut impl StepRunner) -
                 let held = Some((low, index));
                 return answer(unit, run.steps, Finding::Found, held, Some(high_index));
             }
+            // Loads held before and broke now, down to the first: the verdicts flip with no
+            // load to explain them, and no held load is denied by a later break.
             Class::Broke if low <= from => {
+                if run.steps.iter().any(|s| s.outcome.class() == Class::Held) {
+                    return unstable(unit, run.steps, index);
+                }
                 return answer(unit, run.steps, Finding::BelowFrom, None, Some(index));
             }
             Class::Broke => {

@@ -77,6 +77,10 @@ pub enum Limit {
     /// The step broke while tsumo stalled or the machine took its CPU
     /// ([`Noise`](super::Noise)): run again.
     Disturbed(String),
+    /// The server failed now and then whatever the load: errors came in a burst and stopped
+    /// while the load stayed the same (in the judged run or its warm-up). Its verdicts say
+    /// nothing of the load, and the search cannot tell a capacity (what happened, in words).
+    Unstable(String),
 }
 
 /// tsumo's pool of connections as a step's limit: too few for the load at the server's
@@ -138,6 +142,7 @@ pub enum Class {
     ServerFailed,
     PoolLimited,
     Disturbed,
+    Unstable,
 }
 
 impl Class {
@@ -151,6 +156,7 @@ impl Class {
             Class::ServerFailed => "server-failed",
             Class::PoolLimited => "pool-limited",
             Class::Disturbed => "disturbed",
+            Class::Unstable => "unstable",
         }
     }
 }
@@ -164,6 +170,7 @@ impl StepOutcome {
             Some(Limit::ServerFailed(_)) => Class::ServerFailed,
             Some(Limit::Pool(_)) => Class::PoolLimited,
             Some(Limit::Disturbed(_)) => Class::Disturbed,
+            Some(Limit::Unstable(_)) => Class::Unstable,
             None if self.verdicts.iter().all(|v| v.held) => Class::Held,
             None => Class::Broke,
         }

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use super::output::Outputs;
 use super::pool::{Next, Pool, Try};
-use super::{error_exit, fail, server_gone};
+use super::{error_exit, fail, server_gone, steady};
 use crate::capacity::{self, Class, Limit, LoadUnit, Noise, StepOutcome, StepRunner};
 use crate::engine::signals;
 use crate::error::{Error, ExitStatus};
@@ -72,13 +72,14 @@ fn search(plan: &CapacityPlan) -> ExitStatus {
         noise: Vec::new(),
         classes: Vec::new(),
     };
-    let found = match &plan.staircase {
+    let mut found = match &plan.staircase {
         Some(loads) => capacity::staircase(loads, LoadUnit::RequestsPerSec, &mut runner),
         None => {
             let search_plan = super::search_plan(&plan.search, 1);
             capacity::search(&search_plan, LoadUnit::RequestsPerSec, &mut runner)
         }
     };
+    found.interference = Noise::interference(&runner.noise);
     let error = runner.error.take();
     let failed = runner.failed.take();
     let server_failed = runner.server_failed.take();
@@ -318,7 +319,7 @@ impl HttpSteps<'_> {
         load: u64,
         connections: usize,
         tries: usize,
-    ) -> Result<(SavedRun, StepOutcome, Noise), StepOutcome> {
+    ) -> Result<Tried, StepOutcome> {
         // A scheduled staircase's pause is the gap before the next step's instant.
         let scheduled =
             self.plan.staircase.is_some() && self.plan.run.options.part.start_at.is_some();
@@ -354,6 +355,7 @@ impl HttpSteps<'_> {
             super::human(self.plan.search.step),
             capacity::grouped(connections as u64)
         );
+        let mut warm_up = None;
         if !self.plan.search.warmup.is_zero() {
             match super::http::live_run(&self.step_plan(
                 load,
@@ -361,7 +363,10 @@ impl HttpSteps<'_> {
                 self.plan.search.warmup,
                 false,
             )) {
-                Ok(warm) => self.started(&warm.result.start),
+                Ok(warm) => {
+                    self.started(&warm.result.start);
+                    warm_up = Some(SavedRun::from_result(&warm.result));
+                }
                 Err(e) => match self.gone(number, load, e) {
                     Ok(failed) => return Err(failed),
                     Err(e) => self.error = Some(e),
@@ -404,6 +409,26 @@ impl HttpSteps<'_> {
                 outcome.limit = stopped.limit;
             }
         }
+        // A server that answered nothing at the step's end, its port still accepting (a
+        // frozen process): the search failed there, as for a server gone.
+        let judged = matches!(outcome.class(), Class::Held | Class::Broke);
+        if let Some(why) = steady::stopped_answering(&saved).filter(|_| judged) {
+            self.server_failed = Some(format!(
+                "the server stopped answering during step {number} at {}: {why}",
+                load_said(load)
+            ));
+            outcome.limit = Some(Limit::ServerFailed(format!("stopped answering: {why}")));
+            return Ok(Tried {
+                saved,
+                outcome,
+                noise,
+                warm_up,
+            });
+        }
+        // Errors that came and went while the load stayed: the server's instability.
+        if let Some(why) = steady::error_burst(warm_up.as_ref(), &saved).filter(|_| judged) {
+            outcome.limit = Some(Limit::Unstable(why));
+        }
         // Connections that failed: the server overloaded, or gone (then the search failed,
         // this step's verdicts kept as measured).
         if saved.counters.errors.socket_total() > 0 {
@@ -412,8 +437,21 @@ impl HttpSteps<'_> {
                 outcome.limit = Some(Limit::ServerFailed(e.to_string()));
             }
         }
-        Ok((saved, outcome, noise))
+        Ok(Tried {
+            saved,
+            outcome,
+            noise,
+            warm_up,
+        })
     }
+}
+
+/// One try of a step: its judged run, outcome and noise, and its warm-up's run.
+struct Tried {
+    saved: SavedRun,
+    outcome: StepOutcome,
+    noise: Noise,
+    warm_up: Option<SavedRun>,
 }
 
 impl StepRunner for HttpSteps<'_> {
@@ -431,13 +469,32 @@ impl StepRunner for HttpSteps<'_> {
         let mut before: Option<Try> = None;
         let mut notes: Vec<String> = Vec::new();
         let mut tries = 0;
+        let mut ran_on = false;
         loop {
             tries += 1;
-            let (mut saved, mut outcome, noise) = match self.try_step(load, connections, tries) {
+            let Tried {
+                mut saved,
+                mut outcome,
+                noise,
+                warm_up,
+            } = match self.try_step(load, connections, tries) {
                 Ok(done) => done,
                 Err(stopped) => return stopped,
             };
             let number = self.runs.len() + 1;
+            // Errors that began at the run's end: once more, to see whether they go (not in a
+            // staircase: its steps are fixed, the same on every shard).
+            let again = self.plan.staircase.is_none() && !ran_on;
+            if again
+                && outcome.class() == Class::Broke
+                && steady::errors_at_end(warm_up.as_ref(), &saved)
+            {
+                ran_on = true;
+                let why = "errors began in the run's last second, after seconds without any";
+                eprintln!("capacity: step {number} again: {why}");
+                notes.push(format!("Try {tries} of this step: {why}."));
+                continue;
+            }
             let tried = Try::of_run(&saved, outcome.class() == Class::Broke);
             // A staircase's steps are fixed, on -c, the same on every shard, and judged again
             // from their saved runs by `tsumo merge`: no try on more connections, no pool

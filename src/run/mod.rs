@@ -16,6 +16,7 @@ pub mod mahjong_capacity;
 pub mod output;
 mod pool;
 mod server_gone;
+mod steady;
 
 use crate::capacity::SearchPlan;
 use crate::error::{Error, ExitStatus};
@@ -156,6 +157,7 @@ fn step_line(outcome: &crate::capacity::StepOutcome, achieved: &str) -> String {
             pool.connections
         ),
         Some(Limit::Disturbed(why)) => format!("disturbed: {why}; run again"),
+        Some(Limit::Unstable(why)) => format!("unstable: {why}"),
         None => outcome.class().as_str().to_string(),
     };
     format!("{achieved}: {} -> {class}", verdicts.join(", "))

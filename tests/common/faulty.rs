@@ -57,6 +57,10 @@ pub enum Behavior {
     /// Normal responses, except that a request arriving in `[k·period, k·period + hold)` since the
     /// server started is answered only at the end of that window. On hyper.
     Stall { period: Duration, hold: Duration },
+    /// Answers `500` to every request arriving in `[k·period, k·period + fail)` since the
+    /// server started, and normally otherwise: a server that fails now and then whatever its
+    /// load. On hyper.
+    FailsEvery { period: Duration, fail: Duration },
     /// `Transfer-Encoding: chunked` with a trailer, the chunks split awkwardly over several
     /// TCP writes. Keep-alive. By hand: hyper sends trailers only to a request with
     /// `TE: trailers`, and writes each chunk's size line, data and CRLF together.
@@ -97,6 +101,7 @@ impl Behavior {
             Behavior::CloseEvery(_)
             | Behavior::NeverAnswers
             | Behavior::Stall { .. }
+            | Behavior::FailsEvery { .. }
             | Behavior::NoBody
             | Behavior::Slow(_)
             | Behavior::OversizedHeader => true,

@@ -206,7 +206,8 @@ mod tests {
         assert_eq!(merged.capacity.limited_by, "server");
         assert_eq!(
             merged.capacity.answer,
-            "Capacity: 100 requests/sec (rate>90% held at 100; broke at 200: rate 80.0%)"
+            "Capacity: 100 requests/sec (rate>90% held at 100; broke at 200: rate 80.0%); \
+             range 100–200"
         );
         assert!(render(&merged).starts_with("Capacity staircase (requests/sec)\n"));
         // A merged step is the whole run's: no shard, the run's id.

@@ -61,7 +61,7 @@ fn search(plan: &MahjongCapacityPlan) -> ExitStatus {
     }
     let mut runner = Cohorts::new(plan, mark);
     let search_plan = super::search_plan(&plan.search, session.seats as u64);
-    let found = capacity::search(&search_plan, LoadUnit::Players, &mut runner);
+    let mut found = capacity::search(&search_plan, LoadUnit::Players, &mut runner);
     let Searched {
         steps,
         achieved,
@@ -71,6 +71,7 @@ fn search(plan: &MahjongCapacityPlan) -> ExitStatus {
         error,
         server_failed,
     } = runner.end();
+    found.interference = capacity::Noise::interference(&noise);
     if let (Some(e), true) = (&error, steps.is_empty()) {
         report_left(&left);
         return error_exit(e);

@@ -402,15 +402,30 @@ impl Cohorts<'_> {
         let (record, playing) = self.step_record();
         let usage = OwnUsage::now().since(own);
         // A slice of sessions still playing: whether they failed is told when they end.
-        let saved = self.slice(record, load, elapsed, Some((usage, sampler, start)));
+        let mut saved = self.slice(record, load, elapsed, Some((usage, sampler, start)));
         let noise = noise_of(&saved, machine.and_then(|m| m.since()));
         let mut outcome = saved.step_outcome();
+        // Far fewer draws than the players' think time makes due: the server did not keep
+        // their pace (it froze, say), so the few draws measured cannot vouch for the load.
+        let behind = draws_behind(&saved, playing, elapsed);
+        if let Some(verdict) = &behind {
+            self.live.say(&format!(
+                "capacity: step {} saw {} draws where {} were due",
+                self.steps.len() + 1,
+                saved.draw_overshoot.count,
+                draws_due(&saved, playing, elapsed)
+            ));
+            outcome.verdicts.push(verdict.clone());
+            saved.objectives.push(verdict.clone());
+        }
         // A late reply cannot make the server refuse a player or drop a socket: only a time
-        // objective that broke can be tsumo's (as in its `SearchStep::step_outcome`).
-        let time_broke = saved
-            .objectives
-            .iter()
-            .any(|v| !v.held && v.unit == crate::slo::Unit::Micros);
+        // objective that broke can be tsumo's (as in its `SearchStep::step_outcome`), or a
+        // pace tsumo's stall slowed.
+        let time_broke = behind.is_some()
+            || saved
+                .objectives
+                .iter()
+                .any(|v| !v.held && v.unit == crate::slo::Unit::Micros);
         if time_broke {
             outcome = outcome.with_noise(&noise);
         }
@@ -523,6 +538,41 @@ impl StepRunner for Cohorts<'_> {
         );
         outcome
     }
+}
+
+/// A judged window that saw fewer than this share of the draws due has not held.
+const DRAWS_DUE_SHARE: f64 = 0.25;
+
+/// The draws a window of `elapsed` should see with `playing` players: one a think time (and
+/// half its jitter) per table, each table's turns one after another; 0 when draws are not
+/// timed (a think time under the server's own step minimum).
+fn draws_due(saved: &SavedSession, playing: u64, elapsed: Duration) -> u64 {
+    let plan = &saved.plan;
+    let think_s = plan.think_s + plan.think_jitter_s / 2.0;
+    if plan.think_s < Duration::from_nanos(crate::mahjong::player::STEP_MINIMUM).as_secs_f64() {
+        return 0;
+    }
+    let tables = playing / plan.seats.max(1);
+    (tables as f64 * elapsed.as_secs_f64() / think_s).floor() as u64
+}
+
+/// `draws>9` broken (`draws 2`) when the window saw fewer than [`DRAWS_DUE_SHARE`] of the
+/// draws due: the step has not held, whatever its objectives measured on the few that came.
+fn draws_behind(
+    saved: &SavedSession,
+    playing: u64,
+    elapsed: Duration,
+) -> Option<crate::slo::Verdict> {
+    let due = draws_due(saved, playing, elapsed);
+    let least = (due as f64 * DRAWS_DUE_SHARE).floor() as u64;
+    let seen = saved.draw_overshoot.count;
+    (least > 0 && seen < least).then(|| crate::slo::Verdict {
+        expr: format!("draws>{least}"),
+        measured: Some(seen as f64),
+        unit: crate::slo::Unit::Count,
+        held: false,
+        judged_on: None,
+    })
 }
 
 /// The machine during a judged window: tsumo's reply lateness max (one figure: a session's

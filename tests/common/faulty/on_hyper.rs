@@ -93,6 +93,15 @@ async fn answer(
             }
             ok()
         }
+        Behavior::FailsEvery { period, fail } => {
+            let since_start = started.elapsed();
+            let phase = Duration::from_nanos((since_start.as_nanos() % period.as_nanos()) as u64);
+            let mut response = ok();
+            if phase < fail {
+                *response.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
+            }
+            response
+        }
         Behavior::NoBody if nth % 2 == 1 => {
             // No length: hyper writes none for a 204.
             let mut response = Response::new(Known(None));
