@@ -106,6 +106,27 @@ impl ResponseTimes {
     }
 }
 
+/// How long after the send's stamp a write may return and still be a write, not a stall of
+/// tsumo's: a write to loopback takes tens of µs; a preemption or a stop takes a scheduler's
+/// slice (≥ 0.75 ms) or more.
+pub const HELD_UP: u64 = 200_000;
+
+/// A send's time, S: stamped when tsumo sends (`before`: before its write over HTTP/1.1, as
+/// wrk2 stamps it; at the hand-off to hyper over HTTP/2); but when the first write at or after
+/// that returned (`out`, 0: unknown) more than [`HELD_UP`] later, tsumo was stopped or preempted
+/// in between, or its protocol library wrote the request later (the burst after a stall), and
+/// the send is when that write returned. Else that delay would read as the server's: the
+/// server's share then misses at most what of its own time passed between the write and its
+/// return (its response is clamped to no earlier than the send), never gains tsumo's delay.
+#[inline]
+pub fn send_stamp(before: u64, out: u64) -> u64 {
+    if out.saturating_sub(before) > HELD_UP {
+        out
+    } else {
+        before
+    }
+}
+
 /// R′ of one connection, or of one stream slot of a multiplexed connection: when it would have
 /// been free for its next request had tsumo sent every request at its earliest possible moment
 /// (see the module). One number of state.

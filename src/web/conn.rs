@@ -39,7 +39,7 @@ use crate::net::http1::response::{ParseError, ResponseParser};
 use crate::net::stamp::{kernel_stamps, Timestamps};
 use crate::net::stream::Stream;
 use crate::stats::protocol::{excerpt, Violation};
-use crate::stats::split::{ResponseTimes, ServerFree};
+use crate::stats::split::{send_stamp, ResponseTimes, ServerFree};
 use crate::timing::clock::{self, Nanos};
 use crate::timing::deadline::Deadline;
 use crate::timing::schedule::Schedule;
@@ -566,25 +566,6 @@ enum Written {
     NoneOut(Option<io::Error>),
     /// The write failed part way: the server may have seen some of it.
     Failed,
-}
-
-/// How long after the send's stamp a write may return and still be a write, not a stall of
-/// tsumo's: a write to loopback takes tens of µs; a preemption or a stop takes a scheduler's
-/// slice (≥ 0.75 ms) or more.
-const HELD_UP: Nanos = 200_000;
-
-/// A batch's send time: stamped before its write, as wrk2 stamps it; but when the kernel took
-/// its first bytes (`out`) more than [`HELD_UP`] after that, tsumo was stopped or preempted in
-/// between, and the send is when the write returned. Else that stall would read as the
-/// server's: the server's share then misses at most what of its own time passed between the
-/// write and its return (its response is clamped to no earlier than the send), never gains
-/// tsumo's stall.
-fn send_stamp(before: Nanos, out: Nanos) -> Nanos {
-    if out.saturating_sub(before) > HELD_UP {
-        out
-    } else {
-        before
-    }
 }
 
 /// Errors that mean the server dropped an idle keep-alive connection.

@@ -6,6 +6,12 @@
 //! what hyper reads (nine-byte headers, lengths skipped without copying) and notes those three
 //! frame types; it also counts the bytes read and written, as wrk counts them (after TLS).
 //!
+//! On the write side it notes when each write returned ([`FrameLog::next_write`],
+//! [`FrameLog::written_at`]): hyper writes a request in its connection's task, after tsumo
+//! handed it over, and after a stall of tsumo's that is a burst written milliseconds later. A
+//! stream's send is then the first write at or after its hand-off (one clock read per write,
+//! not per request): never later than the write that carried its bytes.
+//!
 //! The stream limit is followed for the whole connection, not only its first SETTINGS: a server
 //! may lower it at any time (to 0 even), and the connection must then open no stream past it.
 //! Whoever waits for the limit to rise, or for the connection to go, waits on [`FrameLog::changed`].
@@ -21,6 +27,7 @@ use tokio::sync::Notify;
 
 use crate::net::stream::Stream;
 use crate::stats::http2::Http2Counters;
+use crate::timing::clock::{self, Nanos};
 
 const HEADER_LEN: usize = 9;
 const TYPE_DATA: u8 = 0x0;
@@ -33,6 +40,10 @@ const FLAG_ACK: u8 = 0x1;
 const SETTINGS_MAX_CONCURRENT_STREAMS: u16 = 0x3;
 /// Enough of a SETTINGS payload for every setting a server sends (6 bytes each).
 const MAX_CAPTURE: usize = 120;
+/// The writes whose return times are kept: more than a stream's hand-off can be behind its
+/// response's end on one connection but for a long body's window updates (then the hand-off
+/// stamp stands).
+const WRITES_KEPT: usize = 64;
 
 /// What one connection's observer saw, shared with the connection that owns it.
 pub struct FrameLog {
@@ -55,6 +66,11 @@ pub struct FrameLog {
     /// The same, of the last read that completed a frame ending a stream: when the last stream
     /// to end was received.
     end_stream_rx: Cell<Option<u64>>,
+    /// The writes that succeeded so far.
+    writes: Cell<u64>,
+    /// When the last [`WRITES_KEPT`] of them returned (the run's clock), write `n` at
+    /// `n % WRITES_KEPT`.
+    written_at: [Cell<Nanos>; WRITES_KEPT],
 }
 
 impl FrameLog {
@@ -70,6 +86,8 @@ impl FrameLog {
             bytes_written: Cell::new(0),
             read_rx: Cell::new(None),
             end_stream_rx: Cell::new(None),
+            writes: Cell::new(0),
+            written_at: std::array::from_fn(|_| Cell::new(0)),
         })
     }
 
@@ -98,6 +116,29 @@ impl FrameLog {
     /// has read its last frame; a later read before it is polled can only move this later.
     pub fn end_stream_rx(&self) -> Option<u64> {
         self.end_stream_rx.get()
+    }
+
+    /// The number of the next write: a request handed to hyper now leaves in it or a later one.
+    #[inline]
+    pub fn next_write(&self) -> u64 {
+        self.writes.get()
+    }
+
+    /// When write number `write` returned, if it has and is still kept.
+    #[inline]
+    pub fn written_at(&self, write: u64) -> Option<Nanos> {
+        let done = self.writes.get();
+        (write < done && done - write <= WRITES_KEPT as u64)
+            .then(|| self.written_at[(write % WRITES_KEPT as u64) as usize].get())
+    }
+
+    /// A write of `n` bytes returned.
+    #[inline]
+    fn wrote(&self, n: usize) {
+        self.bytes_written.set(self.bytes_written.get() + n as u64);
+        let write = self.writes.get();
+        self.written_at[(write % WRITES_KEPT as u64) as usize].set(clock::now());
+        self.writes.set(write + 1);
     }
 
     /// Bytes read and written since the last call.
@@ -281,9 +322,8 @@ impl AsyncWrite for Observed {
     ) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
         let polled = Pin::new(&mut this.stream).poll_write(cx, buf);
-        if let Poll::Ready(Ok(n)) = polled {
-            let log = &this.log;
-            log.bytes_written.set(log.bytes_written.get() + n as u64);
+        if let Poll::Ready(Ok(n @ 1..)) = polled {
+            this.log.wrote(n);
         }
         polled
     }
@@ -295,9 +335,8 @@ impl AsyncWrite for Observed {
     ) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
         let polled = Pin::new(&mut this.stream).poll_write_vectored(cx, bufs);
-        if let Poll::Ready(Ok(n)) = polled {
-            let log = &this.log;
-            log.bytes_written.set(log.bytes_written.get() + n as u64);
+        if let Poll::Ready(Ok(n @ 1..)) = polled {
+            this.log.wrote(n);
         }
         polled
     }
@@ -363,5 +402,34 @@ mod tests {
         assert_eq!((c.lowered, c.lowered_min), (1, Some(0)));
         assert!(log.going_away());
         assert_eq!(log.granted(), Some(Some(0)));
+    }
+
+    /// A request handed over before a write leaves in it or later: its send is that write's
+    /// return, kept for the last [`WRITES_KEPT`] writes.
+    #[test]
+    fn a_hand_off_is_timed_by_the_first_write_after_it() {
+        let log = FrameLog::new(Rc::default());
+        log.wrote(9);
+        let handed = log.next_write();
+        assert_eq!(log.written_at(handed), None, "not written yet");
+        let before = clock::now();
+        log.wrote(60);
+        let first = log.written_at(handed).expect("written");
+        assert!(first >= before);
+        log.wrote(13);
+        assert_eq!(
+            log.written_at(handed),
+            Some(first),
+            "the first write after, not the last"
+        );
+        assert_eq!(log.take_bytes(), (0, 82));
+        for _ in 0..WRITES_KEPT {
+            log.wrote(1);
+        }
+        assert_eq!(
+            log.written_at(handed),
+            None,
+            "forgotten: the hand-off stands"
+        );
     }
 }

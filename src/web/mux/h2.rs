@@ -18,6 +18,7 @@ use crate::net::http2::request::H2Request;
 use crate::net::http2::{self, Body, Sender};
 use crate::net::stream::Stream;
 use crate::plan::Http2;
+use crate::timing::clock::Nanos;
 use crate::timing::deadline::Deadline;
 use crate::web::live::{Down, Progress};
 use crate::web::shared::Shared;
@@ -100,7 +101,7 @@ impl Wire for H2Wire {
 }
 
 impl Conn for H2Conn {
-    type Tally = Rc<FrameLog>;
+    type Tally = H2Tally;
 
     fn usable(&self) -> bool {
         !self.sender.is_closed() && !self.log.going_away()
@@ -127,22 +128,39 @@ impl Conn for H2Conn {
         &mut self,
         request: &H2Request,
         collect: bool,
-    ) -> (impl Future<Output = StreamEnd> + 'static, Rc<FrameLog>) {
+    ) -> (impl Future<Output = StreamEnd> + 'static, H2Tally) {
+        let write = self.log.next_write();
         let response = self.sender.try_send_request(request.to_request());
-        (exchange(response, collect), Rc::clone(&self.log))
+        let tally = H2Tally {
+            log: Rc::clone(&self.log),
+            write,
+        };
+        (exchange(response, collect), tally)
     }
 }
 
-impl Tally for Rc<FrameLog> {
+/// What one stream reads of its connection's observer: the receive stamp, the bytes, and the
+/// first write at or after its hand-off to hyper.
+pub struct H2Tally {
+    log: Rc<FrameLog>,
+    /// The number of the connection's next write when the request was handed to hyper.
+    write: u64,
+}
+
+impl Tally for H2Tally {
     fn received(&self) -> Received {
-        match self.end_stream_rx() {
+        match self.log.end_stream_rx() {
             Some(ns) => Received::Kernel(ns),
             None => Received::Missed,
         }
     }
 
     fn take_bytes(&self) -> (u64, u64) {
-        FrameLog::take_bytes(self)
+        self.log.take_bytes()
+    }
+
+    fn written(&self) -> Option<Nanos> {
+        self.log.written_at(self.write)
     }
 }
 

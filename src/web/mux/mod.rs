@@ -114,6 +114,11 @@ pub trait Tally {
     fn received(&self) -> Received;
     /// Bytes read and written since the last call.
     fn take_bytes(&self) -> (u64, u64);
+    /// When the first write at or after the request's hand-off returned, where the wire sees
+    /// its writes (the send stamp's correction, [`crate::stats::split::send_stamp`]).
+    fn written(&self) -> Option<Nanos> {
+        None
+    }
 }
 
 /// A response's receive stamp, as the wire knows it.

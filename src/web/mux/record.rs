@@ -10,7 +10,7 @@ use std::sync::atomic::Ordering;
 use super::{Ended, Pending, Received, Slot, StreamEnd, Tally};
 use crate::net::http2::request::H2Request;
 use crate::net::stamp::{kernel_stamps, Timestamps};
-use crate::stats::split::ResponseTimes;
+use crate::stats::split::{send_stamp, ResponseTimes};
 use crate::timing::clock::{self, Nanos};
 use crate::web::shared::Shared;
 
@@ -20,6 +20,7 @@ pub(super) struct Sending {
     pub intended: Nanos,
     /// When its stream slot would have been free had tsumo never been late (R′, stats::split).
     pub free: Nanos,
+    /// When it was handed to the wire (its `--timeout` runs from then).
     pub sent: Nanos,
     /// This one included.
     pub tries: u8,
@@ -50,6 +51,8 @@ pub(super) async fn exchange<T: Tally>(
         Received::Kernel(ns) => Some(ns),
         Received::Missed | Received::NotKept => None,
     };
+    // The send: the hand-off, or the write that followed it when that came over 200 µs later.
+    let sent = send_stamp(sent, tally.written().unwrap_or(0));
     let received = clock::received(kernel, now, sent);
     let (read, written) = tally.take_bytes();
     let mut hook = None;
