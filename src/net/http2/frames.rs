@@ -40,10 +40,13 @@ const FLAG_ACK: u8 = 0x1;
 const SETTINGS_MAX_CONCURRENT_STREAMS: u16 = 0x3;
 /// Enough of a SETTINGS payload for every setting a server sends (6 bytes each).
 const MAX_CAPTURE: usize = 120;
-/// The writes whose return times are kept: more than a stream's hand-off can be behind its
-/// response's end on one connection but for a long body's window updates (then the hand-off
-/// stamp stands).
+/// The fewest writes whose return times are kept, and how many a stream slot adds: a stream
+/// reads its send's when its response ended, and meanwhile its connection writes its other
+/// streams' requests and a WINDOW_UPDATE or two for each; more only for long bodies (then the
+/// hand-off stamp stands).
 const WRITES_KEPT: usize = 64;
+const WRITES_KEPT_PER_STREAM: usize = 4;
+const MOST_KEPT: usize = 4096;
 
 /// What one connection's observer saw, shared with the connection that owns it.
 pub struct FrameLog {
@@ -68,13 +71,18 @@ pub struct FrameLog {
     end_stream_rx: Cell<Option<u64>>,
     /// The writes that succeeded so far.
     writes: Cell<u64>,
-    /// When the last [`WRITES_KEPT`] of them returned (the run's clock), write `n` at
-    /// `n % WRITES_KEPT`.
-    written_at: [Cell<Nanos>; WRITES_KEPT],
+    /// When the last of them returned (the run's clock), write `n` at `n % len`.
+    written_at: Box<[Cell<Nanos>]>,
 }
 
 impl FrameLog {
-    pub fn new(counters: Rc<RefCell<Http2Counters>>) -> Rc<FrameLog> {
+    /// `streams`: the connection's streams at once (`-m`), which size the writes kept.
+    pub fn new(counters: Rc<RefCell<Http2Counters>>, streams: usize) -> Rc<FrameLog> {
+        let kept = WRITES_KEPT.max(
+            streams
+                .saturating_mul(WRITES_KEPT_PER_STREAM)
+                .min(MOST_KEPT),
+        );
         Rc::new(FrameLog {
             counters,
             going_away: Cell::new(false),
@@ -87,7 +95,7 @@ impl FrameLog {
             read_rx: Cell::new(None),
             end_stream_rx: Cell::new(None),
             writes: Cell::new(0),
-            written_at: std::array::from_fn(|_| Cell::new(0)),
+            written_at: (0..kept).map(|_| Cell::new(0)).collect(),
         })
     }
 
@@ -128,8 +136,9 @@ impl FrameLog {
     #[inline]
     pub fn written_at(&self, write: u64) -> Option<Nanos> {
         let done = self.writes.get();
-        (write < done && done - write <= WRITES_KEPT as u64)
-            .then(|| self.written_at[(write % WRITES_KEPT as u64) as usize].get())
+        let kept = self.written_at.len() as u64;
+        (write < done && done - write <= kept)
+            .then(|| self.written_at[(write % kept) as usize].get())
     }
 
     /// A write of `n` bytes returned.
@@ -137,7 +146,8 @@ impl FrameLog {
     fn wrote(&self, n: usize) {
         self.bytes_written.set(self.bytes_written.get() + n as u64);
         let write = self.writes.get();
-        self.written_at[(write % WRITES_KEPT as u64) as usize].set(clock::now());
+        let kept = self.written_at.len() as u64;
+        self.written_at[(write % kept) as usize].set(clock::now());
         self.writes.set(write + 1);
     }
 
@@ -378,7 +388,7 @@ mod tests {
     #[test]
     fn notes_settings_resets_and_goaway_across_split_reads() {
         let counters = Rc::new(RefCell::new(Http2Counters::default()));
-        let log = FrameLog::new(Rc::clone(&counters));
+        let log = FrameLog::new(Rc::clone(&counters), 1);
         let mut wire = frame(
             TYPE_SETTINGS,
             0,
@@ -405,10 +415,10 @@ mod tests {
     }
 
     /// A request handed over before a write leaves in it or later: its send is that write's
-    /// return, kept for the last [`WRITES_KEPT`] writes.
+    /// return, kept for the last writes (4 a stream slot, 64 at least).
     #[test]
     fn a_hand_off_is_timed_by_the_first_write_after_it() {
-        let log = FrameLog::new(Rc::default());
+        let log = FrameLog::new(Rc::default(), 100);
         log.wrote(9);
         let handed = log.next_write();
         assert_eq!(log.written_at(handed), None, "not written yet");
@@ -423,9 +433,15 @@ mod tests {
             "the first write after, not the last"
         );
         assert_eq!(log.take_bytes(), (0, 82));
-        for _ in 0..WRITES_KEPT {
+        for _ in 0..398 {
             log.wrote(1);
         }
+        assert_eq!(
+            log.written_at(handed),
+            Some(first),
+            "kept for 400 writes at -m100"
+        );
+        log.wrote(1);
         assert_eq!(
             log.written_at(handed),
             None,

@@ -67,7 +67,7 @@ impl Wire for H2Wire {
             Some(stream) => stream,
             None => shared.connect_within(deadline, source, progress).await?,
         };
-        let log = FrameLog::new(Rc::clone(&shared.http2));
+        let log = FrameLog::new(Rc::clone(&shared.http2), self.settings.streams);
         let opened = http2::handshake(
             stream,
             &self.settings,
