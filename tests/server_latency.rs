@@ -17,7 +17,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use common::nginx::Nginx;
-use common::{json_u64, read_json, run_command, tsumo, TempDir};
+use common::{json_u64, read_json, run_command, tsumo, Signalled, TempDir};
 
 const LIMIT: Duration = Duration::from_secs(60);
 const SERVICE: Duration = Duration::from_millis(5);
@@ -267,10 +267,12 @@ fn assert_split_adds_up(doc: &serde_json::Value) {
 /// share is its 5 ms (or what its answers really took, where the VM took its CPU) and tsumo's
 /// delay sits in the corrected and user-space latency only.
 ///
-/// A request's send is stamped before its write (`Turn::sent`, web/pace.rs), in user space:
-/// a preemption between the stamp and the write is charged to the server, since kernel send
-/// stamps are not built. A hog on tsumo's core makes that window rare but real, so a try
-/// that shows it is run again.
+/// The bound is behaviour, not a quiet machine: a hog on tsumo's core (and others beside the
+/// suite) delays tsumo by milliseconds to seconds, and every request queued behind such a delay
+/// is tsumo's (issue 43: before, the server's p50 read 1.2 s against its own 5 ms). The server's
+/// share may exceed what its answers took by a loopback's µs and the stamp-to-write time of a
+/// send (a preemption in between longer than 200 µs moves the send's stamp to the write's
+/// return: web/conn.rs), so 1 ms above the server's own figure.
 fn split_misplaced(doc: &serde_json::Value, taken: &[u64]) -> Option<String> {
     let server_p50 = json_u64(doc, "server_latency.p50");
     let server_p99 = json_u64(doc, "server_latency.p99");
@@ -289,7 +291,7 @@ fn split_misplaced(doc: &serde_json::Value, taken: &[u64]) -> Option<String> {
         ("p50", server_p50, truth_p50),
         ("p99", server_p99, truth_p99),
     ] {
-        if !(5_000..=5_300.max(truth + 300)).contains(&us) {
+        if !(5_000..=truth.max(5_000) + 1_000).contains(&us) {
             return Some(format!(
                 "server's {name} {us}us against the server's own {truth}us"
             ));
@@ -448,4 +450,97 @@ fn tls_and_http2_responses_are_stamped_by_the_kernel() {
         assert_eq!(doc["counters"].get("unstamped"), None, "{name}: {doc:#}");
         assert_split_adds_up(&doc);
     }
+}
+
+/// tsumo stopped 150 ms every second (SIGSTOP, then SIGCONT) at 2,000 req/s against nginx, which
+/// answers in well under a millisecond: the stalls are tsumo's. The requests due during one go
+/// out one behind the other once it runs again, each waiting on its connection for the one
+/// before; that wait is tsumo's too (issue 43: before, only the first late send on a connection
+/// was, and the server's p99 read 134 ms). The corrected latency shows the stalls; the server's
+/// does not, `--slo 'p99<20ms'` (judged on the server's latency) holds, and the report says the
+/// machine made the difference. Bounds are behaviour (a stall is 150 ms, nginx's answer is
+/// not), not speed.
+#[test]
+fn tsumo_stopped_150ms_every_second_is_not_the_servers_latency() {
+    let nginx = Nginx::start();
+    let url = nginx.http_url("/index.html");
+    stopped_150ms_every_second("http/1.1", &[&url]);
+}
+
+/// The same over HTTP/2 (h2c, `-m4`): hyper writes the burst of requests that follows a stall
+/// after tsumo handed them over, milliseconds later; a send is the first write at or after its
+/// hand-off, so that wait is tsumo's too (before: the server's p99 read 130 ms).
+#[test]
+fn tsumo_stopped_150ms_every_second_is_not_the_servers_latency_over_http2() {
+    let nginx = Nginx::builder()
+        .h2_server("h2c", "root @ROOT@/www;", false)
+        .start();
+    let url = format!("http://127.0.0.1:{}/index.html", nginx.port("h2c"));
+    stopped_150ms_every_second("h2c", &["--http2", "-m4", &url]);
+}
+
+fn stopped_150ms_every_second(name: &str, target: &[&str]) {
+    let dir = TempDir::new("stalls");
+    let json = dir.path().join("run.json");
+    let mut args = vec![
+        "-t1",
+        "-c10",
+        "-d5s",
+        "-R2000",
+        "--slo",
+        "p99<20ms",
+        "--json",
+        json.to_str().unwrap(),
+    ];
+    args.extend(target);
+    let mut run = Signalled::spawn(&args);
+    for _ in 0..4 {
+        std::thread::sleep(Duration::from_millis(850));
+        run.kill(libc::SIGSTOP, None);
+        std::thread::sleep(Duration::from_millis(150));
+        run.kill(libc::SIGCONT, None);
+    }
+    let run = run.finish(LIMIT);
+    let doc = read_json(&json);
+    let server_p99 = json_u64(&doc, "server_latency.p99");
+    let corrected_p99 = json_u64(&doc, "latency.p99");
+    eprintln!(
+        "{name}: server p50 {} p99 {server_p99}; corrected p99 {corrected_p99}; uncorrected p99 \
+         {}; own {}",
+        json_u64(&doc, "server_latency.p50"),
+        json_u64(&doc, "uncorrected.p99"),
+        doc["own_delay"]
+    );
+    assert_eq!(doc["timestamps"], "kernel", "{name}: {doc:#}");
+    assert_split_adds_up(&doc);
+    // Four stalls of 150 ms at 2,000 req/s: over 1,000 of some 10,000 requests were due during
+    // one, so the corrected p99 is deep in a stall.
+    assert!(
+        corrected_p99 >= 100_000,
+        "{name}: corrected p99 {corrected_p99}us"
+    );
+    assert!(
+        server_p99 < 20_000,
+        "{name}: server's p99 {server_p99}us: {doc:#}"
+    );
+    assert_eq!(
+        run.status.code(),
+        Some(0),
+        "{name}: the objective judged on the server's latency holds:\n{}\n{}",
+        run.stdout,
+        run.stderr
+    );
+    assert!(
+        run.stdout.contains("Objectives: all 1 held"),
+        "{name}: {}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("Warning: tsumo's own delay made")
+            && run
+                .stdout
+                .contains("this machine, not the server, made the difference"),
+        "{name}: {}",
+        run.stdout
+    );
 }

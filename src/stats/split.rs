@@ -1,15 +1,25 @@
 //! What of a response's corrected latency the server caused, and what tsumo added.
 //!
 //! Per response, on the run's monotonic clock:
-//! - I, the intended send time; F, when its connection became free (the previous response's
-//!   receive time, or the connect); S, the actual send; R, the receive time (the kernel's stamp
-//!   of the read that completed it, where the kernel stamps); U, when tsumo's thread read it.
+//! - I, the intended send time; S, the actual send (stamped once the request's first bytes are
+//!   with the kernel); R, the receive time (the kernel's stamp of the read that completed it,
+//!   where the kernel stamps); U, when tsumo's thread read it.
 //! - corrected latency R − I, as wrk2 defines it (from the intended send);
-//! - the server caused (R − S) + max(0, F − I): its service, plus the wait behind its own
-//!   slowness that coordinated-omission correction exists to count;
-//! - tsumo added S − max(I, F) before the send (its send delay on a free connection), and
-//!   U − R after the response (its read delay), which no corrected latency includes once R is the
-//!   kernel's.
+//! - R′, when the response would have arrived had tsumo sent every request at its earliest
+//!   possible moment, given the server's own response times: per connection (and per stream
+//!   slot of HTTP/2 and HTTP/3), R′ₖ = max(Iₖ, R′ₖ₋₁) + (Rₖ − Sₖ), never after Rₖ ([`ServerFree`]
+//!   keeps R′ₖ₋₁, the `free` of the next response). A connection opened (or failed) at a time
+//!   T is free no earlier than T: R′ = max(R′, T), so a connect and a failure are the server's,
+//!   as the wait behind its own slowness is;
+//! - the server caused R′ − I: its service, plus the wait behind its own slowness that
+//!   coordinated-omission correction exists to count;
+//! - tsumo added R − R′ = S − max(I, R′ₖ₋₁) before the send (its send delay, and every request
+//!   that queued behind it on the connection), and U − R after the response (its read delay),
+//!   which no corrected latency includes once R is the kernel's.
+//!
+//! A stall of tsumo's (a SIGSTOP, a hog on its core) thus stays tsumo's for every request due
+//! during it, not only for the first: the ones queued behind it wait on their connection, and
+//! that wait is not the server's.
 //!
 //! In µs, the server's share is the corrected latency less tsumo's send delay, so the two add up
 //! to the corrected latency exactly, response by response.
@@ -44,6 +54,8 @@ impl Timestamps {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ResponseTimes {
     pub intended: u64,
+    /// R′ₖ₋₁: when the connection (or stream slot) would have been free for this request had
+    /// tsumo never been late ([`ServerFree::at`]).
     pub free: u64,
     pub sent: u64,
     pub received: u64,
@@ -57,9 +69,9 @@ pub struct Split {
     pub corrected: u64,
     /// R − S.
     pub uncorrected: u64,
-    /// corrected − own_send.
+    /// corrected − own_send: R′ − I.
     pub server: u64,
-    /// S − max(I, F).
+    /// S − max(I, R′ₖ₋₁) = R − R′.
     pub own_send: u64,
     /// U − R.
     pub own_read: u64,
@@ -81,6 +93,64 @@ impl ResponseTimes {
             own_read: to_us(self.read.saturating_sub(self.received)),
             user: to_us(self.read.saturating_sub(self.intended)),
         }
+    }
+
+    /// R′ of this response: when it would have arrived had tsumo sent it at its earliest
+    /// possible moment, max(I, R′ₖ₋₁) + (R − S), never after R (a send ahead of its time within
+    /// the pacer's slack is no later than due).
+    pub fn server_done(&self) -> u64 {
+        self.intended
+            .max(self.free)
+            .saturating_add(self.received.saturating_sub(self.sent))
+            .min(self.received)
+    }
+}
+
+/// How long after the send's stamp a write may return and still be a write, not a stall of
+/// tsumo's: a write to loopback takes tens of µs; a preemption or a stop takes a scheduler's
+/// slice (≥ 0.75 ms) or more.
+pub const HELD_UP: u64 = 200_000;
+
+/// A send's time, S: stamped when tsumo sends (`before`: before its write over HTTP/1.1, as
+/// wrk2 stamps it; at the hand-off to hyper over HTTP/2); but when the first write at or after
+/// that returned (`out`, 0: unknown) more than [`HELD_UP`] later, tsumo was stopped or preempted
+/// in between, or its protocol library wrote the request later (the burst after a stall), and
+/// the send is when that write returned. Else that delay would read as the server's: the
+/// server's share then misses at most what of its own time passed between the write and its
+/// return (its response is clamped to no earlier than the send), never gains tsumo's delay.
+#[inline]
+pub fn send_stamp(before: u64, out: u64) -> u64 {
+    if out.saturating_sub(before) > HELD_UP {
+        out
+    } else {
+        before
+    }
+}
+
+/// R′ of one connection, or of one stream slot of a multiplexed connection: when it would have
+/// been free for its next request had tsumo sent every request at its earliest possible moment
+/// (see the module). One number of state.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ServerFree(u64);
+
+impl ServerFree {
+    /// The `free` of the next response's [`ResponseTimes`].
+    #[inline]
+    pub fn at(self) -> u64 {
+        self.0
+    }
+
+    /// A response came: the next is free from its R′.
+    #[inline]
+    pub fn answered(&mut self, times: &ResponseTimes) {
+        self.0 = times.server_done();
+    }
+
+    /// The connection opened, or a request failed, at `at` (the server's, as its slowness is):
+    /// free no earlier than that.
+    #[inline]
+    pub fn not_before(&mut self, at: u64) {
+        self.0 = self.0.max(at);
     }
 }
 
@@ -227,5 +297,145 @@ mod tests {
         }
         .split();
         assert_eq!(odd.server + odd.own_send, odd.corrected);
+    }
+
+    /// One connection's requests due every `interval`, answered `service` after each send,
+    /// sent by a tsumo that cannot send before `awake(t)`: the splits, as the connection's
+    /// [`ServerFree`] gives them.
+    fn connection(
+        due: u64,
+        interval: u64,
+        service: u64,
+        awake: impl Fn(u64) -> u64,
+    ) -> Vec<(ResponseTimes, Split)> {
+        let mut free = ServerFree::default();
+        let mut received = 0;
+        (0..due)
+            .map(|k| {
+                let intended = k * interval;
+                let sent = awake(intended.max(received));
+                received = sent + service;
+                let times = ResponseTimes {
+                    intended,
+                    free: free.at(),
+                    sent,
+                    received,
+                    read: awake(received),
+                };
+                free.answered(&times);
+                (times, times.split())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn requests_queued_behind_a_stall_of_tsumos_are_not_the_servers() {
+        // 5 ms apart, answered in 200 us; tsumo stopped from 12 ms to 162 ms (a SIGSTOP): 30
+        // requests fall due in the stall, then go out one after the other, each behind the last.
+        let stalled = |t: u64| {
+            if (12_000 * US..162_000 * US).contains(&t) {
+                162_000 * US
+            } else {
+                t
+            }
+        };
+        let splits = connection(60, 5_000 * US, 200 * US, stalled);
+        let behind = splits
+            .iter()
+            .filter(|(t, _)| t.sent > t.intended.max(t.free) + US)
+            .count();
+        assert!(behind >= 30, "{behind} sent late");
+        for (times, split) in &splits {
+            // The server's share is its own 200 us, every time; the rest is tsumo's.
+            assert_eq!(split.server, 200, "{times:?} {split:?}");
+            assert_eq!(split.server + split.own_send, split.corrected, "{times:?}");
+        }
+        // The stall shows in the corrected latency: the first request due in it waited 147 ms.
+        let worst = splits.iter().map(|(_, s)| s.corrected).max();
+        assert_eq!(worst, Some(147_200));
+        // The old rule (free = the previous response's real arrival) charged the queue to the
+        // server: the second request due in the stall read ~145 ms of "server".
+        let queued = splits[4].0;
+        let old = ResponseTimes {
+            free: splits[3].0.received,
+            ..queued
+        }
+        .split();
+        assert!(old.server > 140_000, "{old:?}");
+    }
+
+    #[test]
+    fn a_slow_server_keeps_its_whole_queue() {
+        // Answers take 7 ms at 5 ms apart, tsumo always on time: the queue that grows on the
+        // connection is the server's, to the last µs.
+        for (times, split) in connection(40, 5_000 * US, 7_000 * US, |t| t) {
+            assert_eq!(split.own_send, 0, "{times:?}");
+            assert_eq!(split.server, split.corrected, "{times:?}");
+        }
+    }
+
+    #[test]
+    fn a_stall_behind_a_slow_server_is_tsumos_only_for_what_it_added() {
+        // Answers take 7 ms at 5 ms apart (a queue of the server's), and tsumo stalls 30 ms
+        // once: the server's share is what it would have been with no stall.
+        let quiet = connection(40, 5_000 * US, 7_000 * US, |t| t);
+        let stalled = |t: u64| {
+            if (50_000 * US..80_000 * US).contains(&t) {
+                80_000 * US
+            } else {
+                t
+            }
+        };
+        let hit = connection(40, 5_000 * US, 7_000 * US, stalled);
+        for ((_, q), (times, h)) in quiet.iter().zip(&hit) {
+            assert_eq!(h.server, q.server, "{times:?}");
+            assert_eq!(h.server + h.own_send, h.corrected, "{times:?}");
+        }
+        assert!(hit.iter().any(|(_, h)| h.own_send >= 20_000));
+    }
+
+    #[test]
+    fn a_connect_and_a_pipelined_batch() {
+        // A reconnect at 50 ms: the connection is free from then (the connect is the server's).
+        let mut free = ServerFree::default();
+        free.answered(&ResponseTimes {
+            intended: 0,
+            free: 0,
+            sent: 0,
+            received: 300 * US,
+            read: 300 * US,
+        });
+        free.not_before(50_000 * US);
+        assert_eq!(free.at(), 50_000 * US);
+        // A batch of three due at 40 ms, sent at 52 ms (tsumo 2 ms late after the connect): every
+        // response is timed from the batch's send, from the R′ before the batch.
+        let before = free.at();
+        let mut last = 0;
+        for received in [52_100 * US, 52_200 * US, 52_300 * US] {
+            let times = ResponseTimes {
+                intended: 40_000 * US,
+                free: before,
+                sent: 52_000 * US,
+                received,
+                read: received,
+            };
+            let split = times.split();
+            assert_eq!(split.own_send, 2_000);
+            assert_eq!(split.server, 10_000 + (received - 52_000 * US) / US);
+            free.answered(&times);
+            last = times.server_done();
+        }
+        assert_eq!(free.at(), last);
+        assert_eq!(last, 50_300 * US);
+        // R′ is never after R: a send ahead of its time within the slack.
+        let early = ResponseTimes {
+            intended: 1_000 * US,
+            free: 0,
+            sent: 900 * US,
+            received: 1_000 * US,
+            read: 1_000 * US,
+        };
+        assert_eq!(early.server_done(), 1_000 * US);
+        assert_eq!(early.split().own_send, 0);
     }
 }

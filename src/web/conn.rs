@@ -39,7 +39,7 @@ use crate::net::http1::response::{ParseError, ResponseParser};
 use crate::net::stamp::{kernel_stamps, Timestamps};
 use crate::net::stream::Stream;
 use crate::stats::protocol::{excerpt, Violation};
-use crate::stats::split::ResponseTimes;
+use crate::stats::split::{send_stamp, ResponseTimes, ServerFree};
 use crate::timing::clock::{self, Nanos};
 use crate::timing::deadline::Deadline;
 use crate::timing::schedule::Schedule;
@@ -91,6 +91,8 @@ pub struct Connection {
     /// When the last response was received (the kernel's stamp where it stamps): when the
     /// connection became free for the next request.
     last_received: Nanos,
+    /// When it would have become free had tsumo never been late (R′, stats::split).
+    server_free: ServerFree,
 }
 
 impl Connection {
@@ -125,6 +127,7 @@ impl Connection {
             }),
             progress: Rc::default(),
             last_received: 0,
+            server_free: ServerFree::default(),
             shared,
         }
     }
@@ -159,6 +162,8 @@ impl Connection {
                         self.end = 0;
                         backoff = MIN_BACKOFF;
                         ready_at = clock::now();
+                        // The connect is the server's, as its slowness is.
+                        self.server_free.not_before(ready_at);
                         stream
                     }
                     None => {
@@ -200,7 +205,7 @@ impl Connection {
             let deadline = Rc::clone(&self.deadline);
             let times = BatchTimes {
                 intended,
-                free: ready_at,
+                free: self.server_free.at(),
                 sent,
             };
             let exchange = self.exchange(stream, &batch, times);
@@ -233,21 +238,28 @@ impl Connection {
                 ready_at = if done {
                     self.last_received
                 } else {
-                    clock::now()
+                    let now = clock::now();
+                    self.server_free.not_before(now);
+                    now
                 };
             }
         }
     }
 
     /// Writes one batch and reads its responses.
-    async fn exchange(&mut self, mut stream: Stream, batch: &Batch, times: BatchTimes) -> Outcome {
+    async fn exchange(
+        &mut self,
+        mut stream: Stream,
+        batch: &Batch,
+        mut times: BatchTimes,
+    ) -> Outcome {
         let shared = Rc::clone(&self.shared);
         if let Some(outcome) = self.check_idle(&mut stream) {
             return outcome;
         }
         match self.write_watching(&mut stream, batch).await {
-            Written::Whole { early: false } => {}
-            Written::Whole { early: true } => {
+            Written::Whole { early: false, out } => times.sent = send_stamp(times.sent, out),
+            Written::Whole { early: true, .. } => {
                 let extra = excerpt(&self.buf[self.start..self.end]);
                 self.protocol_error(Violation::UnsolicitedResponse, extra);
                 return Outcome::Failed;
@@ -387,6 +399,8 @@ impl Connection {
         // How much of the batch had left when a response's first byte was seen.
         let mut first_byte_at: Option<usize> = None;
         let mut read = 0;
+        // When the kernel took the batch's first bytes.
+        let mut out = 0;
         let written_end = poll_fn(|cx| loop {
             if !read_closed && self.end < self.buf.len() {
                 let mut room = ReadBuf::new(&mut self.buf[self.end..]);
@@ -422,7 +436,12 @@ impl Connection {
                         return Poll::Ready(Written::NoneOut(Some(io::ErrorKind::WriteZero.into())))
                     }
                     Poll::Ready(Ok(0)) => return Poll::Ready(Written::Failed),
-                    Poll::Ready(Ok(n)) => written += n,
+                    Poll::Ready(Ok(n)) => {
+                        written += n;
+                        if out == 0 {
+                            out = clock::now();
+                        }
+                    }
                     Poll::Ready(Err(e)) if written == 0 && refusal_proves_none_out => {
                         return Poll::Ready(Written::NoneOut(Some(e)))
                     }
@@ -432,7 +451,10 @@ impl Connection {
                 continue;
             }
             if flushed {
-                return Poll::Ready(Written::Whole { early: false });
+                return Poll::Ready(Written::Whole {
+                    early: false,
+                    out: 0,
+                });
             }
             match Pin::new(&mut *stream).poll_flush(cx) {
                 Poll::Ready(Ok(())) => flushed = true,
@@ -445,8 +467,9 @@ impl Connection {
             self.shared.recorder.borrow_mut().counters.bytes_read += read as u64;
         }
         match (written_end, first_byte_at) {
-            (Written::Whole { .. }, Some(at)) => Written::Whole {
-                early: at < batch.first_len(),
+            (Written::Whole { .. }, first_byte_at) => Written::Whole {
+                early: first_byte_at.is_some_and(|at| at < batch.first_len()),
+                out,
             },
             (other, _) => other,
         }
@@ -458,6 +481,15 @@ impl Connection {
         let now = clock::now();
         let received = clock::received(rx, now, times.sent);
         self.last_received = received;
+        // Every response of a batch is timed from the batch's send and the R′ before it.
+        let split_times = ResponseTimes {
+            intended: times.intended,
+            free: times.free,
+            sent: times.sent,
+            received,
+            read: now,
+        };
+        self.server_free.answered(&split_times);
         let mut rec = self.shared.recorder.borrow_mut();
         rec.roll_to(now);
         rec.counters.requests += 1;
@@ -468,16 +500,7 @@ impl Connection {
             rec.counters.unstamped += 1;
         }
         if self.shared.record_all || last_of_batch {
-            rec.record_latency(
-                &ResponseTimes {
-                    intended: times.intended,
-                    free: times.free,
-                    sent: times.sent,
-                    received,
-                    read: now,
-                }
-                .split(),
-            );
+            rec.record_latency(&split_times.split());
         }
     }
 
@@ -524,7 +547,8 @@ impl Connection {
     }
 }
 
-/// A batch's times: when it was due, when its connection became free and when it went.
+/// A batch's times: when it was due, when its connection would have been free had tsumo never
+/// been late (R′ before the batch), and when it went.
 #[derive(Clone, Copy)]
 struct BatchTimes {
     intended: Nanos,
@@ -536,7 +560,8 @@ struct BatchTimes {
 enum Written {
     /// Every byte is out. `early`: bytes of a response arrived before the batch's first request
     /// was written in full (they are in the buffer).
-    Whole { early: bool },
+    /// `out`: when the kernel took its first bytes.
+    Whole { early: bool, out: Nanos },
     /// No byte of the batch left: the connection was closed (`None`) or the write refused.
     NoneOut(Option<io::Error>),
     /// The write failed part way: the server may have seen some of it.

@@ -7,6 +7,12 @@
 //! frame types. (A stream's bytes are counted as HTTP/3's are, in `web::mux`: the messages, not
 //! the frames.)
 //!
+//! On the write side it notes when each write returned ([`FrameLog::next_write`],
+//! [`FrameLog::written_at`]): hyper writes a request in its connection's task, after tsumo
+//! handed it over, and after a stall of tsumo's that is a burst written milliseconds later. A
+//! stream's send is then the first write at or after its hand-off (one clock read per write,
+//! not per request): never later than the write that carried its bytes.
+//!
 //! The stream limit is followed for the whole connection, not only its first SETTINGS: a server
 //! may lower it at any time (to 0 even), and the connection must then open no stream past it.
 //! Whoever waits for the limit to rise, or for the connection to go, waits on [`FrameLog::changed`].
@@ -22,6 +28,7 @@ use tokio::sync::Notify;
 
 use crate::net::stream::Stream;
 use crate::stats::http2::Http2Counters;
+use crate::timing::clock::{self, Nanos};
 
 const HEADER_LEN: usize = 9;
 const TYPE_DATA: u8 = 0x0;
@@ -34,6 +41,13 @@ const FLAG_ACK: u8 = 0x1;
 const SETTINGS_MAX_CONCURRENT_STREAMS: u16 = 0x3;
 /// Enough of a SETTINGS payload for every setting a server sends (6 bytes each).
 const MAX_CAPTURE: usize = 120;
+/// The fewest writes whose return times are kept, and how many a stream slot adds: a stream
+/// reads its send's when its response ended, and meanwhile its connection writes its other
+/// streams' requests and a WINDOW_UPDATE or two for each; more only for long bodies (then the
+/// hand-off stamp stands).
+const WRITES_KEPT: usize = 64;
+const WRITES_KEPT_PER_STREAM: usize = 4;
+const MOST_KEPT: usize = 4096;
 
 /// What one connection's observer saw, shared with the connection that owns it.
 pub struct FrameLog {
@@ -54,10 +68,20 @@ pub struct FrameLog {
     /// The same, of the last read that completed a frame ending a stream: when the last stream
     /// to end was received.
     end_stream_rx: Cell<Option<u64>>,
+    /// The writes that succeeded so far.
+    writes: Cell<u64>,
+    /// When the last of them returned (the run's clock), write `n` at `n % len`.
+    written_at: Box<[Cell<Nanos>]>,
 }
 
 impl FrameLog {
-    pub fn new(counters: Rc<RefCell<Http2Counters>>) -> Rc<FrameLog> {
+    /// `streams`: the connection's streams at once (`-m`), which size the writes kept.
+    pub fn new(counters: Rc<RefCell<Http2Counters>>, streams: usize) -> Rc<FrameLog> {
+        let kept = WRITES_KEPT.max(
+            streams
+                .saturating_mul(WRITES_KEPT_PER_STREAM)
+                .min(MOST_KEPT),
+        );
         Rc::new(FrameLog {
             counters,
             going_away: Cell::new(false),
@@ -67,6 +91,8 @@ impl FrameLog {
             changes: Notify::new(),
             read_rx: Cell::new(None),
             end_stream_rx: Cell::new(None),
+            writes: Cell::new(0),
+            written_at: (0..kept).map(|_| Cell::new(0)).collect(),
         })
     }
 
@@ -95,6 +121,30 @@ impl FrameLog {
     /// has read its last frame; a later read before it is polled can only move this later.
     pub fn end_stream_rx(&self) -> Option<u64> {
         self.end_stream_rx.get()
+    }
+
+    /// The number of the next write: a request handed to hyper now leaves in it or a later one.
+    #[inline]
+    pub fn next_write(&self) -> u64 {
+        self.writes.get()
+    }
+
+    /// When write number `write` returned, if it has and is still kept.
+    #[inline]
+    pub fn written_at(&self, write: u64) -> Option<Nanos> {
+        let done = self.writes.get();
+        let kept = self.written_at.len() as u64;
+        (write < done && done - write <= kept)
+            .then(|| self.written_at[(write % kept) as usize].get())
+    }
+
+    /// A write of `n` bytes returned.
+    #[inline]
+    fn wrote(&self, n: usize) {
+        let write = self.writes.get();
+        let kept = self.written_at.len() as u64;
+        self.written_at[(write % kept) as usize].set(clock::now());
+        self.writes.set(write + 1);
     }
 
     fn frame(&self, kind: u8, flags: u8, payload: &[u8]) {
@@ -270,7 +320,12 @@ impl AsyncWrite for Observed {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.get_mut().stream).poll_write(cx, buf)
+        let this = self.get_mut();
+        let polled = Pin::new(&mut this.stream).poll_write(cx, buf);
+        if let Poll::Ready(Ok(n @ 1..)) = polled {
+            this.log.wrote(n);
+        }
+        polled
     }
 
     fn poll_write_vectored(
@@ -278,7 +333,12 @@ impl AsyncWrite for Observed {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.get_mut().stream).poll_write_vectored(cx, bufs)
+        let this = self.get_mut();
+        let polled = Pin::new(&mut this.stream).poll_write_vectored(cx, bufs);
+        if let Poll::Ready(Ok(n @ 1..)) = polled {
+            this.log.wrote(n);
+        }
+        polled
     }
 
     fn is_write_vectored(&self) -> bool {
@@ -318,7 +378,7 @@ mod tests {
     #[test]
     fn notes_settings_resets_and_goaway_across_split_reads() {
         let counters = Rc::new(RefCell::new(Http2Counters::default()));
-        let log = FrameLog::new(Rc::clone(&counters));
+        let log = FrameLog::new(Rc::clone(&counters), 1);
         let mut wire = frame(
             TYPE_SETTINGS,
             0,
@@ -342,5 +402,40 @@ mod tests {
         assert_eq!((c.lowered, c.lowered_min), (1, Some(0)));
         assert!(log.going_away());
         assert_eq!(log.granted(), Some(Some(0)));
+    }
+
+    /// A request handed over before a write leaves in it or later: its send is that write's
+    /// return, kept for the last writes (4 a stream slot, 64 at least).
+    #[test]
+    fn a_hand_off_is_timed_by_the_first_write_after_it() {
+        let log = FrameLog::new(Rc::default(), 100);
+        log.wrote(9);
+        let handed = log.next_write();
+        assert_eq!(log.written_at(handed), None, "not written yet");
+        let before = clock::now();
+        log.wrote(60);
+        let first = log.written_at(handed).expect("written");
+        assert!(first >= before);
+        log.wrote(13);
+        assert_eq!(
+            log.written_at(handed),
+            Some(first),
+            "the first write after, not the last"
+        );
+        assert_eq!(log.take_bytes(), (0, 82));
+        for _ in 0..398 {
+            log.wrote(1);
+        }
+        assert_eq!(
+            log.written_at(handed),
+            Some(first),
+            "kept for 400 writes at -m100"
+        );
+        log.wrote(1);
+        assert_eq!(
+            log.written_at(handed),
+            None,
+            "forgotten: the hand-off stands"
+        );
     }
 }

@@ -18,6 +18,7 @@ use crate::net::http2::request::H2Request;
 use crate::net::http2::{self, Body, Sender};
 use crate::net::stream::Stream;
 use crate::plan::Http2;
+use crate::timing::clock::Nanos;
 use crate::timing::deadline::Deadline;
 use crate::web::live::{Down, Progress};
 use crate::web::shared::Shared;
@@ -66,7 +67,7 @@ impl Wire for H2Wire {
             Some(stream) => stream,
             None => shared.connect_within(deadline, source, progress).await?,
         };
-        let log = FrameLog::new(Rc::clone(&shared.http2));
+        let log = FrameLog::new(Rc::clone(&shared.http2), self.settings.streams);
         let opened = http2::handshake(
             stream,
             &self.settings,
@@ -128,21 +129,25 @@ impl Conn for H2Conn {
         request: &H2Request,
         collect: bool,
     ) -> (impl Future<Output = StreamEnd> + 'static, H2Tally) {
+        let write = self.log.next_write();
         let response = self.sender.try_send_request(request.to_request());
         let tally = H2Tally {
             log: Rc::clone(&self.log),
             bytes: MessageBytes::default(),
+            write,
         };
         let exchange = exchange(response, collect, tally.bytes.clone(), request.size());
         (exchange, tally)
     }
 }
 
-/// One stream's tally: its connection's receive stamps, and the stream's own bytes, counted as
-/// HTTP/3's are ([`MessageBytes`]).
+/// One stream's tally: its connection's receive stamps, the stream's own bytes, counted as
+/// HTTP/3's are ([`MessageBytes`]), and the first write at or after its hand-off to hyper.
 pub struct H2Tally {
     log: Rc<FrameLog>,
     bytes: MessageBytes,
+    /// The number of the connection's next write when the request was handed to hyper.
+    write: u64,
 }
 
 impl Tally for H2Tally {
@@ -155,6 +160,10 @@ impl Tally for H2Tally {
 
     fn take_bytes(&self) -> (u64, u64) {
         self.bytes.take()
+    }
+
+    fn written(&self) -> Option<Nanos> {
+        self.log.written_at(self.write)
     }
 }
 

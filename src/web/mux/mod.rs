@@ -38,6 +38,7 @@ use super::shared::Shared;
 use crate::net::http1::request::Batch;
 use crate::net::http2::request::H2Request;
 use crate::script::ScriptError;
+use crate::stats::split::ServerFree;
 use crate::timing::clock::{self, Nanos};
 use crate::timing::deadline::Deadline;
 use crate::timing::schedule::Schedule;
@@ -113,6 +114,11 @@ pub trait Tally {
     fn received(&self) -> Received;
     /// Bytes read and written since the last call.
     fn take_bytes(&self) -> (u64, u64);
+    /// When the first write at or after the request's hand-off returned, where the wire sees
+    /// its writes (the send stamp's correction, [`crate::stats::split::send_stamp`]).
+    fn written(&self) -> Option<Nanos> {
+        None
+    }
 }
 
 /// One stream's bytes, as HTTP/2 and HTTP/3 runs count them alike: each message's header fields
@@ -184,13 +190,23 @@ struct Pending {
     tries: u8,
 }
 
+/// One stream slot of a connection (`-m` of them): its deadline (`--timeout`), and when it
+/// would have been free had tsumo never been late (R′, stats::split).
+struct Slot {
+    deadline: Rc<Deadline>,
+    free: ServerFree,
+}
+
 /// The streams of one connection in flight: what is left of them once they end.
 struct Flight {
     busy: Cell<usize>,
     /// When a stream last ended (a request waiting for a slot was due since then at least).
     freed_at: Cell<Nanos>,
-    /// Deadline slots (`--timeout`), one per stream.
-    slots: RefCell<Vec<Rc<Deadline>>>,
+    /// When the current connection opened: no slot is free before (the connect is the
+    /// server's, as over HTTP/1.1).
+    opened_at: Cell<Nanos>,
+    /// The slots not in use.
+    slots: RefCell<Vec<Slot>>,
     /// Requests the server did not process, with their intended send times: sent again.
     unsent: RefCell<VecDeque<Pending>>,
     /// Set when a request came back unprocessed: open a new connection.
@@ -198,6 +214,23 @@ struct Flight {
 }
 
 impl Flight {
+    /// The free slot a request due at `intended` would have taken had tsumo never been late:
+    /// one free by then, or else the one free soonest.
+    fn take_slot(&self, intended: Nanos) -> Option<Slot> {
+        let mut slots = self.slots.borrow_mut();
+        let mut best = slots.len().checked_sub(1)?;
+        for (i, slot) in slots.iter().enumerate().rev() {
+            if slot.free.at() <= intended {
+                best = i;
+                break;
+            }
+            if slot.free.at() < slots[best].free.at() {
+                best = i;
+            }
+        }
+        Some(slots.swap_remove(best))
+    }
+
     /// A stream ended: its slot is free again, and its request goes again if it must.
     fn ended(&self, (slot, retry, at): Ended) {
         self.slots.borrow_mut().push(slot);
@@ -210,9 +243,8 @@ impl Flight {
     }
 }
 
-/// What a finished stream hands back: its deadline slot, its request if it goes again, and when
-/// it ended.
-type Ended = (Rc<Deadline>, Option<Pending>, Nanos);
+/// What a finished stream hands back: its slot, its request if it goes again, and when it ended.
+type Ended = (Slot, Option<Pending>, Nanos);
 
 /// Runs `wait` to completion while driving the connection's streams.
 async fn driving<W, S>(inflight: &mut FuturesUnordered<S>, flight: &Flight, wait: W) -> W::Output
@@ -288,7 +320,15 @@ impl<W: Wire> MuxConnection<W> {
         let flight = Flight {
             busy: Cell::new(0),
             freed_at: Cell::new(0),
-            slots: RefCell::new((0..streams).map(|_| self.shared.watchdog.slot()).collect()),
+            opened_at: Cell::new(0),
+            slots: RefCell::new(
+                (0..streams)
+                    .map(|_| Slot {
+                        deadline: self.shared.watchdog.slot(),
+                        free: ServerFree::default(),
+                    })
+                    .collect(),
+            ),
             unsent: RefCell::default(),
             stale: Cell::new(false),
         };
@@ -323,6 +363,7 @@ impl<W: Wire> MuxConnection<W> {
                 match driving(&mut inflight, &flight, opening).await {
                     Some(opened) => {
                         conn = Some(opened);
+                        flight.opened_at.set(clock::now());
                         backoff = MIN_BACKOFF;
                     }
                     None => {
@@ -345,7 +386,7 @@ impl<W: Wire> MuxConnection<W> {
                     }
                 },
             };
-            let (intended, free, sent) = self
+            let (intended, granted_at, sent) = self
                 .wait_turn(&pending, &mut inflight, &flight, conn.as_ref())
                 .await;
             let Some(live) = conn.as_mut() else {
@@ -365,9 +406,12 @@ impl<W: Wire> MuxConnection<W> {
                 continue;
             }
             // A slot is free: fewer than `streams` are busy.
-            let Some(slot) = flight.slots.borrow_mut().pop() else {
+            let Some(mut slot) = flight.take_slot(intended) else {
                 continue;
             };
+            // Not free before the connection opened, nor before its server granted a stream.
+            slot.free.not_before(flight.opened_at.get().max(granted_at));
+            let free = slot.free.at();
             let (response, tally) = live.send(&pending.request, self.shared.hooks.response);
             if pending.intended.is_none() {
                 self.next += 1;
@@ -430,8 +474,9 @@ impl<W: Wire> MuxConnection<W> {
     }
 
     /// Waits until the request is due and a stream is free (fewer than `-m` busy, and fewer
-    /// than the connection's server grants now); returns its intended time, when a stream became free for it (0: one was), and its actual send time,
-    /// recording how late tsumo itself was.
+    /// than the connection's server grants now); returns its intended time, when its server
+    /// granted it a stream (0: it did not wait for a grant), and its actual send time, recording
+    /// how late tsumo itself was.
     async fn wait_turn<S: Future<Output = Ended>>(
         &self,
         pending: &Pending,
@@ -462,6 +507,7 @@ impl<W: Wire> MuxConnection<W> {
             None => false,
         };
         let mut waited = false;
+        let mut granted_at = 0;
         loop {
             // A connection going away takes no stream: the request is handed back and goes on
             // the next one.
@@ -480,7 +526,10 @@ impl<W: Wire> MuxConnection<W> {
             tokio::select! {
                 biased;
                 Some(ended) = inflight.next(), if !inflight.is_empty() => flight.ended(ended),
-                () = raised, if granted_all => flight.freed_at.set(clock::now()),
+                () = raised, if granted_all => {
+                    granted_at = clock::now();
+                    flight.freed_at.set(granted_at);
+                }
                 // All streams busy yet none in flight cannot be; never spin on it.
                 else => break,
             }
@@ -494,6 +543,6 @@ impl<W: Wire> MuxConnection<W> {
             turn.record_lateness(&mut rec, freed_at, sent);
             rec.count_sent(1);
         }
-        (intended, freed_at, sent)
+        (intended, granted_at, sent)
     }
 }

@@ -7,20 +7,20 @@ use std::future::Future;
 use std::rc::Rc;
 use std::sync::atomic::Ordering;
 
-use super::{Ended, Pending, Received, StreamEnd, Tally};
+use super::{Ended, Pending, Received, Slot, StreamEnd, Tally};
 use crate::net::http2::request::H2Request;
 use crate::net::stamp::{kernel_stamps, Timestamps};
-use crate::stats::split::ResponseTimes;
+use crate::stats::split::{send_stamp, ResponseTimes};
 use crate::timing::clock::{self, Nanos};
-use crate::timing::deadline::Deadline;
 use crate::web::shared::Shared;
 
 /// A request on its way: what a retry needs, and its times.
 pub(super) struct Sending {
     pub request: Rc<H2Request>,
     pub intended: Nanos,
-    /// When a stream became free for it (0: one was free when it fell due).
+    /// When its stream slot would have been free had tsumo never been late (R′, stats::split).
     pub free: Nanos,
+    /// When it was handed to the wire (its `--timeout` runs from then).
     pub sent: Nanos,
     /// This one included.
     pub tries: u8,
@@ -30,7 +30,7 @@ pub(super) struct Sending {
 /// stream is free.
 pub(super) async fn exchange<T: Tally>(
     shared: Rc<Shared>,
-    slot: Rc<Deadline>,
+    mut slot: Slot,
     tally: T,
     open_on_connection: Rc<Cell<usize>>,
     response: impl Future<Output = StreamEnd>,
@@ -43,7 +43,7 @@ pub(super) async fn exchange<T: Tally>(
         sent,
         tries,
     } = sending;
-    let ended = slot.guard(sent, response).await;
+    let ended = slot.deadline.guard(sent, response).await;
     open_on_connection.set(open_on_connection.get().saturating_sub(1));
     let now = clock::now();
     let stamp = tally.received();
@@ -51,10 +51,13 @@ pub(super) async fn exchange<T: Tally>(
         Received::Kernel(ns) => Some(ns),
         Received::Missed | Received::NotKept => None,
     };
+    // The send: the hand-off, or the write that followed it when that came over 200 µs later.
+    let sent = send_stamp(sent, tally.written().unwrap_or(0));
     let received = clock::received(kernel, now, sent);
     let (read, written) = tally.take_bytes();
     let mut hook = None;
     let mut retry = None;
+    let mut answered = false;
     {
         let mut rec = shared.recorder.borrow_mut();
         rec.roll_to(now);
@@ -69,16 +72,16 @@ pub(super) async fn exchange<T: Tally>(
                 if stamp == Received::Missed && kernel_stamps() == Timestamps::Kernel {
                     rec.counters.unstamped += 1;
                 }
-                rec.record_latency(
-                    &ResponseTimes {
-                        intended,
-                        free,
-                        sent,
-                        received,
-                        read: now,
-                    }
-                    .split(),
-                );
+                let times = ResponseTimes {
+                    intended,
+                    free,
+                    sent,
+                    received,
+                    read: now,
+                };
+                slot.free.answered(&times);
+                answered = true;
+                rec.record_latency(&times.split());
                 shared.live.requests.fetch_add(1, Ordering::Relaxed);
                 if let Some((headers, body)) = kept {
                     hook = Some((status, headers, body));
@@ -100,6 +103,11 @@ pub(super) async fn exchange<T: Tally>(
                 shared.live.errors.fetch_add(1, Ordering::Relaxed);
             }
         }
+    }
+    if !answered {
+        // Without a response, the slot is free from when the stream ended (the server's, as
+        // over HTTP/1.1).
+        slot.free.not_before(received);
     }
     if let Some((status, headers, body)) = hook {
         run_response_hook(&shared, status, &headers, &body);
