@@ -79,11 +79,15 @@ fn a_starved_generator_is_named_as_what_held_the_rate_back() {
          end\n",
     )
     .unwrap();
+    // The script time limit is wall time: beside a CPU hog on each core a 2 ms request() was
+    // once kept off its core past the default 1 s and interrupted. Not what this test checks.
     let args = [
         "-t1",
         "-c100",
         "-d3s",
         "-R20000",
+        "--script-timeout",
+        "10s",
         "-s",
         script.to_str().unwrap(),
     ];
@@ -99,12 +103,19 @@ fn a_starved_generator_is_named_as_what_held_the_rate_back() {
     );
     let lines = shortfall_lines(&run.stdout);
     assert_eq!(lines.len(), 1, "{}", run.stdout);
+    assert_eq!(doc["rate_shortfall"]["side"], "generator", "{doc:#}");
+    // tsumo itself; or, where others used the machine through all three tries (a CPU hog on
+    // each core keeps the thread off its core half the time), that load: tsumo's side either
+    // way, never the server.
+    let others = doc["rate_shortfall"]["machine"]["others_cores"]
+        .as_f64()
+        .unwrap_or(0.0);
     assert!(
-        lines[0].contains("held back by tsumo itself"),
+        lines[0].contains("held back by tsumo itself")
+            || (others >= 0.5 && lines[0].contains("held back by the machine's other load")),
         "{}",
         lines[0]
     );
-    assert_eq!(doc["rate_shortfall"]["side"], "generator");
 }
 
 /// A rate nginx carries with ease: no such line, no such JSON field. 10 requests a second per
