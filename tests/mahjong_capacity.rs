@@ -508,14 +508,17 @@ fn a_step_the_server_froze_in_has_not_held() {
         "-",
         &url,
     ]);
-    let mut child = common::tsumo()
-        .arg("mahjong")
-        .args(&args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn tsumo");
+    // Killed if the test fails: a leftover would play on beside the tests after it.
+    let mut child = common::KillOnDrop(
+        common::tsumo()
+            .arg("mahjong")
+            .args(&args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn tsumo"),
+    );
     let mut out = child.stdout.take().expect("stdout");
     let stdout = std::thread::spawn(move || {
         let mut s = String::new();
