@@ -599,9 +599,11 @@ fn prometheus_scrapes_a_mahjong_sessions_games_and_a_searchs_steps() {
         "logged in, connected, playing: {players:?}"
     );
 
+    // Every step the search judged is on /metrics, whatever its verdict: on a busy machine a
+    // step may be judged limited by tsumo (or disturbed) and end the search early.
     let doc = read_json(std::path::Path::new(&search_json));
     let steps = doc["steps"].as_array().map_or(0, Vec::len);
-    assert!(steps >= 2, "{doc}");
+    assert!(steps >= 1, "{doc}");
     let judged = prometheus
         .number(&format!(
             "sum(max_over_time(tsumo_capacity_steps_total{}[10m]))",
@@ -615,7 +617,13 @@ fn prometheus_scrapes_a_mahjong_sessions_games_and_a_searchs_steps() {
             job(&search_at)
         ))
         .expect("tsumo_capacity_step_load");
-    assert_eq!(highest, 400.0);
+    let loads = doc["steps"].as_array().into_iter().flatten();
+    let ran = loads
+        .filter_map(|s| s["plan"]["rate"].as_f64())
+        .fold(0.0, f64::max);
+    assert_eq!(highest, ran, "{doc}");
+    // A quiet machine's search grows to --to; a busy one's may stop below it, never above.
+    assert!((200.0..=400.0).contains(&highest), "{doc}");
 }
 
 /// A capacity search's live page is titled as the search, with the load of the step it runs

@@ -273,11 +273,31 @@ fn a_proxy_connection_limit_is_found_exactly_and_everyone_logged_out() {
         );
         assert_eq!(verdict["held"], errors == 0, "step {}", index + 1);
     }
-    // The live line: the step, its target, what held and broke so far, the window's verdicts.
-    let live = |start: &str, verdict: &str| {
+    // The live line: led by the lag a player feels (as a session's progress line is), then the
+    // step, its target, what held and broke so far, the window's verdicts.
+    let lines: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.contains(" players") && l.contains("step "))
+        .filter(|l| !l.starts_with("capacity: "))
+        .collect();
+    assert!(
+        !lines.is_empty() && lines.iter().all(|l| l.starts_with("draw over think ")),
+        "{}",
         run.stderr
-            .lines()
-            .any(|l| l.starts_with(start) && l.ends_with(verdict))
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains(" (worst of the last draws); step ")),
+        "no draw on any live line:\n{}",
+        run.stderr
+    );
+    let live = |start: &str, verdict: &str| {
+        lines.iter().any(|l| {
+            l.split_once("; ")
+                .is_some_and(|(_, line)| line.starts_with(start) && line.ends_with(verdict))
+        })
     };
     assert!(
         live(
@@ -488,14 +508,17 @@ fn a_step_the_server_froze_in_has_not_held() {
         "-",
         &url,
     ]);
-    let mut child = common::tsumo()
-        .arg("mahjong")
-        .args(&args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn tsumo");
+    // Killed if the test fails: a leftover would play on beside the tests after it.
+    let mut child = common::KillOnDrop(
+        common::tsumo()
+            .arg("mahjong")
+            .args(&args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn tsumo"),
+    );
     let mut out = child.stdout.take().expect("stdout");
     let stdout = std::thread::spawn(move || {
         let mut s = String::new();

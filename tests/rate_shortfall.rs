@@ -79,11 +79,15 @@ fn a_starved_generator_is_named_as_what_held_the_rate_back() {
          end\n",
     )
     .unwrap();
+    // The script time limit is wall time: beside a CPU hog on each core a 2 ms request() was
+    // once kept off its core past the default 1 s and interrupted. Not what this test checks.
     let args = [
         "-t1",
         "-c100",
         "-d3s",
         "-R20000",
+        "--script-timeout",
+        "10s",
         "-s",
         script.to_str().unwrap(),
     ];
@@ -99,12 +103,19 @@ fn a_starved_generator_is_named_as_what_held_the_rate_back() {
     );
     let lines = shortfall_lines(&run.stdout);
     assert_eq!(lines.len(), 1, "{}", run.stdout);
+    assert_eq!(doc["rate_shortfall"]["side"], "generator", "{doc:#}");
+    // tsumo itself; or, where others used the machine through all three tries (a CPU hog on
+    // each core keeps the thread off its core half the time), that load: tsumo's side either
+    // way, never the server.
+    let others = doc["rate_shortfall"]["machine"]["others_cores"]
+        .as_f64()
+        .unwrap_or(0.0);
     assert!(
-        lines[0].contains("held back by tsumo itself"),
+        lines[0].contains("held back by tsumo itself")
+            || (others >= 0.5 && lines[0].contains("held back by the machine's other load")),
         "{}",
         lines[0]
     );
-    assert_eq!(doc["rate_shortfall"]["side"], "generator");
 }
 
 /// A rate nginx carries with ease: no such line, no such JSON field. 10 requests a second per
@@ -183,12 +194,23 @@ fn requests_never_sent_count_in_the_share_held_back_by_the_server() {
 
 /// `-R2000` with a CPU hog on tsumo's core: tsumo sends late, but its thread uses a few percent of
 /// the core and waits for it the rest. The warning names the machine's other load, not "add
-/// threads (-t)" (which more threads on the same core would not cure).
+/// threads (-t)" (which more threads on the same core would not cure). The saved run says the
+/// same: its JSON keeps the cause, and `tsumo report` prints the run's line.
 #[test]
 fn lateness_beside_a_hog_names_the_other_load_not_threads() {
     let nginx = Nginx::start();
     let url = nginx.http_url("/index.html");
-    let args = ["-t1", "-c10", "-d3s", "-R2000", &url];
+    let dir = common::TempDir::new("lateness-hog");
+    let json = dir.path().join("run.json");
+    let args = [
+        "-t1",
+        "-c10",
+        "-d3s",
+        "-R2000",
+        "--json",
+        json.to_str().unwrap(),
+        &url,
+    ];
     let run = common::up_to_three_tries(
         || {
             let _hog = common::hog::Hog::start();
@@ -205,6 +227,25 @@ fn lateness_beside_a_hog_names_the_other_load_not_threads() {
     let said = cause(&run).unwrap_or_default();
     assert!(!said.contains("add threads"), "{said}");
     assert!(said.contains("machine's other load: "), "{said}");
+    let doc = common::read_json(&json);
+    if said.starts_with("Warning: tsumo fell behind") {
+        assert_eq!(doc["behind_schedule"]["cause"], "other_load", "{doc:#}");
+    }
+    // `tsumo report` of the saved run: its page says the run's line, word for word.
+    let page = dir.path().join("run.html");
+    let report = common::run_tsumo(
+        &[
+            "report",
+            json.to_str().unwrap(),
+            "-o",
+            page.to_str().unwrap(),
+        ],
+        Duration::from_secs(30),
+    );
+    report.assert_success();
+    let html = std::fs::read_to_string(&page).expect("the page");
+    let escaped = said.replace('&', "&amp;").replace('\'', "&#39;");
+    assert!(html.contains(&escaped), "{said}\nnot on the page:\n{html}");
 }
 
 /// The line that says why tsumo was late: its warning, or the rate not reached.

@@ -9,7 +9,7 @@
 mod common;
 
 use std::io::{BufRead, BufReader, Read};
-use std::process::{Child, Stdio};
+use std::process::Stdio;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -17,9 +17,9 @@ use common::majiang::Majiang;
 use common::nginx::Nginx;
 use serde_json::Value;
 
-/// tsumo running, its stderr read line by line as it comes.
+/// tsumo running, its stderr read line by line as it comes; killed if the test fails.
 struct Watched {
-    child: Child,
+    child: common::KillOnDrop,
     lines: mpsc::Receiver<String>,
     stderr: String,
     stdout: std::thread::JoinHandle<String>,
@@ -27,13 +27,15 @@ struct Watched {
 
 impl Watched {
     fn spawn(args: &[&str]) -> Watched {
-        let mut child = common::tsumo()
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn tsumo");
+        let mut child = common::KillOnDrop(
+            common::tsumo()
+                .args(args)
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("spawn tsumo"),
+        );
         let mut out = child.stdout.take().expect("stdout piped");
         let stdout = std::thread::spawn(move || {
             let mut s = String::new();
@@ -272,7 +274,8 @@ fn majiang_server_killed_mid_search_fails_the_search_and_lists_the_sessions_left
         &url,
     ]);
     let judged = tsumo.wait_line(Duration::from_secs(90), |l| {
-        l.starts_with("step 2 at 8 players") && l.contains(": judged ")
+        // The live line, after its lead (the lag a player feels).
+        l.contains("; step 2 at 8 players") && l.contains(": judged ")
     });
     assert!(judged, "the search ended before step 2:\n{}", tsumo.stderr);
     // SAFETY: kill(2) on the server's process group, started by this test.

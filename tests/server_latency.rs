@@ -10,12 +10,12 @@ mod common;
 
 use std::io::{ErrorKind, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use common::hog::{pinned_tsumo, Hog};
 use common::nginx::Nginx;
 use common::{json_u64, read_json, run_command, tsumo, Signalled, TempDir};
 
@@ -207,39 +207,6 @@ fn cpus() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
-/// A CPU hog pinned to CPU 0, killed when dropped.
-struct Hog(Child);
-
-impl Hog {
-    fn start() -> Hog {
-        let child = Command::new("taskset")
-            .args(["-c", "0", "sh", "-c", "while :; do :; done"])
-            .stdin(Stdio::null())
-            .spawn()
-            .expect("taskset (util-linux) starts the hog");
-        Hog(child)
-    }
-}
-
-impl Drop for Hog {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// tsumo on CPU 0 (`taskset`), with `env` set.
-fn pinned_tsumo(args: &[&str], env: &[(&str, &str)]) -> common::Run {
-    let mut command = Command::new("taskset");
-    command
-        .args(["-c", "0", env!("CARGO_BIN_EXE_tsumo")])
-        .args(args);
-    for (k, v) in env {
-        command.env(k, v);
-    }
-    run_command(command, LIMIT)
-}
-
 /// Every histogram of the split counts each response once, and the corrected latency is the
 /// server's plus tsumo's send delay, exactly, summed response by response.
 fn assert_split_adds_up(doc: &serde_json::Value) {
@@ -330,6 +297,7 @@ fn a_hog_on_tsumos_core_moves_tsumos_delay_not_the_servers_latency() {
                     &server.url(),
                 ],
                 &[],
+                LIMIT,
             );
             drop(hog);
             let taken = server.stop();
@@ -383,6 +351,7 @@ fn user_space_stamps_are_said_and_never_mixed() {
                 &server.url(),
             ],
             &[("TSUMO_TIMESTAMPS", env)],
+            LIMIT,
         );
         run.assert_success();
     }
@@ -412,6 +381,7 @@ fn user_space_stamps_are_said_and_never_mixed() {
     let text = pinned_tsumo(
         &["-t1", "-c4", "-d1s", "-R100", &server.url()],
         &[("TSUMO_TIMESTAMPS", "user")],
+        LIMIT,
     );
     text.assert_success();
     assert!(

@@ -71,6 +71,24 @@ fn http_two_sigterms_keep_every_result_and_the_report_names_the_signal() {
     }
 }
 
+/// A test that fails while its tsumo runs leaves no tsumo running: the child is killed as the
+/// failing test unwinds (a leftover's load would disturb every test after it).
+#[test]
+fn a_failing_test_leaves_no_tsumo_running() {
+    let nginx = Nginx::start();
+    let url = nginx.http_url("/index.html");
+    let tsumo = Signalled::spawn(&["-t1", "-c1", "-d60s", "-R10", "--quiet", &url]);
+    let pid = tsumo.pid() as libc::pid_t;
+    let failed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
+        let _running = tsumo;
+        panic!("a test fails while tsumo runs");
+    }));
+    assert!(failed.is_err());
+    // SAFETY: kill(2) with signal 0 only checks that the process exists.
+    let alive = unsafe { libc::kill(pid, 0) } == 0;
+    assert!(!alive, "tsumo {pid} still running after its test failed");
+}
+
 /// A `request()` that never returns after the 50th response, with no time limit: the worker thread
 /// hangs. Its 50 responses are still counted, and the hung thread is named as the cause, in
 /// the text, the JSON's notes and the rate shortfall.

@@ -243,13 +243,9 @@ impl Mode for MahjongMode {
 }
 
 impl MahjongMode {
-    /// The progress line's lead: `draw over think 12.0ms (worst of the last draws); ` — the lag
-    /// a player feels, the worst of the last second that had own draws (none while `--think` is
-    /// under the server's step minimum: the draws are not timed then).
+    /// The progress line's lead ([`lag_lead`]): the worst draw over think of the last second
+    /// that had own draws.
     fn lag(&self, live: &[Arc<SessionLive>]) -> String {
-        if (self.shared.plan.think.as_nanos() as u64) < super::player::STEP_MINIMUM {
-            return String::new();
-        }
         let draws: u64 = live
             .iter()
             .map(|l| l.draws.swap(0, Ordering::Relaxed))
@@ -262,13 +258,25 @@ impl MahjongMode {
                 .unwrap_or(0);
             self.lag_shown.store(worst, Ordering::Relaxed);
         }
-        match self.lag_shown.load(Ordering::Relaxed) {
-            u64::MAX => "draw over think - (no draw yet); ".to_string(),
-            worst => format!(
-                "draw over think {} (worst of the last draws); ",
-                format_time_us(worst as f64)
-            ),
-        }
+        let shown = Some(self.lag_shown.load(Ordering::Relaxed)).filter(|&w| w != u64::MAX);
+        lag_lead(self.shared.plan.think, shown)
+    }
+}
+
+/// A progress line's lead: `draw over think 12.0ms (worst of the last draws); ` — the lag a
+/// player feels, `worst_us` the worst of the last draws (`None`: no draw yet); nothing while
+/// `think` is under the server's step minimum (the draws are not timed then). A session's
+/// line and a search's over players lead with it alike.
+pub(crate) fn lag_lead(think: Duration, worst_us: Option<u64>) -> String {
+    if (think.as_nanos() as u64) < super::player::STEP_MINIMUM {
+        return String::new();
+    }
+    match worst_us {
+        None => "draw over think - (no draw yet); ".to_string(),
+        Some(worst) => format!(
+            "draw over think {} (worst of the last draws); ",
+            format_time_us(worst as f64)
+        ),
     }
 }
 

@@ -90,8 +90,9 @@ impl MachineLoad {
     }
 }
 
-/// Why tsumo sent behind its own schedule.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Why tsumo sent behind its own schedule (saved as `own_cpu`, `other_load`, `stalled`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum LateCause {
     /// Its busiest worker thread used most of a core: more threads help.
     OwnCpu,
@@ -101,8 +102,9 @@ pub enum LateCause {
     Stalled,
 }
 
-/// tsumo sent late (send lateness p99 over [`LATENESS_WARNING_US`]), and why.
-#[derive(Debug, Clone, PartialEq)]
+/// tsumo sent late (send lateness p99 over [`LATENESS_WARNING_US`]), and why: saved as the
+/// JSON's `behind_schedule`, so a saved run's report warns as the run did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Behind {
     pub cause: LateCause,
     pub send_lateness_p99_us: u64,
@@ -110,6 +112,7 @@ pub struct Behind {
     pub busiest_thread_cpu: f64,
     /// Its time runnable but off a CPU, over the run.
     pub busiest_thread_waiting: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub machine: Option<MachineLoad>,
 }
 

@@ -68,10 +68,37 @@ impl Run {
     }
 }
 
+/// A child process that is killed (SIGKILL) and reaped when dropped, unless it was reaped
+/// already: a test that fails (panics) while tsumo runs leaves no tsumo running.
+pub struct KillOnDrop(pub std::process::Child);
+
+impl std::ops::Deref for KillOnDrop {
+    type Target = std::process::Child;
+    fn deref(&self) -> &std::process::Child {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for KillOnDrop {
+    fn deref_mut(&mut self) -> &mut std::process::Child {
+        &mut self.0
+    }
+}
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        // `Ok(Some(_))`: reaped already (std keeps the status), its pid perhaps reused.
+        if let Ok(None) = self.0.try_wait() {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+}
+
 /// A tsumo process a test sends signals to, its output drained as it runs (a full pipe would
-/// block it).
+/// block it); killed if the test fails before [`Signalled::finish`].
 pub struct Signalled {
-    child: std::process::Child,
+    child: KillOnDrop,
     /// Spawned, or when the last signal was sent.
     since: Instant,
     started: Instant,
@@ -81,13 +108,15 @@ pub struct Signalled {
 
 impl Signalled {
     pub fn spawn(args: &[&str]) -> Signalled {
-        let mut child = tsumo()
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn tsumo");
+        let mut child = KillOnDrop(
+            tsumo()
+                .args(args)
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("spawn tsumo"),
+        );
         let drain = |mut pipe: Box<dyn Read + Send>| {
             std::thread::spawn(move || {
                 let mut s = String::new();
@@ -104,6 +133,10 @@ impl Signalled {
             out,
             err,
         }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     /// Sends `signal`; with `again`, a second one that much later.
@@ -178,12 +211,14 @@ pub fn run_command(mut command: Command, limit: Duration) -> Run {
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
     let started = Instant::now();
-    let mut child = command
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn tsumo");
+    let mut child = KillOnDrop(
+        command
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn tsumo"),
+    );
     // Drain both pipes on threads so a chatty child cannot block on a full pipe.
     let mut out = child.stdout.take().expect("stdout piped");
     let mut err = child.stderr.take().expect("stderr piped");

@@ -37,6 +37,8 @@ pub(super) fn merge(saved: &[(&SavedRun, &str)], label: &str) -> Result<SavedRun
     merged.bytes_per_sec = 0.0;
     merged.elapsed_s = 0.0;
     merged.notes.clear();
+    // Why one process sent late is not the merge's word.
+    merged.behind_schedule = None;
     merged.plan.threads = 0;
     merged.plan.connections = 0;
     merged.plan.rate = Some(0);

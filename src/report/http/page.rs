@@ -52,8 +52,11 @@ pub(super) fn page(s: &SavedRun) -> PageContent {
         ),
     ];
     let mut lines = Vec::new();
+    // One cause, as the text report says it: a rate not reached, or why tsumo sent late.
     if let Some(shortfall) = &s.rate_shortfall {
         lines.push(shortfall.line());
+    } else if let Some(behind) = &s.behind_schedule {
+        lines.push(behind.line());
     }
     lines.extend(split_line(s));
     lines.extend(answer_lines(s));

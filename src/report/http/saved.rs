@@ -22,7 +22,7 @@ use crate::report::schema::{
 };
 use crate::report::timeline::{self, SavedInterval};
 use crate::slo::{self, Verdict};
-use crate::stats::shortfall::Shortfall;
+use crate::stats::shortfall::{Behind, Shortfall};
 use crate::stats::split::{SplitHistograms, Timestamps};
 use crate::stats::RunResult;
 use crate::stats::{hdr, Counters};
@@ -97,6 +97,10 @@ pub struct SavedRun {
     /// Present when a fixed-rate run did not reach its rate: by how much and which side.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_shortfall: Option<Shortfall>,
+    /// Present when tsumo sent behind its own schedule, with the cause its warning named; a
+    /// merge has none (one process's word).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub behind_schedule: Option<Behind>,
     /// The script error that stopped the run (`FILE:LINE: message`, as stderr's `tsumo: script
     /// error:` line); absent when none did. A merge names each part's: `SOURCE: FILE:LINE: …`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -397,6 +401,7 @@ impl SavedRun {
             ended_by: Some(r.ended_by.clone()),
             tsumo: Some(r.usage),
             rate_shortfall: r.shortfall.clone(),
+            behind_schedule: r.behind.clone(),
             script_error: None,
             objectives: Vec::new(),
             intervals: r

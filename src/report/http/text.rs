@@ -459,7 +459,7 @@ pub fn render_merged(s: &SavedRun) -> Result<String, Error> {
             .rate
             .map(|_| [lateness.p50, lateness.p99, lateness.max]),
         pacing: plan.pacing,
-        behind: None,
+        behind: s.behind_schedule.as_ref(),
         shortfall: s.rate_shortfall.as_ref(),
         own_usage: None,
         server: s.server.as_ref(),

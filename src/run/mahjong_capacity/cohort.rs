@@ -5,11 +5,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 
+use hdrhistogram::Histogram;
+
 use crate::engine::Kept;
 use crate::error::Error;
 use crate::mahjong::session::{self, Hooks};
 use crate::plan::MahjongPlan;
 use crate::stats::mahjong::{MahjongRecorder, MahjongResult};
+use crate::stats::new_histogram;
 
 /// One step's new tables: a session of their players on its own thread.
 pub(super) struct Cohort {
@@ -24,6 +27,8 @@ pub(super) struct Cohort {
     pub(super) opened: MahjongRecorder,
     /// Its record when the step's judged window began.
     pub(super) judged_from: Option<MahjongRecorder>,
+    /// Its own draws' overshoot as the live line last read it: the draws since are new.
+    pub(super) draws_shown: Histogram<u64>,
 }
 
 impl Cohort {
@@ -63,6 +68,7 @@ impl Cohort {
             thread: Some(thread),
             opened: MahjongRecorder::default(),
             judged_from: None,
+            draws_shown: new_histogram(),
         })
     }
 
@@ -88,6 +94,16 @@ impl Cohort {
             merged.merge(&recorder);
         }
         (merged, playing)
+    }
+
+    /// The worst draw over think (µs) of its own draws since the last call, if any came.
+    pub(super) fn new_draws_worst(&mut self) -> Option<u64> {
+        let (now, _) = self.read();
+        let mut new = now.draw_overshoot.clone();
+        // `draws_shown` is an earlier state of the same histogram: never more in any bucket.
+        let _ = new.subtract(&self.draws_shown);
+        self.draws_shown = now.draw_overshoot.clone();
+        (!new.is_empty()).then(|| new.max())
     }
 
     pub(super) fn ended(&self) -> bool {

@@ -48,6 +48,8 @@ pub(super) struct Live {
     pub(super) step: usize,
     pub(super) load: u64,
     pub(super) stage: Stage,
+    /// The worst draw over think (µs) of the last second that had own draws: the line's lead.
+    pub(super) lag_shown: Option<u64>,
 }
 
 impl Live {

@@ -91,6 +91,7 @@ impl<'a> Cohorts<'a> {
                 step: 0,
                 load: 0,
                 stage: Stage::Seating,
+                lag_shown: None,
             },
         }
     }
@@ -167,7 +168,15 @@ impl Cohorts<'_> {
                 .iter()
                 .map(|s| (s.plan.players, s.objectives.as_slice())),
         );
-        let line = live_line(
+        // Led, as a session's line is, with the lag a player feels.
+        let worst = self
+            .cohorts
+            .iter_mut()
+            .filter_map(Cohort::new_draws_worst)
+            .max();
+        self.live.lag_shown = worst.or(self.live.lag_shown);
+        let mut line = session::lag_lead(self.plan.session.think, self.live.lag_shown);
+        line += &live_line(
             self.live.step,
             self.live.load,
             &standing,
