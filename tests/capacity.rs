@@ -107,6 +107,23 @@ fn the_search_finds_a_one_at_a_time_servers_throughput() {
     let after = closed_loop_throughput(&url);
     let found = &doc["capacity"];
     assert_eq!(found["unit"], "requests/sec", "{found}");
+    if found["limited_by"] == "noise" {
+        // Other work took the machine (two CPU hogs, a build) in the steps that would settle
+        // it: the answer says it cannot tell and why, with no number of its own, and every
+        // load it says held is one the server carried.
+        let answer = found["answer"].as_str().expect("answer");
+        assert!(
+            answer.starts_with("Capacity: cannot tell") && answer.contains("disturbed"),
+            "{answer}\n{}",
+            run.stdout
+        );
+        let most = before.max(after) * 1.10;
+        for load in found["held"].as_array().expect("held") {
+            let load = load.as_f64().expect("a load");
+            assert!(load <= most, "held {load} above {most}:\n{}", run.stdout);
+        }
+        return;
+    }
     assert_eq!(found["limited_by"], "server", "{found}\n{}", run.stdout);
     let value = found["value"].as_f64().expect("a capacity");
     assert!(
@@ -268,7 +285,7 @@ fn the_search_finds_nginxs_limit_req() {
         "{broke_first}"
     );
     // The broken steps' errors are the 503s.
-    assert!(run.stdout.contains("status "), "{}", run.stdout);
+    assert!(run.stdout.contains("4xx/5xx "), "{}", run.stdout);
 }
 
 /// `-d` is a run's length, as in wrk2, and each step is one run: `-d 1s` makes every step 1 s

@@ -139,6 +139,11 @@ impl Signalled {
         self.child.id()
     }
 
+    /// Whether it has exited (without reaping what [`Signalled::finish`] reads).
+    pub fn exited(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(Some(_)))
+    }
+
     /// Sends `signal`; with `again`, a second one that much later.
     pub fn kill(&mut self, signal: libc::c_int, again: Option<Duration>) {
         let pid = self.child.id() as libc::pid_t;
