@@ -19,11 +19,13 @@
 //! sessions left on the server are listed and make the exit 1.
 //!
 //! Here the search's end: its saved search, its outputs and its exit status. The steps are
-//! run in `steps` (over the cohorts of `cohort`), their live line drawn by `live`.
+//! run in `steps` (over the cohorts of `cohort`), their live line drawn by `live`; `window` reads
+//! what a judged window says beyond its objectives (the draws due, the machine's noise).
 
 mod cohort;
 mod live;
 mod steps;
+mod window;
 
 use super::output::Outputs;
 use super::{error_exit, fail};

@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 
 use super::cohort::Cohort;
 use super::live::{live_line, Live, Stage};
+use super::window::{draws_behind, draws_due, noise_of};
 use crate::capacity::{self, Limit, StepOutcome, StepRunner};
 use crate::engine::{signals, OwnUsage, ProgressMode};
 use crate::error::Error;
@@ -16,7 +17,6 @@ use crate::report::result::SearchStep;
 use crate::run::{human, server_gone, standing, step_line};
 use crate::stats::mahjong::{MahjongRecorder, MahjongResult};
 use crate::stats::start::StartRecord;
-use crate::sys::machine::MachineUse;
 use crate::sys::procstat::Sampler;
 
 /// How often the search looks at its cohorts while it waits.
@@ -546,58 +546,5 @@ impl StepRunner for Cohorts<'_> {
             (&self.judged.0, &self.judged.1),
         );
         outcome
-    }
-}
-
-/// A judged window that saw fewer than this share of the draws due has not held.
-const DRAWS_DUE_SHARE: f64 = 0.25;
-
-/// The draws a window of `elapsed` should see with `playing` players: one a think time (and
-/// half its jitter) per table, each table's turns one after another; 0 when draws are not
-/// timed (a think time under the server's own step minimum).
-fn draws_due(saved: &SavedSession, playing: u64, elapsed: Duration) -> u64 {
-    let plan = &saved.plan;
-    let think_s = plan.think_s + plan.think_jitter_s / 2.0;
-    if plan.think_s < Duration::from_nanos(crate::mahjong::player::STEP_MINIMUM).as_secs_f64() {
-        return 0;
-    }
-    let tables = playing / plan.seats.max(1);
-    (tables as f64 * elapsed.as_secs_f64() / think_s).floor() as u64
-}
-
-/// `draws>9` broken (`draws 2`) when the window saw fewer than [`DRAWS_DUE_SHARE`] of the
-/// draws due: the step has not held, whatever its objectives measured on the few that came.
-fn draws_behind(
-    saved: &SavedSession,
-    playing: u64,
-    elapsed: Duration,
-) -> Option<crate::slo::Verdict> {
-    let due = draws_due(saved, playing, elapsed);
-    let least = (due as f64 * DRAWS_DUE_SHARE).floor() as u64;
-    let seen = saved.draw_overshoot.count;
-    (least > 0 && seen < least).then(|| crate::slo::Verdict {
-        expr: format!("draws>{least}"),
-        measured: Some(seen as f64),
-        unit: crate::slo::Unit::Count,
-        held: false,
-        judged_on: None,
-    })
-}
-
-/// The machine during a judged window: tsumo's reply lateness max (one figure: a session's
-/// intervals keep no lateness), and the CPU others used (the machine's busy cores less tsumo's
-/// and the sampled servers').
-fn noise_of(saved: &SavedSession, machine: Option<MachineUse>) -> capacity::Noise {
-    let elapsed = saved.elapsed_s.max(1e-9);
-    let tsumo = saved.tsumo.cpu_s / elapsed;
-    let server = saved
-        .server
-        .as_ref()
-        .map_or(0.0, |s| s.cpu_percent_mean / 100.0);
-    capacity::Noise {
-        lateness_max_us: vec![saved.reply_lateness.sampled().map_or(0, |h| h.max)],
-        others_cores: machine.map(|m| (m.busy_cores - tsumo - server).max(0.0)),
-        steal_cores: machine.map(|m| m.steal_cores),
-        cores: machine.map_or(0, |m| m.cores),
     }
 }
