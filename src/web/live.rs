@@ -12,8 +12,12 @@ use crate::timing::clock::Nanos;
 /// samples only).
 #[derive(Debug, Default)]
 pub struct LiveCounters {
+    /// Responses.
     pub requests: AtomicU64,
+    /// Socket errors: connect, read, write, timeout.
     pub errors: AtomicU64,
+    /// Responses with a 4xx or 5xx status (also in `requests`).
+    pub status: AtomicU64,
 }
 
 impl LiveCounters {
@@ -22,6 +26,9 @@ impl LiveCounters {
     }
     pub fn errors(&self) -> u64 {
         self.errors.load(Ordering::Relaxed)
+    }
+    pub fn status(&self) -> u64 {
+        self.status.load(Ordering::Relaxed)
     }
 }
 
