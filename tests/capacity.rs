@@ -268,7 +268,7 @@ fn the_search_finds_nginxs_limit_req() {
         "{broke_first}"
     );
     // The broken steps' errors are the 503s.
-    assert!(run.stdout.contains("status "), "{}", run.stdout);
+    assert!(run.stdout.contains("4xx/5xx "), "{}", run.stdout);
 }
 
 /// `-d` is a run's length, as in wrk2, and each step is one run: `-d 1s` makes every step 1 s
@@ -1248,7 +1248,8 @@ fn a_step_broken_beyond_doubt_ends_early() {
         }
     }
     assert!(
-        run.stderr.contains("ended after") && run.stderr.contains("against errors<1%, beyond doubt"),
+        run.stderr.contains("ended after")
+            && run.stderr.contains("against errors<1%, beyond doubt"),
         "{}",
         run.stderr
     );
