@@ -1,6 +1,7 @@
 //! `tsumo capacity` for HTTP: each step of [`crate::capacity::search`] is one complete
 //! open-loop run through `web::run`, as an ordinary run makes it, at `-R load` for `--step`,
-//! after an unjudged warm-up run at the same load and followed by a pause; it is judged by the
+//! after an unjudged warm-up run at the same load and followed by a pause (a judged run ends
+//! early once its errors broke beyond doubt: [`crate::capacity::EndEarly`]); it is judged by the
 //! `--slo` objectives on its saved run (its `SearchStep::step_outcome`). The table of
 //! steps, the answer and what broke first are printed at the end; `--json` saves the answer
 //! and every step's full run. A fixed staircase (`--steps`) runs [`crate::capacity::staircase`]

@@ -1,5 +1,6 @@
 //! What is read of a worker's connections while they run, from outside them: the counters the
-//! supervisor's progress line and per-second samples read, and how far each connection got along
+//! supervisor's progress line and per-second samples read (and a capacity step's watch on its
+//! errors, which may end the run early), and how far each connection got along
 //! its schedule, which its worker reads at the end.
 
 use std::cell::Cell;
