@@ -218,6 +218,10 @@ pub struct Plan {
     /// Put before the live status line (a capacity step's number and target); empty
     /// otherwise.
     pub progress_prefix: String,
+    /// A capacity step's judged run: ended once its errors broke beyond doubt
+    /// ([`crate::capacity::EndEarly`]); `None` for every other run.
+    #[serde(skip)]
+    pub end_early: Option<crate::capacity::EndEarly>,
     /// Positional arguments after the URL (and after `--`), for the script's `init(args)`.
     pub script_args: Vec<String>,
     /// `--hgrm FILE`: also write the corrected latency distribution in the format of
@@ -298,6 +302,7 @@ impl Plan {
             timeout: Duration::from_secs(2),
             slack: None,
             progress_prefix: String::new(),
+            end_early: None,
             script_args: Vec::new(),
             hgrm: None,
             hlog: None,

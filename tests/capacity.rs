@@ -1198,3 +1198,79 @@ fn a_server_failing_now_and_then_gets_no_made_up_number() {
         Some(&serde_json::json!("unstable"))
     );
 }
+
+/// A step whose errors broke beyond doubt ends before its `--step` is over (issue 43, "a search
+/// as fast as a person with wrk2"): nginx's `limit_req` at 300 r/s answers 37.5 % of 480 r/s and
+/// 17 % of 360 r/s with 503, steadily, against `errors<1%`. Those judged runs end early
+/// (`ended_by: settled`, well within their 4 s), each with a note saying why, and their
+/// verdicts stand; the steps that held run their whole 4 s. Durations, not speeds, are asserted.
+#[test]
+fn a_step_broken_beyond_doubt_ends_early() {
+    let nginx = common::nginx::Nginx::builder()
+        .http_snippet("limit_req_zone $binary_remote_addr zone=early:1m rate=300r/s;")
+        .server(
+            "limited",
+            "root @ROOT@/www;\n        location / { limit_req zone=early burst=10 nodelay; \
+             limit_req_status 503; }",
+        )
+        .start();
+    let url = format!("http://127.0.0.1:{}/index.html", nginx.port("limited"));
+    let (run, doc) = capacity_of_the_server(
+        &[
+            "-t1",
+            "-c4",
+            "--slo",
+            "errors<1%",
+            "--from",
+            "120",
+            "--resolution",
+            "99%",
+            "--step",
+            "4s",
+            "--warmup",
+            "1s",
+            "--pause",
+            "300ms",
+        ],
+        &url,
+    );
+    let steps = doc["steps"].as_array().expect("steps");
+    let outcomes = doc["outcomes"].as_array().expect("outcomes");
+    let ended: Vec<(u64, &str, f64, &str)> = steps
+        .iter()
+        .zip(outcomes)
+        .map(|(step, outcome)| {
+            (
+                step["plan"]["rate"].as_u64().unwrap_or_default(),
+                outcome.as_str().unwrap_or_default(),
+                step["elapsed_s"].as_f64().unwrap_or_default(),
+                step["ended_by"].as_str().unwrap_or_default(),
+            )
+        })
+        .collect();
+    let early: Vec<_> = ended.iter().filter(|s| s.3 == "settled").collect();
+    assert!(
+        early.iter().any(|s| s.1 == "broke" && s.2 < 3.0),
+        "no broken step ended early: {ended:?}\n{}",
+        run.stderr
+    );
+    for step in &ended {
+        match step.3 {
+            // Only a break ends early, and only one beyond doubt: 480 or 360 r/s.
+            "settled" => assert!(step.1 == "broke" && step.0 >= 360, "{ended:?}"),
+            _ => assert!(step.2 >= 3.5, "a step not settled runs its 4s: {ended:?}"),
+        }
+        if step.1 == "held" {
+            assert_eq!(step.3, "duration", "{ended:?}");
+        }
+    }
+    assert!(
+        run.stderr.contains("ended after")
+            && run.stderr.contains("against errors<1%, beyond doubt"),
+        "{}",
+        run.stderr
+    );
+    let found = &doc["capacity"];
+    assert_eq!(found["limited_by"], "server", "{found}\n{}", run.stdout);
+    assert_eq!(found["value"].as_f64(), Some(240.0), "{found}\n{ended:?}");
+}

@@ -15,6 +15,7 @@
 //! The files, from the bottom up:
 //! - `numbers`: a load in words, `38,200` in full and `38.2k` short;
 //! - `step`: one step: its load's unit, what it showed, the limits that are not the server's;
+//! - `early`: a judged step ended before its `--step` is over, its errors broken beyond doubt;
 //! - `noise`: what disturbed a step (tsumo stalled, CPU stolen), so that it is run again, and
 //!   the interference that widens the answer's range;
 //! - `answer`: what the steps found ([`Capacity`]), and its line, range and what broke first;
@@ -24,6 +25,7 @@
 //! - `tests`: the search and the staircase against fake servers of known capacity.
 
 mod answer;
+mod early;
 mod noise;
 mod numbers;
 mod saved;
@@ -34,6 +36,7 @@ mod step;
 mod tests;
 
 pub use answer::{Capacity, Finding};
+pub use early::{EndEarly, Watch};
 pub use noise::{Noise, STALL_US};
 pub use numbers::{grouped, short};
 pub use saved::SavedCapacity;

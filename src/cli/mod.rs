@@ -285,6 +285,7 @@ fn parse_wrk(args: Vec<OsString>) -> Result<Parsed, String> {
         timeout,
         slack,
         progress_prefix: String::new(),
+        end_early: None,
         hgrm: path_option(&matches, "hgrm"),
         hlog: path_option(&matches, "hlog"),
         http2: protocols.http2,

@@ -140,6 +140,13 @@ pub trait Mode {
         live: &[Arc<<Self::Worker as Worker>::Live>],
         per_second: f64,
     ) -> String;
+
+    /// Once a second, after the progress line: `true` ends the run now, its verdict settled
+    /// before its duration (a capacity step whose errors broke beyond doubt). By default
+    /// never.
+    fn settled(&self, _live: &[Arc<<Self::Worker as Worker>::Live>]) -> bool {
+        false
+    }
 }
 
 /// A finished run, as every mode gets it back.

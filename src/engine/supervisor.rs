@@ -1,7 +1,8 @@
 //! The main thread during a run: once a second it samples each worker's completions (the
 //! report's per-second samples and the live progress line); it ends the run at the duration, on
 //! SIGINT, SIGTERM or SIGHUP (what Ctrl-C, `timeout`, CI runners and Kubernetes send), when a
-//! worker asks to end it, or when every worker has finished its work.
+//! worker asks to end it, when every worker has finished its work, or when the mode finds its
+//! verdict settled (a capacity step broken beyond doubt).
 
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -25,6 +26,10 @@ pub enum EndReason {
     Done,
     /// A worker ended the run (a script error).
     Ended,
+    /// The mode saw its verdict settled before the duration ([`Mode::settled`]).
+    ///
+    /// [`Mode::settled`]: super::Mode::settled
+    Settled,
 }
 
 impl EndReason {
@@ -35,6 +40,7 @@ impl EndReason {
             EndReason::Signal(name) => name,
             EndReason::Done => "done",
             EndReason::Ended => "ended",
+            EndReason::Settled => "settled",
         }
     }
 
@@ -110,6 +116,9 @@ pub(super) async fn supervise<M: Mode>(
         last_tick = now;
         let line = mode.progress_line(Duration::from_nanos(now - t0), live, rate);
         settings.progress.show_line(&line);
+        if mode.settled(live) {
+            break EndReason::Settled;
+        }
     };
     let end = clock::now();
     // The last, partial second counts if it is at least half a second, or if it is all there is.

@@ -1,6 +1,7 @@
 //! `tsumo capacity` for HTTP: each step of [`crate::capacity::search`] is one complete
 //! open-loop run through `web::run`, as an ordinary run makes it, at `-R load` for `--step`,
-//! after an unjudged warm-up run at the same load and followed by a pause; it is judged by the
+//! after an unjudged warm-up run at the same load and followed by a pause (a judged run ends
+//! early once its errors broke beyond doubt: [`crate::capacity::EndEarly`]); it is judged by the
 //! `--slo` objectives on its saved run (its `SearchStep::step_outcome`). The table of
 //! steps, the answer and what broke first are printed at the end; `--json` saves the answer
 //! and every step's full run. A fixed staircase (`--steps`) runs [`crate::capacity::staircase`]
@@ -14,8 +15,8 @@ use std::time::{Duration, Instant};
 use super::output::Outputs;
 use super::pool::{Next, Pool, Try};
 use super::{error_exit, fail, server_gone, steady};
-use crate::capacity::{self, Class, Limit, LoadUnit, Noise, StepOutcome, StepRunner};
-use crate::engine::signals;
+use crate::capacity::{self, Class, EndEarly, Limit, LoadUnit, Noise, StepOutcome, StepRunner};
+use crate::engine::{signals, EndReason};
 use crate::error::{Error, ExitStatus};
 use crate::plan::{CapacityPlan, Plan, RunOptions};
 use crate::report;
@@ -24,6 +25,7 @@ use crate::report::http::saved::SavedRun;
 use crate::report::result::SearchStep;
 use crate::report::schema::SavedPart;
 use crate::report::tools::saved::{LoadedRun, RunData};
+use crate::slo::Measure;
 use crate::stats::format::format_time_us;
 use crate::stats::start::StartRecord;
 use crate::sys::machine::{MachineStat, MachineUse};
@@ -209,6 +211,18 @@ impl HttpSteps<'_> {
     /// (on a terminal, or with `--progress`) begins with the step, its target and how the
     /// objectives stood so far.
     fn step_plan(&self, load: u64, connections: usize, duration: Duration, judged: bool) -> Plan {
+        self.step_plan_ending(load, connections, duration, judged, None)
+    }
+
+    /// [`Self::step_plan`], the judged run ending early on `end_early`.
+    fn step_plan_ending(
+        &self,
+        load: u64,
+        connections: usize,
+        duration: Duration,
+        judged: bool,
+        end_early: Option<EndEarly>,
+    ) -> Plan {
         let phase = if judged { "" } else { " warm-up" };
         let mut part = self.plan.run.options.part.clone();
         part.start_at = self.start_at(judged);
@@ -240,6 +254,7 @@ impl HttpSteps<'_> {
             // split evenly).
             rate: Some(load / shards),
             connections,
+            end_early,
             hgrm: None,
             hlog: None,
             ..self.plan.run.clone()
@@ -377,9 +392,11 @@ impl HttpSteps<'_> {
                 return Err(stopped);
             }
         }
+        let end_early = self.end_early(warm_up.as_ref());
         let machine = MachineStat::read();
-        let finished =
-            super::http::live_run(&self.step_plan(load, connections, self.plan.search.step, true));
+        let step = self.plan.search.step;
+        let judged_plan = self.step_plan_ending(load, connections, step, true, end_early);
+        let finished = super::http::live_run(&judged_plan);
         let machine = machine.and_then(|m| m.since());
         self.last_end = Some(Instant::now());
         let finished = match finished {
@@ -395,10 +412,15 @@ impl HttpSteps<'_> {
                 }
             },
         };
-        let saved = SavedRun {
+        let mut saved = SavedRun {
             script_error: finished.script_error.as_ref().map(ToString::to_string),
             ..SavedRun::from_result(&finished.result)
         };
+        if finished.result.ended_by == EndReason::Settled.name() {
+            let note = ended_early(&saved, step);
+            eprintln!("capacity: step {number}: {note}");
+            saved.notes.push(note);
+        }
         let noise = noise_of(&saved, machine);
         let mut outcome = saved.step_outcome().with_noise(&noise);
         if let Some(e) = &finished.script_error {
@@ -444,6 +466,48 @@ impl HttpSteps<'_> {
             warm_up,
         })
     }
+}
+
+impl HttpSteps<'_> {
+    /// How a search's judged run may end early: on its errors objective (the lowest limit of
+    /// several), after the warm-up's steady seconds; never in a staircase (its steps are
+    /// fixed, the same on every shard).
+    fn end_early(&self, warm_up: Option<&SavedRun>) -> Option<EndEarly> {
+        if self.plan.staircase.is_some() {
+            return None;
+        }
+        let errors_limit = self
+            .plan
+            .run
+            .options
+            .objectives
+            .iter()
+            .filter(|o| o.measure == Measure::ErrorShare && o.below)
+            .map(|o| o.limit)
+            .reduce(f64::min)?;
+        let mut rule = EndEarly {
+            errors_limit,
+            warm_up_s: 0,
+        };
+        rule.warm_up_s = warm_up.map_or(0, |w| steady::steady_errors_s(w, &rule));
+        Some(rule)
+    }
+}
+
+/// `ended after 2.0s of 5s: errors 37.5% against errors<1%, beyond doubt`.
+fn ended_early(saved: &SavedRun, step: Duration) -> String {
+    let broken: Vec<String> = saved
+        .objectives
+        .iter()
+        .filter(|v| v.far_beyond())
+        .map(|v| format!("{} against {}", v.measured_text(), v.expr))
+        .collect();
+    format!(
+        "ended after {:.1}s of {}: {}, beyond doubt",
+        saved.elapsed_s,
+        super::human(step),
+        broken.join(", ")
+    )
 }
 
 /// One try of a step: its judged run, outcome and noise, and its warm-up's run.

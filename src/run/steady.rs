@@ -4,7 +4,7 @@
 //! while the load stayed the same (a server that fails now and then, whatever its load).
 //! Neither is a load's verdict: the first is a failed search, the second an unstable server.
 
-use crate::capacity::STALL_US;
+use crate::capacity::{EndEarly, STALL_US};
 use crate::report::http::saved::SavedRun;
 use crate::report::timeline::SavedInterval;
 use crate::slo::Verdict;
@@ -115,6 +115,30 @@ pub fn errors_at_end(warm_up: Option<&SavedRun>, judged: &SavedRun) -> bool {
     };
     before.iter().skip(1).any(|(_, _, i)| gone_from(i, share))
 }
+
+/// The warm-up's last whole seconds whose errors were steady beyond doubt
+/// ([`EndEarly::steady`]): what a judged run that ends early counts with its own. A sliver of an
+/// interval at the end is left out.
+pub fn steady_errors_s(warm_up: &SavedRun, rule: &EndEarly) -> u32 {
+    let mut seconds = 0.0;
+    let intervals = warm_up.intervals.iter().rev();
+    for (k, interval) in intervals.enumerate() {
+        if k == 0 && interval.span.duration_s < SLIVER_S {
+            continue;
+        }
+        let socket = interval.errors.socket_total();
+        let answered = interval.completed + socket;
+        if !rule.steady(answered, interval.errors.status + socket) {
+            break;
+        }
+        seconds += interval.span.duration_s;
+    }
+    // A 1-second warm-up's interval is a little under a second.
+    (seconds + SLIVER_S).floor() as u32
+}
+
+/// An interval shorter than this at a run's end is a sliver.
+const SLIVER_S: f64 = 0.25;
 
 /// The warm-up's intervals, then the judged run's, each with its phase and its place in it.
 fn timeline<'a>(

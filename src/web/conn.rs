@@ -495,6 +495,7 @@ impl Connection {
         rec.counters.requests += 1;
         if status > 399 {
             rec.counters.errors.status += 1;
+            self.shared.live.status.fetch_add(1, Ordering::Relaxed);
         }
         if rx.is_none() && kernel_stamps() == Timestamps::Kernel {
             rec.counters.unstamped += 1;

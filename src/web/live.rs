@@ -1,5 +1,6 @@
 //! What is read of a worker's connections while they run, from outside them: the counters the
-//! supervisor's progress line and per-second samples read, and how far each connection got along
+//! supervisor's progress line and per-second samples read (and a capacity step's watch on its
+//! errors, which may end the run early), and how far each connection got along
 //! its schedule, which its worker reads at the end.
 
 use std::cell::Cell;
@@ -12,8 +13,12 @@ use crate::timing::clock::Nanos;
 /// samples only).
 #[derive(Debug, Default)]
 pub struct LiveCounters {
+    /// Responses.
     pub requests: AtomicU64,
+    /// Socket errors: connect, read, write, timeout.
     pub errors: AtomicU64,
+    /// Responses with a 4xx or 5xx status (also in `requests`).
+    pub status: AtomicU64,
 }
 
 impl LiveCounters {
@@ -22,6 +27,9 @@ impl LiveCounters {
     }
     pub fn errors(&self) -> u64 {
         self.errors.load(Ordering::Relaxed)
+    }
+    pub fn status(&self) -> u64 {
+        self.status.load(Ordering::Relaxed)
     }
 }
 

@@ -190,6 +190,8 @@ pub struct HttpMode<'a> {
     script: Option<Script>,
     /// One Lua state per worker, moved into the workers.
     thread_scripts: Vec<Option<ThreadScript>>,
+    /// A capacity step's watch on its errors (`plan.end_early`).
+    watch: Option<std::cell::RefCell<crate::capacity::Watch>>,
 }
 
 impl<'a> HttpMode<'a> {
@@ -240,6 +242,9 @@ impl<'a> HttpMode<'a> {
             endpoint,
             script,
             thread_scripts,
+            watch: plan
+                .end_early
+                .map(|rule| std::cell::RefCell::new(crate::capacity::Watch::new(rule))),
         })
     }
 }
@@ -332,7 +337,8 @@ impl Mode for HttpMode<'_> {
 
     fn progress_line(&self, elapsed: Duration, live: &[Arc<LiveCounters>], rate: f64) -> String {
         let requests: u64 = live.iter().map(|c| c.requests()).sum();
-        let errors: u64 = live.iter().map(|c| c.errors()).sum();
+        // Socket errors and 4xx/5xx responses, as the report counts errors.
+        let errors: u64 = live.iter().map(|c| c.errors() + c.status()).sum();
         format!(
             "{}[{:>5.1}s / {:.0}s] {} req/s, {} requests, {} errors",
             self.plan.progress_prefix,
@@ -342,6 +348,20 @@ impl Mode for HttpMode<'_> {
             requests,
             errors
         )
+    }
+
+    /// A capacity step's judged run ends once its errors broke beyond doubt.
+    fn settled(&self, live: &[Arc<LiveCounters>]) -> bool {
+        let Some(watch) = &self.watch else {
+            return false;
+        };
+        let (mut answered, mut failed) = (0, 0);
+        for c in live {
+            let socket = c.errors();
+            answered += c.requests() + socket;
+            failed += c.status() + socket;
+        }
+        watch.borrow_mut().tick(answered, failed)
     }
 }
 

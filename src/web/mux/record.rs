@@ -68,6 +68,7 @@ pub(super) async fn exchange<T: Tally>(
                 rec.counters.requests += 1;
                 if status > 399 {
                     rec.counters.errors.status += 1;
+                    shared.live.status.fetch_add(1, Ordering::Relaxed);
                 }
                 if stamp == Received::Missed && kernel_stamps() == Timestamps::Kernel {
                     rec.counters.unstamped += 1;
