@@ -219,9 +219,9 @@ pub struct Plan {
     /// otherwise.
     pub progress_prefix: String,
     /// A capacity step's judged run: ended once its errors broke beyond doubt
-    /// ([`crate::capacity::EndEarly`]); `None` for every other run.
+    /// ([`EndEarly`]); `None` for every other run.
     #[serde(skip)]
-    pub end_early: Option<crate::capacity::EndEarly>,
+    pub end_early: Option<EndEarly>,
     /// Positional arguments after the URL (and after `--`), for the script's `init(args)`.
     pub script_args: Vec<String>,
     /// `--hgrm FILE`: also write the corrected latency distribution in the format of
@@ -485,4 +485,15 @@ pub struct CapacityPlan {
     /// The most connections a search's step opens (`--max-connections`, at least `-c`);
     /// `None`: as many as the open-file limit leaves room for, up to 10,000.
     pub max_connections: Option<usize>,
+}
+
+/// When a capacity search's judged step may end early (the rule is the capacity search's, in its
+/// `early` module): the lowest errors limit among its objectives, and the warm-up's last seconds
+/// whose errors were already steady beyond doubt. Part of a run's plan, as its objectives are.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct EndEarly {
+    /// The errors objective's limit, in % (the lowest, with several).
+    pub errors_limit: f64,
+    /// The warm-up's last whole seconds that failed at least `slo::FAR` times the limit.
+    pub warm_up_s: u32,
 }

@@ -28,15 +28,7 @@ pub const MIN_ANSWERED: u64 = 20;
 /// The failed share's lower bound is this many standard errors below it.
 pub const SIGMAS: f64 = 3.0;
 
-/// When a judged step may end early: the lowest errors limit among its objectives, and the
-/// warm-up's last seconds whose errors were already steady beyond doubt.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct EndEarly {
-    /// The errors objective's limit, in % (the lowest, with several).
-    pub errors_limit: f64,
-    /// The warm-up's last whole seconds that failed at least [`FAR`] times the limit.
-    pub warm_up_s: u32,
-}
+pub use crate::plan::EndEarly;
 
 impl EndEarly {
     /// The failed share, in %, a second must reach to count as steady.

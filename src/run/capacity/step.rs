@@ -1,0 +1,232 @@
+//! A step of `tsumo capacity` for HTTP: [`HttpSteps`] as the search's [`StepRunner`] (each try
+//! on the connections the pool gives it, its noise, a step that could not start), and when a
+//! judged run may end early.
+
+use super::*;
+
+impl HttpSteps<'_> {
+    /// How a search's judged run may end early: on its errors objective (the lowest limit of
+    /// several), after the warm-up's steady seconds; never in a staircase (its steps are
+    /// fixed, the same on every shard).
+    pub(super) fn end_early(&self, warm_up: Option<&SavedRun>) -> Option<EndEarly> {
+        if self.plan.staircase.is_some() {
+            return None;
+        }
+        let errors_limit = self
+            .plan
+            .run
+            .options
+            .objectives
+            .iter()
+            .filter(|o| o.measure == Measure::ErrorShare && o.below)
+            .map(|o| o.limit)
+            .reduce(f64::min)?;
+        let mut rule = EndEarly {
+            errors_limit,
+            warm_up_s: 0,
+        };
+        rule.warm_up_s = warm_up.map_or(0, |w| steady::steady_errors_s(w, &rule));
+        Some(rule)
+    }
+}
+
+/// `ended after 2.0s of 5s: errors 37.5% against errors<1%, beyond doubt`.
+pub(super) fn ended_early(saved: &SavedRun, step: Duration) -> String {
+    let broken: Vec<String> = saved
+        .objectives
+        .iter()
+        .filter(|v| v.far_beyond())
+        .map(|v| format!("{} against {}", v.measured_text(), v.expr))
+        .collect();
+    format!(
+        "ended after {:.1}s of {}: {}, beyond doubt",
+        saved.elapsed_s,
+        crate::run::human(step),
+        broken.join(", ")
+    )
+}
+
+impl StepRunner for HttpSteps<'_> {
+    /// A step, on the connections the pool gives it, run again on more while the pool says
+    /// it was too small; the last try is the step's run, each try before it a note on it.
+    fn run_step(&mut self, load: u64) -> StepOutcome {
+        self.called += 1;
+        crate::run::live_step_begins(LoadUnit::RequestsPerSec, load);
+        let earlier: Vec<(u64, f64)> = self
+            .runs
+            .iter()
+            .filter_map(|r| Some((r.plan.rate?, r.uncorrected.mean)))
+            .collect();
+        let mut connections = self.pool.for_load(load, &earlier);
+        let mut before: Option<Try> = None;
+        let mut notes: Vec<String> = Vec::new();
+        let mut tries = 0;
+        let mut ran_on = false;
+        loop {
+            tries += 1;
+            let Tried {
+                mut saved,
+                mut outcome,
+                noise,
+                warm_up,
+            } = match self.try_step(load, connections, tries) {
+                Ok(done) => done,
+                Err(stopped) => return stopped,
+            };
+            let number = self.runs.len() + 1;
+            // Errors that began at the run's end: once more, to see whether they go (not in a
+            // staircase: its steps are fixed, the same on every shard).
+            let again = self.plan.staircase.is_none() && !ran_on;
+            if again
+                && outcome.class() == Class::Broke
+                && steady::errors_at_end(warm_up.as_ref(), &saved)
+            {
+                ran_on = true;
+                let why = "errors began in the run's last second, after seconds without any";
+                eprintln!("capacity: step {number} again: {why}");
+                notes.push(format!("Try {tries} of this step: {why}."));
+                continue;
+            }
+            let tried = Try::of_run(&saved, outcome.class() == Class::Broke);
+            // A staircase's steps are fixed, on -c, the same on every shard, and judged again
+            // from their saved runs by `tsumo merge`: no try on more connections, no pool
+            // verdict that a merge could not give.
+            // Nor at a load where more connections already carried no more: the server was
+            // the bound there, and so it is above (a saturated server's every break would
+            // otherwise cost a second run).
+            let server_bound = self.server_bound_at.is_some_and(|at| load >= at);
+            let next = if self.plan.staircase.is_some() || server_bound {
+                Next::Judged
+            } else {
+                self.pool.next(&tried, before.as_ref(), tries)
+            };
+            match next {
+                Next::Again(more) => {
+                    let why = format!(
+                        "{connections} connections carried {} requests/sec ({}), {:.1} % of \
+                         requests due on a busy connection; Little's law asks for {} (x{} at \
+                         {} mean response)",
+                        capacity::grouped(tried.achieved.round() as u64),
+                        broken_text(&outcome),
+                        tried.busy_share * 100.0,
+                        tried.needed(),
+                        crate::run::pool::HEADROOM,
+                        format_time_us(tried.response_us)
+                    );
+                    eprintln!("capacity: step {number} again on {more} connections: {why}");
+                    notes.push(format!("Try {tries} of this step: {why}."));
+                    before = Some(tried);
+                    connections = more;
+                    continue;
+                }
+                Next::Limit(pool) => outcome.limit = Some(Limit::Pool(pool)),
+                Next::Judged => {}
+                Next::ServerBound => {
+                    self.server_bound_at =
+                        Some(self.server_bound_at.map_or(load, |at| at.min(load)));
+                }
+            }
+            let said = crate::run::step_line(
+                &outcome,
+                &format!(
+                    "achieved {} requests/sec",
+                    capacity::grouped(outcome.achieved.round() as u64)
+                ),
+            );
+            eprintln!("capacity: step {number}: {said}");
+            let shown = format!("Step {number} at {}: {said}", load_said(load));
+            crate::run::live_step_judged(&outcome, &shown);
+            saved.notes.extend(notes);
+            self.runs.push(saved);
+            self.noise.push(noise);
+            self.classes.push(outcome.class().as_str());
+            let loads: Vec<u64> = self.runs.iter().map(|r| r.plan.rate.unwrap_or(0)).collect();
+            crate::run::live_search_so_far(
+                (&self.plan.run.options.label, &self.plan.run.target.url),
+                LoadUnit::RequestsPerSec,
+                &self.runs,
+                (&loads, &self.classes),
+            );
+            return outcome;
+        }
+    }
+}
+
+/// `p99<50ms broke: p99 445.2ms`: what broke in a try.
+fn broken_text(outcome: &StepOutcome) -> String {
+    let broken: Vec<String> = outcome
+        .broken()
+        .map(|v| format!("{} broke: {}", v.expr, v.measured_text()))
+        .collect();
+    broken.join(", ")
+}
+
+/// `200 requests/sec`.
+pub(super) fn load_said(load: u64) -> String {
+    format!(
+        "{} {}",
+        capacity::grouped(load),
+        LoadUnit::RequestsPerSec.as_str()
+    )
+}
+
+impl HttpSteps<'_> {
+    /// A step's run that could not start: when the server answered a run of this search
+    /// before and now answers nothing, the server failed (the step's outcome); else the error.
+    pub(super) fn gone(
+        &mut self,
+        number: usize,
+        load: u64,
+        e: Error,
+    ) -> Result<StepOutcome, Error> {
+        if self.first_start.is_none() || !server_gone::answers_nothing(&e) {
+            return Err(e);
+        }
+        self.last_end = Some(Instant::now());
+        self.server_failed = Some(server_gone::line(number, &load_said(load), &e));
+        let outcome = StepOutcome {
+            achieved: 0.0,
+            verdicts: Vec::new(),
+            limit: Some(Limit::ServerFailed(e.to_string())),
+        };
+        eprintln!(
+            "capacity: step {number}: {}",
+            crate::run::step_line(&outcome, "achieved 0 requests/sec")
+        );
+        Ok(outcome)
+    }
+}
+
+/// The machine during a judged run: tsumo's send lateness max in each interval, and the CPU
+/// others used (the machine's busy cores less tsumo's and the sampled servers').
+pub(super) fn noise_of(saved: &SavedRun, machine: Option<MachineUse>) -> Noise {
+    let mut lateness_max_us: Vec<u64> = saved
+        .intervals
+        .iter()
+        .map(|i| i.send_lateness.max)
+        .collect();
+    if lateness_max_us.is_empty() {
+        lateness_max_us.push(saved.send_lateness.max);
+    }
+    let elapsed = saved.elapsed_s.max(1e-9);
+    let tsumo = saved.tsumo.map_or(0.0, |t| t.cpu_seconds / elapsed);
+    let server = saved
+        .server
+        .as_ref()
+        .map_or(0.0, |s| s.cpu_percent_mean / 100.0);
+    Noise {
+        lateness_max_us,
+        others_cores: machine.map(|m| (m.busy_cores - tsumo - server).max(0.0)),
+        steal_cores: machine.map(|m| m.steal_cores),
+        cores: machine.map_or(0, |m| m.cores),
+    }
+}
+
+/// Never reached: `failed` was just set, so [`HttpSteps::stopped`] answers.
+pub(super) fn unreachable_outcome() -> StepOutcome {
+    StepOutcome {
+        achieved: 0.0,
+        verdicts: Vec::new(),
+        limit: Some(Limit::Stopped("the run failed".to_string())),
+    }
+}
