@@ -213,7 +213,7 @@ fn lateness_beside_a_hog_names_the_other_load_not_threads() {
     ];
     let run = common::up_to_three_tries(
         || {
-            let _hog = common::hog::Hog::start();
+            let _hog = common::hog::Hog::greedy();
             common::hog::pinned_tsumo(&args, &[], Duration::from_secs(30))
         },
         |run| {
