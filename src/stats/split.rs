@@ -111,11 +111,11 @@ impl ResponseTimes {
 /// slice (≥ 0.75 ms) or more.
 pub const HELD_UP: u64 = 200_000;
 
-/// A send's time, S: stamped when tsumo sends (`before`: before its write over HTTP/1.1, as
-/// wrk2 stamps it; at the hand-off to hyper over HTTP/2); but when the first write at or after
-/// that returned (`out`, 0: unknown) more than [`HELD_UP`] later, tsumo was stopped or preempted
-/// in between, or its protocol library wrote the request later (the burst after a stall), and
-/// the send is when that write returned. Else that delay would read as the server's: the
+/// An HTTP/2 send's time, S: stamped at the hand-off to hyper (`before`); but when the first
+/// write at or after it returned (`out`, 0: unknown) more than [`HELD_UP`] later, hyper wrote the
+/// request later (the burst after a stall of tsumo's), and the send is when that write returned.
+/// (HTTP/1.1 stamps before its own write, as wrk2 does: measured against the kernel's transmit
+/// stamps, within 126 µs of them.) Without it, hyper's delay would read as the server's: the
 /// server's share then misses at most what of its own time passed between the write and its
 /// return (its response is clamped to no earlier than the send), never gains tsumo's delay.
 #[inline]

@@ -39,7 +39,7 @@ use crate::net::http1::response::{ParseError, ResponseParser};
 use crate::net::stamp::{kernel_stamps, Timestamps};
 use crate::net::stream::Stream;
 use crate::stats::protocol::{excerpt, Violation};
-use crate::stats::split::{send_stamp, ResponseTimes, ServerFree};
+use crate::stats::split::{ResponseTimes, ServerFree};
 use crate::timing::clock::{self, Nanos};
 use crate::timing::deadline::Deadline;
 use crate::timing::schedule::Schedule;
@@ -247,19 +247,18 @@ impl Connection {
     }
 
     /// Writes one batch and reads its responses.
-    async fn exchange(
-        &mut self,
-        mut stream: Stream,
-        batch: &Batch,
-        mut times: BatchTimes,
-    ) -> Outcome {
+    async fn exchange(&mut self, mut stream: Stream, batch: &Batch, times: BatchTimes) -> Outcome {
         let shared = Rc::clone(&self.shared);
         if let Some(outcome) = self.check_idle(&mut stream) {
             return outcome;
         }
         match self.write_watching(&mut stream, batch).await {
-            Written::Whole { early: false, out } => times.sent = send_stamp(times.sent, out),
-            Written::Whole { early: true, .. } => {
+            // The send stays stamped before its write, as wrk2 stamps it: against the kernel's
+            // transmit stamps, that stamp was within 126 µs of the kernel's over 150,000 writes,
+            // a hog beside them or not; a write that returned late had left before the
+            // preemption (BENCHMARKS.md, "Kernel transmit stamps, measured").
+            Written::Whole { early: false } => {}
+            Written::Whole { early: true } => {
                 let extra = excerpt(&self.buf[self.start..self.end]);
                 self.protocol_error(Violation::UnsolicitedResponse, extra);
                 return Outcome::Failed;
@@ -399,8 +398,6 @@ impl Connection {
         // How much of the batch had left when a response's first byte was seen.
         let mut first_byte_at: Option<usize> = None;
         let mut read = 0;
-        // When the kernel took the batch's first bytes.
-        let mut out = 0;
         let written_end = poll_fn(|cx| loop {
             if !read_closed && self.end < self.buf.len() {
                 let mut room = ReadBuf::new(&mut self.buf[self.end..]);
@@ -438,9 +435,6 @@ impl Connection {
                     Poll::Ready(Ok(0)) => return Poll::Ready(Written::Failed),
                     Poll::Ready(Ok(n)) => {
                         written += n;
-                        if out == 0 {
-                            out = clock::now();
-                        }
                     }
                     Poll::Ready(Err(e)) if written == 0 && refusal_proves_none_out => {
                         return Poll::Ready(Written::NoneOut(Some(e)))
@@ -451,10 +445,7 @@ impl Connection {
                 continue;
             }
             if flushed {
-                return Poll::Ready(Written::Whole {
-                    early: false,
-                    out: 0,
-                });
+                return Poll::Ready(Written::Whole { early: false });
             }
             match Pin::new(&mut *stream).poll_flush(cx) {
                 Poll::Ready(Ok(())) => flushed = true,
@@ -467,9 +458,8 @@ impl Connection {
             self.shared.recorder.borrow_mut().counters.bytes_read += read as u64;
         }
         match (written_end, first_byte_at) {
-            (Written::Whole { .. }, first_byte_at) => Written::Whole {
-                early: first_byte_at.is_some_and(|at| at < batch.first_len()),
-                out,
+            (Written::Whole { .. }, Some(at)) => Written::Whole {
+                early: at < batch.first_len(),
             },
             (other, _) => other,
         }
@@ -561,8 +551,7 @@ struct BatchTimes {
 enum Written {
     /// Every byte is out. `early`: bytes of a response arrived before the batch's first request
     /// was written in full (they are in the buffer).
-    /// `out`: when the kernel took its first bytes.
-    Whole { early: bool, out: Nanos },
+    Whole { early: bool },
     /// No byte of the batch left: the connection was closed (`None`) or the write refused.
     NoneOut(Option<io::Error>),
     /// The write failed part way: the server may have seen some of it.
