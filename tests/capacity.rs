@@ -239,10 +239,9 @@ fn bad_command_lines_are_one_line_and_exit_2() {
     }
 }
 
-/// nginx serving a file behind `limit_req` (300 r/s, 503 beyond: a `return` would answer before
-/// `limit_req` runs): the search finds the limit within 10 % and names the errors.
-#[test]
-fn the_search_finds_nginxs_limit_req() {
+/// nginx serving a file behind `limit_req` at 300 r/s (503 beyond: a `return` would answer
+/// before `limit_req` runs), and the file's URL.
+fn limit_req_300() -> (common::nginx::Nginx, String) {
     let nginx = common::nginx::Nginx::builder()
         .http_snippet("limit_req_zone $binary_remote_addr zone=capacity:1m rate=300r/s;")
         .server(
@@ -252,6 +251,14 @@ fn the_search_finds_nginxs_limit_req() {
         )
         .start();
     let url = format!("http://127.0.0.1:{}/index.html", nginx.port("limited"));
+    (nginx, url)
+}
+
+/// nginx serving a file behind `limit_req` (300 r/s, 503 beyond: a `return` would answer before
+/// `limit_req` runs): the search finds the limit within 10 % and names the errors.
+#[test]
+fn the_search_finds_nginxs_limit_req() {
+    let (_nginx, url) = limit_req_300();
     let (run, doc) = capacity_of_the_server(
         &[
             "-t1",
@@ -1206,15 +1213,7 @@ fn a_server_failing_now_and_then_gets_no_made_up_number() {
 /// verdicts stand; the steps that held run their whole 4 s. Durations, not speeds, are asserted.
 #[test]
 fn a_step_broken_beyond_doubt_ends_early() {
-    let nginx = common::nginx::Nginx::builder()
-        .http_snippet("limit_req_zone $binary_remote_addr zone=early:1m rate=300r/s;")
-        .server(
-            "limited",
-            "root @ROOT@/www;\n        location / { limit_req zone=early burst=10 nodelay; \
-             limit_req_status 503; }",
-        )
-        .start();
-    let url = format!("http://127.0.0.1:{}/index.html", nginx.port("limited"));
+    let (_nginx, url) = limit_req_300();
     let (run, doc) = capacity_of_the_server(
         &[
             "-t1",

@@ -490,11 +490,11 @@ fn server_down_is_one_clear_line() {
 #[test]
 fn a_step_the_server_froze_in_has_not_held() {
     use std::io::{BufRead, BufReader, Read};
-    use std::process::Stdio;
     let server = Majiang::start();
     let url = server.url();
     let pid = server.pid() as libc::pid_t;
-    let mut args: Vec<&str> = SMALL.to_vec();
+    let mut args: Vec<&str> = vec!["mahjong"];
+    args.extend_from_slice(&SMALL);
     args.extend_from_slice(&[
         "--step",
         "6s",
@@ -509,16 +509,7 @@ fn a_step_the_server_froze_in_has_not_held() {
         &url,
     ]);
     // Killed if the test fails: a leftover would play on beside the tests after it.
-    let mut child = common::KillOnDrop(
-        common::tsumo()
-            .arg("mahjong")
-            .args(&args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn tsumo"),
-    );
+    let mut child = common::spawn_piped(&args);
     let mut out = child.stdout.take().expect("stdout");
     let stdout = std::thread::spawn(move || {
         let mut s = String::new();

@@ -9,7 +9,6 @@
 mod common;
 
 use std::io::{BufRead, BufReader, Read};
-use std::process::Stdio;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -27,15 +26,7 @@ struct Watched {
 
 impl Watched {
     fn spawn(args: &[&str]) -> Watched {
-        let mut child = common::KillOnDrop(
-            common::tsumo()
-                .args(args)
-                .stdin(Stdio::null())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .expect("spawn tsumo"),
-        );
+        let mut child = common::spawn_piped(args);
         let mut out = child.stdout.take().expect("stdout piped");
         let stdout = std::thread::spawn(move || {
             let mut s = String::new();

@@ -95,6 +95,19 @@ impl Drop for KillOnDrop {
     }
 }
 
+/// tsumo started with `args`, its stdout and stderr piped, killed if the test fails first.
+pub fn spawn_piped(args: &[&str]) -> KillOnDrop {
+    KillOnDrop(
+        tsumo()
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn tsumo"),
+    )
+}
+
 /// A tsumo process a test sends signals to, its output drained as it runs (a full pipe would
 /// block it); killed if the test fails before [`Signalled::finish`].
 pub struct Signalled {
@@ -108,15 +121,7 @@ pub struct Signalled {
 
 impl Signalled {
     pub fn spawn(args: &[&str]) -> Signalled {
-        let mut child = KillOnDrop(
-            tsumo()
-                .args(args)
-                .stdin(Stdio::null())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .expect("spawn tsumo"),
-        );
+        let mut child = spawn_piped(args);
         let drain = |mut pipe: Box<dyn Read + Send>| {
             std::thread::spawn(move || {
                 let mut s = String::new();
