@@ -507,12 +507,7 @@ fn act_when(
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn tsumo");
-    let mut stdout_pipe = child.stdout.take().expect("stdout piped");
-    let stdout = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = stdout_pipe.read_to_string(&mut s);
-        s
-    });
+    let stdout = common::drain(child.stdout.take().expect("stdout piped"));
     let (lines_tx, lines) = mpsc::channel::<String>();
     let stderr_pipe = child.stderr.take().expect("stderr piped");
     std::thread::spawn(move || {

@@ -21,7 +21,7 @@ const NOWHERE: &str = "http://127.0.0.1:9/";
 /// Runs `tsumo ARGS` in `dir` and checks it was refused with exactly `line` (after
 /// `tsumo: `): exit 2, one line, nothing on stdout. The failure, if any, is returned.
 fn refused_in(dir: &Path, args: &[&str], line: &str) -> Option<String> {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_tsumo"));
+    let mut command = common::tsumo();
     command.args(args).current_dir(dir);
     let out = common::run_command(command, Duration::from_secs(60));
     let want = format!("tsumo: {line}\n");
@@ -413,7 +413,7 @@ fn the_exact_command_line_is_saved_and_shown() {
     let script = path("post.lua");
     std::fs::write(&script, "wrk.method = \"POST\"\nwrk.body = \"it's\"\n").expect("write");
     let (json, html, report) = (path("run.json"), path("run.html"), path("report.html"));
-    let binary = env!("CARGO_BIN_EXE_tsumo");
+    let binary = common::TSUMO;
     let args = [
         "-t1",
         "-c1",
@@ -510,9 +510,7 @@ fn a_session_saves_its_command_line_too() {
         &url,
     ];
     run_tsumo(&args, Duration::from_secs(60)).assert_success();
-    let argv: Vec<&str> = std::iter::once(env!("CARGO_BIN_EXE_tsumo"))
-        .chain(args)
-        .collect();
+    let argv: Vec<&str> = std::iter::once(common::TSUMO).chain(args).collect();
     let saved = common::read_json(Path::new(&json));
     assert_eq!(saved["command"], serde_json::json!(argv), "{saved}");
     let page = std::fs::read_to_string(&html).expect("page");

@@ -13,10 +13,7 @@ use common::faulty::{Behavior, FaultyServer};
 use common::{run_tsumo, TempDir};
 
 fn tsumo(args: &[&str]) -> Output {
-    match Command::new(env!("CARGO_BIN_EXE_tsumo"))
-        .args(args)
-        .output()
-    {
+    match common::tsumo().args(args).output() {
         Ok(output) => output,
         Err(e) => panic!("cannot run tsumo: {e}"),
     }
@@ -253,7 +250,7 @@ fn connections_beyond_the_open_file_limit_are_refused_up_front() {
         .arg("-c")
         .arg(format!(
             "ulimit -n 100 && exec {} -c 200 -d1s http://127.0.0.1:9/",
-            env!("CARGO_BIN_EXE_tsumo")
+            common::TSUMO
         ))
         .output()
         .expect("run sh");
@@ -322,7 +319,7 @@ fn outputs_never_overwrite_an_input_or_each_other() {
     let shard = dir.join("s1.json");
     std::fs::write(&shard, "shard 1\n").expect("write");
     let run_in_dir = |args: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_tsumo"))
+        common::tsumo()
             .args(args)
             .current_dir(&dir)
             .output()

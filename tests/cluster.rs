@@ -75,7 +75,7 @@ impl Nodes {
     /// `tsumo ARGS` as shard `i` (0-based) of an Indexed Job would run it.
     fn shard(&self, i: usize, args: &[String]) -> Command {
         let mut command = match self {
-            Nodes::Namespaces(cluster) => cluster.command(i, env!("CARGO_BIN_EXE_tsumo")),
+            Nodes::Namespaces(cluster) => cluster.command(i, common::TSUMO),
             Nodes::Loopback => tsumo(),
         };
         // The subcommand word first; the fallback's --bind after it.

@@ -1,4 +1,4 @@
-//! The module layering of DESIGN.md and the `lib.rs` layout, checked on the sources: each
+//! The module layering of docs/architecture.md and the `lib.rs` map, checked on the sources: each
 //! module imports only modules below it, so the code reads top-down and a mode never reaches into
 //! another mode or into the engine's callers; and in every directory of src/, at every depth,
 //! modules side by side never import each other in a cycle, directly or through others of them
@@ -80,15 +80,22 @@ fn no_module_imports_one_above_it_or_a_sibling_mode() {
 }
 
 #[test]
-fn every_module_of_lib_rs_is_in_a_layer() {
+fn every_module_of_lib_rs_is_in_a_layer_and_described() {
     let lib =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib.rs")).unwrap();
+    let architecture =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/architecture.md"))
+            .unwrap();
     for line in lib.lines() {
         if let Some(name) = line.strip_prefix("pub mod ") {
             let name = name.trim_end_matches(';');
             assert!(
                 layer_of(name).is_some(),
                 "{name} is in no layer of this test"
+            );
+            assert!(
+                architecture.contains(&format!("`{name}`")),
+                "{name} is not described in docs/architecture.md"
             );
         }
     }

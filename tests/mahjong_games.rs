@@ -11,7 +11,7 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -207,15 +207,6 @@ fn wait_for(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
     }
 }
 
-/// A whole pipe read on a thread, so a chatty process never blocks on it.
-fn drain(mut pipe: impl Read + Send + 'static) -> std::thread::JoinHandle<String> {
-    std::thread::spawn(move || {
-        let mut text = String::new();
-        let _ = pipe.read_to_string(&mut text);
-        text
-    })
-}
-
 /// Plays one table of [`real_bot_with_three_majiang_ai_bots`], on a server of its own.
 fn ai_table() -> AiTable {
     let server = Majiang::start();
@@ -243,7 +234,7 @@ fn ai_table() -> AiTable {
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn tsumo");
-    let stdout = drain(tsumo.stdout.take().expect("stdout piped"));
+    let stdout = common::drain(tsumo.stdout.take().expect("stdout piped"));
     // stderr line by line: the room number comes first, the rest is kept for a failure.
     let (room_tx, room_rx) = mpsc::channel();
     let stderr_pipe = tsumo.stderr.take().expect("stderr piped");
@@ -281,8 +272,8 @@ fn ai_table() -> AiTable {
             .spawn()
             .expect("run majiang-bot with node");
         bot_output.push((
-            drain(bot.stdout.take().expect("stdout piped")),
-            drain(bot.stderr.take().expect("stderr piped")),
+            common::drain(bot.stdout.take().expect("stdout piped")),
+            common::drain(bot.stderr.take().expect("stderr piped")),
         ));
         children.0.push((format!("AI{i}"), bot));
     }

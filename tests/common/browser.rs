@@ -74,7 +74,7 @@ impl Page {
 
 /// Where screenshots go: `target/browser/` of the build under test.
 pub fn screenshot_dir() -> PathBuf {
-    let exe = Path::new(env!("CARGO_BIN_EXE_tsumo"));
+    let exe = Path::new(super::TSUMO);
     exe.parent()
         .and_then(Path::parent)
         .unwrap_or(Path::new("target"))

@@ -5,9 +5,8 @@
 //! response time. For the capacity search's test of tsumo's own connection pool (issue 30).
 
 use std::collections::VecDeque;
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::{Arc, Mutex};
+use std::net::SocketAddr;
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// A running server; its threads end with the test process.
@@ -15,19 +14,12 @@ pub struct GrowingServer {
     addr: SocketAddr,
 }
 
-/// The arrivals of the last second.
-type Arrivals = Arc<Mutex<VecDeque<Instant>>>;
-
 impl GrowingServer {
+    /// Each request is answered after the response time of the moment.
     pub fn start() -> GrowingServer {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
-        let addr = listener.local_addr().expect("local addr");
-        let arrivals: Arrivals = Arc::new(Mutex::new(VecDeque::new()));
-        std::thread::spawn(move || {
-            for stream in listener.incoming().flatten() {
-                let arrivals = Arc::clone(&arrivals);
-                std::thread::spawn(move || serve(stream, &arrivals));
-            }
+        let arrivals = Mutex::new(VecDeque::new());
+        let addr = super::responder::start(move || {
+            std::thread::sleep(response_time(arrive(&arrivals)));
         });
         GrowingServer { addr }
     }
@@ -55,25 +47,4 @@ fn arrive(arrivals: &Mutex<VecDeque<Instant>>) -> usize {
     }
     seen.push_back(now);
     seen.len()
-}
-
-/// Keep-alive GETs without a body, each answered after the response time of the moment.
-fn serve(mut stream: TcpStream, arrivals: &Mutex<VecDeque<Instant>>) {
-    let _ = stream.set_nodelay(true);
-    let mut pending: Vec<u8> = Vec::new();
-    let mut buf = [0u8; 4096];
-    loop {
-        while let Some(end) = pending.windows(4).position(|w| w == b"\r\n\r\n") {
-            pending.drain(..end + 4);
-            std::thread::sleep(response_time(arrive(arrivals)));
-            let response = b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nok\n";
-            if stream.write_all(response).is_err() {
-                return;
-            }
-        }
-        match stream.read(&mut buf) {
-            Ok(0) | Err(_) => return,
-            Ok(n) => pending.extend_from_slice(&buf[..n]),
-        }
-    }
 }

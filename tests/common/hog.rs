@@ -49,9 +49,7 @@ impl Drop for Hog {
 /// tsumo on CPU 0 (`taskset`), with `env` set, under the time limit `limit`.
 pub fn pinned_tsumo(args: &[&str], env: &[(&str, &str)], limit: Duration) -> super::Run {
     let mut command = Command::new("taskset");
-    command
-        .args(["-c", "0", env!("CARGO_BIN_EXE_tsumo")])
-        .args(args);
+    command.args(["-c", "0", super::TSUMO]).args(args);
     for (k, v) in env {
         command.env(k, v);
     }

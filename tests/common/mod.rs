@@ -20,6 +20,7 @@ pub mod majiang;
 pub mod netns;
 pub mod nginx;
 pub mod prometheus;
+pub mod responder;
 pub mod schema;
 pub mod serial;
 
@@ -29,9 +30,22 @@ use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+/// The path of the `tsumo` binary built by cargo for this test run, for a test that hands it
+/// to another program (`sh -c`, `taskset`, chromium's page) or checks the saved command line.
+pub const TSUMO: &str = env!("CARGO_BIN_EXE_tsumo");
+
 /// The `tsumo` binary built by cargo for this test run.
 pub fn tsumo() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_tsumo"))
+    Command::new(TSUMO)
+}
+
+/// A whole pipe read on a thread, so a chatty process never blocks on a full pipe.
+pub fn drain(mut pipe: impl Read + Send + 'static) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = pipe.read_to_string(&mut text);
+        text
+    })
 }
 
 /// What a finished `tsumo` run left behind.
@@ -122,15 +136,8 @@ pub struct Signalled {
 impl Signalled {
     pub fn spawn(args: &[&str]) -> Signalled {
         let mut child = spawn_piped(args);
-        let drain = |mut pipe: Box<dyn Read + Send>| {
-            std::thread::spawn(move || {
-                let mut s = String::new();
-                let _ = pipe.read_to_string(&mut s);
-                s
-            })
-        };
-        let out = drain(Box::new(child.stdout.take().expect("stdout piped")));
-        let err = drain(Box::new(child.stderr.take().expect("stderr piped")));
+        let out = drain(child.stdout.take().expect("stdout piped"));
+        let err = drain(child.stderr.take().expect("stderr piped"));
         Signalled {
             child,
             since: Instant::now(),
@@ -230,18 +237,8 @@ pub fn run_command(mut command: Command, limit: Duration) -> Run {
             .expect("spawn tsumo"),
     );
     // Drain both pipes on threads so a chatty child cannot block on a full pipe.
-    let mut out = child.stdout.take().expect("stdout piped");
-    let mut err = child.stderr.take().expect("stderr piped");
-    let out_reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = out.read_to_string(&mut s);
-        s
-    });
-    let err_reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = err.read_to_string(&mut s);
-        s
-    });
+    let out_reader = drain(child.stdout.take().expect("stdout piped"));
+    let err_reader = drain(child.stderr.take().expect("stderr piped"));
     let status = loop {
         if let Some(status) = child.try_wait().expect("wait for tsumo") {
             break status;
