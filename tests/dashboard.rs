@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use common::browser;
 use common::nginx::Nginx;
-use common::prometheus::{get, Prometheus};
+use common::prometheus::{get, get_with_head, Prometheus};
 use common::{free_port, json_f64, json_u64, read_json, run_tsumo, Signalled, TempDir};
 
 const LIMIT: Duration = Duration::from_secs(120);
@@ -294,22 +294,6 @@ fn prometheus_receives_a_runs_series_by_remote_write() {
     let buckets =
         prometheus.query("max_over_time(tsumo_latency_seconds_bucket{label=\"pushed\"}[10m])");
     assert_eq!(buckets.len(), BUCKETS_S.len() + 1, "{buckets:?}");
-}
-
-/// `GET path`: the status, the head (lower case) and the body.
-fn get_with_head(port: u16, path: &str) -> Option<(u16, String, String)> {
-    use std::io::{Read, Write};
-    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
-    stream
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .ok()?;
-    write!(stream, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").ok()?;
-    let mut answer = Vec::new();
-    stream.read_to_end(&mut answer).ok()?;
-    let answer = String::from_utf8_lossy(&answer).to_string();
-    let (head, body) = answer.split_once("\r\n\r\n")?;
-    let status = head.split_whitespace().nth(1)?.parse().ok()?;
-    Some((status, head.to_ascii_lowercase(), body.to_string()))
 }
 
 /// The render id a `/live` answer's head names.

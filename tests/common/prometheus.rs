@@ -128,6 +128,11 @@ impl Drop for Prometheus {
 
 /// A GET over HTTP/1.0 to 127.0.0.1: the status and the body, or None when nothing answers.
 pub fn get(port: u16, path: &str) -> Option<(u16, String)> {
+    get_with_head(port, path).map(|(status, _, body)| (status, body))
+}
+
+/// [`get`] with the response's head too (in lower case).
+pub fn get_with_head(port: u16, path: &str) -> Option<(u16, String, String)> {
     let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
     stream
         .set_read_timeout(Some(Duration::from_secs(10)))
@@ -138,7 +143,7 @@ pub fn get(port: u16, path: &str) -> Option<(u16, String)> {
     let answer = String::from_utf8_lossy(&answer).to_string();
     let (head, body) = answer.split_once("\r\n\r\n")?;
     let status = head.split_whitespace().nth(1)?.parse().ok()?;
-    Some((status, body.to_string()))
+    Some((status, head.to_ascii_lowercase(), body.to_string()))
 }
 
 /// Reads a dashboard's `/metrics` and `/` over and over while a command runs (what a scrape and
