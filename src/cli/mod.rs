@@ -288,10 +288,8 @@ fn parse_wrk(args: Vec<OsString>) -> Result<Parsed, String> {
         end_early: None,
         hgrm: path_option(&matches, "hgrm"),
         hlog: path_option(&matches, "hlog"),
-        http2: protocols.http2,
-        http3: protocols.http3,
-        vs_http1: protocols.vs_http1,
-        vs_http2: protocols.vs_http2,
+        protocol: protocols.run,
+        vs_protocol: protocols.vs,
         script_args: matches
             .get_many::<String>("script_args")
             .into_iter()

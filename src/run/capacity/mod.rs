@@ -420,7 +420,7 @@ impl HttpSteps<'_> {
             script_error: finished.script_error.as_ref().map(ToString::to_string),
             ..SavedRun::from_result(&finished.result)
         };
-        if finished.result.ended_by == EndReason::Settled.name() {
+        if finished.result.ended_by == EndReason::Settled {
             let note = ended_early(&saved, step);
             eprintln!("capacity: step {number}: {note}");
             saved.notes.push(note);

@@ -236,7 +236,7 @@ impl Cohorts<'_> {
             },
             elapsed,
             interrupted: self.signal().is_some(),
-            ended_by: "duration".to_string(),
+            ended_by: crate::engine::EndReason::Duration,
             timed_out: false,
             signals_in_logout: Vec::new(),
             record,
