@@ -230,16 +230,84 @@ pub struct Plan {
     /// `--hlog FILE`: also write the corrected latency, interval by interval, as an
     /// HdrHistogram interval log.
     pub hlog: Option<PathBuf>,
-    /// `--http2`: HTTP/2 (h2 over TLS, prior-knowledge h2c over plain TCP) and its settings;
-    /// `None`: HTTP/1.1.
+    /// The protocol spoken: HTTP/1.1, `--http2` or `--http3`, with its settings.
+    #[serde(flatten)]
+    pub protocol: Protocol,
+    /// The protocol the `--vs` run speaks: this run's, HTTP/1.1 with `--vs-http1`, or HTTP/2
+    /// with `--vs-http2` where this one speaks HTTP/3.
+    #[serde(skip)]
+    pub vs_protocol: Protocol,
+}
+
+/// The protocol of a run, with its settings: one of three, never two at once. Saved as today's
+/// `http2` and `http3` fields (absent for HTTP/1.1), through [`ProtocolFields`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "ProtocolFields", into = "ProtocolFields")]
+pub enum Protocol {
+    /// HTTP/1.1, the default: one request in flight per connection.
+    #[default]
+    Http1,
+    /// `--http2`: h2 over TLS, prior-knowledge h2c over plain TCP.
+    Http2(Http2),
+    /// `--http3`: HTTP/3 over QUIC (https:// only).
+    Http3(Http3),
+}
+
+impl Protocol {
+    /// Streams per connection of an HTTP/2 or HTTP/3 run (`-m`); `None` for HTTP/1.1.
+    pub fn streams(&self) -> Option<usize> {
+        match self {
+            Protocol::Http1 => None,
+            Protocol::Http2(h2) => Some(h2.streams),
+            Protocol::Http3(h3) => Some(h3.streams),
+        }
+    }
+
+    /// The HTTP/2 settings, when the protocol is HTTP/2.
+    pub fn http2(&self) -> Option<Http2> {
+        match self {
+            Protocol::Http2(h2) => Some(*h2),
+            _ => None,
+        }
+    }
+
+    /// The HTTP/3 settings, when the protocol is HTTP/3.
+    pub fn http3(&self) -> Option<Http3> {
+        match self {
+            Protocol::Http3(h3) => Some(*h3),
+            _ => None,
+        }
+    }
+}
+
+/// How a [`Protocol`] is saved (the fields a result's `plan` has always had): `http2` or
+/// `http3` with its settings, neither for HTTP/1.1. A file holding both (no tsumo wrote one)
+/// reads as HTTP/3, as reports always read it.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
+pub struct ProtocolFields {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http2: Option<Http2>,
-    /// `--http3`: HTTP/3 over QUIC (https:// only) and its settings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http3: Option<Http3>,
-    /// `--vs-http1`: the `--vs` run speaks HTTP/1.1 even when this one speaks HTTP/2 or 3.
-    pub vs_http1: bool,
-    /// `--vs-http2`: the `--vs` run speaks HTTP/2, with these settings, where this one speaks
-    /// HTTP/3.
-    pub vs_http2: Option<Http2>,
+}
+
+impl From<ProtocolFields> for Protocol {
+    fn from(fields: ProtocolFields) -> Protocol {
+        match (fields.http2, fields.http3) {
+            (_, Some(h3)) => Protocol::Http3(h3),
+            (Some(h2), None) => Protocol::Http2(h2),
+            (None, None) => Protocol::Http1,
+        }
+    }
+}
+
+impl From<Protocol> for ProtocolFields {
+    fn from(protocol: Protocol) -> ProtocolFields {
+        ProtocolFields {
+            http2: protocol.http2(),
+            http3: protocol.http3(),
+        }
+    }
 }
 
 /// The HTTP/3 settings of a run (`--http3` and the options around it).
@@ -307,10 +375,8 @@ impl Plan {
             hgrm: None,
             hlog: None,
             script_timeout: Some(Duration::from_secs(1)),
-            http2: None,
-            http3: None,
-            vs_http1: false,
-            vs_http2: None,
+            protocol: Protocol::Http1,
+            vs_protocol: Protocol::Http1,
         }
     }
 }

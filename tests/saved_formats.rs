@@ -95,7 +95,7 @@ fn session(label: &str, offset: u64) -> MahjongResult {
         plan: plan(label),
         elapsed: Duration::from_micros(130_250_000 + offset),
         interrupted: false,
-        ended_by: "done".into(),
+        ended_by: tsumo::stats::end::EndReason::Done,
         timed_out: false,
         signals_in_logout: Vec::new(),
         record,

@@ -1,6 +1,8 @@
 //! One step of load: what it is counted in, what it showed (the objectives' verdicts, or the
 //! limit that makes it not the server's), the runner that runs it, and a step as run.
 
+use serde::{Deserialize, Serialize};
+
 use crate::slo::Verdict;
 
 use super::short;
@@ -131,8 +133,9 @@ pub struct StepOutcome {
     pub limit: Option<Limit>,
 }
 
-/// A step's outcome in one word.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A step's outcome in one word, saved as that word ([`Class::as_str`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Class {
     Held,
     Broke,
@@ -187,8 +190,9 @@ pub trait StepRunner {
     fn run_step(&mut self, load: u64) -> StepOutcome;
 }
 
-/// Why a step was run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Why a step was run, saved as its word ([`Role::as_str`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Role {
     /// Growing the load until an objective breaks.
     Grow,
@@ -220,4 +224,38 @@ pub struct Step {
     /// next trial; the answer's confirmation is the trial after the one that held.
     pub trial: u32,
     pub outcome: StepOutcome,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A saved search's `roles` and `outcomes` hold the words tsumo has always written: each
+    /// reads back into its variant and is written unchanged; a word no tsumo wrote is refused.
+    #[test]
+    fn roles_and_outcomes_round_trip_from_todays_words() {
+        let roles = [Role::Grow, Role::Bisect, Role::Confirm, Role::Staircase];
+        let classes = [
+            Class::Held,
+            Class::Broke,
+            Class::GeneratorLimited,
+            Class::SystemLimited,
+            Class::Stopped,
+            Class::ServerFailed,
+            Class::PoolLimited,
+            Class::Disturbed,
+            Class::Unstable,
+        ];
+        for role in roles {
+            let saved = serde_json::to_value(role).unwrap();
+            assert_eq!(saved, serde_json::json!(role.as_str()));
+            assert_eq!(serde_json::from_value::<Role>(saved).unwrap(), role);
+        }
+        for class in classes {
+            let saved = serde_json::to_value(class).unwrap();
+            assert_eq!(saved, serde_json::json!(class.as_str()));
+            assert_eq!(serde_json::from_value::<Class>(saved).unwrap(), class);
+        }
+        assert!(serde_json::from_value::<Class>(serde_json::json!("fine")).is_err());
+    }
 }

@@ -1,17 +1,17 @@
-//! `tsumo capacity [the run's options, without -R] --slo EXPR… URL`: the search's own options
-//! are taken out of the command line first, and the rest is the wrk2 command line of each
-//! step's run, parsed as an ordinary run's (every option means the same; `-d`, the run's
-//! length, is each step's, as `--step` says it). `--steps` or `--step-count` make it a fixed
+//! `tsumo capacity [the run's options, without -R] --slo EXPR… URL`: parsed with the wrk2
+//! line's option table and the search's own options beside it, and the run's options read as
+//! an ordinary run's, each step's (every option means the same; `-d`, the run's length, is
+//! each step's, as `--step` says it). `--steps` or `--step-count` make it a fixed
 //! staircase, the only kind that runs over shards.
 
 use std::ffi::OsString;
 use std::time::Duration;
 
-use clap::{Arg, Command};
+use clap::{Arg, ArgMatches, Command};
 
 use super::help::Page;
 use super::shared::{self, value, For};
-use super::{parse_wrk, search, slo, units, Parsed};
+use super::{run_plan, search, slo, units, wrk, Objectives, Options, Parsed};
 use crate::capacity::{self, SearchPlan};
 use crate::plan::{CapacityPlan, Part, SearchOptions};
 use crate::slo::parse_http;
@@ -66,8 +66,8 @@ Exit status:
 ",
 };
 
-/// The search's own options, taken out of the wrk2 command line before the rest is parsed as
-/// each step's run (each takes a value).
+/// The search's own options (each takes a value), beside the run's in the parser and first in
+/// the help.
 pub(super) fn own_args() -> Vec<Arg> {
     vec![
         slo::arg(For::Capacity),
@@ -112,50 +112,27 @@ pub(super) fn command() -> Command {
     ])
 }
 
+/// The command line's parser: the run's options (each step is an ordinary run, and its `--slo`
+/// is the one the search takes) with the search's own.
+fn parser() -> Command {
+    let own = own_args().into_iter().filter(|arg| arg.get_id() != "slo");
+    wrk::command()
+        .name("tsumo capacity")
+        .no_binary_name(true)
+        .args(own)
+}
+
 pub(super) fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
-    let names: Vec<String> = own_args()
-        .iter()
-        .filter_map(Arg::get_long)
-        .map(|long| format!("--{long}"))
-        .collect();
-    let mut own: Vec<(String, String)> = Vec::new();
-    let mut rest: Vec<OsString> = vec![OsString::from("tsumo capacity")];
-    let mut iter = args.into_iter();
-    while let Some(arg) = iter.next() {
-        let Some(text) = arg.to_str() else {
-            rest.push(arg);
-            continue;
-        };
-        if text == "--" {
-            rest.push(arg);
-            rest.extend(iter.by_ref());
-            break;
-        }
-        if text == "-h" || text == "--help" {
-            return Ok(Parsed::Print(PAGE.render(&command())));
-        }
-        let found = names.iter().find_map(|name| {
-            if text == name {
-                Some((name.clone(), None))
-            } else {
-                text.strip_prefix(name)
-                    .and_then(|v| v.strip_prefix('='))
-                    .map(|v| (name.clone(), Some(v.to_string())))
-            }
-        });
-        match found {
-            Some((name, Some(value))) => own.push((name, value)),
-            Some((name, None)) => match iter.next().and_then(|v| v.into_string().ok()) {
-                Some(value) => own.push((name, value)),
-                None => return Err(format!("{name} needs a value (tsumo capacity --help)")),
-            },
-            None => rest.push(arg),
-        }
+    let command = parser();
+    let matches = super::subcommand_matches(&command, args.clone())?;
+    if matches.get_flag("help") || matches.get_flag("version") {
+        return Ok(Parsed::Print(PAGE.render(&self::command())));
     }
-    let Parsed::Run(run) = parse_wrk(rest.clone())? else {
-        return Ok(Parsed::Print(PAGE.render(&command())));
+    let options = Options {
+        command: &command,
+        matches: &matches,
     };
-    let mut run = *run;
+    let mut run = run_plan(&options, &args, Objectives::Search)?;
     if run.rate.is_some() {
         return Err("-R is set by the search at each step: use --from and --to".to_string());
     }
@@ -169,58 +146,57 @@ pub(super) fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
                 .to_string(),
         );
     }
-    let last = |name: &str| own.iter().rev().find(|(n, _)| *n == name).map(|(_, v)| v);
-    let metric = |name: &str| -> Result<Option<u64>, String> {
-        last(name)
-            .map(|v| units::parse_metric(v).map_err(|reason| format!("{name} '{v}': {reason}")))
+    let text = |id: &str| matches.get_one::<String>(id);
+    let long = |id: &str| super::option_label(&command, id);
+    let metric = |id: &str| -> Result<Option<u64>, String> {
+        text(id)
+            .map(|v| {
+                units::parse_metric(v).map_err(|reason| format!("{} '{v}': {reason}", long(id)))
+            })
             .transpose()
     };
-    let duration = |name: &str, default: Duration| -> Result<Duration, String> {
-        last(name).map_or(Ok(default), |v| {
-            units::parse_duration(v).map_err(|reason| format!("{name} '{v}': {reason}"))
+    let duration = |id: &str, default: Duration| -> Result<Duration, String> {
+        text(id).map_or(Ok(default), |v| {
+            units::parse_duration(v).map_err(|reason| format!("{} '{v}': {reason}", long(id)))
         })
     };
-    let objectives = super::slo::parse_each(
-        own.iter()
-            .filter(|(n, _)| *n == "--slo")
-            .map(|(_, expr)| expr.as_str()),
-        parse_http,
-    )?;
+    let exprs = matches.get_many::<String>("slo").into_iter().flatten();
+    let objectives = super::slo::parse_each(exprs.map(String::as_str), parse_http)?;
     if objectives.is_empty() {
         return Err(
             "tsumo capacity needs at least one --slo: the objectives say what 'carries' means"
                 .to_string(),
         );
     }
-    let staircase = staircase(&own, &run.options.part)?;
-    let from = metric("--from")?.unwrap_or(DEFAULT_FROM);
+    let staircase = staircase(&matches, &run.options.part)?;
+    let from = metric("cap_from")?.unwrap_or(DEFAULT_FROM);
     if from == 0 {
         return Err("--from '0': must be at least 1 request/sec".to_string());
     }
-    let to = metric("--to")?;
+    let to = metric("cap_to")?;
     if let Some(to) = to {
         if to < from {
             return Err(format!("--to {to} is below --from {from}"));
         }
     }
-    let resolution = match last("--resolution") {
+    let resolution = match text("cap_resolution") {
         Some(text) => search::resolution(text)?,
         None => SearchPlan::RESOLUTION,
     };
-    let step = match (last("--step"), duration_given(&rest)) {
+    let step = match (text("cap_step"), matches.contains_id("duration")) {
         (Some(_), true) => {
             return Err("-d and --step both set each step's length: give one".to_string())
         }
         // -d was read (and checked) by the run's own parser.
         (None, true) => run.options.duration,
-        (_, false) => duration("--step", DEFAULT_STEP)?,
+        (_, false) => duration("cap_step", DEFAULT_STEP)?,
     };
     if step.is_zero() {
         return Err("--step '0': must be longer than zero".to_string());
     }
-    let max_connections = max_connections(last("--max-connections"), &run, staircase.is_some())?;
-    let warmup = duration("--warmup", DEFAULT_WARMUP)?;
-    let pause = duration("--pause", DEFAULT_PAUSE)?;
+    let max_connections = max_connections(text("max_connections"), &run, staircase.is_some())?;
+    let warmup = duration("cap_warmup", DEFAULT_WARMUP)?;
+    let pause = duration("cap_pause", DEFAULT_PAUSE)?;
     run.options.objectives = objectives;
     run.options.duration = step;
     Ok(Parsed::Capacity(Box::new(CapacityPlan {
@@ -264,20 +240,12 @@ fn max_connections(
     Ok(Some(cap))
 }
 
-/// Whether the run's command line spells `-d` (in any of its forms: `-d 5s`, `-d5s`,
-/// `--duration=5s`), which the parsed plan cannot tell from the default.
-fn duration_given(rest: &[OsString]) -> bool {
-    super::wrk::command()
-        .try_get_matches_from(rest)
-        .is_ok_and(|matches| matches.contains_id("duration"))
-}
-
 /// `--steps` or `--step-count`: the staircase's target rates (the whole run's), or `None` for
 /// a search, which is refused over shards.
-fn staircase(own: &[(String, String)], part: &Part) -> Result<Option<Vec<u64>>, String> {
-    let last = |name: &str| own.iter().rev().find(|(n, _)| *n == name).map(|(_, v)| v);
+fn staircase(matches: &ArgMatches, part: &Part) -> Result<Option<Vec<u64>>, String> {
+    let last = |id: &str| matches.get_one::<String>(id);
     let shards = part.shard.count;
-    let loads = match (last("--steps"), last("--step-count")) {
+    let loads = match (last("steps"), last("step_count")) {
         (None, None) if shards > 1 => {
             return Err(
                 "--shard needs a fixed staircase (--steps or --step-count): a search \
@@ -295,7 +263,7 @@ fn staircase(own: &[(String, String)], part: &Part) -> Result<Option<Vec<u64>>, 
             )
         }
         (Some(list), None) => {
-            if last("--from").is_some() || last("--to").is_some() {
+            if last("cap_from").is_some() || last("cap_to").is_some() {
                 return Err(
                     "--steps lists every rate: leave out --from and --to (or give them \
                             with --step-count)"
@@ -314,11 +282,11 @@ fn staircase(own: &[(String, String)], part: &Part) -> Result<Option<Vec<u64>>, 
                         units::one_line(text)
                     )
                 })?;
-            let Some(to) = last("--to") else {
+            let Some(to) = last("cap_to") else {
                 return Err("--step-count needs --to: the staircase's highest rate".to_string());
             };
             let to = units::parse_metric(to).map_err(|reason| format!("--to '{to}': {reason}"))?;
-            let from = match last("--from") {
+            let from = match last("cap_from") {
                 Some(v) => {
                     units::parse_metric(v).map_err(|reason| format!("--from '{v}': {reason}"))?
                 }
@@ -341,7 +309,7 @@ fn staircase(own: &[(String, String)], part: &Part) -> Result<Option<Vec<u64>>, 
             loads
         }
     };
-    if last("--resolution").is_some() {
+    if last("cap_resolution").is_some() {
         return Err(
             "--resolution is the bisection's: a staircase runs its steps and does not bisect"
                 .to_string(),

@@ -8,7 +8,7 @@ use clap::Arg;
 
 use super::shared::{flag, value};
 use super::{units, Options};
-use crate::plan::{Http2, Http3};
+use crate::plan::{Http2, Http3, Protocol};
 
 /// Our defaults: one stream per connection as h2load's `-m`; a stream window large enough that
 /// flow control never holds a response back; the protocol's own frame and table sizes.
@@ -78,12 +78,10 @@ pub fn args() -> [Arg; 9] {
 /// The protocol options of a run: HTTP/1.1 when neither `--http2` nor `--http3` is given.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Protocols {
-    pub http2: Option<Http2>,
-    pub http3: Option<Http3>,
-    /// `--vs-http1`: the `--vs` run speaks HTTP/1.1.
-    pub vs_http1: bool,
-    /// `--vs-http2`: the `--vs` run speaks HTTP/2 (with `--http3`), with these settings.
-    pub vs_http2: Option<Http2>,
+    /// The run's protocol.
+    pub run: Protocol,
+    /// The `--vs` run's: the run's, unless `--vs-http1` or `--vs-http2` (with `--http3`).
+    pub vs: Protocol,
 }
 
 /// The HTTP/2 options tsumo sends in its SETTINGS, with how they are named.
@@ -170,22 +168,19 @@ pub fn parse(
         max_frame: max_frame.unwrap_or(DEFAULT_MAX_FRAME),
         header_table: header_table.unwrap_or(DEFAULT_HEADER_TABLE),
     };
-    Ok(match h3 {
-        false => Protocols {
-            http2: Some(http2),
-            vs_http1,
-            ..Protocols::default()
-        },
-        true => Protocols {
-            http3: Some(Http3 {
-                streams,
-                zero_rtt: m.get_flag("zero_rtt"),
-            }),
-            vs_http1,
-            vs_http2: vs_http2.then_some(http2),
-            ..Protocols::default()
-        },
-    })
+    let run = match h3 {
+        false => Protocol::Http2(http2),
+        true => Protocol::Http3(Http3 {
+            streams,
+            zero_rtt: m.get_flag("zero_rtt"),
+        }),
+    };
+    let vs = match (vs_http1, vs_http2) {
+        (true, _) => Protocol::Http1,
+        (false, true) => Protocol::Http2(http2),
+        (false, false) => run,
+    };
+    Ok(Protocols { run, vs })
 }
 
 /// A size in bytes with an optional binary suffix (k, m, g: ×1024), within `range`.

@@ -155,7 +155,27 @@ fn parse_wrk(args: Vec<OsString>) -> Result<Parsed, String> {
             env!("CARGO_PKG_VERSION")
         )));
     }
+    let plan = run_plan(&options, &args[1..], Objectives::Run)?;
+    Ok(Parsed::Run(Box::new(plan)))
+}
 
+/// Whose `--slo` a run's command line holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Objectives {
+    /// The run's own: judged at its end.
+    Run,
+    /// A capacity search's, judged at each step: the search parses them.
+    Search,
+}
+
+/// An HTTP run's plan from its parsed command line: the wrk2 line's, or `tsumo capacity`'s (the
+/// same options, each step a run); `argv` is the command line after the program's name.
+fn run_plan(
+    options: &Options<'_>,
+    argv: &[OsString],
+    objectives: Objectives,
+) -> Result<Plan, String> {
+    let matches = options.matches;
     let threads = options.count("threads")?.unwrap_or(DEFAULT_THREADS);
     let connections = options.count("connections")?.unwrap_or(DEFAULT_CONNECTIONS);
     let duration = options.duration("duration")?.unwrap_or(DEFAULT_DURATION);
@@ -213,8 +233,8 @@ fn parse_wrk(args: Vec<OsString>) -> Result<Parsed, String> {
         },
     };
     let part = shard::part(
-        &matches,
-        &args[1..],
+        matches,
+        argv,
         &shard::process_env,
         crate::sys::wallclock::unix_now_ns(),
     )?;
@@ -246,9 +266,12 @@ fn parse_wrk(args: Vec<OsString>) -> Result<Parsed, String> {
     let https = |scheme| scheme == crate::plan::Scheme::Https;
     let vs_https = vs.as_ref().map(|vs| https(vs.scheme));
     let protocols = http2::parse(&options, https(target.scheme), vs_https)?;
-    let objectives = slo::http(&matches, rate.is_some())?;
+    let objectives = match objectives {
+        Objectives::Run => slo::http(matches, rate.is_some())?,
+        Objectives::Search => Vec::new(),
+    };
 
-    Ok(Parsed::Run(Box::new(Plan {
+    Ok(Plan {
         target,
         options: RunOptions {
             threads,
@@ -288,17 +311,15 @@ fn parse_wrk(args: Vec<OsString>) -> Result<Parsed, String> {
         end_early: None,
         hgrm: path_option(&matches, "hgrm"),
         hlog: path_option(&matches, "hlog"),
-        http2: protocols.http2,
-        http3: protocols.http3,
-        vs_http1: protocols.vs_http1,
-        vs_http2: protocols.vs_http2,
+        protocol: protocols.run,
+        vs_protocol: protocols.vs,
         script_args: matches
             .get_many::<String>("script_args")
             .into_iter()
             .flatten()
             .cloned()
             .collect(),
-    })))
+    })
 }
 
 /// `--rounds` and `--vs-label` shape an A/B comparison: without `--vs` they are a mistake, not

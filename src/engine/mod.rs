@@ -28,6 +28,7 @@ use std::time::Duration;
 use hdrhistogram::Histogram;
 
 use crate::error::Error;
+pub use crate::stats::end::EndReason;
 use crate::stats::start::StartRecord;
 use crate::sys::procstat::{Sampler, ServerSample, ServerUsage};
 pub use crate::sys::usage::{OwnUsage, ThreadUsage};
@@ -35,7 +36,6 @@ use crate::timing::pacer::Pacing;
 pub use gate::StartGate;
 pub use kept::Kept;
 pub use progress::ProgressMode;
-pub use supervisor::EndReason;
 pub use worker::{thread_runtime, WorkerContext};
 
 /// What every mode tells the engine about its run.

@@ -12,42 +12,9 @@ use hdrhistogram::Histogram;
 use super::signals::Signals;
 use super::worker::Started;
 use super::{Live, Mode, Settings};
+use crate::stats::end::EndReason;
 use crate::stats::new_histogram;
 use crate::timing::clock::{self, Nanos};
-
-/// Why a run ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EndReason {
-    /// The planned duration passed.
-    Duration,
-    /// A signal: `"SIGINT"`, `"SIGTERM"` or `"SIGHUP"`.
-    Signal(&'static str),
-    /// Every worker finished its work (every game played; every script thread stopped).
-    Done,
-    /// A worker ended the run (a script error).
-    Ended,
-    /// The mode saw its verdict settled before the duration ([`Mode::settled`]).
-    ///
-    /// [`Mode::settled`]: super::Mode::settled
-    Settled,
-}
-
-impl EndReason {
-    /// How the JSON and the report name it.
-    pub fn name(self) -> &'static str {
-        match self {
-            EndReason::Duration => "duration",
-            EndReason::Signal(name) => name,
-            EndReason::Done => "done",
-            EndReason::Ended => "ended",
-            EndReason::Settled => "settled",
-        }
-    }
-
-    pub fn is_signal(self) -> bool {
-        matches!(self, EndReason::Signal(_))
-    }
-}
 
 pub(super) struct Supervised {
     pub elapsed: Duration,

@@ -111,7 +111,7 @@ pub fn run_with(plan: &MahjongPlan, hooks: Hooks) -> Result<MahjongResult, Error
         plan: plan.clone(),
         elapsed: run.finished,
         interrupted: run.ended_by.is_signal(),
-        ended_by: run.ended_by.name().to_string(),
+        ended_by: run.ended_by,
         timed_out: run.ended_by == engine::EndReason::Duration,
         signals_in_logout: run
             .wind_down

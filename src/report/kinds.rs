@@ -126,7 +126,10 @@ mod tests {
     /// A staircase of one step at 100, of these steps.
     fn staircase<S: SearchStep>(unit: LoadUnit, step: S) -> SavedSearch<S> {
         let capacity = judge_staircase(unit, Vec::new()).saved();
-        let roles = vec![("staircase".to_string(), "held".to_string())];
+        let roles = vec![(
+            crate::capacity::Role::Staircase,
+            crate::capacity::Class::Held,
+        )];
         let mut search =
             SavedSearch::new("x", "http://x/", capacity, roles, vec![step], Vec::new());
         search.staircase = vec![100];

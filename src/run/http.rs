@@ -106,15 +106,7 @@ fn sides(plan: &Plan) -> Option<[Plan; 2]> {
     let second = Plan {
         target: vs.clone(),
         options: second,
-        http2: match (plan.vs_http1, plan.vs_http2) {
-            (true, _) => None,
-            (false, Some(h2)) => Some(h2),
-            (false, None) => plan.http2,
-        },
-        http3: match plan.vs_http1 || plan.vs_http2.is_some() {
-            true => None,
-            false => plan.http3,
-        },
+        protocol: plan.vs_protocol,
         ..first.clone()
     };
     Some([first, second])

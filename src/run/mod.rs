@@ -58,12 +58,12 @@ pub(crate) fn live_search_so_far<S: crate::report::result::SearchStep + Clone>(
     (label, url): (&str, &str),
     unit: crate::capacity::LoadUnit,
     steps: &[S],
-    (loads, classes): (&[u64], &[&'static str]),
+    (loads, classes): (&[u64], &[crate::capacity::Class]),
 ) {
     let Some(live) = crate::stats::live::get() else {
         return;
     };
-    let of = |class: &str| -> Vec<u64> {
+    let of = |class: crate::capacity::Class| -> Vec<u64> {
         loads
             .iter()
             .zip(classes)
@@ -78,25 +78,23 @@ pub(crate) fn live_search_so_far<S: crate::report::result::SearchStep + Clone>(
         reason: String::new(),
         answer: "searching".to_string(),
         broke_first: None,
-        held: of("held"),
-        broke: of("broke"),
+        held: of(crate::capacity::Class::Held),
+        broke: of(crate::capacity::Class::Broke),
         disturbed: Vec::new(),
         range: None,
         trials: Vec::new(),
         signal: None,
     };
-    let roles = classes
-        .iter()
-        .map(|c| ("step".to_string(), c.to_string()))
-        .collect();
-    let search = crate::report::capacity::SavedSearch::new(
+    let mut search = crate::report::capacity::SavedSearch::new(
         label,
         url,
         so_far,
-        roles,
+        Vec::new(),
         steps.to_vec(),
         Vec::new(),
     );
+    // A step's role is the search's to say; the charts draw each step by its outcome.
+    search.outcomes = classes.to_vec();
     let content = SavedResult::page(&search);
     live.search_charts(crate::report::tools::live::charts(
         &content,

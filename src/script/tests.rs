@@ -77,7 +77,7 @@ fn run_result(latency: &[u64]) -> RunResult {
         timestamps_asked: false,
         notes: Vec::new(),
         server: None,
-        ended_by: "duration".into(),
+        ended_by: crate::stats::end::EndReason::Duration,
         usage: Default::default(),
         shortfall: None,
         behind: None,

@@ -455,7 +455,7 @@ pub struct MahjongResult {
     /// Ctrl-C.
     pub interrupted: bool,
     /// What ended it: `done` (every game played), `duration`, `SIGINT`, `SIGTERM`, `SIGHUP`.
-    pub ended_by: String,
+    pub ended_by: crate::stats::end::EndReason,
     /// The `-d` limit ended the session before every game was over.
     pub timed_out: bool,
     /// Signals caught while the players logged out (besides one that ended the session).

@@ -5,6 +5,7 @@
 //! reproduces the C HdrHistogram used by wrk2 (percentiles, mean, stdev), so printed numbers match
 //! wrk2's for the same samples.
 
+pub mod end;
 pub mod format;
 pub mod hdr;
 pub mod http2;
@@ -492,9 +493,9 @@ pub struct RunResult {
     pub notes: Vec<String>,
     /// CPU and memory of the server processes sampled during the run (`--server-pid`).
     pub server: Option<ServerUsage>,
-    /// What ended the run: `duration`, `SIGINT`, `SIGTERM`, `SIGHUP`, `done` (every script
-    /// thread stopped) or `ended` (a script error).
-    pub ended_by: String,
+    /// What ended the run: the duration, a signal, every script thread stopped, a script
+    /// error, or a capacity step's settled errors.
+    pub ended_by: end::EndReason,
     /// tsumo's own CPU time and peak memory.
     pub usage: OwnUsage,
     /// Set when a fixed-rate run did not reach its rate.

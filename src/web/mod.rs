@@ -32,7 +32,7 @@ use crate::net::http3::QuicTarget;
 use crate::net::preflight::{preflight_blocking, Probe};
 use crate::net::stream::Endpoint;
 use crate::net::tls::Alpn;
-use crate::plan::Plan;
+use crate::plan::{Plan, Protocol};
 use crate::script::{Script, ScriptError, ThreadScript};
 use crate::stats::format::format_metric;
 use crate::stats::shortfall::{Behind, MachineLoad, Shortfall};
@@ -64,10 +64,10 @@ pub struct Finished {
 
 /// The protocol a run offers in its TLS handshakes.
 pub fn alpn(plan: &Plan) -> Alpn {
-    match (plan.http2, plan.http3) {
-        (_, Some(_)) => Alpn::H3,
-        (Some(_), None) => Alpn::H2,
-        (None, None) => Alpn::Http1,
+    match plan.protocol {
+        Protocol::Http1 => Alpn::Http1,
+        Protocol::Http2(_) => Alpn::H2,
+        Protocol::Http3(_) => Alpn::H3,
     }
 }
 
@@ -147,8 +147,8 @@ pub fn run(plan: &Plan) -> Result<Finished, Error> {
         interrupted: run.ended_by.is_signal(),
         // A worker ends an HTTP run only on a script error: named so (`script_error` says which).
         ended_by: match (run.ended_by, &run.recorder.script_error) {
-            (engine::EndReason::Ended, Some(_)) => "script error".to_string(),
-            (ended_by, _) => ended_by.name().to_string(),
+            (engine::EndReason::Ended, Some(_)) => engine::EndReason::ScriptError,
+            (ended_by, _) => ended_by,
         },
         notes,
         counters: total.counters,
@@ -157,11 +157,11 @@ pub fn run(plan: &Plan) -> Result<Finished, Error> {
         send_lateness: total.send_lateness,
         split: total.split,
         // quinn reads a QUIC connection's socket itself: no kernel stamp reaches tsumo.
-        timestamps: match plan.http3 {
-            Some(_) => crate::net::stamp::Timestamps::User,
-            None => crate::net::stamp::kernel_stamps(),
+        timestamps: match plan.protocol {
+            Protocol::Http3(_) => crate::net::stamp::Timestamps::User,
+            Protocol::Http1 | Protocol::Http2(_) => crate::net::stamp::kernel_stamps(),
         },
-        timestamps_asked: plan.http3.is_none() && crate::net::stamp::user_asked(),
+        timestamps_asked: plan.protocol.http3().is_none() && crate::net::stamp::user_asked(),
         req_per_sec: run.per_second,
         server: run.server,
         usage: run.usage,
@@ -198,7 +198,7 @@ impl<'a> HttpMode<'a> {
     /// Resolves and checks the target, loads the script and runs its `setup()` and `init()`:
     /// every error here stops the run before any traffic.
     pub fn prepare(plan: &'a Plan) -> Result<HttpMode<'a>, Error> {
-        let quic = match plan.http3 {
+        let quic = match plan.protocol.http3() {
             Some(h3) => Some(QuicTarget::new(
                 &plan.target.host,
                 plan.options.insecure,
@@ -284,15 +284,15 @@ impl Mode for HttpMode<'_> {
             let addr = script
                 .as_ref()
                 .map_or(self.endpoint.addr, ThreadScript::addr);
-            let protocol = match (plan.http2, plan.http3) {
-                (_, Some(h3)) => {
+            let protocol = match plan.protocol {
+                Protocol::Http3(h3) => {
                     let (quic, _) = self.quic.as_ref().ok_or(Error::Usage(
                         "--http3: no QUIC target was prepared".to_string(),
                     ))?;
                     Some(Multiplexed::H3(h3.streams, quic.client(addr)))
                 }
-                (Some(h2), None) => Some(Multiplexed::H2(h2)),
-                (None, None) => None,
+                Protocol::Http2(h2) => Some(Multiplexed::H2(h2)),
+                Protocol::Http1 => None,
             };
             let mux = match protocol {
                 None => None,

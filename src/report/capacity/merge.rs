@@ -102,10 +102,7 @@ pub(super) fn merge_staircases<S: SearchStep>(
         .steps
         .iter()
         .take(runs.len())
-        .map(|s| {
-            let role = s.role.as_str().to_string();
-            (role, s.outcome.class().as_str().to_string())
-        })
+        .map(|s| (s.role, s.outcome.class()))
         .collect();
     let mut search = SavedSearch::new(label, &first.url, found.saved(), roles, runs, Vec::new());
     search.staircase = first.staircase.clone();
@@ -145,7 +142,7 @@ fn merged_outcome<S: SearchStep>(parts: &[(&S, &str)], merged: &S) -> StepOutcom
 mod tests {
     use super::super::text::render;
     use super::*;
-    use crate::capacity::LoadUnit;
+    use crate::capacity::{Class, LoadUnit};
     use crate::report::http::saved::SavedRun;
     use crate::report::schema::SavedShard;
     use crate::slo::Unit as SloUnit;
@@ -178,7 +175,7 @@ mod tests {
         let capacity = capacity::judge_staircase(LoadUnit::RequestsPerSec, Vec::new()).saved();
         let roles = steps
             .iter()
-            .map(|_| ("staircase".to_string(), "held".to_string()))
+            .map(|_| (Role::Staircase, Class::Held))
             .collect();
         let mut search =
             SavedSearch::new("direct", "http://x/", capacity, roles, steps, Vec::new());
@@ -200,8 +197,8 @@ mod tests {
         assert_eq!(requests, [100, 160]);
         let rates: Vec<Option<u64>> = merged.steps.iter().map(|s| s.plan.rate).collect();
         assert_eq!(rates, [Some(100), Some(200)]);
-        assert_eq!(merged.outcomes, ["held", "broke"]);
-        assert_eq!(merged.roles, ["staircase", "staircase"]);
+        assert_eq!(merged.outcomes, [Class::Held, Class::Broke]);
+        assert_eq!(merged.roles, [Role::Staircase, Role::Staircase]);
         assert_eq!(merged.capacity.value, Some(100));
         assert_eq!(merged.capacity.limited_by, "server");
         assert_eq!(

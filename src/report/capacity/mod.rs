@@ -232,7 +232,10 @@ pub(crate) mod tests {
         capacity.broke_first = Some("Broke first: p99<50ms at 600 (p99 90.0ms)".to_string());
         let roles = trials
             .iter()
-            .map(|t| ("grow".to_string(), t.2.to_string()))
+            .map(|t| {
+                let class = serde_json::from_value(serde_json::json!(t.2)).unwrap();
+                (crate::capacity::Role::Grow, class)
+            })
             .collect();
         let mut search = SavedSearch::new("s", "http://x/", capacity, roles, steps, Vec::new());
         search.part.start = Some(StartRecord::new(None, FIRST_START_NS));

@@ -2,6 +2,7 @@
 //! step's figures; one curve per objective against offered load, the answer marked.
 
 use super::SavedSearch;
+use crate::capacity::Class;
 use crate::report::chart::{Answer, Objective, Series, Shape};
 use crate::report::result::{figure, PageChart, PageContent, SavedResult, SearchStep, StepView};
 use crate::slo;
@@ -17,7 +18,7 @@ fn answer_step<'a, S>(
         .iter()
         .zip(&search.outcomes)
         .rev()
-        .find(|(view, outcome)| view.target == Some(value) && outcome.as_str() == "held")
+        .find(|(view, outcome)| view.target == Some(value) && **outcome == Class::Held)
         .map(|(view, _)| view)
 }
 
@@ -158,7 +159,12 @@ pub(super) fn page<S: SearchStep>(search: &SavedSearch<S>) -> PageContent {
             format!(
                 "{} steps ({}), objectives {}",
                 search.steps.len(),
-                search.roles.join(", "),
+                search
+                    .roles
+                    .iter()
+                    .map(|role| role.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
                 objectives.join(", ")
             ),
         ),
@@ -282,10 +288,10 @@ enum Outcome {
     Neither,
 }
 
-fn outcome_of(saved: &str) -> Outcome {
+fn outcome_of(saved: &Class) -> Outcome {
     match saved {
-        "held" => Outcome::Held,
-        "broke" => Outcome::Broke,
+        Class::Held => Outcome::Held,
+        Class::Broke => Outcome::Broke,
         _ => Outcome::Neither,
     }
 }

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::capacity::SavedCapacity;
+use crate::capacity::{Class, Role, SavedCapacity};
 use crate::report::result::{SearchStep, StepView};
 use crate::report::schema::{SavedPart, SCHEMA_VERSION};
 use crate::sys::procstat::ServerUsage;
@@ -28,8 +28,8 @@ pub struct SavedSearch<S> {
     pub capacity: SavedCapacity,
     /// Each step's role (`grow`, `bisect`, `confirm`, `staircase`) and outcome (`held`, `broke`,
     /// `generator-limited`, `system-limited`, `stopped`), in the order of `steps`.
-    pub roles: Vec<String>,
-    pub outcomes: Vec<String>,
+    pub roles: Vec<Role>,
+    pub outcomes: Vec<Class>,
     /// Each step: an HTTP step's full run, as an ordinary run's `--json` writes it; a
     /// mahjong step's judged window of play, as a session's `--json` writes one.
     pub steps: Vec<S>,
@@ -67,7 +67,7 @@ impl<S: SearchStep> SavedSearch<S> {
         label: &str,
         url: &str,
         capacity: SavedCapacity,
-        roles_and_outcomes: Vec<(String, String)>,
+        roles_and_outcomes: Vec<(Role, Class)>,
         steps: Vec<S>,
         achieved: Vec<u64>,
     ) -> SavedSearch<S> {

@@ -2,6 +2,7 @@
 //! the answer line, what broke first, and what failed.
 
 use super::SavedSearch;
+use crate::capacity::Class;
 use crate::report::result::SearchStep;
 
 /// The table of steps, the answer line and what broke first.
@@ -16,8 +17,8 @@ pub fn render<S: SearchStep>(search: &SavedSearch<S>) -> String {
     header.push("verdict");
     let mut rows: Vec<Vec<String>> = vec![header.iter().map(|s| s.to_string()).collect()];
     for (i, run) in views.iter().enumerate() {
-        let role = search.roles.get(i).map_or("", String::as_str);
-        let outcome = search.outcomes.get(i).map_or("", String::as_str);
+        let role = search.roles.get(i).map_or("", |role| role.as_str());
+        let outcome = search.outcomes.get(i).copied();
         // A load's second or third trial: `bisect #2`.
         let role = match search.capacity.trials.get(i) {
             Some(&trial) if trial > 1 => format!("{role} #{trial}"),
@@ -55,16 +56,16 @@ pub fn render<S: SearchStep>(search: &SavedSearch<S>) -> String {
             .map(|v| format!("{} ({})", v.expr, v.measured_text()))
             .collect();
         cells.push(match outcome {
-            "broke" => format!("broke: {}", broken.join(", ")),
+            Some(Class::Broke) => format!("broke: {}", broken.join(", ")),
             // The step where the server stopped answering, with what it had broken by then.
-            "server-failed" if !broken.is_empty() => {
+            Some(Class::ServerFailed) if !broken.is_empty() => {
                 format!("server-failed: {}", broken.join(", "))
             }
-            "disturbed" => match search.noise.get(i) {
+            Some(Class::Disturbed) => match search.noise.get(i) {
                 Some(noise) => format!("disturbed: {}", noise.describe()),
                 None => "disturbed".to_string(),
             },
-            other => other.to_string(),
+            other => other.map_or("", Class::as_str).to_string(),
         });
         rows.push(cells);
     }

@@ -22,6 +22,7 @@ use crate::report::result::{
 };
 use crate::report::timeline;
 use crate::slo::Verdict;
+use crate::stats::end::EndReason;
 use crate::stats::format::format_time_us;
 use saved::Percentiles;
 use saved::SavedRun;
@@ -56,7 +57,7 @@ impl SavedResult for SavedRun {
     }
 
     fn cut_by_signal(&self) -> Option<String> {
-        cut_by(self.interrupted, self.ended_by.as_deref())
+        cut_by(self.interrupted, self.ended_by.map(EndReason::name))
     }
 
     fn receive_stamps(&self) -> Option<&'static str> {
@@ -156,13 +157,13 @@ impl SavedResult for SavedRun {
             // HTTP/2 runs only (`-` for HTTP/1.1).
             row(
                 "HTTP/2 streams per conn",
-                s.plan.http2.map(|h| h.streams as f64),
+                s.plan.protocol.http2().map(|h| h.streams as f64),
                 Unit::Count,
             ),
             // HTTP/3 runs only.
             row(
                 "HTTP/3 streams per conn",
-                s.plan.http3.map(|h| h.streams as f64),
+                s.plan.protocol.http3().map(|h| h.streams as f64),
                 Unit::Count,
             ),
             row(

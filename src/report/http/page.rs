@@ -2,6 +2,7 @@
 //! errors, the latency split; the run over time.
 
 use super::saved::SavedRun;
+use crate::plan::Protocol;
 use crate::report::chart::Series;
 use crate::report::result::{figure, over_intervals, PageChart, PageContent, SavedResult};
 use crate::report::timeline::{IntervalHistogram, SavedInterval, SavedServerInterval};
@@ -60,10 +61,10 @@ pub(super) fn page(s: &SavedRun) -> PageContent {
     }
     lines.extend(split_line(s));
     lines.extend(answer_lines(s));
-    let protocol = match (s.plan.http2, s.plan.http3) {
-        (_, Some(h3)) => format!("HTTP/3, {} streams per connection", h3.streams),
-        (Some(h2), None) => format!("HTTP/2, {} streams per connection", h2.streams),
-        (None, None) => "HTTP/1.1".to_string(),
+    let protocol = match s.plan.protocol {
+        Protocol::Http1 => "HTTP/1.1".to_string(),
+        Protocol::Http2(h2) => format!("HTTP/2, {} streams per connection", h2.streams),
+        Protocol::Http3(h3) => format!("HTTP/3, {} streams per connection", h3.streams),
     };
     let facts = vec![
         (

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::plan::Protocol;
 use crate::report::http::saved::SavedPlan;
 use crate::stats::http2::Http2Counters;
 use crate::stats::http3::Http3Counters;
@@ -34,9 +35,9 @@ pub fn protocol_lines(p: &ProtocolErrors) -> Vec<String> {
 
 /// `HTTP/2` or `HTTP/3`, as a merged run's header names it.
 pub fn protocol_name(plan: &SavedPlan) -> &'static str {
-    match plan.http3 {
-        Some(_) => "HTTP/3",
-        None => "HTTP/2",
+    match plan.protocol {
+        Protocol::Http3(_) => "HTTP/3",
+        Protocol::Http1 | Protocol::Http2(_) => "HTTP/2",
     }
 }
 
@@ -186,5 +187,51 @@ mod tests {
         assert!(lines.iter().any(|l| l.contains("idle_timeout 1")));
         assert!(lines.iter().any(|l| l.starts_with("HTTP/3 GOAWAY: on 1")));
         assert!(lines.iter().any(|l| l.contains("dropped 7 datagrams")));
+    }
+
+    /// A saved plan's protocol is the `http2` or `http3` field it always was (neither for
+    /// HTTP/1.1), read into one of three and written back unchanged; a file holding both reads
+    /// as HTTP/3, as the reports always took it.
+    #[test]
+    fn a_saved_protocol_round_trips_from_todays_fields() {
+        let plan = |extra: serde_json::Value| {
+            let mut plan = serde_json::json!({
+                "url": "https://x/", "threads": 1, "connections": 2, "duration_s": 1.0,
+                "rate": 100, "timeout_s": 2.0, "script": null, "script_args": [],
+                "headers": [], "latency": false, "u_latency": false, "batch_latency": false,
+                "insecure": false, "cacert": null, "protocol": "h2",
+            });
+            plan.as_object_mut()
+                .unwrap()
+                .extend(extra.as_object().unwrap().clone());
+            plan
+        };
+        let h2 = serde_json::json!({"http2": {"streams": 4, "window": 65536, "max_frame": 16384,
+            "header_table": 4096}});
+        let h3 = serde_json::json!({"http3": {"streams": 8, "zero_rtt": true}});
+        let cases = [
+            (serde_json::json!({}), "HTTP/1.1"),
+            (h2, "HTTP/2 -m4"),
+            (h3, "HTTP/3 -m8"),
+        ];
+        for (extra, short) in cases {
+            let doc = plan(extra);
+            let saved: SavedPlan = serde_json::from_value(doc.clone()).unwrap();
+            assert_eq!(saved.protocol_short(), short);
+            assert_eq!(saved.alpn, "h2");
+            assert_eq!(serde_json::to_value(&saved).unwrap(), doc);
+        }
+        let both = plan(
+            serde_json::json!({"http2": {"streams": 4, "window": 1, "max_frame": 1,
+            "header_table": 1}, "http3": {"streams": 2, "zero_rtt": false}}),
+        );
+        let saved: SavedPlan = serde_json::from_value(both).unwrap();
+        assert_eq!(
+            saved.protocol,
+            Protocol::Http3(crate::plan::Http3 {
+                streams: 2,
+                zero_rtt: false
+            })
+        );
     }
 }

@@ -16,12 +16,13 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
-use crate::plan::{Http2, Http3, JsonOut, Plan};
+use crate::plan::{JsonOut, Plan, Protocol};
 use crate::report::schema::{
     encode_histogram, first_schema, write_value, SavedPart, SCHEMA_VERSION,
 };
 use crate::report::timeline::{self, SavedInterval};
 use crate::slo::{self, Verdict};
+use crate::stats::end::EndReason;
 use crate::stats::shortfall::{Behind, Shortfall};
 use crate::stats::split::{SplitHistograms, Timestamps};
 use crate::stats::RunResult;
@@ -88,9 +89,10 @@ pub struct SavedRun {
     /// CPU and memory of the `--server-pid` processes during the run; absent without one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<ServerUsage>,
-    /// What ended the run: `duration`, `SIGINT`, `SIGTERM`, `SIGHUP`, `done` or `ended`.
+    /// What ended the run: `duration`, `SIGINT`, `SIGTERM`, `SIGHUP`, `done`, `ended`,
+    /// `script error` or `settled`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ended_by: Option<String>,
+    pub ended_by: Option<EndReason>,
     /// tsumo's own CPU time and peak memory (`cpu_s`, `peak_rss_bytes`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tsumo: Option<OwnUsage>,
@@ -145,14 +147,12 @@ pub struct SavedPlan {
     pub cacert: Option<String>,
     /// The protocol spoken, by its ALPN name: `http/1.1`, `h2` or `h3`; absent in files of
     /// older tsumos (read as `h2` when `http2` is there, else `http/1.1`).
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub protocol: String,
-    /// `--http2` and its settings; absent for an HTTP/1.1 run.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub http2: Option<Http2>,
-    /// `--http3` and its settings; absent unless the run spoke HTTP/3.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub http3: Option<Http3>,
+    #[serde(default, rename = "protocol", skip_serializing_if = "String::is_empty")]
+    pub alpn: String,
+    /// The protocol and its settings, saved as `http2` (`--http2` and its settings; absent for
+    /// an HTTP/1.1 run) or `http3` (absent unless the run spoke HTTP/3).
+    #[serde(flatten)]
+    pub protocol: Protocol,
     /// `--bind`: the source addresses the connections were spread over (a merge: every part's,
     /// each once); absent when the kernel chose, and in files of older tsumos.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -202,18 +202,16 @@ impl SavedPlan {
     /// The protocol and its streams per connection, as a report names them: `HTTP/1.1`,
     /// `HTTP/2 -m4`, `HTTP/3 -m4`.
     pub fn protocol_short(&self) -> String {
-        match (self.http2, self.http3) {
-            (_, Some(h3)) => format!("HTTP/3 -m{}", h3.streams),
-            (Some(h2), None) => format!("HTTP/2 -m{}", h2.streams),
-            (None, None) => "HTTP/1.1".to_string(),
+        match self.protocol {
+            Protocol::Http1 => "HTTP/1.1".to_string(),
+            Protocol::Http2(h2) => format!("HTTP/2 -m{}", h2.streams),
+            Protocol::Http3(h3) => format!("HTTP/3 -m{}", h3.streams),
         }
     }
 
     /// Streams per connection of an HTTP/2 or HTTP/3 run.
     pub fn streams(&self) -> Option<usize> {
-        self.http3
-            .map(|h3| h3.streams)
-            .or(self.http2.map(|h2| h2.streams))
+        self.protocol.streams()
     }
 
     pub fn from_plan(plan: &Plan) -> SavedPlan {
@@ -233,9 +231,8 @@ impl SavedPlan {
             batch_latency: plan.batch_latency,
             insecure: plan.options.insecure,
             cacert: path(&plan.options.cacert),
-            protocol: String::from_utf8_lossy(crate::web::alpn(plan).id()).into_owned(),
-            http2: plan.http2,
-            http3: plan.http3,
+            alpn: String::from_utf8_lossy(crate::web::alpn(plan).id()).into_owned(),
+            protocol: plan.protocol,
             bind: plan.options.bind.clone(),
             pacing: SavedPacing::of(plan),
         }
@@ -398,7 +395,7 @@ impl SavedRun {
             },
             notes: r.notes.clone(),
             server: r.server.clone(),
-            ended_by: Some(r.ended_by.clone()),
+            ended_by: Some(r.ended_by),
             tsumo: Some(r.usage),
             rate_shortfall: r.shortfall.clone(),
             behind_schedule: r.behind.clone(),
@@ -495,7 +492,7 @@ mod tests {
             req_per_sec,
             notes: vec!["a note".to_string()],
             server: None,
-            ended_by: "SIGINT".into(),
+            ended_by: EndReason::Signal("SIGINT"),
             usage: Default::default(),
             shortfall: None,
             behind: None,

@@ -11,7 +11,7 @@
 use hdrhistogram::Histogram;
 
 use crate::error::Error;
-use crate::plan::Scheme;
+use crate::plan::{Protocol, Scheme};
 use crate::report::http::protocols::{http2_lines, http3_lines, protocol_lines, protocol_name};
 use crate::report::http::saved::{OwnDelay, Percentiles, SavedPacing, SavedRun};
 use crate::report::lines::{part_lines, server_line};
@@ -221,23 +221,24 @@ impl Layout<'_> {
 /// server's, the run's part, notes). Every line ends with `\n`.
 pub fn render(r: &RunResult) -> String {
     let plan = &r.plan;
-    let http2 = plan.http2.map(|h2| {
-        let how = match plan.target.scheme {
-            Scheme::Https => "h2 over TLS",
-            Scheme::Http => "h2c, prior knowledge",
-        };
-        format!(
-            "  HTTP/2 ({how}), up to {} streams per connection",
-            h2.streams
-        )
-    });
-    let http2 = http2.or(plan.http3.map(|h3| {
-        format!(
+    let http2 = match plan.protocol {
+        Protocol::Http1 => None,
+        Protocol::Http2(h2) => {
+            let how = match plan.target.scheme {
+                Scheme::Https => "h2 over TLS",
+                Scheme::Http => "h2c, prior knowledge",
+            };
+            Some(format!(
+                "  HTTP/2 ({how}), up to {} streams per connection",
+                h2.streams
+            ))
+        }
+        Protocol::Http3(h3) => Some(format!(
             "  HTTP/3 (h3 over QUIC{}), up to {} streams per connection",
             if h3.zero_rtt { ", 0-RTT on" } else { "" },
             h3.streams
-        )
-    }));
+        )),
+    };
     let c = &r.counters;
     // The pre-flight check made the first, full handshake; the run's connections resume it.
     let tls = (c.tls_full_handshakes + c.tls_resumed_handshakes > 0).then(|| {
@@ -268,7 +269,7 @@ pub fn render(r: &RunResult) -> String {
         uncorrected: plan.u_latency.then_some(&r.uncorrected),
         counters: c,
         runtime_us: r.elapsed.as_micros() as f64,
-        streams_asked: plan.http2.map(|h2| h2.streams),
+        streams_asked: plan.protocol.http2().map(|h2| h2.streams),
         tls,
         lateness,
         pacing: SavedPacing::of(plan),
@@ -285,7 +286,7 @@ pub fn render(r: &RunResult) -> String {
         },
         split: (!r.split.is_empty()).then(|| SplitSummary {
             timestamps: r.timestamps,
-            quic: plan.http3.is_some(),
+            quic: plan.protocol.http3().is_some(),
             asked: r.timestamps_asked,
             corrected_p99: hdr::value_at_percentile(&r.latency, 99.0),
             server: Percentiles::of(&r.split.server),
@@ -453,7 +454,7 @@ pub fn render_merged(s: &SavedRun) -> Result<String, Error> {
         uncorrected: None,
         counters: &s.counters,
         runtime_us: (s.elapsed_s * 1e6).round(),
-        streams_asked: plan.http2.map(|h2| h2.streams),
+        streams_asked: plan.protocol.http2().map(|h2| h2.streams),
         tls: None,
         lateness: plan
             .rate
@@ -471,7 +472,7 @@ pub fn render_merged(s: &SavedRun) -> Result<String, Error> {
             .zip(s.own_delay)
             .map(|(server, own)| SplitSummary {
                 timestamps: s.timestamps,
-                quic: plan.http3.is_some(),
+                quic: plan.protocol.http3().is_some(),
                 asked: s.timestamps_asked,
                 corrected_p99: s.latency.p99,
                 server,
@@ -558,7 +559,7 @@ mod tests {
             timestamps_asked: false,
             notes: vec!["note: one".to_string()],
             server: None,
-            ended_by: "duration".into(),
+            ended_by: crate::stats::end::EndReason::Duration,
             usage: OwnUsage {
                 cpu_seconds: 0.24,
                 peak_rss_bytes: 8 << 20,

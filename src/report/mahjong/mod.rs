@@ -22,6 +22,7 @@ use crate::report::result::{
 use crate::report::schema::write_value;
 use crate::report::timeline;
 use crate::slo::Verdict;
+use crate::stats::end::EndReason;
 use crate::stats::mahjong::MahjongResult;
 use saved::{SavedHistogram, SavedSession};
 use text::failure;
@@ -67,7 +68,7 @@ impl SavedResult for SavedSession {
     }
 
     fn cut_by_signal(&self) -> Option<String> {
-        cut_by(self.interrupted, self.ended_by.as_deref())
+        cut_by(self.interrupted, self.ended_by.map(EndReason::name))
     }
 
     fn text(&self) -> Result<String, Error> {

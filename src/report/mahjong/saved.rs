@@ -20,6 +20,7 @@ use crate::report::schema::{
 };
 use crate::report::timeline::{self, SavedSessionInterval};
 use crate::slo::{self, Verdict};
+use crate::stats::end::EndReason;
 use crate::stats::hdr;
 use crate::stats::mahjong::{ErrorGroup, MahjongResult, PlayStats, PHASES};
 use crate::sys::procstat::ServerUsage;
@@ -46,7 +47,7 @@ pub struct SavedSession {
     pub interrupted: bool,
     /// What ended it: `done`, `duration`, `SIGINT`, `SIGTERM`, `SIGHUP`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ended_by: Option<String>,
+    pub ended_by: Option<EndReason>,
     /// The `-d` limit ended the session before every game was over.
     pub timed_out: bool,
     /// By phase name (see [`PHASES`]; [`SavedSession::phase_names`] gives their order).
@@ -286,7 +287,7 @@ impl SavedSession {
             },
             elapsed_s: r.elapsed.as_secs_f64(),
             interrupted: r.interrupted,
-            ended_by: Some(r.ended_by.clone()),
+            ended_by: Some(r.ended_by),
             timed_out: r.timed_out,
             phases,
             games: SavedGames {
@@ -344,7 +345,10 @@ impl SavedSession {
         if self.timed_out {
             "cut at the -d limit".to_string()
         } else if self.interrupted {
-            format!("cut by {}", self.ended_by.as_deref().unwrap_or("a signal"))
+            format!(
+                "cut by {}",
+                self.ended_by.map_or("a signal", EndReason::name)
+            )
         } else {
             "cut at the end".to_string()
         }

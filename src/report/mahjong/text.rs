@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 
 use super::saved::{SavedBot, SavedHistogram, SavedSession};
 use crate::report::lines::{part_lines, server_line};
+use crate::stats::end::EndReason;
 use crate::stats::format::{counted, format_binary, format_metric, format_time_us};
 use crate::stats::hdr;
 use crate::stats::mahjong::{MahjongResult, PHASES};
@@ -280,7 +281,7 @@ fn outcome(out: &mut String, s: &SavedSession) {
     }
     let by_signal = format!(
         " (interrupted by {})",
-        s.ended_by.as_deref().unwrap_or("a signal")
+        s.ended_by.map_or("a signal", EndReason::name)
     );
     let ended = if s.interrupted {
         by_signal.as_str()

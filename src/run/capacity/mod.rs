@@ -96,10 +96,7 @@ fn search(plan: &CapacityPlan) -> ExitStatus {
         .steps
         .iter()
         .take(runner.runs.len())
-        .map(|s| {
-            let role = s.role.as_str().to_string();
-            (role, s.outcome.class().as_str().to_string())
-        })
+        .map(|s| (s.role, s.outcome.class()))
         .collect();
     let first_start = runner.first_start.take();
     let mut search = SavedSearch::new(
@@ -207,7 +204,7 @@ struct HttpSteps<'a> {
     /// The machine during each judged run, in the order of `runs`.
     noise: Vec<Noise>,
     /// Each judged step's class (`held`, `broke`, …), for the dashboard's search so far.
-    classes: Vec<&'static str>,
+    classes: Vec<crate::capacity::Class>,
 }
 
 impl HttpSteps<'_> {
@@ -420,7 +417,7 @@ impl HttpSteps<'_> {
             script_error: finished.script_error.as_ref().map(ToString::to_string),
             ..SavedRun::from_result(&finished.result)
         };
-        if finished.result.ended_by == EndReason::Settled.name() {
+        if finished.result.ended_by == EndReason::Settled {
             let note = ended_early(&saved, step);
             eprintln!("capacity: step {number}: {note}");
             saved.notes.push(note);

@@ -139,7 +139,7 @@ impl StepRunner for HttpSteps<'_> {
             saved.notes.extend(notes);
             self.runs.push(saved);
             self.noise.push(noise);
-            self.classes.push(outcome.class().as_str());
+            self.classes.push(outcome.class());
             let loads: Vec<u64> = self.runs.iter().map(|r| r.plan.rate.unwrap_or(0)).collect();
             crate::run::live_search_so_far(
                 (&self.plan.run.options.label, &self.plan.run.target.url),

@@ -82,10 +82,7 @@ fn search(plan: &MahjongCapacityPlan) -> ExitStatus {
         .steps
         .iter()
         .take(steps.len())
-        .map(|s| {
-            let role = s.role.as_str().to_string();
-            (role, s.outcome.class().as_str().to_string())
-        })
+        .map(|s| (s.role, s.outcome.class()))
         .collect();
     let mut search = SavedSearch::new(
         &session.options.label,

@@ -53,7 +53,7 @@ pub(super) struct Cohorts<'a> {
     /// The machine during each judged window, in the order of `steps`.
     noise: Vec<capacity::Noise>,
     /// Each judged step's load and class, for the dashboard's search so far.
-    judged: (Vec<u64>, Vec<&'static str>),
+    judged: (Vec<u64>, Vec<crate::capacity::Class>),
     /// Sessions tsumo did not see logged out, from every cohort that ended.
     left: Vec<String>,
     /// A cohort's thread that panicked (its players may be left on the server): exit 1.
@@ -236,7 +236,7 @@ impl Cohorts<'_> {
             },
             elapsed,
             interrupted: self.signal().is_some(),
-            ended_by: "duration".to_string(),
+            ended_by: crate::engine::EndReason::Duration,
             timed_out: false,
             signals_in_logout: Vec::new(),
             record,
@@ -537,7 +537,7 @@ impl StepRunner for Cohorts<'_> {
         );
         crate::run::live_step_judged(&outcome, &shown);
         self.judged.0.push(load);
-        self.judged.1.push(outcome.class().as_str());
+        self.judged.1.push(outcome.class());
         let session = &self.plan.session;
         crate::run::live_search_so_far(
             (&session.options.label, &session.server.url),

@@ -1,0 +1,111 @@
+//! Why a run ended, as the engine decides it and every result saves it (`ended_by`): one enum,
+//! saved as the names tsumo has always written.
+
+use serde::{Deserialize, Serialize};
+
+/// Why a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(into = "&'static str")]
+pub enum EndReason {
+    /// The planned duration passed.
+    Duration,
+    /// A signal: `"SIGINT"`, `"SIGTERM"` or `"SIGHUP"`.
+    Signal(&'static str),
+    /// Every worker finished its work (every game played; every script thread stopped).
+    Done,
+    /// A worker ended the run.
+    Ended,
+    /// A script hook raised an error, and the run stopped there.
+    ScriptError,
+    /// The mode saw its verdict settled before the duration (a capacity step's errors).
+    Settled,
+}
+
+/// The signals that end a run, by the names they are saved as.
+const SIGNALS: [&str; 3] = ["SIGINT", "SIGTERM", "SIGHUP"];
+
+impl EndReason {
+    /// How the JSON and the report name it.
+    pub fn name(self) -> &'static str {
+        match self {
+            EndReason::Duration => "duration",
+            EndReason::Signal(name) => name,
+            EndReason::Done => "done",
+            EndReason::Ended => "ended",
+            EndReason::ScriptError => "script error",
+            EndReason::Settled => "settled",
+        }
+    }
+
+    pub fn is_signal(self) -> bool {
+        matches!(self, EndReason::Signal(_))
+    }
+}
+
+impl From<EndReason> for &'static str {
+    fn from(reason: EndReason) -> &'static str {
+        reason.name()
+    }
+}
+
+impl TryFrom<String> for EndReason {
+    type Error = String;
+
+    /// The saved name back: every name a tsumo has written.
+    fn try_from(name: String) -> Result<EndReason, String> {
+        Ok(match name.as_str() {
+            "duration" => EndReason::Duration,
+            "done" => EndReason::Done,
+            "ended" => EndReason::Ended,
+            "script error" => EndReason::ScriptError,
+            "settled" => EndReason::Settled,
+            _ => match SIGNALS.iter().find(|signal| **signal == name) {
+                Some(signal) => EndReason::Signal(signal),
+                None => return Err(format!("unknown ended_by {name:?}")),
+            },
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for EndReason {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<EndReason, D::Error> {
+        let name = String::deserialize(deserializer)?;
+        EndReason::try_from(name).map_err(serde::de::Error::custom)
+    }
+}
+
+impl std::fmt::Display for EndReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every name a saved file may hold reads back into its reason and is written unchanged.
+    #[test]
+    fn ended_by_round_trips_from_todays_names() {
+        let names = [
+            "duration",
+            "SIGINT",
+            "SIGTERM",
+            "SIGHUP",
+            "done",
+            "ended",
+            "script error",
+            "settled",
+        ];
+        for name in names {
+            let reason: EndReason = serde_json::from_value(serde_json::json!(name)).unwrap();
+            assert_eq!(reason.name(), name);
+            assert_eq!(
+                serde_json::to_value(reason).unwrap(),
+                serde_json::json!(name)
+            );
+        }
+        let reason: Result<EndReason, _> = serde_json::from_value(serde_json::json!("SIGKILL"));
+        assert!(reason.is_err());
+    }
+}
