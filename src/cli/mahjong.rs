@@ -15,7 +15,7 @@ use super::{
     bind, extra_argument, mahjong_capacity, shard, slo, subcommand_matches, url, url_args, Parsed,
 };
 use crate::mahjong::rules;
-use crate::plan::{BotKind, JsonOut, MahjongPlan, RunOptions};
+use crate::plan::{BotKind, MahjongPlan, RunOptions, Target};
 
 const DEFAULT_PLAYERS: usize = 4;
 const DEFAULT_SEATS: usize = 4;
@@ -74,80 +74,213 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
         command: &command,
         matches: &matches,
     };
-    let invalid = |id: &str, reason: &str| options.invalid(id, reason);
-    let count = |id: &str, default: usize| options.count(id).map(|n| n.unwrap_or(default));
-    let duration = |id: &str, default: Duration| options.duration(id).map(|d| d.unwrap_or(default));
-
-    let seats = count("seats", DEFAULT_SEATS)?;
-    // A capacity search sets the players itself: one table until then.
-    let default_players = if matches.get_flag("capacity") {
-        seats.max(1)
-    } else {
-        DEFAULT_PLAYERS
+    let numbers = Numbers::read(&options)?;
+    let (url, server) = server(&matches)?;
+    let numbers = numbers.checked(&options)?;
+    let (rounds, vs) = rounds_and_vs(&options)?;
+    let (rule, timer, bot) = game(&options)?;
+    let part = super::shard::part(
+        &matches,
+        &argv,
+        &super::shard::process_env,
+        crate::sys::wallclock::unix_now_ns(),
+    )?;
+    let players_given = matches.contains_id("players");
+    let seats = numbers.seats;
+    let players = super::shard::split_players(numbers.players, seats, part.shard, players_given)?;
+    let bind = super::bind::parse(&matches)?;
+    let json = super::json_out(matches.get_one::<PathBuf>("json").cloned());
+    let plan = MahjongPlan {
+        options: RunOptions {
+            label: matches
+                .get_one::<String>("label")
+                .cloned()
+                .unwrap_or_else(|| url.clone()),
+            server_pids: super::server_pids(&matches)?,
+            interval: super::interval(&options)?,
+            vs,
+            vs_label: matches.get_one::<String>("vs_label").cloned(),
+            rounds,
+            part,
+            bind,
+            threads: numbers.threads.min(players / seats),
+            duration: numbers.duration,
+            latency: matches.get_flag("latency"),
+            insecure: matches.get_flag("insecure"),
+            cacert: matches.get_one::<PathBuf>("cacert").cloned(),
+            json,
+            html: matches.get_one::<PathBuf>("html").cloned(),
+            quiet: matches.get_flag("quiet"),
+            progress: matches.get_flag("progress"),
+            objectives: super::slo::mahjong(&matches, numbers.think)?,
+            dashboard: super::shared::dashboard_at(&options)?,
+            remote_write: super::shared::remote_write(&options)?,
+        },
+        server,
+        players,
+        seats,
+        ramp: numbers.ramp,
+        think: numbers.think,
+        think_jitter: numbers.think_jitter,
+        bot,
+        games: numbers.games,
+        rule,
+        rule_file: matches.get_one::<PathBuf>("rule").cloned(),
+        timer,
+        lockstep: !matches.get_flag("start_when_full"),
+        connect_timeout: numbers.connect_timeout,
+        logout_timeout: numbers.logout_timeout,
+        retries: numbers.retries,
     };
-    let players = count("players", default_players)?;
-    let threads = count("threads", DEFAULT_THREADS)?;
-    let games = count("games", DEFAULT_GAMES)?;
-    let retries = count("retries", DEFAULT_RETRIES as usize)?;
-    let max_duration = duration("duration", DEFAULT_DURATION)?;
-    let ramp = duration("ramp", DEFAULT_RAMP)?;
-    let think = duration("think", DEFAULT_THINK)?;
-    let think_jitter = duration("think_jitter", Duration::ZERO)?;
-    let connect_timeout = duration("connect_timeout", DEFAULT_CONNECT_TIMEOUT)?;
-    let logout_timeout = options.duration("logout_timeout")?;
+    if matches.get_flag("capacity") {
+        // The default grows with the players: the search's most, there.
+        let default_logout = (!numbers.logout_timeout_given).then_some(default_logout_timeout as _);
+        return super::mahjong_capacity::plan(&matches, plan, default_logout);
+    }
+    super::mahjong_capacity::not_without(&matches)?;
+    Ok(Parsed::Mahjong(Box::new(plan)))
+}
 
+/// The session's numbers and times: read (or defaulted) first, checked once the URL is read,
+/// so a mistake in either is reported in the order it always was.
+struct Numbers<Count = usize, Logout = Option<Duration>> {
+    seats: usize,
+    players: usize,
+    threads: usize,
+    games: Count,
+    retries: Count,
+    duration: Duration,
+    ramp: Duration,
+    think: Duration,
+    think_jitter: Duration,
+    connect_timeout: Duration,
+    logout_timeout: Logout,
+    /// Whether `--logout-timeout` was given (a capacity search grows the default).
+    logout_timeout_given: bool,
+}
+
+impl Numbers {
+    /// The numbers as given, or their defaults.
+    fn read(options: &super::Options) -> Result<Self, String> {
+        let count = |id: &str, default: usize| options.count(id).map(|n| n.unwrap_or(default));
+        let duration =
+            |id: &str, default: Duration| options.duration(id).map(|d| d.unwrap_or(default));
+        let seats = count("seats", DEFAULT_SEATS)?;
+        // A capacity search sets the players itself: one table until then.
+        let default_players = if options.matches.get_flag("capacity") {
+            seats.max(1)
+        } else {
+            DEFAULT_PLAYERS
+        };
+        let players = count("players", default_players)?;
+        let threads = count("threads", DEFAULT_THREADS)?;
+        let games = count("games", DEFAULT_GAMES)?;
+        let retries = count("retries", DEFAULT_RETRIES as usize)?;
+        let max_duration = duration("duration", DEFAULT_DURATION)?;
+        let ramp = duration("ramp", DEFAULT_RAMP)?;
+        let think = duration("think", DEFAULT_THINK)?;
+        let think_jitter = duration("think_jitter", Duration::ZERO)?;
+        let connect_timeout = duration("connect_timeout", DEFAULT_CONNECT_TIMEOUT)?;
+        let logout_timeout = options.duration("logout_timeout")?;
+        Ok(Numbers {
+            seats,
+            players,
+            threads,
+            games,
+            retries,
+            duration: max_duration,
+            ramp,
+            think,
+            think_jitter,
+            connect_timeout,
+            logout_timeout,
+            logout_timeout_given: logout_timeout.is_some(),
+        })
+    }
+
+    /// The numbers in range, or one line naming the first that is not.
+    fn checked(self, options: &super::Options) -> Result<Numbers<u32, Duration>, String> {
+        let invalid = |id: &str, reason: &str| options.invalid(id, reason);
+        let (seats, players) = (self.seats, self.players);
+        if !(1..=4).contains(&seats) {
+            return Err(invalid(
+                "seats",
+                "must be 1, 2, 3 or 4 (a table has four seats)",
+            ));
+        }
+        if players == 0 || players % seats != 0 {
+            return Err(invalid(
+                "players",
+                &format!("must be a positive multiple of {seats} ({seats} tsumo players to a table; see --seats)"),
+            ));
+        }
+        if self.threads == 0 {
+            return Err(invalid("threads", "must be at least 1"));
+        }
+        if self.games == 0 {
+            return Err(invalid("games", "must be at least 1"));
+        }
+        if self.retries == 0 {
+            return Err(invalid("retries", "must be at least 1"));
+        }
+        let too_large = |id: &str| invalid(id, "number is too large");
+        let retries = u32::try_from(self.retries).map_err(|_| too_large("retries"))?;
+        let games = u32::try_from(self.games).map_err(|_| too_large("games"))?;
+        if self.duration.is_zero() {
+            return Err(invalid("duration", "must be longer than zero"));
+        }
+        if self.connect_timeout.is_zero() {
+            return Err(invalid("connect_timeout", "must be longer than zero"));
+        }
+        let logout_timeout = self
+            .logout_timeout
+            .unwrap_or_else(|| default_logout_timeout(players));
+        if logout_timeout.is_zero() {
+            return Err(invalid("logout_timeout", "must be longer than zero"));
+        }
+        Ok(Numbers {
+            games,
+            retries,
+            logout_timeout,
+            seats,
+            players,
+            threads: self.threads,
+            duration: self.duration,
+            ramp: self.ramp,
+            think: self.think,
+            think_jitter: self.think_jitter,
+            connect_timeout: self.connect_timeout,
+            logout_timeout_given: self.logout_timeout_given,
+        })
+    }
+}
+
+/// The server URL as typed and as a base URL, and no argument after it.
+fn server(matches: &clap::ArgMatches) -> Result<(String, Target), String> {
     let Some(url) = matches.get_one::<String>("url") else {
         return Err(format!("missing server URL ({USAGE})"));
     };
     let mut server =
         url::parse_url(url).map_err(|reason| format!("invalid URL '{url}': {reason}"))?;
     server.path = base_path(&server.path);
-    if let Some(extra) = extra_argument(&matches) {
+    if let Some(extra) = extra_argument(matches) {
         return Err(format!(
             "unexpected argument '{extra}' after the server URL ({USAGE})"
         ));
     }
+    Ok((url.clone(), server))
+}
 
-    if !(1..=4).contains(&seats) {
-        return Err(invalid(
-            "seats",
-            "must be 1, 2, 3 or 4 (a table has four seats)",
-        ));
-    }
-    if players == 0 || players % seats != 0 {
-        return Err(invalid(
-            "players",
-            &format!("must be a positive multiple of {seats} ({seats} tsumo players to a table; see --seats)"),
-        ));
-    }
-    if threads == 0 {
-        return Err(invalid("threads", "must be at least 1"));
-    }
-    if games == 0 {
-        return Err(invalid("games", "must be at least 1"));
-    }
-    if retries == 0 {
-        return Err(invalid("retries", "must be at least 1"));
-    }
-    let retries = u32::try_from(retries).map_err(|_| invalid("retries", "number is too large"))?;
-    let games = u32::try_from(games).map_err(|_| invalid("games", "number is too large"))?;
-    if max_duration.is_zero() {
-        return Err(invalid("duration", "must be longer than zero"));
-    }
-    if connect_timeout.is_zero() {
-        return Err(invalid("connect_timeout", "must be longer than zero"));
-    }
-    let logout_timeout_given = logout_timeout.is_some();
-    let logout_timeout = logout_timeout.unwrap_or_else(|| default_logout_timeout(players));
-    if logout_timeout.is_zero() {
-        return Err(invalid("logout_timeout", "must be longer than zero"));
-    }
-    super::only_with_vs(&matches)?;
-    let rounds = count("rounds", DEFAULT_ROUNDS)?;
+/// `--rounds` and the `--vs` server's base URL (the `--vs-*` options only with `--vs`).
+fn rounds_and_vs(options: &super::Options) -> Result<(u32, Option<Target>), String> {
+    let matches = options.matches;
+    super::only_with_vs(matches)?;
+    let rounds = options.count("rounds")?.unwrap_or(DEFAULT_ROUNDS);
     if rounds == 0 {
-        return Err(invalid("rounds", "must be at least 1"));
+        return Err(options.invalid("rounds", "must be at least 1"));
     }
-    let rounds = u32::try_from(rounds).map_err(|_| invalid("rounds", "number is too large"))?;
+    let rounds =
+        u32::try_from(rounds).map_err(|_| options.invalid("rounds", "number is too large"))?;
     let vs = match matches.get_one::<String>("vs") {
         Some(text) => {
             let mut target = url::parse_url(text)
@@ -157,6 +290,15 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
         }
         None => None,
     };
+    Ok((rounds, vs))
+}
+
+/// The game's rule (`--rule FILE` onto the default), its `--timer` and the `--bot` every seat runs.
+fn game(
+    options: &super::Options,
+) -> Result<(serde_json::Value, Option<Vec<u64>>, BotKind), String> {
+    let matches = options.matches;
+    let invalid = |id: &str, reason: &str| options.invalid(id, reason);
     let rule = match matches.get_one::<PathBuf>("rule") {
         Some(path) => rules::load(path).map_err(|e| format!("--rule {}: {e}", path.display()))?,
         None => rules::default_rule(),
@@ -171,69 +313,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
         }
         None => BotKind::default(),
     };
-    let part = super::shard::part(
-        &matches,
-        &argv,
-        &super::shard::process_env,
-        crate::sys::wallclock::unix_now_ns(),
-    )?;
-    let players_given = matches.contains_id("players");
-    let players = super::shard::split_players(players, seats, part.shard, players_given)?;
-    let bind = super::bind::parse(&matches)?;
-    let json = match matches.get_one::<PathBuf>("json") {
-        Some(p) if p.as_os_str() == "-" => Some(JsonOut::Stdout),
-        Some(p) => Some(JsonOut::File(p.clone())),
-        None => None,
-    };
-    let plan = MahjongPlan {
-        options: RunOptions {
-            label: matches
-                .get_one::<String>("label")
-                .cloned()
-                .unwrap_or_else(|| url.clone()),
-            server_pids: super::server_pids(&matches)?,
-            interval: super::interval(&options)?,
-            vs,
-            vs_label: matches.get_one::<String>("vs_label").cloned(),
-            rounds,
-            part,
-            bind,
-            threads: threads.min(players / seats),
-            duration: max_duration,
-            latency: matches.get_flag("latency"),
-            insecure: matches.get_flag("insecure"),
-            cacert: matches.get_one::<PathBuf>("cacert").cloned(),
-            json,
-            html: matches.get_one::<PathBuf>("html").cloned(),
-            quiet: matches.get_flag("quiet"),
-            progress: matches.get_flag("progress"),
-            objectives: super::slo::mahjong(&matches, think)?,
-            dashboard: super::shared::dashboard_at(&options)?,
-            remote_write: super::shared::remote_write(&options)?,
-        },
-        server,
-        players,
-        seats,
-        ramp,
-        think,
-        think_jitter,
-        bot,
-        games,
-        rule,
-        rule_file: matches.get_one::<PathBuf>("rule").cloned(),
-        timer,
-        lockstep: !matches.get_flag("start_when_full"),
-        connect_timeout,
-        logout_timeout,
-        retries,
-    };
-    if matches.get_flag("capacity") {
-        // The default grows with the players: the search's most, there.
-        let default_logout = (!logout_timeout_given).then_some(default_logout_timeout as _);
-        return super::mahjong_capacity::plan(&matches, plan, default_logout);
-    }
-    super::mahjong_capacity::not_without(&matches)?;
-    Ok(Parsed::Mahjong(Box::new(plan)))
+    Ok((rule, timer, bot))
 }
 
 /// `--logout-timeout` when it is not given: 30 s, or 10 ms per player of the whole session

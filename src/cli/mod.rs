@@ -49,10 +49,6 @@ use crate::plan::{CapacityPlan, JsonOut, MahjongPlan, Plan, RunOptions};
 use crate::stats::timeline::{DEFAULT_INTERVAL, MIN_INTERVAL};
 
 use message::clap_message;
-use wrk::{
-    DEFAULT_CONNECTIONS, DEFAULT_DURATION, DEFAULT_ROUNDS, DEFAULT_SCRIPT_TIMEOUT, DEFAULT_THREADS,
-    DEFAULT_TIMEOUT,
-};
 
 pub use header::parse_header;
 pub use units::{parse_duration, parse_metric};
@@ -82,9 +78,6 @@ pub enum Parsed {
     /// Print this text on stdout and exit 0 (`--help`, `--version`).
     Print(String),
 }
-
-/// The widest `--slack`: a coarser pacer is a burst generator, not a constant rate.
-const MAX_SLACK: Duration = Duration::from_millis(10);
 
 const USAGE: &str = "usage: tsumo [options] <url>";
 
@@ -176,93 +169,28 @@ fn run_plan(
     objectives: Objectives,
 ) -> Result<Plan, String> {
     let matches = options.matches;
-    let threads = options.count("threads")?.unwrap_or(DEFAULT_THREADS);
-    let connections = options.count("connections")?.unwrap_or(DEFAULT_CONNECTIONS);
-    let duration = options.duration("duration")?.unwrap_or(DEFAULT_DURATION);
-    let rate = options.metric("rate")?;
-    let timeout = options.duration("timeout")?.unwrap_or(DEFAULT_TIMEOUT);
-    let script_timeout = match options.duration("script_timeout")? {
-        Some(limit) if limit.is_zero() => None,
-        Some(limit) => Some(limit),
-        None => Some(DEFAULT_SCRIPT_TIMEOUT),
-    };
-
+    let load = wrk::Load::read(options)?;
     let Some(url) = matches.get_one::<String>("url") else {
         return Err(format!("missing URL ({USAGE})"));
     };
     let target = url::parse_url(url).map_err(|reason| format!("invalid URL '{url}': {reason}"))?;
-
-    let mut headers = Vec::new();
-    for text in matches.get_many::<String>("header").into_iter().flatten() {
-        let (name, value) = header::parse_header(text)
-            .map_err(|reason| format!("invalid header '{text}' for -H: {reason}"))?;
-        header::add_header(&mut headers, name, value);
-    }
-
-    if threads == 0 {
-        return Err(options.invalid("threads", "must be at least 1"));
-    }
-    if connections == 0 {
-        return Err(options.invalid("connections", "must be at least 1"));
-    }
-    if connections < threads {
-        return Err(format!(
-            "-c {connections} is fewer connections than -t {threads} threads; \
-             each thread needs at least one connection"
-        ));
-    }
-    if duration.is_zero() {
-        return Err(options.invalid("duration", "must be longer than zero"));
-    }
-    if rate == Some(0) {
-        return Err(options.invalid(
-            "rate",
-            "must be at least 1 (leave out -R to run at full speed)",
-        ));
-    }
-    if timeout.is_zero() {
-        return Err(options.invalid("timeout", "must be longer than zero"));
-    }
-    let slack = match matches.get_one::<String>("slack").map(|s| s.trim()) {
-        None | Some("auto") => None,
-        Some(_) => match options.duration("slack")? {
-            Some(slack) if slack > MAX_SLACK => {
-                return Err(options.invalid("slack", "must be at most 10ms"))
-            }
-            slack => slack,
-        },
-    };
+    let headers = wrk::headers(matches)?;
+    load.check(options)?;
+    let slack = wrk::slack_of(options)?;
     let part = shard::part(
         matches,
         argv,
         &shard::process_env,
         crate::sys::wallclock::unix_now_ns(),
     )?;
-    let (connections, rate) = shard::split_http(connections, rate, threads, part.shard)?;
-    let bind = bind::parse(&matches)?;
-
-    let json = match path_option(&matches, "json") {
-        Some(p) if p.as_os_str() == "-" => Some(JsonOut::Stdout),
-        Some(p) => Some(JsonOut::File(p)),
-        None => None,
-    };
+    let (connections, rate) =
+        shard::split_http(load.connections, load.rate, load.threads, part.shard)?;
+    let bind = bind::parse(matches)?;
+    let json = json_out(path_option(matches, "json"));
     let u_latency = matches.get_flag("u_latency");
 
-    let server_pids = server_pids(&matches)?;
-    let vs = match matches.get_one::<String>("vs") {
-        Some(text) => Some(
-            url::parse_url(text)
-                .map_err(|reason| format!("invalid URL '{text}' for --vs: {reason}"))?,
-        ),
-        None => None,
-    };
-    only_with_vs(&matches)?;
-    let rounds = options.count("rounds")?.unwrap_or(DEFAULT_ROUNDS);
-    if rounds == 0 {
-        return Err(options.invalid("rounds", "must be at least 1"));
-    }
-    let rounds =
-        u32::try_from(rounds).map_err(|_| options.invalid("rounds", "number is too large"))?;
+    let server_pids = server_pids(matches)?;
+    let (vs, rounds) = wrk::vs_and_rounds(options)?;
     let https = |scheme| scheme == crate::plan::Scheme::Https;
     let vs_https = vs.as_ref().map(|vs| https(vs.scheme));
     let protocols = http2::parse(&options, https(target.scheme), vs_https)?;
@@ -274,13 +202,13 @@ fn run_plan(
     Ok(Plan {
         target,
         options: RunOptions {
-            threads,
-            duration,
+            threads: load.threads,
+            duration: load.duration,
             part,
             bind,
             latency: matches.get_flag("latency") || u_latency,
             insecure: matches.get_flag("insecure"),
-            cacert: path_option(&matches, "cacert"),
+            cacert: path_option(matches, "cacert"),
             json,
             quiet: matches.get_flag("quiet"),
             progress: matches.get_flag("progress"),
@@ -289,28 +217,28 @@ fn run_plan(
                 .cloned()
                 .unwrap_or_else(|| url.clone()),
             server_pids,
-            interval: interval(&options)?,
-            html: path_option(&matches, "html"),
+            interval: interval(options)?,
+            html: path_option(matches, "html"),
             vs,
             vs_label: matches.get_one::<String>("vs_label").cloned(),
             rounds,
             objectives,
-            dashboard: shared::dashboard_at(&options)?,
-            remote_write: shared::remote_write(&options)?,
+            dashboard: shared::dashboard_at(options)?,
+            remote_write: shared::remote_write(options)?,
         },
         connections,
         rate,
-        script: path_option(&matches, "script"),
-        script_timeout,
+        script: path_option(matches, "script"),
+        script_timeout: load.script_timeout,
         headers,
         u_latency,
         batch_latency: matches.get_flag("batch_latency"),
-        timeout,
+        timeout: load.timeout,
         slack,
         progress_prefix: String::new(),
         end_early: None,
-        hgrm: path_option(&matches, "hgrm"),
-        hlog: path_option(&matches, "hlog"),
+        hgrm: path_option(matches, "hgrm"),
+        hlog: path_option(matches, "hlog"),
         protocol: protocols.run,
         vs_protocol: protocols.vs,
         script_args: matches
@@ -320,6 +248,15 @@ fn run_plan(
             .cloned()
             .collect(),
     })
+}
+
+/// `--json PATH` as the output it names: `-` for stdout.
+fn json_out(path: Option<PathBuf>) -> Option<JsonOut> {
+    match path {
+        Some(p) if p.as_os_str() == "-" => Some(JsonOut::Stdout),
+        Some(p) => Some(JsonOut::File(p)),
+        None => None,
+    }
 }
 
 /// `--rounds` and `--vs-label` shape an A/B comparison: without `--vs` they are a mistake, not

@@ -5,12 +5,13 @@
 
 use std::time::Duration;
 
-use clap::{Arg, ArgAction, Command};
+use clap::{Arg, ArgAction, ArgMatches, Command};
 
 use super::help::Page;
 use super::shared::{self, file, flag, value, For};
 use super::units::duration_text;
-use super::{bind, http2, shard, slo};
+use super::{bind, header, http2, shard, slo, url, Options};
+use crate::plan::Target;
 
 pub(super) const DEFAULT_THREADS: usize = 2;
 pub(super) const DEFAULT_CONNECTIONS: usize = 10;
@@ -167,4 +168,110 @@ fn slack() -> Arg {
          microsecond at any rate, for up to a core per thread [default: auto:\n\
          0 below 8,000 req/s per thread, 100us there, 250us from 20,000]",
     )
+}
+
+/// The widest `--slack`: a coarser pacer is a burst generator, not a constant rate.
+const MAX_SLACK: Duration = Duration::from_millis(10);
+
+/// The load of a wrk2 command line: read (or defaulted) first, checked once the URL and the
+/// headers are read, so a mistake in either is reported in the order it always was.
+pub(super) struct Load {
+    pub threads: usize,
+    pub connections: usize,
+    pub duration: Duration,
+    pub rate: Option<u64>,
+    pub timeout: Duration,
+    /// `None`: no limit (`--script-timeout 0`).
+    pub script_timeout: Option<Duration>,
+}
+
+impl Load {
+    pub fn read(options: &Options) -> Result<Self, String> {
+        Ok(Load {
+            threads: options.count("threads")?.unwrap_or(DEFAULT_THREADS),
+            connections: options.count("connections")?.unwrap_or(DEFAULT_CONNECTIONS),
+            duration: options.duration("duration")?.unwrap_or(DEFAULT_DURATION),
+            rate: options.metric("rate")?,
+            timeout: options.duration("timeout")?.unwrap_or(DEFAULT_TIMEOUT),
+            script_timeout: match options.duration("script_timeout")? {
+                Some(limit) if limit.is_zero() => None,
+                Some(limit) => Some(limit),
+                None => Some(DEFAULT_SCRIPT_TIMEOUT),
+            },
+        })
+    }
+
+    /// One line naming the first number out of range.
+    pub fn check(&self, options: &Options) -> Result<(), String> {
+        let (threads, connections) = (self.threads, self.connections);
+        if threads == 0 {
+            return Err(options.invalid("threads", "must be at least 1"));
+        }
+        if connections == 0 {
+            return Err(options.invalid("connections", "must be at least 1"));
+        }
+        if connections < threads {
+            return Err(format!(
+                "-c {connections} is fewer connections than -t {threads} threads; \
+                 each thread needs at least one connection"
+            ));
+        }
+        if self.duration.is_zero() {
+            return Err(options.invalid("duration", "must be longer than zero"));
+        }
+        if self.rate == Some(0) {
+            return Err(options.invalid(
+                "rate",
+                "must be at least 1 (leave out -R to run at full speed)",
+            ));
+        }
+        if self.timeout.is_zero() {
+            return Err(options.invalid("timeout", "must be longer than zero"));
+        }
+        Ok(())
+    }
+}
+
+/// The `-H` headers, a later one of a name replacing an earlier one.
+pub(super) fn headers(matches: &ArgMatches) -> Result<Vec<(String, String)>, String> {
+    let mut headers = Vec::new();
+    for text in matches.get_many::<String>("header").into_iter().flatten() {
+        let (name, value) = header::parse_header(text)
+            .map_err(|reason| format!("invalid header '{text}' for -H: {reason}"))?;
+        header::add_header(&mut headers, name, value);
+    }
+    Ok(headers)
+}
+
+/// `--slack`: `None` for `auto` (or not given), else at most [`MAX_SLACK`].
+pub(super) fn slack_of(options: &Options) -> Result<Option<Duration>, String> {
+    match options.matches.get_one::<String>("slack").map(|s| s.trim()) {
+        None | Some("auto") => Ok(None),
+        Some(_) => match options.duration("slack")? {
+            Some(slack) if slack > MAX_SLACK => {
+                Err(options.invalid("slack", "must be at most 10ms"))
+            }
+            slack => Ok(slack),
+        },
+    }
+}
+
+/// The `--vs` target and `--rounds` (the `--vs-*` options only with `--vs`).
+pub(super) fn vs_and_rounds(options: &Options) -> Result<(Option<Target>, u32), String> {
+    let matches = options.matches;
+    let vs = match matches.get_one::<String>("vs") {
+        Some(text) => Some(
+            url::parse_url(text)
+                .map_err(|reason| format!("invalid URL '{text}' for --vs: {reason}"))?,
+        ),
+        None => None,
+    };
+    super::only_with_vs(matches)?;
+    let rounds = options.count("rounds")?.unwrap_or(DEFAULT_ROUNDS);
+    if rounds == 0 {
+        return Err(options.invalid("rounds", "must be at least 1"));
+    }
+    let rounds =
+        u32::try_from(rounds).map_err(|_| options.invalid("rounds", "number is too large"))?;
+    Ok((vs, rounds))
 }

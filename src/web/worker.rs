@@ -89,6 +89,64 @@ impl Worker for HttpWorker {
     }
 
     async fn run(self, ctx: WorkerContext<LiveCounters>) -> Result<HttpRecord, Error> {
+        let (shared, mux, layout) = self.into_parts(&ctx);
+        // Each connection keeps its source address through reconnects.
+        let sources: Vec<Option<IpAddr>> = (0..layout.connections)
+            .map(|i| source::pick(&layout.sources, layout.first_connection + i))
+            .collect();
+        // Connect first, so that connection set-up does not eat into the first interval.
+        let opened = connect_all(&shared, &mux, &sources, layout.timeout).await;
+
+        let t0 = ctx.start();
+        let intervals = IntervalClock::new(t0, layout.interval);
+        shared.recorder.borrow_mut().start_timeline(intervals);
+        tokio::task::spawn_local(close_intervals(shared.recorder.clone(), intervals));
+        tokio::task::spawn_local(Rc::clone(&shared.watchdog).run());
+        let mut scheduled = Vec::new();
+        for (i, (opened, source)) in opened.into_iter().zip(sources).enumerate() {
+            let schedule = layout.schedule(t0, i);
+            let Some(progress) = start(Rc::clone(&shared), &mux, opened, source, schedule) else {
+                continue;
+            };
+            if let Some(schedule) = schedule {
+                scheduled.push((schedule, progress));
+            }
+        }
+        wait_for_end(&ctx, &shared).await;
+        Ok(finish(&ctx, &shared, &mux, &scheduled))
+    }
+}
+
+/// A worker's multiplexed protocol and the requests its streams send (`None`: HTTP/1.1).
+type Mux = Option<(Protocol, Rc<MuxRequests>)>;
+
+/// Where a worker's connections sit in the run, and how long and how fast they send.
+struct Layout {
+    first_connection: usize,
+    connections: usize,
+    total_connections: usize,
+    rate: Option<u64>,
+    shard: Shard,
+    sources: Vec<IpAddr>,
+    timeout: Duration,
+    interval: Duration,
+    duration: Duration,
+}
+
+impl Layout {
+    /// The schedule of this worker's connection `local` (`None`: closed loop).
+    fn schedule(&self, t0: Nanos, local: usize) -> Option<Schedule> {
+        self.rate.map(|rate| {
+            let local = self.first_connection + local;
+            Schedule::of_shard(t0, self.shard, local, self.total_connections, rate)
+                .lasting(self.duration)
+        })
+    }
+}
+
+impl HttpWorker {
+    /// The state this worker's connections share, its multiplexed protocol, and the rest.
+    fn into_parts(self, ctx: &WorkerContext<LiveCounters>) -> (Rc<Shared>, Mux, Layout) {
         let hooks = self
             .script
             .as_ref()
@@ -127,127 +185,146 @@ impl Worker for HttpWorker {
             };
             (protocol, requests)
         });
+        let layout = Layout {
+            first_connection: self.first_connection,
+            connections: self.connections,
+            total_connections: self.total_connections,
+            rate: self.rate,
+            shard: self.shard,
+            sources: self.sources,
+            timeout: self.timeout,
+            interval: self.interval,
+            duration: self.duration,
+        };
+        (shared, mux, layout)
+    }
+}
 
-        // Each connection keeps its source address through reconnects.
-        let sources: Vec<Option<IpAddr>> = (0..self.connections)
-            .map(|i| source::pick(&self.sources, self.first_connection + i))
-            .collect();
-        // Connect first, so that connection set-up does not eat into the first interval.
-        let handles: Vec<_> = sources
-            .iter()
-            .map(|&source| {
-                let shared = Rc::clone(&shared);
-                let timeout = self.timeout;
-                let quic = match &mux {
-                    Some((Protocol::H3(_, quic), _)) => Some(Rc::clone(quic)),
-                    _ => None,
-                };
-                tokio::task::spawn_local(async move {
-                    match quic {
-                        None => Opened::Stream(
-                            tokio::time::timeout(timeout, shared.connect(source))
-                                .await
-                                .ok()
-                                .and_then(Result::ok),
-                        ),
-                        Some(quic) => Opened::Quic(
-                            tokio::time::timeout(timeout, quic.connect(&shared, source))
-                                .await
-                                .ok()
-                                .and_then(Result::ok),
-                        ),
-                    }
-                })
-            })
-            .collect();
-        let mut opened = Vec::with_capacity(handles.len());
-        for handle in handles {
-            opened.push(handle.await.unwrap_or(Opened::Stream(None)));
-        }
-
-        let t0 = ctx.start();
-        let intervals = IntervalClock::new(t0, self.interval);
-        shared.recorder.borrow_mut().start_timeline(intervals);
-        tokio::task::spawn_local(close_intervals(shared.recorder.clone(), intervals));
-        tokio::task::spawn_local(Rc::clone(&shared.watchdog).run());
-        let mut scheduled = Vec::new();
-        for (i, (opened, source)) in opened.into_iter().zip(sources).enumerate() {
-            let schedule = self.rate.map(|rate| {
-                let local = self.first_connection + i;
-                Schedule::of_shard(t0, self.shard, local, self.total_connections, rate)
-                    .lasting(self.duration)
-            });
-            let shared = Rc::clone(&shared);
-            let progress = match (&mux, opened) {
-                (None, Opened::Stream(stream)) => {
-                    let conn = Connection::new(shared, schedule, stream, source);
-                    let progress = conn.progress();
-                    tokio::task::spawn_local(conn.run());
-                    progress
-                }
-                (Some((Protocol::H2(settings), requests)), Opened::Stream(stream)) => {
-                    let wire = H2Wire::new(*settings, stream);
-                    let requests = Rc::clone(requests);
-                    let streams = settings.streams;
-                    spawn_mux(MuxConnection::new(
-                        shared, wire, streams, requests, schedule, source,
-                    ))
-                }
-                (Some((Protocol::H3(streams, quic), requests)), opened) => {
-                    let ready = match opened {
-                        Opened::Quic(ready) => ready,
-                        Opened::Stream(_) => None,
-                    };
-                    let wire = H3Wire::new(Rc::clone(quic), ready);
-                    let requests = Rc::clone(requests);
-                    let streams = *streams;
-                    spawn_mux(MuxConnection::new(
-                        shared, wire, streams, requests, schedule, source,
-                    ))
-                }
-                (_, Opened::Quic(_)) => continue,
+/// Opens every connection (a QUIC one for HTTP/3), each within `timeout`, all at once.
+async fn connect_all(
+    shared: &Rc<Shared>,
+    mux: &Mux,
+    sources: &[Option<IpAddr>],
+    timeout: Duration,
+) -> Vec<Opened> {
+    let handles: Vec<_> = sources
+        .iter()
+        .map(|&source| {
+            let shared = Rc::clone(shared);
+            let quic = match mux {
+                Some((Protocol::H3(_, quic), _)) => Some(Rc::clone(quic)),
+                _ => None,
             };
-            if let Some(schedule) = schedule {
-                scheduled.push((schedule, progress));
-            }
-        }
-        let mut shutdown = ctx.shutdown();
-        loop {
-            if *shutdown.borrow_and_update() || shared.stop.get() {
-                break;
-            }
-            tokio::select! {
-                changed = shutdown.changed() => if changed.is_err() { break },
-                _ = shared.stop_wake.notified() => {}
-            }
-        }
-        count_unsent(
-            &scheduled,
-            &mut shared.recorder.borrow_mut().counters.unsent,
-        );
-        // A script error ends the whole run; `thread:stop()` ends this worker only.
-        if shared.script_error.borrow().is_some() {
-            ctx.end_run();
-        }
-        // The connection tasks are cancelled with the worker's LocalSet (in-flight requests are
-        // not counted).
-        match &mux {
-            Some((Protocol::H2(_), _)) => {
-                let counters = shared.http2.take();
-                shared.recorder.borrow_mut().counters.http2 = Some(counters);
-            }
-            Some((Protocol::H3(_, quic), _)) => {
-                quic.finish(&shared);
-                let counters = shared.http3.take();
-                shared.recorder.borrow_mut().counters.http3 = Some(counters);
-            }
-            None => {}
-        }
-        let recorder = shared.recorder.take();
-        Ok(HttpRecord {
-            recorder,
-            script_error: shared.script_error.take(),
+            tokio::task::spawn_local(async move {
+                match quic {
+                    None => Opened::Stream(
+                        tokio::time::timeout(timeout, shared.connect(source))
+                            .await
+                            .ok()
+                            .and_then(Result::ok),
+                    ),
+                    Some(quic) => Opened::Quic(
+                        tokio::time::timeout(timeout, quic.connect(&shared, source))
+                            .await
+                            .ok()
+                            .and_then(Result::ok),
+                    ),
+                }
+            })
         })
+        .collect();
+    let mut opened = Vec::with_capacity(handles.len());
+    for handle in handles {
+        opened.push(handle.await.unwrap_or(Opened::Stream(None)));
+    }
+    opened
+}
+
+/// Starts one connection's paced life in its protocol: its progress, to read from outside it
+/// (`None` for a QUIC connection without HTTP/3, which cannot happen).
+fn start(
+    shared: Rc<Shared>,
+    mux: &Mux,
+    opened: Opened,
+    source: Option<IpAddr>,
+    schedule: Option<Schedule>,
+) -> Option<Rc<Progress>> {
+    Some(match (mux, opened) {
+        (None, Opened::Stream(stream)) => {
+            let conn = Connection::new(shared, schedule, stream, source);
+            let progress = conn.progress();
+            tokio::task::spawn_local(conn.run());
+            progress
+        }
+        (Some((Protocol::H2(settings), requests)), Opened::Stream(stream)) => {
+            let wire = H2Wire::new(*settings, stream);
+            let requests = Rc::clone(requests);
+            let streams = settings.streams;
+            spawn_mux(MuxConnection::new(
+                shared, wire, streams, requests, schedule, source,
+            ))
+        }
+        (Some((Protocol::H3(streams, quic), requests)), opened) => {
+            let ready = match opened {
+                Opened::Quic(ready) => ready,
+                Opened::Stream(_) => None,
+            };
+            let wire = H3Wire::new(Rc::clone(quic), ready);
+            let requests = Rc::clone(requests);
+            let streams = *streams;
+            spawn_mux(MuxConnection::new(
+                shared, wire, streams, requests, schedule, source,
+            ))
+        }
+        (_, Opened::Quic(_)) => return None,
+    })
+}
+
+/// Until the run's shutdown, or until the script stops this worker.
+async fn wait_for_end(ctx: &WorkerContext<LiveCounters>, shared: &Shared) {
+    let mut shutdown = ctx.shutdown();
+    loop {
+        if *shutdown.borrow_and_update() || shared.stop.get() {
+            break;
+        }
+        tokio::select! {
+            changed = shutdown.changed() => if changed.is_err() { break },
+            _ = shared.stop_wake.notified() => {}
+        }
+    }
+}
+
+/// The worker's record at its end: the requests never sent, its protocol's counters, and a
+/// script error (which ends the whole run).
+fn finish(
+    ctx: &WorkerContext<LiveCounters>,
+    shared: &Shared,
+    mux: &Mux,
+    scheduled: &[(Schedule, Rc<Progress>)],
+) -> HttpRecord {
+    count_unsent(scheduled, &mut shared.recorder.borrow_mut().counters.unsent);
+    // A script error ends the whole run; `thread:stop()` ends this worker only.
+    if shared.script_error.borrow().is_some() {
+        ctx.end_run();
+    }
+    // The connection tasks are cancelled with the worker's LocalSet (in-flight requests are
+    // not counted).
+    match mux {
+        Some((Protocol::H2(_), _)) => {
+            let counters = shared.http2.take();
+            shared.recorder.borrow_mut().counters.http2 = Some(counters);
+        }
+        Some((Protocol::H3(_, quic), _)) => {
+            quic.finish(shared);
+            let counters = shared.http3.take();
+            shared.recorder.borrow_mut().counters.http3 = Some(counters);
+        }
+        None => {}
+    }
+    let recorder = shared.recorder.take();
+    HttpRecord {
+        recorder,
+        script_error: shared.script_error.take(),
     }
 }
 

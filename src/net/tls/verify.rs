@@ -388,9 +388,7 @@ fn explained(
     let Some(facts) = Facts::read(end_entity.as_ref()) else {
         return refused.clone();
     };
-    let host = server_name.to_str();
     let subject = &facts.subject;
-    let issuer = &facts.issuer;
     let (kind, problem, fix) = match reason {
         CertificateError::Expired | CertificateError::ExpiredContext { .. } => (
             TlsFailure::Expired,
@@ -411,88 +409,15 @@ fn explained(
         CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. }
             if facts.no_san =>
         {
-            let san = match server_name {
-                ServerName::IpAddress(_) => format!("IP:{host}"),
-                _ => format!("DNS:{host}"),
-            };
-            match (given.pinned, &facts.cn) {
-                (true, Some(cn)) => (
-                    TlsFailure::WrongName,
-                    format!(
-                        "the server's certificate ({subject}) has no subjectAltName, and its CN \
-                         is {cn}, not {host}"
-                    ),
-                    format!(
-                        "use {cn} in the URL, or give the server a certificate with \
-                         subjectAltName for {host}; {INSECURE}"
-                    ),
-                ),
-                _ => (
-                    TlsFailure::WrongName,
-                    format!(
-                        "the server's certificate ({subject}) has no subjectAltName; names are \
-                         not checked against the CN"
-                    ),
-                    format!(
-                        "give the server a certificate with subjectAltName for {host} (openssl: \
-                         -addext subjectAltName={san}), or pass the server's own certificate as \
-                         --cacert to pin it; {INSECURE}"
-                    ),
-                ),
-            }
+            without_san(&facts, server_name, given.pinned)
         }
         CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. } => {
-            let names = if facts.names.is_empty() {
-                "no host name (it has no subjectAltName)".to_string()
-            } else {
-                facts.names.join(", ")
-            };
-            (
-                TlsFailure::WrongName,
-                format!("the server's certificate ({subject}) is for {names}, not for {host}"),
-                format!(
-                    "use a name the certificate has in the URL, or give the server a \
-                     certificate for {host}; {INSECURE}"
-                ),
-            )
+            other_names(&facts, server_name)
         }
         CertificateError::UnknownIssuer | CertificateError::Other(_) if facts.self_issued => {
-            match cacert {
-                None => (
-                    TlsFailure::SelfSigned,
-                    format!("the server's certificate ({subject}) is self-signed"),
-                    format!(
-                        "pass that certificate's file as --cacert FILE to trust it; {INSECURE}"
-                    ),
-                ),
-                Some(path) => (
-                    TlsFailure::SelfSigned,
-                    format!(
-                        "{path} does not contain the server's self-signed certificate \
-                         ({subject})"
-                    ),
-                    format!("pass the server's own certificate file as --cacert; {INSECURE}"),
-                ),
-            }
+            self_signed(&facts, cacert)
         }
-        CertificateError::UnknownIssuer => match cacert {
-            None => (
-                TlsFailure::UnknownIssuer,
-                format!(
-                    "the server's certificate ({subject}) is issued by {issuer}, which is not \
-                     a trusted CA"
-                ),
-                format!("pass that CA's certificate as --cacert FILE; {INSECURE}"),
-            ),
-            Some(path) => (
-                TlsFailure::UnknownIssuer,
-                format!(
-                    "{path} does not contain the issuer of the server's certificate \
-                     ({subject}, issued by {issuer})"
-                ),
-                format!("pass the certificate of {issuer} as --cacert; {INSECURE}"),
-            ),
-        },
+        CertificateError::UnknownIssuer => unknown_issuer(&facts, cacert),
         other => (
             TlsFailure::OtherCertificate,
             format!(
@@ -507,6 +432,107 @@ fn explained(
         problem,
         fix,
     }))))
+}
+
+/// A refusal's kind, what went wrong, and what to do.
+type Refused = (TlsFailure, String, String);
+
+/// A certificate without subjectAltName refused for the host: names are not checked against
+/// its CN, unless it was pinned with `--cacert` (then its CN is the name to use).
+fn without_san(facts: &Facts, server_name: &ServerName<'_>, pinned: bool) -> Refused {
+    let host = server_name.to_str();
+    let subject = &facts.subject;
+    let san = match server_name {
+        ServerName::IpAddress(_) => format!("IP:{host}"),
+        _ => format!("DNS:{host}"),
+    };
+    match (pinned, &facts.cn) {
+        (true, Some(cn)) => (
+            TlsFailure::WrongName,
+            format!(
+                "the server's certificate ({subject}) has no subjectAltName, and its CN \
+                 is {cn}, not {host}"
+            ),
+            format!(
+                "use {cn} in the URL, or give the server a certificate with \
+                 subjectAltName for {host}; {INSECURE}"
+            ),
+        ),
+        _ => (
+            TlsFailure::WrongName,
+            format!(
+                "the server's certificate ({subject}) has no subjectAltName; names are \
+                 not checked against the CN"
+            ),
+            format!(
+                "give the server a certificate with subjectAltName for {host} (openssl: \
+                 -addext subjectAltName={san}), or pass the server's own certificate as \
+                 --cacert to pin it; {INSECURE}"
+            ),
+        ),
+    }
+}
+
+/// A certificate for other names than the host.
+fn other_names(facts: &Facts, server_name: &ServerName<'_>) -> Refused {
+    let host = server_name.to_str();
+    let subject = &facts.subject;
+    let names = if facts.names.is_empty() {
+        "no host name (it has no subjectAltName)".to_string()
+    } else {
+        facts.names.join(", ")
+    };
+    (
+        TlsFailure::WrongName,
+        format!("the server's certificate ({subject}) is for {names}, not for {host}"),
+        format!(
+            "use a name the certificate has in the URL, or give the server a \
+             certificate for {host}; {INSECURE}"
+        ),
+    )
+}
+
+/// A self-signed certificate, not (or not byte for byte) in `--cacert`.
+fn self_signed(facts: &Facts, cacert: Option<&str>) -> Refused {
+    let subject = &facts.subject;
+    match cacert {
+        None => (
+            TlsFailure::SelfSigned,
+            format!("the server's certificate ({subject}) is self-signed"),
+            format!("pass that certificate's file as --cacert FILE to trust it; {INSECURE}"),
+        ),
+        Some(path) => (
+            TlsFailure::SelfSigned,
+            format!(
+                "{path} does not contain the server's self-signed certificate \
+                 ({subject})"
+            ),
+            format!("pass the server's own certificate file as --cacert; {INSECURE}"),
+        ),
+    }
+}
+
+/// A certificate whose issuer is not trusted (nor in `--cacert`).
+fn unknown_issuer(facts: &Facts, cacert: Option<&str>) -> Refused {
+    let (subject, issuer) = (&facts.subject, &facts.issuer);
+    match cacert {
+        None => (
+            TlsFailure::UnknownIssuer,
+            format!(
+                "the server's certificate ({subject}) is issued by {issuer}, which is not \
+                 a trusted CA"
+            ),
+            format!("pass that CA's certificate as --cacert FILE; {INSECURE}"),
+        ),
+        Some(path) => (
+            TlsFailure::UnknownIssuer,
+            format!(
+                "{path} does not contain the issuer of the server's certificate \
+                 ({subject}, issued by {issuer})"
+            ),
+            format!("pass the certificate of {issuer} as --cacert; {INSECURE}"),
+        ),
+    }
 }
 
 #[cfg(test)]

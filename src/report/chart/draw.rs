@@ -7,7 +7,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::axis::Axis;
+use super::axis::{Axis, Ticked};
 use super::palette::{colour, shaded};
 use super::*;
 
@@ -42,6 +42,44 @@ pub(super) fn draw(
     series: &[Series],
     marks: &Marks,
 ) -> Result<String, ChartError> {
+    let entries = legend_entries(series, marks);
+    let below = entries.len() > LEGEND_IN_FRAME;
+    let legend_height = match below {
+        true => entries.len().div_ceil(LEGEND_COLUMNS) as u32 * LEGEND_LINE + 16,
+        false => 0,
+    };
+    let mut svg = String::new();
+    {
+        let root =
+            SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT + legend_height)).into_drawing_area();
+        root.fill(&WHITE).map_err(failed)?;
+        let (area, legend_area) = root.split_vertically(HEIGHT);
+        let area = titled(area, titles)?;
+        let mut chart = frame(&area, (x, x_label), (y, y_label))?;
+        let mut colours = entries.iter().map(|e| e.colour);
+        for s in series {
+            let colour = colours.next().ok_or_else(|| failed("no colour"))?;
+            draw_series(&mut chart, (x, y), s, colour)?;
+        }
+        draw_marks(&mut chart, (x, y), marks, colours)?;
+        if below {
+            legend(&legend_area, &entries, (20, 8), LEGEND_COLUMNS)?;
+        } else if !entries.is_empty() {
+            // In the frame's top left, on a white box (curves rise to the right).
+            let (px, py) = chart.plotting_area().get_base_pixel();
+            legend(&root, &entries, (px + 12, py + 12), 1)?;
+        }
+        root.present().map_err(failed)?;
+    }
+    Ok(svg)
+}
+
+/// A chart's plotting context on the SVG backend.
+type Chart<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<Ticked, Ticked>>;
+
+/// The legend's lines: the series', then the objectives', then the answer's; each in the colour
+/// it is drawn in.
+fn legend_entries(series: &[Series], marks: &Marks) -> Vec<Entry> {
     // One colour per index a chart uses: its series', then its objectives'.
     let count = series
         .iter()
@@ -76,132 +114,145 @@ pub(super) fn draw(
             swatch: Swatch::Bar(4),
         });
     }
-    let below = entries.len() > LEGEND_IN_FRAME;
-    let legend_height = match below {
-        true => entries.len().div_ceil(LEGEND_COLUMNS) as u32 * LEGEND_LINE + 16,
-        false => 0,
-    };
-    let mut svg = String::new();
-    {
-        let root =
-            SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT + legend_height)).into_drawing_area();
-        root.fill(&WHITE).map_err(failed)?;
-        let (mut area, legend_area) = root.split_vertically(HEIGHT);
-        if !titles.title.is_empty() {
-            area = area
-                .titled(&titles.title, font(16.0).style(FontStyle::Bold))
-                .map_err(failed)?;
-        }
-        if !titles.subtitle.is_empty() {
-            area = area
-                .titled(&titles.subtitle, font(11.0).color(&SUBTITLE))
-                .map_err(failed)?;
-        }
-        let mut chart = ChartBuilder::on(&area)
-            .margin_left(10)
-            .margin_right(25)
-            .margin_top(4)
-            .margin_bottom(8)
-            .x_label_area_size(42)
-            .y_label_area_size(62)
-            .build_cartesian_2d(x.coord(), y.coord())
-            .map_err(failed)?;
-        let x_labels = |v: &f64| x.label(*v);
-        let y_labels = |v: &f64| y.label(*v);
-        chart
-            .configure_mesh()
-            .bold_line_style(GRID)
-            .max_light_lines(0)
-            // Axes and tick marks would be polylines among the data's (transparent ones are not
-            // written): the frame is a rect, and the ticks only push the labels off it.
-            .axis_style(TRANSPARENT)
-            .set_all_tick_mark_size(4)
-            .label_style(font(12.0))
-            .axis_desc_style(font(14.0))
-            .x_label_formatter(&x_labels)
-            .y_label_formatter(&y_labels)
-            .x_desc(x_label)
-            .y_desc(y_label)
-            .draw()
-            .map_err(failed)?;
-        let (x0, x1) = (x.to_plot(x.low), x.to_plot(x.high));
-        let (y0, y1) = (y.to_plot(y.low), y.to_plot(y.high));
-        chart
-            .plotting_area()
-            .draw(&Rectangle::new([(x0, y1), (x1, y0)], FRAME))
-            .map_err(failed)?;
+    entries
+}
 
-        let mut colours = entries.iter().map(|e| e.colour);
-        for s in series {
-            let colour = colours.next().ok_or_else(|| failed("no colour"))?;
-            let points: Vec<(f64, f64)> = s
-                .points
-                .iter()
-                .map(|p| (x.to_plot(p.0), y.to_plot(p.1)))
-                .collect();
-            // More points than pixels across (a long run of short intervals): drawn alike from
-            // fewer, so a page's size stops growing with the run.
-            let points = if s.joined && s.marker.is_none() && points.len() > WIDTH as usize {
-                let pixels: Vec<(i32, i32)> =
-                    points.iter().map(|p| chart.backend_coord(p)).collect();
-                thinned(&points, &pixels)
-            } else {
-                points
-            };
-            let drawn = if s.joined && !points.is_empty() {
-                chart.draw_series(LineSeries::new(
-                    points.clone(),
-                    colour.stroke_width(s.width),
-                ))
-            } else {
-                // Nothing joined (or nothing at all); still named in the legend.
-                chart.draw_series(std::iter::empty::<Rectangle<(f64, f64)>>())
-            };
-            drawn.map_err(failed)?;
-            let style = |filled: bool| match filled {
-                true => colour.filled(),
-                false => colour.stroke_width(2),
-            };
-            let marked = match s.marker {
-                None => Ok(()),
-                Some(Shape::Filled) => chart
-                    .draw_series(points.iter().map(|p| Circle::new(*p, 4, style(true))))
-                    .map(|_| ()),
-                Some(Shape::Hollow) => chart
-                    .draw_series(points.iter().map(|p| Circle::new(*p, 4, style(false))))
-                    .map(|_| ()),
-                Some(Shape::Cross) => chart
-                    .draw_series(points.iter().map(|p| Cross::new(*p, 4, style(false))))
-                    .map(|_| ()),
-            };
-            marked.map_err(failed)?;
-        }
-        for objective in &marks.objectives {
-            let colour = colours.next().ok_or_else(|| failed("no colour"))?;
-            let at = y.to_plot(objective.y);
-            chart
-                .draw_series(LineSeries::new(
-                    [(x0, at), (x1, at)],
-                    colour.stroke_width(1),
-                ))
-                .map_err(failed)?;
-        }
-        if let Some(answer) = &marks.answer {
-            let at = x.to_plot(answer.x);
-            chart
-                .draw_series(LineSeries::new([(at, y0), (at, y1)], BLACK.stroke_width(2)))
-                .map_err(failed)?;
-        }
-        if below {
-            legend(&legend_area, &entries, (20, 8), LEGEND_COLUMNS)?;
-        } else if !entries.is_empty() {
-            // In the frame's top left, on a white box (curves rise to the right).
-            let (px, py) = chart.plotting_area().get_base_pixel();
-            legend(&root, &entries, (px + 12, py + 12), 1)?;
-        }
-        root.present().map_err(failed)?;
+/// The area under the chart's title and subtitle (each only when it has text).
+fn titled<'b>(
+    mut area: DrawingArea<SVGBackend<'b>, Shift>,
+    titles: &Titles,
+) -> Result<DrawingArea<SVGBackend<'b>, Shift>, ChartError> {
+    if !titles.title.is_empty() {
+        area = area
+            .titled(&titles.title, font(16.0).style(FontStyle::Bold))
+            .map_err(failed)?;
     }
-    Ok(svg)
+    if !titles.subtitle.is_empty() {
+        area = area
+            .titled(&titles.subtitle, font(11.0).color(&SUBTITLE))
+            .map_err(failed)?;
+    }
+    Ok(area)
+}
+
+/// The chart on `area`: its gridlines with their labels, the axes' names, and the frame.
+fn frame<'a, 'b>(
+    area: &'a DrawingArea<SVGBackend<'b>, Shift>,
+    (x, x_label): (&Axis, &str),
+    (y, y_label): (&Axis, &str),
+) -> Result<Chart<'a, 'b>, ChartError> {
+    let mut chart = ChartBuilder::on(area)
+        .margin_left(10)
+        .margin_right(25)
+        .margin_top(4)
+        .margin_bottom(8)
+        .x_label_area_size(42)
+        .y_label_area_size(62)
+        .build_cartesian_2d(x.coord(), y.coord())
+        .map_err(failed)?;
+    let x_labels = |v: &f64| x.label(*v);
+    let y_labels = |v: &f64| y.label(*v);
+    chart
+        .configure_mesh()
+        .bold_line_style(GRID)
+        .max_light_lines(0)
+        // Axes and tick marks would be polylines among the data's (transparent ones are not
+        // written): the frame is a rect, and the ticks only push the labels off it.
+        .axis_style(TRANSPARENT)
+        .set_all_tick_mark_size(4)
+        .label_style(font(12.0))
+        .axis_desc_style(font(14.0))
+        .x_label_formatter(&x_labels)
+        .y_label_formatter(&y_labels)
+        .x_desc(x_label)
+        .y_desc(y_label)
+        .draw()
+        .map_err(failed)?;
+    let (x0, x1) = (x.to_plot(x.low), x.to_plot(x.high));
+    let (y0, y1) = (y.to_plot(y.low), y.to_plot(y.high));
+    chart
+        .plotting_area()
+        .draw(&Rectangle::new([(x0, y1), (x1, y0)], FRAME))
+        .map_err(failed)?;
+    Ok(chart)
+}
+
+/// One series: its line when joined (thinned to the pixels it covers), then its markers.
+fn draw_series(
+    chart: &mut Chart<'_, '_>,
+    (x, y): (&Axis, &Axis),
+    s: &Series,
+    colour: RGBColor,
+) -> Result<(), ChartError> {
+    let points: Vec<(f64, f64)> = s
+        .points
+        .iter()
+        .map(|p| (x.to_plot(p.0), y.to_plot(p.1)))
+        .collect();
+    // More points than pixels across (a long run of short intervals): drawn alike from
+    // fewer, so a page's size stops growing with the run.
+    let points = if s.joined && s.marker.is_none() && points.len() > WIDTH as usize {
+        let pixels: Vec<(i32, i32)> = points.iter().map(|p| chart.backend_coord(p)).collect();
+        thinned(&points, &pixels)
+    } else {
+        points
+    };
+    let drawn = if s.joined && !points.is_empty() {
+        chart.draw_series(LineSeries::new(
+            points.clone(),
+            colour.stroke_width(s.width),
+        ))
+    } else {
+        // Nothing joined (or nothing at all); still named in the legend.
+        chart.draw_series(std::iter::empty::<Rectangle<(f64, f64)>>())
+    };
+    drawn.map_err(failed)?;
+    let style = |filled: bool| match filled {
+        true => colour.filled(),
+        false => colour.stroke_width(2),
+    };
+    let marked = match s.marker {
+        None => Ok(()),
+        Some(Shape::Filled) => chart
+            .draw_series(points.iter().map(|p| Circle::new(*p, 4, style(true))))
+            .map(|_| ()),
+        Some(Shape::Hollow) => chart
+            .draw_series(points.iter().map(|p| Circle::new(*p, 4, style(false))))
+            .map(|_| ()),
+        Some(Shape::Cross) => chart
+            .draw_series(points.iter().map(|p| Cross::new(*p, 4, style(false))))
+            .map(|_| ()),
+    };
+    marked.map_err(failed)
+}
+
+/// The capacity marks: a level line across the frame per objective (in the colours left
+/// after the series'), and the answer's upright line.
+fn draw_marks(
+    chart: &mut Chart<'_, '_>,
+    (x, y): (&Axis, &Axis),
+    marks: &Marks,
+    mut colours: impl Iterator<Item = RGBColor>,
+) -> Result<(), ChartError> {
+    let (x0, x1) = (x.to_plot(x.low), x.to_plot(x.high));
+    let (y0, y1) = (y.to_plot(y.low), y.to_plot(y.high));
+    for objective in &marks.objectives {
+        let colour = colours.next().ok_or_else(|| failed("no colour"))?;
+        let at = y.to_plot(objective.y);
+        chart
+            .draw_series(LineSeries::new(
+                [(x0, at), (x1, at)],
+                colour.stroke_width(1),
+            ))
+            .map_err(failed)?;
+    }
+    if let Some(answer) = &marks.answer {
+        let at = x.to_plot(answer.x);
+        chart
+            .draw_series(LineSeries::new([(at, y0), (at, y1)], BLACK.stroke_width(2)))
+            .map_err(failed)?;
+    }
+    Ok(())
 }
 
 /// A line's points as it is drawn (`pixels`: where each lands): in each run of points on one

@@ -7,7 +7,7 @@ use crate::report::result::{figure, Figure, PageContent};
 use crate::report::timeline::{self, http_intervals, IntervalHistogram, SavedInterval};
 use crate::stats::format::format_time_us;
 use crate::stats::hdr;
-use crate::stats::live::{HttpLive, LiveRun};
+use crate::stats::live::{HttpLive, HttpTotals, LiveRun};
 use crate::stats::timeline::{server_by_interval, IntervalClock, RunTimeline};
 use std::time::Duration;
 
@@ -16,7 +16,31 @@ pub type Laid = timeline::Laid<SavedInterval>;
 
 /// The live page's content of an HTTP run (`laid`: what earlier renders of it laid out).
 pub fn content(run: &LiveRun, h: &HttpLive, laid: &mut Laid) -> PageContent {
-    // The whole intervals from the first on, stopping at the first that is not.
+    let whole = lay_out(run, h, laid);
+    let elapsed_s = whole as f64 * (run.length as f64 / 1e9);
+    let intervals = &laid.intervals;
+    let mut figures = rate_figures(h, intervals, elapsed_s);
+    figures.extend(latency_figures(h, intervals.last()));
+    PageContent {
+        kind: if run.ended {
+            "HTTP run (ended)".to_string()
+        } else {
+            "HTTP run (live)".to_string()
+        },
+        figures,
+        lines: lines(&h.totals),
+        calm: Vec::new(),
+        facts: vec![(
+            "Ran".to_string(),
+            format!("{elapsed_s:.0}s of whole intervals"),
+        )],
+        charts: over_time(intervals, h.rate),
+    }
+}
+
+/// Lays out the whole intervals not laid out yet (from the first on, stopping at the first that
+/// is not whole), each with the server's samples of its time; returns how many are whole.
+fn lay_out(run: &LiveRun, h: &HttpLive, laid: &mut Laid) -> usize {
     let mut server = match run.t0 {
         Some(t0) => server_by_interval(
             &run.server,
@@ -47,18 +71,12 @@ pub fn content(run: &LiveRun, h: &HttpLive, laid: &mut Laid) -> PageContent {
         interval.span.start_s += done as f64 * length_s;
         laid.intervals.push(interval);
     }
-    let elapsed_s = whole as f64 * length_s;
-    let intervals = &laid.intervals;
+    whole
+}
+
+/// The target, the requests, and the rate in the last interval and so far.
+fn rate_figures(h: &HttpLive, intervals: &[SavedInterval], elapsed_s: f64) -> Vec<Figure> {
     let t = &h.totals;
-    let time = |us: u64| format_time_us(us as f64);
-    let latency = |id, name: &str, hist: Option<&IntervalHistogram>| match hist {
-        Some(hist) if hist.count > 0 => figure(id, name, time(hist.p99), Some(hist.p99 as f64)),
-        _ => figure(id, name, "-".to_string(), None),
-    };
-    let last = intervals.last();
-    let run_p = |p: f64| (!t.latency.is_empty()).then(|| hdr::value_at_percentile(&t.latency, p));
-    let shown = |us: Option<u64>| us.map_or("-".to_string(), time);
-    let errors = t.counts.errors.socket_total() + t.counts.errors.status;
     let mut figures: Vec<Figure> = vec![
         figure(
             "target",
@@ -74,7 +92,8 @@ pub fn content(run: &LiveRun, h: &HttpLive, laid: &mut Laid) -> PageContent {
             Some(t.counts.completed as f64),
         ),
     ];
-    let rate_last = last
+    let rate_last = intervals
+        .last()
         .filter(|i| i.span.duration_s > 0.0)
         .map(|i| i.completed as f64 / i.span.duration_s);
     figures.push(figure(
@@ -91,6 +110,21 @@ pub fn content(run: &LiveRun, h: &HttpLive, laid: &mut Laid) -> PageContent {
         rate.map_or("-".to_string(), |r| format!("{r:.1} req/s")),
         rate,
     ));
+    figures
+}
+
+/// p50 and p99 in the last interval and so far, the errors, and the send lateness.
+fn latency_figures(h: &HttpLive, last: Option<&SavedInterval>) -> Vec<Figure> {
+    let t = &h.totals;
+    let time = |us: u64| format_time_us(us as f64);
+    let latency = |id, name: &str, hist: Option<&IntervalHistogram>| match hist {
+        Some(hist) if hist.count > 0 => figure(id, name, time(hist.p99), Some(hist.p99 as f64)),
+        _ => figure(id, name, "-".to_string(), None),
+    };
+    let run_p = |p: f64| (!t.latency.is_empty()).then(|| hdr::value_at_percentile(&t.latency, p));
+    let shown = |us: Option<u64>| us.map_or("-".to_string(), time);
+    let errors = t.counts.errors.socket_total() + t.counts.errors.status;
+    let mut figures = Vec::new();
     let mut last_p50 = latency("p50-last", "p50, last interval", last.map(|i| &i.latency));
     if let Some(hist) = last.map(|i| &i.latency).filter(|h| h.count > 0) {
         last_p50.shown = time(hist.p50);
@@ -132,6 +166,12 @@ pub fn content(run: &LiveRun, h: &HttpLive, laid: &mut Laid) -> PageContent {
         shown(lateness),
         lateness.map(|v| v as f64),
     ));
+    figures
+}
+
+/// The sentences under the figures: the server's latency, the requests never sent.
+fn lines(t: &HttpTotals) -> Vec<String> {
+    let time = |us: u64| format_time_us(us as f64);
     let mut lines = Vec::new();
     if !t.server_latency.is_empty() {
         lines.push(format!(
@@ -144,21 +184,7 @@ pub fn content(run: &LiveRun, h: &HttpLive, laid: &mut Laid) -> PageContent {
     if never_sent > 0 {
         lines.push(format!("{never_sent} requests due were never sent"));
     }
-    PageContent {
-        kind: if run.ended {
-            "HTTP run (ended)".to_string()
-        } else {
-            "HTTP run (live)".to_string()
-        },
-        figures,
-        lines,
-        calm: Vec::new(),
-        facts: vec![(
-            "Ran".to_string(),
-            format!("{elapsed_s:.0}s of whole intervals"),
-        )],
-        charts: over_time(intervals, h.rate),
-    }
+    lines
 }
 
 #[cfg(test)]

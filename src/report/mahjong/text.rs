@@ -161,7 +161,19 @@ pub(super) fn plan_duration(us: f64) -> String {
 /// Games, the players' play, step intervals, messages, failures, tsumo's and the server's
 /// usage, and how the session ended.
 fn outcome(out: &mut String, s: &SavedSession) {
-    let secs = s.elapsed_s.max(1e-9);
+    games_line(out, s);
+    for (kind, played) in &s.bots {
+        players_line(out, kind, played);
+    }
+    step_intervals(out, s);
+    messages_line(out, s);
+    failures(out, s);
+    usage(out, s);
+    session_line(out, s);
+}
+
+/// The games started, completed, cut and aborted, and a completed game's length.
+fn games_line(out: &mut String, s: &SavedSession) {
     // A game's length is that of the completed ones; cut and aborted games have none to report.
     let game_length = match s.games.duration.sampled() {
         None => "no game completed".to_string(),
@@ -182,50 +194,57 @@ fn outcome(out: &mut String, s: &SavedSession) {
         "  Games: {} started, {} completed, {cut}{} aborted; {game_length}",
         s.games.started, s.games.completed, s.games.aborted
     );
-    for (kind, played) in &s.bots {
-        players_line(out, kind, played);
+}
+
+/// The step intervals by the step that opened it, then the overshoots and the reply lateness.
+fn step_intervals(out: &mut String, s: &SavedSession) {
+    if s.steps.is_empty() {
+        return;
     }
-    if !s.steps.is_empty() {
-        let _ = writeln!(
-            out,
-            "  Step interval, by the step that opened it (one table's view: its owner's)"
-        );
+    let _ = writeln!(
+        out,
+        "  Step interval, by the step that opened it (one table's view: its owner's)"
+    );
+    let _ = writeln!(
+        out,
+        "    {:<26}{:>9}{:>11}{:>11}{:>11}{:>11}",
+        "step", "count", "p50", "p90", "p99", "Max"
+    );
+    let mut step_row = |label: &str, h: &SavedHistogram| {
+        let [p50, p90, p99, max] = cells(h);
         let _ = writeln!(
             out,
             "    {:<26}{:>9}{:>11}{:>11}{:>11}{:>11}",
-            "step", "count", "p50", "p90", "p99", "Max"
+            label, h.count, p50, p90, p99, max
         );
-        let mut step_row = |label: &str, h: &SavedHistogram| {
-            let [p50, p90, p99, max] = cells(h);
-            let _ = writeln!(
-                out,
-                "    {:<26}{:>9}{:>11}{:>11}{:>11}{:>11}",
-                label, h.count, p50, p90, p99, max
-            );
-        };
-        for kind in s.step_kinds() {
-            if let Some(h) = s.steps.get(kind) {
-                step_row(&step_in_words(kind), h);
-            }
-        }
-        for (label, h) in [
-            ("draw over think", &s.draw_overshoot),
-            ("deal over 400ms", &s.deal_overshoot),
-            ("start burst", &s.start_burst),
-            ("reply lateness", &s.reply_lateness),
-        ] {
-            if let Some(h) = h.sampled() {
-                step_row(label, h);
-            }
-        }
-        if let (Some(slack), Some(_)) = (s.plan.think_slack_us, s.reply_lateness.sampled()) {
-            let _ = writeln!(
-                out,
-                "    (think times end in {slack}us slots of the worker's pacer: in the reply \
-                 lateness)"
-            );
+    };
+    for kind in s.step_kinds() {
+        if let Some(h) = s.steps.get(kind) {
+            step_row(&step_in_words(kind), h);
         }
     }
+    for (label, h) in [
+        ("draw over think", &s.draw_overshoot),
+        ("deal over 400ms", &s.deal_overshoot),
+        ("start burst", &s.start_burst),
+        ("reply lateness", &s.reply_lateness),
+    ] {
+        if let Some(h) = h.sampled() {
+            step_row(label, h);
+        }
+    }
+    if let (Some(slack), Some(_)) = (s.plan.think_slack_us, s.reply_lateness.sampled()) {
+        let _ = writeln!(
+            out,
+            "    (think times end in {slack}us slots of the worker's pacer: in the reply \
+             lateness)"
+        );
+    }
+}
+
+/// The messages in and out, their rates and bytes.
+fn messages_line(out: &mut String, s: &SavedSession) {
+    let secs = s.elapsed_s.max(1e-9);
     let m = &s.messages;
     let _ = writeln!(
         out,
@@ -237,6 +256,10 @@ fn outcome(out: &mut String, s: &SavedSession) {
         format_binary(m.bytes_in as f64),
         format_binary(m.bytes_out as f64)
     );
+}
+
+/// The disconnects, errors and failed phases, then the errors by kind.
+fn failures(out: &mut String, s: &SavedSession) {
     // Every failure in one line, with the same counts as the JSON (`disconnects`, `errors`,
     // each phase's `failed`): a session whose logins failed must not read "errors: 0".
     let failed: Vec<String> = PHASES
@@ -266,6 +289,10 @@ fn outcome(out: &mut String, s: &SavedSession) {
             let _ = writeln!(out, "            first: {first}");
         }
     }
+}
+
+/// tsumo's CPU and memory (per player too), and the server's when sampled.
+fn usage(out: &mut String, s: &SavedSession) {
     let players = s.plan.players.max(1) as f64;
     let (cpu, rss) = (s.tsumo.cpu_s, s.tsumo.peak_rss_bytes as f64);
     let _ = writeln!(
@@ -279,6 +306,10 @@ fn outcome(out: &mut String, s: &SavedSession) {
     if let Some(server) = &s.server {
         let _ = writeln!(out, "{}", server_line(server));
     }
+}
+
+/// The session's length and how it ended.
+fn session_line(out: &mut String, s: &SavedSession) {
     let by_signal = format!(
         " (interrupted by {})",
         s.ended_by.map_or("a signal", EndReason::name)

@@ -346,53 +346,8 @@ impl HttpSteps<'_> {
             return Err(stopped);
         }
         let number = self.runs.len() + 1;
-        let unit = LoadUnit::RequestsPerSec.as_str();
-        let shard = self.plan.run.options.part.shard;
-        let share = if shard.count > 1 {
-            format!(
-                "; shard {}/{} sends {}",
-                shard.index + 1,
-                shard.count,
-                capacity::grouped(load / shard.count as u64)
-            )
-        } else {
-            String::new()
-        };
-        let again = if tries > 1 {
-            format!(", try {tries}")
-        } else {
-            String::new()
-        };
-        eprintln!(
-            "capacity: step {number} at {} {unit} ({} warm-up, then {} judged{share}) on {} \
-             connections{again}",
-            capacity::grouped(load),
-            super::human(self.plan.search.warmup),
-            super::human(self.plan.search.step),
-            capacity::grouped(connections as u64)
-        );
-        let mut warm_up = None;
-        if !self.plan.search.warmup.is_zero() {
-            match super::http::live_run(&self.step_plan(
-                load,
-                connections,
-                self.plan.search.warmup,
-                false,
-            )) {
-                Ok(warm) => {
-                    self.started(&warm.result.start);
-                    warm_up = Some(SavedRun::from_result(&warm.result));
-                }
-                Err(e) => match self.gone(number, load, e) {
-                    Ok(failed) => return Err(failed),
-                    Err(e) => self.error = Some(e),
-                },
-            }
-            if let Some(stopped) = self.stopped() {
-                self.last_end = Some(Instant::now());
-                return Err(stopped);
-            }
-        }
+        self.announce(number, load, connections, tries);
+        let warm_up = self.warm_up(number, load, connections)?;
         let end_early = self.end_early(warm_up.as_ref());
         let machine = MachineStat::read();
         let step = self.plan.search.step;
@@ -432,24 +387,101 @@ impl HttpSteps<'_> {
                 outcome.limit = stopped.limit;
             }
         }
+        self.judge(number, load, &saved, warm_up.as_ref(), &mut outcome);
+        Ok(Tried {
+            saved,
+            outcome,
+            noise,
+            warm_up,
+        })
+    }
+
+    /// The step's line on stderr: its load, warm-up and judged run, and connections.
+    fn announce(&self, number: usize, load: u64, connections: usize, tries: usize) {
+        let unit = LoadUnit::RequestsPerSec.as_str();
+        let shard = self.plan.run.options.part.shard;
+        let share = if shard.count > 1 {
+            format!(
+                "; shard {}/{} sends {}",
+                shard.index + 1,
+                shard.count,
+                capacity::grouped(load / shard.count as u64)
+            )
+        } else {
+            String::new()
+        };
+        let again = if tries > 1 {
+            format!(", try {tries}")
+        } else {
+            String::new()
+        };
+        eprintln!(
+            "capacity: step {number} at {} {unit} ({} warm-up, then {} judged{share}) on {} \
+             connections{again}",
+            capacity::grouped(load),
+            super::human(self.plan.search.warmup),
+            super::human(self.plan.search.step),
+            capacity::grouped(connections as u64)
+        );
+    }
+
+    /// The step's warm-up run, when it has one; `Err` with the outcome when the server went or
+    /// a signal came.
+    fn warm_up(
+        &mut self,
+        number: usize,
+        load: u64,
+        connections: usize,
+    ) -> Result<Option<SavedRun>, StepOutcome> {
+        if self.plan.search.warmup.is_zero() {
+            return Ok(None);
+        }
+        let mut warm_up = None;
+        match super::http::live_run(&self.step_plan(
+            load,
+            connections,
+            self.plan.search.warmup,
+            false,
+        )) {
+            Ok(warm) => {
+                self.started(&warm.result.start);
+                warm_up = Some(SavedRun::from_result(&warm.result));
+            }
+            Err(e) => match self.gone(number, load, e) {
+                Ok(failed) => return Err(failed),
+                Err(e) => self.error = Some(e),
+            },
+        }
+        if let Some(stopped) = self.stopped() {
+            self.last_end = Some(Instant::now());
+            return Err(stopped);
+        }
+        Ok(warm_up)
+    }
+
+    /// The limits a judged run shows beyond its objectives: a server that stopped answering,
+    /// errors that came and went, connections that failed.
+    fn judge(
+        &mut self,
+        number: usize,
+        load: u64,
+        saved: &SavedRun,
+        warm_up: Option<&SavedRun>,
+        outcome: &mut StepOutcome,
+    ) {
         // A server that answered nothing at the step's end, its port still accepting (a
         // frozen process): the search failed there, as for a server gone.
         let judged = matches!(outcome.class(), Class::Held | Class::Broke);
-        if let Some(why) = steady::stopped_answering(&saved).filter(|_| judged) {
+        if let Some(why) = steady::stopped_answering(saved).filter(|_| judged) {
             self.server_failed = Some(format!(
                 "the server stopped answering during step {number} at {}: {why}",
                 load_said(load)
             ));
             outcome.limit = Some(Limit::ServerFailed(format!("stopped answering: {why}")));
-            return Ok(Tried {
-                saved,
-                outcome,
-                noise,
-                warm_up,
-            });
+            return;
         }
         // Errors that came and went while the load stayed: the server's instability.
-        if let Some(why) = steady::error_burst(warm_up.as_ref(), &saved).filter(|_| judged) {
+        if let Some(why) = steady::error_burst(warm_up, saved).filter(|_| judged) {
             outcome.limit = Some(Limit::Unstable(why));
         }
         // Connections that failed: the server overloaded, or gone (then the search failed,
@@ -460,12 +492,6 @@ impl HttpSteps<'_> {
                 outcome.limit = Some(Limit::ServerFailed(e.to_string()));
             }
         }
-        Ok(Tried {
-            saved,
-            outcome,
-            noise,
-            warm_up,
-        })
     }
 }
 

@@ -18,7 +18,35 @@ const DEFAULT_WORKER_CONNECTIONS: u64 = 512;
 const WORKER_HEADROOM: u64 = 64;
 const NGINX_T_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// The nginx master's workers, its config, and whether `clients` proxied clients fit.
 pub(super) fn checks(master: u32, clients: usize) -> Result<Vec<Check>, Error> {
+    is_master(master)?;
+    let workers = workers_of(master);
+    let limits: Vec<(u32, Option<u64>)> =
+        workers.iter().map(|&w| (w, open_files_soft(w))).collect();
+    let files: Vec<u64> = limits.iter().filter_map(|(_, l)| *l).collect();
+    if workers.is_empty() {
+        return Ok(vec![Check::not_ok(
+            Verdict::Fail,
+            "nginx workers",
+            format!("PID {master} has no worker processes"),
+            "start nginx (or check its error log): is this the master's PID?".to_string(),
+        )]);
+    }
+    let mut list = vec![workers_check(master, &workers, &limits)];
+    let (config, worker_connections) = config_check(master);
+    list.push(config);
+    list.push(capacity_check(
+        workers.len(),
+        &files,
+        worker_connections,
+        clients,
+    ));
+    Ok(list)
+}
+
+/// A usage error unless `master` is an nginx master process.
+fn is_master(master: u32) -> Result<(), Error> {
     let Some(stat) = read_stat(master) else {
         return Err(Error::Usage(format!(
             "--proxy-pid {master}: no such process"
@@ -39,20 +67,11 @@ pub(super) fn checks(master: u32, clients: usize) -> Result<Vec<Check>, Error> {
             stat.ppid
         )));
     }
-    let workers = workers_of(master);
-    let mut list = Vec::new();
-    let limits: Vec<(u32, Option<u64>)> =
-        workers.iter().map(|&w| (w, open_files_soft(w))).collect();
-    let files: Vec<u64> = limits.iter().filter_map(|(_, l)| *l).collect();
-    if workers.is_empty() {
-        list.push(Check::not_ok(
-            Verdict::Fail,
-            "nginx workers",
-            format!("PID {master} has no worker processes"),
-            "start nginx (or check its error log): is this the master's PID?".to_string(),
-        ));
-        return Ok(list);
-    }
+    Ok(())
+}
+
+/// The workers' PIDs and open-file limits (each, or one for all when they agree).
+fn workers_check(master: u32, workers: &[u32], limits: &[(u32, Option<u64>)]) -> Check {
     let pids = workers
         .iter()
         .map(u32::to_string)
@@ -69,35 +88,46 @@ pub(super) fn checks(master: u32, clients: usize) -> Result<Vec<Check>, Error> {
     } else {
         shown.join(", ")
     };
-    list.push(Check::ok(
+    Check::ok(
         "nginx workers",
         format!(
             "{} of master {master} (PIDs {pids}); open files (soft limit) {files_text}",
             workers.len()
         ),
-    ));
+    )
+}
 
-    let worker_connections = match nginx_t(master) {
-        Ok((wc, how)) => {
-            list.push(Check::ok(
+/// `worker_connections` from `nginx -T`, or a warning when it cannot be read.
+fn config_check(master: u32) -> (Check, Option<u64>) {
+    match nginx_t(master) {
+        Ok((wc, how)) => (
+            Check::ok(
                 "nginx config",
                 format!("worker_connections {wc} (from {how})"),
-            ));
-            Some(wc)
-        }
-        Err(why) => {
-            list.push(Check::not_ok(
+            ),
+            Some(wc),
+        ),
+        Err(why) => (
+            Check::not_ok(
                 Verdict::Warn,
                 "nginx config",
                 format!("worker_connections unknown: {why}; judging by open files only"),
                 "run tsumo doctor as root or as nginx's user".to_string(),
-            ));
-            None
-        }
-    };
+            ),
+            None,
+        ),
+    }
+}
 
+/// How many proxied clients the workers carry, against the `clients` planned, with the fix.
+fn capacity_check(
+    workers: usize,
+    files: &[u64],
+    worker_connections: Option<u64>,
+    clients: usize,
+) -> Check {
     // Each proxied client holds two connections in a worker: client side and upstream side.
-    let n = workers.len() as u64;
+    let n = workers as u64;
     let per_worker: Vec<u64> = files
         .iter()
         .map(|&f| worker_connections.map_or(f, |wc| wc.min(f)))
@@ -132,8 +162,8 @@ pub(super) fn checks(master: u32, clients: usize) -> Result<Vec<Check>, Error> {
     } else {
         format!("{}; then `nginx -s reload`", fixes.join(" and "))
     };
-    let check = if capacity < clients || files.len() < workers.len() {
-        let why = if files.len() < workers.len() {
+    if capacity < clients || files.len() < workers {
+        let why = if files.len() < workers {
             "cannot read every worker's /proc/PID/limits".to_string()
         } else {
             format!("{formula} < {clients}")
@@ -148,9 +178,7 @@ pub(super) fn checks(master: u32, clients: usize) -> Result<Vec<Check>, Error> {
         )
     } else {
         Check::ok("nginx capacity", format!("{formula} ≥ {clients}"))
-    };
-    list.push(check);
-    Ok(list)
+    }
 }
 
 /// The worker processes of an nginx master: its children titled `nginx: worker process`;

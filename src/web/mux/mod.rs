@@ -316,22 +316,7 @@ impl<W: Wire> MuxConnection<W> {
 
     /// Runs until the task is dropped (the worker's shutdown) or the script stops the worker.
     pub async fn run(mut self) {
-        let streams = self.streams;
-        let flight = Flight {
-            busy: Cell::new(0),
-            freed_at: Cell::new(0),
-            opened_at: Cell::new(0),
-            slots: RefCell::new(
-                (0..streams)
-                    .map(|_| Slot {
-                        deadline: self.shared.watchdog.slot(),
-                        free: ServerFree::default(),
-                    })
-                    .collect(),
-            ),
-            unsent: RefCell::default(),
-            stale: Cell::new(false),
-        };
+        let flight = self.flight();
         let mut inflight = FuturesUnordered::new();
         let mut conn: Option<W::Conn> = None;
         let mut backoff = MIN_BACKOFF;
@@ -350,30 +335,12 @@ impl<W: Wire> MuxConnection<W> {
             // by one that went away needs one new connection, not two.
             let stale = flight.stale.replace(false);
             let usable = conn.as_ref().is_some_and(Conn::usable);
-            if !usable || stale {
-                if let Some(old) = conn.take() {
-                    self.wire.retire(old);
-                }
-                let opening = self.wire.open(
-                    &self.shared,
-                    &self.connect_deadline,
-                    self.source,
-                    &self.progress,
-                );
-                match driving(&mut inflight, &flight, opening).await {
-                    Some(opened) => {
-                        conn = Some(opened);
-                        flight.opened_at.set(clock::now());
-                        backoff = MIN_BACKOFF;
-                    }
-                    None => {
-                        // Not sent, so the schedule does not advance (as for HTTP/1.1).
-                        let pause = tokio::time::sleep(backoff);
-                        driving(&mut inflight, &flight, pause).await;
-                        backoff = (backoff * 2).min(MAX_BACKOFF);
-                        continue;
-                    }
-                }
+            if (!usable || stale)
+                && !self
+                    .reopen(&mut conn, &mut inflight, &flight, &mut backoff)
+                    .await
+            {
+                continue;
             }
             let retry = flight.unsent.borrow_mut().pop_front();
             let pending = match retry {
@@ -394,15 +361,8 @@ impl<W: Wire> MuxConnection<W> {
             };
             if !live.usable() {
                 // It went away while the request waited (HTTP/3 learns of a GOAWAY from a stream
-                // that failed): the request goes on the next connection, its intended time kept.
-                if pending.intended.is_none() {
-                    self.next += 1;
-                    self.progress.sent.set(self.next);
-                }
-                flight.unsent.borrow_mut().push_back(Pending {
-                    intended: Some(intended),
-                    ..pending
-                });
+                // that failed).
+                self.requeue(pending, intended, &flight);
                 continue;
             }
             // A slot is free: fewer than `streams` are busy.
@@ -435,6 +395,73 @@ impl<W: Wire> MuxConnection<W> {
                 },
             ));
         }
+    }
+
+    /// A connection's streams: every slot free, none in flight.
+    fn flight(&self) -> Flight {
+        Flight {
+            busy: Cell::new(0),
+            freed_at: Cell::new(0),
+            opened_at: Cell::new(0),
+            slots: RefCell::new(
+                (0..self.streams)
+                    .map(|_| Slot {
+                        deadline: self.shared.watchdog.slot(),
+                        free: ServerFree::default(),
+                    })
+                    .collect(),
+            ),
+            unsent: RefCell::default(),
+            stale: Cell::new(false),
+        }
+    }
+
+    /// Opens a new connection in place of `conn` (retired), the streams in flight going on
+    /// meanwhile; `false` when it could not, after a pause of `backoff` (doubled for the next).
+    async fn reopen<S: Future<Output = Ended>>(
+        &mut self,
+        conn: &mut Option<W::Conn>,
+        inflight: &mut FuturesUnordered<S>,
+        flight: &Flight,
+        backoff: &mut Duration,
+    ) -> bool {
+        if let Some(old) = conn.take() {
+            self.wire.retire(old);
+        }
+        let opening = self.wire.open(
+            &self.shared,
+            &self.connect_deadline,
+            self.source,
+            &self.progress,
+        );
+        match driving(inflight, flight, opening).await {
+            Some(opened) => {
+                *conn = Some(opened);
+                flight.opened_at.set(clock::now());
+                *backoff = MIN_BACKOFF;
+                true
+            }
+            None => {
+                // Not sent, so the schedule does not advance (as for HTTP/1.1).
+                let pause = tokio::time::sleep(*backoff);
+                driving(inflight, flight, pause).await;
+                *backoff = (*backoff * 2).min(MAX_BACKOFF);
+                false
+            }
+        }
+    }
+
+    /// A request whose connection went away while it waited: it goes on the next connection,
+    /// its intended time kept.
+    fn requeue(&mut self, pending: Pending, intended: Nanos, flight: &Flight) {
+        if pending.intended.is_none() {
+            self.next += 1;
+            self.progress.sent.set(self.next);
+        }
+        flight.unsent.borrow_mut().push_back(Pending {
+            intended: Some(intended),
+            ..pending
+        });
     }
 
     /// The next new request: the next of the fixed ones, or of the script's `request()`.

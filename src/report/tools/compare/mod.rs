@@ -94,6 +94,37 @@ fn values_of(name: &str, per_run: &[(&LoadedRun, Vec<Row>)], group: &Group<'_>) 
 /// runs that ended early otherwise are compared and named with how they ended.
 pub fn render(all: &[LoadedRun]) -> Result<String, Error> {
     check_same_mode(all, "compare")?;
+    let ended_early = ended_early_lines(all);
+    let runs: Vec<LoadedRun> = all
+        .iter()
+        .filter(|r| r.left_out.is_none())
+        .cloned()
+        .collect();
+    if runs.is_empty() {
+        return Ok(format!(
+            "Nothing to compare: every run was left out\n{ended_early}"
+        ));
+    }
+    let runs = runs.as_slice();
+    let per_run: Vec<(&LoadedRun, Vec<Row>)> = runs.iter().map(|r| (r, rows(r))).collect();
+    let groups = groups(runs);
+    let names = row_names(&per_run);
+
+    let mut out = String::new();
+    write_heading(&mut out, runs, &groups);
+    out.push_str(&ended_early);
+    if let Some(line) = verdict::verdict(runs, &per_run, &groups) {
+        let _ = writeln!(out, "\n{line}");
+    }
+    let _ = writeln!(out);
+    write_table(&mut out, &table(&names, &per_run, &groups));
+    write_capacity_ranges(&mut out, &per_run);
+    write_noise_sentences(&mut out, runs, &names, &per_run, &groups);
+    Ok(out)
+}
+
+/// One line per run left out (with the reason) or ended early (with how it ended).
+fn ended_early_lines(all: &[LoadedRun]) -> String {
     let mut ended_early = String::new();
     for run in all {
         match (&run.left_out, run.ended_early()) {
@@ -110,22 +141,14 @@ pub fn render(all: &[LoadedRun]) -> Result<String, Error> {
             (None, None) => {}
         }
     }
-    let runs: Vec<LoadedRun> = all
-        .iter()
-        .filter(|r| r.left_out.is_none())
-        .cloned()
-        .collect();
-    if runs.is_empty() {
-        return Ok(format!(
-            "Nothing to compare: every run was left out\n{ended_early}"
-        ));
-    }
-    let runs = runs.as_slice();
-    let per_run: Vec<(&LoadedRun, Vec<Row>)> = runs.iter().map(|r| (r, rows(r))).collect();
-    let groups = groups(runs);
-    // Row order: as the first run that has each row lists it; server rows only when sampled.
+    ended_early
+}
+
+/// The rows of the table, in the order the first run that has each row lists it; only rows
+/// some run has a value for (server rows only when sampled).
+fn row_names(per_run: &[(&LoadedRun, Vec<Row>)]) -> Vec<(String, Unit)> {
     let mut names: Vec<(String, Unit)> = Vec::new();
-    for (_, rows) in &per_run {
+    for (_, rows) in per_run {
         for r in rows {
             if !names.iter().any(|(n, _)| *n == r.name) {
                 names.push((r.name.clone(), r.unit));
@@ -138,8 +161,11 @@ pub fn render(all: &[LoadedRun]) -> Result<String, Error> {
             .any(|(_, rows)| rows.iter().any(|r| r.name == name && r.value.is_some()))
     };
     names.retain(|(name, _)| any_value(name));
+    names
+}
 
-    let mut out = String::new();
+/// The opening line (how many runs of which mode) and one line per label with its runs.
+fn write_heading(out: &mut String, runs: &[LoadedRun], groups: &[Group<'_>]) {
     let repeated = groups.iter().any(|g| g.runs.len() > 1);
     let _ = writeln!(
         out,
@@ -157,7 +183,7 @@ pub fn render(all: &[LoadedRun]) -> Result<String, Error> {
             String::new()
         }
     );
-    for g in &groups {
+    for g in groups {
         let sources: Vec<&str> = g.runs.iter().map(|r| r.source.as_str()).collect();
         let name = if g.heading == g.label {
             String::new()
@@ -166,13 +192,15 @@ pub fn render(all: &[LoadedRun]) -> Result<String, Error> {
         };
         let _ = writeln!(out, "  {name}{}  ({})", g.label, sources.join(", "));
     }
-    out.push_str(&ended_early);
-    if let Some(line) = verdict::verdict(runs, &per_run, &groups) {
-        let _ = writeln!(out, "\n{line}");
-    }
-    let _ = writeln!(out);
+}
 
-    // Cells: row name, one value per group, one ratio per group after the first.
+/// The table's cells: a header, the runs per label when a label was repeated, then per row its
+/// name, one value per group and one ratio per group after the first.
+fn table(
+    names: &[(String, Unit)],
+    per_run: &[(&LoadedRun, Vec<Row>)],
+    groups: &[Group<'_>],
+) -> Vec<Vec<String>> {
     let mut header = vec![String::new()];
     header.extend(groups.iter().map(|g| g.heading.clone()));
     header.extend(
@@ -182,44 +210,63 @@ pub fn render(all: &[LoadedRun]) -> Result<String, Error> {
             .map(|g| format!("{}/{}", g.heading, groups[0].heading)),
     );
     let mut table = vec![header];
-    if repeated {
+    if groups.iter().any(|g| g.runs.len() > 1) {
         let mut cells = vec!["Runs".to_string()];
         cells.extend(groups.iter().map(|g| g.runs.len().to_string()));
         cells.extend(groups.iter().skip(1).map(|_| String::new()));
         table.push(cells);
     }
-    for (name, unit) in &names {
-        let means: Vec<Option<f64>> = groups
+    for (name, unit) in names {
+        table.push(row_cells(name, *unit, per_run, groups));
+    }
+    table
+}
+
+/// One row of the table: its name, each group's mean, and each group's ratio to the first.
+fn row_cells(
+    name: &str,
+    unit: Unit,
+    per_run: &[(&LoadedRun, Vec<Row>)],
+    groups: &[Group<'_>],
+) -> Vec<String> {
+    let means: Vec<Option<f64>> = groups
+        .iter()
+        .map(|g| mean(&values_of(name, per_run, g)))
+        .collect();
+    let mut cells = vec![name.to_string()];
+    match unit {
+        // A row of durations in one unit, so 0.89ms does not stand beside 542.00us.
+        Unit::Time => cells.extend(format_times_us(&means)),
+        _ => cells.extend(means.iter().map(|m| match m {
+            Some(v) => format_value(*v, unit),
+            None => "-".to_string(),
+        })),
+    }
+    // No ratio of a floor ("at least 16k"), nor against one.
+    let floors: Vec<bool> = groups
+        .iter()
+        .map(|g| {
+            per_run
+                .iter()
+                .filter(|(run, _)| g.runs.iter().any(|r| std::ptr::eq(*r, *run)))
+                .any(|(_, rows)| rows.iter().any(|r| r.name == name && r.floor))
+        })
+        .collect();
+    cells.extend(
+        means
             .iter()
-            .map(|g| mean(&values_of(name, &per_run, g)))
-            .collect();
-        let mut cells = vec![name.clone()];
-        match unit {
-            // A row of durations in one unit, so 0.89ms does not stand beside 542.00us.
-            Unit::Time => cells.extend(format_times_us(&means)),
-            _ => cells.extend(means.iter().map(|m| match m {
-                Some(v) => format_value(*v, *unit),
-                None => "-".to_string(),
-            })),
-        }
-        // No ratio of a floor ("at least 16k"), nor against one.
-        let floors: Vec<bool> = groups
-            .iter()
-            .map(|g| {
-                per_run
-                    .iter()
-                    .filter(|(run, _)| g.runs.iter().any(|r| std::ptr::eq(*r, *run)))
-                    .any(|(_, rows)| rows.iter().any(|r| r.name == *name && r.floor))
-            })
-            .collect();
-        cells.extend(means.iter().zip(&floors).skip(1).map(|(m, floor)| {
-            match floors[0] || *floor {
+            .zip(&floors)
+            .skip(1)
+            .map(|(m, floor)| match floors[0] || *floor {
                 true => "-".to_string(),
                 false => format_ratio(means[0], *m),
-            }
-        }));
-        table.push(cells);
-    }
+            }),
+    );
+    cells
+}
+
+/// The table's cells in columns: the names left-aligned, the figures right-aligned.
+fn write_table(out: &mut String, table: &[Vec<String>]) {
     let columns = table[0].len();
     let widths: Vec<usize> = (0..columns)
         .map(|c| {
@@ -227,65 +274,78 @@ pub fn render(all: &[LoadedRun]) -> Result<String, Error> {
             widest.unwrap_or(0) + 2
         })
         .collect();
-    for cells in &table {
+    for cells in table {
         let mut line = format!("  {:<width$}", cells[0], width = widths[0]);
         for (cell, width) in cells.iter().zip(&widths).skip(1) {
             let _ = write!(line, "{cell:>width$}");
         }
         let _ = writeln!(out, "{}", line.trim_end());
     }
+}
 
-    // Two capacity searches: whether their ranges keep them apart.
+/// Two capacity searches: whether their ranges keep them apart.
+fn write_capacity_ranges(out: &mut String, per_run: &[(&LoadedRun, Vec<Row>)]) {
     let range = |(_, rows): &(&LoadedRun, Vec<Row>)| {
         let at = |name: &str| rows.iter().find(|r| r.name == name).and_then(|r| r.value);
         Some((at("Range low")?, at("Range high")?))
     };
-    if let Some(first) = per_run.first().and_then(range) {
-        for other in per_run.iter().skip(1) {
-            let Some(second) = range(other) else { continue };
-            let apart = second.0 > first.1 || first.0 > second.1;
-            let _ = writeln!(
-                out,
-                "\nCapacity ranges: {} {:.0}–{:.0}, {} {:.0}–{:.0}: {}",
-                per_run[0].0.source,
-                first.0,
-                first.1,
-                other.0.source,
-                second.0,
-                second.1,
-                if apart {
-                    "apart, a difference beyond what each search's noise moved"
-                } else {
-                    "they overlap, no difference beyond what each search's noise moved"
-                }
-            );
-        }
-    }
-
-    // With one run of a label the opening line said that no difference is a verdict.
-    if groups.len() > 1 && groups.iter().all(|g| g.runs.len() > 1) {
-        let _ = writeln!(out);
-        for (row_name, metric) in runs[0].result().key_metrics() {
-            let Some((_, unit)) = names.iter().find(|(n, _)| n == row_name) else {
-                continue;
-            };
-            let first = values_of(row_name, &per_run, &groups[0]);
-            for g in groups.iter().skip(1) {
-                let values = values_of(row_name, &per_run, g);
-                if first.is_empty() || values.is_empty() {
-                    continue;
-                }
-                let sentence = match verdict::timed_apart(&groups[0], g) {
-                    Some(why) if *unit == Unit::Time => {
-                        format!("{metric}: not comparable: {why}")
-                    }
-                    _ => noise_sentence(metric, (&groups[0], &first), (g, &values)),
-                };
-                let _ = writeln!(out, "{sentence}");
+    let Some(first) = per_run.first().and_then(range) else {
+        return;
+    };
+    for other in per_run.iter().skip(1) {
+        let Some(second) = range(other) else { continue };
+        let apart = second.0 > first.1 || first.0 > second.1;
+        let _ = writeln!(
+            out,
+            "\nCapacity ranges: {} {:.0}–{:.0}, {} {:.0}–{:.0}: {}",
+            per_run[0].0.source,
+            first.0,
+            first.1,
+            other.0.source,
+            second.0,
+            second.1,
+            if apart {
+                "apart, a difference beyond what each search's noise moved"
+            } else {
+                "they overlap, no difference beyond what each search's noise moved"
             }
+        );
+    }
+}
+
+/// With repeated runs of every label, a sentence per key metric and label: whether it differs
+/// from the first beyond run-to-run noise. (With one run of a label the opening line said that
+/// no difference is a verdict.)
+fn write_noise_sentences(
+    out: &mut String,
+    runs: &[LoadedRun],
+    names: &[(String, Unit)],
+    per_run: &[(&LoadedRun, Vec<Row>)],
+    groups: &[Group<'_>],
+) {
+    if groups.len() < 2 || groups.iter().any(|g| g.runs.len() < 2) {
+        return;
+    }
+    let _ = writeln!(out);
+    for (row_name, metric) in runs[0].result().key_metrics() {
+        let Some((_, unit)) = names.iter().find(|(n, _)| n == row_name) else {
+            continue;
+        };
+        let first = values_of(row_name, per_run, &groups[0]);
+        for g in groups.iter().skip(1) {
+            let values = values_of(row_name, per_run, g);
+            if first.is_empty() || values.is_empty() {
+                continue;
+            }
+            let sentence = match verdict::timed_apart(&groups[0], g) {
+                Some(why) if *unit == Unit::Time => {
+                    format!("{metric}: not comparable: {why}")
+                }
+                _ => noise_sentence(metric, (&groups[0], &first), (g, &values)),
+            };
+            let _ = writeln!(out, "{sentence}");
         }
     }
-    Ok(out)
 }
 
 /// The line a comparison opens with (see `verdict`), for the page; `None` for one label.
