@@ -2,6 +2,7 @@
 //! the answer line, what broke first, and what failed.
 
 use super::SavedSearch;
+use crate::capacity::Limit;
 use crate::report::result::SearchStep;
 
 /// The table of steps, the answer line and what broke first.
@@ -60,9 +61,13 @@ pub fn render<S: SearchStep>(search: &SavedSearch<S>) -> String {
             "server-failed" if !broken.is_empty() => {
                 format!("server-failed: {}", broken.join(", "))
             }
-            "disturbed" => match search.noise.get(i) {
-                Some(noise) => format!("disturbed: {}", noise.describe()),
-                None => "disturbed".to_string(),
+            // By the step itself (tsumo's own unsent requests), else by the machine's noise.
+            "disturbed" => match search.steps.get(i).map(|s| s.step_outcome().limit) {
+                Some(Some(Limit::Disturbed(why))) => format!("disturbed: {why}"),
+                _ => match search.noise.get(i) {
+                    Some(noise) => format!("disturbed: {}", noise.describe()),
+                    None => "disturbed".to_string(),
+                },
             },
             other => other.to_string(),
         });
