@@ -168,7 +168,8 @@ pub struct Verdict {
     pub unit: Unit,
     pub held: bool,
     /// What the value was read from, when not the measure itself: `server_latency` (the
-    /// corrected latency less tsumo's own delay). Absent otherwise, and in older files.
+    /// corrected latency less tsumo's own delay), `without_own_unsent` (errors and rate with
+    /// the requests tsumo itself left unsent left out). Absent otherwise, and in older files.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judged_on: Option<String>,
 }
@@ -193,11 +194,12 @@ impl Verdict {
             })
         });
         let text = apart.unwrap_or_else(|| format_value(value, self.unit));
-        let of = match self.judged_on.as_deref() {
-            Some("server_latency") => "server's ",
-            _ => "",
+        let (of, without) = match self.judged_on.as_deref() {
+            Some("server_latency") => ("server's ", ""),
+            Some("without_own_unsent") => ("", " (without tsumo's unsent)"),
+            _ => ("", ""),
         };
-        format!("{of}{} {text}", self.name())
+        format!("{of}{} {text}{without}", self.name())
     }
 
     /// Broken beyond doubt: nothing measured, or a measure at least [`FAR`] times its upper

@@ -358,6 +358,7 @@ impl Snapshot {
                 ("why", "connect_timeout", |s: &HttpSeries| {
                     s.counts.unsent.connect_timeout
                 }),
+                ("why", "late", |s: &HttpSeries| s.counts.unsent.late),
             ],
         )?;
         counter(

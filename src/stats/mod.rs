@@ -148,6 +148,11 @@ pub struct Unsent {
     pub connect_failed: u64,
     /// Their connection was down and its connect did not finish within `--timeout`.
     pub connect_timeout: u64,
+    /// Their connection was free (or would have been, had tsumo sent on time): tsumo itself
+    /// fell behind its schedule (stalled, kept off a CPU, a slow script hook) and never sent
+    /// them. tsumo's failure, not the server's (issue 43).
+    #[serde(default)]
+    pub late: u64,
 }
 
 impl Unsent {
@@ -155,10 +160,16 @@ impl Unsent {
         self.busy += other.busy;
         self.connect_failed += other.connect_failed;
         self.connect_timeout += other.connect_timeout;
+        self.late += other.late;
     }
 
     pub fn total(&self) -> u64 {
-        self.busy + self.connect_failed + self.connect_timeout
+        self.busy + self.connect_failed + self.connect_timeout + self.late
+    }
+
+    /// Those the server or the network held back (all but tsumo's own, [`Unsent::late`]).
+    pub fn by_server(&self) -> u64 {
+        self.total() - self.late
     }
 
     /// The report's line, `None` when there are none: the number once, with its reason, or
@@ -180,6 +191,10 @@ impl Unsent {
             (
                 self.connect_timeout,
                 "while their connection could not be opened (connect timed out, -T)",
+            ),
+            (
+                self.late,
+                "while their connection was free: tsumo fell behind its own schedule",
             ),
         ]
         .into_iter()

@@ -205,6 +205,9 @@ pub enum Side {
     Generator,
     /// A worker thread hung (a script hook that never returned) and sent nothing after.
     Hung,
+    /// tsumo left requests unsent while their connection was free (it fell behind its own
+    /// schedule: stalled, kept off a CPU, a slow script hook), half the shortfall or more.
+    Late,
 }
 
 /// A rate not reached.
@@ -229,6 +232,9 @@ pub struct Shortfall {
     pub send_lateness_p99_us: u64,
     pub connections: usize,
     pub connect_errors: u64,
+    /// Requests never sent while their connection was free: tsumo's own (side `late`).
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub unsent_late: u64,
     /// Worker threads that hung (side `hung`).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub hung_threads: usize,
@@ -238,6 +244,10 @@ pub struct Shortfall {
 }
 
 fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+fn is_zero_u64(n: &u64) -> bool {
     *n == 0
 }
 
@@ -275,6 +285,8 @@ impl Shortfall {
         let connect_errors = total.counters.errors.connect;
         let side = if busiest_thread_runnable >= SATURATED_THREAD {
             Side::Generator
+        } else if unsent.late as f64 * 2.0 >= expected - completed {
+            Side::Late
         } else if connect_errors > 0 && due_while_busy_share < 0.5 {
             Side::Connect
         } else {
@@ -287,6 +299,7 @@ impl Shortfall {
             side,
             due_while_busy_share,
             unsent_while_busy: unsent.busy,
+            unsent_late: unsent.late,
             busiest_thread_runnable,
             busiest_thread_cpu,
             send_lateness_p99_us: hdr::value_at_percentile(&total.send_lateness, 99.0),
@@ -381,6 +394,12 @@ impl Shortfall {
                 self.busiest_thread_runnable * 100.0,
                 self.busiest_thread_cpu * 100.0,
                 format_time_us(self.send_lateness_p99_us as f64)
+            ),
+            Side::Late => format!(
+                "held back by tsumo itself: {} requests fell due while their connection was \
+                 free and were never sent: it fell behind its own schedule (stalled, kept off a \
+                 CPU, or a slow script hook), not the server",
+                self.unsent_late
             ),
             Side::Hung => format!(
                 "held back by tsumo itself: {} worker thread{} hung (a script hook that never \

@@ -265,6 +265,7 @@ impl HttpTimeline {
                 busy: now.unsent.busy - was.unsent.busy,
                 connect_failed: now.unsent.connect_failed - was.unsent.connect_failed,
                 connect_timeout: now.unsent.connect_timeout - was.unsent.connect_timeout,
+                late: now.unsent.late - was.unsent.late,
             },
             latency: Packed::pack(&open.latency),
             send_lateness: Packed::pack(&open.send_lateness),

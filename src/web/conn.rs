@@ -141,6 +141,9 @@ impl Connection {
     pub async fn run(mut self) {
         let mut ready_at = clock::now();
         let mut backoff = MIN_BACKOFF;
+        if self.stream.is_some() {
+            self.free_on_time();
+        }
         while !self.shared.stop.get() {
             if self.schedule.is_some_and(|s| !s.in_run(self.next)) {
                 // Every request due before the run's end is sent: the connection stays open,
@@ -149,11 +152,13 @@ impl Connection {
             }
             let stream = match self.stream.take() {
                 Some(stream) => stream,
-                None => match self
-                    .shared
-                    .connect_within(&self.deadline, self.source, &self.progress)
-                    .await
-                {
+                None => match {
+                    // While it connects, the server holds the connection.
+                    self.progress.on_time_free.set(None);
+                    self.shared
+                        .connect_within(&self.deadline, self.source, &self.progress)
+                        .await
+                } {
                     Some(stream) => {
                         self.progress.down.set(None);
                         self.reused = false;
@@ -164,6 +169,7 @@ impl Connection {
                         ready_at = clock::now();
                         // The connect is the server's, as its slowness is.
                         self.server_free.not_before(ready_at);
+                        self.free_on_time();
                         stream
                     }
                     None => {
@@ -208,6 +214,10 @@ impl Connection {
                 free: self.server_free.at(),
                 sent,
             };
+            if self.schedule.is_some() {
+                let on_time = intended.max(times.free);
+                self.progress.on_time_free.set(Some(on_time));
+            }
             let exchange = self.exchange(stream, &batch, times);
             let outcome = deadline.guard(sent, exchange).await;
             self.progress.in_flight_since.set(None);
@@ -242,7 +252,16 @@ impl Connection {
                     self.server_free.not_before(now);
                     now
                 };
+                self.free_on_time();
             }
+        }
+    }
+
+    /// Between exchanges on a schedule: from when the server would have freed the connection,
+    /// a request due and not sent is tsumo's.
+    fn free_on_time(&self) {
+        if self.schedule.is_some() {
+            self.progress.on_time_free.set(Some(self.server_free.at()));
         }
     }
 

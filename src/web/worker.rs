@@ -364,7 +364,10 @@ async fn close_intervals(recorder: Kept<Recorder>, intervals: IntervalClock) {
 /// Counts the requests that fell due but were never sent, by why: all those due before now,
 /// but on a connection with a request in flight only those already due when it was sent (the
 /// later ones queue behind a response the end of the run cut short, see
-/// [`Progress::in_flight_since`]).
+/// [`Progress::in_flight_since`]). Of those, the ones due after the server would have freed
+/// their connection had tsumo sent on time ([`Progress::on_time_free`]; a request in flight
+/// since `s` holds it until the run's end, from its on-time send) are tsumo's own, `late`; the rest waited
+/// on the server, `busy`.
 fn count_unsent(scheduled: &[(Schedule, Rc<Progress>)], unsent: &mut Unsent) {
     let end = clock::now();
     for (schedule, progress) in scheduled {
@@ -375,11 +378,21 @@ fn count_unsent(scheduled: &[(Schedule, Rc<Progress>)], unsent: &mut Unsent) {
         };
         match progress.down.get() {
             None => {
-                let until = progress
-                    .in_flight_since
-                    .get()
-                    .map_or(end, |sent| sent.min(end));
-                unsent.busy += missing(until);
+                let in_flight = progress.in_flight_since.get();
+                let until = in_flight.map_or(end, |sent| sent.min(end));
+                let missing = missing(until);
+                let late = progress.on_time_free.get().map_or(0, |on_time| {
+                    // Held until the run's end at most: a stall past it is tsumo's.
+                    let held =
+                        in_flight.map_or(0, |sent| end.min(schedule.end).saturating_sub(sent));
+                    let tsumos_from = on_time.saturating_add(held);
+                    let due_after = schedule
+                        .due_before(until)
+                        .saturating_sub(schedule.due_before(tsumos_from));
+                    due_after.min(missing)
+                });
+                unsent.late += late;
+                unsent.busy += missing - late;
             }
             Some(Down::ConnectFailed) => unsent.connect_failed += missing(end),
             Some(Down::ConnectTimedOut) => unsent.connect_timeout += missing(end),

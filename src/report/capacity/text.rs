@@ -2,7 +2,7 @@
 //! the answer line, what broke first, and what failed.
 
 use super::SavedSearch;
-use crate::capacity::Class;
+use crate::capacity::{Class, Limit};
 use crate::report::result::SearchStep;
 
 /// The table of steps, the answer line and what broke first.
@@ -61,9 +61,13 @@ pub fn render<S: SearchStep>(search: &SavedSearch<S>) -> String {
             Some(Class::ServerFailed) if !broken.is_empty() => {
                 format!("server-failed: {}", broken.join(", "))
             }
-            Some(Class::Disturbed) => match search.noise.get(i) {
-                Some(noise) => format!("disturbed: {}", noise.describe()),
-                None => "disturbed".to_string(),
+            // By the step itself (tsumo's own unsent requests), else by the machine's noise.
+            Some(Class::Disturbed) => match search.steps.get(i).map(|s| s.step_outcome().limit) {
+                Some(Some(Limit::Disturbed(why))) => format!("disturbed: {why}"),
+                _ => match search.noise.get(i) {
+                    Some(noise) => format!("disturbed: {}", noise.describe()),
+                    None => "disturbed".to_string(),
+                },
             },
             other => other.map_or("", Class::as_str).to_string(),
         });

@@ -6,16 +6,15 @@
 //! shards, a staircase's steps) is judged exactly as the run was.
 
 use super::saved::SavedRun;
-use crate::capacity::{LoadUnit, StepOutcome, SystemLimit};
+use crate::capacity::{Class, Limit, LoadUnit, StepOutcome, SystemLimit};
 use crate::report::lines::counts_said;
 use crate::report::objectives::{late_or_busy, outcome};
 use crate::report::result::{SearchStep, StepView};
 use crate::slo::{self, Measure, Measured, Objective, Percentile, Verdict};
-use crate::stats::shortfall::Side;
+use crate::stats::shortfall::{Shortfall, Side};
 
 impl Measured for SavedRun {
     fn measure(&self, measure: &Measure) -> Option<f64> {
-        let c = &self.counters;
         match measure {
             Measure::Latency(p) => {
                 // What the server caused, where the run has it (tsumo's own delay left out).
@@ -31,25 +30,94 @@ impl Measured for SavedRun {
                 };
                 (l.count > 0).then_some(value as f64)
             }
-            Measure::ErrorShare => {
-                // Every request due ends as a response, a socket error or never sent.
-                let socket = c.errors.socket_total();
-                let unsent = c.unsent.total();
-                let due = c.requests + socket + unsent;
-                let errors = socket + c.errors.status + unsent;
-                (due > 0).then(|| errors as f64 * 100.0 / due as f64)
-            }
-            Measure::RateShare => {
-                let target = self.plan.rate.filter(|&rate| rate > 0)?;
-                Some(self.requests_per_sec * 100.0 / target as f64)
-            }
+            Measure::ErrorShare => error_share(self, Own::LeftOut),
+            Measure::RateShare => rate_share(self, Own::LeftOut),
             _ => None,
         }
     }
 
     fn judged_on(&self, measure: &Measure) -> Option<&'static str> {
-        (matches!(measure, Measure::Latency(_)) && self.server_latency.is_some())
-            .then_some("server_latency")
+        match measure {
+            Measure::Latency(_) => self.server_latency.is_some().then_some("server_latency"),
+            Measure::ErrorShare | Measure::RateShare => {
+                (self.counters.unsent.late > 0).then_some(WITHOUT_OWN_UNSENT)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// A verdict's `judged_on` when the requests tsumo itself left unsent were left out.
+pub const WITHOUT_OWN_UNSENT: &str = "without_own_unsent";
+
+/// Whether tsumo's own unsent requests ([`Unsent::late`](crate::stats::Unsent::late)) count.
+#[derive(Clone, Copy, PartialEq)]
+enum Own {
+    /// Left out: what the server caused (how objectives are judged).
+    LeftOut,
+    /// Counted as failed: what the run delivered.
+    Counted,
+}
+
+/// Every request due ends as a response, a socket error or never sent: the failed share, %.
+fn error_share(run: &SavedRun, own: Own) -> Option<f64> {
+    let c = &run.counters;
+    let socket = c.errors.socket_total();
+    let unsent = match own {
+        Own::LeftOut => c.unsent.by_server(),
+        Own::Counted => c.unsent.total(),
+    };
+    let due = c.requests + socket + unsent;
+    let errors = socket + c.errors.status + unsent;
+    (due > 0).then(|| errors as f64 * 100.0 / due as f64)
+}
+
+/// Requests/sec completed over the target, %: with tsumo's own unsent left out, over the rate
+/// it did send (the target less those).
+fn rate_share(run: &SavedRun, own: Own) -> Option<f64> {
+    let target = run.plan.rate.filter(|&rate| rate > 0)? as f64;
+    let own_rate = match own {
+        Own::LeftOut => run.counters.unsent.late as f64 / run.elapsed_s.max(1e-9),
+        Own::Counted => 0.0,
+    };
+    Some(run.requests_per_sec * 100.0 / (target - own_rate).max(1e-9))
+}
+
+impl SavedRun {
+    /// The objectives that held on what the server caused but break with the requests tsumo
+    /// itself left unsent counted as failed (issue 43): `tsumo did not send 215 requests …`,
+    /// `None` when none. Such a run says nothing of the server at its load: a capacity step
+    /// is disturbed (run again), a plain run fails (exit 1), never blaming the server.
+    pub fn broken_by_own_unsent(&self) -> Option<String> {
+        let late = self.counters.unsent.late;
+        if late == 0 {
+            return None;
+        }
+        let broken: Vec<String> = self
+            .objectives
+            .iter()
+            .filter(|v| v.held)
+            .filter_map(|v| {
+                let objective = slo::parse_http(&v.expr).ok()?;
+                let counted = match objective.measure {
+                    Measure::ErrorShare => error_share(self, Own::Counted),
+                    Measure::RateShare => rate_share(self, Own::Counted),
+                    _ => return None,
+                }?;
+                (!objective.holds(counted)).then(|| {
+                    let text = slo::format_value(counted, slo::Unit::Percent);
+                    format!("{} ({} {text} with them)", v.expr, v.name())
+                })
+            })
+            .collect();
+        (!broken.is_empty()).then(|| {
+            format!(
+                "tsumo did not send {late} request{} (behind its own schedule, their \
+                 connection free): {} held only without them",
+                if late == 1 { "" } else { "s" },
+                broken.join(", ")
+            )
+        })
     }
 }
 
@@ -64,7 +132,7 @@ impl SearchStep for SavedRun {
 
     /// The machine's limit first (EMFILE, EADDRNOTAVAIL, connections that could not be
     /// opened), then tsumo's (the rate held back on its side, its send lateness, its CPU), else
-    /// the objectives' verdicts.
+    /// the objectives' verdicts: held only without the requests tsumo left unsent is disturbed.
     fn step_outcome(&self) -> StepOutcome {
         let c = &self.counters;
         let shortfall = self.rate_shortfall.as_ref();
@@ -88,7 +156,17 @@ impl SearchStep for SavedRun {
                 self.plan.threads,
             ),
         };
-        outcome(self.requests_per_sec, &self.objectives, system, generator)
+        let mut step = outcome(self.requests_per_sec, &self.objectives, system, generator);
+        // Held only without the requests tsumo itself did not send: tsumo's failure, not the
+        // server's; a break on the server's share stands whatever tsumo left unsent.
+        // So is a rate that tsumo's own unsent requests held back: it did not deliver the load.
+        if step.limit.is_none() && step.class() == Class::Held {
+            let late = shortfall
+                .filter(|s| s.side == Side::Late)
+                .map(Shortfall::line);
+            step.limit = self.broken_by_own_unsent().or(late).map(Limit::Disturbed);
+        }
+        step
     }
 
     fn judge_again(&self) -> Vec<Verdict> {
@@ -141,8 +219,6 @@ fn errors(run: &SavedRun) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::capacity::Limit;
-    use crate::stats::shortfall::Shortfall;
 
     fn http_fixture() -> SavedRun {
         crate::report::objectives::tests::fixture("http-direct-v1.json")
@@ -228,6 +304,7 @@ mod tests {
             side: Side::Generator,
             due_while_busy_share: 0.0,
             unsent_while_busy: 0,
+            unsent_late: 0,
             busiest_thread_runnable: 0.99,
             busiest_thread_cpu: 0.98,
             send_lateness_p99_us: 0,

@@ -16,12 +16,12 @@ pub mod text;
 
 use std::any::Any;
 
-use crate::error::Error;
+use crate::error::{Error, ExitStatus};
 use crate::report::result::{
     cut_by, duration_flag, row, Named, PageContent, Row, SavedResult, Unit,
 };
 use crate::report::timeline;
-use crate::slo::Verdict;
+use crate::slo::{self, Verdict};
 use crate::stats::end::EndReason;
 use crate::stats::format::format_time_us;
 use saved::Percentiles;
@@ -94,6 +94,26 @@ impl SavedResult for SavedRun {
                 c.unsent.total()
             )
         })
+    }
+
+    /// As every result exits, but objectives that held only without the requests tsumo itself
+    /// left unsent fail the run (1): tsumo did not deliver the load, so it cannot vouch for the
+    /// server, nor blame it (99).
+    fn exit(&self) -> (ExitStatus, Option<String>) {
+        if let Some(line) = self.verdict() {
+            return (ExitStatus::Failed, Some(line));
+        }
+        if let Some(line) = slo::broken_line(&self.objectives) {
+            return (ExitStatus::ObjectiveBroken, Some(line));
+        }
+        match self.broken_by_own_unsent() {
+            Some(why) => {
+                let line =
+                    format!("the run did not deliver its load: {why}; not the server's doing");
+                (ExitStatus::Failed, Some(line))
+            }
+            None => (ExitStatus::Ran, None),
+        }
     }
 
     fn plan_key(&self) -> Vec<(&'static str, String)> {
