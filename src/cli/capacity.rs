@@ -10,7 +10,7 @@ use std::time::Duration;
 use clap::{Arg, Command};
 
 use super::help::Page;
-use super::shared::{self, value, For};
+use super::shared::{self, flag, value, For};
 use super::{parse_wrk, search, slo, units, Parsed};
 use crate::capacity::{self, SearchPlan};
 use crate::plan::{CapacityPlan, Part, SearchOptions};
@@ -102,10 +102,21 @@ pub(super) fn own_args() -> Vec<Arg> {
     ]
 }
 
+/// `--whole-steps`, the search's one option without a value.
+fn whole_steps() -> Arg {
+    flag("whole_steps", None, "whole-steps").help(
+        "Run every held step for its whole --step. By default a step far under\n\
+         every objective (errors under half their limit, each pNN under half\n\
+         its limit, with enough responses to tell) ends after 2s or 2/5 of\n\
+         --step, the longer; a step broken far beyond ends early either way",
+    )
+}
+
 /// The table the help is rendered from: the search's own options, then the run's options whose
 /// help says what they hold in a search (parsed by the run's line), and `-h`.
 pub(super) fn command() -> Command {
     super::subcommand("tsumo capacity").args(own_args()).args([
+        whole_steps(),
         shared::json(For::Capacity),
         shared::html(For::Capacity),
         shared::help(),
@@ -119,6 +130,7 @@ pub(super) fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
         .map(|long| format!("--{long}"))
         .collect();
     let mut own: Vec<(String, String)> = Vec::new();
+    let mut whole_steps = false;
     let mut rest: Vec<OsString> = vec![OsString::from("tsumo capacity")];
     let mut iter = args.into_iter();
     while let Some(arg) = iter.next() {
@@ -133,6 +145,10 @@ pub(super) fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
         }
         if text == "-h" || text == "--help" {
             return Ok(Parsed::Print(PAGE.render(&command())));
+        }
+        if text == "--whole-steps" {
+            whole_steps = true;
+            continue;
         }
         let found = names.iter().find_map(|name| {
             if text == name {
@@ -232,6 +248,7 @@ pub(super) fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
             step,
             warmup,
             pause,
+            whole_steps,
         },
         staircase,
         max_connections,
