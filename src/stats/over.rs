@@ -1,4 +1,5 @@
-//! A live count of responses whose corrected latency reached given limits, read once a second
+//! A live count of responses whose server's latency (the corrected latency less tsumo's own
+//! delay: what a latency objective is judged on) reached given limits, read once a second
 //! from outside the worker (a capacity step's watch on its latency objectives: issue 43, "a
 //! step's judged time follows the samples its objectives need"). One comparison per response
 //! while no limit is set or the latency is under the lowest; an atomic add only over it.
@@ -41,14 +42,15 @@ impl OverLimits {
         }
     }
 
-    /// Counts a response of `corrected_us` in `counts` against each limit it reached.
+    /// Counts a response whose server's latency was `server_us` in `counts` against each limit
+    /// it reached.
     #[inline]
-    pub fn count(&self, corrected_us: u64, counts: &OverCounts) {
-        if corrected_us < self.lowest {
+    pub fn count(&self, server_us: u64, counts: &OverCounts) {
+        if server_us < self.lowest {
             return;
         }
         for (limit, count) in self.limits.iter().zip(&counts.0) {
-            if corrected_us >= *limit {
+            if server_us >= *limit {
                 count.fetch_add(1, Ordering::Relaxed);
             }
         }

@@ -495,7 +495,7 @@ impl Connection {
             rec.record_latency(&split);
             self.shared
                 .over_limits
-                .count(split.corrected, &self.shared.live.over);
+                .count(split.server, &self.shared.live.over);
         }
     }
 

@@ -29,7 +29,8 @@ impl HttpSteps<'_> {
 }
 
 /// The warm-up's last whole seconds whose responses reached twice a latency objective's limit
-/// steadily ([`LatencyEnd::steady`]); a sliver of an interval at its end is left out.
+/// steadily ([`LatencyEnd::steady`]), on the server's latency as the objective is judged; a
+/// sliver of an interval at its end is left out.
 fn steady_latency_s(warm_up: &SavedRun, rule: &LatencyEnd) -> u32 {
     let far = capacity::far_of(rule.limit_us);
     let mut seconds = 0.0;
@@ -37,7 +38,8 @@ fn steady_latency_s(warm_up: &SavedRun, rule: &LatencyEnd) -> u32 {
         if k == 0 && interval.span.duration_s < 0.25 {
             continue;
         }
-        let Ok(h) = interval.latency.decode() else {
+        let latency = interval.server_latency.as_ref();
+        let Ok(h) = latency.unwrap_or(&interval.latency).decode() else {
             break;
         };
         let over = if far > h.max() {

@@ -84,7 +84,7 @@ pub(super) async fn exchange<T: Tally>(
                 answered = true;
                 let split = times.split();
                 rec.record_latency(&split);
-                shared.over_limits.count(split.corrected, &shared.live.over);
+                shared.over_limits.count(split.server, &shared.live.over);
                 shared.live.requests.fetch_add(1, Ordering::Relaxed);
                 if let Some((headers, body)) = kept {
                     hook = Some((status, headers, body));
