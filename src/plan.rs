@@ -529,6 +529,8 @@ pub struct SearchOptions {
     /// The rest after each step (`--pause`); in a search over players, after tables were
     /// logged out, before the next step.
     pub pause: Duration,
+    /// `--whole-steps`: no step ends early because it held far under its objectives.
+    pub whole_steps: bool,
 }
 
 /// `tsumo mahjong --capacity`: the search over players, and the session each step's tables
@@ -554,12 +556,44 @@ pub struct CapacityPlan {
 }
 
 /// When a capacity search's judged step may end early (the rule is the capacity search's, in its
-/// `early` module): the lowest errors limit among its objectives, and the warm-up's last seconds
-/// whose errors were already steady beyond doubt. Part of a run's plan, as its objectives are.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// `early` module): the lowest errors limit among its objectives, its latency objectives, and
+/// the warm-up's last seconds already steady beyond doubt; and whether a step far under them
+/// may end as held. Part of a run's plan, as its objectives are.
+#[derive(Debug, Clone, PartialEq)]
 pub struct EndEarly {
-    /// The errors objective's limit, in % (the lowest, with several).
-    pub errors_limit: f64,
+    /// The errors objective's limit, in % (the lowest, with several); `None`: no errors
+    /// objective.
+    pub errors_limit: Option<f64>,
     /// The warm-up's last whole seconds that failed at least `slo::FAR` times the limit.
     pub warm_up_s: u32,
+    /// The latency objectives (`p99<10ms`), each counted live against its limit over and
+    /// times `slo::FAR`.
+    pub latency: Vec<LatencyEnd>,
+    /// How a step far under every objective may end as held; `None`: never (`--whole-steps`,
+    /// or an objective the watch cannot judge live, such as `max<X`).
+    pub held: Option<HeldEnd>,
+}
+
+/// A latency objective as a step's watch reads it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LatencyEnd {
+    /// The share of responses the objective lets reach its limit: 0.01 for `p99`, 0 for `max`.
+    pub over_share: f64,
+    /// The objective's limit, µs.
+    pub limit_us: u64,
+    /// The warm-up's last whole seconds whose responses reached `slo::FAR` times the limit
+    /// at least `slo::FAR` times `over_share` (steady beyond doubt).
+    pub warm_up_s: u32,
+}
+
+/// When a step far under its objectives ends as held.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HeldEnd {
+    /// The judged run's rate, requests/sec.
+    pub rate: u64,
+    /// Its judged time at least.
+    pub min_judged: Duration,
+    /// The share of the requests due so far that must have been answered (the achieved
+    /// rate), 0 to 1.
+    pub answered_share: f64,
 }

@@ -15,7 +15,9 @@
 //! The files, from the bottom up:
 //! - `numbers`: a load in words, `38,200` in full and `38.2k` short;
 //! - `step`: one step: its load's unit, what it showed, the limits that are not the server's;
-//! - `early`: a judged step ended before its `--step` is over, its errors broken beyond doubt;
+//! - `early`: a judged step ended before its `--step` is over, its errors or latency broken
+//!   beyond doubt (the live counts it reads, the rule);
+//! - `held`: … or held beyond doubt, far under every objective, after a least judged time;
 //! - `noise`: what disturbed a step (tsumo stalled, CPU stolen), so that it is run again, and
 //!   the interference that widens the answer's range;
 //! - `answer`: what the steps found ([`Capacity`]), and its line, range and what broke first;
@@ -26,6 +28,7 @@
 
 mod answer;
 mod early;
+mod held;
 mod noise;
 mod numbers;
 mod saved;
@@ -36,7 +39,8 @@ mod step;
 mod tests;
 
 pub use answer::{Capacity, Finding};
-pub use early::{EndEarly, Watch};
+pub use early::{far_of, Counts, EndEarly, LatencyEnd, Watch};
+pub use held::held_end;
 pub use noise::{Noise, STALL_US};
 pub use numbers::{grouped, short};
 pub use saved::SavedCapacity;

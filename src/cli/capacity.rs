@@ -10,7 +10,7 @@ use std::time::Duration;
 use clap::{Arg, ArgMatches, Command};
 
 use super::help::Page;
-use super::shared::{self, value, For};
+use super::shared::{self, flag, value, For};
 use super::{run_plan, search, slo, units, wrk, Objectives, Options, Parsed};
 use crate::capacity::{self, SearchPlan};
 use crate::plan::{CapacityPlan, Part, SearchOptions};
@@ -102,10 +102,21 @@ pub(super) fn own_args() -> Vec<Arg> {
     ]
 }
 
+/// `--whole-steps`, the search's one option without a value.
+fn whole_steps() -> Arg {
+    flag("whole_steps", None, "whole-steps").help(
+        "Run every held step for its whole --step. By default a step far under\n\
+         every objective (errors under half their limit, each pNN under half\n\
+         its limit, with enough responses to tell) ends after 2s or 2/5 of\n\
+         --step, the longer; a step broken far beyond ends early either way",
+    )
+}
+
 /// The table the help is rendered from: the search's own options, then the run's options whose
 /// help says what they hold in a search (parsed by the run's line), and `-h`.
 pub(super) fn command() -> Command {
     super::subcommand("tsumo capacity").args(own_args()).args([
+        whole_steps(),
         shared::json(For::Capacity),
         shared::html(For::Capacity),
         shared::help(),
@@ -120,6 +131,7 @@ fn parser() -> Command {
         .name("tsumo capacity")
         .no_binary_name(true)
         .args(own)
+        .arg(whole_steps())
 }
 
 pub(super) fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
@@ -128,6 +140,7 @@ pub(super) fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
     if matches.get_flag("help") || matches.get_flag("version") {
         return Ok(Parsed::Print(PAGE.render(&self::command())));
     }
+    let whole_steps = matches.get_flag("whole_steps");
     let options = Options {
         command: &command,
         matches: &matches,
@@ -208,6 +221,7 @@ pub(super) fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
             step,
             warmup,
             pause,
+            whole_steps,
         },
         staircase,
         max_connections,

@@ -168,6 +168,7 @@ pub(super) fn plan(
             step,
             warmup,
             pause,
+            whole_steps: true,
         },
     })))
 }

@@ -141,10 +141,10 @@ pub trait Mode {
         per_second: f64,
     ) -> String;
 
-    /// Once a second, after the progress line: `true` ends the run now, its verdict settled
-    /// before its duration (a capacity step whose errors broke beyond doubt). By default
-    /// never.
-    fn settled(&self, _live: &[Arc<<Self::Worker as Worker>::Live>]) -> bool {
+    /// Once a second, after the progress line, `elapsed` into the run: `true` ends the run
+    /// now, its verdict settled before its duration (a capacity step broken or held beyond
+    /// doubt). By default never.
+    fn settled(&self, _elapsed: Duration, _live: &[Arc<<Self::Worker as Worker>::Live>]) -> bool {
         false
     }
 }

@@ -83,7 +83,7 @@ pub(super) async fn supervise<M: Mode>(
         last_tick = now;
         let line = mode.progress_line(Duration::from_nanos(now - t0), live, rate);
         settings.progress.show_line(&line);
-        if mode.settled(live) {
+        if mode.settled(Duration::from_nanos(now - t0), live) {
             break EndReason::Settled;
         }
     };

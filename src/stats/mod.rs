@@ -12,6 +12,7 @@ pub mod http2;
 pub mod http3;
 pub mod live;
 pub mod mahjong;
+pub mod over;
 pub mod protocol;
 pub mod shortfall;
 pub mod split;

@@ -510,7 +510,11 @@ impl Connection {
             rec.counters.unstamped += 1;
         }
         if self.shared.record_all || last_of_batch {
-            rec.record_latency(&split_times.split());
+            let split = split_times.split();
+            rec.record_latency(&split);
+            self.shared
+                .over_limits
+                .count(split.server, &self.shared.live.over);
         }
     }
 

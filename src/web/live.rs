@@ -19,6 +19,9 @@ pub struct LiveCounters {
     pub errors: AtomicU64,
     /// Responses with a 4xx or 5xx status (also in `requests`).
     pub status: AtomicU64,
+    /// Responses whose server's latency reached each of the worker's `over_limits` (a
+    /// capacity step's watch on its latency objectives).
+    pub over: crate::stats::over::OverCounts,
 }
 
 impl LiveCounters {

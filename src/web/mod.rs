@@ -35,6 +35,7 @@ use crate::net::tls::Alpn;
 use crate::plan::{Plan, Protocol};
 use crate::script::{Script, ScriptError, ThreadScript};
 use crate::stats::format::format_metric;
+use crate::stats::over::OverLimits;
 use crate::stats::shortfall::{Behind, MachineLoad, Shortfall};
 use crate::stats::timeline::{IntervalClock, RunTimeline};
 use crate::stats::{Recorder, RunResult};
@@ -244,6 +245,7 @@ impl<'a> HttpMode<'a> {
             thread_scripts,
             watch: plan
                 .end_early
+                .clone()
                 .map(|rule| std::cell::RefCell::new(crate::capacity::Watch::new(rule))),
         })
     }
@@ -323,6 +325,9 @@ impl Mode for HttpMode<'_> {
                 script,
                 timeout: plan.timeout,
                 record_all: !plan.batch_latency,
+                over_limits: plan.end_early.as_ref().map_or(OverLimits::NONE, |rule| {
+                    OverLimits::new(&rule.over_limits())
+                }),
                 mux,
                 scheme: scheme.clone(),
                 authority: authority.clone(),
@@ -350,18 +355,22 @@ impl Mode for HttpMode<'_> {
         )
     }
 
-    /// A capacity step's judged run ends once its errors broke beyond doubt.
-    fn settled(&self, live: &[Arc<LiveCounters>]) -> bool {
+    /// A capacity step's judged run ends once it broke or held beyond doubt.
+    fn settled(&self, elapsed: Duration, live: &[Arc<LiveCounters>]) -> bool {
         let Some(watch) = &self.watch else {
             return false;
         };
-        let (mut answered, mut failed) = (0, 0);
+        let mut counts = crate::capacity::Counts::default();
         for c in live {
             let socket = c.errors();
-            answered += c.requests() + socket;
-            failed += c.status() + socket;
+            counts.answered += c.requests() + socket;
+            counts.failed += c.status() + socket;
+            counts.responses += c.requests();
+            for (sum, over) in counts.over.iter_mut().zip(c.over.read()) {
+                *sum += over;
+            }
         }
-        watch.borrow_mut().tick(answered, failed)
+        watch.borrow_mut().tick(elapsed, counts)
     }
 }
 

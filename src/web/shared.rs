@@ -52,6 +52,8 @@ pub struct Shared {
     /// `false` with `-B`: record only the last response of a pipelined batch.
     pub record_all: bool,
     pub live: Arc<LiveCounters>,
+    /// The latencies counted live in `live.over` (a capacity step's judged run).
+    pub over_limits: crate::stats::over::OverLimits,
     /// HTTP/2 frames and grants seen by every connection of this worker (`--http2`).
     pub http2: Rc<RefCell<Http2Counters>>,
     /// QUIC and HTTP/3 counts of every connection of this worker (`--http3`).

@@ -59,6 +59,8 @@ pub struct HttpWorker {
     pub script: Option<ThreadScript>,
     pub timeout: Duration,
     pub record_all: bool,
+    /// The latencies counted live (a capacity step's judged run; none otherwise).
+    pub over_limits: crate::stats::over::OverLimits,
     /// `--http2` or `--http3`: the protocol, and the requests sent every time already in that
     /// form (parsed once, on the main thread; `None` when the script's `request()` makes
     /// them).
@@ -169,6 +171,7 @@ impl HttpWorker {
             pacer: Rc::clone(&ctx.pacer),
             watchdog: Watchdog::new(self.timeout),
             record_all: self.record_all,
+            over_limits: self.over_limits,
             live: std::sync::Arc::clone(&ctx.live),
             http2: Rc::default(),
             http3: Rc::default(),

@@ -25,7 +25,6 @@ use crate::report::http::saved::SavedRun;
 use crate::report::result::SearchStep;
 use crate::report::schema::SavedPart;
 use crate::report::tools::saved::{LoadedRun, RunData};
-use crate::slo::Measure;
 use crate::stats::format::format_time_us;
 use crate::stats::start::StartRecord;
 use crate::sys::machine::{MachineStat, MachineUse};
@@ -348,7 +347,7 @@ impl HttpSteps<'_> {
         let number = self.runs.len() + 1;
         self.announce(number, load, connections, tries);
         let warm_up = self.warm_up(number, load, connections)?;
-        let end_early = self.end_early(warm_up.as_ref());
+        let end_early = self.end_early(load, warm_up.as_ref());
         let machine = MachineStat::read();
         let step = self.plan.search.step;
         let judged_plan = self.step_plan_ending(load, connections, step, true, end_early);

@@ -3,34 +3,60 @@
 //! judged run may end early.
 
 use super::*;
+use crate::capacity::LatencyEnd;
 
 impl HttpSteps<'_> {
-    /// How a search's judged run may end early: on its errors objective (the lowest limit of
-    /// several), after the warm-up's steady seconds; never in a staircase (its steps are
-    /// fixed, the same on every shard).
-    pub(super) fn end_early(&self, warm_up: Option<&SavedRun>) -> Option<EndEarly> {
+    /// How a search's judged run at `load` may end early: on its errors objective (the
+    /// lowest limit of several) or a latency objective, after the warm-up's steady seconds,
+    /// or held far under them all (not with `--whole-steps`); never in a staircase (its steps
+    /// are fixed, the same on every shard).
+    pub(super) fn end_early(&self, load: u64, warm_up: Option<&SavedRun>) -> Option<EndEarly> {
         if self.plan.staircase.is_some() {
             return None;
         }
-        let errors_limit = self
-            .plan
-            .run
-            .options
-            .objectives
-            .iter()
-            .filter(|o| o.measure == Measure::ErrorShare && o.below)
-            .map(|o| o.limit)
-            .reduce(f64::min)?;
-        let mut rule = EndEarly {
-            errors_limit,
-            warm_up_s: 0,
-        };
-        rule.warm_up_s = warm_up.map_or(0, |w| steady::steady_errors_s(w, &rule));
+        let objectives = &self.plan.run.options.objectives;
+        let search = &self.plan.search;
+        let held = capacity::held_end(objectives, load, search.step, search.whole_steps);
+        let mut rule = EndEarly::of(objectives, held)?;
+        if let Some(warm_up) = warm_up {
+            rule.warm_up_s = steady::steady_errors_s(warm_up, &rule);
+            for latency in &mut rule.latency {
+                latency.warm_up_s = steady_latency_s(warm_up, latency);
+            }
+        }
         Some(rule)
     }
 }
 
-/// `ended after 2.0s of 5s: errors 37.5% against errors<1%, beyond doubt`.
+/// The warm-up's last whole seconds whose responses reached twice a latency objective's limit
+/// steadily ([`LatencyEnd::steady`]), on the server's latency as the objective is judged; a
+/// sliver of an interval at its end is left out.
+fn steady_latency_s(warm_up: &SavedRun, rule: &LatencyEnd) -> u32 {
+    let far = capacity::far_of(rule.limit_us);
+    let mut seconds = 0.0;
+    for (k, interval) in warm_up.intervals.iter().rev().enumerate() {
+        if k == 0 && interval.span.duration_s < 0.25 {
+            continue;
+        }
+        let latency = interval.server_latency.as_ref();
+        let Ok(h) = latency.unwrap_or(&interval.latency).decode() else {
+            break;
+        };
+        let over = if far > h.max() {
+            0
+        } else {
+            h.count_between(far, h.max())
+        };
+        if !rule.steady(h.len(), over) {
+            break;
+        }
+        seconds += interval.span.duration_s;
+    }
+    (seconds + 0.25).floor() as u32
+}
+
+/// `ended after 2.0s of 5s: errors 37.5% against errors<1%, beyond doubt`, or `ended after
+/// 2.0s of 5s: held far under p99<10ms (p99 1.20ms), errors<1% (errors 0%)`.
 pub(super) fn ended_early(saved: &SavedRun, step: Duration) -> String {
     let broken: Vec<String> = saved
         .objectives
@@ -38,11 +64,20 @@ pub(super) fn ended_early(saved: &SavedRun, step: Duration) -> String {
         .filter(|v| v.far_beyond())
         .map(|v| format!("{} against {}", v.measured_text(), v.expr))
         .collect();
+    let said = if broken.is_empty() {
+        let held: Vec<String> = saved
+            .objectives
+            .iter()
+            .map(|v| format!("{} ({})", v.expr, v.measured_text()))
+            .collect();
+        format!("held far under {}", held.join(", "))
+    } else {
+        format!("{}, beyond doubt", broken.join(", "))
+    };
     format!(
-        "ended after {:.1}s of {}: {}, beyond doubt",
+        "ended after {:.1}s of {}: {said}",
         saved.elapsed_s,
-        crate::run::human(step),
-        broken.join(", ")
+        crate::run::human(step)
     )
 }
 

@@ -82,7 +82,9 @@ pub(super) async fn exchange<T: Tally>(
                 };
                 slot.free.answered(&times);
                 answered = true;
-                rec.record_latency(&times.split());
+                let split = times.split();
+                rec.record_latency(&split);
+                shared.over_limits.count(split.server, &shared.live.over);
                 shared.live.requests.fetch_add(1, Ordering::Relaxed);
                 if let Some((headers, body)) = kept {
                     hook = Some((status, headers, body));
