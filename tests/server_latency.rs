@@ -15,9 +15,10 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use common::caddy::Caddy;
 use common::hog::{pinned_tsumo, Hog};
 use common::nginx::Nginx;
-use common::{json_u64, read_json, run_command, tsumo, Signalled, TempDir};
+use common::{json_u64, read_json, run_command, run_tsumo, tsumo, Signalled, TempDir};
 
 const LIMIT: Duration = Duration::from_secs(60);
 const SERVICE: Duration = Duration::from_millis(5);
@@ -434,7 +435,7 @@ fn tls_and_http2_responses_are_stamped_by_the_kernel() {
 fn tsumo_stopped_150ms_every_second_is_not_the_servers_latency() {
     let nginx = Nginx::start();
     let url = nginx.http_url("/index.html");
-    stopped_150ms_every_second("http/1.1", &[&url]);
+    stopped_150ms_every_second("http/1.1", "kernel", &[&url]);
 }
 
 /// The same over HTTP/2 (h2c, `-m4`): hyper writes the burst of requests that follows a stall
@@ -446,10 +447,89 @@ fn tsumo_stopped_150ms_every_second_is_not_the_servers_latency_over_http2() {
         .h2_server("h2c", "root @ROOT@/www;", false)
         .start();
     let url = format!("http://127.0.0.1:{}/index.html", nginx.port("h2c"));
-    stopped_150ms_every_second("h2c", &["--http2", "-m4", &url]);
+    stopped_150ms_every_second("h2c", "kernel", &["--http2", "-m4", &url]);
 }
 
-fn stopped_150ms_every_second(name: &str, target: &[&str]) {
+/// The same over HTTP/3 (`-m4`) against Caddy: the requests due in a stall are handed to h3 and
+/// quinn in a burst, and quinn's connection driver sends them after; a send is the first
+/// datagram of its connection at or after its hand-off when that went over 200 µs later
+/// (net::http3::sent, whose lib tests hold a stall between the two, which a SIGSTOP cannot).
+/// quinn reads its own socket, so the receive is tsumo's read (user-space stamps): a response
+/// that arrived during a stall is read after it, a few of some 10,000, under the p99.
+#[test]
+fn tsumo_stopped_150ms_every_second_is_not_the_servers_latency_over_http3() {
+    let caddy = Caddy::start();
+    let cacert = caddy.cacert().display().to_string();
+    let url = caddy.url("/");
+    stopped_150ms_every_second("h3", "user", &["--http3", "-m4", "--cacert", &cacert, &url]);
+}
+
+/// A stall of tsumo's between a request's hand-off to h3 and quinn's send of its datagram, which
+/// a SIGSTOP cannot place (it stops both): a script's `request()` that takes 5 ms of tsumo's CPU.
+/// The connection's task makes the next request right after handing one over, and quinn's
+/// connection driver (a task of its own) sends the one handed over only once that is made. A
+/// send is the first datagram at or after the hand-off when that went over 200 µs later, so the
+/// 5 ms are tsumo's send delay; stamped at the hand-off, they were the server's (Caddy answers
+/// in well under a millisecond: before, the server's p50 read 5.4 ms).
+#[test]
+fn a_request_held_up_between_its_hand_off_and_its_datagram_is_not_the_servers_over_http3() {
+    let caddy = Caddy::start();
+    let cacert = caddy.cacert().display().to_string();
+    let url = caddy.url("/");
+    let dir = TempDir::new("held-up");
+    let script = dir.path().join("slow.lua");
+    // os.clock is tsumo's CPU time: 5 ms of it take 5 ms or more, however busy the machine.
+    std::fs::write(
+        &script,
+        "request = function()\n\
+           local t = os.clock()\n\
+           while os.clock() - t < 0.005 do end\n\
+           return wrk.format()\n\
+         end\n",
+    )
+    .expect("write slow.lua");
+    let json = dir.path().join("run.json");
+    let run = run_tsumo(
+        &[
+            "--http3",
+            "-t1",
+            "-c1",
+            "-m4",
+            "-d3s",
+            "-R40",
+            "-s",
+            script.to_str().unwrap(),
+            "--cacert",
+            &cacert,
+            "--json",
+            json.to_str().unwrap(),
+            &url,
+        ],
+        LIMIT,
+    );
+    run.assert_success();
+    let doc = read_json(&json);
+    let server_p50 = json_u64(&doc, "server_latency.p50");
+    let send_p50 = json_u64(&doc, "own_delay.send.p50");
+    let corrected_p50 = json_u64(&doc, "latency.p50");
+    eprintln!(
+        "h3: server p50 {server_p50}; own send p50 {send_p50}; corrected p50 {corrected_p50}"
+    );
+    assert_split_adds_up(&doc);
+    assert!(json_u64(&doc, "counters.requests") >= 100, "{doc:#}");
+    // Each request left 5 ms or more after its hand-off: tsumo's, in the corrected latency.
+    assert!(corrected_p50 >= 5_000, "corrected p50 {corrected_p50}us");
+    assert!(send_p50 >= 4_500, "own send p50 {send_p50}us: {doc:#}");
+    // The server's is Caddy's answer, not the 5 ms before the datagram went.
+    assert!(
+        server_p50 < 2_500,
+        "server's p50 {server_p50}us (the script's 5 ms): {doc:#}"
+    );
+}
+
+/// tsumo (`target`, its receives stamped as `stamps` says) stopped 150 ms every second at
+/// -R2000: what the stall tests above check.
+fn stopped_150ms_every_second(name: &str, stamps: &str, target: &[&str]) {
     let dir = TempDir::new("stalls");
     let json = dir.path().join("run.json");
     let mut args = vec![
@@ -486,7 +566,7 @@ fn stopped_150ms_every_second(name: &str, target: &[&str]) {
         json_u64(&doc, "uncorrected.p99"),
         doc["own_delay"]
     );
-    assert_eq!(doc["timestamps"], "kernel", "{name}: {doc:#}");
+    assert_eq!(doc["timestamps"], stamps, "{name}: {doc:#}");
     assert_split_adds_up(&doc);
     // Four or five stalls of 150 ms at 2,000 req/s: over 1,000 of some 10,000 requests were due
     // during one, so the corrected p99 is deep in a stall.

@@ -184,7 +184,9 @@ impl HttpWorker {
             });
             let protocol = match protocol {
                 Multiplexed::H2(settings) => Protocol::H2(settings),
-                Multiplexed::H3(streams, client) => Protocol::H3(streams, H3Worker::new(client)),
+                Multiplexed::H3(streams, client) => {
+                    Protocol::H3(streams, H3Worker::new(client, streams))
+                }
             };
             (protocol, requests)
         });

@@ -6,9 +6,12 @@
 //! 0-RTT accepted or not), and the connection's packets sent and lost.
 //!
 //! A QUIC connection's bytes are read by quinn from its own UDP socket, so no kernel receive
-//! stamp reaches tsumo: an HTTP/3 run's latency is stamped in user space, and says so.
+//! stamp reaches tsumo: an HTTP/3 run's latency is stamped in user space, and says so. Its sends
+//! are noted on their way out ([`sent`]): a request held up between its hand-off and quinn's
+//! send is sent when its datagram went.
 
 pub mod errors;
+pub mod sent;
 
 use std::cell::Cell;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
@@ -22,6 +25,7 @@ use quinn::crypto::rustls::QuicClientConfig;
 
 use crate::error::Error;
 use crate::net::tls;
+use sent::{SendLog, StampedSocket};
 
 pub use errors::{close_kind, ConnectFailure};
 
@@ -120,6 +124,8 @@ pub struct Opened {
     pub zero_rtt: Option<quinn::ZeroRttAccepted>,
     /// Set when h3's connection task ended: why, in words for the counters.
     pub closed: Rc<Cell<Option<&'static str>>>,
+    /// Its socket's sends.
+    pub sends: Arc<SendLog>,
 }
 
 impl QuicClient {
@@ -129,7 +135,7 @@ impl QuicClient {
         &self,
         source: Option<IpAddr>,
     ) -> Result<(quinn::Endpoint, quinn::Connection), ConnectFailure> {
-        let (endpoint, connecting) = self.start(source)?;
+        let (endpoint, connecting) = self.start(source, SendLog::new(0))?;
         let connection = connecting.await.map_err(|e| self.failed(e))?;
         Ok((endpoint, connection))
     }
@@ -144,10 +150,11 @@ impl QuicClient {
         }
     }
 
-    /// A UDP socket of its own, and the handshake begun.
+    /// A UDP socket of its own, its sends noted in `sends`, and the handshake begun.
     fn start(
         &self,
         source: Option<IpAddr>,
+        sends: Arc<SendLog>,
     ) -> Result<(quinn::Endpoint, quinn::Connecting), ConnectFailure> {
         let local = match (source, self.addr) {
             (Some(ip), _) => SocketAddr::new(ip, 0),
@@ -157,9 +164,15 @@ impl QuicClient {
         let socket = std::net::UdpSocket::bind(local).map_err(ConnectFailure::Socket)?;
         crate::sys::udp::ask_receive_buffer(&socket);
         let runtime = Arc::new(quinn::TokioRuntime);
-        let endpoint =
-            quinn::Endpoint::new(quinn::EndpointConfig::default(), None, socket, runtime)
-                .map_err(ConnectFailure::Socket)?;
+        let socket =
+            quinn::Runtime::wrap_udp_socket(&*runtime, socket).map_err(ConnectFailure::Socket)?;
+        let endpoint = quinn::Endpoint::new_with_abstract_socket(
+            quinn::EndpointConfig::default(),
+            None,
+            StampedSocket::new(socket, sends),
+            runtime,
+        )
+        .map_err(ConnectFailure::Socket)?;
         let connecting = endpoint
             .connect_with(self.config.clone(), self.addr, &self.server_name)
             .map_err(|e| ConnectFailure::Refused(e.to_string()))?;
@@ -167,9 +180,14 @@ impl QuicClient {
     }
 
     /// Opens a QUIC connection from `source` and starts HTTP/3 on it, its connection task
-    /// spawned on the worker's `LocalSet`.
-    pub async fn connect(&self, source: Option<IpAddr>) -> Result<Opened, ConnectFailure> {
-        let (endpoint, connecting) = self.start(source)?;
+    /// spawned on the worker's `LocalSet`; `streams` (`-m`) size its log of sends.
+    pub async fn connect(
+        &self,
+        source: Option<IpAddr>,
+        streams: usize,
+    ) -> Result<Opened, ConnectFailure> {
+        let sends = SendLog::new(streams);
+        let (endpoint, connecting) = self.start(source, Arc::clone(&sends))?;
         let (connection, handshake, zero_rtt) = match self.zero_rtt {
             true => match connecting.into_0rtt() {
                 Ok((connection, accepted)) => (connection, QuicHandshake::ZeroRtt, Some(accepted)),
@@ -202,6 +220,7 @@ impl QuicClient {
             handshake,
             zero_rtt,
             closed,
+            sends,
         })
     }
 }

@@ -1,12 +1,15 @@
 //! The HTTP/3 wire: a QUIC connection on quinn with h3 over it, opened (and counted) by
 //! `net::http3`, and one stream's exchange: the request's head and body, its response, what
 //! ended it by kind. quinn keeps the server's stream limit itself (a stream past it waits in
-//! `send_request`, its wait in the latency as any other).
+//! `send_request`, its wait in the latency as any other). A request's send is its hand-off, or
+//! the first datagram its connection sent at or after it when that went over 200 µs later
+//! (`net::http3::sent`, as HTTP/2's first write after the hand-off to hyper).
 
 use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::net::IpAddr;
 use std::rc::Rc;
+use std::sync::Arc;
 
 use bytes::Buf;
 use h3::error::StreamError;
@@ -14,9 +17,10 @@ use h3::error::StreamError;
 use super::{Conn, Kept, MessageBytes, Received, StreamEnd, Tally, Wire};
 use crate::net::http2::request::H2Request;
 use crate::net::http3::errors::{stream_failure, StreamFailure};
+use crate::net::http3::sent::SendLog;
 use crate::net::http3::{ConnectFailure, Opened, Packets, QuicClient, QuicHandshake, Sender};
 use crate::stats::http3::Http3Counters;
-use crate::timing::clock;
+use crate::timing::clock::{self, Nanos};
 use crate::timing::deadline::Deadline;
 use crate::web::live::{Down, Progress};
 use crate::web::shared::Shared;
@@ -25,14 +29,17 @@ use crate::web::shared::Shared;
 /// open now (their packets are read when they are retired, and at the run's end).
 pub struct H3Worker {
     pub client: QuicClient,
+    /// `-m`: each connection's streams at once.
+    streams: usize,
     /// The connections open now, and their sockets' local ports.
     pub open: RefCell<Vec<(quinn::Connection, u16)>>,
 }
 
 impl H3Worker {
-    pub fn new(client: QuicClient) -> Rc<H3Worker> {
+    pub fn new(client: QuicClient, streams: usize) -> Rc<H3Worker> {
         Rc::new(H3Worker {
             client,
+            streams,
             open: RefCell::default(),
         })
     }
@@ -43,7 +50,7 @@ impl H3Worker {
         shared: &Rc<Shared>,
         source: Option<IpAddr>,
     ) -> Result<Opened, ConnectFailure> {
-        let opened = self.client.connect(source).await;
+        let opened = self.client.connect(source, self.streams).await;
         let Ok(opened) = opened else {
             shared.count_connect_error();
             return opened;
@@ -127,6 +134,8 @@ pub struct H3Conn {
     going_away: Rc<Cell<bool>>,
     open: Rc<Cell<usize>>,
     counters: Rc<RefCell<Http3Counters>>,
+    /// Its socket's sends.
+    sends: Arc<SendLog>,
 }
 
 impl Wire for H3Wire {
@@ -166,6 +175,7 @@ impl Wire for H3Wire {
             going_away: Rc::default(),
             open: Rc::default(),
             counters: Rc::clone(&shared.http3),
+            sends: opened.sends,
         })
     }
 
@@ -205,13 +215,17 @@ impl Conn for H3Conn {
         request: &H2Request,
         collect: bool,
     ) -> (impl Future<Output = StreamEnd> + 'static, H3Tally) {
-        let tally = H3Tally::default();
+        let tally = H3Tally {
+            bytes: MessageBytes::default(),
+            sends: Arc::clone(&self.sends),
+            send: self.sends.handed_off(),
+        };
         let (head, body) = request.to_h3();
         let exchange = exchange(
             self.sender.clone(),
             (head, body, request.size()),
             collect,
-            tally.clone(),
+            tally.bytes.clone(),
             Rc::clone(&self.going_away),
             Rc::clone(&self.counters),
         );
@@ -220,9 +234,13 @@ impl Conn for H3Conn {
 }
 
 /// One stream's bytes, counted as HTTP/2's are (the connection's are QUIC's, counted in its
-/// packets).
-#[derive(Debug, Clone, Default)]
-pub struct H3Tally(MessageBytes);
+/// packets), and the number of the first send at or after its hand-off.
+#[derive(Debug, Clone)]
+pub struct H3Tally {
+    bytes: MessageBytes,
+    sends: Arc<SendLog>,
+    send: u64,
+}
 
 impl Tally for H3Tally {
     fn received(&self) -> Received {
@@ -230,7 +248,11 @@ impl Tally for H3Tally {
     }
 
     fn take_bytes(&self) -> (u64, u64) {
-        self.0.take()
+        self.bytes.take()
+    }
+
+    fn written(&self) -> Option<Nanos> {
+        self.sends.sent_at(self.send)
     }
 }
 
@@ -239,7 +261,7 @@ async fn exchange(
     mut sender: Sender,
     (head, body, size): (http::Request<()>, bytes::Bytes, u64),
     collect: bool,
-    tally: H3Tally,
+    bytes: MessageBytes,
     going_away: Rc<Cell<bool>>,
     counters: Rc<RefCell<Http3Counters>>,
 ) -> StreamEnd {
@@ -263,7 +285,7 @@ async fn exchange(
         // Nothing written (a GOAWAY came first, say): no bytes to count.
         Err(e) => return failed(&e),
     };
-    tally.0.sent(size);
+    bytes.sent(size);
     if !body.is_empty() {
         if let Err(e) = stream.send_data(body).await {
             return failed(&e);
@@ -277,7 +299,7 @@ async fn exchange(
         Err(e) => return failed(&e),
     };
     let status = response.status().as_u16();
-    tally.0.head(response.headers());
+    bytes.head(response.headers());
     let headers = collect.then(|| {
         response
             .headers()
@@ -289,7 +311,7 @@ async fn exchange(
     loop {
         match stream.recv_data().await {
             Ok(Some(mut chunk)) => {
-                tally.0.add_read(chunk.remaining());
+                bytes.add_read(chunk.remaining());
                 match kept.as_mut() {
                     Some(kept) => {
                         while chunk.has_remaining() {
