@@ -128,7 +128,8 @@
 //!   the answer line and what broke first.
 //! - [`stats`]: what is recorded and what a run results in: the per-worker recorders
 //!   (HdrHistograms and counters, HTTP/2's among them), the result types of both modes, wrk2-compatible histogram
-//!   arithmetic, number formatting, and the judgement of a rate not reached; `split`: the
+//!   arithmetic, number formatting, and the judgement of a rate not reached; `end`: why a run
+//!   ended (`EndReason`, saved as `ended_by`); `split`: the
 //!   corrected latency split into what the server caused and tsumo's own send and read delay,
 //!   exactly, response by response; `live`: what `--dashboard` shows, the intervals each
 //!   worker closed handed over (a channel's send per interval, no lock on a worker), replaced by the merged
@@ -138,7 +139,8 @@
 //!   adding.
 //! - [`plan`], [`sys`], [`error`], [`slo`]: the validated, immutable description of a run
 //!   (with its part of a sharded run; every mode's plan holds one `RunOptions`, both capacity
-//!   plans one `SearchOptions`); the machine around it (open-file limit, the `/proc` sampler of the
+//!   plans one `SearchOptions`; an HTTP run's protocol is one `Protocol`, for it and its `--vs`
+//!   side); the machine around it (open-file limit, the `/proc` sampler of the
 //!   server, tsumo's own usage, `tsumo doctor`, the kernel clocks' one read and the wall clock
 //!   with its NTP state, a seeded
 //!   xorshift for jitter, backoff and the random hands of tests and benches); the typed
