@@ -95,6 +95,43 @@ pub fn check(path: &std::path::Path) -> Result<(), Error> {
         .map_err(|e| Error::Script(lua_message(&e)))
 }
 
+/// The main state: `wrk.addrs` set to the server's address, then the script run in it under
+/// its limit; with its `wrk` table.
+fn main_state(
+    plan: &Plan,
+    addr: SocketAddr,
+    limit_for: &impl Fn(&Lua) -> mlua::Result<Limit>,
+    (source, chunk_name): (&[u8], &str),
+) -> mlua::Result<(Lua, Limit, Table)> {
+    let main = wrk::new_state(plan)?;
+    let main_limit = limit_for(&main)?;
+    let main_wrk: Table = main.globals().get("wrk")?;
+    main_wrk.set("addrs", main.create_sequence_from([Addr(addr)])?)?;
+    main_limit.call(limit::TOP_LEVEL, || {
+        main.load(source).set_name(chunk_name).exec()
+    })?;
+    Ok((main, main_limit, main_wrk))
+}
+
+/// As wrk, on the first thread's state: `request()` checked first (its requests, pipelined,
+/// counted), then which hooks the script defines.
+fn first_request(lua: &Lua, name: &str, limit: &Limit) -> Result<(usize, Hooks), Error> {
+    let first = call_request(lua, name, limit).map_err(|e| Error::Script(e.0))?;
+    let batch = Batch::parse(first).map_err(|e| {
+        Error::Script(format!(
+            "{name}: request() returned an invalid request: {e}"
+        ))
+    })?;
+    let globals = lua.globals();
+    let defines = |hook: &str| matches!(globals.get(hook), Ok(Value::Function(_)));
+    let hooks = Hooks {
+        request: defines("request"),
+        response: defines("response"),
+        delay: defines("delay"),
+    };
+    Ok((batch.len(), hooks))
+}
+
 impl Script {
     /// Loads the script into the main state and one state per worker, in wrk's order: for each
     /// thread, a new state runs the script, gets `wrk.thread`, then `setup(thread)` runs in the
@@ -118,21 +155,8 @@ impl Script {
             Some(limit) => Limit::new(lua, Some(limit)),
             None => Limit::outside_run(lua, outside_bound),
         };
-        let main = wrk::new_state(plan).map_err(script_err)?;
-        let main_limit = limit_for(&main).map_err(script_err)?;
-        let main_wrk: Table = main.globals().get("wrk").map_err(script_err)?;
-        main_wrk
-            .set(
-                "addrs",
-                main.create_sequence_from([Addr(addr)])
-                    .map_err(script_err)?,
-            )
-            .map_err(script_err)?;
-        main_limit
-            .call(limit::TOP_LEVEL, || {
-                main.load(&source[..]).set_name(chunk_name.as_str()).exec()
-            })
-            .map_err(script_err)?;
+        let (main, main_limit, main_wrk) =
+            main_state(plan, addr, &limit_for, (&source, &chunk_name)).map_err(script_err)?;
 
         let mut threads = Vec::with_capacity(plan.options.threads);
         let mut hooks = Hooks::default();
@@ -164,21 +188,7 @@ impl Script {
                 .map_err(script_err)?;
 
             if index == 0 {
-                // As wrk: check request() first, then fix which hooks exist.
-                let first = call_request(&lua, &name, &limit).map_err(|e| Error::Script(e.0))?;
-                let batch = Batch::parse(first).map_err(|e| {
-                    Error::Script(format!(
-                        "{name}: request() returned an invalid request: {e}"
-                    ))
-                })?;
-                pipeline = batch.len();
-                let globals = lua.globals();
-                let defines = |hook: &str| matches!(globals.get(hook), Ok(Value::Function(_)));
-                hooks = Hooks {
-                    request: defines("request"),
-                    response: defines("response"),
-                    delay: defines("delay"),
-                };
+                (pipeline, hooks) = first_request(&lua, &name, &limit)?;
             }
 
             let static_request = match static_request(&lua, &name, &limit) {

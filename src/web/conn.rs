@@ -152,34 +152,12 @@ impl Connection {
             }
             let stream = match self.stream.take() {
                 Some(stream) => stream,
-                None => match {
-                    // While it connects, the server holds the connection.
-                    self.progress.on_time_free.set(None);
-                    self.shared
-                        .connect_within(&self.deadline, self.source, &self.progress)
-                        .await
-                } {
-                    Some(stream) => {
-                        self.progress.down.set(None);
-                        self.reused = false;
-                        self.parser.reset();
-                        self.start = 0;
-                        self.end = 0;
-                        backoff = MIN_BACKOFF;
-                        ready_at = clock::now();
-                        // The connect is the server's, as its slowness is.
-                        self.server_free.not_before(ready_at);
-                        self.free_on_time();
+                None => match self.reconnect(&mut backoff).await {
+                    Some((stream, at)) => {
+                        ready_at = at;
                         stream
                     }
-                    None => {
-                        // Not sent, so the schedule does not advance: the outage is charged
-                        // to these requests' corrected latency once the server is back, or
-                        // counted as unsent if it never is.
-                        tokio::time::sleep(backoff).await;
-                        backoff = (backoff * 2).min(MAX_BACKOFF);
-                        continue;
-                    }
+                    None => continue,
                 },
             };
             let (batch, think) = match self.retry.take() {
@@ -271,27 +249,9 @@ impl Connection {
         if let Some(outcome) = self.check_idle(&mut stream) {
             return outcome;
         }
-        match self.write_watching(&mut stream, batch).await {
-            // The send stays stamped before its write, as wrk2 stamps it: against the kernel's
-            // transmit stamps, that stamp was within 126 µs of the kernel's over 150,000 writes,
-            // a hog beside them or not; a write that returned late had left before the
-            // preemption (BENCHMARKS.md, "Kernel transmit stamps, measured").
-            Written::Whole { early: false } => {}
-            Written::Whole { early: true } => {
-                let extra = excerpt(&self.buf[self.start..self.end]);
-                self.protocol_error(Violation::UnsolicitedResponse, extra);
-                return Outcome::Failed;
-            }
-            // Nothing left: the server cannot have seen this batch.
-            Written::NoneOut(e) if self.reused && e.as_ref().is_none_or(is_stale) => {
-                return Outcome::Stale;
-            }
-            Written::NoneOut(None) => return self.fail_read(),
-            Written::NoneOut(Some(_)) | Written::Failed => {
-                shared.recorder.borrow_mut().counters.errors.write += 1;
-                shared.live.errors.fetch_add(1, Ordering::Relaxed);
-                return Outcome::Failed;
-            }
+        let written = self.write_watching(&mut stream, batch).await;
+        if let Some(outcome) = self.unless_written(written) {
+            return outcome;
         }
         {
             let mut rec = shared.recorder.borrow_mut();
@@ -324,19 +284,8 @@ impl Connection {
                 }
                 Err(e) => return self.fail_parse(e),
             }
-            if self.start == self.end {
-                self.start = 0;
-                self.end = 0;
-            } else if self.end == self.buf.len() {
-                if self.start > 0 {
-                    self.buf.copy_within(self.start..self.end, 0);
-                    self.end -= self.start;
-                    self.start = 0;
-                } else if self.buf.len() < MAX_BUFFER {
-                    self.buf.resize(self.buf.len() * 2, 0);
-                } else {
-                    return self.fail_read();
-                }
+            if !self.make_room() {
+                return self.fail_read();
             }
             match stream.read(&mut self.buf[self.end..]).await {
                 Ok(0) => match self.parser.eof() {
@@ -373,6 +322,88 @@ impl Connection {
             return Outcome::Done(None);
         }
         Outcome::Done(keep_alive.then_some(stream))
+    }
+
+    /// A new connection in place of the one gone, and when it was ready; `None` after a pause
+    /// of `backoff` (doubled for the next) when it could not be opened.
+    async fn reconnect(&mut self, backoff: &mut Duration) -> Option<(Stream, Nanos)> {
+        // While it connects, the server holds the connection.
+        self.progress.on_time_free.set(None);
+        match self
+            .shared
+            .connect_within(&self.deadline, self.source, &self.progress)
+            .await
+        {
+            Some(stream) => {
+                self.progress.down.set(None);
+                self.reused = false;
+                self.parser.reset();
+                self.start = 0;
+                self.end = 0;
+                *backoff = MIN_BACKOFF;
+                let ready_at = clock::now();
+                // The connect is the server's, as its slowness is.
+                self.server_free.not_before(ready_at);
+                self.free_on_time();
+                Some((stream, ready_at))
+            }
+            None => {
+                // Not sent, so the schedule does not advance: the outage is charged
+                // to these requests' corrected latency once the server is back, or
+                // counted as unsent if it never is.
+                tokio::time::sleep(*backoff).await;
+                *backoff = (*backoff * 2).min(MAX_BACKOFF);
+                None
+            }
+        }
+    }
+
+    /// The batch's outcome when its write went wrong; `None` when it went out whole.
+    #[inline]
+    fn unless_written(&mut self, written: Written) -> Option<Outcome> {
+        match written {
+            // The send stays stamped before its write, as wrk2 stamps it: against the kernel's
+            // transmit stamps, that stamp was within 126 µs of the kernel's over 150,000 writes,
+            // a hog beside them or not; a write that returned late had left before the
+            // preemption (BENCHMARKS.md, "Kernel transmit stamps, measured").
+            Written::Whole { early: false } => None,
+            Written::Whole { early: true } => {
+                let extra = excerpt(&self.buf[self.start..self.end]);
+                self.protocol_error(Violation::UnsolicitedResponse, extra);
+                Some(Outcome::Failed)
+            }
+            // Nothing left: the server cannot have seen this batch.
+            Written::NoneOut(e) if self.reused && e.as_ref().is_none_or(is_stale) => {
+                Some(Outcome::Stale)
+            }
+            Written::NoneOut(None) => Some(self.fail_read()),
+            Written::NoneOut(Some(_)) | Written::Failed => {
+                self.shared.recorder.borrow_mut().counters.errors.write += 1;
+                self.shared.live.errors.fetch_add(1, Ordering::Relaxed);
+                Some(Outcome::Failed)
+            }
+        }
+    }
+
+    /// Room to read into after the bytes not parsed yet: moved to the front, or the buffer
+    /// doubled; `false` when a response outgrows the largest buffer.
+    #[inline]
+    fn make_room(&mut self) -> bool {
+        if self.start == self.end {
+            self.start = 0;
+            self.end = 0;
+        } else if self.end == self.buf.len() {
+            if self.start > 0 {
+                self.buf.copy_within(self.start..self.end, 0);
+                self.end -= self.start;
+                self.start = 0;
+            } else if self.buf.len() < MAX_BUFFER {
+                self.buf.resize(self.buf.len() * 2, 0);
+            } else {
+                return false;
+            }
+        }
+        true
     }
 
     /// Before a batch goes out on `stream`: bytes already waiting answer no request (a second

@@ -270,33 +270,7 @@ impl ResponseParser {
             return Ok(Some(n));
         }
         let http11 = resp.version == Some(1);
-        let mut keep_alive = http11;
-        // The last transfer coding named, over every Transfer-Encoding line.
-        let mut transfer_encoding: Option<&[u8]> = None;
-        let mut length = None;
-        for h in resp.headers.iter() {
-            if h.name.eq_ignore_ascii_case("connection") {
-                if contains_token(h.value, b"close") {
-                    keep_alive = false;
-                } else if contains_token(h.value, b"keep-alive") {
-                    keep_alive = true;
-                }
-            } else if h.name.eq_ignore_ascii_case("transfer-encoding") {
-                let last = h.value.rsplit(|&b| b == b',').next().unwrap_or(h.value);
-                transfer_encoding = Some(last.trim_ascii());
-            } else if h.name.eq_ignore_ascii_case("content-length") {
-                let at_fault = |kind| {
-                    let mut line = format!("{}: ", h.name).into_bytes();
-                    line.extend_from_slice(h.value);
-                    ParseError::protocol(kind, &line)
-                };
-                let value = content_length(h.value).map_err(at_fault)?;
-                if length.is_some_and(|l| l != value) {
-                    return Err(at_fault(Violation::ConflictingContentLength));
-                }
-                length = Some(value);
-            }
-        }
+        let (mut keep_alive, transfer_encoding, length) = framing(resp.headers, http11)?;
         let chunked = match transfer_encoding {
             Some(_) if length.is_some() => {
                 return Err(ParseError::protocol(
@@ -454,6 +428,43 @@ fn contains_token(value: &[u8], token: &[u8]) -> bool {
     value
         .split(|&b| b == b',')
         .any(|part| part.trim_ascii().eq_ignore_ascii_case(token))
+}
+
+/// What a response's head says of its framing: whether the connection stays open (`http11`:
+/// by default), the last transfer coding named over every Transfer-Encoding line, and the
+/// Content-Length (several must agree).
+#[inline]
+fn framing<'h>(
+    headers: &[httparse::Header<'h>],
+    http11: bool,
+) -> Result<(bool, Option<&'h [u8]>, Option<u64>), ParseError> {
+    let mut keep_alive = http11;
+    let mut transfer_encoding: Option<&[u8]> = None;
+    let mut length = None;
+    for h in headers {
+        if h.name.eq_ignore_ascii_case("connection") {
+            if contains_token(h.value, b"close") {
+                keep_alive = false;
+            } else if contains_token(h.value, b"keep-alive") {
+                keep_alive = true;
+            }
+        } else if h.name.eq_ignore_ascii_case("transfer-encoding") {
+            let last = h.value.rsplit(|&b| b == b',').next().unwrap_or(h.value);
+            transfer_encoding = Some(last.trim_ascii());
+        } else if h.name.eq_ignore_ascii_case("content-length") {
+            let at_fault = |kind| {
+                let mut line = format!("{}: ", h.name).into_bytes();
+                line.extend_from_slice(h.value);
+                ParseError::protocol(kind, &line)
+            };
+            let value = content_length(h.value).map_err(at_fault)?;
+            if length.is_some_and(|l| l != value) {
+                return Err(at_fault(Violation::ConflictingContentLength));
+            }
+            length = Some(value);
+        }
+    }
+    Ok((keep_alive, transfer_encoding, length))
 }
 
 #[cfg(test)]
