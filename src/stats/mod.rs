@@ -559,6 +559,7 @@ mod tests {
             busy: 2,
             connect_failed: 3,
             connect_timeout: 0,
+            late: 0,
         };
         assert_eq!(
             both.line().as_deref(),
@@ -568,6 +569,13 @@ mod tests {
                  (connect failed)"
             )
         );
+        // tsumo's own (issue 43): said as its, and not the server's.
+        let late = Unsent { late: 7, ..both };
+        assert_eq!((late.total(), late.by_server()), (12, 5));
+        assert!(late.line().is_some_and(|l| l.ends_with(
+            "7 while their connection was free: tsumo fell behind \
+                                         its own schedule"
+        )));
     }
 
     #[test]

@@ -458,6 +458,37 @@ mod tests {
         assert_eq!(shortfall.side, Side::Connect);
     }
 
+    /// Issue 43: the run's last 215 of 2,500 requests never sent while their connection was
+    /// free (tsumo stalled at the end) is tsumo's shortfall, never the server's.
+    #[test]
+    fn requests_tsumo_left_unsent_on_a_free_connection_are_its_own_shortfall() {
+        let mut total = Recorder::new();
+        for _ in 0..2_285 {
+            total.record_send_lateness(5);
+        }
+        total.counters.requests = 2_285;
+        total.counters.unsent.late = 215;
+        let idle = [thread(0.2, 0.2)];
+        let shortfall =
+            Shortfall::judge(500, 10, &total, Duration::from_secs(5), &idle).expect("a shortfall");
+        assert_eq!(shortfall.side, Side::Late);
+        assert_eq!(shortfall.due_while_busy_share, 0.0);
+        assert!(
+            shortfall.line().contains(
+                "held back by tsumo itself: 215 requests fell due while their connection was \
+                 free and were never sent"
+            ),
+            "{}",
+            shortfall.line()
+        );
+        // Held back by the server (their connection busy), the same count is the server's.
+        total.counters.unsent.late = 0;
+        total.counters.unsent.busy = 215;
+        let shortfall =
+            Shortfall::judge(500, 10, &total, Duration::from_secs(5), &idle).expect("a shortfall");
+        assert_eq!(shortfall.side, Side::Server);
+    }
+
     fn thread(cpu_seconds: f64, runnable_seconds: f64) -> ThreadUsage {
         ThreadUsage {
             cpu_seconds,

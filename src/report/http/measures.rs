@@ -262,6 +262,76 @@ mod tests {
         assert_eq!(slo::judge(&http(&["rate>95%"]), &run)[0].measured, None);
     }
 
+    /// Issue 43: a run at 500 r/s for 5 s that tsumo left 215 requests unsent (8.6 %) while
+    /// the server answered every request it was sent.
+    fn left_unsent(late: u64, busy: u64, status: u64) -> SavedRun {
+        let mut run = http_fixture();
+        run.plan.rate = Some(500);
+        run.elapsed_s = 5.0;
+        run.counters.requests = 2_500 - late - busy;
+        run.requests_per_sec = run.counters.requests as f64 / 5.0;
+        run.counters.errors = Default::default();
+        run.counters.errors.status = status;
+        run.counters.unsent = crate::stats::Unsent {
+            late,
+            busy,
+            ..Default::default()
+        };
+        run.rate_shortfall = None;
+        run.send_lateness.p99 = 100;
+        run.tsumo = None;
+        run.objectives = slo::judge(&http(&["errors<1%", "rate>95%", "p99<1s"]), &run);
+        run
+    }
+
+    #[test]
+    fn objectives_broken_only_by_tsumos_own_unsent_requests_are_tsumos() {
+        use crate::report::result::SavedResult;
+        let run = left_unsent(215, 0, 0);
+        // Judged on what the server did: every request it was sent answered, at the rate sent.
+        let [errors, rate, _] = &run.objectives[..] else {
+            panic!("{:?}", run.objectives)
+        };
+        assert_eq!((errors.measured, errors.held), (Some(0.0), true));
+        assert_eq!(errors.judged_on.as_deref(), Some(WITHOUT_OWN_UNSENT));
+        assert_eq!(errors.measured_text(), "errors 0% (without tsumo's unsent)");
+        assert!(rate.held, "{rate:?}");
+        // With them, both broke: the step is disturbed (run again), never broken beyond doubt.
+        let why = run
+            .broken_by_own_unsent()
+            .expect("broken by tsumo's unsent");
+        assert_eq!(
+            why,
+            "tsumo did not send 215 requests (behind its own schedule, their connection free): \
+             errors<1% (errors 8.6% with them), rate>95% (rate 91.4% with them) held only \
+             without them"
+        );
+        let step = run.step_outcome();
+        assert_eq!(step.limit, Some(Limit::Disturbed(why.clone())));
+        assert_eq!(step.class(), Class::Disturbed);
+        // A plain run fails as tsumo's (1), not as the server's objective (99).
+        let (status, line) = run.exit();
+        assert_eq!(status, crate::error::ExitStatus::Failed);
+        assert!(line.is_some_and(|l| l.contains(&why)));
+        // The same requests held back by the server (their connection busy): the server's.
+        let busy = left_unsent(0, 215, 0);
+        assert!(!busy.objectives[0].held && busy.objectives[0].judged_on.is_none());
+        assert_eq!(busy.broken_by_own_unsent(), None);
+        assert_eq!(busy.step_outcome().class(), Class::Broke);
+        assert_eq!(busy.exit().0, crate::error::ExitStatus::ObjectiveBroken);
+        // A few left unsent that break nothing: the verdict stands.
+        let few = left_unsent(10, 0, 0);
+        assert_eq!(few.broken_by_own_unsent(), None);
+        assert_eq!(few.step_outcome().class(), Class::Held);
+        // The server's own errors break it anyway: the break is judged on the server's share
+        // (1.5 %, near its limit: run again as any near break), whatever tsumo left unsent.
+        let both = left_unsent(215, 0, 34);
+        let errors = &both.objectives[0];
+        assert!(!errors.held && !errors.far_beyond(), "{errors:?}");
+        assert_eq!(both.step_outcome().class(), Class::Broke);
+        assert_eq!(both.exit().0, crate::error::ExitStatus::ObjectiveBroken);
+    }
+
     #[test]
     fn a_step_names_who_was_the_limit() {
         let mut run = http_fixture();
