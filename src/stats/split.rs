@@ -111,9 +111,10 @@ impl ResponseTimes {
 /// slice (≥ 0.75 ms) or more.
 pub const HELD_UP: u64 = 200_000;
 
-/// An HTTP/2 send's time, S: stamped at the hand-off to hyper (`before`); but when the first
-/// write at or after it returned (`out`, 0: unknown) more than [`HELD_UP`] later, hyper wrote the
-/// request later (the burst after a stall of tsumo's), and the send is when that write returned.
+/// An HTTP/2 or HTTP/3 send's time, S: stamped at the hand-off to hyper, or to h3 and quinn
+/// (`before`); but when the first write at or after it returned (`out`, 0: unknown; HTTP/3: when
+/// the first datagram at or after it was sent) more than [`HELD_UP`] later, the library wrote the
+/// request later (the burst after a stall of tsumo's), and the send is that write's.
 /// (HTTP/1.1 stamps before its own write, as wrk2 does: measured against the kernel's transmit
 /// stamps, within 126 µs of them.) Without it, hyper's delay would read as the server's: the
 /// server's share then misses at most what of its own time passed between the write and its
