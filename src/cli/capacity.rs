@@ -99,10 +99,11 @@ pub(super) fn own_args() -> Vec<Arg> {
                  never the server [default: 10,000, or fewer to fit the open-file\n\
                  limit]",
             ),
+        whole_steps(),
     ]
 }
 
-/// `--whole-steps`, the search's one option without a value.
+/// `--whole-steps`, the search's one option without a value (the last of its own).
 fn whole_steps() -> Arg {
     flag("whole_steps", None, "whole-steps").help(
         "Run every held step for its whole --step. By default a step far under\n\
@@ -116,7 +117,6 @@ fn whole_steps() -> Arg {
 /// help says what they hold in a search (parsed by the run's line), and `-h`.
 pub(super) fn command() -> Command {
     super::subcommand("tsumo capacity").args(own_args()).args([
-        whole_steps(),
         shared::json(For::Capacity),
         shared::html(For::Capacity),
         shared::help(),
@@ -131,7 +131,6 @@ fn parser() -> Command {
         .name("tsumo capacity")
         .no_binary_name(true)
         .args(own)
-        .arg(whole_steps())
 }
 
 pub(super) fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
