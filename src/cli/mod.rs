@@ -239,16 +239,16 @@ fn run_plan(
         crate::sys::wallclock::unix_now_ns(),
     )?;
     let (connections, rate) = shard::split_http(connections, rate, threads, part.shard)?;
-    let bind = bind::parse(&matches)?;
+    let bind = bind::parse(matches)?;
 
-    let json = match path_option(&matches, "json") {
+    let json = match path_option(matches, "json") {
         Some(p) if p.as_os_str() == "-" => Some(JsonOut::Stdout),
         Some(p) => Some(JsonOut::File(p)),
         None => None,
     };
     let u_latency = matches.get_flag("u_latency");
 
-    let server_pids = server_pids(&matches)?;
+    let server_pids = server_pids(matches)?;
     let vs = match matches.get_one::<String>("vs") {
         Some(text) => Some(
             url::parse_url(text)
@@ -256,7 +256,7 @@ fn run_plan(
         ),
         None => None,
     };
-    only_with_vs(&matches)?;
+    only_with_vs(matches)?;
     let rounds = options.count("rounds")?.unwrap_or(DEFAULT_ROUNDS);
     if rounds == 0 {
         return Err(options.invalid("rounds", "must be at least 1"));
@@ -265,7 +265,7 @@ fn run_plan(
         u32::try_from(rounds).map_err(|_| options.invalid("rounds", "number is too large"))?;
     let https = |scheme| scheme == crate::plan::Scheme::Https;
     let vs_https = vs.as_ref().map(|vs| https(vs.scheme));
-    let protocols = http2::parse(&options, https(target.scheme), vs_https)?;
+    let protocols = http2::parse(options, https(target.scheme), vs_https)?;
     let objectives = match objectives {
         Objectives::Run => slo::http(matches, rate.is_some())?,
         Objectives::Search => Vec::new(),
@@ -280,7 +280,7 @@ fn run_plan(
             bind,
             latency: matches.get_flag("latency") || u_latency,
             insecure: matches.get_flag("insecure"),
-            cacert: path_option(&matches, "cacert"),
+            cacert: path_option(matches, "cacert"),
             json,
             quiet: matches.get_flag("quiet"),
             progress: matches.get_flag("progress"),
@@ -289,18 +289,18 @@ fn run_plan(
                 .cloned()
                 .unwrap_or_else(|| url.clone()),
             server_pids,
-            interval: interval(&options)?,
-            html: path_option(&matches, "html"),
+            interval: interval(options)?,
+            html: path_option(matches, "html"),
             vs,
             vs_label: matches.get_one::<String>("vs_label").cloned(),
             rounds,
             objectives,
-            dashboard: shared::dashboard_at(&options)?,
-            remote_write: shared::remote_write(&options)?,
+            dashboard: shared::dashboard_at(options)?,
+            remote_write: shared::remote_write(options)?,
         },
         connections,
         rate,
-        script: path_option(&matches, "script"),
+        script: path_option(matches, "script"),
         script_timeout,
         headers,
         u_latency,
@@ -309,8 +309,8 @@ fn run_plan(
         slack,
         progress_prefix: String::new(),
         end_early: None,
-        hgrm: path_option(&matches, "hgrm"),
-        hlog: path_option(&matches, "hlog"),
+        hgrm: path_option(matches, "hgrm"),
+        hlog: path_option(matches, "hlog"),
         protocol: protocols.run,
         vs_protocol: protocols.vs,
         script_args: matches
