@@ -88,7 +88,7 @@ fn session(label: &str, offset: u64) -> MahjongResult {
     record.bytes_out = 123_456;
     record.disconnects = 1;
     record.error(
-        "malformed message from the server",
+        &tsumo::stats::mahjong::ErrorKind::MalformedMessage,
         "unexpected message 'x'".to_string(),
     );
     MahjongResult {

@@ -193,7 +193,7 @@ fn run_plan(
     let (vs, rounds) = wrk::vs_and_rounds(options)?;
     let https = |scheme| scheme == crate::plan::Scheme::Https;
     let vs_https = vs.as_ref().map(|vs| https(vs.scheme));
-    let protocols = http2::parse(&options, https(target.scheme), vs_https)?;
+    let protocols = http2::parse(options, https(target.scheme), vs_https)?;
     let objectives = match objectives {
         Objectives::Run => slo::http(matches, rate.is_some())?,
         Objectives::Search => Vec::new(),

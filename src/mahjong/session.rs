@@ -99,7 +99,7 @@ pub fn run_with(plan: &MahjongPlan, hooks: Hooks) -> Result<MahjongResult, Error
             _ => String::new(),
         };
         record.error(
-            "players not done by the end",
+            &crate::stats::mahjong::ErrorKind::NotDoneByTheEnd,
             format!(
                 "some players had not logged out {} after the end{cut}; those still logged in \
                  are listed as left on the server",

@@ -10,10 +10,13 @@ use std::time::Duration;
 
 use hdrhistogram::Histogram;
 
+pub mod error_kind;
+
 use crate::plan::MahjongPlan;
 use crate::stats::new_histogram;
 use crate::stats::timeline::{MahjongTimeline, MahjongTotals};
 use crate::sys::procstat::ServerUsage;
+pub use error_kind::{ErrorKind, Step};
 
 /// The phases every player goes through, in order.
 pub const PHASES: [&str; 6] = ["login", "connect", "ready", "formed", "started", "logout"];
@@ -249,7 +252,7 @@ impl MahjongRecorder {
     /// Counts an error of `kind` (what failed and why, the same for every player it happens
     /// to: `login: connect failed: Connection refused`), keeping the first few messages
     /// (`what`, which names the player).
-    pub fn error(&mut self, kind: &str, what: String) {
+    pub fn error(&mut self, kind: &ErrorKind, what: String) {
         self.protocol_errors += 1;
         if self.first_errors.len() < KEPT_ERRORS {
             self.first_errors.push(what.clone());
@@ -258,7 +261,7 @@ impl MahjongRecorder {
             count: 1,
             first: vec![what],
         };
-        add_errors(&mut self.error_kinds, kind, &one);
+        add_errors(&mut self.error_kinds, &kind.to_string(), &one);
     }
 
     /// Adds another worker's record into this one.
@@ -479,7 +482,10 @@ mod tests {
         let mut seating = MahjongRecorder::default();
         seating.phase("connect").failure();
         seating.phase("login").success(10);
-        seating.error("connect: refused", "connect of tsumo8: refused".to_string());
+        seating.error(
+            &ErrorKind::Failed(Step::Connect, "refused".to_string()),
+            "connect of tsumo8: refused".to_string(),
+        );
         seating.disconnects = 2;
         seating.never_seated = 4;
         seating.draw_overshoot.saturating_record(500_000);
@@ -487,7 +493,10 @@ mod tests {
         seating.messages_in = 7;
         let mut window = MahjongRecorder::default();
         window.draw_overshoot.saturating_record(2_000);
-        window.error("server ERROR x", "tsumo1: server ERROR x".to_string());
+        window.error(
+            &ErrorKind::ServerError("x".to_string()),
+            "tsumo1: server ERROR x".to_string(),
+        );
         window.add_failures(&seating);
         assert_eq!(window.phases["connect"].failed, 1);
         assert_eq!(window.phases["login"].ok, 1);
@@ -504,7 +513,10 @@ mod tests {
         let mut record = MahjongRecorder::default();
         record.draw_overshoot.saturating_record(500_000);
         record.phase("formed").success(10);
-        record.error("login: refused", "login of tsumo1: refused".to_string());
+        record.error(
+            &ErrorKind::Failed(Step::Login, "refused".to_string()),
+            "login of tsumo1: refused".to_string(),
+        );
         record.disconnects = 1;
         let earlier = record.clone();
         record.draw_overshoot.saturating_record(2_000);

@@ -16,6 +16,7 @@ use super::{Interrupt, Player};
 use crate::mahjong::messages;
 use crate::net::http1::oneshot::{self, OneshotError};
 use crate::net::http1::request;
+use crate::stats::mahjong::{ErrorKind, Step};
 use crate::timing::clock;
 use crate::ws::socketio;
 use crate::ws::transport::{self, WsConnectError};
@@ -52,6 +53,12 @@ impl AccountError {
             other => other.to_string(),
         }
     }
+}
+
+/// A step that failed for a reason with no part of its own: `login: no answer by the end of the
+/// run`.
+fn step_failed(step: Step, why: &str) -> ErrorKind {
+    ErrorKind::Failed(step, why.to_string())
 }
 
 /// A one-shot request's failure, sorted for [`retry`].
@@ -141,7 +148,7 @@ impl Player {
         let Some(logged_in) = until_stopped(&ctx.shutdown, SHUTDOWN_GRACE, attempts).await else {
             ctx.recorder.borrow_mut().phase("login").failure();
             self.note_error(
-                "login: no answer by the end of the run",
+                step_failed(Step::Login, "no answer by the end of the run"),
                 format!(
                     "login of {}: no answer {} after the end of the run (a session the server \
                      still makes for it stays there)",
@@ -165,7 +172,7 @@ impl Player {
             Err(gave_up) => {
                 ctx.recorder.borrow_mut().phase("login").failure();
                 self.note_error(
-                    &format!("login: {}", gave_up.last.kind()),
+                    ErrorKind::Failed(Step::Login, gave_up.last.kind()),
                     format!("login of {}: {gave_up}", self.name()),
                 );
                 false
@@ -204,7 +211,7 @@ impl Player {
         let Some(opened) = until_stopped(&ctx.shutdown, SHUTDOWN_GRACE, attempts).await else {
             ctx.recorder.borrow_mut().phase("connect").failure();
             self.note_error(
-                "connect: not done by the end of the run",
+                step_failed(Step::Connect, "not done by the end of the run"),
                 format!("connect of {}: not done by the end of the run", self.name()),
             );
             return Err(Interrupt::Shutdown);
@@ -220,7 +227,7 @@ impl Player {
             Err(gave_up) => {
                 ctx.recorder.borrow_mut().phase("connect").failure();
                 self.note_error(
-                    &format!("connect: {}", gave_up.last.kind()),
+                    ErrorKind::Failed(Step::Connect, gave_up.last.kind()),
                     format!("connect of {}: {gave_up}", self.name()),
                 );
                 return Ok(false);
@@ -240,7 +247,7 @@ impl Player {
             Ok(()) => {
                 ctx.recorder.borrow_mut().phase("ready").failure();
                 self.note_error(
-                    "ready: no HELLO from the server in time",
+                    step_failed(Step::Ready, "no HELLO from the server in time"),
                     format!("{}: no HELLO from the server in time", self.name()),
                 );
                 self.close_socket().await;
@@ -254,7 +261,7 @@ impl Player {
             Err(Interrupt::Shutdown) => {
                 ctx.recorder.borrow_mut().phase("ready").failure();
                 self.note_error(
-                    "ready: no HELLO by the end of the run",
+                    step_failed(Step::Ready, "no HELLO by the end of the run"),
                     format!("{}: no HELLO by the end of the run", self.name()),
                 );
                 Err(Interrupt::Shutdown)
@@ -347,13 +354,13 @@ impl Player {
                 return;
             }
             Some(Ok((_, Err(gave_up)))) => (
-                format!("logout: {}", gave_up.last.kind()),
+                gave_up.last.kind(),
                 format!("logout of {}: {gave_up}", self.name()),
             ),
             Some(Err(_)) => {
                 let limit = crate::stats::format::format_time_us(bound.as_micros() as f64);
                 (
-                    format!("logout: not done within --logout-timeout {limit}"),
+                    format!("not done within --logout-timeout {limit}"),
                     format!(
                         "logout of {}: not done within --logout-timeout {limit}",
                         self.name()
@@ -363,7 +370,7 @@ impl Player {
             None => {
                 let grace = crate::engine::seconds(SECOND_SIGNAL_GRACE);
                 (
-                    format!("logout: not done {grace} after a second signal"),
+                    format!("not done {grace} after a second signal"),
                     format!(
                         "logout of {}: not done {grace} after a second signal",
                         self.name()
@@ -375,7 +382,7 @@ impl Player {
         recorder.phase("logout").failure();
         recorder.left_on_server.push(self.name());
         drop(recorder);
-        self.note_error(&failed.0, failed.1);
+        self.note_error(ErrorKind::Failed(Step::Logout, failed.0), failed.1);
     }
 }
 

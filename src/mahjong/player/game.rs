@@ -12,6 +12,7 @@ use serde_json::Value;
 use super::{serve, Interrupt, Player};
 use crate::mahjong::bot::StepKind;
 use crate::mahjong::messages;
+use crate::stats::mahjong::ErrorKind;
 use crate::timing::clock::{self, Nanos};
 
 /// The server's minimum time per step (`speed * 200` ms with speed 2).
@@ -117,7 +118,7 @@ impl Player {
             Ok(Some(reply)) => reply,
             Ok(None) => return Ok(()),
             Err(e) => {
-                self.note_error("malformed GAME message", e.to_string());
+                self.note_error(ErrorKind::MalformedGame, e.to_string());
                 return Ok(());
             }
         };

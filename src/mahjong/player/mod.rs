@@ -33,7 +33,7 @@ use super::phase::{Phase, PhaseBoard, SessionLive};
 use crate::engine::Kept;
 use crate::net::stream::Endpoint;
 use crate::plan::MahjongPlan;
-use crate::stats::mahjong::MahjongRecorder;
+use crate::stats::mahjong::{ErrorKind, MahjongRecorder};
 use crate::sys::rng::XorShift;
 use crate::timing::clock::Nanos;
 use crate::timing::pacer::Pacer;
@@ -248,8 +248,8 @@ impl Player {
 
     /// Counts an error of `kind` (the same words for every player it happens to: the report
     /// groups by it); `what` is the full message, naming the player.
-    fn note_error(&self, kind: &str, what: String) {
-        self.ctx.recorder.borrow_mut().error(kind, what);
+    fn note_error(&self, kind: ErrorKind, what: String) {
+        self.ctx.recorder.borrow_mut().error(&kind, what);
         self.ctx.live.errors.fetch_add(1, Ordering::Relaxed);
     }
 }

@@ -21,6 +21,7 @@ use tokio::sync::watch;
 use super::{Interrupt, Player};
 use crate::mahjong::messages::{self, ServerEvent};
 use crate::mahjong::phase::Phase;
+use crate::stats::mahjong::ErrorKind;
 use crate::timing::clock::{self, Nanos};
 use crate::ws::socketio::{self, FrameError, Packet};
 use crate::ws::transport::{Message, WsError};
@@ -176,7 +177,7 @@ impl Player {
             Err(e) => {
                 if e.is_violation() {
                     self.note_error(
-                        "WebSocket protocol violation",
+                        ErrorKind::WebSocketViolation,
                         format!("{}: {e}", self.name()),
                     );
                 }
@@ -200,7 +201,7 @@ impl Player {
             Ok(Packet::Event { name, args }) => self.on_event(&name, &args, received).await,
             Ok(Packet::Disconnected) => {
                 self.note_error(
-                    "the server disconnected the socket",
+                    ErrorKind::Disconnected,
                     format!("{}: the server disconnected the socket", self.name()),
                 );
                 self.close_socket().await;
@@ -208,14 +209,14 @@ impl Player {
             }
             Ok(Packet::ConnectError(e)) => {
                 self.note_error(
-                    "socket.io connect error",
+                    ErrorKind::SocketIoConnect,
                     format!("{}: socket.io connect error {e}", self.name()),
                 );
                 Ok(())
             }
             Ok(_) => Ok(()),
             Err(e) => {
-                self.note_error("malformed socket.io frame", e.to_string());
+                self.note_error(ErrorKind::MalformedFrame, e.to_string());
                 Ok(())
             }
         }
@@ -230,7 +231,7 @@ impl Player {
         let event = match messages::classify(name, args) {
             Ok(event) => event,
             Err(e) => {
-                self.note_error("malformed message from the server", e.to_string());
+                self.note_error(ErrorKind::MalformedMessage, e.to_string());
                 return Ok(());
             }
         };
@@ -244,7 +245,7 @@ impl Player {
             }
             ServerEvent::Hello(None) => {
                 self.note_error(
-                    "HELLO null: the server did not accept the login cookie",
+                    ErrorKind::HelloNull,
                     format!(
                         "{}: HELLO null: the server did not accept the login cookie",
                         self.name()
@@ -283,7 +284,7 @@ impl Player {
                 self.room = None;
                 if record.is_none() {
                     self.note_error(
-                        "END without a record: the server aborted the game",
+                        ErrorKind::AbortedGame,
                         format!(
                             "{}: END without a record: the server aborted the game",
                             self.name()
@@ -293,7 +294,7 @@ impl Player {
             }
             ServerEvent::Error(message) => {
                 self.note_error(
-                    &format!("server ERROR {}", without_room_numbers(message)),
+                    ErrorKind::ServerError(without_room_numbers(message)),
                     format!("{}: server ERROR {message}", self.name()),
                 );
                 if !self.owner && !self.room_seen {

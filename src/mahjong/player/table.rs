@@ -13,6 +13,7 @@ use super::retry::SHUTDOWN_GRACE;
 use super::serve::Wait;
 use super::{Interrupt, Player};
 use crate::mahjong::messages;
+use crate::stats::mahjong::{ErrorKind, Step};
 use crate::timing::clock::{self, Nanos};
 
 /// The four players of a table share this: the owner publishes the room number here.
@@ -166,7 +167,7 @@ impl Player {
         };
         if !self.room_seen {
             self.note_error(
-                &format!("form: no answer to ROOM ({asked}) {when}"),
+                ErrorKind::Failed(Step::Form, format!("no answer to ROOM ({asked}) {when}")),
                 format!("{}: no answer to ROOM ({asked}) {when}", self.name()),
             );
         } else if self.owner {
@@ -180,7 +181,7 @@ impl Player {
                 String::new()
             };
             self.note_error(
-                &format!("form: room not full {when}{outside}"),
+                ErrorKind::Failed(Step::Form, format!("room not full {when}{outside}")),
                 format!(
                     "{}: room {} not full {when}: {} of 4 seats taken",
                     self.name(),
