@@ -150,15 +150,17 @@ impl Connection {
                 // idle, until the shutdown drops this task.
                 return std::future::pending().await;
             }
+            if self.stream.is_none() {
+                // While it connects, the server holds the connection.
+                self.progress.on_time_free.set(None);
+            }
             let stream = match self.stream.take() {
                 Some(stream) => stream,
-                None => match {
-                    // While it connects, the server holds the connection.
-                    self.progress.on_time_free.set(None);
-                    self.shared
-                        .connect_within(&self.deadline, self.source, &self.progress)
-                        .await
-                } {
+                None => match self
+                    .shared
+                    .connect_within(&self.deadline, self.source, &self.progress)
+                    .await
+                {
                     Some(stream) => {
                         self.progress.down.set(None);
                         self.reused = false;
