@@ -94,9 +94,10 @@ pub(super) fn command() -> Command {
             value("script_timeout", None, "script-timeout")
                 .value_name("T")
                 .help(format!(
-                    "Interrupt a script hook call that runs longer, as a script\n\
-                     error at its file:line [default: {}]. 0: no limit, and\n\
-                     LuaJIT compiles the script (a compiled loop cannot be\n\
+                    "Interrupt a script hook call that uses more CPU time, as a\n\
+                     script error at its file:line [default: {}]; one that waits\n\
+                     is interrupted at 10 times it. 0: no limit, and LuaJIT\n\
+                     compiles the script (a compiled loop cannot be\n\
                      interrupted, so with a limit the compiler is off)",
                     duration_text(DEFAULT_SCRIPT_TIMEOUT)
                 )),

@@ -2,10 +2,21 @@
 //! it is interrupted and fails as a script error at its `file:line`, so a script stuck in a
 //! loop ends the run at once instead of holding a worker thread (and Ctrl-C) hostage.
 //!
-//! How: every hook call is stamped with its start time in a [`Slot`]; one watchdog thread for
-//! the process looks at the slots every [`TICK`] and, on a call past its limit, installs a
-//! count hook in that Lua state from its own thread (the asynchronous `lua_sethook` that Lua's
-//! own interpreter uses for Ctrl-C). The hook raises the error at the next bytecode.
+//! How: every hook call is stamped with its start time and its thread's CPU clock in a
+//! [`Slot`]; one watchdog thread for the process looks at the slots every [`TICK`] and, on a
+//! call past its limit, installs a count hook in that Lua state from its own thread (the
+//! asynchronous `lua_sethook` that Lua's own interpreter uses for Ctrl-C). The hook raises the
+//! error at the next bytecode.
+//!
+//! The limit counts the CPU time the hook's thread used since the call began, not the wall
+//! time (issue 43: on a busy machine a hook that used 2 ms of CPU could wait 1 s for a core
+//! and be cut). The watchdog reads the thread's CPU clock (`pthread_getcpuclockid`) at each
+//! tick, so the hook's own path pays nothing (reading a thread's CPU clock is a system call,
+//! 0.45 µs here, a third of a `request()` call); the CPU the thread used between the tick
+//! before the call and the call's start may be counted with it (at most a tick's). A call
+//! that waits rather than runs (a sleep, a blocking read) uses no CPU: it is cut once its wall
+//! time passes [`WALL_BACKSTOP`] times the limit, at its next bytecode (a call blocked inside C
+//! returns first). The bound outside the run (below) stays wall time: it bounds a hang.
 //!
 //! LuaJIT never runs hooks inside compiled machine code, so a loop the JIT has compiled cannot
 //! be interrupted by any means (measured: `while true do end`, a numeric `for`, a loop calling
@@ -18,7 +29,8 @@
 //! check), `done` — has no run to end it, so it keeps a limit of `-d` plus 5 s even then
 //! ([`Limit::outside_run`], lifted from a worker's state once the run's hooks take over).
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
@@ -34,6 +46,13 @@ const TICK: Duration = Duration::from_millis(20);
 /// rewrites the message in words (the hook itself cannot know the hook's name or the limit).
 const MARKER: &str = "tsumo: script time limit";
 
+/// A call that used no CPU past its limit (it waits) is cut at this many times the limit of
+/// wall time.
+pub(crate) const WALL_BACKSTOP: u64 = 10;
+
+/// `clock` of a slot no call has stamped yet.
+const NO_CLOCK: i64 = i64::MIN;
+
 /// `started` of a call the watchdog has interrupted.
 const FIRED: u64 = u64::MAX;
 
@@ -46,12 +65,98 @@ struct Slot {
     /// it will do.
     state: usize,
     limit_ns: u64,
+    /// The limit counts the call's thread CPU time (`--script-timeout`), with the wall-time
+    /// backstop; `false`: wall time (the bound outside the run).
+    cpu: bool,
     /// When the running hook call started (CLOCK_MONOTONIC ns); 0 when none runs; [`FIRED`]
     /// once the watchdog has interrupted it.
     started: AtomicU64,
+    /// The CPU clock of the thread that made the last call ([`NO_CLOCK`] before one), stored
+    /// before `started`.
+    clock: AtomicI64,
+    /// The watchdog's own reading of that clock (only it locks this).
+    cpu_seen: Mutex<CpuSeen>,
     /// Held by the watchdog while it installs the hook and by the caller while it removes it,
     /// so a call that ends just as the watchdog fires never leaves a hook behind for the next.
     hook: Mutex<()>,
+}
+
+/// What the watchdog read of a slot's thread CPU clock, ns.
+#[derive(Default)]
+struct CpuSeen {
+    /// The call it watches (its `started`), and the thread's CPU when that call began.
+    call: u64,
+    at_start: u64,
+    /// The clock and its reading at the last tick.
+    last: Option<(i64, u64)>,
+}
+
+impl Slot {
+    /// Whether the call that started at `started` is past the limit at `now`: its thread's
+    /// CPU since it began (or its wall time past the backstop), or its wall time for a wall
+    /// limit. Called every tick, whether a call runs or not, to keep the last reading.
+    fn over(&self, started: Option<u64>, now: u64) -> bool {
+        let wall = started.map(|s| now.saturating_sub(s));
+        if !self.cpu {
+            return wall.is_some_and(|w| w > self.limit_ns);
+        }
+        if wall.is_some_and(|w| w > self.limit_ns.saturating_mul(WALL_BACKSTOP)) {
+            return true;
+        }
+        let clock = self.clock.load(Ordering::Acquire);
+        let Some(cpu) = thread_cpu(clock) else {
+            return wall.is_some_and(|w| w > self.limit_ns);
+        };
+        let mut seen = self
+            .cpu_seen
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let last = seen.last.filter(|(c, _)| *c == clock).map(|(_, v)| v);
+        seen.last = Some((clock, cpu));
+        let (Some(started), Some(wall)) = (started, wall) else {
+            return false;
+        };
+        if seen.call != started {
+            // The CPU since the call began: at most its wall time, and at most the thread's
+            // since the last tick.
+            let before = last.map_or(wall, |last| cpu.saturating_sub(last).min(wall));
+            seen.call = started;
+            seen.at_start = cpu.saturating_sub(before);
+        }
+        cpu.saturating_sub(seen.at_start) > self.limit_ns
+    }
+}
+
+/// The calling thread's CPU clock, to be read from another thread.
+fn own_cpu_clock() -> i64 {
+    thread_local! {
+        static CLOCK: Cell<Option<i64>> = const { Cell::new(None) };
+    }
+    CLOCK.with(|cached| {
+        if let Some(clock) = cached.get() {
+            return clock;
+        }
+        let mut clock: libc::clockid_t = 0;
+        // SAFETY: pthread_self() is this live thread; `clock` is a valid out-pointer.
+        let clock = match unsafe { libc::pthread_getcpuclockid(libc::pthread_self(), &mut clock) } {
+            0 => i64::from(clock),
+            _ => NO_CLOCK,
+        };
+        cached.set(Some(clock));
+        clock
+    })
+}
+
+/// A thread's CPU time by its clock, ns; `None` without one (or once the thread is gone).
+fn thread_cpu(clock: i64) -> Option<u64> {
+    let clock = libc::clockid_t::try_from(clock).ok()?;
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid timespec; an invalid clock fails with EINVAL.
+    (unsafe { libc::clock_gettime(clock, &mut ts) } == 0)
+        .then(|| ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
 }
 
 /// The time limit of one Lua state's hooks. `None` limit: calls run as they are.
@@ -66,6 +171,11 @@ impl Limit {
     /// Puts `lua` under `limit` (and turns its JIT compiler off, see the module docs); `None`
     /// leaves it as it is.
     pub(crate) fn new(lua: &Lua, limit: Option<Duration>) -> mlua::Result<Limit> {
+        Limit::counting(lua, limit, true)
+    }
+
+    /// [`Limit::new`], counting CPU time (`cpu`) or wall time.
+    fn counting(lua: &Lua, limit: Option<Duration>, cpu: bool) -> mlua::Result<Limit> {
         let Some(limit) = limit else {
             return Ok(Limit {
                 slot: None,
@@ -77,7 +187,10 @@ impl Limit {
         let slot = Arc::new(Slot {
             state: lua.state() as usize,
             limit_ns: u64::try_from(limit.as_nanos()).unwrap_or(u64::MAX),
+            cpu,
             started: AtomicU64::new(0),
+            clock: AtomicI64::new(NO_CLOCK),
+            cpu_seen: Mutex::default(),
             hook: Mutex::new(()),
         });
         watched().push(Arc::downgrade(&slot));
@@ -91,7 +204,7 @@ impl Limit {
     /// The limit of `--script-timeout 0` on the code that runs outside the run: `bound` (`-d`
     /// plus 5 s). The state runs without the JIT compiler until [`Limit::lift`].
     pub(crate) fn outside_run(lua: &Lua, bound: Duration) -> mlua::Result<Limit> {
-        let mut limit = Limit::new(lua, Some(bound))?;
+        let mut limit = Limit::counting(lua, Some(bound), false)?;
         limit.source = "with --script-timeout 0, a hook outside the run may take -d plus 5s";
         Ok(limit)
     }
@@ -115,6 +228,9 @@ impl Limit {
         let Some(slot) = &self.slot else {
             return call();
         };
+        if slot.cpu {
+            slot.clock.store(own_cpu_clock(), Ordering::Relaxed);
+        }
         slot.started.store(clock::now().max(1), Ordering::Release);
         let outcome = call();
         if slot.started.swap(0, Ordering::AcqRel) != FIRED {
@@ -173,7 +289,8 @@ fn watch() {
                 return false;
             };
             let started = slot.started.load(Ordering::Acquire);
-            if started != 0 && started != FIRED && now.saturating_sub(started) > slot.limit_ns {
+            let running = (started != 0 && started != FIRED).then_some(started);
+            if slot.over(running, now) {
                 let _installing = slot.hook.lock();
                 let claimed = slot.started.compare_exchange(
                     started,
