@@ -150,6 +150,9 @@ pub(super) fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
             whole_steps = true;
             continue;
         }
+        if text.starts_with("--whole-steps=") {
+            return Err("--whole-steps takes no value".to_string());
+        }
         let found = names.iter().find_map(|name| {
             if text == name {
                 Some((name.clone(), None))
