@@ -196,7 +196,7 @@ fn the_search_finds_a_one_at_a_time_servers_throughput() {
 #[test]
 fn bad_command_lines_are_one_line_and_exit_2() {
     let url = "http://127.0.0.1:9/";
-    let cases: [(&[&str], &str); 10] = [
+    let cases: [(&[&str], &str); 11] = [
         (&[], "needs at least one --slo"),
         // A run completes at most R x d requests (issue 43).
         (&["--slo", "rate>100%"], "--slo 'rate>100%': can never hold"),
@@ -226,6 +226,10 @@ fn bad_command_lines_are_one_line_and_exit_2() {
             "--resolution '0%'",
         ),
         (&["--slo", "p99<10ms", "--step", "0"], "--step '0'"),
+        (
+            &["--slo", "p99<10ms", "--whole-steps=yes"],
+            "--whole-steps takes no value",
+        ),
     ];
     for (args, expected) in cases {
         let mut all = vec!["capacity"];

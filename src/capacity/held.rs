@@ -37,14 +37,14 @@ pub const HELD_SAMPLES: f64 = 10.0;
 pub const ANSWERED_SHARE: f64 = 0.9;
 
 /// How a step at `rate` of `--step` long ends held, with `objectives`; `None` with
-/// `--whole-steps` (`whole`).
+/// `--whole-steps` (`whole`), or with an objective that cannot be read live.
 pub fn held_end(
     objectives: &[Objective],
     rate: u64,
     step: Duration,
     whole: bool,
 ) -> Option<HeldEnd> {
-    if whole {
+    if whole || !judged_live(objectives) {
         return None;
     }
     // `rate>95%`: answered far nearer all than the limit (97.5 %).
@@ -107,7 +107,7 @@ pub fn held(
 
 #[cfg(test)]
 mod tests {
-    use super::super::early::{latency, tests::objectives};
+    use super::super::early::{latency, objectives};
     use super::*;
 
     /// p99<10ms and errors<1% at 4,000 requests/sec, steps of 5 s.

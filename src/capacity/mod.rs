@@ -18,6 +18,7 @@
 //! - `early`: a judged step ended before its `--step` is over, its errors or latency broken
 //!   beyond doubt (the live counts it reads, the rule);
 //! - `held`: … or held beyond doubt, far under every objective, after a least judged time;
+//! - `watch`: a judged run's watch, reading its live counts once a second for either;
 //! - `noise`: what disturbed a step (tsumo stalled, CPU stolen), so that it is run again, and
 //!   the interference that widens the answer's range;
 //! - `answer`: what the steps found ([`Capacity`]), and its line, range and what broke first;
@@ -37,9 +38,10 @@ mod staircase;
 mod step;
 #[cfg(test)]
 mod tests;
+mod watch;
 
 pub use answer::{Capacity, Finding};
-pub use early::{far_of, Counts, EndEarly, LatencyEnd, Watch};
+pub use early::{far_of, Counts, EndEarly, LatencyEnd};
 pub use held::held_end;
 pub use noise::{Noise, STALL_US};
 pub use numbers::{grouped, short};
@@ -49,3 +51,4 @@ pub use staircase::{judge_staircase, staircase, staircase_loads};
 pub use step::{
     Class, Limit, LoadUnit, PoolLimit, Role, Step, StepOutcome, StepRunner, SystemLimit,
 };
+pub use watch::Watch;

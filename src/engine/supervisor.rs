@@ -2,7 +2,7 @@
 //! report's per-second samples and the live progress line); it ends the run at the duration, on
 //! SIGINT, SIGTERM or SIGHUP (what Ctrl-C, `timeout`, CI runners and Kubernetes send), when a
 //! worker asks to end it, when every worker has finished its work, or when the mode finds its
-//! verdict settled (a capacity step broken beyond doubt).
+//! verdict settled (a capacity step broken or held beyond doubt).
 
 use std::sync::atomic::Ordering;
 use std::time::Duration;
