@@ -162,13 +162,6 @@ pub fn render_comparison(runs: &[LoadedRun]) -> Result<String, Error> {
         }
         seen
     };
-    let colour_of = |run: &LoadedRun| labels.iter().position(|l| *l == run.label).unwrap_or(0);
-    let shade_of = |i: usize| {
-        runs[..i]
-            .iter()
-            .filter(|r| r.label == runs[i].label)
-            .count()
-    };
     let kind = pages.first().map_or(String::new(), |p| p.kind.clone());
     let mut body = header(&format!("{kind} comparison"), &labels.join(" vs "));
     if let Some(sentence) = compare::verdict_of(runs) {
@@ -182,8 +175,31 @@ pub fn render_comparison(runs: &[LoadedRun]) -> Result<String, Error> {
     body.push_str("<section id=\"compare\"><h2>Compare table</h2>\n<pre class=\"table\">");
     body.push_str(&escape(&table));
     body.push_str("</pre></section>\n");
-    let Some(first) = pages.first() else {
+    if pages.is_empty() {
         return Ok(document("comparison", &body));
+    }
+    let charts = overlaid_charts(runs, &names, &pages, &labels);
+    body.push_str(&charts_section(&charts));
+    Ok(document(&format!("{kind} comparison"), &body))
+}
+
+/// The first run's charts with every run's overlaid (the key series of each over-time chart,
+/// one colour per label and a shade per round); capacity curves side by side on one scale.
+fn overlaid_charts(
+    runs: &[LoadedRun],
+    names: &[String],
+    pages: &[PageContent],
+    labels: &[&str],
+) -> Vec<String> {
+    let Some(first) = pages.first() else {
+        return Vec::new();
+    };
+    let colour_of = |run: &LoadedRun| labels.iter().position(|l| *l == run.label).unwrap_or(0);
+    let shade_of = |i: usize| {
+        runs[..i]
+            .iter()
+            .filter(|r| r.label == runs[i].label)
+            .count()
     };
     let subtitle = runs[0].result().load();
     let mut charts = Vec::new();
@@ -256,8 +272,7 @@ pub fn render_comparison(runs: &[LoadedRun]) -> Result<String, Error> {
             }
         }
     }
-    body.push_str(&charts_section(&charts));
-    Ok(document(&format!("{kind} comparison"), &body))
+    charts
 }
 
 /// Each run's name on a comparison's page: its label, with its round when a label has several.
