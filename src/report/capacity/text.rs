@@ -2,7 +2,7 @@
 //! the answer line, what broke first, and what failed.
 
 use super::SavedSearch;
-use crate::report::result::SearchStep;
+use crate::report::result::{SearchStep, StepView};
 
 /// The table of steps, the answer line and what broke first.
 pub fn render<S: SearchStep>(search: &SavedSearch<S>) -> String {
@@ -48,24 +48,7 @@ pub fn render<S: SearchStep>(search: &SavedSearch<S>) -> String {
                 None => cells.extend(["-".to_string(), "-".to_string()]),
             }
         }
-        let broken: Vec<String> = run
-            .objectives
-            .iter()
-            .filter(|v| !v.held)
-            .map(|v| format!("{} ({})", v.expr, v.measured_text()))
-            .collect();
-        cells.push(match outcome {
-            "broke" => format!("broke: {}", broken.join(", ")),
-            // The step where the server stopped answering, with what it had broken by then.
-            "server-failed" if !broken.is_empty() => {
-                format!("server-failed: {}", broken.join(", "))
-            }
-            "disturbed" => match search.noise.get(i) {
-                Some(noise) => format!("disturbed: {}", noise.describe()),
-                None => "disturbed".to_string(),
-            },
-            other => other.to_string(),
-        });
+        cells.push(verdict(run, outcome, search.noise.get(i)));
         rows.push(cells);
     }
     let columns = rows[0].len();
@@ -105,6 +88,29 @@ pub fn render<S: SearchStep>(search: &SavedSearch<S>) -> String {
         out.push_str(&format!("Failed: {line}\n"));
     }
     out
+}
+
+/// A step's verdict cell: its outcome, with the objectives it broke, or the noise that
+/// disturbed it.
+fn verdict(run: &StepView<'_>, outcome: &str, noise: Option<&crate::capacity::Noise>) -> String {
+    let broken: Vec<String> = run
+        .objectives
+        .iter()
+        .filter(|v| !v.held)
+        .map(|v| format!("{} ({})", v.expr, v.measured_text()))
+        .collect();
+    match outcome {
+        "broke" => format!("broke: {}", broken.join(", ")),
+        // The step where the server stopped answering, with what it had broken by then.
+        "server-failed" if !broken.is_empty() => {
+            format!("server-failed: {}", broken.join(", "))
+        }
+        "disturbed" => match noise {
+            Some(noise) => format!("disturbed: {}", noise.describe()),
+            None => "disturbed".to_string(),
+        },
+        other => other.to_string(),
+    }
 }
 
 /// `16 sessions left on the server: tsumo8, tsumo9, … and 6 more (all in the JSON's
