@@ -767,9 +767,13 @@ fn no_file_outside_a_kinds_folder_names_its_saved_types() {
 /// The project's rule: a function longer than this does more than one thing.
 const MOST_FUNCTION_LINES: usize = 100;
 
-/// Functions that stay longer until the issue-43 work on their files merges (others edit those
-/// files now): (file under src/, function name). Split after issue-43 work merges.
-const LONG_FUNCTIONS_ALLOWED: &[(&str, &str)] = &[];
+/// Functions that stay longer while others rewrite their files: (file under src/, function
+/// name). Split after issue-43 work merges (`tsumo capacity`'s parse moves to clap; the search
+/// is being reworked).
+const LONG_FUNCTIONS_ALLOWED: &[(&str, &str)] = &[
+    ("cli/capacity.rs", "parse"),
+    ("capacity/search.rs", "search"),
+];
 
 /// Every function with a body in `text`, outside `#[cfg(test)]` items: its name, the line of
 /// its `fn`, and its length in lines, counted from the `fn` line to the line of its closing

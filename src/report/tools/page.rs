@@ -153,15 +153,12 @@ pub fn render_comparison(runs: &[LoadedRun]) -> Result<String, Error> {
     let table = compare::render(runs)?;
     let names = run_names(runs);
     let pages: Vec<PageContent> = runs.iter().map(|r| r.result().page()).collect();
-    let labels: Vec<&str> = {
-        let mut seen: Vec<&str> = Vec::new();
-        for run in runs {
-            if !seen.contains(&run.label.as_str()) {
-                seen.push(&run.label);
-            }
+    let mut labels: Vec<&str> = Vec::new();
+    for run in runs {
+        if !labels.contains(&run.label.as_str()) {
+            labels.push(&run.label);
         }
-        seen
-    };
+    }
     let kind = pages.first().map_or(String::new(), |p| p.kind.clone());
     let mut body = header(&format!("{kind} comparison"), &labels.join(" vs "));
     if let Some(sentence) = compare::verdict_of(runs) {
@@ -175,10 +172,10 @@ pub fn render_comparison(runs: &[LoadedRun]) -> Result<String, Error> {
     body.push_str("<section id=\"compare\"><h2>Compare table</h2>\n<pre class=\"table\">");
     body.push_str(&escape(&table));
     body.push_str("</pre></section>\n");
-    if pages.is_empty() {
+    let Some(first) = pages.first() else {
         return Ok(document("comparison", &body));
-    }
-    let charts = overlaid_charts(runs, &names, &pages, &labels);
+    };
+    let charts = overlaid_charts(runs, &names, (first, &pages), &labels);
     body.push_str(&charts_section(&charts));
     Ok(document(&format!("{kind} comparison"), &body))
 }
@@ -188,12 +185,9 @@ pub fn render_comparison(runs: &[LoadedRun]) -> Result<String, Error> {
 fn overlaid_charts(
     runs: &[LoadedRun],
     names: &[String],
-    pages: &[PageContent],
+    (first, pages): (&PageContent, &[PageContent]),
     labels: &[&str],
 ) -> Vec<String> {
-    let Some(first) = pages.first() else {
-        return Vec::new();
-    };
     let colour_of = |run: &LoadedRun| labels.iter().position(|l| *l == run.label).unwrap_or(0);
     let shade_of = |i: usize| {
         runs[..i]
