@@ -863,7 +863,7 @@ fn no_production_function_is_over_100_lines() {
             }
         }
     }
-    over.sort_by(|a, b| b.0.cmp(&a.0));
+    over.sort_by_key(|(length, _)| std::cmp::Reverse(*length));
     let over: Vec<String> = over.into_iter().map(|(_, text)| text).collect();
     assert!(
         over.is_empty(),
