@@ -774,9 +774,13 @@ fn no_file_outside_a_kinds_folder_names_its_saved_types() {
 /// The project's rule: a function longer than this does more than one thing.
 const MOST_FUNCTION_LINES: usize = 100;
 
-/// Functions that stay longer until the issue-43 work on their files merges (others edit those
-/// files now): (file under src/, function name). Split after issue-43 work merges.
-const LONG_FUNCTIONS_ALLOWED: &[(&str, &str)] = &[];
+/// Functions that stay longer while others rewrite their files: (file under src/, function
+/// name). Split after issue-43 work merges (`tsumo capacity`'s parse moves to clap; the search
+/// is being reworked).
+const LONG_FUNCTIONS_ALLOWED: &[(&str, &str)] = &[
+    ("cli/capacity.rs", "parse"),
+    ("capacity/search.rs", "search"),
+];
 
 /// Every function with a body in `text`, outside `#[cfg(test)]` items: its name, the line of
 /// its `fn`, and its length in lines, counted from the `fn` line to the line of its closing
@@ -866,7 +870,7 @@ fn no_production_function_is_over_100_lines() {
             }
         }
     }
-    over.sort_by(|a, b| b.0.cmp(&a.0));
+    over.sort_by_key(|(length, _)| std::cmp::Reverse(*length));
     let over: Vec<String> = over.into_iter().map(|(_, text)| text).collect();
     assert!(
         over.is_empty(),

@@ -178,32 +178,10 @@ impl Capacity {
     fn finding_line(&self) -> String {
         let unit = self.unit.as_str();
         let value = self.value.map(grouped);
-        let held_at = |index: Option<usize>| {
-            index.map(|i| {
-                let step = &self.steps[i];
-                let exprs: Vec<&str> = step
-                    .outcome
-                    .verdicts
-                    .iter()
-                    .map(|v| v.expr.as_str())
-                    .collect();
-                let what = if exprs.is_empty() {
-                    "every objective".to_string()
-                } else {
-                    exprs.join(", ")
-                };
-                format!("{what} held at {}", short(step.load))
-            })
-        };
-        let broke_at = |index: usize| {
-            let step = &self.steps[index];
-            let broken: Vec<String> = step.outcome.broken().map(Verdict::measured_text).collect();
-            format!("broke at {}: {}", short(step.load), broken.join(", "))
-        };
         match &self.finding {
             Finding::Found => {
-                let mut why: Vec<String> = held_at(self.held).into_iter().collect();
-                why.extend(self.broke.map(broke_at));
+                let mut why: Vec<String> = self.held_at(self.held).into_iter().collect();
+                why.extend(self.broke.map(|i| self.broke_at(i)));
                 format!(
                     "Capacity: {} {unit} ({})",
                     value.unwrap_or_default(),
@@ -213,10 +191,10 @@ impl Capacity {
             Finding::AtLeastTo => format!(
                 "Capacity: at least {} {unit} ({}, the highest step)",
                 value.unwrap_or_default(),
-                held_at(self.held).unwrap_or_default()
+                self.held_at(self.held).unwrap_or_default()
             ),
             Finding::BelowFrom => {
-                let broke = self.broke.map(broke_at).unwrap_or_default();
+                let broke = self.broke.map(|i| self.broke_at(i)).unwrap_or_default();
                 let first = self.steps.first().map_or(0, |s| s.load);
                 format!("Capacity: below {} {unit} ({broke})", grouped(first))
             }
@@ -267,26 +245,57 @@ impl Capacity {
                     short(*at)
                 )
             }
-            Finding::Unstable { at, below, why } => {
-                let held = self
-                    .steps
-                    .iter()
-                    .filter(|s| s.outcome.class() == Class::Held)
-                    .map(|s| s.load)
-                    .max();
-                let held = held.map_or(String::new(), |h| format!("; {} held at times", short(h)));
-                if *below {
-                    format!(
-                        "Capacity: below {} {unit}: the server was unstable ({why}){held}",
-                        grouped(*at)
-                    )
-                } else {
-                    format!(
-                        "Capacity: cannot tell: the server was unstable at {} ({why}){held}",
-                        short(*at)
-                    )
-                }
-            }
+            Finding::Unstable { at, below, why } => self.unstable_line(*at, *below, why),
+        }
+    }
+
+    /// `every objective held at 12k` (or the objectives named): the step at `index`.
+    fn held_at(&self, index: Option<usize>) -> Option<String> {
+        index.map(|i| {
+            let step = &self.steps[i];
+            let exprs: Vec<&str> = step
+                .outcome
+                .verdicts
+                .iter()
+                .map(|v| v.expr.as_str())
+                .collect();
+            let what = if exprs.is_empty() {
+                "every objective".to_string()
+            } else {
+                exprs.join(", ")
+            };
+            format!("{what} held at {}", short(step.load))
+        })
+    }
+
+    /// `broke at 13k: p99 62.1ms`: the step at `index` and what it measured.
+    fn broke_at(&self, index: usize) -> String {
+        let step = &self.steps[index];
+        let broken: Vec<String> = step.outcome.broken().map(Verdict::measured_text).collect();
+        format!("broke at {}: {}", short(step.load), broken.join(", "))
+    }
+
+    /// A server unstable at `at` (below the first step when `below`), and the highest load
+    /// held at times.
+    fn unstable_line(&self, at: u64, below: bool, why: &str) -> String {
+        let unit = self.unit.as_str();
+        let held = self
+            .steps
+            .iter()
+            .filter(|s| s.outcome.class() == Class::Held)
+            .map(|s| s.load)
+            .max();
+        let held = held.map_or(String::new(), |h| format!("; {} held at times", short(h)));
+        if below {
+            format!(
+                "Capacity: below {} {unit}: the server was unstable ({why}){held}",
+                grouped(at)
+            )
+        } else {
+            format!(
+                "Capacity: cannot tell: the server was unstable at {} ({why}){held}",
+                short(at)
+            )
         }
     }
 

@@ -142,7 +142,8 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
 }
 
 /// The session's numbers and times: read (or defaulted) first, checked once the URL is read,
-/// so a mistake in either is reported in the order it always was.
+/// so a mistake in either is reported in the order it always was. Checked, they are a
+/// `Numbers<u32, Duration>`: the games and tries as the plan holds them, the logout timeout set.
 struct Numbers<Count = usize, Logout = Option<Duration>> {
     seats: usize,
     players: usize,

@@ -65,30 +65,9 @@ pub(super) fn not_without(matches: &ArgMatches) -> Result<(), String> {
     }
 }
 
-/// The search's plan around the session's; one line for each mistake.
-pub(super) fn plan(
-    matches: &ArgMatches,
-    mut session: MahjongPlan,
-    default_logout: Option<fn(usize) -> Duration>,
-) -> Result<Parsed, String> {
-    let text = |id: &str| matches.get_one::<String>(id);
-    let metric = |id: &str, name: &str| -> Result<Option<u64>, String> {
-        text(id)
-            .map(|v| units::parse_metric(v).map_err(|reason| format!("{name} '{v}': {reason}")))
-            .transpose()
-    };
-    let duration = |id: &str, name: &str, default: Duration| -> Result<Duration, String> {
-        text(id).map_or(Ok(default), |v| {
-            units::parse_duration(v).map_err(|reason| format!("{name} '{v}': {reason}"))
-        })
-    };
-    if session.options.objectives.is_empty() {
-        return Err(
-            "tsumo mahjong --capacity needs at least one --slo (e.g. 'draw_overshoot.p99<100ms'): \
-             the objectives say what 'carries' means"
-                .to_string(),
-        );
-    }
+/// The session's options the search sets itself, or that have no place in it: each refused
+/// with what to do instead.
+fn refuse_session_options(matches: &ArgMatches) -> Result<(), String> {
     for (id, name, fix) in [
         (
             "players",
@@ -122,6 +101,34 @@ pub(super) fn plan(
             return Err(format!("{name} is not for --capacity: {fix}"));
         }
     }
+    Ok(())
+}
+
+/// The search's plan around the session's; one line for each mistake.
+pub(super) fn plan(
+    matches: &ArgMatches,
+    mut session: MahjongPlan,
+    default_logout: Option<fn(usize) -> Duration>,
+) -> Result<Parsed, String> {
+    let text = |id: &str| matches.get_one::<String>(id);
+    let metric = |id: &str, name: &str| -> Result<Option<u64>, String> {
+        text(id)
+            .map(|v| units::parse_metric(v).map_err(|reason| format!("{name} '{v}': {reason}")))
+            .transpose()
+    };
+    let duration = |id: &str, name: &str, default: Duration| -> Result<Duration, String> {
+        text(id).map_or(Ok(default), |v| {
+            units::parse_duration(v).map_err(|reason| format!("{name} '{v}': {reason}"))
+        })
+    };
+    if session.options.objectives.is_empty() {
+        return Err(
+            "tsumo mahjong --capacity needs at least one --slo (e.g. 'draw_overshoot.p99<100ms'): \
+             the objectives say what 'carries' means"
+                .to_string(),
+        );
+    }
+    refuse_session_options(matches)?;
     let seats = session.seats as u64;
     let from = metric("cap_from", "--from")?.unwrap_or(DEFAULT_FROM.max(seats));
     if from == 0 || from % seats != 0 {

@@ -300,6 +300,7 @@ impl Collector for Snapshot {
 }
 
 impl Snapshot {
+    /// The HTTP runs' counters, then their latencies.
     fn encode_http(&self, e: &mut DescriptorEncoder) -> Result<(), std::fmt::Error> {
         let runs = &self.http;
         counter(
@@ -377,6 +378,12 @@ impl Snapshot {
             runs,
             &[("", "", |s: &HttpSeries| s.counts.bytes_written)],
         )?;
+        self.encode_http_latencies(e)
+    }
+
+    /// The HTTP runs' latency histograms and target rate.
+    fn encode_http_latencies(&self, e: &mut DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let runs = &self.http;
         histogram(
             e,
             "latency",

@@ -263,20 +263,13 @@ fn doctor_check(plan: &DoctorPlan) -> Result<Option<Check>, Error> {
     }))
 }
 
-/// Resolves and connects (and handshakes); the outer error is bad input (the TLS settings,
-/// `--bind` addresses this host does not have or of the wrong family).
-async fn reach(probe: Probe<'_>) -> Result<Result<Endpoint, Unreachable>, Error> {
-    let Probe {
-        target,
-        insecure,
-        cacert,
-        timeout,
-        alpn,
-        bind,
-        quic: _,
-    } = probe;
-    let port = target.port();
-    let mut addrs: Vec<SocketAddr> = match (target.host.as_str(), port).to_socket_addrs() {
+/// The target's addresses, those of the `--bind` addresses' family when given; the outer error
+/// is bad input (`--bind` addresses this host does not have, or of the other family only).
+fn addresses(
+    target: &Target,
+    bind: &[IpAddr],
+) -> Result<Result<Vec<SocketAddr>, Unreachable>, Error> {
+    let mut addrs: Vec<SocketAddr> = match (target.host.as_str(), target.port()).to_socket_addrs() {
         Ok(addrs) => addrs.collect(),
         Err(e) => return Ok(Err(Unreachable::Resolve(e.to_string()))),
     };
@@ -302,6 +295,26 @@ async fn reach(probe: Probe<'_>) -> Result<Result<Endpoint, Unreachable>, Error>
             )));
         }
     }
+    Ok(Ok(addrs))
+}
+
+/// Resolves and connects (and handshakes); the outer error is bad input (the TLS settings,
+/// `--bind` addresses this host does not have or of the wrong family).
+async fn reach(probe: Probe<'_>) -> Result<Result<Endpoint, Unreachable>, Error> {
+    let Probe {
+        target,
+        insecure,
+        cacert,
+        timeout,
+        alpn,
+        bind,
+        quic: _,
+    } = probe;
+    let port = target.port();
+    let addrs = match addresses(target, bind)? {
+        Ok(addrs) => addrs,
+        Err(unreachable) => return Ok(Err(unreachable)),
+    };
     if alpn == Alpn::H3 {
         return quic(probe, addrs).await;
     }

@@ -112,22 +112,10 @@ fn compare_rounds<S: Side>(sides: [&S::Plan; 2], options: &RunOptions) -> ExitSt
                 }
             };
             let name = format!("{label} round {round}");
-            let mut loaded = LoadedRun::new(done.data, &name);
+            let (loaded, error_of_round) =
+                round_run(done, &name, (label, round, rounds), &mut outputs);
             // A run cut short, or stopped by its script, would skew its label's mean.
             let cut_by = loaded.cut_by_signal();
-            if cut_by.is_some() || done.error.is_some() {
-                loaded.left_out = loaded.ended_early().or_else(|| done.error.clone());
-            }
-            outputs.text(|| {
-                let mark = match loaded.ended_early() {
-                    Some(early) => format!(" ({early})"),
-                    None => String::new(),
-                };
-                format!(
-                    "== {label}, round {round} of {rounds}{mark} ==\n{}\n",
-                    done.text
-                )
-            });
             runs.push(loaded);
             // The round's own signal, or one that came as it ended.
             if let Some(signal) = cut_by.or_else(|| signalled().map(str::to_string)) {
@@ -135,7 +123,7 @@ fn compare_rounds<S: Side>(sides: [&S::Plan; 2], options: &RunOptions) -> ExitSt
                     format!("Stopped by {signal} in {name} of {rounds}: no later round was run.");
                 ended_by = Some(signal);
             }
-            error = done.error;
+            error = error_of_round;
             if ended_by.is_some() || error.is_some() {
                 break 'rounds;
             }
@@ -166,4 +154,30 @@ fn compare_rounds<S: Side>(sides: [&S::Plan; 2], options: &RunOptions) -> ExitSt
         Some(e) => fail_as(error_status, &e),
         None => outputs.status_or(|| ExitStatus::Ran),
     }
+}
+
+/// A round's run named `name` (`{label} round {round}`), its text shown; left out of the
+/// comparison when cut short or stopped by its script (either would skew its label's mean).
+/// With the round's error.
+fn round_run(
+    done: Round,
+    name: &str,
+    (label, round, rounds): (&str, u32, u32),
+    outputs: &mut Outputs,
+) -> (LoadedRun, Option<String>) {
+    let mut loaded = LoadedRun::new(done.data, name);
+    if loaded.cut_by_signal().is_some() || done.error.is_some() {
+        loaded.left_out = loaded.ended_early().or_else(|| done.error.clone());
+    }
+    outputs.text(|| {
+        let mark = match loaded.ended_early() {
+            Some(early) => format!(" ({early})"),
+            None => String::new(),
+        };
+        format!(
+            "== {label}, round {round} of {rounds}{mark} ==\n{}\n",
+            done.text
+        )
+    });
+    (loaded, done.error)
 }

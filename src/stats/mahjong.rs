@@ -128,6 +128,37 @@ pub struct PlayStats {
 }
 
 impl PlayStats {
+    /// The play since `was`, an earlier state of this one; the first rejected move is this one's.
+    fn since(&self, was: &PlayStats) -> PlayStats {
+        let now = self;
+        let rejected = now
+            .rejected
+            .iter()
+            .map(|(k, n)| {
+                (
+                    k.clone(),
+                    n.saturating_sub(*was.rejected.get(k).unwrap_or(&0)),
+                )
+            })
+            .filter(|(_, n)| *n > 0)
+            .collect();
+        PlayStats {
+            hands: now.hands.saturating_sub(was.hands),
+            tsumo: now.tsumo.saturating_sub(was.tsumo),
+            ron: now.ron.saturating_sub(was.ron),
+            draws: now.draws.saturating_sub(was.draws),
+            riichi: now.riichi.saturating_sub(was.riichi),
+            chi: now.chi.saturating_sub(was.chi),
+            pon: now.pon.saturating_sub(was.pon),
+            open_kan: now.open_kan.saturating_sub(was.open_kan),
+            closed_kan: now.closed_kan.saturating_sub(was.closed_kan),
+            added_kan: now.added_kan.saturating_sub(was.added_kan),
+            rejected,
+            first_rejected: now.first_rejected.clone(),
+            lost_track: now.lost_track.saturating_sub(was.lost_track),
+        }
+    }
+
     pub fn reject(&mut self, kind: &'static str, what: String) {
         *self.rejected.entry(kind.to_string()).or_default() += 1;
         if self.first_rejected.len() < KEPT_ERRORS {
@@ -365,33 +396,7 @@ impl MahjongRecorder {
             .iter()
             .map(|(&kind, now)| {
                 let was = earlier.bots.get(kind).cloned().unwrap_or_default();
-                let rejected = now
-                    .rejected
-                    .iter()
-                    .map(|(k, n)| {
-                        (
-                            k.clone(),
-                            n.saturating_sub(*was.rejected.get(k).unwrap_or(&0)),
-                        )
-                    })
-                    .filter(|(_, n)| *n > 0)
-                    .collect();
-                let stats = PlayStats {
-                    hands: now.hands.saturating_sub(was.hands),
-                    tsumo: now.tsumo.saturating_sub(was.tsumo),
-                    ron: now.ron.saturating_sub(was.ron),
-                    draws: now.draws.saturating_sub(was.draws),
-                    riichi: now.riichi.saturating_sub(was.riichi),
-                    chi: now.chi.saturating_sub(was.chi),
-                    pon: now.pon.saturating_sub(was.pon),
-                    open_kan: now.open_kan.saturating_sub(was.open_kan),
-                    closed_kan: now.closed_kan.saturating_sub(was.closed_kan),
-                    added_kan: now.added_kan.saturating_sub(was.added_kan),
-                    rejected,
-                    first_rejected: now.first_rejected.clone(),
-                    lost_track: now.lost_track.saturating_sub(was.lost_track),
-                };
-                (kind, stats)
+                (kind, now.since(&was))
             })
             .collect();
         MahjongRecorder {

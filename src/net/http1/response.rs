@@ -270,7 +270,11 @@ impl ResponseParser {
             return Ok(Some(n));
         }
         let http11 = resp.version == Some(1);
-        let (mut keep_alive, transfer_encoding, length) = framing(resp.headers, http11)?;
+        let Framing {
+            mut keep_alive,
+            transfer_encoding,
+            length,
+        } = framing(resp.headers, http11)?;
         let chunked = match transfer_encoding {
             Some(_) if length.is_some() => {
                 return Err(ParseError::protocol(
@@ -430,14 +434,19 @@ fn contains_token(value: &[u8], token: &[u8]) -> bool {
         .any(|part| part.trim_ascii().eq_ignore_ascii_case(token))
 }
 
-/// What a response's head says of its framing: whether the connection stays open (`http11`:
-/// by default), the last transfer coding named over every Transfer-Encoding line, and the
-/// Content-Length (several must agree).
+/// What a response's head says of its framing.
+struct Framing<'h> {
+    /// Whether the connection stays open (HTTP/1.1's default unless `Connection` says).
+    keep_alive: bool,
+    /// The last transfer coding named, over every Transfer-Encoding line.
+    transfer_encoding: Option<&'h [u8]>,
+    /// The Content-Length (several must agree).
+    length: Option<u64>,
+}
+
+/// The framing of a head's `headers` (`http11`: keep-alive by default).
 #[inline]
-fn framing<'h>(
-    headers: &[httparse::Header<'h>],
-    http11: bool,
-) -> Result<(bool, Option<&'h [u8]>, Option<u64>), ParseError> {
+fn framing<'h>(headers: &[httparse::Header<'h>], http11: bool) -> Result<Framing<'h>, ParseError> {
     let mut keep_alive = http11;
     let mut transfer_encoding: Option<&[u8]> = None;
     let mut length = None;
@@ -464,7 +473,11 @@ fn framing<'h>(
             length = Some(value);
         }
     }
-    Ok((keep_alive, transfer_encoding, length))
+    Ok(Framing {
+        keep_alive,
+        transfer_encoding,
+        length,
+    })
 }
 
 #[cfg(test)]

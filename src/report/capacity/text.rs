@@ -2,8 +2,8 @@
 //! the answer line, what broke first, and what failed.
 
 use super::SavedSearch;
-use crate::capacity::{Class, Limit};
-use crate::report::result::SearchStep;
+use crate::capacity::{Class, Limit, Noise};
+use crate::report::result::{SearchStep, StepView};
 
 /// The table of steps, the answer line and what broke first.
 pub fn render<S: SearchStep>(search: &SavedSearch<S>) -> String {
@@ -49,28 +49,15 @@ pub fn render<S: SearchStep>(search: &SavedSearch<S>) -> String {
                 None => cells.extend(["-".to_string(), "-".to_string()]),
             }
         }
-        let broken: Vec<String> = run
-            .objectives
-            .iter()
-            .filter(|v| !v.held)
-            .map(|v| format!("{} ({})", v.expr, v.measured_text()))
-            .collect();
-        cells.push(match outcome {
-            Some(Class::Broke) => format!("broke: {}", broken.join(", ")),
-            // The step where the server stopped answering, with what it had broken by then.
-            Some(Class::ServerFailed) if !broken.is_empty() => {
-                format!("server-failed: {}", broken.join(", "))
-            }
-            // By the step itself (tsumo's own unsent requests), else by the machine's noise.
-            Some(Class::Disturbed) => match search.steps.get(i).map(|s| s.step_outcome().limit) {
-                Some(Some(Limit::Disturbed(why))) => format!("disturbed: {why}"),
-                _ => match search.noise.get(i) {
-                    Some(noise) => format!("disturbed: {}", noise.describe()),
-                    None => "disturbed".to_string(),
-                },
-            },
-            other => other.map_or("", Class::as_str).to_string(),
-        });
+        // Disturbed by the step itself (tsumo's own unsent requests), else by the machine.
+        let own = search
+            .steps
+            .get(i)
+            .and_then(|s| match s.step_outcome().limit {
+                Some(Limit::Disturbed(why)) => Some(why),
+                _ => None,
+            });
+        cells.push(verdict(run, outcome, own, search.noise.get(i)));
         rows.push(cells);
     }
     let columns = rows[0].len();
@@ -110,6 +97,35 @@ pub fn render<S: SearchStep>(search: &SavedSearch<S>) -> String {
         out.push_str(&format!("Failed: {line}\n"));
     }
     out
+}
+
+/// A step's verdict cell: its outcome, with the objectives it broke, or the noise that
+/// disturbed it.
+fn verdict(
+    run: &StepView<'_>,
+    outcome: Option<Class>,
+    own: Option<String>,
+    noise: Option<&Noise>,
+) -> String {
+    let broken: Vec<String> = run
+        .objectives
+        .iter()
+        .filter(|v| !v.held)
+        .map(|v| format!("{} ({})", v.expr, v.measured_text()))
+        .collect();
+    match outcome {
+        Some(Class::Broke) => format!("broke: {}", broken.join(", ")),
+        // The step where the server stopped answering, with what it had broken by then.
+        Some(Class::ServerFailed) if !broken.is_empty() => {
+            format!("server-failed: {}", broken.join(", "))
+        }
+        Some(Class::Disturbed) => match (own, noise) {
+            (Some(why), _) => format!("disturbed: {why}"),
+            (None, Some(noise)) => format!("disturbed: {}", noise.describe()),
+            (None, None) => "disturbed".to_string(),
+        },
+        other => other.map_or("", Class::as_str).to_string(),
+    }
 }
 
 /// `16 sessions left on the server: tsumo8, tsumo9, … and 6 more (all in the JSON's

@@ -18,30 +18,10 @@ use crate::stats::split::SplitHistograms;
 pub(super) fn merge(saved: &[(&SavedRun, &str)], label: &str) -> Result<SavedRun, Error> {
     let judged: Vec<_> = saved.iter().map(|(r, s)| (&r.objectives[..], *s)).collect();
     objectives::refuse_different(&judged)?;
-    // Kernel and user-space stamps are not one measure: never added into one histogram.
-    let (first, first_source) = saved[0];
-    if let Some((other, source)) = saved.iter().find(|(r, _)| r.timestamps != first.timestamps) {
-        return Err(Error::Usage(format!(
-            "merge: {first_source} was timed with {} timestamps but {source} with {}; their \
-             latencies are not one measure",
-            first.timestamps.as_str(),
-            other.timestamps.as_str()
-        )));
-    }
-    // Every field not summed below is the first run's (the same tool wrote them all).
-    let mut merged = saved[0].0.clone();
+    same_timestamps(saved)?;
+    let mut merged = emptied(saved[0].0);
     let mut histograms: [Histogram<u64>; 4] = std::array::from_fn(|_| new_histogram());
     let names = ["latency", "uncorrected", "send_lateness", "req_per_sec"];
-    merged.counters = Default::default();
-    merged.requests_per_sec = 0.0;
-    merged.bytes_per_sec = 0.0;
-    merged.elapsed_s = 0.0;
-    merged.notes.clear();
-    // Why one process sent late is not the merge's word.
-    merged.behind_schedule = None;
-    merged.plan.threads = 0;
-    merged.plan.connections = 0;
-    merged.plan.rate = Some(0);
     // The split, where every part has one (files of older tsumos have none).
     let mut split = saved
         .iter()
@@ -72,18 +52,7 @@ pub(super) fn merge(saved: &[(&SavedRun, &str)], label: &str) -> Result<SavedRun
             }
         }
     }
-    let script_errors: Vec<String> = saved
-        .iter()
-        .filter_map(|(run, source)| {
-            let e = run.script_error.as_ref()?;
-            Some(if saved.len() == 1 {
-                e.clone()
-            } else {
-                format!("{source}: {e}")
-            })
-        })
-        .collect();
-    merged.script_error = (!script_errors.is_empty()).then(|| script_errors.join("; "));
+    merged.script_error = script_errors(saved);
     let [latency, uncorrected, send_lateness, req_per_sec] = &histograms;
     merged.latency = Percentiles::of(latency);
     merged.uncorrected = Percentiles::of(uncorrected);
@@ -122,4 +91,51 @@ pub(super) fn merge(saved: &[(&SavedRun, &str)], label: &str) -> Result<SavedRun
     merged.objectives = merged.judge_again();
     merged.label = label.to_string();
     Ok(merged)
+}
+
+/// Kernel and user-space stamps are not one measure: never added into one histogram.
+fn same_timestamps(saved: &[(&SavedRun, &str)]) -> Result<(), Error> {
+    let (first, first_source) = saved[0];
+    if let Some((other, source)) = saved.iter().find(|(r, _)| r.timestamps != first.timestamps) {
+        return Err(Error::Usage(format!(
+            "merge: {first_source} was timed with {} timestamps but {source} with {}; their \
+             latencies are not one measure",
+            first.timestamps.as_str(),
+            other.timestamps.as_str()
+        )));
+    }
+    Ok(())
+}
+
+/// The first run with what the merge sums cleared: every field not summed is the first run's
+/// (the same tool wrote them all).
+fn emptied(first: &SavedRun) -> SavedRun {
+    let mut merged = first.clone();
+    merged.counters = Default::default();
+    merged.requests_per_sec = 0.0;
+    merged.bytes_per_sec = 0.0;
+    merged.elapsed_s = 0.0;
+    merged.notes.clear();
+    // Why one process sent late is not the merge's word.
+    merged.behind_schedule = None;
+    merged.plan.threads = 0;
+    merged.plan.connections = 0;
+    merged.plan.rate = Some(0);
+    merged
+}
+
+/// The runs' script errors in one line, each named by its file when there are several runs.
+fn script_errors(saved: &[(&SavedRun, &str)]) -> Option<String> {
+    let script_errors: Vec<String> = saved
+        .iter()
+        .filter_map(|(run, source)| {
+            let e = run.script_error.as_ref()?;
+            Some(if saved.len() == 1 {
+                e.clone()
+            } else {
+                format!("{source}: {e}")
+            })
+        })
+        .collect();
+    (!script_errors.is_empty()).then(|| script_errors.join("; "))
 }

@@ -5,7 +5,7 @@ use super::saved::SavedHistogram;
 use super::saved::SavedSession;
 use crate::report::chart::Series;
 use crate::report::result::duration_flag;
-use crate::report::result::{figure, over_intervals, PageChart, PageContent, SavedResult};
+use crate::report::result::{figure, over_intervals, Figure, PageChart, PageContent, SavedResult};
 use crate::report::timeline::{IntervalHistogram, SavedSessionInterval};
 use crate::stats::format::{counted, format_time_us};
 
@@ -13,6 +13,18 @@ use crate::stats::format::{counted, format_time_us};
 /// session over time.
 pub(super) fn page(s: &SavedSession) -> PageContent {
     let logged_in = s.phases.get("login").map_or(0, |p| p.ok);
+    PageContent {
+        kind: "Mahjong session".to_string(),
+        figures: figures(s, logged_in),
+        lines: lines(s, logged_in),
+        facts: facts(s),
+        calm: Vec::new(),
+        charts: charts(s),
+    }
+}
+
+/// The players asked and logged in, the games, the server's step overshoot, the errors.
+fn figures(s: &SavedSession, logged_in: u64) -> Vec<Figure> {
     // The server's draw overshoot; a session without draws shows its deal overshoot, and
     // one without either tsumo's own reply lateness.
     let (what, overshoot) = [
@@ -31,7 +43,7 @@ pub(super) fn page(s: &SavedSession) -> PageContent {
             overshoot.map(|h| pick(h) as f64),
         )
     };
-    let figures = vec![
+    vec![
         figure(
             "target",
             "Players",
@@ -59,7 +71,11 @@ pub(super) fn page(s: &SavedSession) -> PageContent {
             s.errors.to_string(),
             Some(s.errors as f64),
         ),
-    ];
+    ]
+}
+
+/// The sentences under the figures: players not reached, a failure, a cut, the objectives.
+fn lines(s: &SavedSession, logged_in: u64) -> Vec<String> {
     let mut lines = Vec::new();
     if logged_in < s.plan.players {
         lines.push(format!(
@@ -88,7 +104,12 @@ pub(super) fn page(s: &SavedSession) -> PageContent {
             v.measured_text()
         ));
     }
-    let facts = vec![
+    lines
+}
+
+/// The session's command, target, plan, length and version.
+fn facts(s: &SavedSession) -> Vec<(String, String)> {
+    vec![
         (
             "Command".to_string(),
             format!(
@@ -108,15 +129,7 @@ pub(super) fn page(s: &SavedSession) -> PageContent {
         ),
         ("Ran".to_string(), format!("{:.2}s", s.elapsed_s)),
         ("Version".to_string(), format!("tsumo {}", s.version)),
-    ];
-    PageContent {
-        kind: "Mahjong session".to_string(),
-        figures,
-        lines,
-        facts,
-        calm: Vec::new(),
-        charts: charts(s),
-    }
+    ]
 }
 
 pub(super) fn charts(s: &SavedSession) -> Vec<PageChart> {

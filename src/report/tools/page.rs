@@ -153,22 +153,12 @@ pub fn render_comparison(runs: &[LoadedRun]) -> Result<String, Error> {
     let table = compare::render(runs)?;
     let names = run_names(runs);
     let pages: Vec<PageContent> = runs.iter().map(|r| r.result().page()).collect();
-    let labels: Vec<&str> = {
-        let mut seen: Vec<&str> = Vec::new();
-        for run in runs {
-            if !seen.contains(&run.label.as_str()) {
-                seen.push(&run.label);
-            }
+    let mut labels: Vec<&str> = Vec::new();
+    for run in runs {
+        if !labels.contains(&run.label.as_str()) {
+            labels.push(&run.label);
         }
-        seen
-    };
-    let colour_of = |run: &LoadedRun| labels.iter().position(|l| *l == run.label).unwrap_or(0);
-    let shade_of = |i: usize| {
-        runs[..i]
-            .iter()
-            .filter(|r| r.label == runs[i].label)
-            .count()
-    };
+    }
     let kind = pages.first().map_or(String::new(), |p| p.kind.clone());
     let mut body = header(&format!("{kind} comparison"), &labels.join(" vs "));
     if let Some(sentence) = compare::verdict_of(runs) {
@@ -184,6 +174,26 @@ pub fn render_comparison(runs: &[LoadedRun]) -> Result<String, Error> {
     body.push_str("</pre></section>\n");
     let Some(first) = pages.first() else {
         return Ok(document("comparison", &body));
+    };
+    let charts = overlaid_charts(runs, &names, (first, &pages), &labels);
+    body.push_str(&charts_section(&charts));
+    Ok(document(&format!("{kind} comparison"), &body))
+}
+
+/// The first run's charts with every run's overlaid (the key series of each over-time chart,
+/// one colour per label and a shade per round); capacity curves side by side on one scale.
+fn overlaid_charts(
+    runs: &[LoadedRun],
+    names: &[String],
+    (first, pages): (&PageContent, &[PageContent]),
+    labels: &[&str],
+) -> Vec<String> {
+    let colour_of = |run: &LoadedRun| labels.iter().position(|l| *l == run.label).unwrap_or(0);
+    let shade_of = |i: usize| {
+        runs[..i]
+            .iter()
+            .filter(|r| r.label == runs[i].label)
+            .count()
     };
     let subtitle = runs[0].result().load();
     let mut charts = Vec::new();
@@ -256,8 +266,7 @@ pub fn render_comparison(runs: &[LoadedRun]) -> Result<String, Error> {
             }
         }
     }
-    body.push_str(&charts_section(&charts));
-    Ok(document(&format!("{kind} comparison"), &body))
+    charts
 }
 
 /// Each run's name on a comparison's page: its label, with its round when a label has several.

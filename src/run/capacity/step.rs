@@ -100,7 +100,7 @@ impl StepRunner for HttpSteps<'_> {
         loop {
             tries += 1;
             let Tried {
-                mut saved,
+                saved,
                 mut outcome,
                 noise,
                 warm_up,
@@ -161,29 +161,43 @@ impl StepRunner for HttpSteps<'_> {
                         Some(self.server_bound_at.map_or(load, |at| at.min(load)));
                 }
             }
-            let said = crate::run::step_line(
-                &outcome,
-                &format!(
-                    "achieved {} requests/sec",
-                    capacity::grouped(outcome.achieved.round() as u64)
-                ),
-            );
-            eprintln!("capacity: step {number}: {said}");
-            let shown = format!("Step {number} at {}: {said}", load_said(load));
-            crate::run::live_step_judged(&outcome, &shown);
-            saved.notes.extend(notes);
-            self.runs.push(saved);
-            self.noise.push(noise);
-            self.classes.push(outcome.class());
-            let loads: Vec<u64> = self.runs.iter().map(|r| r.plan.rate.unwrap_or(0)).collect();
-            crate::run::live_search_so_far(
-                (&self.plan.run.options.label, &self.plan.run.target.url),
-                LoadUnit::RequestsPerSec,
-                &self.runs,
-                (&loads, &self.classes),
-            );
-            return outcome;
+            return self.judged(number, load, (saved, noise, notes), outcome);
         }
+    }
+}
+
+impl HttpSteps<'_> {
+    /// The step's judged try: said on stderr and on the dashboard, kept with its notes and
+    /// noise, and the search so far shown.
+    fn judged(
+        &mut self,
+        number: usize,
+        load: u64,
+        (mut saved, noise, notes): (SavedRun, Noise, Vec<String>),
+        outcome: StepOutcome,
+    ) -> StepOutcome {
+        let said = crate::run::step_line(
+            &outcome,
+            &format!(
+                "achieved {} requests/sec",
+                capacity::grouped(outcome.achieved.round() as u64)
+            ),
+        );
+        eprintln!("capacity: step {number}: {said}");
+        let shown = format!("Step {number} at {}: {said}", load_said(load));
+        crate::run::live_step_judged(&outcome, &shown);
+        saved.notes.extend(notes);
+        self.runs.push(saved);
+        self.noise.push(noise);
+        self.classes.push(outcome.class());
+        let loads: Vec<u64> = self.runs.iter().map(|r| r.plan.rate.unwrap_or(0)).collect();
+        crate::run::live_search_so_far(
+            (&self.plan.run.options.label, &self.plan.run.target.url),
+            LoadUnit::RequestsPerSec,
+            &self.runs,
+            (&loads, &self.classes),
+        );
+        outcome
     }
 }
 
