@@ -8,7 +8,7 @@
 mod common;
 
 use std::path::Path;
-use std::process::Command;
+
 use std::time::Duration;
 
 use common::faulty::{Behavior, FaultyServer};

@@ -6,7 +6,7 @@
 
 mod common;
 
-use std::process::{Command, Output};
+use std::process::Output;
 use std::time::Duration;
 
 use common::faulty::{Behavior, FaultyServer};

@@ -175,20 +175,38 @@ pub fn search(plan: &SearchPlan, unit: LoadUnit, runner: &mut impl StepRunner) -
         steps: Vec::new(),
         bound: plan.trials.max(1),
     };
+    let (held, broke) = match grow(plan, unit, &mut run) {
+        Ok(bounds) => bounds,
+        Err(answered) => return answered,
+    };
+    let (low, high) = match bisect(plan, unit, &mut run, held, broke) {
+        Ok(bounds) => bounds,
+        Err(answered) => return answered,
+    };
+    confirm(plan, unit, run, low, high)
+}
+
+/// Grows the load from `--from` until a step breaks: the highest load that held (and its
+/// step) and the one that broke; `Err` with the answer when the search ends there.
+fn grow<R: StepRunner>(
+    plan: &SearchPlan,
+    unit: LoadUnit,
+    run: &mut Steps<'_, R>,
+) -> Result<((u64, usize), (u64, usize)), Capacity> {
     let to = plan.to.map(|to| plan.round_down(to as f64));
     let mut load = plan.round(plan.from as f64);
     if let Some(to) = to {
         load = load.min(to);
     }
     let mut held: Option<(u64, usize)> = None;
-    let broke: (u64, usize);
+    let steps = |run: &mut Steps<'_, R>| std::mem::take(&mut run.steps);
     loop {
         let Settled { class, index } = run.settle(load, Role::Grow, Tally::default(), false);
         match class {
             Class::Held => {
                 held = Some((load, index));
                 if to.is_some_and(|to| load >= to) {
-                    return answer(unit, run.steps, Finding::AtLeastTo, held, None);
+                    return Err(answer(unit, steps(run), Finding::AtLeastTo, held, None));
                 }
                 let mut next = plan.round(load as f64 * plan.growth).max(load + 1);
                 if let Some(to) = to {
@@ -197,17 +215,33 @@ pub fn search(plan: &SearchPlan, unit: LoadUnit, runner: &mut impl StepRunner) -
                 load = next;
             }
             Class::Broke => {
-                broke = (load, index);
-                break;
+                return match held {
+                    Some(held) => Ok((held, (load, index))),
+                    None => Err(answer(
+                        unit,
+                        steps(run),
+                        Finding::BelowFrom,
+                        None,
+                        Some(index),
+                    )),
+                };
             }
-            Class::Disturbed => return cannot_tell(unit, run.steps, index, held, None),
-            _ => return limited(unit, run.steps, index, held),
+            Class::Disturbed => return Err(cannot_tell(unit, steps(run), index, held, None)),
+            _ => return Err(limited(unit, steps(run), index, held)),
         }
     }
-    let Some((mut low, mut low_index)) = held else {
-        return answer(unit, run.steps, Finding::BelowFrom, None, Some(broke.1));
-    };
-    let (mut high, mut high_index) = broke;
+}
+
+/// Halves the gap between the highest load that held and the lowest that broke, to
+/// `--resolution`: the load to confirm and the lowest that broke, each with its step; `Err`
+/// with the answer when the search ends there.
+fn bisect<R: StepRunner>(
+    plan: &SearchPlan,
+    unit: LoadUnit,
+    run: &mut Steps<'_, R>,
+    (mut low, mut low_index): (u64, usize),
+    (mut high, mut high_index): (u64, usize),
+) -> Result<((u64, usize), (u64, usize)), Capacity> {
     while !plan.close_enough(low, high) {
         let mid = plan.round((low + high) as f64 / 2.0);
         if mid <= low || mid >= high {
@@ -219,14 +253,28 @@ pub fn search(plan: &SearchPlan, unit: LoadUnit, runner: &mut impl StepRunner) -
             Class::Broke => (high, high_index) = (mid, index),
             Class::Disturbed => {
                 let held = Some((low, low_index));
-                return cannot_tell(unit, run.steps, index, held, Some(high_index));
+                let steps = std::mem::take(&mut run.steps);
+                return Err(cannot_tell(unit, steps, index, held, Some(high_index)));
             }
-            _ => return limited(unit, run.steps, index, Some((low, low_index))),
+            _ => {
+                let steps = std::mem::take(&mut run.steps);
+                return Err(limited(unit, steps, index, Some((low, low_index))));
+            }
         }
     }
-    // The answer again: one lucky run must not make it (a split is decided by a third trial).
-    // Each time it breaks, step down further (one resolution, then two, four…), to `from` at
-    // the lowest.
+    Ok(((low, low_index), (high, high_index)))
+}
+
+/// The answer again: one lucky run must not make it (a split is decided by a third trial).
+/// Each time it breaks, step down further (one resolution, then two, four…), to `from` at
+/// the lowest.
+fn confirm<R: StepRunner>(
+    plan: &SearchPlan,
+    unit: LoadUnit,
+    mut run: Steps<'_, R>,
+    (mut low, low_index): (u64, usize),
+    (mut high, mut high_index): (u64, usize),
+) -> Capacity {
     let from = plan.round(plan.from as f64);
     let mut down = plan.resolution;
     let mut prior = Tally {
