@@ -168,6 +168,9 @@ fn held_below(steps: &[Step], high: u64) -> Option<(u64, usize)> {
         .map(|(i, s)| (s.load, i))
 }
 
+/// A load and the index of the step that settled it.
+type Bound = (u64, usize);
+
 /// The search: grow, bisect, confirm; each load run until its verdict settles.
 pub fn search(plan: &SearchPlan, unit: LoadUnit, runner: &mut impl StepRunner) -> Capacity {
     let mut run = Steps {
@@ -177,11 +180,11 @@ pub fn search(plan: &SearchPlan, unit: LoadUnit, runner: &mut impl StepRunner) -
     };
     let (held, broke) = match grow(plan, unit, &mut run) {
         Ok(bounds) => bounds,
-        Err(answered) => return answered,
+        Err(answered) => return *answered,
     };
     let (low, high) = match bisect(plan, unit, &mut run, held, broke) {
         Ok(bounds) => bounds,
-        Err(answered) => return answered,
+        Err(answered) => return *answered,
     };
     confirm(plan, unit, run, low, high)
 }
@@ -192,7 +195,7 @@ fn grow<R: StepRunner>(
     plan: &SearchPlan,
     unit: LoadUnit,
     run: &mut Steps<'_, R>,
-) -> Result<((u64, usize), (u64, usize)), Capacity> {
+) -> Result<(Bound, Bound), Box<Capacity>> {
     let to = plan.to.map(|to| plan.round_down(to as f64));
     let mut load = plan.round(plan.from as f64);
     if let Some(to) = to {
@@ -206,7 +209,13 @@ fn grow<R: StepRunner>(
             Class::Held => {
                 held = Some((load, index));
                 if to.is_some_and(|to| load >= to) {
-                    return Err(answer(unit, steps(run), Finding::AtLeastTo, held, None));
+                    return Err(Box::new(answer(
+                        unit,
+                        steps(run),
+                        Finding::AtLeastTo,
+                        held,
+                        None,
+                    )));
                 }
                 let mut next = plan.round(load as f64 * plan.growth).max(load + 1);
                 if let Some(to) = to {
@@ -217,17 +226,19 @@ fn grow<R: StepRunner>(
             Class::Broke => {
                 return match held {
                     Some(held) => Ok((held, (load, index))),
-                    None => Err(answer(
+                    None => Err(Box::new(answer(
                         unit,
                         steps(run),
                         Finding::BelowFrom,
                         None,
                         Some(index),
-                    )),
+                    ))),
                 };
             }
-            Class::Disturbed => return Err(cannot_tell(unit, steps(run), index, held, None)),
-            _ => return Err(limited(unit, steps(run), index, held)),
+            Class::Disturbed => {
+                return Err(Box::new(cannot_tell(unit, steps(run), index, held, None)))
+            }
+            _ => return Err(Box::new(limited(unit, steps(run), index, held))),
         }
     }
 }
@@ -239,9 +250,9 @@ fn bisect<R: StepRunner>(
     plan: &SearchPlan,
     unit: LoadUnit,
     run: &mut Steps<'_, R>,
-    (mut low, mut low_index): (u64, usize),
-    (mut high, mut high_index): (u64, usize),
-) -> Result<((u64, usize), (u64, usize)), Capacity> {
+    (mut low, mut low_index): Bound,
+    (mut high, mut high_index): Bound,
+) -> Result<(Bound, Bound), Box<Capacity>> {
     while !plan.close_enough(low, high) {
         let mid = plan.round((low + high) as f64 / 2.0);
         if mid <= low || mid >= high {
@@ -254,11 +265,22 @@ fn bisect<R: StepRunner>(
             Class::Disturbed => {
                 let held = Some((low, low_index));
                 let steps = std::mem::take(&mut run.steps);
-                return Err(cannot_tell(unit, steps, index, held, Some(high_index)));
+                return Err(Box::new(cannot_tell(
+                    unit,
+                    steps,
+                    index,
+                    held,
+                    Some(high_index),
+                )));
             }
             _ => {
                 let steps = std::mem::take(&mut run.steps);
-                return Err(limited(unit, steps, index, Some((low, low_index))));
+                return Err(Box::new(limited(
+                    unit,
+                    steps,
+                    index,
+                    Some((low, low_index)),
+                )));
             }
         }
     }
@@ -272,8 +294,8 @@ fn confirm<R: StepRunner>(
     plan: &SearchPlan,
     unit: LoadUnit,
     mut run: Steps<'_, R>,
-    (mut low, low_index): (u64, usize),
-    (mut high, mut high_index): (u64, usize),
+    (mut low, low_index): Bound,
+    (mut high, mut high_index): Bound,
 ) -> Capacity {
     let from = plan.round(plan.from as f64);
     let mut down = plan.resolution;
