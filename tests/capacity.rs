@@ -228,7 +228,7 @@ fn bad_command_lines_are_one_line_and_exit_2() {
         (&["--slo", "p99<10ms", "--step", "0"], "--step '0'"),
         (
             &["--slo", "p99<10ms", "--whole-steps=yes"],
-            "--whole-steps takes no value",
+            "option '--whole-steps' does not take a value",
         ),
     ];
     for (args, expected) in cases {

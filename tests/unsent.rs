@@ -59,6 +59,8 @@ fn a_break_made_of_tsumos_own_unsent_requests_is_disturbed_not_below() {
             "1s",
             "--pause",
             "0s",
+            // Each step whole: a held step ends after 2 s otherwise, before its end is unsent.
+            "--whole-steps",
             "--json",
             json.to_str().unwrap(),
             &nginx.http_url("/index.html"),
