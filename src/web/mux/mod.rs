@@ -205,6 +205,9 @@ struct Flight {
     /// When the current connection opened (`None` while it connects): no slot is free before
     /// (the connect is the server's, as over HTTP/1.1).
     opened_at: Cell<Option<Nanos>>,
+    /// When its server last granted a stream a request waited for: no slot was free on time
+    /// before (the wait is the server's).
+    granted_at: Cell<Nanos>,
     /// The slots not in use.
     slots: RefCell<Vec<Slot>>,
     /// Requests the server did not process, with their intended send times: sent again.
@@ -255,15 +258,23 @@ impl Flight {
         let earliest = self.opened_at.get().and_then(|opened| {
             let slots = self.slots.borrow();
             let earliest = slots.iter().map(|slot| slot.free.at()).min()?;
-            Some(earliest.max(opened))
+            Some(earliest.max(opened).max(self.granted_at.get()))
         });
         progress.on_time_free.set(earliest);
+    }
+
+    /// A request waits for a stream: every one is busy, or its server grants no more, so no
+    /// slot is free on time until one ends or the server grants one.
+    fn held(&self) {
+        if let Some(progress) = &self.paced {
+            progress.on_time_free.set(None);
+        }
     }
 
     /// A stream ended: its slot is free again, and its request goes again if it must.
     fn ended(&self, (slot, retry, at): Ended) {
         if let (Some(progress), Some(opened)) = (&self.paced, self.opened_at.get()) {
-            let free = slot.free.at().max(opened);
+            let free = slot.free.at().max(opened).max(self.granted_at.get());
             let earliest = progress.on_time_free.get().map_or(free, |t| t.min(free));
             progress.on_time_free.set(Some(earliest));
         }
@@ -439,6 +450,7 @@ impl<W: Wire> MuxConnection<W> {
             busy: Cell::new(0),
             freed_at: Cell::new(0),
             opened_at: Cell::new(None),
+            granted_at: Cell::new(0),
             slots: RefCell::new(
                 (0..self.streams)
                     .map(|_| Slot {
@@ -590,6 +602,7 @@ impl<W: Wire> MuxConnection<W> {
                 break;
             }
             waited = true;
+            flight.held();
             let raised = async {
                 if let Some(live) = live {
                     live.changed().await;
@@ -601,6 +614,7 @@ impl<W: Wire> MuxConnection<W> {
                 () = raised, if granted_all => {
                     granted_at = clock::now();
                     flight.freed_at.set(granted_at);
+                    flight.granted_at.set(granted_at);
                 }
                 // All streams busy yet none in flight cannot be; never spin on it.
                 else => break,
