@@ -109,25 +109,43 @@ fn a_break_made_of_tsumos_own_unsent_requests_is_disturbed_not_below() {
 #[test]
 fn a_run_whose_objective_broke_only_by_its_own_unsent_requests_fails_as_tsumos() {
     let nginx = Nginx::start();
+    own_unsent_requests_fail_the_run(&[], &nginx.http_url("/index.html"));
+}
+
+/// The same over HTTP/2 (h2c, prior knowledge): a stream slot of the connection was free
+/// whenever the unsent requests fell due, so they are tsumo's too (and HTTP/3's, the same
+/// multiplexed connection). Before: every one `busy`, exit 99.
+#[test]
+fn over_http2_own_unsent_requests_fail_the_run_as_tsumos() {
+    let nginx = Nginx::builder().h2_server("h2c", STATIC, false).start();
+    let url = format!("http://127.0.0.1:{}/index.html", nginx.port("h2c"));
+    own_unsent_requests_fail_the_run(&["--http2", "-m4"], &url);
+}
+
+/// As the fixture's main server: static files.
+const STATIC: &str = "root @ROOT@/www;";
+
+/// A run of `url` with `protocol`'s flags whose end tsumo leaves unsent: exit 1, the
+/// objective held as judged without them, the unsent `late`, none `busy`.
+fn own_unsent_requests_fail_the_run(protocol: &[&str], url: &str) {
     let dir = TempDir::new("unsent");
     let lua = script(&dir);
     let json = dir.path().join("run.json");
-    let run = common::run_tsumo(
-        &[
-            "-t1",
-            "-c10",
-            "-R500",
-            "-d3s",
-            "-s",
-            &lua,
-            "--slo",
-            "errors<1%",
-            "--json",
-            json.to_str().unwrap(),
-            &nginx.http_url("/index.html"),
-        ],
-        Duration::from_secs(60),
-    );
+    let mut args = protocol.to_vec();
+    args.extend([
+        "-t1",
+        "-c10",
+        "-R500",
+        "-d3s",
+        "-s",
+        &lua,
+        "--slo",
+        "errors<1%",
+        "--json",
+        json.to_str().unwrap(),
+        url,
+    ]);
+    let run = common::run_tsumo(&args, Duration::from_secs(60));
     assert_eq!(run.status.code(), Some(1), "{}\n{}", run.stdout, run.stderr);
     assert!(
         run.stderr

@@ -63,10 +63,11 @@ pub struct Progress {
     pub in_flight_since: Cell<Option<Nanos>>,
     /// Set while the connection cannot be opened again.
     pub down: Cell<Option<Down>>,
-    /// HTTP/1.1 on a schedule (`None` otherwise, and while it connects): when the server would
-    /// have freed the connection for its next request had tsumo sent every request on time
-    /// (the split's R′); while a request is in flight, when that request would have been sent
-    /// (max(I, R′)). A request that fell due after that and was never sent is tsumo's
-    /// ([`Unsent::late`](crate::stats::Unsent::late)).
+    /// On a schedule (`None` otherwise, and while it connects): when the server would have
+    /// freed the connection for its next request had tsumo sent every request on time (the
+    /// split's R′); over HTTP/1.1 while a request is in flight, when that request would have
+    /// been sent (max(I, R′)); over HTTP/2 and HTTP/3, the earliest R′ of its free stream slots
+    /// (`None` while every slot is busy). A request that fell due after that and was never
+    /// sent is tsumo's ([`Unsent::late`](crate::stats::Unsent::late)).
     pub on_time_free: Cell<Option<Nanos>>,
 }

@@ -202,15 +202,22 @@ struct Flight {
     busy: Cell<usize>,
     /// When a stream last ended (a request waiting for a slot was due since then at least).
     freed_at: Cell<Nanos>,
-    /// When the current connection opened: no slot is free before (the connect is the
-    /// server's, as over HTTP/1.1).
-    opened_at: Cell<Nanos>,
+    /// When the current connection opened (`None` while it connects): no slot is free before
+    /// (the connect is the server's, as over HTTP/1.1).
+    opened_at: Cell<Option<Nanos>>,
+    /// When its server last granted a stream a request waited for: no slot was free on time
+    /// before (the wait is the server's).
+    granted_at: Cell<Nanos>,
     /// The slots not in use.
     slots: RefCell<Vec<Slot>>,
     /// Requests the server did not process, with their intended send times: sent again.
     unsent: RefCell<VecDeque<Pending>>,
     /// Set when a request came back unprocessed: open a new connection.
     stale: Cell<bool>,
+    /// The connection's progress when it keeps a schedule: its [`Progress::on_time_free`] is
+    /// the earliest on-time-free moment (R′) of the free slots, `None` while every slot is
+    /// busy or the connection connects.
+    paced: Option<Rc<Progress>>,
 }
 
 impl Flight {
@@ -231,8 +238,46 @@ impl Flight {
         Some(slots.swap_remove(best))
     }
 
+    /// The slot a request takes: from its R′ on, a request due and not sent waited on no other
+    /// slot (one comparison, or a scan when the earliest was taken).
+    fn took(&self, slot: &Slot) {
+        if let Some(progress) = &self.paced {
+            if progress
+                .on_time_free
+                .get()
+                .is_none_or(|earliest| slot.free.at() <= earliest)
+            {
+                self.free_on_time(progress);
+            }
+        }
+    }
+
+    /// [`Progress::on_time_free`] from the free slots: the earliest R′, not before the
+    /// connection opened (`None` while it connects, or every slot is busy).
+    fn free_on_time(&self, progress: &Progress) {
+        let earliest = self.opened_at.get().and_then(|opened| {
+            let slots = self.slots.borrow();
+            let earliest = slots.iter().map(|slot| slot.free.at()).min()?;
+            Some(earliest.max(opened).max(self.granted_at.get()))
+        });
+        progress.on_time_free.set(earliest);
+    }
+
+    /// A request waits for a stream: every one is busy, or its server grants no more, so no
+    /// slot is free on time until one ends or the server grants one.
+    fn held(&self) {
+        if let Some(progress) = &self.paced {
+            progress.on_time_free.set(None);
+        }
+    }
+
     /// A stream ended: its slot is free again, and its request goes again if it must.
     fn ended(&self, (slot, retry, at): Ended) {
+        if let (Some(progress), Some(opened)) = (&self.paced, self.opened_at.get()) {
+            let free = slot.free.at().max(opened).max(self.granted_at.get());
+            let earliest = progress.on_time_free.get().map_or(free, |t| t.min(free));
+            progress.on_time_free.set(Some(earliest));
+        }
         self.slots.borrow_mut().push(slot);
         self.busy.set(self.busy.get().saturating_sub(1));
         self.freed_at.set(at);
@@ -369,8 +414,10 @@ impl<W: Wire> MuxConnection<W> {
             let Some(mut slot) = flight.take_slot(intended) else {
                 continue;
             };
+            flight.took(&slot);
             // Not free before the connection opened, nor before its server granted a stream.
-            slot.free.not_before(flight.opened_at.get().max(granted_at));
+            let opened_at = flight.opened_at.get().unwrap_or(0);
+            slot.free.not_before(opened_at.max(granted_at));
             let free = slot.free.at();
             let (response, tally) = live.send(&pending.request, self.shared.hooks.response);
             if pending.intended.is_none() {
@@ -402,7 +449,8 @@ impl<W: Wire> MuxConnection<W> {
         Flight {
             busy: Cell::new(0),
             freed_at: Cell::new(0),
-            opened_at: Cell::new(0),
+            opened_at: Cell::new(None),
+            granted_at: Cell::new(0),
             slots: RefCell::new(
                 (0..self.streams)
                     .map(|_| Slot {
@@ -413,6 +461,7 @@ impl<W: Wire> MuxConnection<W> {
             ),
             unsent: RefCell::default(),
             stale: Cell::new(false),
+            paced: self.schedule.map(|_| Rc::clone(&self.progress)),
         }
     }
 
@@ -428,6 +477,11 @@ impl<W: Wire> MuxConnection<W> {
         if let Some(old) = conn.take() {
             self.wire.retire(old);
         }
+        // While it connects, the server holds the connection.
+        flight.opened_at.set(None);
+        if let Some(progress) = &flight.paced {
+            progress.on_time_free.set(None);
+        }
         let opening = self.wire.open(
             &self.shared,
             &self.connect_deadline,
@@ -437,7 +491,10 @@ impl<W: Wire> MuxConnection<W> {
         match driving(inflight, flight, opening).await {
             Some(opened) => {
                 *conn = Some(opened);
-                flight.opened_at.set(clock::now());
+                flight.opened_at.set(Some(clock::now()));
+                if let Some(progress) = &flight.paced {
+                    flight.free_on_time(progress);
+                }
                 *backoff = MIN_BACKOFF;
                 true
             }
@@ -545,6 +602,7 @@ impl<W: Wire> MuxConnection<W> {
                 break;
             }
             waited = true;
+            flight.held();
             let raised = async {
                 if let Some(live) = live {
                     live.changed().await;
@@ -556,6 +614,7 @@ impl<W: Wire> MuxConnection<W> {
                 () = raised, if granted_all => {
                     granted_at = clock::now();
                     flight.freed_at.set(granted_at);
+                    flight.granted_at.set(granted_at);
                 }
                 // All streams busy yet none in flight cannot be; never spin on it.
                 else => break,
