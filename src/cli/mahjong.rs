@@ -275,13 +275,7 @@ fn server(matches: &clap::ArgMatches) -> Result<(String, Target), String> {
 /// `--rounds` and the `--vs` server's base URL (the `--vs-*` options only with `--vs`).
 fn rounds_and_vs(options: &super::Options) -> Result<(u32, Option<Target>), String> {
     let matches = options.matches;
-    super::only_with_vs(matches)?;
-    let rounds = options.count("rounds")?.unwrap_or(DEFAULT_ROUNDS);
-    if rounds == 0 {
-        return Err(options.invalid("rounds", "must be at least 1"));
-    }
-    let rounds =
-        u32::try_from(rounds).map_err(|_| options.invalid("rounds", "number is too large"))?;
+    let rounds = super::ab_rounds(options, DEFAULT_ROUNDS)?;
     let vs = match matches.get_one::<String>("vs") {
         Some(text) => {
             let mut target = url::parse_url(text)

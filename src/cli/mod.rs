@@ -259,6 +259,17 @@ fn json_out(path: Option<PathBuf>) -> Option<JsonOut> {
     }
 }
 
+/// `--rounds` (`default` when not given), checked with the other options that shape an A/B
+/// comparison ([`only_with_vs`]).
+fn ab_rounds(options: &Options, default: usize) -> Result<u32, String> {
+    only_with_vs(options.matches)?;
+    let rounds = options.count("rounds")?.unwrap_or(default);
+    if rounds == 0 {
+        return Err(options.invalid("rounds", "must be at least 1"));
+    }
+    u32::try_from(rounds).map_err(|_| options.invalid("rounds", "number is too large"))
+}
+
 /// `--rounds` and `--vs-label` shape an A/B comparison: without `--vs` they are a mistake, not
 /// something to ignore; and `--hgrm` has no place in one.
 fn only_with_vs(matches: &ArgMatches) -> Result<(), String> {

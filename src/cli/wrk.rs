@@ -267,12 +267,6 @@ pub(super) fn vs_and_rounds(options: &Options) -> Result<(Option<Target>, u32), 
         ),
         None => None,
     };
-    super::only_with_vs(matches)?;
-    let rounds = options.count("rounds")?.unwrap_or(DEFAULT_ROUNDS);
-    if rounds == 0 {
-        return Err(options.invalid("rounds", "must be at least 1"));
-    }
-    let rounds =
-        u32::try_from(rounds).map_err(|_| options.invalid("rounds", "number is too large"))?;
+    let rounds = super::ab_rounds(options, DEFAULT_ROUNDS)?;
     Ok((vs, rounds))
 }
