@@ -680,25 +680,30 @@ fn code_lines(text: &str) -> Vec<&str> {
     code
 }
 
+/// Every file of src/ that is not a test module: its path under src/ and its text.
+fn production_files() -> Vec<(String, String)> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let tests = test_files(&src);
+    rust_files(&src)
+        .into_iter()
+        .filter(|file| !tests.contains(file))
+        .map(|file| {
+            let shown = file.strip_prefix(&src).unwrap().display().to_string();
+            (shown, std::fs::read_to_string(&file).unwrap())
+        })
+        .collect()
+}
+
 /// The project's rule: a file of more than this many code lines holds more than one subject.
 const MOST_CODE_LINES: usize = 500;
 
 #[test]
 fn no_file_in_src_is_over_500_code_lines() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let tests = test_files(&src);
     let mut over = Vec::new();
-    for file in rust_files(&src) {
-        if tests.contains(&file) {
-            continue;
-        }
-        let text = std::fs::read_to_string(&file).unwrap();
+    for (shown, text) in production_files() {
         let count = code_lines(&text).len();
         if count > MOST_CODE_LINES {
-            over.push(format!(
-                "{}: {count} code lines",
-                file.strip_prefix(&src).unwrap().display()
-            ));
+            over.push(format!("{shown}: {count} code lines"));
         }
     }
     assert!(
@@ -846,15 +851,8 @@ fn functions(text: &str) -> Vec<(String, usize, usize)> {
 
 #[test]
 fn no_production_function_is_over_100_lines() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let tests = test_files(&src);
     let mut over = Vec::new();
-    for file in rust_files(&src) {
-        if tests.contains(&file) {
-            continue;
-        }
-        let shown = file.strip_prefix(&src).unwrap().display().to_string();
-        let text = std::fs::read_to_string(&file).unwrap();
+    for (shown, text) in production_files() {
         for (name, line, length) in functions(&text) {
             if length > MOST_FUNCTION_LINES {
                 over.push((length, format!("{shown}:{line} {name}: {length} lines")));
