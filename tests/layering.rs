@@ -318,6 +318,8 @@ fn module_tree(src: &Path) -> (BTreeSet<Vec<String>>, Vec<Reference>) {
     let mut references = Vec::new();
     // (module, path, the name it binds there) of every `use`.
     let mut uses: Vec<(Vec<String>, Vec<String>, String)> = Vec::new();
+    // Paths that start with a name, not `crate`/`super`/`self`: a reference if a `use` bound it.
+    let mut through_uses: Vec<Reference> = Vec::new();
     let mut files = vec![(src.join("lib.rs"), Vec::<String>::new(), src.to_path_buf())];
     while let Some((file, module, child_dir)) = files.pop() {
         let text = std::fs::read_to_string(&file).unwrap();
@@ -405,6 +407,24 @@ fn module_tree(src: &Path) -> (BTreeSet<Vec<String>>, Vec<Reference>) {
                         uses.push((current.clone(), path, name));
                     }
                 }
+                // A path through a name a `use` bound (`report::http::X` after
+                // `use crate::report;`): resolved below, once every `use` is read.
+                Token::Ident(word)
+                    if !matches!(word.as_str(), "crate" | "super" | "self")
+                        && tokens.get(i + 1) == Some(&Token::PathSep)
+                        && (i == 0 || tokens[i - 1] != Token::PathSep) =>
+                {
+                    let (paths, after) = path_tree(&tokens, i, &[]);
+                    for path in paths {
+                        through_uses.push(Reference {
+                            from: current.clone(),
+                            to: path,
+                            file: shown.clone(),
+                        });
+                    }
+                    i = after;
+                    continue;
+                }
                 Token::Ident(word)
                     if matches!(word.as_str(), "crate" | "super" | "self")
                         && tokens.get(i + 1) == Some(&Token::PathSep)
@@ -443,6 +463,17 @@ fn module_tree(src: &Path) -> (BTreeSet<Vec<String>>, Vec<Reference>) {
         let alias = [current, vec![name]].concat();
         if alias != target {
             aliases.insert(alias, target);
+        }
+    }
+    for mut reference in through_uses {
+        let bound = [reference.from.clone(), reference.to[..1].to_vec()].concat();
+        if let Some(target) = aliases.get(&bound) {
+            reference.to = [target.clone(), reference.to[1..].to_vec()].concat();
+            references.push(reference);
+        } else if modules.contains(&bound) {
+            // A child module's path (`http::run` in `run`).
+            reference.to = [reference.from.clone(), reference.to].concat();
+            references.push(reference);
         }
     }
     for reference in &mut references {
@@ -879,4 +910,100 @@ fn the_function_check_counts_bodies_only() {
     let found = functions(text);
     let want = [("short", 2, 5), ("spread", 7, 5)].map(|(n, l, c)| (n.to_string(), l, c));
     assert_eq!(found, want);
+}
+
+/// The kinds of load, each by the modules that are its own: the mode, and its room in each
+/// layer that keeps one per kind (`stats`, `report`, `dashboard::metrics`, `run`, `cli`).
+const LOAD_KINDS: &[(&str, &[&[&str]])] = &[
+    (
+        "http",
+        &[
+            &["web"],
+            &["stats", "http"],
+            &["report", "http"],
+            &["dashboard", "metrics", "http"],
+            &["run", "http"],
+            &["run", "capacity"],
+        ],
+    ),
+    (
+        "mahjong",
+        &[
+            &["mahjong"],
+            &["stats", "mahjong"],
+            &["report", "mahjong"],
+            &["dashboard", "metrics", "mahjong"],
+            &["run", "mahjong"],
+            &["run", "mahjong_capacity"],
+            &["cli", "mahjong"],
+            &["cli", "mahjong_capacity"],
+        ],
+    ),
+];
+
+/// The files that name every kind on purpose, one arm each: the dispatchers.
+const KIND_DISPATCHERS: &[&str] = &["report/kinds.rs", "dashboard/view.rs"];
+
+fn kind_of(path: &[String]) -> Option<&'static str> {
+    LOAD_KINDS.iter().find_map(|(kind, roots)| {
+        roots
+            .iter()
+            .any(|root| path.len() >= root.len() && path[..root.len()] == **root)
+            .then_some(*kind)
+    })
+}
+
+/// A new kind of load is a folder in each room and an arm in each dispatcher: no other file
+/// names two kinds' modules, and no kind's folder names another kind's (tests aside).
+#[test]
+fn no_file_outside_the_dispatchers_names_two_kinds() {
+    use std::collections::BTreeMap;
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let (_, references) = module_tree(&src);
+    let mut named: BTreeMap<String, BTreeMap<&str, String>> = BTreeMap::new();
+    for reference in &references {
+        if reference
+            .from
+            .iter()
+            .any(|s| s == "tests" || s.ends_with("_tests"))
+        {
+            continue;
+        }
+        if let Some(kind) = kind_of(&reference.to) {
+            named
+                .entry(reference.file.clone())
+                .or_default()
+                .entry(kind)
+                .or_insert_with(|| reference.to.join("::"));
+        }
+    }
+    let mut violations = Vec::new();
+    for reference in &references {
+        let Some(own) = kind_of(&reference.from) else {
+            continue;
+        };
+        if let Some(kind) = kind_of(&reference.to).filter(|k| *k != own) {
+            violations.push(format!(
+                "{} ({own}) names {kind}'s {}",
+                reference.file,
+                reference.to.join("::")
+            ));
+        }
+    }
+    for (file, kinds) in &named {
+        if kinds.len() > 1 && !KIND_DISPATCHERS.contains(&file.as_str()) {
+            let own = references.iter().find(|r| &r.file == file).map(|r| &r.from);
+            if own.and_then(|m| kind_of(m)).is_none() {
+                let list: Vec<String> = kinds.values().cloned().collect();
+                violations.push(format!("{file} names {}", list.join(" and ")));
+            }
+        }
+    }
+    violations.sort();
+    violations.dedup();
+    assert!(
+        violations.is_empty(),
+        "outside the dispatchers ({KIND_DISPATCHERS:?}), a file names two kinds:\n{}",
+        violations.join("\n")
+    );
 }
