@@ -19,7 +19,7 @@
 //!   beyond doubt (the live counts it reads, the rule);
 //! - `held`: … or held beyond doubt, far under every objective, after a least judged time;
 //! - `watch`: a judged run's watch, reading its live counts once a second for either;
-//! - `noise`: what disturbed a step (tsumo stalled, CPU stolen), so that it is run again, and
+//! - `disturbance`: what disturbed a step (tsumo stalled, CPU stolen), so that it is run again, and
 //!   the interference that widens the answer's range;
 //! - `answer`: what the steps found ([`Capacity`]), and its line, range and what broke first;
 //! - `search`: the search's settings and the search: grow, bisect, confirm till trials agree;
@@ -30,7 +30,7 @@
 mod answer;
 mod early;
 mod held;
-mod noise;
+mod disturbance;
 mod numbers;
 mod saved;
 mod search;
@@ -43,7 +43,7 @@ mod watch;
 pub use answer::{Capacity, Finding};
 pub use early::{far_of, Counts, EndEarly, LatencyEnd};
 pub use held::held_end;
-pub use noise::{Noise, STALL_US};
+pub use disturbance::{Disturbance, STALL_US};
 pub use numbers::{grouped, short};
 pub use saved::SavedCapacity;
 pub use search::{search, SearchPlan};

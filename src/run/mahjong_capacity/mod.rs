@@ -20,7 +20,7 @@
 //!
 //! Here the search's end: its saved search, its outputs and its exit status. The steps are
 //! run in `steps` (over the cohorts of `cohort`), their live line drawn by `live`; `window` reads
-//! what a judged window says beyond its objectives (the draws due, the machine's noise).
+//! what a judged window says beyond its objectives (the draws due, what disturbed the machine).
 
 mod cohort;
 mod live;
@@ -67,13 +67,13 @@ fn search(plan: &MahjongCapacityPlan) -> ExitStatus {
     let Searched {
         steps,
         achieved,
-        noise,
+        disturbances,
         left,
         failed,
         error,
         server_failed,
     } = runner.end();
-    found.interference = capacity::Noise::interference(&noise);
+    found.interference = capacity::Disturbance::interference(&disturbances);
     if let (Some(e), true) = (&error, steps.is_empty()) {
         report_left(&left);
         return error_exit(e);
@@ -95,11 +95,11 @@ fn search(plan: &MahjongCapacityPlan) -> ExitStatus {
     search.part.command = session.options.part.command.clone();
     search.failure = server_failed.clone().or_else(|| failed.first().cloned());
     search.left_on_server.clone_from(&left);
-    search.noise = noise;
+    search.disturbances = disturbances;
     let mut outputs = Outputs::of(&session.options);
     outputs.text(|| report::capacity::text::render(&search));
     outputs.json(|| &search);
-    outputs.page(|| LoadedRun::new(RunData::PlayerCapacity(Box::new(search.clone())), "search"));
+    outputs.page(|| LoadedRun::new(RunData::MahjongCapacity(Box::new(search.clone())), "search"));
     if let Some(e) = &error {
         report_left(&left);
         return error_exit(e);

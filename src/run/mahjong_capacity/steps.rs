@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use super::cohort::Cohort;
 use super::live::{live_line, Live, Stage};
-use super::window::{draws_behind, draws_due, noise_of};
+use super::window::{draws_behind, draws_due, disturbance_of};
 use crate::capacity::{self, Limit, StepOutcome, StepRunner};
 use crate::engine::{signals, OwnUsage, ProgressMode};
 use crate::error::Error;
@@ -29,7 +29,7 @@ pub(super) struct Searched {
     /// The players playing at each step's end.
     pub(super) achieved: Vec<u64>,
     /// The machine during each judged window, in the order of `steps`.
-    pub(super) noise: Vec<capacity::Noise>,
+    pub(super) disturbances: Vec<capacity::Disturbance>,
     /// Sessions tsumo did not see logged out.
     pub(super) left: Vec<String>,
     /// A cohort's thread that panicked (its players may be left on the server): exit 1.
@@ -51,7 +51,7 @@ pub(super) struct Cohorts<'a> {
     steps: Vec<SavedSession>,
     achieved: Vec<u64>,
     /// The machine during each judged window, in the order of `steps`.
-    noise: Vec<capacity::Noise>,
+    disturbances: Vec<capacity::Disturbance>,
     /// Each judged step's load and class, for the dashboard's search so far.
     judged: (Vec<u64>, Vec<crate::capacity::Class>),
     /// Sessions tsumo did not see logged out, from every cohort that ended.
@@ -78,7 +78,7 @@ impl<'a> Cohorts<'a> {
             next_name: 0,
             steps: Vec::new(),
             achieved: Vec::new(),
-            noise: Vec::new(),
+            disturbances: Vec::new(),
             judged: (Vec::new(), Vec::new()),
             left: Vec::new(),
             failed: Vec::new(),
@@ -103,7 +103,7 @@ impl<'a> Cohorts<'a> {
         Searched {
             steps: self.steps,
             achieved: self.achieved,
-            noise: self.noise,
+            disturbance: self.disturbances,
             left: self.left,
             failed: self.failed,
             error: self.error,
@@ -412,7 +412,7 @@ impl Cohorts<'_> {
         let usage = OwnUsage::now().since(own);
         // A slice of sessions still playing: whether they failed is told when they end.
         let mut saved = self.slice(record, load, elapsed, Some((usage, sampler, start)));
-        let noise = noise_of(&saved, machine.and_then(|m| m.since()));
+        let disturbance = disturbance_of(&saved, machine.and_then(|m| m.since()));
         let mut outcome = saved.step_outcome();
         // Far fewer draws than the players' think time makes due: the server did not keep
         // their pace (it froze, say), so the few draws measured cannot vouch for the load.
@@ -436,10 +436,10 @@ impl Cohorts<'_> {
                 .iter()
                 .any(|v| !v.held && v.unit == crate::slo::Unit::Micros);
         if time_broke {
-            outcome = outcome.with_noise(&noise);
+            outcome = outcome.with_disturbance(&disturbance);
         }
         outcome.achieved = playing as f64;
-        self.noise.push(noise);
+        self.disturbances.push(disturbance);
         self.steps.push(saved);
         self.achieved.push(playing);
         outcome
