@@ -168,7 +168,10 @@ mod tests {
             cores: 2,
         };
         assert_eq!(busy.reason(), None);
-        assert_eq!(outcome(false, None).with_disturbance(&busy).class(), Class::Broke);
+        assert_eq!(
+            outcome(false, None).with_disturbance(&busy).class(),
+            Class::Broke
+        );
         // Stolen CPU.
         let stolen = Disturbance {
             steal_cores: Some(0.5),

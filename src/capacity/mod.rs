@@ -28,9 +28,9 @@
 //! - `tests`: the search and the staircase against fake servers of known capacity.
 
 mod answer;
+mod disturbance;
 mod early;
 mod held;
-mod disturbance;
 mod numbers;
 mod saved;
 mod search;
@@ -41,9 +41,9 @@ mod tests;
 mod watch;
 
 pub use answer::{Capacity, Finding};
+pub use disturbance::{Disturbance, STALL_US};
 pub use early::{far_of, Counts, EndEarly, LatencyEnd};
 pub use held::held_end;
-pub use disturbance::{Disturbance, STALL_US};
 pub use numbers::{grouped, short};
 pub use saved::SavedCapacity;
 pub use search::{search, SearchPlan};

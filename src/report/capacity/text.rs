@@ -2,7 +2,7 @@
 //! the answer line, what broke first, and what failed.
 
 use super::SavedSearch;
-use crate::capacity::{Class, Limit, Disturbance};
+use crate::capacity::{Class, Disturbance, Limit};
 use crate::report::result::{SearchStep, StepView};
 
 /// The table of steps, the answer line and what broke first.

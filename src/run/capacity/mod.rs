@@ -15,7 +15,9 @@ use std::time::{Duration, Instant};
 use super::output::Outputs;
 use super::pool::{Next, Pool, Try};
 use super::{error_exit, fail, server_gone, steady};
-use crate::capacity::{self, Class, EndEarly, Limit, LoadUnit, Disturbance, StepOutcome, StepRunner};
+use crate::capacity::{
+    self, Class, Disturbance, EndEarly, Limit, LoadUnit, StepOutcome, StepRunner,
+};
 use crate::engine::{signals, EndReason};
 use crate::error::{Error, ExitStatus};
 use crate::plan::{CapacityPlan, Plan, RunOptions};
@@ -33,7 +35,7 @@ use crate::{sys, web};
 /// The default `--max-connections`, when the open-file limit leaves room for it.
 mod step;
 
-use step::{ended_early, load_said, disturbance_of, unreachable_outcome};
+use step::{disturbance_of, ended_early, load_said, unreachable_outcome};
 
 const DEFAULT_MAX_CONNECTIONS: usize = 10_000;
 

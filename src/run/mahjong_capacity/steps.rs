@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use super::cohort::Cohort;
 use super::live::{live_line, Live, Stage};
-use super::window::{draws_behind, draws_due, disturbance_of};
+use super::window::{disturbance_of, draws_behind, draws_due};
 use crate::capacity::{self, Limit, StepOutcome, StepRunner};
 use crate::engine::{signals, OwnUsage, ProgressMode};
 use crate::error::Error;
@@ -103,7 +103,7 @@ impl<'a> Cohorts<'a> {
         Searched {
             steps: self.steps,
             achieved: self.achieved,
-            disturbance: self.disturbances,
+            disturbances: self.disturbances,
             left: self.left,
             failed: self.failed,
             error: self.error,

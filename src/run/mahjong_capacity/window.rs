@@ -46,7 +46,10 @@ pub(super) fn draws_behind(
 /// The machine during a judged window: tsumo's reply lateness max (one figure: a session's
 /// intervals keep no lateness), and the CPU others used (the machine's busy cores less tsumo's
 /// and the sampled servers').
-pub(super) fn disturbance_of(saved: &SavedSession, machine: Option<MachineUse>) -> capacity::Disturbance {
+pub(super) fn disturbance_of(
+    saved: &SavedSession,
+    machine: Option<MachineUse>,
+) -> capacity::Disturbance {
     let elapsed = saved.elapsed_s.max(1e-9);
     let tsumo = saved.tsumo.cpu_s / elapsed;
     let server = saved

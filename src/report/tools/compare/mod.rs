@@ -21,9 +21,9 @@ mod verdict;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use self::spread::{mean, spread_sentence};
 pub use self::rows::figures_in_one_unit;
 use self::rows::{format_ratio, format_value, rows, Row, Unit};
+use self::spread::{mean, spread_sentence};
 use crate::error::Error;
 pub use crate::report::tools::saved::{
     check_same_mode, from_value, load, load_all, LoadedRun, RunData,

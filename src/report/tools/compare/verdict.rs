@@ -7,8 +7,8 @@
 //! times come from different clocks (HTTP/3's user-space stamps, HTTP/2's kernel stamps) are not
 //! judged on latency at all.
 
-use super::spread::{beyond_spread, mean};
 use super::rows::{Row, Unit};
+use super::spread::{beyond_spread, mean};
 use super::{values_of, Group, LoadedRun};
 
 /// A label's name in the sentence: the label, with its letter when the table heads it so.
