@@ -3,7 +3,7 @@
 //! every step judged so far and the killed step's own verdicts, and never calls the dead server
 //! a system limit (HTTP: nginx) or a step that held (mahjong: majiang-server, whose players'
 //! sessions are then left on it: listed in the JSON's `left_on_server`). The kill is timed by
-//! reading tsumo's stderr as it runs: `capacity: step N at …`, or the live line of a judged
+//! reading tsumo's stderr as it runs: `capacity: step N at …`, or the progress line of a judged
 //! window.
 
 mod common;
@@ -271,7 +271,7 @@ fn majiang_server_killed_mid_search_fails_the_search_and_lists_the_sessions_left
         &url,
     ]);
     let judged = tsumo.wait_line(Duration::from_secs(90), |l| {
-        // The live line, after its lead (the lag a player feels).
+        // The progress line, after its lead (the lag a player feels).
         l.contains("; step 2 at 8 players") && l.contains(": judged ")
     });
     assert!(judged, "the search ended before step 2:\n{}", tsumo.stderr);

@@ -16,9 +16,9 @@
 //! - `numbers`: a load in words, `38,200` in full and `38.2k` short;
 //! - `step`: one step: its load's unit, what it showed, the limits that are not the server's;
 //! - `early`: a judged step ended before its `--step` is over, its errors or latency broken
-//!   beyond doubt (the live counts it reads, the rule);
+//!   beyond doubt (the gauges' counts it reads, the rule);
 //! - `held`: … or held beyond doubt, far under every objective, after a least judged time;
-//! - `watch`: a judged run's watch, reading its live counts once a second for either;
+//! - `watch`: a judged run's watch, reading its gauges once a second for either;
 //! - `disturbance`: what disturbed a step (tsumo stalled, CPU stolen), so that it is run again, and
 //!   the interference that widens the answer's range;
 //! - `answer`: what the steps found ([`Capacity`]), and its line, range and what broke first;

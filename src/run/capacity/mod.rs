@@ -209,7 +209,7 @@ struct HttpSteps<'a> {
 }
 
 impl HttpSteps<'_> {
-    /// One run at `load` for `duration`, its files left to the search; its live status line
+    /// One run at `load` for `duration`, its files left to the search; its progress line
     /// (on a terminal, or with `--progress`) begins with the step, its target and how the
     /// objectives stood so far.
     fn step_plan(&self, load: u64, connections: usize, duration: Duration, judged: bool) -> Plan {
