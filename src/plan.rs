@@ -566,11 +566,11 @@ pub struct EndEarly {
     pub errors_limit: Option<f64>,
     /// The warm-up's last whole seconds that failed at least `slo::FAR` times the limit.
     pub warm_up_s: u32,
-    /// The latency objectives (`p99<10ms`), each counted live against its limit over and
-    /// times `slo::FAR`.
+    /// The latency objectives (`p99<10ms`), each counted in the gauges against its limit over
+    /// and times `slo::FAR`.
     pub latency: Vec<LatencyEnd>,
     /// How a step far under every objective may end as held; `None`: never (`--whole-steps`,
-    /// or an objective the watch cannot judge live, such as `max<X`).
+    /// or an objective the watch cannot judge as the run goes, such as `max<X`).
     pub held: Option<HeldEnd>,
 }
 

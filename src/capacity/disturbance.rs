@@ -2,8 +2,8 @@
 //! make a trial that broke say nothing about the server.
 //!
 //! A trial that held is trusted (a disturbance only makes a server look worse). A trial that
-//! broke, or that tsumo's lateness limited, while tsumo itself stalled or the hypervisor stole CPU is
-//! *disturbed*: its verdict may be tsumo's or the machine's, so the search runs it again.
+//! broke, or that tsumo's lateness limited, while tsumo itself stalled or the hypervisor stole
+//! CPU is *disturbed*: its verdict may be tsumo's or the machine's, so the search runs it again.
 //! Others' CPU is measured and named, but is no reason alone: a machine busy the same way
 //! through every step (the hogs the truth is measured under) would make every trial disturbed.
 

@@ -82,8 +82,8 @@ impl EndEarly {
         })
     }
 
-    /// The latencies the workers count in their gauges, µs: each objective's limit over [`FAR`] (held
-    /// far under), then times [`FAR`] (broken far beyond).
+    /// The latencies the workers count in their gauges, µs: each objective's limit over
+    /// [`FAR`] (held far under), then times [`FAR`] (broken far beyond).
     pub fn over_limits(&self) -> Vec<u64> {
         self.latency
             .iter()

@@ -17,7 +17,8 @@
 //!   with a `burst`) can look far under for a while; a step ends no sooner than this, and
 //!   `--whole-steps` runs every step whole.
 //!
-//! Any other objective (the search's mahjong measures) cannot be read as the step runs: no step ends held.
+//! Any other objective (the search's mahjong measures) cannot be read as the step runs: no step
+//! ends held.
 
 use std::time::Duration;
 

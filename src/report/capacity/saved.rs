@@ -53,8 +53,8 @@ pub struct SavedSearch<S> {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub left_on_server: Vec<String>,
     /// The machine during each step, in the order of `steps` (tsumo's lateness max interval by
-    /// interval, others' CPU, steal): why a step was judged disturbed and run again (saved as `noise`, its name in
-    /// files of every earlier tsumo).
+    /// interval, others' CPU, steal): why a step was judged disturbed and run again. Saved as
+    /// `noise`, its name in the files of every earlier tsumo.
     #[serde(rename = "noise", default, skip_serializing_if = "Vec::is_empty")]
     pub disturbances: Vec<crate::capacity::Disturbance>,
     #[serde(flatten)]

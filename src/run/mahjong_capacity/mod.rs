@@ -19,8 +19,9 @@
 //! sessions left on the server are listed and make the exit 1.
 //!
 //! Here the search's end: its saved search, its outputs and its exit status. The steps are
-//! run in `steps` (over the cohorts of `cohort`), their progress line drawn by `progress`; `window` reads
-//! what a judged window says beyond its objectives (the draws due, what disturbed the machine).
+//! run in `steps` (over the cohorts of `cohort`), their progress line drawn by `progress`;
+//! `window` reads what a judged window says beyond its objectives (the draws due, what disturbed
+//! the machine).
 
 mod cohort;
 mod progress;

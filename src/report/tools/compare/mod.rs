@@ -12,7 +12,8 @@
 //! The reader of saved runs ([`LoadedRun`], [`load`], [`from_value`], [`check_same_mode`]) lives
 //! in [`crate::report::tools::saved`]; it is re-exported here so the `compare::` paths used by merge, plot and
 //! main keep working. A run's figures as rows are in `rows` (each row's durations in one unit), the
-//! sentences on the run-to-run spread in `spread`, and the verdict the comparison opens with in `verdict`.
+//! sentences on the run-to-run spread in `spread`, and the verdict the comparison opens with in
+//! `verdict`.
 
 mod rows;
 mod spread;
