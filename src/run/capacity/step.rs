@@ -1,6 +1,6 @@
 //! A step of `tsumo capacity` for HTTP: [`HttpSteps`] as the search's [`StepRunner`] (each try
-//! on the connections the pool gives it, its disturbance, a step that could not start), and when a
-//! judged run may end early.
+//! on the connections the pool gives it, what disturbed it, a step that could not start), and
+//! when a judged run may end early.
 
 use super::*;
 use crate::capacity::LatencyEnd;
