@@ -489,7 +489,7 @@ fn server_down_is_one_clear_line() {
 /// logs out.
 #[test]
 fn a_step_the_server_froze_in_has_not_held() {
-    use std::io::{BufRead, BufReader, Read};
+    use std::io::{BufRead, BufReader};
     let server = Majiang::start();
     let url = server.url();
     let pid = server.pid() as libc::pid_t;
@@ -510,12 +510,7 @@ fn a_step_the_server_froze_in_has_not_held() {
     ]);
     // Killed if the test fails: a leftover would play on beside the tests after it.
     let mut child = common::spawn_piped(&args);
-    let mut out = child.stdout.take().expect("stdout");
-    let stdout = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = out.read_to_string(&mut s);
-        s
-    });
+    let stdout = common::drain(child.stdout.take().expect("stdout"));
     let mut stderr = String::new();
     let mut frozen = false;
     for line in BufReader::new(child.stderr.take().expect("stderr"))

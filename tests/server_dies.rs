@@ -8,7 +8,6 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -27,21 +26,8 @@ struct Watched {
 impl Watched {
     fn spawn(args: &[&str]) -> Watched {
         let mut child = common::spawn_piped(args);
-        let mut out = child.stdout.take().expect("stdout piped");
-        let stdout = std::thread::spawn(move || {
-            let mut s = String::new();
-            let _ = out.read_to_string(&mut s);
-            s
-        });
-        let err = child.stderr.take().expect("stderr piped");
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(err).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    return;
-                }
-            }
-        });
+        let stdout = common::drain(child.stdout.take().expect("stdout piped"));
+        let lines = common::lines(child.stderr.take().expect("stderr piped"));
         Watched {
             child,
             lines,
