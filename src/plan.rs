@@ -165,7 +165,7 @@ pub struct RunOptions {
     pub html: Option<PathBuf>,
     /// `--quiet`: no text report on stdout.
     pub quiet: bool,
-    /// `--progress`: live status line on stderr even when it is not a terminal.
+    /// `--progress`: the progress line on stderr even when it is not a terminal.
     pub progress: bool,
     /// `--slo`, repeatable: what the run must hold, judged at its end (exit 99 if broken).
     pub objectives: Vec<Objective>,
@@ -215,7 +215,7 @@ pub struct Plan {
     /// `--slack`: sends due within one slot of this length share a wake-up (0: each its own,
     /// to the microsecond); `None` (`auto`, the default): chosen from the per-thread rate.
     pub slack: Option<Duration>,
-    /// Put before the live status line (a capacity step's number and target); empty
+    /// Put before the progress line (a capacity step's number and target); empty
     /// otherwise.
     pub progress_prefix: String,
     /// A capacity step's judged run: ended once its errors broke beyond doubt
@@ -566,11 +566,11 @@ pub struct EndEarly {
     pub errors_limit: Option<f64>,
     /// The warm-up's last whole seconds that failed at least `slo::FAR` times the limit.
     pub warm_up_s: u32,
-    /// The latency objectives (`p99<10ms`), each counted live against its limit over and
-    /// times `slo::FAR`.
+    /// The latency objectives (`p99<10ms`), each counted in the gauges against its limit over
+    /// and times `slo::FAR`.
     pub latency: Vec<LatencyEnd>,
     /// How a step far under every objective may end as held; `None`: never (`--whole-steps`,
-    /// or an objective the watch cannot judge live, such as `max<X`).
+    /// or an objective the watch cannot judge as the run goes, such as `max<X`).
     pub held: Option<HeldEnd>,
 }
 

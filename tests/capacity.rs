@@ -512,15 +512,7 @@ fn act_when(
         .spawn()
         .expect("spawn tsumo");
     let stdout = common::drain(child.stdout.take().expect("stdout piped"));
-    let (lines_tx, lines) = mpsc::channel::<String>();
-    let stderr_pipe = child.stderr.take().expect("stderr piped");
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr_pipe).lines().map_while(Result::ok) {
-            if lines_tx.send(line).is_err() {
-                return;
-            }
-        }
-    });
+    let lines = common::lines(child.stderr.take().expect("stderr piped"));
     let mut stderr = String::new();
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
@@ -994,6 +986,7 @@ fn a_stall_of_tsumo_is_run_again_not_judged() {
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn tsumo");
+    let stdout = common::drain(child.stdout.take().expect("stdout piped"));
     let mut stderr_pipe = BufReader::new(child.stderr.take().expect("stderr piped"));
     let mut first = String::new();
     stderr_pipe.read_line(&mut first).expect("stderr");
@@ -1008,12 +1001,7 @@ fn a_stall_of_tsumo_is_run_again_not_judged() {
     assert_eq!(unsafe { libc::kill(pid, libc::SIGCONT) }, 0);
     let mut rest = String::new();
     let _ = stderr_pipe.read_to_string(&mut rest);
-    let mut stdout = String::new();
-    let _ = child
-        .stdout
-        .take()
-        .expect("stdout piped")
-        .read_to_string(&mut stdout);
+    let stdout = stdout.join().unwrap_or_default();
     let status = child.wait().expect("wait");
     let stderr = first + &rest;
     assert_eq!(status.code(), Some(0), "{stdout}\n{stderr}");

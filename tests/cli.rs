@@ -246,14 +246,23 @@ fn version_prints_name_and_version() {
 /// (the hard limit is lowered for the child only, so tsumo cannot raise its way out).
 #[test]
 fn connections_beyond_the_open_file_limit_are_refused_up_front() {
-    let out = std::process::Command::new("sh")
-        .arg("-c")
-        .arg(format!(
-            "ulimit -n 100 && exec {} -c 200 -d1s http://127.0.0.1:9/",
-            common::TSUMO
-        ))
-        .output()
-        .expect("run sh");
+    use std::os::unix::process::CommandExt;
+    let mut command = common::tsumo();
+    command.args(["-c", "200", "-d1s", "http://127.0.0.1:9/"]);
+    // SAFETY: setrlimit(2) is async-signal-safe, as the child between fork and exec needs.
+    unsafe {
+        command.pre_exec(|| {
+            let limit = libc::rlimit {
+                rlim_cur: 100,
+                rlim_max: 100,
+            };
+            match libc::setrlimit(libc::RLIMIT_NOFILE, &limit) {
+                0 => Ok(()),
+                _ => Err(std::io::Error::last_os_error()),
+            }
+        });
+    }
+    let out = command.output().expect("run tsumo");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(out.stdout.is_empty());

@@ -99,7 +99,7 @@ fn table_row(table: &str, name: &str) -> Vec<String> {
 }
 
 #[test]
-fn compare_shows_rows_ratios_and_noise_sentences() {
+fn compare_shows_rows_ratios_and_spread_sentences() {
     let r = runs();
     let [d1, d2] = &r.direct;
     let [p1, p2] = &r.proxied;

@@ -210,7 +210,7 @@ fn a_proxy_connection_limit_is_found_exactly_and_everyone_logged_out() {
             "16",
             "--json",
             &json_arg,
-            // The live line, each second on stderr (not a terminal here).
+            // The progress line, each second on stderr (not a terminal here).
             "--progress",
             // Replies that cost tsumo no thought: on a busy machine its lateness must not make
             // a broken step tsumo's limit.
@@ -273,7 +273,7 @@ fn a_proxy_connection_limit_is_found_exactly_and_everyone_logged_out() {
         );
         assert_eq!(verdict["held"], errors == 0, "step {}", index + 1);
     }
-    // The live line: led by the lag a player feels (as a session's progress line is), then the
+    // The progress line: led by the lag a player feels (as a session's progress line is), then the
     // step, its target, what held and broke so far, the window's verdicts.
     let lines: Vec<&str> = run
         .stderr
@@ -290,7 +290,7 @@ fn a_proxy_connection_limit_is_found_exactly_and_everyone_logged_out() {
         lines
             .iter()
             .any(|l| l.contains(" (worst of the last draws); step ")),
-        "no draw on any live line:\n{}",
+        "no draw on any progress line:\n{}",
         run.stderr
     );
     let live = |start: &str, verdict: &str| {
@@ -489,7 +489,7 @@ fn server_down_is_one_clear_line() {
 /// logs out.
 #[test]
 fn a_step_the_server_froze_in_has_not_held() {
-    use std::io::{BufRead, BufReader, Read};
+    use std::io::{BufRead, BufReader};
     let server = Majiang::start();
     let url = server.url();
     let pid = server.pid() as libc::pid_t;
@@ -510,12 +510,7 @@ fn a_step_the_server_froze_in_has_not_held() {
     ]);
     // Killed if the test fails: a leftover would play on beside the tests after it.
     let mut child = common::spawn_piped(&args);
-    let mut out = child.stdout.take().expect("stdout");
-    let stdout = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = out.read_to_string(&mut s);
-        s
-    });
+    let stdout = common::drain(child.stdout.take().expect("stdout"));
     let mut stderr = String::new();
     let mut frozen = false;
     for line in BufReader::new(child.stderr.take().expect("stderr"))

@@ -526,7 +526,7 @@ fn bind(run: &mut LoadedRun, addrs: &[&str]) {
     let bind = match &mut run.data {
         RunData::Http(saved) => &mut saved.plan.bind,
         RunData::Mahjong(session) => &mut session.plan.bind,
-        RunData::Capacity(_) | RunData::PlayerCapacity(_) => {
+        RunData::Capacity(_) | RunData::MahjongCapacity(_) => {
             panic!("{}: not a run", run.source)
         }
     };
@@ -569,7 +569,7 @@ fn a_file_of_a_newer_format_version_is_one_error_line() {
             RunData::Http(saved) => saved.schema,
             RunData::Mahjong(session) => session.schema,
             RunData::Capacity(search) => search.schema,
-            RunData::PlayerCapacity(search) => search.schema,
+            RunData::MahjongCapacity(search) => search.schema,
         };
         assert_eq!(schema, 1);
     }

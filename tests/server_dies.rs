@@ -3,12 +3,11 @@
 //! every step judged so far and the killed step's own verdicts, and never calls the dead server
 //! a system limit (HTTP: nginx) or a step that held (mahjong: majiang-server, whose players'
 //! sessions are then left on it: listed in the JSON's `left_on_server`). The kill is timed by
-//! reading tsumo's stderr as it runs: `capacity: step N at …`, or the live line of a judged
+//! reading tsumo's stderr as it runs: `capacity: step N at …`, or the progress line of a judged
 //! window.
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -27,21 +26,8 @@ struct Watched {
 impl Watched {
     fn spawn(args: &[&str]) -> Watched {
         let mut child = common::spawn_piped(args);
-        let mut out = child.stdout.take().expect("stdout piped");
-        let stdout = std::thread::spawn(move || {
-            let mut s = String::new();
-            let _ = out.read_to_string(&mut s);
-            s
-        });
-        let err = child.stderr.take().expect("stderr piped");
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(err).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    return;
-                }
-            }
-        });
+        let stdout = common::drain(child.stdout.take().expect("stdout piped"));
+        let lines = common::lines(child.stderr.take().expect("stderr piped"));
         Watched {
             child,
             lines,
@@ -271,7 +257,7 @@ fn majiang_server_killed_mid_search_fails_the_search_and_lists_the_sessions_left
         &url,
     ]);
     let judged = tsumo.wait_line(Duration::from_secs(90), |l| {
-        // The live line, after its lead (the lag a player feels).
+        // The progress line, after its lead (the lag a player feels).
         l.contains("; step 2 at 8 players") && l.contains(": judged ")
     });
     assert!(judged, "the search ended before step 2:\n{}", tsumo.stderr);

@@ -49,7 +49,7 @@ pub struct Capacity {
     pub steps: Vec<Step>,
     /// The share of the machine (0 to 1) that others took during the search at most (their
     /// CPU, and steal): the truth moves with it, and so the range widens
-    /// ([`Noise::interference`](super::Noise::interference)); 0 when not measured.
+    /// ([`Disturbance::interference`](super::Disturbance::interference)); 0 when not measured.
     pub interference: f64,
 }
 

@@ -1,5 +1,5 @@
 //! A judged step that ends before its `--step` is over, its verdict settled: read once a second
-//! from the run's live counts (issue 43: 37.5 % errors against `errors<1%` ran its whole step
+//! from the run's gauges (issue 43: 37.5 % errors against `errors<1%` ran its whole step
 //! before, and so did a step far under every objective). Judged time follows the samples its
 //! objectives need; the shortened run is then judged as any other.
 //!
@@ -45,7 +45,7 @@ pub const MIN_ANSWERED: u64 = 20;
 /// The failed share's lower bound is this many standard errors below it.
 pub const SIGMAS: f64 = 3.0;
 
-/// The latency objectives a watch counts live (two limits each).
+/// The latency objectives a watch counts as the run goes (two limits each).
 pub const MAX_LATENCY: usize = OVER_LIMITS / 2;
 
 pub use crate::plan::{EndEarly, HeldEnd, LatencyEnd};
@@ -82,8 +82,8 @@ impl EndEarly {
         })
     }
 
-    /// The latencies the workers count live, µs: each objective's limit over [`FAR`] (held
-    /// far under), then times [`FAR`] (broken far beyond).
+    /// The latencies the workers count in their gauges, µs: each objective's limit over
+    /// [`FAR`] (held far under), then times [`FAR`] (broken far beyond).
     pub fn over_limits(&self) -> Vec<u64> {
         self.latency
             .iter()

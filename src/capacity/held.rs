@@ -17,7 +17,8 @@
 //!   with a `burst`) can look far under for a while; a step ends no sooner than this, and
 //!   `--whole-steps` runs every step whole.
 //!
-//! Any other objective (the search's mahjong measures) cannot be read live: no step ends held.
+//! Any other objective (the search's mahjong measures) cannot be read as the step runs: no step
+//! ends held.
 
 use std::time::Duration;
 
@@ -37,14 +38,14 @@ pub const HELD_SAMPLES: f64 = 10.0;
 pub const ANSWERED_SHARE: f64 = 0.9;
 
 /// How a step at `rate` of `--step` long ends held, with `objectives`; `None` with
-/// `--whole-steps` (`whole`), or with an objective that cannot be read live.
+/// `--whole-steps` (`whole`), or with an objective that cannot be read as the step runs.
 pub fn held_end(
     objectives: &[Objective],
     rate: u64,
     step: Duration,
     whole: bool,
 ) -> Option<HeldEnd> {
-    if whole || !judged_live(objectives) {
+    if whole || !judged_as_it_runs(objectives) {
         return None;
     }
     // `rate>95%`: answered far nearer all than the limit (97.5 %).
@@ -60,8 +61,8 @@ pub fn held_end(
     })
 }
 
-/// Whether every objective can be read live, far under its limit.
-pub fn judged_live(objectives: &[Objective]) -> bool {
+/// Whether every objective can be read as the step runs, far under its limit.
+pub fn judged_as_it_runs(objectives: &[Objective]) -> bool {
     objectives.iter().all(|o| match o.measure {
         Measure::ErrorShare => o.below,
         Measure::Latency(p) => o.below && p != Percentile::Max,

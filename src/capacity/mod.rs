@@ -16,10 +16,10 @@
 //! - `numbers`: a load in words, `38,200` in full and `38.2k` short;
 //! - `step`: one step: its load's unit, what it showed, the limits that are not the server's;
 //! - `early`: a judged step ended before its `--step` is over, its errors or latency broken
-//!   beyond doubt (the live counts it reads, the rule);
+//!   beyond doubt (the gauges' counts it reads, the rule);
 //! - `held`: … or held beyond doubt, far under every objective, after a least judged time;
-//! - `watch`: a judged run's watch, reading its live counts once a second for either;
-//! - `noise`: what disturbed a step (tsumo stalled, CPU stolen), so that it is run again, and
+//! - `watch`: a judged run's watch, reading its gauges once a second for either;
+//! - `disturbance`: what disturbed a step (tsumo stalled, CPU stolen), so that it is run again, and
 //!   the interference that widens the answer's range;
 //! - `answer`: what the steps found ([`Capacity`]), and its line, range and what broke first;
 //! - `search`: the search's settings and the search: grow, bisect, confirm till trials agree;
@@ -28,9 +28,9 @@
 //! - `tests`: the search and the staircase against fake servers of known capacity.
 
 mod answer;
+mod disturbance;
 mod early;
 mod held;
-mod noise;
 mod numbers;
 mod saved;
 mod search;
@@ -41,9 +41,9 @@ mod tests;
 mod watch;
 
 pub use answer::{Capacity, Finding};
+pub use disturbance::{Disturbance, STALL_US};
 pub use early::{far_of, Counts, EndEarly, LatencyEnd};
 pub use held::held_end;
-pub use noise::{Noise, STALL_US};
 pub use numbers::{grouped, short};
 pub use saved::SavedCapacity;
 pub use search::{search, SearchPlan};

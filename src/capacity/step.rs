@@ -77,7 +77,7 @@ pub enum Limit {
     /// more connections were not to be had (`--max-connections`), or did not catch up.
     Pool(PoolLimit),
     /// The step broke while tsumo stalled or the machine took its CPU
-    /// ([`Noise`](super::Noise)): run again.
+    /// ([`Disturbance`](super::Disturbance)): run again.
     Disturbed(String),
     /// The server failed now and then whatever the load: errors came in a burst and stopped
     /// while the load stayed the same (in the judged run or its warm-up). Its verdicts say

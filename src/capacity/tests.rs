@@ -696,13 +696,13 @@ fn the_range_spans_the_step_and_widens_with_interference() {
     assert_eq!(found.value, Some(450));
     assert_eq!(found.range(), Some((450, 463)));
     // Others used 1.2 of 2 cores on average: ±15 %.
-    let busy = Noise {
+    let busy = Disturbance {
         lateness_max_us: vec![1_000],
         others_cores: Some(1.2),
         steal_cores: Some(0.0),
         cores: 2,
     };
-    found.interference = Noise::interference(&[busy.clone(), busy]);
+    found.interference = Disturbance::interference(&[busy.clone(), busy]);
     assert!((found.interference - 0.6).abs() < 1e-9);
     assert_eq!(found.range(), Some((382, 533)));
     assert_eq!(found.saved().range, Some([382, 533]));

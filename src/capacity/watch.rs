@@ -1,4 +1,4 @@
-//! A judged run's watch: fed its live counts once a second, it says when the run may end, its
+//! A judged run's watch: fed its gauges' counts once a second, it says when the run may end, its
 //! verdict settled: broken beyond doubt on its errors or a latency objective (`early`), or held
 //! far under them all (`held`).
 

@@ -51,7 +51,7 @@ pub struct Settings {
     /// What the workers do while they wind down, for the line a signal then gets: "the
     /// players log out".
     pub winding_down: &'static str,
-    /// `--progress`, `--quiet`: how the live line is shown.
+    /// `--progress`, `--quiet`: how the progress line is shown.
     pub progress: ProgressMode,
     /// `--server-pid`: processes sampled once a second.
     pub server_pids: Vec<u32>,
@@ -64,8 +64,9 @@ pub struct Settings {
     pub stop: Option<Arc<AtomicBool>>,
 }
 
-/// The live counters of one worker, which the supervisor reads once a second (relaxed atomics).
-pub trait Live: Default + Send + Sync + 'static {
+/// The gauges of one worker: counters it updates as it goes, which the supervisor reads once a
+/// second from outside it (relaxed atomics).
+pub trait Gauges: Default + Send + Sync + 'static {
     /// What the per-second samples count: completed requests, messages.
     fn completed(&self) -> u64;
 }
@@ -77,7 +78,7 @@ pub trait Recorder: Default + Send + 'static {
 
 /// What one worker thread runs. It is built on the main thread and moved onto its thread.
 pub trait Worker: Send + 'static {
-    type Live: Live;
+    type Gauges: Gauges;
     type Recorder: Recorder;
 
     /// Runs on the worker's thread, inside its `LocalSet`: sets up (connects), calls
@@ -85,7 +86,7 @@ pub trait Worker: Send + 'static {
     /// work is done), and hands back its recorder.
     fn run(
         self,
-        ctx: WorkerContext<Self::Live>,
+        ctx: WorkerContext<Self::Gauges>,
     ) -> impl Future<Output = Result<Self::Recorder, Error>>;
 
     /// Called on the main thread before the worker moves onto its thread: how to take what it
@@ -133,18 +134,22 @@ pub trait Mode {
     /// Builds one worker per thread (main thread, before any traffic).
     fn workers(&mut self) -> Result<Vec<Self::Worker>, Error>;
 
-    /// The live status line, once a second. `per_second`: the workers' completions per second.
+    /// The progress line, once a second. `per_second`: the workers' completions per second.
     fn progress_line(
         &self,
         elapsed: Duration,
-        live: &[Arc<<Self::Worker as Worker>::Live>],
+        gauges: &[Arc<<Self::Worker as Worker>::Gauges>],
         per_second: f64,
     ) -> String;
 
     /// Once a second, after the progress line, `elapsed` into the run: `true` ends the run
     /// now, its verdict settled before its duration (a capacity step broken or held beyond
     /// doubt). By default never.
-    fn settled(&self, _elapsed: Duration, _live: &[Arc<<Self::Worker as Worker>::Live>]) -> bool {
+    fn settled(
+        &self,
+        _elapsed: Duration,
+        _gauges: &[Arc<<Self::Worker as Worker>::Gauges>],
+    ) -> bool {
         false
     }
 }

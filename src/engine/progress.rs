@@ -1,4 +1,4 @@
-//! The live status line on stderr: rewritten in place on a terminal, one line a second with
+//! The progress line on stderr: rewritten in place on a terminal, one line a second with
 //! `--progress` otherwise; each mode writes its own line.
 
 use std::io::{IsTerminal, Write};
@@ -14,7 +14,7 @@ pub enum ProgressMode {
 }
 
 impl ProgressMode {
-    /// A live line when stderr is a terminal (unless quiet), or with `--progress`.
+    /// A progress line when stderr is a terminal (unless quiet), or with `--progress`.
     pub fn choose(requested: bool, quiet: bool) -> ProgressMode {
         let tty = std::io::stderr().is_terminal();
         match (tty, requested, quiet) {
@@ -35,7 +35,7 @@ impl ProgressMode {
         let _ = err.flush();
     }
 
-    /// Clears the live line before the report.
+    /// Clears the progress line before the report.
     pub fn finish(self) {
         if self == ProgressMode::Terminal {
             let mut err = std::io::stderr().lock();

@@ -1,5 +1,5 @@
 //! The main thread during a run: once a second it samples each worker's completions (the
-//! report's per-second samples and the live progress line); it ends the run at the duration, on
+//! report's per-second samples and the progress line); it ends the run at the duration, on
 //! SIGINT, SIGTERM or SIGHUP (what Ctrl-C, `timeout`, CI runners and Kubernetes send), when a
 //! worker asks to end it, when every worker has finished its work, or when the mode finds its
 //! verdict settled (a capacity step broken or held beyond doubt).
@@ -11,7 +11,7 @@ use hdrhistogram::Histogram;
 
 use super::signals::Signals;
 use super::worker::Started;
-use super::{Live, Mode, Settings};
+use super::{Gauges, Mode, Settings};
 use crate::stats::end::EndReason;
 use crate::stats::new_histogram;
 use crate::timing::clock::{self, Nanos};
@@ -34,18 +34,18 @@ pub(super) async fn supervise<M: Mode>(
     started: &Started<M::Worker>,
     mut signals: Signals,
 ) -> Supervised {
-    let live = &started.live;
+    let gauges = &started.gauges;
     let control = &started.control;
     let duration_ns = settings.duration.as_nanos().min(u64::MAX as u128) as Nanos;
     let stop_at = t0.saturating_add(duration_ns);
     let mut per_second = new_histogram();
-    let mut last_counts: Vec<u64> = vec![0; live.len()];
+    let mut last_counts: Vec<u64> = vec![0; gauges.len()];
     let mut last_tick = t0;
     let mut samples = 0u64;
     let mut sample = |now: Nanos, last_tick: Nanos| -> f64 {
         let span = (now - last_tick) as f64 / 1e9;
         let mut total = 0.0;
-        for (counters, last) in live.iter().zip(last_counts.iter_mut()) {
+        for (counters, last) in gauges.iter().zip(last_counts.iter_mut()) {
             let count = counters.completed();
             let rate = count.saturating_sub(*last) as f64 / span.max(1e-9);
             *last = count;
@@ -64,7 +64,7 @@ pub(super) async fn supervise<M: Mode>(
                 if control.end_requested.load(Ordering::SeqCst) {
                     break EndReason::Ended;
                 }
-                if control.finished.load(Ordering::SeqCst) >= live.len() {
+                if control.finished.load(Ordering::SeqCst) >= gauges.len() {
                     break EndReason::Done;
                 }
                 continue;
@@ -81,9 +81,9 @@ pub(super) async fn supervise<M: Mode>(
         let rate = sample(now, last_tick);
         samples += 1;
         last_tick = now;
-        let line = mode.progress_line(Duration::from_nanos(now - t0), live, rate);
+        let line = mode.progress_line(Duration::from_nanos(now - t0), gauges, rate);
         settings.progress.show_line(&line);
-        if mode.settled(Duration::from_nanos(now - t0), live) {
+        if mode.settled(Duration::from_nanos(now - t0), gauges) {
             break EndReason::Settled;
         }
     };

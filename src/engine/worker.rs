@@ -24,8 +24,8 @@ use crate::timing::pacer::{Pacer, Pacing};
 pub struct WorkerContext<L> {
     /// This worker's index, 0-based.
     pub index: usize,
-    /// This worker's live counters (the supervisor reads them).
-    pub live: Arc<L>,
+    /// This worker's gauges (the supervisor reads them while it runs).
+    pub gauges: Arc<L>,
     /// This worker's sub-millisecond timer, already driven.
     pub pacer: Rc<Pacer>,
     shutdown: watch::Receiver<bool>,
@@ -81,7 +81,7 @@ struct Ended<R> {
 pub(super) struct Started<W: Worker> {
     pub gate: Arc<StartGate>,
     pub control: Arc<Control>,
-    pub live: Vec<Arc<W::Live>>,
+    pub gauges: Vec<Arc<W::Gauges>>,
     shutdown: watch::Sender<bool>,
     hurry: watch::Sender<bool>,
     ended: mpsc::UnboundedReceiver<Ended<W::Recorder>>,
@@ -115,11 +115,11 @@ pub(super) fn start_all<W: Worker>(workers: Vec<W>, pacing: Pacing) -> Result<St
     let (shutdown, shutdown_rx) = watch::channel(false);
     let (hurry, hurry_rx) = watch::channel(false);
     let (ended_tx, ended) = mpsc::unbounded_channel();
-    let mut live = Vec::with_capacity(workers.len());
+    let mut gauges = Vec::with_capacity(workers.len());
     let mut salvage = Vec::with_capacity(workers.len());
     for (index, worker) in workers.into_iter().enumerate() {
-        let counters = Arc::new(W::Live::default());
-        live.push(Arc::clone(&counters));
+        let counters = Arc::new(W::Gauges::default());
+        gauges.push(Arc::clone(&counters));
         salvage.push(worker.salvage());
         let worker_gate = Arc::clone(&gate);
         let worker_control = Arc::clone(&control);
@@ -159,7 +159,7 @@ pub(super) fn start_all<W: Worker>(workers: Vec<W>, pacing: Pacing) -> Result<St
     Ok(Started {
         gate,
         control,
-        live,
+        gauges,
         shutdown,
         hurry,
         ended,
@@ -170,7 +170,7 @@ pub(super) fn start_all<W: Worker>(workers: Vec<W>, pacing: Pacing) -> Result<St
 fn run_thread<W: Worker>(
     worker: W,
     (index, pacing): (usize, Pacing),
-    live: Arc<W::Live>,
+    gauges: Arc<W::Gauges>,
     (gate, control): (&Arc<StartGate>, &Arc<Control>),
     (shutdown, hurry): (watch::Receiver<bool>, watch::Receiver<bool>),
     at_start: Rc<Cell<Option<ThreadUsage>>>,
@@ -183,7 +183,7 @@ fn run_thread<W: Worker>(
         tokio::task::spawn_local(Rc::clone(&pacer).drive());
         let ctx = WorkerContext {
             index,
-            live,
+            gauges,
             pacer,
             shutdown,
             hurry,
@@ -218,7 +218,7 @@ impl<W: Worker> Started<W> {
     pub async fn join(mut self, limits: JoinLimits, mut signals: Signals) -> Joined<W::Recorder> {
         self.shut_down();
         let began = tokio::time::Instant::now();
-        let workers = self.live.len();
+        let workers = self.gauges.len();
         let mut recorders: Vec<Option<W::Recorder>> = (0..workers).map(|_| None).collect();
         let mut ended = vec![false; workers];
         let mut threads = vec![ThreadUsage::default(); workers];

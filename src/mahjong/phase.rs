@@ -1,6 +1,6 @@
 //! The session's phases (login, connect, form and play each game, log out) and the board on
 //! which a worker's players report each one done, so the worker's coordinator knows when to
-//! open the next; and the live counters the progress line reads.
+//! open the next; and the gauges the progress line reads.
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashSet;
@@ -65,7 +65,7 @@ impl Ord for Phase {
 
 /// Counters the main thread reads once a second for the progress line.
 #[derive(Debug, Default)]
-pub struct SessionLive {
+pub struct SessionGauges {
     pub logged_in: AtomicU64,
     pub connected: AtomicU64,
     pub playing: AtomicU64,

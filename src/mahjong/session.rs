@@ -14,10 +14,10 @@ use std::time::Duration;
 
 use tokio::sync::{watch, Barrier};
 
-use super::phase::{Phase, PhaseBoard, SessionLive};
+use super::phase::{Phase, PhaseBoard, SessionGauges};
 use super::player::{Player, Table, WorkerCtx};
 use crate::engine::{
-    self, Kept, Live, Mode, ProgressMode, Salvage, Settings, Worker, WorkerContext,
+    self, Gauges, Kept, Mode, ProgressMode, Salvage, Settings, Worker, WorkerContext,
 };
 use crate::error::Error;
 use crate::net::preflight::{preflight_blocking, Probe};
@@ -222,16 +222,19 @@ impl Mode for MahjongMode {
     fn progress_line(
         &self,
         elapsed: Duration,
-        live: &[Arc<SessionLive>],
+        gauges: &[Arc<SessionGauges>],
         per_second: f64,
     ) -> String {
-        let sum = |field: fn(&SessionLive) -> &AtomicU64| -> u64 {
-            live.iter().map(|l| field(l).load(Ordering::Relaxed)).sum()
+        let sum = |field: fn(&SessionGauges) -> &AtomicU64| -> u64 {
+            gauges
+                .iter()
+                .map(|l| field(l).load(Ordering::Relaxed))
+                .sum()
         };
         format!(
             "[{:>6.1}s] {}{} logged in, {} connected, {} playing, {} games done, {:.0} msg/s, {} errors",
             elapsed.as_secs_f64(),
-            self.lag(live),
+            self.lag(gauges),
             sum(|l| &l.logged_in),
             sum(|l| &l.connected),
             sum(|l| &l.playing),
@@ -245,13 +248,13 @@ impl Mode for MahjongMode {
 impl MahjongMode {
     /// The progress line's lead ([`lag_lead`]): the worst draw over think of the last second
     /// that had own draws.
-    fn lag(&self, live: &[Arc<SessionLive>]) -> String {
-        let draws: u64 = live
+    fn lag(&self, gauges: &[Arc<SessionGauges>]) -> String {
+        let draws: u64 = gauges
             .iter()
             .map(|l| l.draws.swap(0, Ordering::Relaxed))
             .sum();
         if draws > 0 {
-            let worst = live
+            let worst = gauges
                 .iter()
                 .map(|l| l.draw_over_think_max_us.swap(0, Ordering::Relaxed))
                 .max()
@@ -280,7 +283,7 @@ pub(crate) fn lag_lead(think: Duration, worst_us: Option<u64>) -> String {
     }
 }
 
-impl Live for SessionLive {
+impl Gauges for SessionGauges {
     fn completed(&self) -> u64 {
         self.messages.load(Ordering::Relaxed)
     }
@@ -306,7 +309,7 @@ pub struct MahjongWorker {
 }
 
 impl Worker for MahjongWorker {
-    type Live = SessionLive;
+    type Gauges = SessionGauges;
     type Recorder = MahjongRecorder;
 
     /// What the players had recorded, and every player still holding a session listed as
@@ -328,7 +331,7 @@ impl Worker for MahjongWorker {
         }))
     }
 
-    async fn run(self, ctx: WorkerContext<SessionLive>) -> Result<MahjongRecorder, Error> {
+    async fn run(self, ctx: WorkerContext<SessionGauges>) -> Result<MahjongRecorder, Error> {
         let MahjongWorker {
             shared,
             first_player,
@@ -349,7 +352,7 @@ impl Worker for MahjongWorker {
         let ticker = tokio::task::spawn_local(tick(
             Rc::clone(&intervals),
             recorded.clone(),
-            Arc::clone(&ctx.live),
+            Arc::clone(&ctx.gauges),
         ));
         let shutdown = ctx.shutdown();
         let (phase_tx, phase_rx) = watch::channel(Phase::Idle);
@@ -367,7 +370,7 @@ impl Worker for MahjongWorker {
             board: Rc::clone(&board),
             shutdown: shutdown.clone(),
             hurry: ctx.hurry(),
-            live: Arc::clone(&ctx.live),
+            gauges: Arc::clone(&ctx.gauges),
             logouts: tokio::sync::Semaphore::new(super::player::LOGOUTS_AT_ONCE),
             pacer: Rc::clone(&ctx.pacer),
         });
@@ -399,7 +402,7 @@ impl Worker for MahjongWorker {
         ticker.abort();
         intervals
             .borrow_mut()
-            .close(&player_ctx.recorder, &player_ctx.live);
+            .close(&player_ctx.recorder, &player_ctx.gauges);
         let recorder = player_ctx.recorder.take();
         Ok(recorder)
     }
@@ -416,11 +419,11 @@ struct Intervals {
 
 impl Intervals {
     /// Closes the current interval: what was counted since it began, and the players now.
-    fn close(&mut self, recorded: &Kept<MahjongRecorder>, live: &SessionLive) {
+    fn close(&mut self, recorded: &Kept<MahjongRecorder>, gauges: &SessionGauges) {
         let players = Players {
-            logged_in: live.logged_in.load(Ordering::Relaxed),
-            connected: live.connected.load(Ordering::Relaxed),
-            playing: live.playing.load(Ordering::Relaxed),
+            logged_in: gauges.logged_in.load(Ordering::Relaxed),
+            connected: gauges.connected.load(Ordering::Relaxed),
+            playing: gauges.playing.load(Ordering::Relaxed),
         };
         let mut record = recorded.borrow_mut();
         let now = record.totals();
@@ -443,7 +446,7 @@ impl Intervals {
 async fn tick(
     intervals: Rc<RefCell<Intervals>>,
     recorded: Kept<MahjongRecorder>,
-    live: Arc<SessionLive>,
+    gauges: Arc<SessionGauges>,
 ) {
     loop {
         let ends_at = {
@@ -452,7 +455,7 @@ async fn tick(
         };
         tokio::time::sleep(Duration::from_nanos(ends_at.saturating_sub(clock::now()))).await;
         let mut intervals = intervals.borrow_mut();
-        intervals.close(&recorded, &live);
+        intervals.close(&recorded, &gauges);
         // A tick later than a whole interval folds the one it missed into this one.
         intervals.index = (intervals.index + 1).max(intervals.clock.index(clock::now()));
     }

@@ -25,7 +25,7 @@ pub enum RunData {
     /// A capacity search (`tsumo capacity --json`).
     Capacity(Box<SavedSearch<SavedRun>>),
     /// A search over players (`tsumo mahjong --capacity --json`).
-    PlayerCapacity(Box<SavedSearch<SavedSession>>),
+    MahjongCapacity(Box<SavedSearch<SavedSession>>),
 }
 
 impl RunData {
@@ -41,7 +41,7 @@ impl RunData {
             Some(mahjong::MODE) => RunData::Mahjong(Box::new(
                 serde_json::from_value(value).map_err(|e| kind(mahjong::MODE, e))?,
             )),
-            Some(capacity::MODE) if of_players(&value) => RunData::PlayerCapacity(Box::new(
+            Some(capacity::MODE) if of_players(&value) => RunData::MahjongCapacity(Box::new(
                 serde_json::from_value(value).map_err(|e| kind(capacity::MODE, e))?,
             )),
             Some(capacity::MODE) => RunData::Capacity(Box::new(
@@ -60,7 +60,7 @@ impl RunData {
             RunData::Http(saved) => saved.as_ref(),
             RunData::Mahjong(session) => session.as_ref(),
             RunData::Capacity(search) => search.as_ref(),
-            RunData::PlayerCapacity(search) => search.as_ref(),
+            RunData::MahjongCapacity(search) => search.as_ref(),
         }
     }
 
@@ -69,7 +69,7 @@ impl RunData {
             RunData::Http(saved) => saved.as_mut(),
             RunData::Mahjong(session) => session.as_mut(),
             RunData::Capacity(search) => search.as_mut(),
-            RunData::PlayerCapacity(search) => search.as_mut(),
+            RunData::MahjongCapacity(search) => search.as_mut(),
         }
     }
 
@@ -80,8 +80,8 @@ impl RunData {
             RunData::Http(_) => RunData::Http(Box::new(merge_as(parts, label)?)),
             RunData::Mahjong(_) => RunData::Mahjong(Box::new(merge_as(parts, label)?)),
             RunData::Capacity(_) => RunData::Capacity(Box::new(merge_as(parts, label)?)),
-            RunData::PlayerCapacity(_) => {
-                RunData::PlayerCapacity(Box::new(merge_as(parts, label)?))
+            RunData::MahjongCapacity(_) => {
+                RunData::MahjongCapacity(Box::new(merge_as(parts, label)?))
             }
         })
     }
@@ -142,7 +142,7 @@ mod tests {
             LoadUnit::RequestsPerSec,
             fixture::<SavedRun>("http-direct-v1.json"),
         )));
-        let players = RunData::PlayerCapacity(Box::new(staircase(
+        let players = RunData::MahjongCapacity(Box::new(staircase(
             LoadUnit::Players,
             fixture::<SavedSession>("mahjong-direct-v1.json"),
         )));

@@ -49,8 +49,9 @@ pub(crate) use part_and_server_fields;
 
 /// A saved result of any mode, as the tools on saved results read it.
 pub trait SavedResult: std::fmt::Debug {
-    /// How messages name the kind (`HTTP`, `mahjong`, `capacity`): each kind's `NAME` or `MODE`.
-    fn mode(&self) -> &'static str;
+    /// How messages name the kind (`an HTTP run`, `a capacity run`): the kind's `MODE` (the
+    /// `"mode"` its document is saved with), but `HTTP` for `http`.
+    fn title(&self) -> &'static str;
     /// The result's name in comparisons (`--label`; empty when none was saved).
     fn label(&self) -> &str;
     /// The target URL as typed.

@@ -162,13 +162,13 @@ fn step_line(outcome: &crate::capacity::StepOutcome, achieved: &str) -> String {
 }
 
 /// `p99<20ms held (p99 3.1ms)`, `errors<1 BROKEN (errors 16)`: an objective's verdict as a
-/// step's line and the live line say it.
+/// step's line and the progress line say it.
 fn verdict_text(v: &crate::slo::Verdict) -> String {
     let word = if v.held { "held" } else { "BROKEN" };
     format!("{} {word} ({})", v.expr, v.measured_text())
 }
 
-/// ` (held at 400; broke at 800: p99<20ms)`: how a search stands, as its live lines say it:
+/// ` (held at 400; broke at 800: p99<20ms)`: how a search stands, as its progress lines say it:
 /// the highest load held so far, the lowest broken and what broke there; empty before the
 /// first step ends. `steps` are each ended step's load and verdicts.
 fn standing<'a>(steps: impl IntoIterator<Item = (u64, &'a [crate::slo::Verdict])>) -> String {

@@ -31,7 +31,7 @@ use std::time::Duration;
 use futures_util::FutureExt;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, ReadBuf};
 
-use super::live::Progress;
+use super::gauges::Progress;
 use super::pace::Turn;
 use super::shared::Shared;
 use crate::net::http1::request::Batch;
@@ -217,7 +217,7 @@ impl Connection {
                 Err(_elapsed) => {
                     // The stream was dropped with the exchange: the connection is closed.
                     self.shared.recorder.borrow_mut().counters.errors.timeout += 1;
-                    self.shared.live.errors.fetch_add(1, Ordering::Relaxed);
+                    self.shared.gauges.errors.fetch_add(1, Ordering::Relaxed);
                     self.next += batch.len() as u64;
                 }
             }
@@ -312,7 +312,7 @@ impl Connection {
             }
         }
         shared
-            .live
+            .gauges
             .requests
             .fetch_add(expected as u64, Ordering::Relaxed);
         if self.start < self.end {
@@ -379,7 +379,7 @@ impl Connection {
             Written::NoneOut(None) => Some(self.fail_read()),
             Written::NoneOut(Some(_)) | Written::Failed => {
                 self.shared.recorder.borrow_mut().counters.errors.write += 1;
-                self.shared.live.errors.fetch_add(1, Ordering::Relaxed);
+                self.shared.gauges.errors.fetch_add(1, Ordering::Relaxed);
                 Some(Outcome::Failed)
             }
         }
@@ -535,7 +535,7 @@ impl Connection {
         rec.counters.requests += 1;
         if status > 399 {
             rec.counters.errors.status += 1;
-            self.shared.live.status.fetch_add(1, Ordering::Relaxed);
+            self.shared.gauges.status.fetch_add(1, Ordering::Relaxed);
         }
         if rx.is_none() && kernel_stamps() == Timestamps::Kernel {
             rec.counters.unstamped += 1;
@@ -545,7 +545,7 @@ impl Connection {
             rec.record_latency(&split);
             self.shared
                 .over_limits
-                .count(split.server, &self.shared.live.over);
+                .count(split.server, &self.shared.gauges.over);
         }
     }
 
@@ -569,7 +569,7 @@ impl Connection {
 
     fn fail_read(&mut self) -> Outcome {
         self.shared.recorder.borrow_mut().counters.errors.read += 1;
-        self.shared.live.errors.fetch_add(1, Ordering::Relaxed);
+        self.shared.gauges.errors.fetch_add(1, Ordering::Relaxed);
         Outcome::Failed
     }
 
@@ -588,7 +588,7 @@ impl Connection {
     fn protocol_error(&self, kind: Violation, quote: String) {
         let mut rec = self.shared.recorder.borrow_mut();
         rec.counters.protocol_error(kind, quote);
-        self.shared.live.errors.fetch_add(1, Ordering::Relaxed);
+        self.shared.gauges.errors.fetch_add(1, Ordering::Relaxed);
     }
 }
 

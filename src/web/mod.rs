@@ -9,12 +9,12 @@
 //! ([`worker`]), what they share ([`shared`], the connect among it), one connection's paced life
 //! ([`conn`] for HTTP/1.1, [`mux`] for HTTP/2 and HTTP/3, one life over two wires) with its
 //! requests' turns on the pacer ([`pace`]), and what is read of the connections from outside
-//! them ([`live`]): everything but the connection is the same for all three.
+//! them while they run ([`gauges`]): everything but the connection is the same for all three.
 //!
 //! Named `web`, not `http`, so that it is never mistaken for the `http` crate it uses.
 
 pub mod conn;
-pub mod live;
+pub mod gauges;
 pub mod mux;
 pub mod pace;
 pub mod shared;
@@ -41,7 +41,7 @@ use crate::stats::timeline::{IntervalClock, RunTimeline};
 use crate::stats::{Recorder, RunResult};
 use crate::sys;
 use crate::timing::pacer::Pacing;
-use live::LiveCounters;
+use gauges::HttpGauges;
 use worker::{HttpWorker, Multiplexed};
 
 /// How long the workers may take to end after the run (they stop at once unless a script
@@ -340,10 +340,10 @@ impl Mode for HttpMode<'_> {
         Ok(workers)
     }
 
-    fn progress_line(&self, elapsed: Duration, live: &[Arc<LiveCounters>], rate: f64) -> String {
-        let requests: u64 = live.iter().map(|c| c.requests()).sum();
+    fn progress_line(&self, elapsed: Duration, gauges: &[Arc<HttpGauges>], rate: f64) -> String {
+        let requests: u64 = gauges.iter().map(|c| c.requests()).sum();
         // Socket errors and 4xx/5xx responses, as the report counts errors.
-        let errors: u64 = live.iter().map(|c| c.errors() + c.status()).sum();
+        let errors: u64 = gauges.iter().map(|c| c.errors() + c.status()).sum();
         format!(
             "{}[{:>5.1}s / {:.0}s] {} req/s, {} requests, {} errors",
             self.plan.progress_prefix,
@@ -356,12 +356,12 @@ impl Mode for HttpMode<'_> {
     }
 
     /// A capacity step's judged run ends once it broke or held beyond doubt.
-    fn settled(&self, elapsed: Duration, live: &[Arc<LiveCounters>]) -> bool {
+    fn settled(&self, elapsed: Duration, gauges: &[Arc<HttpGauges>]) -> bool {
         let Some(watch) = &self.watch else {
             return false;
         };
         let mut counts = crate::capacity::Counts::default();
-        for c in live {
+        for c in gauges {
             let socket = c.errors();
             counts.answered += c.requests() + socket;
             counts.failed += c.status() + socket;

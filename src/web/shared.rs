@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use tokio::sync::Notify;
 
-use super::live::{Down, LiveCounters, Progress};
+use super::gauges::{Down, HttpGauges, Progress};
 use crate::engine::Kept;
 use crate::net::http1::request::Batch;
 use crate::net::stream::{ConnectError, Endpoint, Handshake, Stream};
@@ -51,8 +51,8 @@ pub struct Shared {
     pub watchdog: Rc<Watchdog>,
     /// `false` with `-B`: record only the last response of a pipelined batch.
     pub record_all: bool,
-    pub live: Arc<LiveCounters>,
-    /// The latencies counted live in `live.over` (a capacity step's judged run).
+    pub gauges: Arc<HttpGauges>,
+    /// The latencies counted as it runs in `gauges.over` (a capacity step's judged run).
     pub over_limits: crate::stats::over::OverLimits,
     /// HTTP/2 frames and grants seen by every connection of this worker (`--http2`).
     pub http2: Rc<RefCell<Http2Counters>>,
@@ -136,7 +136,7 @@ impl Shared {
     /// Counts a connection that could not be opened and did not count itself.
     pub fn count_connect_error(&self) {
         self.recorder.borrow_mut().counters.errors.connect += 1;
-        self.live.errors.fetch_add(1, Ordering::Relaxed);
+        self.gauges.errors.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Opens a connection from `source` (`--bind`), counting it (and its TLS handshake, or its
@@ -169,7 +169,7 @@ impl Shared {
                     }
                 }
                 drop(rec);
-                self.live.errors.fetch_add(1, Ordering::Relaxed);
+                self.gauges.errors.fetch_add(1, Ordering::Relaxed);
                 Err(e)
             }
         }

@@ -10,7 +10,7 @@ use std::time::Duration;
 use tokio::sync::Notify;
 
 use super::conn::Connection;
-use super::live::{Down, LiveCounters, Progress};
+use super::gauges::{Down, HttpGauges, Progress};
 use super::mux::h2::H2Wire;
 use super::mux::h3::{H3Wire, H3Worker};
 use super::mux::{MuxConnection, MuxRequests, Wire};
@@ -59,7 +59,7 @@ pub struct HttpWorker {
     pub script: Option<ThreadScript>,
     pub timeout: Duration,
     pub record_all: bool,
-    /// The latencies counted live (a capacity step's judged run; none otherwise).
+    /// The latencies counted as it runs (a capacity step's judged run; none otherwise).
     pub over_limits: crate::stats::over::OverLimits,
     /// `--http2` or `--http3`: the protocol, and the requests sent every time already in that
     /// form (parsed once, on the main thread; `None` when the script's `request()` makes
@@ -77,7 +77,7 @@ pub struct HttpWorker {
 }
 
 impl Worker for HttpWorker {
-    type Live = LiveCounters;
+    type Gauges = HttpGauges;
     type Recorder = HttpRecord;
 
     fn salvage(&self) -> Salvage<HttpRecord> {
@@ -90,7 +90,7 @@ impl Worker for HttpWorker {
         }))
     }
 
-    async fn run(self, ctx: WorkerContext<LiveCounters>) -> Result<HttpRecord, Error> {
+    async fn run(self, ctx: WorkerContext<HttpGauges>) -> Result<HttpRecord, Error> {
         let (shared, mux, layout) = self.into_parts(&ctx);
         // Each connection keeps its source address through reconnects.
         let sources: Vec<Option<IpAddr>> = (0..layout.connections)
@@ -148,7 +148,7 @@ impl Layout {
 
 impl HttpWorker {
     /// The state this worker's connections share, its multiplexed protocol, and the rest.
-    fn into_parts(self, ctx: &WorkerContext<LiveCounters>) -> (Rc<Shared>, Mux, Layout) {
+    fn into_parts(self, ctx: &WorkerContext<HttpGauges>) -> (Rc<Shared>, Mux, Layout) {
         let hooks = self
             .script
             .as_ref()
@@ -172,7 +172,7 @@ impl HttpWorker {
             watchdog: Watchdog::new(self.timeout),
             record_all: self.record_all,
             over_limits: self.over_limits,
-            live: std::sync::Arc::clone(&ctx.live),
+            gauges: std::sync::Arc::clone(&ctx.gauges),
             http2: Rc::default(),
             http3: Rc::default(),
         });
@@ -286,7 +286,7 @@ fn start(
 }
 
 /// Until the run's shutdown, or until the script stops this worker.
-async fn wait_for_end(ctx: &WorkerContext<LiveCounters>, shared: &Shared) {
+async fn wait_for_end(ctx: &WorkerContext<HttpGauges>, shared: &Shared) {
     let mut shutdown = ctx.shutdown();
     loop {
         if *shutdown.borrow_and_update() || shared.stop.get() {
@@ -302,7 +302,7 @@ async fn wait_for_end(ctx: &WorkerContext<LiveCounters>, shared: &Shared) {
 /// The worker's record at its end: the requests never sent, its protocol's counters, and a
 /// script error (which ends the whole run).
 fn finish(
-    ctx: &WorkerContext<LiveCounters>,
+    ctx: &WorkerContext<HttpGauges>,
     shared: &Shared,
     mux: &Mux,
     scheduled: &[(Schedule, Rc<Progress>)],

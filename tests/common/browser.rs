@@ -8,7 +8,6 @@
 //! lines do not say the level, so any console message fails the check: a report page has
 //! nothing to log. Every run is bounded; the browser's whole process group is killed after it.
 
-use std::io::Read;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -162,15 +161,8 @@ fn launch(
         .process_group(0);
     let mut child = command.spawn().expect("spawn chromium");
     let group = child.id() as libc::pid_t;
-    let drain = |mut pipe: Box<dyn Read + Send>| {
-        std::thread::spawn(move || {
-            let mut s = String::new();
-            let _ = pipe.read_to_string(&mut s);
-            s
-        })
-    };
-    let out = drain(Box::new(child.stdout.take().expect("stdout piped")));
-    let err = drain(Box::new(child.stderr.take().expect("stderr piped")));
+    let out = super::drain(child.stdout.take().expect("stdout piped"));
+    let err = super::drain(child.stderr.take().expect("stderr piped"));
     let kill_group = || {
         // SAFETY: kill(2) on the process group this function started; ESRCH when it is gone.
         unsafe { libc::kill(-group, libc::SIGKILL) };

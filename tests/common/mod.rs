@@ -48,6 +48,21 @@ pub fn drain(mut pipe: impl Read + Send + 'static) -> std::thread::JoinHandle<St
     })
 }
 
+/// A pipe's lines, each sent as it is read on a thread of its own, till the pipe ends or the
+/// receiver is dropped: for a test that acts on a line as it comes.
+pub fn lines(pipe: impl Read + Send + 'static) -> std::sync::mpsc::Receiver<String> {
+    let (tx, lines) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(pipe).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    lines
+}
+
 /// What a finished `tsumo` run left behind.
 #[derive(Debug)]
 pub struct Run {

@@ -166,7 +166,7 @@ impl Player {
                     .success(clock::to_us(clock::now() - started));
                 self.cookie = Some(cookie);
                 signed_in(&ctx.signed_in).insert(self.index);
-                ctx.live.logged_in.fetch_add(1, Ordering::Relaxed);
+                ctx.gauges.logged_in.fetch_add(1, Ordering::Relaxed);
                 true
             }
             Err(gave_up) => {
@@ -241,7 +241,7 @@ impl Player {
                     .borrow_mut()
                     .phase("ready")
                     .success(clock::to_us(clock::now() - started));
-                ctx.live.connected.fetch_add(1, Ordering::Relaxed);
+                ctx.gauges.connected.fetch_add(1, Ordering::Relaxed);
                 Ok(true)
             }
             Ok(()) => {
@@ -282,7 +282,7 @@ impl Player {
             let _ = tokio::time::timeout(std::time::Duration::from_secs(2), ws.close()).await;
         }
         if self.playing {
-            self.ctx.live.playing.fetch_sub(1, Ordering::Relaxed);
+            self.ctx.gauges.playing.fetch_sub(1, Ordering::Relaxed);
             self.playing = false;
         }
     }
@@ -350,7 +350,7 @@ impl Player {
                     .borrow_mut()
                     .phase("logout")
                     .success(clock::to_us(clock::now() - started));
-                ctx.live.logged_in.fetch_sub(1, Ordering::Relaxed);
+                ctx.gauges.logged_in.fetch_sub(1, Ordering::Relaxed);
                 return;
             }
             Some(Ok((_, Err(gave_up)))) => (

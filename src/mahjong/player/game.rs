@@ -77,7 +77,7 @@ impl Player {
                         .saturating_record(clock::to_us(clock::now() - kaiju));
                 }
                 self.ctx
-                    .live
+                    .gauges
                     .games_completed
                     .fetch_add(1, Ordering::Relaxed);
             }
@@ -168,10 +168,11 @@ impl Player {
                 StepKind::Zimo | StepKind::Gangzimo if think >= STEP_MINIMUM => {
                     let over = clock::to_us(draw_overshoot(interval, think, said));
                     rec.draw_overshoot.saturating_record(over);
-                    let live = &self.ctx.live;
-                    live.draw_over_think_max_us
+                    let gauges = &self.ctx.gauges;
+                    gauges
+                        .draw_over_think_max_us
                         .fetch_max(over, Ordering::Relaxed);
-                    live.draws.fetch_add(1, Ordering::Relaxed);
+                    gauges.draws.fetch_add(1, Ordering::Relaxed);
                 }
                 StepKind::Qipai => {
                     rec.deal_overshoot

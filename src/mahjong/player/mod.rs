@@ -29,7 +29,7 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::watch;
 
 use super::bot::{AnyStrategy, Bot, StepKind};
-use super::phase::{Phase, PhaseBoard, SessionLive};
+use super::phase::{Phase, PhaseBoard, SessionGauges};
 use crate::engine::Kept;
 use crate::net::stream::Endpoint;
 use crate::plan::MahjongPlan;
@@ -64,7 +64,7 @@ pub struct WorkerCtx {
     pub shutdown: watch::Receiver<bool>,
     /// A second signal: logouts under way must end within [`SECOND_SIGNAL_GRACE`].
     pub hurry: watch::Receiver<bool>,
-    pub live: std::sync::Arc<SessionLive>,
+    pub gauges: std::sync::Arc<SessionGauges>,
     /// Logouts in flight at once on this worker (at most [`LOGOUTS_AT_ONCE`]): at the end of a
     /// session every player logs out at the same moment, and a server or proxy flooded with
     /// thousands of connections at once drops some.
@@ -250,6 +250,6 @@ impl Player {
     /// groups by it); `what` is the full message, naming the player.
     fn note_error(&self, kind: ErrorKind, what: String) {
         self.ctx.recorder.borrow_mut().error(&kind, what);
-        self.ctx.live.errors.fetch_add(1, Ordering::Relaxed);
+        self.ctx.gauges.errors.fetch_add(1, Ordering::Relaxed);
     }
 }

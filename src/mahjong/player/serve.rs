@@ -184,7 +184,7 @@ impl Player {
                 self.ws = None;
                 self.table.set_broken();
                 self.ctx.recorder.borrow_mut().disconnects += 1;
-                self.ctx.live.errors.fetch_add(1, Ordering::Relaxed);
+                self.ctx.gauges.errors.fetch_add(1, Ordering::Relaxed);
                 // play_game counts the aborted game.
                 return Err(Interrupt::Disconnected);
             }
@@ -194,7 +194,7 @@ impl Player {
             rec.messages_in += 1;
             rec.bytes_in += len as u64;
         }
-        self.ctx.live.messages.fetch_add(1, Ordering::Relaxed);
+        self.ctx.gauges.messages.fetch_add(1, Ordering::Relaxed);
         match packet {
             Ok(Packet::Ping) => self.send(socketio::PONG).await,
             Ok(Packet::Open { .. }) => self.send(socketio::CONNECT).await,
@@ -272,13 +272,13 @@ impl Player {
             ServerEvent::Start => {
                 self.start_event_at = Some(received);
                 self.playing = true;
-                self.ctx.live.playing.fetch_add(1, Ordering::Relaxed);
+                self.ctx.gauges.playing.fetch_add(1, Ordering::Relaxed);
             }
             ServerEvent::Game(msg) => self.on_game(msg, received).await?,
             ServerEvent::End(record) => {
                 self.ended = Some(record.is_some());
                 if self.playing {
-                    self.ctx.live.playing.fetch_sub(1, Ordering::Relaxed);
+                    self.ctx.gauges.playing.fetch_sub(1, Ordering::Relaxed);
                 }
                 self.playing = false;
                 self.room = None;

@@ -23,7 +23,7 @@ use text::{left_line, rates};
 pub const MODE: &str = "capacity";
 
 impl<S: SearchStep> SavedResult for SavedSearch<S> {
-    fn mode(&self) -> &'static str {
+    fn title(&self) -> &'static str {
         MODE
     }
 

@@ -53,9 +53,10 @@ pub struct SavedSearch<S> {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub left_on_server: Vec<String>,
     /// The machine during each step, in the order of `steps` (tsumo's lateness max interval by
-    /// interval, others' CPU, steal): why a step was judged disturbed and run again.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub noise: Vec<crate::capacity::Noise>,
+    /// interval, others' CPU, steal): why a step was judged disturbed and run again. Saved as
+    /// `noise`, its name in the files of every earlier tsumo.
+    #[serde(rename = "noise", default, skip_serializing_if = "Vec::is_empty")]
+    pub disturbances: Vec<crate::capacity::Disturbance>,
     #[serde(flatten)]
     pub part: SavedPart,
 }
@@ -87,7 +88,7 @@ impl<S: SearchStep> SavedSearch<S> {
             staircase: Vec::new(),
             failure: None,
             left_on_server: Vec::new(),
-            noise: Vec::new(),
+            disturbances: Vec::new(),
             part: SavedPart {
                 merged_from: Vec::new(),
                 run_id: None,

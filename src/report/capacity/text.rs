@@ -2,7 +2,7 @@
 //! the answer line, what broke first, and what failed.
 
 use super::SavedSearch;
-use crate::capacity::{Class, Limit, Noise};
+use crate::capacity::{Class, Disturbance, Limit};
 use crate::report::result::{SearchStep, StepView};
 
 /// The table of steps, the answer line and what broke first.
@@ -57,7 +57,7 @@ pub fn render<S: SearchStep>(search: &SavedSearch<S>) -> String {
                 Some(Limit::Disturbed(why)) => Some(why),
                 _ => None,
             });
-        cells.push(verdict(run, outcome, own, search.noise.get(i)));
+        cells.push(verdict(run, outcome, own, search.disturbances.get(i)));
         rows.push(cells);
     }
     let columns = rows[0].len();
@@ -99,13 +99,13 @@ pub fn render<S: SearchStep>(search: &SavedSearch<S>) -> String {
     out
 }
 
-/// A step's verdict cell: its outcome, with the objectives it broke, or the noise that
+/// A step's verdict cell: its outcome, with the objectives it broke, or the disturbance that
 /// disturbed it.
 fn verdict(
     run: &StepView<'_>,
     outcome: Option<Class>,
     own: Option<String>,
-    noise: Option<&Noise>,
+    disturbance: Option<&Disturbance>,
 ) -> String {
     let broken: Vec<String> = run
         .objectives
@@ -119,9 +119,9 @@ fn verdict(
         Some(Class::ServerFailed) if !broken.is_empty() => {
             format!("server-failed: {}", broken.join(", "))
         }
-        Some(Class::Disturbed) => match (own, noise) {
+        Some(Class::Disturbed) => match (own, disturbance) {
             (Some(why), _) => format!("disturbed: {why}"),
-            (None, Some(noise)) => format!("disturbed: {}", noise.describe()),
+            (None, Some(disturbance)) => format!("disturbed: {}", disturbance.describe()),
             (None, None) => "disturbed".to_string(),
         },
         other => other.map_or("", Class::as_str).to_string(),

@@ -30,16 +30,13 @@ use saved::SavedRun;
 /// `"mode"` of an HTTP run's document (and of files that have none: the first tsumos').
 pub const MODE: &str = "http";
 
-/// How messages name the kind (`an HTTP run`).
-pub const NAME: &str = "HTTP";
-
 /// The histograms a plot can show, the default first (`server_latency` only in runs that split
 /// the latency: files of older tsumos have no such histogram).
 const PLOTTED: [&str; 4] = ["latency", "uncorrected", "send_lateness", "server_latency"];
 
 impl SavedResult for SavedRun {
-    fn mode(&self) -> &'static str {
-        NAME
+    fn title(&self) -> &'static str {
+        "HTTP"
     }
 
     fn label(&self) -> &str {

@@ -49,7 +49,7 @@ pub fn write(r: &MahjongResult, out: &JsonOut) -> Result<(), Error> {
 }
 
 impl SavedResult for SavedSession {
-    fn mode(&self) -> &'static str {
+    fn title(&self) -> &'static str {
         MODE
     }
 

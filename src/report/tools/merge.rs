@@ -344,7 +344,7 @@ mod tests {
         assert_eq!(doc["merged_from"], json!(["a-0.json", "a-5.json"]));
         // The merged document reads back as a session.
         let again = compare::from_value(doc, "merged.json").unwrap();
-        assert_eq!(again.mode(), "mahjong");
+        assert_eq!(again.title(), "mahjong");
         // Different server processes: no server figures, and a warning saying so.
         let runs = [
             session("a", 0, Some((7, 10.0))),

@@ -72,9 +72,9 @@ impl LoadedRun {
         self.result().cut_by_signal()
     }
 
-    /// "HTTP" or "mahjong", for messages.
-    pub fn mode(&self) -> &'static str {
-        self.result().mode()
+    /// "HTTP", "mahjong" or "capacity", for messages ([`SavedResult::title`]).
+    pub fn title(&self) -> &'static str {
+        self.result().title()
     }
 
     /// The target URL as typed.
@@ -294,14 +294,14 @@ pub fn check_same_mode(runs: &[LoadedRun], verb: &str) -> Result<(), Error> {
         Some('H' | 'a' | 'e' | 'i' | 'o' | 'u') => "an",
         _ => "a",
     };
-    match runs.iter().find(|r| r.mode() != first.mode()) {
+    match runs.iter().find(|r| r.title() != first.title()) {
         Some(other) => Err(Error::Usage(format!(
             "cannot {verb} {} {} run ({}) with {} {} run ({}); give runs of one mode",
-            article(first.mode()),
-            first.mode(),
+            article(first.title()),
+            first.title(),
             first.source,
-            article(other.mode()),
-            other.mode(),
+            article(other.title()),
+            other.title(),
             other.source
         ))),
         None => Ok(()),
@@ -401,7 +401,7 @@ mod tests {
             "session.json",
         )
         .unwrap();
-        assert_eq!((http.mode(), session.mode()), ("HTTP", "mahjong"));
+        assert_eq!((http.title(), session.title()), ("HTTP", "mahjong"));
         let keys = |run: &LoadedRun| -> Vec<&str> {
             run.result()
                 .plan_key()
@@ -434,7 +434,7 @@ mod tests {
         // Parts merge into their own kind.
         let parts = [(&http.data, "a"), (&http.data, "b")];
         let merged = http.data.merge(&parts, "both").unwrap();
-        assert_eq!(merged.as_dyn().mode(), "HTTP");
+        assert_eq!(merged.as_dyn().title(), "HTTP");
         assert_eq!(merged.as_dyn().label(), "both");
     }
 }

@@ -15,7 +15,9 @@ use std::time::{Duration, Instant};
 use super::output::Outputs;
 use super::pool::{Next, Pool, Try};
 use super::{error_exit, fail, server_gone, steady};
-use crate::capacity::{self, Class, EndEarly, Limit, LoadUnit, Noise, StepOutcome, StepRunner};
+use crate::capacity::{
+    self, Class, Disturbance, EndEarly, Limit, LoadUnit, StepOutcome, StepRunner,
+};
 use crate::engine::{signals, EndReason};
 use crate::error::{Error, ExitStatus};
 use crate::plan::{CapacityPlan, Plan, RunOptions};
@@ -33,7 +35,7 @@ use crate::{sys, web};
 /// The default `--max-connections`, when the open-file limit leaves room for it.
 mod step;
 
-use step::{ended_early, load_said, noise_of, unreachable_outcome};
+use step::{disturbance_of, ended_early, load_said, unreachable_outcome};
 
 const DEFAULT_MAX_CONNECTIONS: usize = 10_000;
 
@@ -74,7 +76,7 @@ fn search(plan: &CapacityPlan) -> ExitStatus {
         first_start: None,
         server_failed: None,
         server_bound_at: None,
-        noise: Vec::new(),
+        disturbances: Vec::new(),
         classes: Vec::new(),
     };
     let mut found = match &plan.staircase {
@@ -84,7 +86,7 @@ fn search(plan: &CapacityPlan) -> ExitStatus {
             capacity::search(&search_plan, LoadUnit::RequestsPerSec, &mut runner)
         }
     };
-    found.interference = Noise::interference(&runner.noise);
+    found.interference = Disturbance::interference(&runner.disturbances);
     let error = runner.error.take();
     let failed = runner.failed.take();
     let server_failed = runner.server_failed.take();
@@ -108,7 +110,7 @@ fn search(plan: &CapacityPlan) -> ExitStatus {
     );
     search.part.command = plan.run.options.part.command.clone();
     search.failure.clone_from(&server_failed);
-    search.noise = runner.noise;
+    search.disturbances = runner.disturbances;
     if let Some(loads) = &plan.staircase {
         // A staircase is a part of a run that `tsumo merge` puts together with its shards.
         search.staircase = loads.clone();
@@ -201,13 +203,13 @@ struct HttpSteps<'a> {
     /// again at or above it.
     server_bound_at: Option<u64>,
     /// The machine during each judged run, in the order of `runs`.
-    noise: Vec<Noise>,
+    disturbances: Vec<Disturbance>,
     /// Each judged step's class (`held`, `broke`, …), for the dashboard's search so far.
     classes: Vec<crate::capacity::Class>,
 }
 
 impl HttpSteps<'_> {
-    /// One run at `load` for `duration`, its files left to the search; its live status line
+    /// One run at `load` for `duration`, its files left to the search; its progress line
     /// (on a terminal, or with `--progress`) begins with the step, its target and how the
     /// objectives stood so far.
     fn step_plan(&self, load: u64, connections: usize, duration: Duration, judged: bool) -> Plan {
@@ -376,8 +378,8 @@ impl HttpSteps<'_> {
             eprintln!("capacity: step {number}: {note}");
             saved.notes.push(note);
         }
-        let noise = noise_of(&saved, machine);
-        let mut outcome = saved.step_outcome().with_noise(&noise);
+        let disturbance = disturbance_of(&saved, machine);
+        let mut outcome = saved.step_outcome().with_disturbance(&disturbance);
         if let Some(e) = &finished.script_error {
             self.failed = Some(format!("script error: {e}"));
         }
@@ -390,7 +392,7 @@ impl HttpSteps<'_> {
         Ok(Tried {
             saved,
             outcome,
-            noise,
+            disturbance,
             warm_up,
         })
     }
@@ -494,10 +496,10 @@ impl HttpSteps<'_> {
     }
 }
 
-/// One try of a step: its judged run, outcome and noise, and its warm-up's run.
+/// One try of a step: its judged run, outcome and disturbance, and its warm-up's run.
 struct Tried {
     saved: SavedRun,
     outcome: StepOutcome,
-    noise: Noise,
+    disturbance: Disturbance,
     warm_up: Option<SavedRun>,
 }

@@ -1,6 +1,6 @@
 //! A step of `tsumo capacity` for HTTP: [`HttpSteps`] as the search's [`StepRunner`] (each try
-//! on the connections the pool gives it, its noise, a step that could not start), and when a
-//! judged run may end early.
+//! on the connections the pool gives it, what disturbed it, a step that could not start), and
+//! when a judged run may end early.
 
 use super::*;
 use crate::capacity::LatencyEnd;
@@ -102,7 +102,7 @@ impl StepRunner for HttpSteps<'_> {
             let Tried {
                 saved,
                 mut outcome,
-                noise,
+                disturbance,
                 warm_up,
             } = match self.try_step(load, connections, tries) {
                 Ok(done) => done,
@@ -161,19 +161,19 @@ impl StepRunner for HttpSteps<'_> {
                         Some(self.server_bound_at.map_or(load, |at| at.min(load)));
                 }
             }
-            return self.judged(number, load, (saved, noise, notes), outcome);
+            return self.judged(number, load, (saved, disturbance, notes), outcome);
         }
     }
 }
 
 impl HttpSteps<'_> {
     /// The step's judged try: said on stderr and on the dashboard, kept with its notes and
-    /// noise, and the search so far shown.
+    /// disturbance, and the search so far shown.
     fn judged(
         &mut self,
         number: usize,
         load: u64,
-        (mut saved, noise, notes): (SavedRun, Noise, Vec<String>),
+        (mut saved, disturbance, notes): (SavedRun, Disturbance, Vec<String>),
         outcome: StepOutcome,
     ) -> StepOutcome {
         let said = crate::run::step_line(
@@ -188,7 +188,7 @@ impl HttpSteps<'_> {
         crate::run::live_step_judged(&outcome, &shown);
         saved.notes.extend(notes);
         self.runs.push(saved);
-        self.noise.push(noise);
+        self.disturbances.push(disturbance);
         self.classes.push(outcome.class());
         let loads: Vec<u64> = self.runs.iter().map(|r| r.plan.rate.unwrap_or(0)).collect();
         crate::run::live_search_so_far(
@@ -248,7 +248,7 @@ impl HttpSteps<'_> {
 
 /// The machine during a judged run: tsumo's send lateness max in each interval, and the CPU
 /// others used (the machine's busy cores less tsumo's and the sampled servers').
-pub(super) fn noise_of(saved: &SavedRun, machine: Option<MachineUse>) -> Noise {
+pub(super) fn disturbance_of(saved: &SavedRun, machine: Option<MachineUse>) -> Disturbance {
     let mut lateness_max_us: Vec<u64> = saved
         .intervals
         .iter()
@@ -263,7 +263,7 @@ pub(super) fn noise_of(saved: &SavedRun, machine: Option<MachineUse>) -> Noise {
         .server
         .as_ref()
         .map_or(0.0, |s| s.cpu_percent_mean / 100.0);
-    Noise {
+    Disturbance {
         lateness_max_us,
         others_cores: machine.map(|m| (m.busy_cores - tsumo - server).max(0.0)),
         steal_cores: machine.map(|m| m.steal_cores),

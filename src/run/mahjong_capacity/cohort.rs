@@ -27,7 +27,7 @@ pub(super) struct Cohort {
     pub(super) opened: MahjongRecorder,
     /// Its record when the step's judged window began.
     pub(super) judged_from: Option<MahjongRecorder>,
-    /// Its own draws' overshoot as the live line last read it: the draws since are new.
+    /// Its own draws' overshoot as the progress line last read it: the draws since are new.
     pub(super) draws_shown: Histogram<u64>,
 }
 

@@ -11,7 +11,7 @@
 //! began to log in, so a step whose players could not connect is broken, not judged on those
 //! that could. A cohort that ends on its own (none of its tables can play) leaves its record
 //! to the step it ended in. Each step is saved as a session (a step's slice of the play). On a
-//! terminal a live line shows the step, its target, the players playing and how the objectives
+//! terminal a progress line shows the step, its target, the players playing and how the objectives
 //! stand over the window so far. When the search needs fewer players (bisection, a
 //! confirmation below), the newest cohorts log out, down to at most the count asked for, tables
 //! are added back up to it, and the backlog settles during `--pause` before the next judgement.
@@ -19,11 +19,12 @@
 //! sessions left on the server are listed and make the exit 1.
 //!
 //! Here the search's end: its saved search, its outputs and its exit status. The steps are
-//! run in `steps` (over the cohorts of `cohort`), their live line drawn by `live`; `window` reads
-//! what a judged window says beyond its objectives (the draws due, the machine's noise).
+//! run in `steps` (over the cohorts of `cohort`), their progress line drawn by `progress`;
+//! `window` reads what a judged window says beyond its objectives (the draws due, what disturbed
+//! the machine).
 
 mod cohort;
-mod live;
+mod progress;
 mod steps;
 mod window;
 
@@ -67,13 +68,13 @@ fn search(plan: &MahjongCapacityPlan) -> ExitStatus {
     let Searched {
         steps,
         achieved,
-        noise,
+        disturbances,
         left,
         failed,
         error,
         server_failed,
     } = runner.end();
-    found.interference = capacity::Noise::interference(&noise);
+    found.interference = capacity::Disturbance::interference(&disturbances);
     if let (Some(e), true) = (&error, steps.is_empty()) {
         report_left(&left);
         return error_exit(e);
@@ -95,11 +96,11 @@ fn search(plan: &MahjongCapacityPlan) -> ExitStatus {
     search.part.command = session.options.part.command.clone();
     search.failure = server_failed.clone().or_else(|| failed.first().cloned());
     search.left_on_server.clone_from(&left);
-    search.noise = noise;
+    search.disturbances = disturbances;
     let mut outputs = Outputs::of(&session.options);
     outputs.text(|| report::capacity::text::render(&search));
     outputs.json(|| &search);
-    outputs.page(|| LoadedRun::new(RunData::PlayerCapacity(Box::new(search.clone())), "search"));
+    outputs.page(|| LoadedRun::new(RunData::MahjongCapacity(Box::new(search.clone())), "search"));
     if let Some(e) = &error {
         report_left(&left);
         return error_exit(e);

@@ -4,8 +4,8 @@
 use std::time::{Duration, Instant};
 
 use super::cohort::Cohort;
-use super::live::{live_line, Live, Stage};
-use super::window::{draws_behind, draws_due, noise_of};
+use super::progress::{progress_line, ProgressLine, Stage};
+use super::window::{disturbance_of, draws_behind, draws_due};
 use crate::capacity::{self, Limit, StepOutcome, StepRunner};
 use crate::engine::{signals, OwnUsage, ProgressMode};
 use crate::error::Error;
@@ -29,7 +29,7 @@ pub(super) struct Searched {
     /// The players playing at each step's end.
     pub(super) achieved: Vec<u64>,
     /// The machine during each judged window, in the order of `steps`.
-    pub(super) noise: Vec<capacity::Noise>,
+    pub(super) disturbances: Vec<capacity::Disturbance>,
     /// Sessions tsumo did not see logged out.
     pub(super) left: Vec<String>,
     /// A cohort's thread that panicked (its players may be left on the server): exit 1.
@@ -51,7 +51,7 @@ pub(super) struct Cohorts<'a> {
     steps: Vec<SavedSession>,
     achieved: Vec<u64>,
     /// The machine during each judged window, in the order of `steps`.
-    noise: Vec<capacity::Noise>,
+    disturbances: Vec<capacity::Disturbance>,
     /// Each judged step's load and class, for the dashboard's search so far.
     judged: (Vec<u64>, Vec<crate::capacity::Class>),
     /// Sessions tsumo did not see logged out, from every cohort that ended.
@@ -64,7 +64,7 @@ pub(super) struct Cohorts<'a> {
     server_failed: Option<String>,
     /// The shares of the current step of the cohorts that ended during it.
     ended: MahjongRecorder,
-    live: Live,
+    line: ProgressLine,
 }
 
 impl<'a> Cohorts<'a> {
@@ -78,14 +78,14 @@ impl<'a> Cohorts<'a> {
             next_name: 0,
             steps: Vec::new(),
             achieved: Vec::new(),
-            noise: Vec::new(),
+            disturbances: Vec::new(),
             judged: (Vec::new(), Vec::new()),
             left: Vec::new(),
             failed: Vec::new(),
             error: None,
             server_failed: None,
             ended: MahjongRecorder::default(),
-            live: Live {
+            line: ProgressLine {
                 mode: ProgressMode::choose(options.progress, options.quiet),
                 shown: None,
                 step: 0,
@@ -99,11 +99,11 @@ impl<'a> Cohorts<'a> {
     /// Logs every player out (each cohort to its last logout), and gives what the search left.
     pub(super) fn end(mut self) -> Searched {
         self.log_out_down_to(0);
-        self.live.mode.finish();
+        self.line.mode.finish();
         Searched {
             steps: self.steps,
             achieved: self.achieved,
-            noise: self.noise,
+            disturbances: self.disturbances,
             left: self.left,
             failed: self.failed,
             error: self.error,
@@ -141,7 +141,7 @@ impl Cohorts<'_> {
         let end = Instant::now() + length;
         loop {
             self.collect_ended();
-            self.show_live();
+            self.show_progress();
             if Instant::now() >= end || self.signal().is_some() || self.error.is_some() {
                 return;
             }
@@ -149,16 +149,16 @@ impl Cohorts<'_> {
         }
     }
 
-    /// Redraws the live line when due: the players playing, and the objectives over the
+    /// Redraws the progress line when due: the players playing, and the objectives over the
     /// judged window so far.
-    fn show_live(&mut self) {
-        if !self.live.due() {
+    fn show_progress(&mut self) {
+        if !self.line.due() {
             return;
         }
-        let (playing, verdicts) = match self.live.stage {
+        let (playing, verdicts) = match self.line.stage {
             Stage::Judged(began, _) => {
                 let (record, playing) = self.step_record();
-                let slice = self.slice(record, self.live.load, began.elapsed(), None);
+                let slice = self.slice(record, self.line.load, began.elapsed(), None);
                 (playing, slice.objectives)
             }
             _ => (self.cohorts.iter().map(|c| c.read().1).sum(), Vec::new()),
@@ -174,17 +174,17 @@ impl Cohorts<'_> {
             .iter_mut()
             .filter_map(Cohort::new_draws_worst)
             .max();
-        self.live.lag_shown = worst.or(self.live.lag_shown);
-        let mut line = session::lag_lead(self.plan.session.think, self.live.lag_shown);
-        line += &live_line(
-            self.live.step,
-            self.live.load,
+        self.line.lag_shown = worst.or(self.line.lag_shown);
+        let mut line = session::lag_lead(self.plan.session.think, self.line.lag_shown);
+        line += &progress_line(
+            self.line.step,
+            self.line.load,
             &standing,
-            &self.live.stage.text(Instant::now()),
+            &self.line.stage.text(Instant::now()),
             playing,
             &verdicts,
         );
-        self.live.mode.show_line(&line);
+        self.line.mode.show_line(&line);
     }
 
     /// The current step's record so far (every cohort's share, those ended during it too),
@@ -261,7 +261,7 @@ impl Cohorts<'_> {
             return;
         }
         let count: usize = leaving.iter().map(|c| c.players).sum();
-        self.live.say(&format!(
+        self.line.say(&format!(
             "capacity: logging out {} players",
             capacity::grouped(count as u64)
         ));
@@ -280,7 +280,7 @@ impl Cohorts<'_> {
                         .extend(result.record.left_on_server.iter().cloned());
                     // Its failures were the steps' errors; said here as well.
                     if let Some(failure) = saved.failure {
-                        self.live.say(&format!(
+                        self.line.say(&format!(
                             "capacity: a session of {} players: {failure}",
                             capacity::grouped(cohort.players as u64)
                         ));
@@ -344,7 +344,7 @@ impl Cohorts<'_> {
                 .last()
                 .is_some_and(|newest| !newest.ended() && !newest.seated(seats))
         {
-            self.show_live();
+            self.show_progress();
             std::thread::sleep(POLL);
         }
     }
@@ -372,7 +372,7 @@ impl Cohorts<'_> {
                             None if result.interrupted => continue,
                             None => "none of its tables could play".to_string(),
                         };
-                        self.live.say(&format!(
+                        self.line.say(&format!(
                             "capacity: a session of {} players ended: {why}",
                             capacity::grouped(cohort.players as u64)
                         ));
@@ -404,21 +404,21 @@ impl Cohorts<'_> {
         let machine = crate::sys::machine::MachineStat::read();
         let began = Instant::now();
         let start = StartRecord::new(None, crate::sys::wallclock::unix_now_ns());
-        self.live.stage = Stage::Judged(began, self.plan.search.step);
-        self.live.shown = None;
+        self.line.stage = Stage::Judged(began, self.plan.search.step);
+        self.line.shown = None;
         self.wait(self.plan.search.step);
         let elapsed = began.elapsed();
         let (record, playing) = self.step_record();
         let usage = OwnUsage::now().since(own);
         // A slice of sessions still playing: whether they failed is told when they end.
         let mut saved = self.slice(record, load, elapsed, Some((usage, sampler, start)));
-        let noise = noise_of(&saved, machine.and_then(|m| m.since()));
+        let disturbance = disturbance_of(&saved, machine.and_then(|m| m.since()));
         let mut outcome = saved.step_outcome();
         // Far fewer draws than the players' think time makes due: the server did not keep
         // their pace (it froze, say), so the few draws measured cannot vouch for the load.
         let behind = draws_behind(&saved, playing, elapsed);
         if let Some(verdict) = &behind {
-            self.live.say(&format!(
+            self.line.say(&format!(
                 "capacity: step {} saw {} draws where {} were due",
                 self.steps.len() + 1,
                 saved.draw_overshoot.count,
@@ -436,10 +436,10 @@ impl Cohorts<'_> {
                 .iter()
                 .any(|v| !v.held && v.unit == crate::slo::Unit::Micros);
         if time_broke {
-            outcome = outcome.with_noise(&noise);
+            outcome = outcome.with_disturbance(&disturbance);
         }
         outcome.achieved = playing as f64;
-        self.noise.push(noise);
+        self.disturbances.push(disturbance);
         self.steps.push(saved);
         self.achieved.push(playing);
         outcome
@@ -452,10 +452,10 @@ impl Cohorts<'_> {
             cohort.judged_from = None;
         }
         self.ended = MahjongRecorder::default();
-        self.live.step = number;
-        self.live.load = load;
-        self.live.stage = stage;
-        self.live.shown = None;
+        self.line.step = number;
+        self.line.load = load;
+        self.line.stage = stage;
+        self.line.shown = None;
     }
 }
 
@@ -479,7 +479,7 @@ impl StepRunner for Cohorts<'_> {
         }
         self.begin_step(number, load, Stage::Seating);
         let playing = self.players();
-        self.live.say(&format!(
+        self.line.say(&format!(
             "capacity: step {number} at {} players ({} playing on, {} new; {} warm-up, then {} \
              judged)",
             capacity::grouped(load),
@@ -494,7 +494,7 @@ impl StepRunner for Cohorts<'_> {
         }
         self.collect_ended();
         if !self.plan.search.warmup.is_zero() {
-            self.live.stage = Stage::WarmUp;
+            self.line.stage = Stage::WarmUp;
             self.wait(self.plan.search.warmup);
         }
         self.collect_ended();
@@ -530,7 +530,7 @@ impl StepRunner for Cohorts<'_> {
                 capacity::grouped(outcome.achieved.round() as u64)
             ),
         );
-        self.live.say(&format!("capacity: step {number}: {said}"));
+        self.line.say(&format!("capacity: step {number}: {said}"));
         let shown = format!(
             "Step {number} at {} players: {said}",
             capacity::grouped(load)

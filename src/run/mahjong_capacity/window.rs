@@ -1,6 +1,6 @@
 //! What a judged window of `mahjong --capacity` says beyond its objectives: whether it saw the
 //! draws its players and think time make due (a server frozen inside the window is no "held"),
-//! and the machine's noise during it (tsumo's lateness, the CPU others used).
+//! and what disturbed the machine during it (tsumo's lateness, the CPU others used).
 
 use std::time::Duration;
 
@@ -46,14 +46,17 @@ pub(super) fn draws_behind(
 /// The machine during a judged window: tsumo's reply lateness max (one figure: a session's
 /// intervals keep no lateness), and the CPU others used (the machine's busy cores less tsumo's
 /// and the sampled servers').
-pub(super) fn noise_of(saved: &SavedSession, machine: Option<MachineUse>) -> capacity::Noise {
+pub(super) fn disturbance_of(
+    saved: &SavedSession,
+    machine: Option<MachineUse>,
+) -> capacity::Disturbance {
     let elapsed = saved.elapsed_s.max(1e-9);
     let tsumo = saved.tsumo.cpu_s / elapsed;
     let server = saved
         .server
         .as_ref()
         .map_or(0.0, |s| s.cpu_percent_mean / 100.0);
-    capacity::Noise {
+    capacity::Disturbance {
         lateness_max_us: vec![saved.reply_lateness.sampled().map_or(0, |h| h.max)],
         others_cores: machine.map(|m| (m.busy_cores - tsumo - server).max(0.0)),
         steal_cores: machine.map(|m| m.steal_cores),

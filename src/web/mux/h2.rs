@@ -20,7 +20,7 @@ use crate::net::stream::Stream;
 use crate::plan::Http2;
 use crate::timing::clock::Nanos;
 use crate::timing::deadline::Deadline;
-use crate::web::live::{Down, Progress};
+use crate::web::gauges::{Down, Progress};
 use crate::web::shared::Shared;
 
 /// One connection of the run's HTTP/2 connections, opened again and again.

@@ -22,7 +22,7 @@ use crate::net::http3::{ConnectFailure, Opened, Packets, QuicClient, QuicHandsha
 use crate::stats::http3::Http3Counters;
 use crate::timing::clock::{self, Nanos};
 use crate::timing::deadline::Deadline;
-use crate::web::live::{Down, Progress};
+use crate::web::gauges::{Down, Progress};
 use crate::web::shared::Shared;
 
 /// What every HTTP/3 connection of one worker shares: the QUIC client, and the connections

@@ -32,7 +32,7 @@ use std::time::Duration;
 use futures_util::stream::{FuturesUnordered, StreamExt};
 use http::uri::Scheme;
 
-use super::live::Progress;
+use super::gauges::Progress;
 use super::pace::Turn;
 use super::shared::Shared;
 use crate::net::http1::request::Batch;

@@ -68,7 +68,7 @@ pub(super) async fn exchange<T: Tally>(
                 rec.counters.requests += 1;
                 if status > 399 {
                     rec.counters.errors.status += 1;
-                    shared.live.status.fetch_add(1, Ordering::Relaxed);
+                    shared.gauges.status.fetch_add(1, Ordering::Relaxed);
                 }
                 if stamp == Received::Missed && kernel_stamps() == Timestamps::Kernel {
                     rec.counters.unstamped += 1;
@@ -84,8 +84,8 @@ pub(super) async fn exchange<T: Tally>(
                 answered = true;
                 let split = times.split();
                 rec.record_latency(&split);
-                shared.over_limits.count(split.server, &shared.live.over);
-                shared.live.requests.fetch_add(1, Ordering::Relaxed);
+                shared.over_limits.count(split.server, &shared.gauges.over);
+                shared.gauges.requests.fetch_add(1, Ordering::Relaxed);
                 if let Some((headers, body)) = kept {
                     hook = Some((status, headers, body));
                 }
@@ -99,11 +99,11 @@ pub(super) async fn exchange<T: Tally>(
             }
             Ok(StreamEnd::Unprocessed | StreamEnd::Failed) => {
                 rec.counters.errors.read += 1;
-                shared.live.errors.fetch_add(1, Ordering::Relaxed);
+                shared.gauges.errors.fetch_add(1, Ordering::Relaxed);
             }
             Err(_elapsed) => {
                 rec.counters.errors.timeout += 1;
-                shared.live.errors.fetch_add(1, Ordering::Relaxed);
+                shared.gauges.errors.fetch_add(1, Ordering::Relaxed);
             }
         }
     }

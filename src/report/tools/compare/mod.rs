@@ -12,18 +12,19 @@
 //! The reader of saved runs ([`LoadedRun`], [`load`], [`from_value`], [`check_same_mode`]) lives
 //! in [`crate::report::tools::saved`]; it is re-exported here so the `compare::` paths used by merge, plot and
 //! main keep working. A run's figures as rows are in `rows` (each row's durations in one unit), the
-//! noise sentences in `noise`, and the verdict the comparison opens with in `verdict`.
+//! sentences on the run-to-run spread in `spread`, and the verdict the comparison opens with in
+//! `verdict`.
 
-mod noise;
 mod rows;
+mod spread;
 mod verdict;
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use self::noise::{mean, noise_sentence};
 pub use self::rows::figures_in_one_unit;
 use self::rows::{format_ratio, format_value, rows, Row, Unit};
+use self::spread::{mean, spread_sentence};
 use crate::error::Error;
 pub use crate::report::tools::saved::{
     check_same_mode, from_value, load, load_all, LoadedRun, RunData,
@@ -89,7 +90,7 @@ fn values_of(name: &str, per_run: &[(&LoadedRun, Vec<Row>)], group: &Group<'_>) 
         .collect()
 }
 
-/// The comparison table (and, with repeated runs, the noise sentences) of runs of one mode.
+/// The comparison table (and, with repeated runs, the sentences on the spread) of runs of one mode.
 /// Runs marked as left out (an A/B round cut short) are named with the reason, not compared;
 /// runs that ended early otherwise are compared and named with how they ended.
 pub fn render(all: &[LoadedRun]) -> Result<String, Error> {
@@ -119,7 +120,7 @@ pub fn render(all: &[LoadedRun]) -> Result<String, Error> {
     let _ = writeln!(out);
     write_table(&mut out, &table(&names, &per_run, &groups));
     write_capacity_ranges(&mut out, &per_run);
-    write_noise_sentences(&mut out, runs, &names, &per_run, &groups);
+    write_spread_sentences(&mut out, runs, &names, &per_run, &groups);
     Ok(out)
 }
 
@@ -171,7 +172,7 @@ fn write_heading(out: &mut String, runs: &[LoadedRun], groups: &[Group<'_>]) {
         out,
         "Comparing {} {} run{}{}",
         runs.len(),
-        runs[0].mode(),
+        runs[0].title(),
         if runs.len() == 1 { "" } else { "s" },
         if repeated {
             let labels = match groups.len() {
@@ -316,7 +317,7 @@ fn write_capacity_ranges(out: &mut String, per_run: &[(&LoadedRun, Vec<Row>)]) {
 /// With repeated runs of every label, a sentence per key metric and label: whether it differs
 /// from the first beyond run-to-run noise. (With one run of a label the opening line said that
 /// no difference is a verdict.)
-fn write_noise_sentences(
+fn write_spread_sentences(
     out: &mut String,
     runs: &[LoadedRun],
     names: &[(String, Unit)],
@@ -341,7 +342,7 @@ fn write_noise_sentences(
                 Some(why) if *unit == Unit::Time => {
                     format!("{metric}: not comparable: {why}")
                 }
-                _ => noise_sentence(metric, (&groups[0], &first), (g, &values)),
+                _ => spread_sentence(metric, (&groups[0], &first), (g, &values)),
             };
             let _ = writeln!(out, "{sentence}");
         }

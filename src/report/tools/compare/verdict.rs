@@ -1,5 +1,5 @@
 //! The line a comparison opens with: one sentence on how each label compares to the first on
-//! the mode's key measures, those beyond run-to-run noise first (the rule is in `noise`):
+//! the mode's key measures, those beyond run-to-run noise first (the rule is in `spread`):
 //! `Verdict: nginx against direct at the same load: p50 +67%, server CPU +90% beyond run-to-run
 //! noise; rate, p99, the server's p99 within it.` Every key measure is judged, so a cost in one
 //! measure is not hidden behind another that did not move. With one run of a label the noise is
@@ -7,8 +7,8 @@
 //! times come from different clocks (HTTP/3's user-space stamps, HTTP/2's kernel stamps) are not
 //! judged on latency at all.
 
-use super::noise::{beyond_noise, mean};
 use super::rows::{Row, Unit};
+use super::spread::{beyond_spread, mean};
 use super::{values_of, Group, LoadedRun};
 
 /// A label's name in the sentence: the label, with its letter when the table heads it so.
@@ -31,7 +31,7 @@ fn name(group: &Group<'_>) -> String {
 /// `b` against `a` in percent of `a`, and whether beyond the noise.
 fn change(a: &[f64], b: &[f64]) -> Option<(f64, bool)> {
     let (mean_a, mean_b) = (mean(a)?, mean(b)?);
-    (mean_a > 0.0).then(|| ((mean_b / mean_a - 1.0) * 100.0, beyond_noise(a, b)))
+    (mean_a > 0.0).then(|| ((mean_b / mean_a - 1.0) * 100.0, beyond_spread(a, b)))
 }
 
 /// Where a group's receive times come from (`kernel`, `user`, `mixed`); `None` when its mode

@@ -1,6 +1,6 @@
-//! The words under a comparison table: for each key metric, whether the difference between two
-//! labels is larger than the rounds of one label differ among themselves (the rule is in the
-//! doc of [`super`]).
+//! The run-to-run spread, and the words on it under a comparison table: for each key metric,
+//! whether the difference between two labels is larger than the rounds of one label differ
+//! among themselves (the rule is in the doc of [`super`]).
 
 use super::Group;
 
@@ -8,8 +8,15 @@ pub(super) fn mean(values: &[f64]) -> Option<f64> {
     (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
 }
 
+/// Spread (max − min) of rounds.
+fn spread(values: &[f64]) -> f64 {
+    let max = values.iter().copied().fold(f64::MIN, f64::max);
+    let min = values.iter().copied().fold(f64::MAX, f64::min);
+    max - min
+}
+
 /// Spread (max − min) of a group's rounds as a share of their mean, in words.
-fn variation(values: &[f64]) -> String {
+fn spread_in_words(values: &[f64]) -> String {
     let (Some(mean), Some(max), Some(min)) = (
         mean(values),
         values.iter().copied().reduce(f64::max),
@@ -39,23 +46,18 @@ fn variation(values: &[f64]) -> String {
 
 /// The rule of [`super`]: the means differ by more than 1 % and by more than the larger
 /// spread (max − min) of either label's rounds.
-pub(super) fn beyond_noise(values_a: &[f64], values_b: &[f64]) -> bool {
-    let spread = |v: &[f64]| {
-        let max = v.iter().copied().fold(f64::MIN, f64::max);
-        let min = v.iter().copied().fold(f64::MAX, f64::min);
-        max - min
-    };
+pub(super) fn beyond_spread(values_a: &[f64], values_b: &[f64]) -> bool {
     let (mean_a, mean_b) = (mean(values_a).unwrap_or(0.0), mean(values_b).unwrap_or(0.0));
     // A difference under 1 % is no difference worth a word, however steady the rounds were.
-    let noise = spread(values_a)
+    let within = spread(values_a)
         .max(spread(values_b))
         .max(0.01 * mean_a.abs().max(mean_b.abs()));
-    (mean_b - mean_a).abs() > noise
+    (mean_b - mean_a).abs() > within
 }
 
 /// One sentence: how `b` compares to the first group `a` on one metric, and whether that is
 /// more than the rounds of either label differ among themselves.
-pub(super) fn noise_sentence(
+pub(super) fn spread_sentence(
     metric: &str,
     a: (&Group<'_>, &[f64]),
     b: (&Group<'_>, &[f64]),
@@ -73,7 +75,7 @@ pub(super) fn noise_sentence(
     } else {
         format!("{} {mean_b:.3} vs {} 0", group_b.heading, group_a.heading)
     };
-    let verdict = if beyond_noise(values_a, values_b) {
+    let verdict = if beyond_spread(values_a, values_b) {
         "beyond run-to-run noise"
     } else {
         "within run-to-run noise"
@@ -81,8 +83,8 @@ pub(super) fn noise_sentence(
     format!(
         "{metric}: {comparison}; {verdict} ({} {}, {} {} between rounds)",
         group_a.heading,
-        variation(values_a),
+        spread_in_words(values_a),
         group_b.heading,
-        variation(values_b)
+        spread_in_words(values_b)
     )
 }

@@ -1,9 +1,9 @@
 //! What disturbed a step (issue 30): the machine's readings during a trial, and whether they
 //! make a trial that broke say nothing about the server.
 //!
-//! A trial that held is trusted (noise only makes a server look worse). A trial that broke, or
-//! that tsumo's lateness limited, while tsumo itself stalled or the hypervisor stole CPU is
-//! *disturbed*: its verdict may be tsumo's or the machine's, so the search runs it again.
+//! A trial that held is trusted (a disturbance only makes a server look worse). A trial that
+//! broke, or that tsumo's lateness limited, while tsumo itself stalled or the hypervisor stole
+//! CPU is *disturbed*: its verdict may be tsumo's or the machine's, so the search runs it again.
 //! Others' CPU is measured and named, but is no reason alone: a machine busy the same way
 //! through every step (the hogs the truth is measured under) would make every trial disturbed.
 
@@ -21,9 +21,9 @@ pub const STALL_US: u64 = 20_000;
 /// 10 %.
 pub const STEAL_SHARE: f64 = 0.2;
 
-/// The machine during one trial.
+/// What may have disturbed one trial: the machine's readings during it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Noise {
+pub struct Disturbance {
     /// tsumo's own lateness max in each interval, µs (send lateness for HTTP, reply lateness
     /// for mahjong).
     pub lateness_max_us: Vec<u64>,
@@ -38,14 +38,14 @@ pub struct Noise {
     pub cores: usize,
 }
 
-impl Noise {
+impl Disturbance {
     /// The longest stall of tsumo: its largest interval lateness max, µs.
     pub fn stall_us(&self) -> u64 {
         self.lateness_max_us.iter().copied().max().unwrap_or(0)
     }
 
     /// Why a trial's break may be tsumo's or the machine's, or `None`.
-    pub fn disturbance(&self) -> Option<String> {
+    pub fn reason(&self) -> Option<String> {
         let stalled = self.stall_us() > STALL_US;
         let stolen = self
             .steal_cores
@@ -66,11 +66,11 @@ impl Noise {
     }
 }
 
-impl Noise {
+impl Disturbance {
     /// The share of the machine (0 to 1) others took during a search's trials, on average:
     /// their CPU and steal over the machine's cores; 0 where not measured. It widens the
     /// answer's range ([`Capacity::range`](super::Capacity::range)).
-    pub fn interference(trials: &[Noise]) -> f64 {
+    pub fn interference(trials: &[Disturbance]) -> f64 {
         let shares: Vec<f64> = trials
             .iter()
             .filter(|n| n.cores > 0 && (n.others_cores.is_some() || n.steal_cores.is_some()))
@@ -100,11 +100,11 @@ fn ms(us: u64) -> String {
 impl StepOutcome {
     /// The outcome with the machine's readings: a trial that broke, or that tsumo's lateness
     /// limited, while tsumo stalled or the CPU was stolen is disturbed.
-    pub fn with_noise(self, noise: &Noise) -> StepOutcome {
+    pub fn with_disturbance(self, disturbance: &Disturbance) -> StepOutcome {
         let lateness_limited =
             matches!(&self.limit, Some(Limit::Generator(why)) if why.contains("lateness"));
         let spoilable = self.class() == Class::Broke || lateness_limited;
-        match noise.disturbance() {
+        match disturbance.reason() {
             Some(why) if spoilable => StepOutcome {
                 limit: Some(Limit::Disturbed(why)),
                 ..self
@@ -135,47 +135,50 @@ mod tests {
 
     #[test]
     fn only_a_break_or_tsumos_lateness_is_disturbed() {
-        let stalled = Noise {
+        let stalled = Disturbance {
             lateness_max_us: vec![300, 96_000, 1_000],
             others_cores: Some(1.84),
             steal_cores: Some(0.0),
             cores: 2,
         };
         let why = "tsumo stalled 96ms; others used 1.8 of 2 cores";
-        assert_eq!(stalled.disturbance().as_deref(), Some(why));
+        assert_eq!(stalled.reason().as_deref(), Some(why));
         assert_eq!(
-            outcome(false, None).with_noise(&stalled).limit,
+            outcome(false, None).with_disturbance(&stalled).limit,
             Some(Limit::Disturbed(why.into()))
         );
         // Held is held.
-        assert_eq!(outcome(true, None).with_noise(&stalled).limit, None);
+        assert_eq!(outcome(true, None).with_disturbance(&stalled).limit, None);
         // tsumo's lateness p99 as the limit: disturbed; its CPU: its own limit still.
         let late = Limit::Generator("tsumo's send lateness p99 25.0ms".into());
         assert_eq!(
-            outcome(true, Some(late)).with_noise(&stalled).class(),
+            outcome(true, Some(late)).with_disturbance(&stalled).class(),
             Class::Disturbed
         );
         let cpu = Limit::Generator("tsumo used 1.95 cores of its 2 threads".into());
         assert_eq!(
-            outcome(false, Some(cpu)).with_noise(&stalled).class(),
+            outcome(false, Some(cpu)).with_disturbance(&stalled).class(),
             Class::GeneratorLimited
         );
         // A busy machine alone, tsumo on time: the break is the server's.
-        let busy = Noise {
+        let busy = Disturbance {
             lateness_max_us: vec![300, 2_000],
             others_cores: Some(1.9),
             steal_cores: Some(0.0),
             cores: 2,
         };
-        assert_eq!(busy.disturbance(), None);
-        assert_eq!(outcome(false, None).with_noise(&busy).class(), Class::Broke);
+        assert_eq!(busy.reason(), None);
+        assert_eq!(
+            outcome(false, None).with_disturbance(&busy).class(),
+            Class::Broke
+        );
         // Stolen CPU.
-        let stolen = Noise {
+        let stolen = Disturbance {
             steal_cores: Some(0.5),
             ..busy
         };
         assert_eq!(
-            stolen.disturbance().as_deref(),
+            stolen.reason().as_deref(),
             Some("tsumo stalled 2.0ms; others used 1.9 of 2 cores; steal 0.5 cores")
         );
     }

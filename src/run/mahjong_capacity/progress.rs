@@ -1,4 +1,4 @@
-//! The live line of a search over players: the step, its target, where the step is (its
+//! The progress line of a search over players: the step, its target, where the step is (its
 //! [`Stage`]), the players playing and how the objectives stand; on a terminal, or each second
 //! with `--progress`.
 
@@ -9,10 +9,10 @@ use crate::engine::ProgressMode;
 use crate::run::{human, verdict_text};
 use crate::slo::Verdict;
 
-/// How often the live line is redrawn.
-const LIVE_EVERY: Duration = Duration::from_secs(1);
+/// How often the progress line is redrawn.
+const REDRAW_EVERY: Duration = Duration::from_secs(1);
 
-/// Where a step is, for the live line.
+/// Where a step is, for the progress line.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) enum Stage {
     /// The pause after players were logged out.
@@ -40,8 +40,8 @@ impl Stage {
     }
 }
 
-/// The live line's state: shown on a terminal (or each second with `--progress`).
-pub(super) struct Live {
+/// The progress line's state: shown on a terminal (or each second with `--progress`).
+pub(super) struct ProgressLine {
     pub(super) mode: ProgressMode,
     pub(super) shown: Option<Instant>,
     /// The step's number and target.
@@ -52,19 +52,19 @@ pub(super) struct Live {
     pub(super) lag_shown: Option<u64>,
 }
 
-impl Live {
-    /// Clears the live line before a line of its own on stderr.
+impl ProgressLine {
+    /// Clears the progress line before a line of its own on stderr.
     pub(super) fn say(&self, line: &str) {
         self.mode.finish();
         eprintln!("{line}");
     }
 
-    /// Whether the line is due now (each [`LIVE_EVERY`]).
+    /// Whether the line is due now (each [`REDRAW_EVERY`]).
     pub(super) fn due(&mut self) -> bool {
         if self.mode == ProgressMode::Off {
             return false;
         }
-        let due = self.shown.is_none_or(|at| at.elapsed() >= LIVE_EVERY);
+        let due = self.shown.is_none_or(|at| at.elapsed() >= REDRAW_EVERY);
         if due {
             self.shown = Some(Instant::now());
         }
@@ -73,9 +73,9 @@ impl Live {
 }
 
 /// `step 4 at 12 players (held at 8; broke at 16: errors<1): judged 1s of 3s, 8 playing:
-/// errors<1 BROKEN (errors 8)`: the live line of a step, with how the search stands
+/// errors<1 BROKEN (errors 8)`: the progress line of a step, with how the search stands
 /// ([`crate::run::standing`]); `verdicts` over its window so far, when that has begun.
-pub(super) fn live_line(
+pub(super) fn progress_line(
     step: usize,
     load: u64,
     standing: &str,
@@ -112,7 +112,7 @@ mod tests {
     }
 
     #[test]
-    fn the_live_line_says_the_step_its_target_the_players_and_the_objectives() {
+    fn the_progress_line_says_the_step_its_target_the_players_and_the_objectives() {
         let verdicts = [
             verdict("errors<1", 16.0, Unit::Count, false),
             verdict("draw_overshoot.p99<100ms", 31_000.0, Unit::Micros, true),
@@ -132,14 +132,14 @@ mod tests {
         ]);
         assert_eq!(standing, " (held at 8; broke at 16: errors<1)");
         assert_eq!(
-            live_line(4, 12, &standing, "judged 2s of 3s", 8, &verdicts),
+            progress_line(4, 12, &standing, "judged 2s of 3s", 8, &verdicts),
             "step 4 at 12 players (held at 8; broke at 16: errors<1): judged 2s of 3s, 8 \
              playing: errors<1 BROKEN (errors 16), draw_overshoot.p99<100ms held \
              (draw_overshoot.p99 31.0ms)"
         );
         let standing = crate::run::standing([(8, &held[..])]);
         assert_eq!(
-            live_line(3, 16, &standing, "warm-up", 8, &[]),
+            progress_line(3, 16, &standing, "warm-up", 8, &[]),
             "step 3 at 16 players (held at 8): warm-up, 8 playing"
         );
         assert_eq!(
@@ -149,7 +149,7 @@ mod tests {
         // Before the window: no verdicts yet; nothing held or broken yet.
         let standing = crate::run::standing([]);
         assert_eq!(
-            live_line(1, 1_024, &standing, "seating", 0, &[]),
+            progress_line(1, 1_024, &standing, "seating", 0, &[]),
             "step 1 at 1,024 players: seating, 0 playing"
         );
     }

@@ -1,18 +1,18 @@
-//! What is read of a worker's connections while they run, from outside them: the counters the
-//! supervisor's progress line and per-second samples read (and a capacity step's watch on its
-//! errors, which may end the run early), and how far each connection got along
-//! its schedule, which its worker reads at the end.
+//! What is read of a worker's connections from outside them: its gauges, the counters the
+//! supervisor's progress line and per-second samples read while they run (and a capacity step's
+//! watch on its errors, which may end the run early), and how far each connection got along its
+//! schedule, which its worker reads at the end.
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::engine::Live;
+use crate::engine::Gauges;
 use crate::timing::clock::Nanos;
 
 /// Counters a worker updates as it goes (relaxed atomics: read for display and the per-second
 /// samples only).
 #[derive(Debug, Default)]
-pub struct LiveCounters {
+pub struct HttpGauges {
     /// Responses.
     pub requests: AtomicU64,
     /// Socket errors: connect, read, write, timeout.
@@ -24,7 +24,7 @@ pub struct LiveCounters {
     pub over: crate::stats::over::OverCounts,
 }
 
-impl LiveCounters {
+impl HttpGauges {
     pub fn requests(&self) -> u64 {
         self.requests.load(Ordering::Relaxed)
     }
@@ -36,7 +36,7 @@ impl LiveCounters {
     }
 }
 
-impl Live for LiveCounters {
+impl Gauges for HttpGauges {
     fn completed(&self) -> u64 {
         self.requests()
     }
