@@ -279,7 +279,7 @@ fn start_at(matches: &ArgMatches, now_ns: u64) -> Result<Option<StartAt>, ArgErr
                 now_ns.saturating_add(wait.as_nanos().min(u128::from(u64::MAX)) as u64),
             )
         }
-        None => StartAt::Absolute(parse_rfc3339(text.trim()).map_err(invalid)?),
+        None => StartAt::Absolute(parse_rfc3339(text.trim()).map_err(|e| invalid(e.to_string()))?),
     };
     let at_ns = at.unix_ns();
     if at_ns <= now_ns {
