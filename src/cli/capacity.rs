@@ -146,23 +146,7 @@ pub(super) fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
         matches: &matches,
     };
     let mut run = run_plan(&options, &args, Objectives::Search)?;
-    if run.rate.is_some() {
-        return Err(ArgError::Refused(
-            "-R is set by the search at each step: use --from and --to".to_string(),
-        ));
-    }
-    if run.options.vs.is_some() {
-        return Err(ArgError::Refused(
-            "--vs compares two runs; tsumo capacity searches one target".to_string(),
-        ));
-    }
-    if run.hgrm.is_some() || run.hlog.is_some() {
-        return Err(ArgError::Refused(
-            "--hgrm and --hlog are one run's files: each step's run is in --json's \
-             `steps`"
-                .to_string(),
-        ));
-    }
+    not_for_a_search(&run)?;
     let text = |id: &str| matches.get_one::<String>(id);
     let long = |id: &str| super::option_label(&command, id);
     let metric = |id: &str| -> Result<Option<u64>, ArgError> {
@@ -240,6 +224,20 @@ pub(super) fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
         staircase,
         max_connections,
     })))
+}
+
+/// What a run's command line may say and a search's may not.
+fn not_for_a_search(run: &crate::plan::Plan) -> Result<(), ArgError> {
+    let refused = if run.rate.is_some() {
+        "-R is set by the search at each step: use --from and --to"
+    } else if run.options.vs.is_some() {
+        "--vs compares two runs; tsumo capacity searches one target"
+    } else if run.hgrm.is_some() || run.hlog.is_some() {
+        "--hgrm and --hlog are one run's files: each step's run is in --json's `steps`"
+    } else {
+        return Ok(());
+    };
+    Err(ArgError::Refused(refused.to_string()))
 }
 
 /// `--max-connections N`: at least `-c` (this process's share of it, over shards), and a
