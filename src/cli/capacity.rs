@@ -377,13 +377,13 @@ fn listed(text: &str) -> Result<Vec<u64>, ArgError> {
         })
         .collect::<Result<Vec<u64>, ArgError>>()?;
     if loads.len() < 2 {
-        return Err((bad(
+        return Err(bad(
             "a staircase lists 2 rates or more, as 200,400,800 (K even steps from --from to \
              --to: --step-count K)",
-        )));
+        ));
     }
     if loads.windows(2).any(|w| w[1] <= w[0]) {
-        return Err((bad("the rates must rise, each above the one before")));
+        return Err(bad("the rates must rise, each above the one before"));
     }
     Ok(loads)
 }

@@ -180,9 +180,9 @@ fn shard(matches: &ArgMatches, env: Env) -> Result<Shard, ArgError> {
             .and_then(|(i, n)| Some((count(i)?, count(n)?)))
             .ok_or_else(|| invalid("expected I/N, e.g. 2/4 for shard 2 of 4 (I counted from 1)"))?;
         if i > n {
-            return Err((invalid(&format!(
+            return Err(invalid(&format!(
                 "shard {i} of {n} does not exist; shards are counted from 1 to {n}"
-            ))));
+            )));
         }
         if let Some(shards) = count_option.filter(|&c| c != n) {
             return Err(ArgError::Refused(format!(
@@ -273,7 +273,7 @@ fn start_at(matches: &ArgMatches, now_ns: u64) -> Result<Option<StartAt>, ArgErr
         Some(after) => {
             let wait = units::parse_duration(after).map_err(&invalid)?;
             if wait.is_zero() {
-                return Err((invalid("the wait must be longer than zero".to_string())));
+                return Err(invalid("the wait must be longer than zero".to_string()));
             }
             StartAt::FromNow(
                 now_ns.saturating_add(wait.as_nanos().min(u128::from(u64::MAX)) as u64),
