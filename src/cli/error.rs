@@ -37,3 +37,33 @@ impl From<ArgError> for Error {
         Error::Usage(e.to_string())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each kind renders as the line tsumo always printed, one line whatever was typed.
+    #[test]
+    fn each_kind_is_the_one_line_it_was() {
+        let invalid = ArgError::Invalid {
+            option: "-c".into(),
+            value: one_line("1\n0"),
+            reason: "expected a whole number".into(),
+        };
+        assert_eq!(
+            invalid.to_string(),
+            "invalid value '1\\n0' for -c: expected a whole number"
+        );
+        let objective = ArgError::Objective {
+            expr: "p99>\n1ms".into(),
+            reason: slo::parse_http("p99>\n1ms").unwrap_err(),
+        };
+        assert_eq!(
+            objective.to_string(),
+            "--slo 'p99>\\n1ms': p99 takes '<' (an upper limit), not '>'"
+        );
+        let usage = Error::from(ArgError::Refused("--rounds needs --vs URL".into()));
+        assert_eq!(usage.to_string(), "--rounds needs --vs URL");
+        assert_eq!(usage.exit_status(), crate::error::ExitStatus::BadInput);
+    }
+}
