@@ -280,8 +280,101 @@ const PERCENTILES: &str = "p50, p75, p90, p99, p99.9, p99.99 or max";
 /// The mahjong histograms besides the step kinds.
 pub const SESSION_HISTOGRAMS: [&str; 3] = ["draw_overshoot", "deal_overshoot", "reply_lateness"];
 
+/// Why an objective does not parse, or could never hold: the reason, to follow
+/// `--slo 'EXPR': ` (the command line's) or a saved run's objective.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ParseError {
+    #[error("empty objective (e.g. p99<20ms)")]
+    Empty,
+    #[error("no '<' or '>' (e.g. p99<20ms, rate>95%)")]
+    NoComparison,
+    #[error("'<=' and '>=' are not objectives: use '<' or '>'")]
+    OrEqual,
+    #[error("no measure before the comparison (e.g. p99<20ms)")]
+    NoMeasure,
+    #[error("no limit after {0}")]
+    NoLimit(String),
+    #[error("one comparison per objective (repeat --slo for more)")]
+    TwoComparisons,
+    /// A session's measure in an HTTP run.
+    #[error("{0} is a mahjong measure (tsumo mahjong --slo); an HTTP run's are {HTTP_MEASURES}", HTTP_MEASURES = HTTP_MEASURES)]
+    SessionMeasure(String),
+    #[error("unknown measure '{0}' (an HTTP run's are {HTTP_MEASURES})", HTTP_MEASURES = HTTP_MEASURES)]
+    UnknownHttpMeasure(String),
+    /// `rate` in a session; `measures` lists a session's.
+    #[error("rate is an HTTP measure (a target rate's share); {measures}")]
+    RateInSession { measures: String },
+    /// A bare percentile in a session, which has several histograms.
+    #[error(
+        "{name} is an HTTP measure; in a session say which histogram, e.g. \
+         draw_overshoot.{name} ({measures})"
+    )]
+    HttpPercentile { name: String, measures: String },
+    #[error("unknown measure '{histogram}' ({measures})")]
+    UnknownSessionMeasure { histogram: String, measures: String },
+    #[error("{0} needs a percentile: {0}.p99 (use {PERCENTILES})", PERCENTILES = PERCENTILES)]
+    NoPercentile(String),
+    #[error("unknown percentile '{0}' (use {PERCENTILES})", PERCENTILES = PERCENTILES)]
+    UnknownPercentile(String),
+    /// `<` on a lower limit or `>` on an upper one.
+    #[error("{name} takes {}, not {}", takes(*.below), refused(*.below))]
+    Direction { name: String, below: bool },
+    /// `rate>100%`: a run completes at most its target rate.
+    #[error(
+        "can never hold: a run completes at most its target rate ({0}>99% allows a little \
+         shortfall)"
+    )]
+    AboveAllRate(String),
+    /// An upper limit of 0 or less on a count.
+    #[error("can never hold: no count is below 0 ({0}<1 allows none)")]
+    CountBelowZero(String),
+    /// An upper limit of 0 or less on a latency or a share: what no value is below.
+    #[error("can never hold: {0}")]
+    BelowZero(&'static str),
+    #[error("'{0}' is not a duration (a number and us, ms or s: 20ms)")]
+    NotDuration(String),
+    #[error("no unit in {0} (use us, ms or s)")]
+    NoUnit(String),
+    #[error("unknown unit '{unit}' in {text} (use us, ms or s)")]
+    UnknownUnit { unit: String, text: String },
+    /// A share without its `%`.
+    #[error("{name} is a share: {text}% ({example})")]
+    NoPercent {
+        name: String,
+        text: String,
+        example: &'static str,
+    },
+    #[error("{0} is more than 100%")]
+    OverHundred(String),
+    #[error("'{text}' is not a share ({example})")]
+    NotShare { text: String, example: &'static str },
+    /// A session's count given as a share: the message shows it as a count.
+    #[error("{name} in a session is a count, not a share: {name}<{count}")]
+    CountNotShare { name: String, count: String },
+    #[error("{0} takes a whole number: {0}<1")]
+    NotWhole(String),
+}
+
+/// What a limit of this direction is, for [`ParseError::Direction`] (`below`: the one typed).
+fn takes(below: bool) -> &'static str {
+    if below {
+        "'>' (a lower limit)"
+    } else {
+        "'<' (an upper limit)"
+    }
+}
+
+/// The comparison typed, for [`ParseError::Direction`].
+fn refused(below: bool) -> &'static str {
+    if below {
+        "'<'"
+    } else {
+        "'>'"
+    }
+}
+
 /// An HTTP run's objective; the error is the reason, to follow `--slo 'EXPR': `.
-pub fn parse_http(expr: &str) -> Result<Objective, String> {
+pub fn parse_http(expr: &str) -> Result<Objective, ParseError> {
     let (name, below, limit) = split(expr)?;
     let measure = match name {
         "errors" => Measure::ErrorShare,
@@ -289,16 +382,9 @@ pub fn parse_http(expr: &str) -> Result<Objective, String> {
         _ => match Percentile::parse(name) {
             Some(p) => Measure::Latency(p),
             None if looks_like_session(name) => {
-                return Err(format!(
-                    "{name} is a mahjong measure (tsumo mahjong --slo); an HTTP run's are \
-                     {HTTP_MEASURES}"
-                ))
+                return Err(ParseError::SessionMeasure(name.to_string()))
             }
-            None => {
-                return Err(format!(
-                    "unknown measure '{name}' (an HTTP run's are {HTTP_MEASURES})"
-                ))
-            }
+            None => return Err(ParseError::UnknownHttpMeasure(name.to_string())),
         },
     };
     let limit = match &measure {
@@ -319,7 +405,7 @@ pub fn parse_http(expr: &str) -> Result<Objective, String> {
 
 /// A mahjong session's objective; `step_kinds` are the step names a measure may start with
 /// besides [`SESSION_HISTOGRAMS`]. The error is the reason, to follow `--slo 'EXPR': `.
-pub fn parse_mahjong(expr: &str, step_kinds: &[&str]) -> Result<Objective, String> {
+pub fn parse_mahjong(expr: &str, step_kinds: &[&str]) -> Result<Objective, ParseError> {
     let (name, below, limit) = split(expr)?;
     let measures = || {
         format!(
@@ -332,10 +418,9 @@ pub fn parse_mahjong(expr: &str, step_kinds: &[&str]) -> Result<Objective, Strin
         "disconnects" => Measure::Disconnects,
         "errors" => Measure::SessionErrors,
         "rate" => {
-            return Err(format!(
-                "rate is an HTTP measure (a target rate's share); {}",
-                measures()
-            ))
+            return Err(ParseError::RateInSession {
+                measures: measures(),
+            })
         }
         _ => {
             let (histogram, percentile) = match name.split_once('.') {
@@ -345,23 +430,21 @@ pub fn parse_mahjong(expr: &str, step_kinds: &[&str]) -> Result<Objective, Strin
             let known = SESSION_HISTOGRAMS.contains(&histogram) || step_kinds.contains(&histogram);
             if !known {
                 if Percentile::parse(name).is_some() {
-                    return Err(format!(
-                        "{name} is an HTTP measure; in a session say which histogram, e.g. \
-                         draw_overshoot.{name} ({})",
-                        measures()
-                    ));
+                    return Err(ParseError::HttpPercentile {
+                        name: name.to_string(),
+                        measures: measures(),
+                    });
                 }
-                return Err(format!("unknown measure '{histogram}' ({})", measures()));
+                return Err(ParseError::UnknownSessionMeasure {
+                    histogram: histogram.to_string(),
+                    measures: measures(),
+                });
             }
             let Some(percentile) = percentile else {
-                return Err(format!(
-                    "{histogram} needs a percentile: {histogram}.p99 (use {PERCENTILES})"
-                ));
+                return Err(ParseError::NoPercentile(histogram.to_string()));
             };
             let Some(percentile) = Percentile::parse(percentile) else {
-                return Err(format!(
-                    "unknown percentile '{percentile}' (use {PERCENTILES})"
-                ));
+                return Err(ParseError::UnknownPercentile(percentile.to_string()));
             };
             Measure::Session {
                 histogram: histogram.to_string(),
@@ -384,64 +467,58 @@ pub fn parse_mahjong(expr: &str, step_kinds: &[&str]) -> Result<Objective, Strin
 }
 
 /// `NAME<LIMIT` or `NAME>LIMIT`: the name, whether it is `<`, and the limit as typed.
-fn split(expr: &str) -> Result<(&str, bool, &str), String> {
+fn split(expr: &str) -> Result<(&str, bool, &str), ParseError> {
     let expr = expr.trim();
     if expr.is_empty() {
-        return Err("empty objective (e.g. p99<20ms)".to_string());
+        return Err(ParseError::Empty);
     }
     let Some(at) = expr.find(['<', '>']) else {
-        return Err("no '<' or '>' (e.g. p99<20ms, rate>95%)".to_string());
+        return Err(ParseError::NoComparison);
     };
     let (name, rest) = expr.split_at(at);
     let below = rest.starts_with('<');
     let limit = rest[1..].trim();
     if limit.starts_with('=') {
-        return Err("'<=' and '>=' are not objectives: use '<' or '>'".to_string());
+        return Err(ParseError::OrEqual);
     }
     let name = name.trim();
     if name.is_empty() {
-        return Err("no measure before the comparison (e.g. p99<20ms)".to_string());
+        return Err(ParseError::NoMeasure);
     }
     if limit.is_empty() {
-        return Err(format!("no limit after {name}"));
+        return Err(ParseError::NoLimit(name.to_string()));
     }
     if limit.contains(['<', '>']) {
-        return Err("one comparison per objective (repeat --slo for more)".to_string());
+        return Err(ParseError::TwoComparisons);
     }
     Ok((name, below, limit))
 }
 
 /// Refuses an upper limit of 0 or less: no latency, share or count is below 0, so the
 /// objective would break at every load, whatever the server did.
-fn can_hold(name: &str, below: bool, limit: f64, measure: &Measure) -> Result<(), String> {
+fn can_hold(name: &str, below: bool, limit: f64, measure: &Measure) -> Result<(), ParseError> {
     if *measure == Measure::RateShare && !below && limit >= 100.0 {
         // A run sends exactly rate x duration requests: it completes no more than all of them.
-        return Err(format!(
-            "can never hold: a run completes at most its target rate ({name}>99% allows \
-             a little shortfall)"
-        ));
+        return Err(ParseError::AboveAllRate(name.to_string()));
     }
     if !below || limit > 0.0 {
         return Ok(());
     }
-    let never = match measure.unit() {
-        Unit::Micros => "no latency is below 0",
-        Unit::Percent => "no share is below 0%",
-        Unit::Count => {
-            return Err(format!(
-                "can never hold: no count is below 0 ({name}<1 allows none)"
-            ))
-        }
-    };
-    Err(format!("can never hold: {never}"))
+    Err(match measure.unit() {
+        Unit::Micros => ParseError::BelowZero("no latency is below 0"),
+        Unit::Percent => ParseError::BelowZero("no share is below 0%"),
+        Unit::Count => ParseError::CountBelowZero(name.to_string()),
+    })
 }
 
-fn direction(name: &str, below: bool, want_below: bool) -> Result<(), String> {
-    match (below, want_below) {
-        (false, true) => Err(format!("{name} takes '<' (an upper limit), not '>'")),
-        (true, false) => Err(format!("{name} takes '>' (a lower limit), not '<'")),
-        _ => Ok(()),
+fn direction(name: &str, below: bool, want_below: bool) -> Result<(), ParseError> {
+    if below == want_below {
+        return Ok(());
     }
+    Err(ParseError::Direction {
+        name: name.to_string(),
+        below,
+    })
 }
 
 /// A plain decimal number (`20`, `0.5`): no sign, no exponent.
@@ -453,49 +530,59 @@ fn number(text: &str) -> Option<f64> {
 }
 
 /// `20ms`, `500us`, `1.5s` in µs (wrk's units).
-fn duration_us(text: &str) -> Result<f64, String> {
+fn duration_us(text: &str) -> Result<f64, ParseError> {
     let at = text
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(text.len());
     let (digits, unit) = text.split_at(at);
     let Some(value) = number(digits) else {
-        return Err(format!(
-            "'{text}' is not a duration (a number and us, ms or s: 20ms)"
-        ));
+        return Err(ParseError::NotDuration(text.to_string()));
     };
     let scale = match unit {
-        "" => return Err(format!("no unit in {text} (use us, ms or s)")),
+        "" => return Err(ParseError::NoUnit(text.to_string())),
         "us" => 1.0,
         "ms" => 1_000.0,
         "s" => 1_000_000.0,
-        _ => return Err(format!("unknown unit '{unit}' in {text} (use us, ms or s)")),
+        _ => {
+            return Err(ParseError::UnknownUnit {
+                unit: unit.to_string(),
+                text: text.to_string(),
+            })
+        }
     };
     Ok(value * scale)
 }
 
 /// `0.1%`: a share of 0 to 100.
-fn share(name: &str, text: &str, example: &str) -> Result<f64, String> {
+fn share(name: &str, text: &str, example: &'static str) -> Result<f64, ParseError> {
     let Some(digits) = text.strip_suffix('%') else {
-        return Err(format!("{name} is a share: {text}% ({example})"));
+        return Err(ParseError::NoPercent {
+            name: name.to_string(),
+            text: text.to_string(),
+            example,
+        });
     };
     match number(digits.trim()) {
         Some(value) if value <= 100.0 => Ok(value),
-        Some(_) => Err(format!("{text} is more than 100%")),
-        None => Err(format!("'{text}' is not a share ({example})")),
+        Some(_) => Err(ParseError::OverHundred(text.to_string())),
+        None => Err(ParseError::NotShare {
+            text: text.to_string(),
+            example,
+        }),
     }
 }
 
 /// A whole count (`disconnects<1`).
-fn count(name: &str, text: &str) -> Result<f64, String> {
+fn count(name: &str, text: &str) -> Result<f64, ParseError> {
     if text.ends_with('%') {
-        return Err(format!(
-            "{name} in a session is a count, not a share: {name}<{}",
-            text.trim_end_matches('%')
-        ));
+        return Err(ParseError::CountNotShare {
+            name: name.to_string(),
+            count: text.trim_end_matches('%').to_string(),
+        });
     }
     match text.parse::<u64>() {
         Ok(n) => Ok(n as f64),
-        Err(_) => Err(format!("{name} takes a whole number: {name}<1")),
+        Err(_) => Err(ParseError::NotWhole(name.to_string())),
     }
 }
 
@@ -647,7 +734,10 @@ mod tests {
         ];
         for (expr, want) in cases {
             assert_eq!(
-                parse_http(expr).as_ref().map_err(String::as_str),
+                parse_http(expr)
+                    .map_err(|e| e.to_string())
+                    .as_ref()
+                    .map_err(String::as_str),
                 Err(want),
                 "{expr}"
             );
@@ -713,7 +803,10 @@ mod tests {
         ];
         for (expr, want) in cases {
             assert_eq!(
-                parse_mahjong(expr, &STEPS).as_ref().map_err(String::as_str),
+                parse_mahjong(expr, &STEPS)
+                    .map_err(|e| e.to_string())
+                    .as_ref()
+                    .map_err(String::as_str),
                 Err(want.as_str()),
                 "{expr}"
             );

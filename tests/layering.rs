@@ -1007,3 +1007,90 @@ fn no_file_outside_the_dispatchers_names_two_kinds() {
         violations.join("\n")
     );
 }
+
+/// At most this many `Result<_, String>` in production code: the small parsers whose message
+/// is the whole point (wrk's units, a URL, a header, a `--bind` list); an error that crosses a
+/// module has a type.
+const MOST_STRING_ERRORS: usize = 15;
+
+/// `text` with the lines [`code_lines`] leaves out blanked, so that line numbers still hold.
+fn code_only(text: &str) -> String {
+    let code: BTreeSet<usize> = code_lines(text)
+        .iter()
+        .map(|line| line.as_ptr() as usize)
+        .collect();
+    text.lines()
+        .map(|line| match code.contains(&(line.as_ptr() as usize)) {
+            true => line,
+            false => "",
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The lines of `text` that hold a `Result<…, String>`: a `Result` whose last type argument
+/// is `String` (`Result<(u64, &str), String>`, `Result<u8, std::string::String>`).
+fn string_errors(text: &str) -> Vec<usize> {
+    let tokens = located_tokens(text);
+    let mut found = Vec::new();
+    for (i, (token, line)) in tokens.iter().enumerate() {
+        let opens = matches!(tokens.get(i + 1), Some((Token::Punct('<'), _)));
+        if *token != Token::Ident("Result".to_string()) || !opens {
+            continue;
+        }
+        // To the `>` that closes it; `last` starts after its last comma at the top level.
+        let (mut depth, mut last) = (0i32, i + 2);
+        for (j, (t, _)) in tokens.iter().enumerate().skip(i + 1) {
+            let arrow = j > 0 && tokens[j - 1].0 == Token::Punct('-');
+            match t {
+                Token::Punct('<' | '(' | '[') => depth += 1,
+                Token::Punct('>') if arrow => {}
+                Token::Punct('>' | ')' | ']') => depth -= 1,
+                Token::Punct(',') if depth == 1 => last = j + 1,
+                _ => {}
+            }
+            if depth == 0 {
+                let path = &tokens[last..j];
+                let string = path.last().map(|(t, _)| t) == Some(&Token::Ident("String".into()))
+                    && path
+                        .iter()
+                        .all(|(t, _)| matches!(t, Token::Ident(_) | Token::PathSep));
+                if string {
+                    found.push(*line);
+                }
+                break;
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn string_errors_are_few() {
+    let mut found = Vec::new();
+    for (shown, text) in production_files() {
+        for line in string_errors(&code_only(&text)) {
+            found.push(format!("{shown}:{line}"));
+        }
+    }
+    assert!(
+        found.len() <= MOST_STRING_ERRORS,
+        "{} `Result<_, String>` in production code, at most {MOST_STRING_ERRORS}: give an error \
+         that crosses a module a type (a thiserror enum of its module)\n{}",
+        found.len(),
+        found.join("\n")
+    );
+}
+
+/// The count sees a `String` error however the `Result` is written, not one as an argument
+/// or in the `Ok` type, nor in a `#[cfg(test)]` module.
+#[test]
+fn the_string_error_check_sees_the_last_argument_only() {
+    let text = "fn a() -> Result<(u64, &str), String> {}\n\
+                fn b() -> Result<String, Error> {}\n\
+                fn c(f: impl Fn() -> Result<u8, String>) {}\n\
+                fn d() -> Result<Vec<Result<u8, String>>, Error> {}\n\
+                fn e() -> std::result::Result<u8, std::string::String> {}\n\
+                #[cfg(test)]\nmod tests {\n    fn f() -> Result<u8, String> {}\n}\n";
+    assert_eq!(string_errors(&code_only(text)), [1, 3, 4, 5]);
+}

@@ -12,6 +12,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use clap::{Arg, ArgMatches};
 
+use super::error::ArgError;
 use super::shared::{value, For};
 use super::units;
 
@@ -43,14 +44,13 @@ pub(super) fn arg(command: For) -> Arg {
 }
 
 /// `--bind`, if given: the addresses in order, checked.
-pub(super) fn parse(matches: &ArgMatches) -> Result<Vec<IpAddr>, String> {
+pub(super) fn parse(matches: &ArgMatches) -> Result<Vec<IpAddr>, ArgError> {
     match matches.get_one::<String>("bind") {
         None => Ok(Vec::new()),
-        Some(text) => parse_sources(text).map_err(|reason| {
-            format!(
-                "invalid value '{}' for --bind: {reason}",
-                units::one_line(text)
-            )
+        Some(text) => parse_sources(text).map_err(|reason| ArgError::Invalid {
+            option: "--bind".to_string(),
+            value: units::one_line(text),
+            reason,
         }),
     }
 }

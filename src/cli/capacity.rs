@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use clap::{Arg, ArgMatches, Command};
 
+use super::error::ArgError;
 use super::help::Page;
 use super::shared::{self, flag, value, For};
 use super::{run_plan, search, slo, units, wrk, Objectives, Options, Parsed};
@@ -133,7 +134,7 @@ fn parser() -> Command {
         .args(own)
 }
 
-pub(super) fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
+pub(super) fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
     let command = parser();
     let matches = super::subcommand_matches(&command, args.clone())?;
     if matches.get_flag("help") || matches.get_flag("version") {
@@ -145,50 +146,44 @@ pub(super) fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
         matches: &matches,
     };
     let mut run = run_plan(&options, &args, Objectives::Search)?;
-    if run.rate.is_some() {
-        return Err("-R is set by the search at each step: use --from and --to".to_string());
-    }
-    if run.options.vs.is_some() {
-        return Err("--vs compares two runs; tsumo capacity searches one target".to_string());
-    }
-    if run.hgrm.is_some() || run.hlog.is_some() {
-        return Err(
-            "--hgrm and --hlog are one run's files: each step's run is in --json's \
-             `steps`"
-                .to_string(),
-        );
-    }
+    not_for_a_search(&run)?;
     let text = |id: &str| matches.get_one::<String>(id);
     let long = |id: &str| super::option_label(&command, id);
-    let metric = |id: &str| -> Result<Option<u64>, String> {
+    let metric = |id: &str| -> Result<Option<u64>, ArgError> {
         text(id)
             .map(|v| {
-                units::parse_metric(v).map_err(|reason| format!("{} '{v}': {reason}", long(id)))
+                units::parse_metric(v)
+                    .map_err(|reason| ArgError::Refused(format!("{} '{v}': {reason}", long(id))))
             })
             .transpose()
     };
-    let duration = |id: &str, default: Duration| -> Result<Duration, String> {
+    let duration = |id: &str, default: Duration| -> Result<Duration, ArgError> {
         text(id).map_or(Ok(default), |v| {
-            units::parse_duration(v).map_err(|reason| format!("{} '{v}': {reason}", long(id)))
+            units::parse_duration(v)
+                .map_err(|reason| ArgError::Refused(format!("{} '{v}': {reason}", long(id))))
         })
     };
     let exprs = matches.get_many::<String>("slo").into_iter().flatten();
     let objectives = super::slo::parse_each(exprs.map(String::as_str), parse_http)?;
     if objectives.is_empty() {
-        return Err(
+        return Err(ArgError::Refused(
             "tsumo capacity needs at least one --slo: the objectives say what 'carries' means"
                 .to_string(),
-        );
+        ));
     }
     let staircase = staircase(&matches, &run.options.part)?;
     let from = metric("cap_from")?.unwrap_or(DEFAULT_FROM);
     if from == 0 {
-        return Err("--from '0': must be at least 1 request/sec".to_string());
+        return Err(ArgError::Refused(
+            "--from '0': must be at least 1 request/sec".to_string(),
+        ));
     }
     let to = metric("cap_to")?;
     if let Some(to) = to {
         if to < from {
-            return Err(format!("--to {to} is below --from {from}"));
+            return Err(ArgError::Refused(format!(
+                "--to {to} is below --from {from}"
+            )));
         }
     }
     let resolution = match text("cap_resolution") {
@@ -197,14 +192,18 @@ pub(super) fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
     };
     let step = match (text("cap_step"), matches.contains_id("duration")) {
         (Some(_), true) => {
-            return Err("-d and --step both set each step's length: give one".to_string())
+            return Err(ArgError::Refused(
+                "-d and --step both set each step's length: give one".to_string(),
+            ))
         }
         // -d was read (and checked) by the run's own parser.
         (None, true) => run.options.duration,
         (_, false) => duration("cap_step", DEFAULT_STEP)?,
     };
     if step.is_zero() {
-        return Err("--step '0': must be longer than zero".to_string());
+        return Err(ArgError::Refused(
+            "--step '0': must be longer than zero".to_string(),
+        ));
     }
     let max_connections = max_connections(text("max_connections"), &run, staircase.is_some())?;
     let warmup = duration("cap_warmup", DEFAULT_WARMUP)?;
@@ -227,61 +226,80 @@ pub(super) fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
     })))
 }
 
+/// What a run's command line may say and a search's may not.
+fn not_for_a_search(run: &crate::plan::Plan) -> Result<(), ArgError> {
+    let refused = if run.rate.is_some() {
+        "-R is set by the search at each step: use --from and --to"
+    } else if run.options.vs.is_some() {
+        "--vs compares two runs; tsumo capacity searches one target"
+    } else if run.hgrm.is_some() || run.hlog.is_some() {
+        "--hgrm and --hlog are one run's files: each step's run is in --json's `steps`"
+    } else {
+        return Ok(());
+    };
+    Err(ArgError::Refused(refused.to_string()))
+}
+
 /// `--max-connections N`: at least `-c` (this process's share of it, over shards), and a
 /// search's only (a staircase runs every step on `-c`).
 fn max_connections(
     given: Option<&String>,
     run: &crate::plan::Plan,
     staircase: bool,
-) -> Result<Option<usize>, String> {
+) -> Result<Option<usize>, ArgError> {
     let Some(text) = given else { return Ok(None) };
-    let bad = |reason: &str| format!("--max-connections '{}': {reason}", units::one_line(text));
+    let bad = |reason: &str| {
+        ArgError::Refused(format!(
+            "--max-connections '{}': {reason}",
+            units::one_line(text)
+        ))
+    };
     let cap = units::parse_metric(text).map_err(|reason| bad(&reason))?;
     if staircase {
-        return Err(
+        return Err(ArgError::Refused(
             "--max-connections sizes a search's steps: a staircase runs every step on -c"
                 .to_string(),
-        );
+        ));
     }
     let cap = usize::try_from(cap).map_err(|_| bad("too many"))?;
     if cap < run.connections {
-        return Err(format!(
+        return Err(ArgError::Refused(format!(
             "--max-connections {cap} is below -c {}: every step opens -c connections at least",
             run.connections
-        ));
+        )));
     }
     Ok(Some(cap))
 }
 
 /// `--steps` or `--step-count`: the staircase's target rates (the whole run's), or `None` for
 /// a search, which is refused over shards.
-fn staircase(matches: &ArgMatches, part: &Part) -> Result<Option<Vec<u64>>, String> {
+fn staircase(matches: &ArgMatches, part: &Part) -> Result<Option<Vec<u64>>, ArgError> {
     let last = |id: &str| matches.get_one::<String>(id);
     let shards = part.shard.count;
     let loads = match (last("steps"), last("step_count")) {
         (None, None) if shards > 1 => {
-            return Err(
+            return Err(ArgError::Refused(
                 "--shard needs a fixed staircase (--steps or --step-count): a search \
                         decides each step from its own measurements, which machines cannot \
                         agree on"
                     .to_string(),
-            )
+            ))
         }
         (None, None) => return Ok(None),
         (Some(_), Some(_)) => {
-            return Err(
+            return Err(ArgError::Refused(
                 "--steps lists the rates and --step-count counts them from --from to --to: \
                  give one"
                     .to_string(),
-            )
+            ))
         }
         (Some(list), None) => {
             if last("cap_from").is_some() || last("cap_to").is_some() {
-                return Err(
+                return Err(ArgError::Refused(
                     "--steps lists every rate: leave out --from and --to (or give them \
                             with --step-count)"
                         .to_string(),
-                );
+                ));
             }
             listed(list)?
         }
@@ -290,19 +308,21 @@ fn staircase(matches: &ArgMatches, part: &Part) -> Result<Option<Vec<u64>>, Stri
                 .ok()
                 .filter(|&n| n >= 2)
                 .ok_or_else(|| {
-                    format!(
+                    ArgError::Refused(format!(
                         "--step-count '{}': a staircase has 2 steps or more",
                         units::one_line(text)
-                    )
+                    ))
                 })?;
             let Some(to) = last("cap_to") else {
-                return Err("--step-count needs --to: the staircase's highest rate".to_string());
+                return Err(ArgError::Refused(
+                    "--step-count needs --to: the staircase's highest rate".to_string(),
+                ));
             };
-            let to = units::parse_metric(to).map_err(|reason| format!("--to '{to}': {reason}"))?;
+            let to = units::parse_metric(to)
+                .map_err(|reason| ArgError::Refused(format!("--to '{to}': {reason}")))?;
             let from = match last("cap_from") {
-                Some(v) => {
-                    units::parse_metric(v).map_err(|reason| format!("--from '{v}': {reason}"))?
-                }
+                Some(v) => units::parse_metric(v)
+                    .map_err(|reason| ArgError::Refused(format!("--from '{v}': {reason}")))?,
                 None => DEFAULT_FROM,
             };
             if from == 0 || to < from {
@@ -312,41 +332,42 @@ fn staircase(matches: &ArgMatches, part: &Part) -> Result<Option<Vec<u64>>, Stri
             let loads = capacity::staircase_loads(from, to, count as usize, shards as u64);
             if (loads.len() as u64) < count {
                 // Steps that round to one rate would run once: not the staircase asked for.
-                return Err(format!(
+                return Err(ArgError::Refused(format!(
                     "--step-count {count} from --from {from} to --to {to} is {} distinct \
                      rate{}, not {count}: give --to further above --from, or fewer steps",
                     loads.len(),
                     if loads.len() == 1 { "" } else { "s" }
-                ));
+                )));
             }
             loads
         }
     };
     if last("cap_resolution").is_some() {
-        return Err(
+        return Err(ArgError::Refused(
             "--resolution is the bisection's: a staircase runs its steps and does not bisect"
                 .to_string(),
-        );
+        ));
     }
     if shards > 1 && part.start_at.is_none() {
-        return Err(
+        return Err(ArgError::Refused(
             "a staircase over shards needs --start-at: every shard starts each step at the same \
              offset from that one instant"
                 .to_string(),
-        );
+        ));
     }
     if let Some(odd) = loads.iter().find(|&&l| !l.is_multiple_of(shards as u64)) {
-        return Err(format!(
+        return Err(ArgError::Refused(format!(
             "--steps: {odd} requests/s does not split evenly into {shards} shards: use \
              multiples of {shards}"
-        ));
+        )));
     }
     Ok(Some(loads))
 }
 
 /// `200,400,800`: two rates or more, rising.
-fn listed(text: &str) -> Result<Vec<u64>, String> {
-    let bad = |reason: &str| format!("--steps '{}': {reason}", units::one_line(text));
+fn listed(text: &str) -> Result<Vec<u64>, ArgError> {
+    let bad =
+        |reason: &str| ArgError::Refused(format!("--steps '{}': {reason}", units::one_line(text)));
     let loads = text
         .split(',')
         .map(|rate| match units::parse_metric(rate.trim()) {
@@ -354,7 +375,7 @@ fn listed(text: &str) -> Result<Vec<u64>, String> {
             Ok(rate) => Ok(rate),
             Err(reason) => Err(bad(&reason)),
         })
-        .collect::<Result<Vec<u64>, String>>()?;
+        .collect::<Result<Vec<u64>, ArgError>>()?;
     if loads.len() < 2 {
         return Err(bad(
             "a staircase lists 2 rates or more, as 200,400,800 (K even steps from --from to \
@@ -375,7 +396,7 @@ mod tests {
         let mut all: Vec<OsString> = vec!["--slo".into(), "p99<20ms".into()];
         all.extend(args.iter().map(OsString::from));
         all.push("http://127.0.0.1:8080/".into());
-        match parse(all)? {
+        match parse(all).map_err(|e| e.to_string())? {
             Parsed::Capacity(plan) => Ok(*plan),
             _ => Err("not a capacity plan".to_string()),
         }

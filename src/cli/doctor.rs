@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use clap::Command;
 
+use super::error::ArgError;
 use super::help::Page;
 use super::shared::{self, flag, value, For};
 use super::{extra_argument, subcommand_matches, url, url_args, Parsed};
@@ -49,7 +50,7 @@ Examples:
 };
 
 /// Parses the arguments after the `doctor` word.
-pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
+pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
     let command = command();
     let matches = subcommand_matches(&command, args)?;
     if matches.get_flag("help") {
@@ -60,7 +61,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
         matches: &matches,
     };
     let invalid = |id: &str, reason: &str| options.invalid(id, reason);
-    let count = |id: &str, default: usize| -> Result<usize, String> {
+    let count = |id: &str, default: usize| -> Result<usize, ArgError> {
         match options.count(id)? {
             None => Ok(default),
             Some(0) => Err(invalid(id, "must be at least 1")),
@@ -78,10 +79,15 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
         .transpose()?;
     let target = matches
         .get_one::<String>("url")
-        .map(|text| url::parse_url(text).map_err(|r| format!("invalid URL '{text}': {r}")))
+        .map(|text| {
+            url::parse_url(text)
+                .map_err(|r| ArgError::Refused(format!("invalid URL '{text}': {r}")))
+        })
         .transpose()?;
     if let Some(extra) = extra_argument(&matches) {
-        return Err(format!("unexpected argument '{extra}' ({USAGE})"));
+        return Err(ArgError::Refused(format!(
+            "unexpected argument '{extra}' ({USAGE})"
+        )));
     }
     Ok(Parsed::Doctor(Box::new(DoctorPlan {
         connections,
@@ -128,7 +134,7 @@ mod tests {
         match parse(args.iter().map(OsString::from).collect()) {
             Ok(Parsed::Doctor(plan)) => Ok(*plan),
             Ok(_) => Err("not a doctor plan".into()),
-            Err(e) => Err(e),
+            Err(e) => Err(e.to_string()),
         }
     }
 

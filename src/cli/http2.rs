@@ -6,6 +6,7 @@
 use clap::parser::ValueSource;
 use clap::Arg;
 
+use super::error::ArgError;
 use super::shared::{flag, value};
 use super::{units, Options};
 use crate::plan::{Http2, Http3, Protocol};
@@ -98,51 +99,61 @@ pub fn parse(
     options: &Options<'_>,
     https: bool,
     vs_https: Option<bool>,
-) -> Result<Protocols, String> {
+) -> Result<Protocols, ArgError> {
     let m = options.matches;
     let given = |id: &str| m.value_source(id) == Some(ValueSource::CommandLine);
     let (h2, h3) = (m.get_flag("http2"), m.get_flag("http3"));
     let (vs_http1, vs_http2) = (m.get_flag("vs_http1"), m.get_flag("vs_http2"));
     if h2 && h3 {
-        return Err("--http2 and --http3 exclude each other: choose one protocol".to_string());
+        return Err(ArgError::Refused(
+            "--http2 and --http3 exclude each other: choose one protocol".to_string(),
+        ));
     }
     if h3 && !https {
-        return Err(
+        return Err(ArgError::Refused(
             "--http3 needs an https:// URL (QUIC is always encrypted; HTTP/3 has no plain form)"
                 .to_string(),
-        );
+        ));
     }
     // The --vs run speaks h3 too unless told otherwise: refused here, not by a failed run.
     if h3 && !vs_http1 && !vs_http2 && vs_https == Some(false) {
-        return Err(
+        return Err(ArgError::Refused(
             "--http3 runs the --vs URL over HTTP/3 too, which needs https://: give an https:// \
              --vs URL, or add --vs-http2 or --vs-http1 to run it over TCP"
                 .to_string(),
-        );
+        ));
     }
     if m.get_flag("zero_rtt") && !h3 {
-        return Err("--0rtt needs --http3 (0-RTT is QUIC's)".to_string());
+        return Err(ArgError::Refused(
+            "--0rtt needs --http3 (0-RTT is QUIC's)".to_string(),
+        ));
     }
     if vs_http2 && !(h3 && m.contains_id("vs")) {
-        return Err("--vs-http2 needs --http3 and --vs URL".to_string());
+        return Err(ArgError::Refused(
+            "--vs-http2 needs --http3 and --vs URL".to_string(),
+        ));
     }
     if vs_http1 && !(h2 || h3) {
-        return Err("--vs-http1 needs --http2 (or --http3) and --vs".to_string());
+        return Err(ArgError::Refused(
+            "--vs-http1 needs --http2 (or --http3) and --vs".to_string(),
+        ));
     }
     if vs_http1 && !m.contains_id("vs") {
-        return Err("--vs-http1 needs --vs URL".to_string());
+        return Err(ArgError::Refused("--vs-http1 needs --vs URL".to_string()));
     }
     if !h2 {
         if let Some((_, what)) = H2_SETTINGS.iter().find(|(id, _)| given(id)) {
-            return Err(format!("{what} needs --http2 (it is an HTTP/2 setting)"));
+            return Err(ArgError::Refused(format!(
+                "{what} needs --http2 (it is an HTTP/2 setting)"
+            )));
         }
     }
     if !h2 && !h3 && given("streams") {
-        return Err(
+        return Err(ArgError::Refused(
             "-m/--streams needs --http2 or --http3 (HTTP/1.1 has one request in flight \
              per connection)"
                 .to_string(),
-        );
+        ));
     }
     if !h2 && !h3 {
         return Ok(Protocols::default());
@@ -189,7 +200,7 @@ fn bytes(
     id: &str,
     range: std::ops::RangeInclusive<u64>,
     bounds: &str,
-) -> Result<Option<u32>, String> {
+) -> Result<Option<u32>, ArgError> {
     let Some(text) = options.matches.get_one::<String>(id) else {
         return Ok(None);
     };

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use clap::Command;
 
+use super::error::ArgError;
 use super::help::Page;
 use super::shared::{self, file, flag, value, For};
 use super::units::duration_text;
@@ -60,7 +61,7 @@ objective (--slo) broke.
 };
 
 /// Parses the arguments after the `mahjong` word.
-pub fn parse(args: Vec<OsString>) -> Result<Parsed, String> {
+pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
     let command = command();
     let matches = subcommand_matches(&command, args.clone())?;
     if matches.get_flag("help") {
@@ -162,7 +163,7 @@ struct Numbers<Count = usize, Logout = Option<Duration>> {
 
 impl Numbers {
     /// The numbers as given, or their defaults.
-    fn read(options: &super::Options) -> Result<Self, String> {
+    fn read(options: &super::Options) -> Result<Self, ArgError> {
         let count = |id: &str, default: usize| options.count(id).map(|n| n.unwrap_or(default));
         let duration =
             |id: &str, default: Duration| options.duration(id).map(|d| d.unwrap_or(default));
@@ -200,7 +201,7 @@ impl Numbers {
     }
 
     /// The numbers in range, or one line naming the first that is not.
-    fn checked(self, options: &super::Options) -> Result<Numbers<u32, Duration>, String> {
+    fn checked(self, options: &super::Options) -> Result<Numbers<u32, Duration>, ArgError> {
         let invalid = |id: &str, reason: &str| options.invalid(id, reason);
         let (seats, players) = (self.seats, self.players);
         if !(1..=4).contains(&seats) {
@@ -257,29 +258,30 @@ impl Numbers {
 }
 
 /// The server URL as typed and as a base URL, and no argument after it.
-fn server(matches: &clap::ArgMatches) -> Result<(String, Target), String> {
+fn server(matches: &clap::ArgMatches) -> Result<(String, Target), ArgError> {
     let Some(url) = matches.get_one::<String>("url") else {
-        return Err(format!("missing server URL ({USAGE})"));
+        return Err(ArgError::Refused(format!("missing server URL ({USAGE})")));
     };
-    let mut server =
-        url::parse_url(url).map_err(|reason| format!("invalid URL '{url}': {reason}"))?;
+    let mut server = url::parse_url(url)
+        .map_err(|reason| ArgError::Refused(format!("invalid URL '{url}': {reason}")))?;
     server.path = base_path(&server.path);
     if let Some(extra) = extra_argument(matches) {
-        return Err(format!(
+        return Err(ArgError::Refused(format!(
             "unexpected argument '{extra}' after the server URL ({USAGE})"
-        ));
+        )));
     }
     Ok((url.clone(), server))
 }
 
 /// `--rounds` and the `--vs` server's base URL (the `--vs-*` options only with `--vs`).
-fn rounds_and_vs(options: &super::Options) -> Result<(u32, Option<Target>), String> {
+fn rounds_and_vs(options: &super::Options) -> Result<(u32, Option<Target>), ArgError> {
     let matches = options.matches;
     let rounds = super::ab_rounds(options, DEFAULT_ROUNDS)?;
     let vs = match matches.get_one::<String>("vs") {
         Some(text) => {
-            let mut target = url::parse_url(text)
-                .map_err(|reason| format!("invalid URL '{text}' for --vs: {reason}"))?;
+            let mut target = url::parse_url(text).map_err(|reason| {
+                ArgError::Refused(format!("invalid URL '{text}' for --vs: {reason}"))
+            })?;
             target.path = base_path(&target.path);
             Some(target)
         }
@@ -291,11 +293,12 @@ fn rounds_and_vs(options: &super::Options) -> Result<(u32, Option<Target>), Stri
 /// The game's rule (`--rule FILE` onto the default), its `--timer` and the `--bot` every seat runs.
 fn game(
     options: &super::Options,
-) -> Result<(serde_json::Value, Option<Vec<u64>>, BotKind), String> {
+) -> Result<(serde_json::Value, Option<Vec<u64>>, BotKind), ArgError> {
     let matches = options.matches;
     let invalid = |id: &str, reason: &str| options.invalid(id, reason);
     let rule = match matches.get_one::<PathBuf>("rule") {
-        Some(path) => rules::load(path).map_err(|e| format!("--rule {}: {e}", path.display()))?,
+        Some(path) => rules::load(path)
+            .map_err(|e| ArgError::Refused(format!("--rule {}: {e}", path.display())))?,
         None => rules::default_rule(),
     };
     let timer = matches
@@ -440,7 +443,7 @@ mod tests {
         match parse(args.iter().map(OsString::from).collect()) {
             Ok(Parsed::Mahjong(plan)) => Ok(*plan),
             Ok(_) => Err("not a mahjong plan".into()),
-            Err(e) => Err(e),
+            Err(e) => Err(e.to_string()),
         }
     }
 

@@ -8,6 +8,7 @@ use std::time::Duration;
 use clap::parser::ValueSource;
 use clap::{Arg, ArgMatches};
 
+use super::error::ArgError;
 use super::shared::{flag, For};
 use super::{search, units, Parsed};
 use crate::capacity::SearchPlan;
@@ -52,22 +53,22 @@ pub(super) fn args() -> Vec<Arg> {
 }
 
 /// A session's command line with a search option but no `--capacity`.
-pub(super) fn not_without(matches: &ArgMatches) -> Result<(), String> {
+pub(super) fn not_without(matches: &ArgMatches) -> Result<(), ArgError> {
     let given = |arg: &&Arg| {
         arg.get_id() != "capacity"
             && matches.value_source(arg.get_id().as_str()) == Some(ValueSource::CommandLine)
     };
     match args().iter().find(given).and_then(Arg::get_long) {
-        Some(long) => Err(format!(
+        Some(long) => Err(ArgError::Refused(format!(
             "--{long} is an option of the capacity search: add --capacity"
-        )),
+        ))),
         None => Ok(()),
     }
 }
 
 /// The session's options the search sets itself, or that have no place in it: each refused
 /// with what to do instead.
-fn refuse_session_options(matches: &ArgMatches) -> Result<(), String> {
+fn refuse_session_options(matches: &ArgMatches) -> Result<(), ArgError> {
     for (id, name, fix) in [
         (
             "players",
@@ -98,7 +99,9 @@ fn refuse_session_options(matches: &ArgMatches) -> Result<(), String> {
         ("start_at", "--start-at", "a capacity search starts now"),
     ] {
         if matches.value_source(id) == Some(ValueSource::CommandLine) {
-            return Err(format!("{name} is not for --capacity: {fix}"));
+            return Err(ArgError::Refused(format!(
+                "{name} is not for --capacity: {fix}"
+            )));
         }
     }
     Ok(())
@@ -109,43 +112,49 @@ pub(super) fn plan(
     matches: &ArgMatches,
     mut session: MahjongPlan,
     default_logout: Option<fn(usize) -> Duration>,
-) -> Result<Parsed, String> {
+) -> Result<Parsed, ArgError> {
     let text = |id: &str| matches.get_one::<String>(id);
-    let metric = |id: &str, name: &str| -> Result<Option<u64>, String> {
+    let metric = |id: &str, name: &str| -> Result<Option<u64>, ArgError> {
         text(id)
-            .map(|v| units::parse_metric(v).map_err(|reason| format!("{name} '{v}': {reason}")))
+            .map(|v| {
+                units::parse_metric(v)
+                    .map_err(|reason| ArgError::Refused(format!("{name} '{v}': {reason}")))
+            })
             .transpose()
     };
-    let duration = |id: &str, name: &str, default: Duration| -> Result<Duration, String> {
+    let duration = |id: &str, name: &str, default: Duration| -> Result<Duration, ArgError> {
         text(id).map_or(Ok(default), |v| {
-            units::parse_duration(v).map_err(|reason| format!("{name} '{v}': {reason}"))
+            units::parse_duration(v)
+                .map_err(|reason| ArgError::Refused(format!("{name} '{v}': {reason}")))
         })
     };
     if session.options.objectives.is_empty() {
-        return Err(
+        return Err(ArgError::Refused(
             "tsumo mahjong --capacity needs at least one --slo (e.g. 'draw_overshoot.p99<100ms'): \
              the objectives say what 'carries' means"
                 .to_string(),
-        );
+        ));
     }
     refuse_session_options(matches)?;
     let seats = session.seats as u64;
     let from = metric("cap_from", "--from")?.unwrap_or(DEFAULT_FROM.max(seats));
     if from == 0 || from % seats != 0 {
-        return Err(format!(
+        return Err(ArgError::Refused(format!(
             "--from '{from}': must be a positive multiple of {seats} ({seats} tsumo players to a \
              table; see --seats)"
-        ));
+        )));
     }
     let to = metric("cap_to", "--to")?;
     if let Some(to) = to {
         if to < from {
-            return Err(format!("--to {to} is below --from {from}"));
+            return Err(ArgError::Refused(format!(
+                "--to {to} is below --from {from}"
+            )));
         }
         if to < seats {
-            return Err(format!(
+            return Err(ArgError::Refused(format!(
                 "--to '{to}': must be at least one table ({seats} players)"
-            ));
+            )));
         }
     }
     let resolution = match text("cap_resolution") {
@@ -154,7 +163,9 @@ pub(super) fn plan(
     };
     let step = duration("cap_step", "--step", DEFAULT_STEP)?;
     if step.is_zero() {
-        return Err("--step '0': must be longer than zero".to_string());
+        return Err(ArgError::Refused(
+            "--step '0': must be longer than zero".to_string(),
+        ));
     }
     let warmup = duration("cap_warmup", "--warmup", DEFAULT_WARMUP)?;
     let pause = duration("cap_pause", "--pause", DEFAULT_PAUSE)?;

@@ -23,6 +23,7 @@
 mod bind;
 mod capacity;
 mod doctor;
+mod error;
 mod header;
 mod help;
 mod http2;
@@ -50,6 +51,7 @@ use crate::stats::timeline::{DEFAULT_INTERVAL, MIN_INTERVAL};
 
 use message::clap_message;
 
+pub use error::ArgError;
 pub use header::parse_header;
 pub use units::{parse_duration, parse_metric};
 pub use url::parse_url;
@@ -116,24 +118,24 @@ fn parse_args(args: &[OsString]) -> Result<Parsed, Error> {
     let args = args.to_vec();
     // A subcommand is the first argument; a URL can never be mistaken for one.
     match args.get(1).and_then(|a| a.to_str()) {
-        Some("mahjong") => mahjong::parse(args[2..].to_vec()).map_err(Error::Usage),
-        Some("capacity") => capacity::parse(args[2..].to_vec()).map_err(Error::Usage),
-        Some("doctor") => doctor::parse(args[2..].to_vec()).map_err(Error::Usage),
-        Some("compare") => tools::parse_compare(args[2..].to_vec()).map_err(Error::Usage),
-        Some("merge") => tools::parse_merge(args[2..].to_vec()).map_err(Error::Usage),
-        Some("plot") => tools::parse_plot(args[2..].to_vec()).map_err(Error::Usage),
-        Some("report") => tools::parse_report(args[2..].to_vec()).map_err(Error::Usage),
-        _ => parse_wrk(args).map_err(Error::Usage),
+        Some("mahjong") => mahjong::parse(args[2..].to_vec()).map_err(Error::from),
+        Some("capacity") => capacity::parse(args[2..].to_vec()).map_err(Error::from),
+        Some("doctor") => doctor::parse(args[2..].to_vec()).map_err(Error::from),
+        Some("compare") => tools::parse_compare(args[2..].to_vec()).map_err(Error::from),
+        Some("merge") => tools::parse_merge(args[2..].to_vec()).map_err(Error::from),
+        Some("plot") => tools::parse_plot(args[2..].to_vec()).map_err(Error::from),
+        Some("report") => tools::parse_report(args[2..].to_vec()).map_err(Error::from),
+        _ => parse_wrk(args).map_err(Error::from),
     }
 }
 
 /// The wrk2-compatible command line. Errors are the one-line message.
-fn parse_wrk(args: Vec<OsString>) -> Result<Parsed, String> {
+fn parse_wrk(args: Vec<OsString>) -> Result<Parsed, ArgError> {
     let command = wrk::command();
     let matches = command
         .clone()
         .try_get_matches_from(args.clone())
-        .map_err(|e| clap_message(&command, &e))?;
+        .map_err(|e| ArgError::Clap(clap_message(&command, &e)))?;
 
     let options = Options {
         command: &command,
@@ -167,13 +169,14 @@ fn run_plan(
     options: &Options<'_>,
     argv: &[OsString],
     objectives: Objectives,
-) -> Result<Plan, String> {
+) -> Result<Plan, ArgError> {
     let matches = options.matches;
     let load = wrk::Load::read(options)?;
     let Some(url) = matches.get_one::<String>("url") else {
-        return Err(format!("missing URL ({USAGE})"));
+        return Err(ArgError::Refused(format!("missing URL ({USAGE})")));
     };
-    let target = url::parse_url(url).map_err(|reason| format!("invalid URL '{url}': {reason}"))?;
+    let target = url::parse_url(url)
+        .map_err(|reason| ArgError::Refused(format!("invalid URL '{url}': {reason}")))?;
     let headers = wrk::headers(matches)?;
     load.check(options)?;
     let slack = wrk::slack_of(options)?;
@@ -261,7 +264,7 @@ fn json_out(path: Option<PathBuf>) -> Option<JsonOut> {
 
 /// `--rounds` (`default` when not given), checked with the other options that shape an A/B
 /// comparison ([`only_with_vs`]).
-fn ab_rounds(options: &Options, default: usize) -> Result<u32, String> {
+fn ab_rounds(options: &Options, default: usize) -> Result<u32, ArgError> {
     only_with_vs(options.matches)?;
     let rounds = options.count("rounds")?.unwrap_or(default);
     if rounds == 0 {
@@ -272,23 +275,23 @@ fn ab_rounds(options: &Options, default: usize) -> Result<u32, String> {
 
 /// `--rounds` and `--vs-label` shape an A/B comparison: without `--vs` they are a mistake, not
 /// something to ignore; and `--hgrm` has no place in one.
-fn only_with_vs(matches: &ArgMatches) -> Result<(), String> {
+fn only_with_vs(matches: &ArgMatches) -> Result<(), ArgError> {
     if matches.contains_id("vs") {
         // The A/B loop writes no .hgrm: one file would hold only one of its runs.
         if matches.contains_id("hgrm") {
-            return Err(
+            return Err(ArgError::Refused(
                 "--hgrm goes with a single run, not --vs (tsumo plot draws every run \
                         of the --vs --json file)"
                     .to_string(),
-            );
+            ));
         }
         // A mahjong session has no --hlog to give.
         if matches.try_contains_id("hlog").unwrap_or(false) {
-            return Err(
+            return Err(ArgError::Refused(
                 "--hlog goes with a single run, not --vs (each run of the --vs \
                         --json file has its intervals)"
                     .to_string(),
-            );
+            ));
         }
         return Ok(());
     }
@@ -297,7 +300,7 @@ fn only_with_vs(matches: &ArgMatches) -> Result<(), String> {
         ("vs_label", "--vs-label", "the name of its second target"),
     ] {
         if matches.contains_id(id) {
-            return Err(format!("{flag} needs --vs URL ({what})"));
+            return Err(ArgError::Refused(format!("{flag} needs --vs URL ({what})")));
         }
     }
     Ok(())
@@ -316,11 +319,11 @@ fn subcommand(name: &'static str) -> Command {
 }
 
 /// Parses a subcommand's `args` with `command`; a clap error becomes our one line.
-fn subcommand_matches(command: &Command, args: Vec<OsString>) -> Result<ArgMatches, String> {
+fn subcommand_matches(command: &Command, args: Vec<OsString>) -> Result<ArgMatches, ArgError> {
     command
         .clone()
         .try_get_matches_from(args)
-        .map_err(|e| clap_message(command, &e))
+        .map_err(|e| ArgError::Clap(clap_message(command, &e)))
 }
 
 /// The positional arguments of a subcommand that takes one URL: the URL, and whatever follows
@@ -362,22 +365,22 @@ pub(crate) struct Options<'a> {
 
 impl Options<'_> {
     /// `invalid value 'X' for -t: reason`, quoting the value as typed.
-    pub fn invalid(&self, id: &str, reason: &str) -> String {
+    pub fn invalid(&self, id: &str, reason: &str) -> ArgError {
         let typed = self
             .matches
             .get_one::<String>(id)
             .map(String::as_str)
             .unwrap_or_default();
         // Escaped: a value with a newline must not break the one-line error.
-        format!(
-            "invalid value '{}' for {}: {reason}",
-            units::one_line(typed),
-            option_label(self.command, id)
-        )
+        ArgError::Invalid {
+            option: option_label(self.command, id),
+            value: units::one_line(typed),
+            reason: reason.to_string(),
+        }
     }
 
     /// A number with wrk's metric suffixes.
-    pub fn metric(&self, id: &str) -> Result<Option<u64>, String> {
+    pub fn metric(&self, id: &str) -> Result<Option<u64>, ArgError> {
         self.matches
             .get_one::<String>(id)
             .map(|text| units::parse_metric(text).map_err(|reason| self.invalid(id, &reason)))
@@ -385,14 +388,14 @@ impl Options<'_> {
     }
 
     /// A metric count that must also fit the platform's `usize` (threads, connections).
-    pub fn count(&self, id: &str) -> Result<Option<usize>, String> {
+    pub fn count(&self, id: &str) -> Result<Option<usize>, ArgError> {
         self.metric(id)?
             .map(|n| usize::try_from(n).map_err(|_| self.invalid(id, "number is too large")))
             .transpose()
     }
 
     /// A duration with wrk's suffixes (and ms, us).
-    pub fn duration(&self, id: &str) -> Result<Option<Duration>, String> {
+    pub fn duration(&self, id: &str) -> Result<Option<Duration>, ArgError> {
         self.matches
             .get_one::<String>(id)
             .map(|text| units::parse_duration(text).map_err(|reason| self.invalid(id, &reason)))
@@ -401,7 +404,7 @@ impl Options<'_> {
 }
 
 /// `--server-pid`, repeatable: process ids (existence is checked when sampling starts).
-pub(crate) fn server_pids(matches: &ArgMatches) -> Result<Vec<u32>, String> {
+pub(crate) fn server_pids(matches: &ArgMatches) -> Result<Vec<u32>, ArgError> {
     matches
         .get_many::<String>("server_pid")
         .into_iter()
@@ -411,15 +414,17 @@ pub(crate) fn server_pids(matches: &ArgMatches) -> Result<Vec<u32>, String> {
                 .parse::<u32>()
                 .ok()
                 .filter(|&pid| pid > 0)
-                .ok_or_else(|| {
-                    format!("invalid value '{text}' for --server-pid: expected a process id")
+                .ok_or_else(|| ArgError::Invalid {
+                    option: "--server-pid".to_string(),
+                    value: text.clone(),
+                    reason: "expected a process id".to_string(),
                 })
         })
         .collect()
 }
 
 /// `--interval`: the length of the run's intervals, at least [`MIN_INTERVAL`].
-pub(crate) fn interval(options: &Options<'_>) -> Result<Duration, String> {
+pub(crate) fn interval(options: &Options<'_>) -> Result<Duration, ArgError> {
     match options.duration("interval")? {
         None => Ok(DEFAULT_INTERVAL),
         Some(length) if length < MIN_INTERVAL => {

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use clap::Arg;
 
+use super::error::ArgError;
 use super::shared::{value, For};
 use super::units::duration_text;
 use crate::capacity::SearchPlan;
@@ -84,7 +85,7 @@ pub(super) fn pause(command: For, default: Duration) -> Arg {
 }
 
 /// `5%` or `0.05`: a share between 0 and 1 (both excluded).
-pub(super) fn resolution(text: &str) -> Result<f64, String> {
+pub(super) fn resolution(text: &str) -> Result<f64, ArgError> {
     let trimmed = text.trim();
     let share = match trimmed.strip_suffix('%') {
         Some(percent) => percent.trim().parse::<f64>().map(|p| p / 100.0),
@@ -92,8 +93,8 @@ pub(super) fn resolution(text: &str) -> Result<f64, String> {
     };
     match share {
         Ok(share) if share > 0.0 && share < 1.0 => Ok(share),
-        _ => Err(format!(
+        _ => Err(ArgError::Refused(format!(
             "--resolution '{text}': a share above 0 and below 100%, as 5% or 0.05"
-        )),
+        ))),
     }
 }

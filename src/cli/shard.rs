@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use clap::{Arg, ArgMatches};
 
+use super::error::ArgError;
 use super::shared::{value, For};
 use super::units;
 use crate::plan::{Part, Shard};
@@ -108,7 +109,7 @@ pub(super) fn part(
     argv: &[OsString],
     env: Env,
     now_ns: u64,
-) -> Result<Part, String> {
+) -> Result<Part, ArgError> {
     let shard = shard(matches, env)?;
     let start_at = start_at(matches, now_ns)?;
     if let (Some(StartAt::FromNow(at)), true) = (start_at, shard.count > 1) {
@@ -117,30 +118,31 @@ pub(super) fn part(
             .get_one::<String>("start_at")
             .map_or("", |t| t.trim());
         let example = format_rfc3339(at.div_ceil(1_000_000_000) * 1_000_000_000);
-        return Err(format!(
+        return Err(ArgError::Refused(format!(
             "--start-at {text} counts from each process's own start, so shards launched apart \
              would start apart and derive different run ids: give every shard one instant, \
              worked out once by whatever launches them, e.g. --start-at {example} (in a shell: \
              date -u -d '+30 seconds' +%Y-%m-%dT%H:%M:%SZ)"
-        ));
+        )));
     }
     let start_at = start_at.map(StartAt::unix_ns);
     if start_at.is_some() && matches.get_one::<String>("vs").is_some() {
         // Every round after the first would start on an instant already past.
-        return Err(
+        return Err(ArgError::Refused(
             "--start-at and --vs do not go together: an A/B run's rounds start one after \
              another"
                 .to_string(),
-        );
+        ));
     }
     let run_id = match matches.get_one::<String>("run_id") {
         Some(id) => {
             let id = id.trim();
             if id.is_empty() || id.len() > 128 || id.chars().any(|c| c.is_control() || c == ' ') {
-                return Err(format!(
-                    "invalid value '{}' for --run-id: 1 to 128 characters without spaces",
-                    units::one_line(id)
-                ));
+                return Err(ArgError::Invalid {
+                    option: "--run-id".to_string(),
+                    value: units::one_line(id),
+                    reason: "1 to 128 characters without spaces".to_string(),
+                });
             }
             id.to_string()
         }
@@ -156,24 +158,22 @@ pub(super) fn part(
 }
 
 /// `--shard I/N`, else `JOB_COMPLETION_INDEX` with `--shards N` or `TSUMO_SHARDS`.
-fn shard(matches: &ArgMatches, env: Env) -> Result<Shard, String> {
+fn shard(matches: &ArgMatches, env: Env) -> Result<Shard, ArgError> {
     let count_option = matches
         .get_one::<String>("shards")
         .map(|text| {
-            count(text).ok_or_else(|| {
-                format!(
-                    "invalid value '{}' for --shards: expected the number of shards, at least 1",
-                    units::one_line(text)
-                )
+            count(text).ok_or_else(|| ArgError::Invalid {
+                option: "--shards".to_string(),
+                value: units::one_line(text),
+                reason: "expected the number of shards, at least 1".to_string(),
             })
         })
         .transpose()?;
     if let Some(text) = matches.get_one::<String>("shard") {
-        let invalid = |reason: &str| {
-            format!(
-                "invalid value '{}' for --shard: {reason}",
-                units::one_line(text)
-            )
+        let invalid = |reason: &str| ArgError::Invalid {
+            option: "--shard".to_string(),
+            value: units::one_line(text),
+            reason: reason.to_string(),
         };
         let (i, n) = text
             .split_once('/')
@@ -185,9 +185,9 @@ fn shard(matches: &ArgMatches, env: Env) -> Result<Shard, String> {
             )));
         }
         if let Some(shards) = count_option.filter(|&c| c != n) {
-            return Err(format!(
+            return Err(ArgError::Refused(format!(
                 "--shard {text} says {n} shards but --shards says {shards}; give one of them"
-            ));
+            )));
         }
         return Ok(Shard {
             index: i - 1,
@@ -199,37 +199,37 @@ fn shard(matches: &ArgMatches, env: Env) -> Result<Shard, String> {
     let shards = match (count_option, &count_env) {
         (Some(n), _) => Some(n),
         (None, Some(text)) => Some(count(text).ok_or_else(|| {
-            format!(
+            ArgError::Refused(format!(
                 "TSUMO_SHARDS='{}' is not a number of shards (at least 1)",
                 units::one_line(text)
-            )
+            ))
         })?),
         (None, None) => None,
     };
     match (index, shards) {
         (None, None) => Ok(Shard::WHOLE),
-        (None, Some(n)) => Err(format!(
+        (None, Some(n)) => Err(ArgError::Refused(format!(
             "{n} shards, but which one is this? Give --shard I/N (I from 1 to {n}), or run in a \
              Kubernetes Indexed Job, which sets JOB_COMPLETION_INDEX"
-        )),
-        (Some(text), None) => Err(format!(
+        ))),
+        (Some(text), None) => Err(ArgError::Refused(format!(
             "JOB_COMPLETION_INDEX={} is set (a Kubernetes Indexed Job) but not the number of \
              shards: give --shards N or set TSUMO_SHARDS to the Job's completions",
             units::one_line(&text)
-        )),
+        ))),
         (Some(text), Some(n)) => {
             let index: usize = text.trim().parse().map_err(|_| {
-                format!(
+                ArgError::Refused(format!(
                     "JOB_COMPLETION_INDEX='{}' is not an index (0, 1, …)",
                     units::one_line(&text)
-                )
+                ))
             })?;
             if index >= n {
-                return Err(format!(
+                return Err(ArgError::Refused(format!(
                     "JOB_COMPLETION_INDEX={index} but only {n} shards (indexes 0 to {}): the \
                      Job's completions and --shards/TSUMO_SHARDS must agree",
                     n - 1
-                ));
+                )));
             }
             Ok(Shard { index, count: n })
         }
@@ -260,15 +260,14 @@ impl StartAt {
 
 /// `--start-at 2026-11-30T18:00:00Z` or `--start-at +30s`, as Unix ns; a time not in the
 /// future is refused.
-fn start_at(matches: &ArgMatches, now_ns: u64) -> Result<Option<StartAt>, String> {
+fn start_at(matches: &ArgMatches, now_ns: u64) -> Result<Option<StartAt>, ArgError> {
     let Some(text) = matches.get_one::<String>("start_at") else {
         return Ok(None);
     };
-    let invalid = |reason: String| {
-        format!(
-            "invalid value '{}' for --start-at: {reason}",
-            units::one_line(text)
-        )
+    let invalid = |reason: String| ArgError::Invalid {
+        option: "--start-at".to_string(),
+        value: units::one_line(text),
+        reason,
     };
     let at = match text.trim().strip_prefix('+') {
         Some(after) => {
@@ -280,16 +279,16 @@ fn start_at(matches: &ArgMatches, now_ns: u64) -> Result<Option<StartAt>, String
                 now_ns.saturating_add(wait.as_nanos().min(u128::from(u64::MAX)) as u64),
             )
         }
-        None => StartAt::Absolute(parse_rfc3339(text.trim()).map_err(invalid)?),
+        None => StartAt::Absolute(parse_rfc3339(text.trim()).map_err(|e| invalid(e.to_string()))?),
     };
     let at_ns = at.unix_ns();
     if at_ns <= now_ns {
         let ago = Duration::from_nanos(now_ns - at_ns);
-        return Err(format!(
+        return Err(ArgError::Refused(format!(
             "--start-at {text} is {:.3}s in the past (now {}); give a later time, or +30s from now",
             ago.as_secs_f64(),
             format_rfc3339(now_ns)
-        ));
+        )));
     }
     Ok(Some(at))
 }
@@ -328,36 +327,36 @@ pub(super) fn split_http(
     rate: Option<u64>,
     threads: usize,
     shard: Shard,
-) -> Result<(usize, Option<u64>), String> {
+) -> Result<(usize, Option<u64>), ArgError> {
     let n = shard.count;
     if n == 1 {
         return Ok((connections, rate));
     }
     if !connections.is_multiple_of(n) {
         let lower = connections / n * n;
-        return Err(format!(
+        return Err(ArgError::Refused(format!(
             "-c {connections} connections do not split evenly into {n} shards: use a multiple \
              of {n} ({})",
             nearest(lower, n)
-        ));
+        )));
     }
     if let Some(rate) = rate {
         if !rate.is_multiple_of(n as u64) {
             let lower = (rate / n as u64 * n as u64) as usize;
-            return Err(format!(
+            return Err(ArgError::Refused(format!(
                 "-R {rate} requests/s does not split evenly into {n} shards: use a multiple of \
                  {n} ({})",
                 nearest(lower, n)
-            ));
+            )));
         }
     }
     let local = connections / n;
     if local < threads {
-        return Err(format!(
+        return Err(ArgError::Refused(format!(
             "-c {connections} over {n} shards is {local} connections per shard, fewer than -t \
              {threads} threads; use -c {} or fewer threads",
             threads * n
-        ));
+        )));
     }
     Ok((local, rate.map(|r| r / n as u64)))
 }
@@ -369,7 +368,7 @@ pub(super) fn split_players(
     seats: usize,
     shard: Shard,
     given: bool,
-) -> Result<usize, String> {
+) -> Result<usize, ArgError> {
     let n = shard.count;
     let tables = players / seats;
     if !tables.is_multiple_of(n) {
@@ -383,12 +382,12 @@ pub(super) fn split_players(
             1 => "1 table, which does not".to_string(),
             _ => format!("{tables} tables, which do not"),
         };
-        return Err(format!(
+        return Err(ArgError::Refused(format!(
             "{players} are {tables} split evenly into {n} shards: {fix} a multiple of {} \
              players ({})",
             seats * n,
             nearest(lower, seats * n)
-        ));
+        )));
     }
     Ok(players / n)
 }

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use clap::{Arg, ArgAction};
 
+use super::error::ArgError;
 use super::units::duration_text;
 use crate::stats::timeline::{DEFAULT_INTERVAL, MIN_INTERVAL};
 
@@ -277,7 +278,7 @@ pub(super) fn prometheus_rw() -> Arg {
 /// `--prometheus-rw` as given.
 pub(super) fn remote_write(
     options: &super::Options<'_>,
-) -> Result<Option<crate::plan::Target>, String> {
+) -> Result<Option<crate::plan::Target>, ArgError> {
     options
         .matches
         .get_one::<String>("prometheus_rw")
@@ -298,11 +299,13 @@ pub(super) fn dashboard_linger() -> Arg {
 /// starts, before any traffic: one in use, or not this machine's, is refused then).
 pub(super) fn dashboard_at(
     options: &super::Options<'_>,
-) -> Result<Option<crate::plan::DashboardAt>, String> {
+) -> Result<Option<crate::plan::DashboardAt>, ArgError> {
     let linger = options.duration("dashboard_linger")?;
     let Some(text) = options.matches.get_one::<String>("dashboard") else {
         if linger.is_some() {
-            return Err("--dashboard-linger needs --dashboard".to_string());
+            return Err(ArgError::Refused(
+                "--dashboard-linger needs --dashboard".to_string(),
+            ));
         }
         return Ok(None);
     };

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use clap::{Arg, ArgAction, ArgMatches};
 
+use super::error::ArgError;
 use super::shared::{value, For};
 use super::units;
 use crate::mahjong::bot::StepKind;
@@ -62,14 +63,14 @@ fn listed(items: &[&str], last: &str) -> String {
 
 /// An HTTP run's `--slo`s. `rate>N%` needs a target rate (`-R`); `--vs` compares two runs
 /// rather than judging one.
-pub(super) fn http(matches: &ArgMatches, has_rate: bool) -> Result<Vec<Objective>, String> {
+pub(super) fn http(matches: &ArgMatches, has_rate: bool) -> Result<Vec<Objective>, ArgError> {
     let objectives = parse_each(exprs(matches), slo::parse_http)?;
     if let Some(rate) = objectives.iter().find(|o| o.measure == Measure::RateShare) {
         if !has_rate {
-            return Err(format!(
+            return Err(ArgError::Refused(format!(
                 "--slo '{}': needs a target rate (-R); a closed-loop run has none",
                 units::one_line(&rate.expr)
-            ));
+            )));
         }
     }
     not_with_vs(matches, &objectives)?;
@@ -79,7 +80,7 @@ pub(super) fn http(matches: &ArgMatches, has_rate: bool) -> Result<Vec<Objective
 /// A mahjong session's `--slo`s: the step kinds are the bot's. A draw's overshoot is timed
 /// only when `think` is at least the server's minimum step, so without that an objective on it
 /// could never be measured.
-pub(super) fn mahjong(matches: &ArgMatches, think: Duration) -> Result<Vec<Objective>, String> {
+pub(super) fn mahjong(matches: &ArgMatches, think: Duration) -> Result<Vec<Objective>, ArgError> {
     let kinds = StepKind::ALL.map(StepKind::as_str);
     let objectives = parse_each(exprs(matches), |expr| slo::parse_mahjong(expr, &kinds))?;
     let minimum = Duration::from_nanos(STEP_MINIMUM);
@@ -87,7 +88,7 @@ pub(super) fn mahjong(matches: &ArgMatches, think: Duration) -> Result<Vec<Objec
         matches!(&o.measure, Measure::Session { histogram, .. } if histogram == "draw_overshoot")
     });
     if let (Some(draw), true) = (draw, think < minimum) {
-        return Err(format!(
+        return Err(ArgError::Refused(format!(
             "--slo '{}': can never be measured with --think {}: a draw's overshoot is timed \
              only when the think time is at least the server's minimum step, {}ms (give \
              --think {}ms or more)",
@@ -95,7 +96,7 @@ pub(super) fn mahjong(matches: &ArgMatches, think: Duration) -> Result<Vec<Objec
             human(think),
             minimum.as_millis(),
             minimum.as_millis()
-        ));
+        )));
     }
     not_with_vs(matches, &objectives)?;
     Ok(objectives)
@@ -114,12 +115,14 @@ fn exprs(matches: &ArgMatches) -> impl Iterator<Item = &str> {
 /// or another way: `p99<20ms`, `p99<20000us`) is refused.
 pub(super) fn parse_each<'a>(
     exprs: impl IntoIterator<Item = &'a str>,
-    parse: impl Fn(&str) -> Result<Objective, String>,
-) -> Result<Vec<Objective>, String> {
+    parse: impl Fn(&str) -> Result<Objective, slo::ParseError>,
+) -> Result<Vec<Objective>, ArgError> {
     let mut objectives: Vec<Objective> = Vec::new();
     for expr in exprs {
-        let objective =
-            parse(expr).map_err(|reason| units::one_line(&format!("--slo '{expr}': {reason}")))?;
+        let objective = parse(expr).map_err(|reason| ArgError::Objective {
+            expr: expr.to_string(),
+            reason,
+        })?;
         let same = |o: &&Objective| {
             (&o.measure, o.below, o.limit) == (&objective.measure, objective.below, objective.limit)
         };
@@ -129,10 +132,10 @@ pub(super) fn parse_each<'a>(
             } else {
                 format!("is '{}' again", earlier.expr)
             };
-            return Err(units::one_line(&format!(
+            return Err(ArgError::Refused(units::one_line(&format!(
                 "--slo '{}' {again}: give each objective once",
                 objective.expr
-            )));
+            ))));
         }
         objectives.push(objective);
     }
@@ -148,12 +151,12 @@ fn human(d: Duration) -> String {
     }
 }
 
-fn not_with_vs(matches: &ArgMatches, objectives: &[Objective]) -> Result<(), String> {
+fn not_with_vs(matches: &ArgMatches, objectives: &[Objective]) -> Result<(), ArgError> {
     if !objectives.is_empty() && matches.contains_id("vs") {
-        return Err(
+        return Err(ArgError::Refused(
             "--slo judges a single run, not --vs (compare the runs' --json files instead)"
                 .to_string(),
-        );
+        ));
     }
     Ok(())
 }

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 
 use clap::{Arg, ArgAction, ArgMatches, Command};
 
+use super::error::ArgError;
 use super::help::Page;
 use super::shared::{self, file, flag, value, For};
 use super::{subcommand_matches, Parsed};
@@ -185,7 +186,7 @@ pub(super) fn report_command() -> Command {
     command("tsumo report", vec![output_arg(For::Report)])
 }
 
-fn files(matches: &ArgMatches, usage: &str) -> Result<Vec<PathBuf>, String> {
+fn files(matches: &ArgMatches, usage: &str) -> Result<Vec<PathBuf>, ArgError> {
     let files: Vec<PathBuf> = matches
         .get_many::<PathBuf>("files")
         .into_iter()
@@ -193,20 +194,26 @@ fn files(matches: &ArgMatches, usage: &str) -> Result<Vec<PathBuf>, String> {
         .cloned()
         .collect();
     if files.is_empty() {
-        return Err(format!("no result files given (usage: {usage})"));
+        return Err(ArgError::Refused(format!(
+            "no result files given (usage: {usage})"
+        )));
     }
     Ok(files)
 }
 
-fn output(matches: &ArgMatches, usage: &str) -> Result<PathBuf, String> {
+fn output(matches: &ArgMatches, usage: &str) -> Result<PathBuf, ArgError> {
     matches
         .get_one::<PathBuf>("output")
         .cloned()
-        .ok_or_else(|| format!("missing -o FILE: where to write the result (usage: {usage})"))
+        .ok_or_else(|| {
+            ArgError::Refused(format!(
+                "missing -o FILE: where to write the result (usage: {usage})"
+            ))
+        })
 }
 
 /// `tsumo compare FILE…` (the arguments after `compare`).
-pub fn parse_compare(args: Vec<OsString>) -> Result<Parsed, String> {
+pub fn parse_compare(args: Vec<OsString>) -> Result<Parsed, ArgError> {
     const USAGE: &str = "tsumo compare <run.json>...";
     let command = compare_command();
     let m = subcommand_matches(&command, args)?;
@@ -219,7 +226,7 @@ pub fn parse_compare(args: Vec<OsString>) -> Result<Parsed, String> {
 }
 
 /// `tsumo merge FILE… -o OUT [--label NAME]`.
-pub fn parse_merge(args: Vec<OsString>) -> Result<Parsed, String> {
+pub fn parse_merge(args: Vec<OsString>) -> Result<Parsed, ArgError> {
     const USAGE: &str = "tsumo merge <run.json>... -o <merged.json>";
     let command = merge_command();
     let m = subcommand_matches(&command, args)?;
@@ -241,7 +248,7 @@ pub fn parse_merge(args: Vec<OsString>) -> Result<Parsed, String> {
 }
 
 /// `tsumo plot FILE… -o OUT.svg [--metric NAME]`.
-pub fn parse_plot(args: Vec<OsString>) -> Result<Parsed, String> {
+pub fn parse_plot(args: Vec<OsString>) -> Result<Parsed, ArgError> {
     const USAGE: &str = "tsumo plot <run.json>... -o <chart.svg>";
     let command = plot_command();
     let m = subcommand_matches(&command, args)?;
@@ -258,7 +265,7 @@ pub fn parse_plot(args: Vec<OsString>) -> Result<Parsed, String> {
 }
 
 /// `tsumo report FILE… -o OUT.html`.
-pub fn parse_report(args: Vec<OsString>) -> Result<Parsed, String> {
+pub fn parse_report(args: Vec<OsString>) -> Result<Parsed, ArgError> {
     const USAGE: &str = "tsumo report <run.json>... -o <page.html>";
     let command = report_command();
     let m = subcommand_matches(&command, args)?;
@@ -319,7 +326,7 @@ mod tests {
 
     #[test]
     fn errors_are_one_line() {
-        let cases: [(Result<Parsed, String>, &str); 6] = [
+        let cases: [(Result<Parsed, ArgError>, &str); 6] = [
             (parse_compare(args(&[])), "no result files given"),
             (
                 parse_compare(args(&["--bogus", "a"])),
@@ -339,6 +346,7 @@ mod tests {
         for (result, needle) in cases {
             match result {
                 Err(e) => {
+                    let e = e.to_string();
                     assert!(e.contains(needle), "{e}");
                     assert!(!e.contains('\n'), "{e}");
                 }

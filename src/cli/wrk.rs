@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use clap::{Arg, ArgAction, ArgMatches, Command};
 
+use super::error::ArgError;
 use super::help::Page;
 use super::shared::{self, file, flag, value, For};
 use super::units::duration_text;
@@ -187,7 +188,7 @@ pub(super) struct Load {
 }
 
 impl Load {
-    pub fn read(options: &Options) -> Result<Self, String> {
+    pub fn read(options: &Options) -> Result<Self, ArgError> {
         Ok(Load {
             threads: options.count("threads")?.unwrap_or(DEFAULT_THREADS),
             connections: options.count("connections")?.unwrap_or(DEFAULT_CONNECTIONS),
@@ -203,7 +204,7 @@ impl Load {
     }
 
     /// One line naming the first number out of range.
-    pub fn check(&self, options: &Options) -> Result<(), String> {
+    pub fn check(&self, options: &Options) -> Result<(), ArgError> {
         let (threads, connections) = (self.threads, self.connections);
         if threads == 0 {
             return Err(options.invalid("threads", "must be at least 1"));
@@ -212,10 +213,10 @@ impl Load {
             return Err(options.invalid("connections", "must be at least 1"));
         }
         if connections < threads {
-            return Err(format!(
+            return Err(ArgError::Refused(format!(
                 "-c {connections} is fewer connections than -t {threads} threads; \
                  each thread needs at least one connection"
-            ));
+            )));
         }
         if self.duration.is_zero() {
             return Err(options.invalid("duration", "must be longer than zero"));
@@ -234,18 +235,19 @@ impl Load {
 }
 
 /// The `-H` headers, a later one of a name replacing an earlier one.
-pub(super) fn headers(matches: &ArgMatches) -> Result<Vec<(String, String)>, String> {
+pub(super) fn headers(matches: &ArgMatches) -> Result<Vec<(String, String)>, ArgError> {
     let mut headers = Vec::new();
     for text in matches.get_many::<String>("header").into_iter().flatten() {
-        let (name, value) = header::parse_header(text)
-            .map_err(|reason| format!("invalid header '{text}' for -H: {reason}"))?;
+        let (name, value) = header::parse_header(text).map_err(|reason| {
+            ArgError::Refused(format!("invalid header '{text}' for -H: {reason}"))
+        })?;
         header::add_header(&mut headers, name, value);
     }
     Ok(headers)
 }
 
 /// `--slack`: `None` for `auto` (or not given), else at most [`MAX_SLACK`].
-pub(super) fn slack_of(options: &Options) -> Result<Option<Duration>, String> {
+pub(super) fn slack_of(options: &Options) -> Result<Option<Duration>, ArgError> {
     match options.matches.get_one::<String>("slack").map(|s| s.trim()) {
         None | Some("auto") => Ok(None),
         Some(_) => match options.duration("slack")? {
@@ -258,13 +260,12 @@ pub(super) fn slack_of(options: &Options) -> Result<Option<Duration>, String> {
 }
 
 /// The `--vs` target and `--rounds` (the `--vs-*` options only with `--vs`).
-pub(super) fn vs_and_rounds(options: &Options) -> Result<(Option<Target>, u32), String> {
+pub(super) fn vs_and_rounds(options: &Options) -> Result<(Option<Target>, u32), ArgError> {
     let matches = options.matches;
     let vs = match matches.get_one::<String>("vs") {
-        Some(text) => Some(
-            url::parse_url(text)
-                .map_err(|reason| format!("invalid URL '{text}' for --vs: {reason}"))?,
-        ),
+        Some(text) => Some(url::parse_url(text).map_err(|reason| {
+            ArgError::Refused(format!("invalid URL '{text}' for --vs: {reason}"))
+        })?),
         None => None,
     };
     let rounds = super::ab_rounds(options, DEFAULT_ROUNDS)?;

@@ -91,7 +91,7 @@ impl Dashboard {
         listener
             .set_nonblocking(true)
             .map_err(|e| refused(&e.to_string()))?;
-        server::spawn(listener, Arc::clone(live)).map_err(|e| refused(&e))?;
+        server::spawn(listener, Arc::clone(live)).map_err(|e| refused(&e.to_string()))?;
         let host = match addr {
             SocketAddr::V6(v6) => format!("[{}]", v6.ip()),
             SocketAddr::V4(v4) => v4.ip().to_string(),

@@ -75,20 +75,19 @@ pub(super) struct Pusher {
 
 impl Pusher {
     /// Starts pushing to `target` (reached at `endpoint`) once a second.
-    pub fn start(live: Arc<Live>, target: &Target, endpoint: Endpoint) -> Result<Pusher, String> {
+    pub fn start(live: Arc<Live>, target: &Target, endpoint: Endpoint) -> std::io::Result<Pusher> {
         let stop = Arc::new(Notify::new());
         let failures = Arc::new(Mutex::new(Failures::default()));
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
-            .build()
-            .map_err(|e| e.to_string())?;
+            .build()?;
         let head = request_head(target);
         let thread = {
             let (stop, failures) = (Arc::clone(&stop), Arc::clone(&failures));
-            let failed = move |e: String| {
+            let failed = move |e: PushError| {
                 let mut f = failures.lock().unwrap_or_else(|e| e.into_inner());
                 f.count += 1;
-                f.last = Some(e);
+                f.last = Some(e.to_string());
             };
             std::thread::Builder::new()
                 .name("tsumo-remote-write".to_string())
@@ -114,8 +113,7 @@ impl Pusher {
                             failed(e);
                         }
                     })
-                })
-                .map_err(|e| e.to_string())?
+                })?
         };
         Ok(Pusher {
             stop,
@@ -184,12 +182,24 @@ fn request_head(target: &Target) -> String {
     )
 }
 
+/// Why a push failed: said once at the end, the last one.
+#[derive(Debug, thiserror::Error)]
+enum PushError {
+    #[error("{0}")]
+    Compress(snap::Error),
+    #[error("{0}")]
+    Send(oneshot::OneshotError),
+    /// The receiver's answer other than 2xx, with what it said.
+    #[error("status {status}: {said}")]
+    Status { status: u16, said: String },
+}
+
 async fn push(
     live: &Live,
     head: &str,
     endpoint: &Endpoint,
     timeout: Duration,
-) -> Result<(), String> {
+) -> Result<(), PushError> {
     let text = super::metrics::render(&live.lock());
     let now_ms = (crate::sys::wallclock::unix_now_ns() / 1_000_000) as i64;
     let request = WriteRequest {
@@ -200,17 +210,20 @@ async fn push(
     }
     let body = snap::raw::Encoder::new()
         .compress_vec(&prost::Message::encode_to_vec(&request))
-        .map_err(|e| e.to_string())?;
+        .map_err(PushError::Compress)?;
     let mut bytes = format!("{head}Content-Length: {}\r\n\r\n", body.len()).into_bytes();
     bytes.extend_from_slice(&body);
     let response = oneshot::send(endpoint, &bytes, timeout)
         .await
-        .map_err(|e| e.to_string())?;
+        .map_err(PushError::Send)?;
     if (200..300).contains(&response.status) {
         Ok(())
     } else {
         let said = String::from_utf8_lossy(&response.body);
-        Err(format!("status {}: {}", response.status, said.trim()))
+        Err(PushError::Status {
+            status: response.status,
+            said: said.trim().to_string(),
+        })
     }
 }
 

@@ -19,22 +19,20 @@ use super::view;
 use crate::stats::live::Live;
 
 /// Serves `listener` on a new thread until the process exits.
-pub(super) fn spawn(listener: TcpListener, live: Arc<Live>) -> Result<(), String> {
+pub(super) fn spawn(listener: TcpListener, live: Arc<Live>) -> std::io::Result<()> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
-        .build()
-        .map_err(|e| e.to_string())?;
+        .build()?;
     let listener = {
         let _entered = runtime.enter();
-        tokio::net::TcpListener::from_std(listener).map_err(|e| e.to_string())?
+        tokio::net::TcpListener::from_std(listener)?
     };
     std::thread::Builder::new()
         .name("tsumo-dashboard".to_string())
         .spawn(move || {
             crate::sys::yield_to_workers();
             runtime.block_on(accept(listener, live))
-        })
-        .map_err(|e| e.to_string())?;
+        })?;
     Ok(())
 }
 

@@ -6,7 +6,7 @@
 //! stopped reading: one caught before the run began (between two rounds) is already pending
 //! when the run begins, and the run stops before it sends anything.
 
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use tokio::signal::unix::{signal, SignalKind};
 use tokio::sync::Notify;
@@ -63,7 +63,24 @@ impl Caught {
     }
 }
 
-static CAUGHT: OnceLock<Result<&'static Caught, String>> = OnceLock::new();
+/// Why the process's signal handler could not be set up (kept with the handler's place, so
+/// every run that asks says the same).
+#[derive(Debug, Clone, thiserror::Error)]
+enum HandlerError {
+    /// Its thread, its runtime or a signal's registration failed.
+    #[error("signal handler: {0}")]
+    Io(Arc<std::io::Error>),
+    #[error("signal handler: its thread ended")]
+    Ended,
+}
+
+impl From<std::io::Error> for HandlerError {
+    fn from(e: std::io::Error) -> HandlerError {
+        HandlerError::Io(Arc::new(e))
+    }
+}
+
+static CAUGHT: OnceLock<Result<&'static Caught, HandlerError>> = OnceLock::new();
 
 /// The process's handler, registered on first use: a thread of its own with a runtime that
 /// only catches the three signals (a run's runtime comes and goes; the handler must not).
@@ -76,33 +93,36 @@ fn caught() -> Result<&'static Caught, Error> {
                 .name("tsumo-signals".to_string())
                 .spawn(move || catch_forever(caught, ready));
             if let Err(e) = spawned {
-                return Err(format!("signal handler: {e}"));
+                return Err(e.into());
             }
             match registered.recv() {
                 Ok(Ok(())) => Ok(caught),
                 Ok(Err(e)) => Err(e),
-                Err(_) => Err("signal handler: its thread ended".to_string()),
+                Err(_) => Err(HandlerError::Ended),
             }
         })
         .clone()
-        .map_err(Error::Thread)
+        .map_err(|e| Error::Thread(e.to_string()))
 }
 
-fn catch_forever(caught: &'static Caught, ready: std::sync::mpsc::Sender<Result<(), String>>) {
+fn catch_forever(
+    caught: &'static Caught,
+    ready: std::sync::mpsc::Sender<Result<(), HandlerError>>,
+) {
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
     {
         Ok(runtime) => runtime,
         Err(e) => {
-            let _ = ready.send(Err(format!("signal handler: {e}")));
+            let _ = ready.send(Err(e.into()));
             return;
         }
     };
     runtime.block_on(async {
-        let catch = |kind| signal(kind).map_err(|e| format!("signal handler: {e}"));
+        let catch = |kind| signal(kind).map_err(HandlerError::from);
         let registered = (|| {
-            Ok::<_, String>((
+            Ok::<_, HandlerError>((
                 catch(SignalKind::interrupt())?,
                 catch(SignalKind::terminate())?,
                 catch(SignalKind::hangup())?,

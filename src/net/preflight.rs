@@ -41,7 +41,7 @@ enum Unreachable {
     /// The server did not answer HTTP/2's preface on http:// (h2c): what it did instead.
     NoH2c {
         addr: SocketAddr,
-        reason: String,
+        reason: NoH2c,
     },
     /// `--http3`: no answer over UDP within the time given.
     NoQuic {
@@ -469,11 +469,27 @@ const H2_GOODBYE: &[u8] = b"\0\0\0\x04\x01\0\0\0\0\0\0\x08\x07\0\0\0\0\0\0\0\0\0
 const FRAME_HEADER: usize = 9;
 const SETTINGS: u8 = 0x4;
 
+/// What an http:// server did instead of answering HTTP/2's preface with its SETTINGS.
+#[derive(Debug, thiserror::Error)]
+enum NoH2c {
+    #[error("the connection failed on HTTP/2's preface: {0}")]
+    Failed(std::io::Error),
+    #[error("no answer to HTTP/2's preface within {0:?}")]
+    Silent(Duration),
+    #[error("it closed the connection on HTTP/2's preface")]
+    Closed,
+    /// An HTTP/1 server's status line, as it said it.
+    #[error("it answered \"{0}\"")]
+    Http1(String),
+    #[error("its answer is not HTTP/2 (no SETTINGS frame first)")]
+    Other,
+}
+
 /// Whether the server answers HTTP/2's preface with its own SETTINGS frame, as every HTTP/2
 /// server must first (RFC 9113, section 3.4); else what it did, in words. By hand, these few
 /// fixed bytes: hyper's client does not wait for the server's SETTINGS, and would tell an
 /// HTTP/1.1 server's answer only as a frame error, not what the server said.
-async fn h2c_answer(stream: &mut Stream, timeout: Duration) -> Result<(), String> {
+async fn h2c_answer(stream: &mut Stream, timeout: Duration) -> Result<(), NoH2c> {
     let exchange = async {
         stream.write_all(H2_PREFACE).await?;
         let mut first = Vec::new();
@@ -489,21 +505,21 @@ async fn h2c_answer(stream: &mut Stream, timeout: Duration) -> Result<(), String
     };
     let first = match tokio::time::timeout(timeout, exchange).await {
         Ok(Ok(first)) => first,
-        Ok(Err(e)) => return Err(format!("the connection failed on HTTP/2's preface: {e}")),
-        Err(_) => return Err(format!("no answer to HTTP/2's preface within {timeout:?}")),
+        Ok(Err(e)) => return Err(NoH2c::Failed(e)),
+        Err(_) => return Err(NoH2c::Silent(timeout)),
     };
     match first.get(..FRAME_HEADER) {
         Some(header) if header[3] == SETTINGS => {
             let _ = stream.write_all(H2_GOODBYE).await;
             Ok(())
         }
-        _ if first.is_empty() => Err("it closed the connection on HTTP/2's preface".to_string()),
+        _ if first.is_empty() => Err(NoH2c::Closed),
         _ if first.starts_with(b"HTTP/") => {
             let line = first.split(|&b| b == b'\n').next().unwrap_or_default();
             let line = String::from_utf8_lossy(line);
-            Err(format!("it answered \"{}\"", line.trim_end()))
+            Err(NoH2c::Http1(line.trim_end().to_string()))
         }
-        _ => Err("its answer is not HTTP/2 (no SETTINGS frame first)".to_string()),
+        _ => Err(NoH2c::Other),
     }
 }
 

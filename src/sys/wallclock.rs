@@ -48,15 +48,22 @@ fn civil_from_days(days: i64) -> (i64, i64, i64) {
     (yoe + era * 400 + i64::from(month <= 2), month, day)
 }
 
+/// Why a `--start-at` time is not one (the reason, after the option and the value).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TimeError {
+    #[error("expected an RFC 3339 time like 2026-11-30T18:00:00Z (or +30s from now), not '{0}'")]
+    NotRfc3339(String),
+    /// Written as one, but no such date or time of day (a 30th of February, 25:00).
+    #[error("'{0}' is not a valid date and time")]
+    NoSuchTime(String),
+    #[error("'{0}' is before 1970")]
+    BeforeEpoch(String),
+}
+
 /// `2026-11-30T18:00:00Z`, `2026-11-30T18:00:00.250Z` or `2026-11-30T19:00:00+01:00` (a space
 /// for `T` and a lower-case `z` are accepted, as RFC 3339 allows) → ns since the Unix epoch.
-pub fn parse_rfc3339(text: &str) -> Result<u64, String> {
-    let bad = || {
-        format!(
-            "expected an RFC 3339 time like 2026-11-30T18:00:00Z (or +30s from now), not \
-             '{text}'"
-        )
-    };
+pub fn parse_rfc3339(text: &str) -> Result<u64, TimeError> {
+    let bad = || TimeError::NotRfc3339(text.to_string());
     let b = text.as_bytes();
     if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't' | b' ') {
         return Err(bad());
@@ -64,7 +71,7 @@ pub fn parse_rfc3339(text: &str) -> Result<u64, String> {
     if b[13] != b':' || b[16] != b':' {
         return Err(bad());
     }
-    let num = |range: std::ops::Range<usize>| -> Result<i64, String> {
+    let num = |range: std::ops::Range<usize>| -> Result<i64, TimeError> {
         let part = text.get(range).ok_or_else(bad)?;
         if !part.bytes().all(|c| c.is_ascii_digit()) {
             return Err(bad());
@@ -95,7 +102,7 @@ pub fn parse_rfc3339(text: &str) -> Result<u64, String> {
         || minute > 59
         || second > 59
     {
-        return Err(format!("'{text}' is not a valid date and time"));
+        return Err(TimeError::NoSuchTime(text.to_string()));
     }
     let mut rest = &text[19..];
     let mut nanos: i64 = 0;
@@ -121,7 +128,7 @@ pub fn parse_rfc3339(text: &str) -> Result<u64, String> {
     let seconds =
         days_from_civil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second - offset_s;
     if seconds < 0 {
-        return Err(format!("'{text}' is before 1970"));
+        return Err(TimeError::BeforeEpoch(text.to_string()));
     }
     Ok(seconds as u64 * 1_000_000_000 + nanos as u64)
 }

@@ -16,7 +16,7 @@ fn part_of(args: &[&str], env: &[(&str, &str)]) -> Result<Part, String> {
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
-    part(&matches, &argv, &|name| env.get(name).cloned(), NOW)
+    part(&matches, &argv, &|name| env.get(name).cloned(), NOW).map_err(|e| e.to_string())
 }
 
 fn args_table() -> Vec<Arg> {
@@ -96,14 +96,14 @@ fn uneven_splits_say_how_to_fix_them() {
     assert_eq!(split_http(8, Some(2000), 2, four), Ok((2, Some(500))));
     assert_eq!(split_http(8, None, 1, four), Ok((2, None)));
     assert_eq!(split_http(10, Some(7), 2, Shard::WHOLE), Ok((10, Some(7))));
-    let e = split_http(10, Some(2000), 1, four).unwrap_err();
+    let e = split_http(10, Some(2000), 1, four).unwrap_err().to_string();
     assert!(e.contains("use a multiple of 4 (8 or 12)"), "{e}");
-    let e = split_http(8, Some(2001), 1, four).unwrap_err();
+    let e = split_http(8, Some(2001), 1, four).unwrap_err().to_string();
     assert!(e.contains("-R 2001") && e.contains("(2000 or 2004)"), "{e}");
-    let e = split_http(8, Some(2000), 4, four).unwrap_err();
+    let e = split_http(8, Some(2000), 4, four).unwrap_err().to_string();
     assert!(e.contains("use -c 16 or fewer threads"), "{e}");
     assert_eq!(split_players(32, 4, four, true), Ok(8));
-    let e = split_players(20, 4, four, true).unwrap_err();
+    let e = split_players(20, 4, four, true).unwrap_err().to_string();
     assert_eq!(
         e,
         "-c 20 players are 5 tables, which do not split evenly into 4 shards: use a multiple \
@@ -111,7 +111,7 @@ fn uneven_splits_say_how_to_fix_them() {
     );
     // The default -c: said as the default, one table as one.
     let two = Shard { index: 0, count: 2 };
-    let e = split_players(4, 4, two, false).unwrap_err();
+    let e = split_players(4, 4, two, false).unwrap_err().to_string();
     assert_eq!(
         e,
         "the default 4 players (no -c) are 1 table, which does not split evenly into 2 shards: \

@@ -8,6 +8,29 @@
 use crate::error::Error;
 use crate::plan::Plan;
 
+/// Why request bytes are not a batch of complete HTTP/1.1 requests (a script's `request()`, or
+/// the request a plan builds); `at` is the offset of the request at fault.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    #[error("incomplete request at byte {at} of the request text")]
+    Incomplete { at: usize },
+    #[error("invalid request at byte {at} of the request text: {source}")]
+    Invalid { at: usize, source: httparse::Error },
+    #[error("invalid Content-Length in the request")]
+    ContentLength,
+    #[error("request body is shorter than its Content-Length")]
+    ShortBody,
+    #[error("the request is empty")]
+    Empty,
+}
+
+/// A request tsumo refuses before any traffic: bad input.
+impl From<BuildError> for Error {
+    fn from(e: BuildError) -> Error {
+        Error::Usage(e.to_string())
+    }
+}
+
 /// One write's worth of requests.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Batch {
@@ -19,7 +42,7 @@ pub struct Batch {
 
 impl Batch {
     /// Parses raw request bytes (one or more complete HTTP/1.1 requests) into a batch.
-    pub fn parse(bytes: Vec<u8>) -> Result<Batch, Error> {
+    pub fn parse(bytes: Vec<u8>) -> Result<Batch, BuildError> {
         let mut head = Vec::new();
         let mut pos = 0;
         while pos < bytes.len() {
@@ -27,29 +50,19 @@ impl Batch {
             let mut req = httparse::Request::new(&mut headers);
             let n = match req.parse(&bytes[pos..]) {
                 Ok(httparse::Status::Complete(n)) => n,
-                Ok(httparse::Status::Partial) => {
-                    return Err(Error::Usage(format!(
-                        "incomplete request at byte {pos} of the request text"
-                    )))
-                }
-                Err(e) => {
-                    return Err(Error::Usage(format!(
-                        "invalid request at byte {pos} of the request text: {e}"
-                    )))
-                }
+                Ok(httparse::Status::Partial) => return Err(BuildError::Incomplete { at: pos }),
+                Err(source) => return Err(BuildError::Invalid { at: pos, source }),
             };
             let is_head = req.method == Some("HEAD");
-            let body_len = content_length(req.headers).map_err(Error::Usage)?;
+            let body_len = content_length(req.headers)?;
             pos += n + body_len;
             if pos > bytes.len() {
-                return Err(Error::Usage(
-                    "request body is shorter than its Content-Length".into(),
-                ));
+                return Err(BuildError::ShortBody);
             }
             head.push(is_head);
         }
         if head.is_empty() {
-            return Err(Error::Usage("the request is empty".into()));
+            return Err(BuildError::Empty);
         }
         Ok(Batch { bytes, head })
     }
@@ -78,13 +91,13 @@ impl Batch {
     }
 }
 
-fn content_length(headers: &[httparse::Header<'_>]) -> Result<usize, String> {
+fn content_length(headers: &[httparse::Header<'_>]) -> Result<usize, BuildError> {
     for h in headers {
         if h.name.eq_ignore_ascii_case("content-length") {
             return std::str::from_utf8(h.value)
                 .ok()
                 .and_then(|v| v.trim().parse().ok())
-                .ok_or_else(|| "invalid Content-Length in the request".to_string());
+                .ok_or(BuildError::ContentLength);
         }
     }
     Ok(0)
@@ -137,7 +150,7 @@ pub fn from_plan(plan: &Plan) -> Result<Batch, Error> {
         &plan.headers,
         None,
     );
-    Batch::parse(bytes)
+    Ok(Batch::parse(bytes)?)
 }
 
 #[cfg(test)]

@@ -14,6 +14,44 @@ use http::uri::{Authority, PathAndQuery, Scheme, Uri};
 use http::{HeaderMap, Method, Request};
 use http_body_util::Full;
 
+/// Why wrk's request bytes do not make HTTP/2 requests.
+#[derive(Debug, thiserror::Error)]
+pub enum RequestError {
+    #[error("the request is empty")]
+    Empty,
+    /// The request that starts at byte `at` of the text.
+    #[error("{reason} (at byte {at} of the request text)")]
+    At { at: usize, reason: Malformed },
+}
+
+/// What is wrong with one request of the text.
+#[derive(Debug, thiserror::Error)]
+pub enum Malformed {
+    #[error("incomplete request")]
+    Incomplete,
+    #[error("invalid request: {0}")]
+    Request(httparse::Error),
+    #[error("invalid method: {0}")]
+    Method(http::method::InvalidMethod),
+    #[error("invalid Content-Length in the request")]
+    ContentLength,
+    #[error("invalid header name '{0}'")]
+    HeaderName(String),
+    #[error("invalid value of header '{0}'")]
+    HeaderValue(String),
+    #[error("request body is shorter than its Content-Length")]
+    ShortBody,
+    #[error("invalid Host '{host}': {reason}")]
+    Host {
+        host: String,
+        reason: http::uri::InvalidUri,
+    },
+    #[error("invalid path: {0}")]
+    Path(http::uri::InvalidUri),
+    #[error("invalid request target: {0}")]
+    Target(http::Error),
+}
+
 /// A request ready to be sent any number of times.
 #[derive(Debug, Clone)]
 pub struct H2Request {
@@ -41,17 +79,17 @@ impl H2Request {
         bytes: &[u8],
         scheme: &Scheme,
         authority: &str,
-    ) -> Result<Vec<H2Request>, String> {
+    ) -> Result<Vec<H2Request>, RequestError> {
         let mut requests = Vec::new();
         let mut pos = 0;
         while pos < bytes.len() {
             let (request, used) = Self::parse_one(&bytes[pos..], scheme, authority)
-                .map_err(|e| format!("{e} (at byte {pos} of the request text)"))?;
+                .map_err(|reason| RequestError::At { at: pos, reason })?;
             requests.push(request);
             pos += used;
         }
         if requests.is_empty() {
-            return Err("the request is empty".to_string());
+            return Err(RequestError::Empty);
         }
         Ok(requests)
     }
@@ -61,16 +99,16 @@ impl H2Request {
         bytes: &[u8],
         scheme: &Scheme,
         authority: &str,
-    ) -> Result<(H2Request, usize), String> {
+    ) -> Result<(H2Request, usize), Malformed> {
         let mut slots = [httparse::EMPTY_HEADER; 128];
         let mut parsed = httparse::Request::new(&mut slots);
         let head_len = match parsed.parse(bytes) {
             Ok(httparse::Status::Complete(n)) => n,
-            Ok(httparse::Status::Partial) => return Err("incomplete request".to_string()),
-            Err(e) => return Err(format!("invalid request: {e}")),
+            Ok(httparse::Status::Partial) => return Err(Malformed::Incomplete),
+            Err(e) => return Err(Malformed::Request(e)),
         };
         let method = Method::from_bytes(parsed.method.unwrap_or("GET").as_bytes())
-            .map_err(|e| format!("invalid method: {e}"))?;
+            .map_err(Malformed::Method)?;
         let path = parsed.path.unwrap_or("/");
         let mut host = None;
         let mut body_len = 0;
@@ -85,38 +123,38 @@ impl H2Request {
                 body_len = std::str::from_utf8(h.value)
                     .ok()
                     .and_then(|v| v.trim().parse::<usize>().ok())
-                    .ok_or("invalid Content-Length in the request")?;
+                    .ok_or(Malformed::ContentLength)?;
             }
             let trailers_only = name == "te" && h.value.eq_ignore_ascii_case(b"trailers");
             if DROPPED.contains(&name.as_str()) || (name == "te" && !trailers_only) {
                 continue;
             }
             let header_name = HeaderName::from_bytes(name.as_bytes())
-                .map_err(|_| format!("invalid header name '{}'", h.name))?;
+                .map_err(|_| Malformed::HeaderName(h.name.to_string()))?;
             let value = HeaderValue::from_bytes(h.value)
-                .map_err(|_| format!("invalid value of header '{}'", h.name))?;
+                .map_err(|_| Malformed::HeaderValue(h.name.to_string()))?;
             headers.append(header_name, value);
         }
         let end = head_len + body_len;
         let Some(body) = bytes.get(head_len..end) else {
-            return Err("request body is shorter than its Content-Length".to_string());
+            return Err(Malformed::ShortBody);
         };
         let uri = if path.starts_with('/') || path == "*" {
             let authority = host.as_deref().unwrap_or(authority);
             Uri::builder()
                 .scheme(scheme.clone())
                 .authority(
-                    Authority::try_from(authority)
-                        .map_err(|e| format!("invalid Host '{authority}': {e}"))?,
+                    Authority::try_from(authority).map_err(|reason| Malformed::Host {
+                        host: authority.to_string(),
+                        reason,
+                    })?,
                 )
-                .path_and_query(
-                    PathAndQuery::try_from(path).map_err(|e| format!("invalid path: {e}"))?,
-                )
+                .path_and_query(PathAndQuery::try_from(path).map_err(Malformed::Path)?)
                 .build()
-                .map_err(|e| format!("invalid request target: {e}"))?
+                .map_err(Malformed::Target)?
         } else {
             // Absolute form (a proxy request): it names its own scheme and authority.
-            Uri::try_from(path).map_err(|e| format!("invalid request target: {e}"))?
+            Uri::try_from(path).map_err(|e| Malformed::Target(e.into()))?
         };
         let request = H2Request {
             method,

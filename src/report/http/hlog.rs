@@ -11,8 +11,8 @@
 use std::path::Path;
 use std::time::{Duration, UNIX_EPOCH};
 
-use hdrhistogram::serialization::interval_log::IntervalLogWriterBuilder;
-use hdrhistogram::serialization::V2DeflateSerializer;
+use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, IntervalLogWriterError};
+use hdrhistogram::serialization::{V2DeflateSerializeError, V2DeflateSerializer};
 
 use crate::error::Error;
 use crate::stats::timeline::RunTimeline;
@@ -21,8 +21,17 @@ use crate::stats::timeline::RunTimeline;
 const LEGEND: &str =
     "\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"\n";
 
+/// Why the log could not be made (in memory: neither happens short of a bug in the writer).
+#[derive(Debug, thiserror::Error)]
+pub enum HlogError {
+    #[error("{0}")]
+    Header(#[from] std::io::Error),
+    #[error("{0:?}")]
+    Interval(IntervalLogWriterError<V2DeflateSerializeError>),
+}
+
 /// The log of `timeline`'s intervals (`elapsed`: the run's, where the last interval ends).
-pub fn render_hlog(timeline: &RunTimeline, elapsed: Duration) -> Result<Vec<u8>, String> {
+pub fn render_hlog(timeline: &RunTimeline, elapsed: Duration) -> Result<Vec<u8>, HlogError> {
     let start = UNIX_EPOCH + Duration::from_nanos(timeline.start_unix_ns);
     let mut log = Vec::new();
     let mut serializer = V2DeflateSerializer::new();
@@ -35,13 +44,11 @@ pub fn render_hlog(timeline: &RunTimeline, elapsed: Duration) -> Result<Vec<u8>,
         .add_comment("[Corrected latency in microseconds, one histogram per --interval]")
         .with_start_time(start)
         .with_base_time(start)
-        .begin_log_with(&mut log, &mut serializer)
-        .map_err(|e| e.to_string())?;
+        .begin_log_with(&mut log, &mut serializer)?;
     log.extend_from_slice(LEGEND.as_bytes());
     let mut writer = IntervalLogWriterBuilder::new()
         .with_max_value_divisor(1000.0)
-        .begin_log_with(&mut log, &mut serializer)
-        .map_err(|e| e.to_string())?;
+        .begin_log_with(&mut log, &mut serializer)?;
     let length = Duration::from_nanos(timeline.length);
     let count = timeline.intervals.len();
     for (k, (interval, _)) in timeline.intervals.iter().enumerate() {
@@ -53,7 +60,7 @@ pub fn render_hlog(timeline: &RunTimeline, elapsed: Duration) -> Result<Vec<u8>,
         };
         writer
             .write_histogram(&interval.latency.unpack(), offset, duration, None)
-            .map_err(|e| format!("{e:?}"))?;
+            .map_err(HlogError::Interval)?;
     }
     Ok(log)
 }
@@ -64,7 +71,7 @@ pub fn write_hlog(timeline: &RunTimeline, elapsed: Duration, path: &Path) -> Res
         path: path.display().to_string(),
         reason,
     };
-    let log = render_hlog(timeline, elapsed).map_err(error)?;
+    let log = render_hlog(timeline, elapsed).map_err(|e| error(e.to_string()))?;
     crate::sys::output::write_whole(path, &log).map_err(|e| error(e.to_string()))
 }
 

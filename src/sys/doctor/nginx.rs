@@ -305,11 +305,33 @@ fn parse_worker_connections(dump: &str) -> u64 {
         .unwrap_or(DEFAULT_WORKER_CONNECTIONS)
 }
 
+/// Why `nginx -T` told nothing; `shown` is the command as it was run.
+#[derive(Debug, thiserror::Error)]
+enum NginxTError {
+    #[error("cannot read /proc/{master}/exe ({source})")]
+    Exe { master: u32, source: std::io::Error },
+    #[error("cannot run `{shown}` ({source})")]
+    Spawn {
+        shown: String,
+        source: std::io::Error,
+    },
+    #[error("`{shown}` did not finish in {NGINX_T_TIMEOUT:?}", NGINX_T_TIMEOUT = NGINX_T_TIMEOUT)]
+    Timeout { shown: String },
+    #[error("`{shown}`: {source}")]
+    Wait {
+        shown: String,
+        source: std::io::Error,
+    },
+    /// It exited with an error: its first line that says why.
+    #[error("`{shown}` failed: {first}")]
+    Failed { shown: String, first: String },
+}
+
 /// Runs the master's own binary with `-T` and its start options; returns worker_connections
 /// and the command that was run, or why it could not be.
-fn nginx_t(master: u32) -> Result<(u64, String), String> {
+fn nginx_t(master: u32) -> Result<(u64, String), NginxTError> {
     let exe = std::fs::read_link(format!("/proc/{master}/exe"))
-        .map_err(|e| format!("cannot read /proc/{master}/exe ({e})"))?;
+        .map_err(|source| NginxTError::Exe { master, source })?;
     let text = exe.to_string_lossy();
     // A binary replaced on disk since nginx started (an upgrade) shows as `… (deleted)`.
     let exe = PathBuf::from(text.strip_suffix(" (deleted)").unwrap_or(&text));
@@ -323,7 +345,10 @@ fn nginx_t(master: u32) -> Result<(u64, String), String> {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| format!("cannot run `{shown}` ({e})"))?;
+        .map_err(|source| NginxTError::Spawn {
+            shown: shown.clone(),
+            source,
+        })?;
     let mut stdout = child.stdout.take();
     let mut stderr = child.stderr.take();
     let out = std::thread::spawn(move || {
@@ -348,9 +373,9 @@ fn nginx_t(master: u32) -> Result<(u64, String), String> {
             Ok(None) => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err(format!("`{shown}` did not finish in {NGINX_T_TIMEOUT:?}"));
+                return Err(NginxTError::Timeout { shown });
             }
-            Err(e) => return Err(format!("`{shown}`: {e}")),
+            Err(source) => return Err(NginxTError::Wait { shown, source }),
         }
     };
     let dump = out.join().unwrap_or_default();
@@ -361,7 +386,10 @@ fn nginx_t(master: u32) -> Result<(u64, String), String> {
             .find(|l| l.contains("emerg") || l.contains("failed"))
             .or_else(|| errors.lines().next())
             .unwrap_or("no output");
-        return Err(format!("`{shown}` failed: {first}"));
+        return Err(NginxTError::Failed {
+            shown,
+            first: first.to_string(),
+        });
     }
     Ok((parse_worker_connections(&dump), format!("`{shown}`")))
 }
