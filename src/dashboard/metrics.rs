@@ -16,7 +16,6 @@ use prometheus_client::registry::{Registry, Unit};
 
 use crate::stats::live::{CapacityLive, LiveData, RunLabels, State};
 use crate::stats::new_histogram;
-use crate::stats::timeline::{HttpInterval, MahjongInterval};
 
 /// The latency buckets' upper bounds, seconds (the last, +Inf, is the encoder's).
 pub const BUCKETS_S: [f64; 17] = [
@@ -45,7 +44,7 @@ struct Snapshot {
 
 #[derive(Debug)]
 struct HttpSeries {
-    counts: HttpInterval,
+    counts: crate::stats::http::Interval,
     latency: Histogram<u64>,
     server_latency: Histogram<u64>,
     send_lateness: Histogram<u64>,
@@ -55,8 +54,8 @@ struct HttpSeries {
 #[derive(Debug)]
 struct MahjongSeries {
     /// The last whole interval's players.
-    last: MahjongInterval,
-    sum: MahjongInterval,
+    last: crate::stats::mahjong::Interval,
+    sum: crate::stats::mahjong::Interval,
     draw_overshoot: Histogram<u64>,
     deal_overshoot: Histogram<u64>,
     reply_lateness: Histogram<u64>,
@@ -86,7 +85,7 @@ impl Snapshot {
                             snapshot.http.push((
                                 labels,
                                 HttpSeries {
-                                    counts: HttpInterval::default(),
+                                    counts: crate::stats::http::Interval::default(),
                                     latency: new_histogram(),
                                     server_latency: new_histogram(),
                                     send_lateness: new_histogram(),
@@ -113,9 +112,9 @@ impl Snapshot {
                         .iter()
                         .rev()
                         .find(|(&index, (handed, _))| run.is_whole(index, *handed))
-                        .map(|(_, (_, interval))| MahjongInterval {
+                        .map(|(_, (_, interval))| crate::stats::mahjong::Interval {
                             players: interval.players,
-                            ..MahjongInterval::default()
+                            ..crate::stats::mahjong::Interval::default()
                         })
                         .unwrap_or_default();
                     let draw = m.totals.draw_overshoot.clone();
@@ -516,7 +515,8 @@ impl Snapshot {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::live::{HttpLive, HttpTotals, LiveRun};
+    use crate::stats::http::live::{Data, Totals};
+    use crate::stats::live::LiveRun;
     use crate::stats::timeline::Packed;
 
     fn state() -> State {
@@ -524,13 +524,13 @@ mod tests {
         for us in [40, 900, 1_000, 1_001, 20_000_000] {
             h.record(us).unwrap();
         }
-        let interval = HttpInterval {
+        let interval = crate::stats::http::Interval {
             sent: 6,
             completed: 5,
             latency: Packed::pack(&h),
-            ..HttpInterval::default()
+            ..crate::stats::http::Interval::default()
         };
-        let mut totals = HttpTotals::default();
+        let mut totals = Totals::default();
         totals.counts.sent = 6;
         totals.counts.completed = 5;
         totals.counts.errors.status = 1;
@@ -547,7 +547,7 @@ mod tests {
             t0: None,
             server: Vec::new(),
             ended: true,
-            data: LiveData::Http(Box::new(HttpLive {
+            data: LiveData::Http(Box::new(Data {
                 rate: Some(100),
                 intervals: [(0, (1, interval.clone()))].into(),
                 totals: totals.clone(),

@@ -1,6 +1,9 @@
 //! What a mahjong session records: one histogram and pair of counts per phase, the games, the
 //! server's pacing of each step, tsumo's own reply lateness, and message traffic. Like the HTTP
-//! Recorder it knows nothing about sockets; each worker owns one and they are merged at the end.
+//! recorder it knows nothing about sockets; each worker owns one [`Recorder`] and they are
+//! merged at the end into the session's [`RunResult`]. Beside it: `error_kind`, the kinds of
+//! error told apart; `timeline`, the session interval by interval; `live`, its intervals as
+//! `--dashboard` adds them up.
 
 use std::collections::BTreeMap;
 
@@ -11,12 +14,14 @@ use std::time::Duration;
 use hdrhistogram::Histogram;
 
 pub mod error_kind;
+pub mod live;
+pub mod timeline;
 
 use crate::plan::MahjongPlan;
 use crate::stats::new_histogram;
-use crate::stats::timeline::{MahjongTimeline, MahjongTotals};
 use crate::sys::procstat::ServerUsage;
 pub use error_kind::{ErrorKind, Step};
+pub use timeline::{Interval, Players, Timeline, Totals};
 
 /// The phases every player goes through, in order.
 pub const PHASES: [&str; 6] = ["login", "connect", "ready", "formed", "started", "logout"];
@@ -195,7 +200,7 @@ impl PlayStats {
 
 /// One worker's record of a mahjong session (values in µs unless named otherwise).
 #[derive(Debug, Clone)]
-pub struct MahjongRecorder {
+pub struct Recorder {
     /// Per phase, in [`PHASES`] order.
     pub phases: BTreeMap<&'static str, PhaseStats>,
     pub games_started: u64,
@@ -233,12 +238,12 @@ pub struct MahjongRecorder {
     /// By bot kind (`tsumogiri`, `shanten`).
     pub bots: BTreeMap<&'static str, PlayStats>,
     /// The session interval by interval (`--interval`).
-    pub timeline: MahjongTimeline,
+    pub timeline: Timeline,
 }
 
-impl Default for MahjongRecorder {
+impl Default for Recorder {
     fn default() -> Self {
-        MahjongRecorder {
+        Recorder {
             phases: PHASES.iter().map(|&p| (p, PhaseStats::default())).collect(),
             games_started: 0,
             games_completed: 0,
@@ -261,12 +266,12 @@ impl Default for MahjongRecorder {
             left_on_server: Vec::new(),
             never_seated: 0,
             bots: BTreeMap::new(),
-            timeline: MahjongTimeline::default(),
+            timeline: Timeline::default(),
         }
     }
 }
 
-impl MahjongRecorder {
+impl Recorder {
     /// The stats of a phase (one of [`PHASES`]).
     pub fn phase(&mut self, name: &'static str) -> &mut PhaseStats {
         self.phases.entry(name).or_default()
@@ -296,7 +301,7 @@ impl MahjongRecorder {
     }
 
     /// Adds another worker's record into this one.
-    pub fn merge(&mut self, other: &MahjongRecorder) {
+    pub fn merge(&mut self, other: &Recorder) {
         self.add_failures(other);
         self.games_started += other.games_started;
         self.games_completed += other.games_completed;
@@ -325,7 +330,7 @@ impl MahjongRecorder {
     /// Adds `other`'s phases, errors and disconnects, not its play (its games, messages and
     /// latencies): a capacity step counts the failures of its new tables' seating and of its
     /// warm-up, and measures its play over the judged window alone.
-    pub fn add_failures(&mut self, other: &MahjongRecorder) {
+    pub fn add_failures(&mut self, other: &Recorder) {
         for (name, stats) in &other.phases {
             self.phase(name).merge(stats);
         }
@@ -345,7 +350,7 @@ impl MahjongRecorder {
     /// What was recorded since `earlier`, a copy of this recorder taken before (a capacity
     /// step's judged window): counts and histograms less `earlier`'s; the players left on the
     /// server and the first errors are this one's, the intervals none.
-    pub fn since(&self, earlier: &MahjongRecorder) -> MahjongRecorder {
+    pub fn since(&self, earlier: &Recorder) -> Recorder {
         let less = |now: &Histogram<u64>, was: &Histogram<u64>| {
             let mut h = now.clone();
             // `was` is an earlier state of `now`: never more in any bucket.
@@ -399,7 +404,7 @@ impl MahjongRecorder {
                 (kind, now.since(&was))
             })
             .collect();
-        MahjongRecorder {
+        Recorder {
             phases,
             games_started: self.games_started.saturating_sub(earlier.games_started),
             games_completed: self.games_completed.saturating_sub(earlier.games_completed),
@@ -422,7 +427,7 @@ impl MahjongRecorder {
             left_on_server: self.left_on_server.clone(),
             never_seated: self.never_seated.saturating_sub(earlier.never_seated),
             bots,
-            timeline: MahjongTimeline::default(),
+            timeline: Timeline::default(),
         }
     }
 
@@ -437,8 +442,8 @@ impl MahjongRecorder {
     }
 
     /// The cumulative figures an interval is the difference of.
-    pub fn totals(&self) -> MahjongTotals {
-        MahjongTotals {
+    pub fn totals(&self) -> Totals {
+        Totals {
             games_started: self.games_started,
             games_completed: self.games_completed,
             games_aborted: self.games_aborted,
@@ -457,7 +462,7 @@ impl MahjongRecorder {
 
 /// A finished session.
 #[derive(Debug, Clone)]
-pub struct MahjongResult {
+pub struct RunResult {
     pub plan: MahjongPlan,
     pub elapsed: Duration,
     /// Ctrl-C.
@@ -468,14 +473,14 @@ pub struct MahjongResult {
     pub timed_out: bool,
     /// Signals caught while the players logged out (besides one that ended the session).
     pub signals_in_logout: Vec<String>,
-    pub record: MahjongRecorder,
+    pub record: Recorder,
     /// tsumo's own CPU time (user + system) and peak resident memory.
     pub cpu_seconds: f64,
     pub peak_rss_bytes: u64,
     /// CPU and memory of the `--server-pid` processes during the session.
     pub server: Option<ServerUsage>,
     /// When the session started, and when it was meant to (`--start-at`).
-    pub start: super::start::StartRecord,
+    pub start: crate::stats::start::StartRecord,
 }
 
 #[cfg(test)]
@@ -484,7 +489,7 @@ mod tests {
 
     #[test]
     fn add_failures_counts_errors_and_phases_but_not_play() {
-        let mut seating = MahjongRecorder::default();
+        let mut seating = Recorder::default();
         seating.phase("connect").failure();
         seating.phase("login").success(10);
         seating.error(
@@ -496,7 +501,7 @@ mod tests {
         seating.draw_overshoot.saturating_record(500_000);
         seating.games_started = 1;
         seating.messages_in = 7;
-        let mut window = MahjongRecorder::default();
+        let mut window = Recorder::default();
         window.draw_overshoot.saturating_record(2_000);
         window.error(
             &ErrorKind::ServerError("x".to_string()),
@@ -515,7 +520,7 @@ mod tests {
 
     #[test]
     fn since_keeps_only_what_was_recorded_after_the_earlier_copy() {
-        let mut record = MahjongRecorder::default();
+        let mut record = Recorder::default();
         record.draw_overshoot.saturating_record(500_000);
         record.phase("formed").success(10);
         record.error(
