@@ -29,7 +29,8 @@ use crate::stats::format::format_time_us;
 
 pub use crate::stats::mahjong::RunResult;
 use crate::stats::mahjong::{Interval, Players, Totals};
-use crate::stats::timeline::{IntervalClock, Sink};
+use crate::stats::sink::Sink;
+use crate::stats::timeline::IntervalClock;
 use crate::sys;
 use crate::timing::clock;
 use crate::timing::pacer::Pacing;

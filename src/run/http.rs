@@ -9,7 +9,7 @@ use crate::net::preflight::Probe;
 use crate::plan::Plan;
 use crate::report;
 use crate::report::tools::saved::{LoadedRun, RunData};
-use crate::stats::timeline::Sink;
+use crate::stats::sink::Sink;
 use crate::web;
 
 /// `tsumo URL …`: the run, or with `--vs` the A/B comparison.

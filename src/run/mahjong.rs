@@ -10,7 +10,7 @@ use crate::net::preflight::Probe;
 use crate::plan::MahjongPlan;
 use crate::report;
 use crate::report::tools::saved::{LoadedRun, RunData};
-use crate::stats::timeline::Sink;
+use crate::stats::sink::Sink;
 
 /// `tsumo mahjong …`: the session, or with `--vs` the A/B comparison.
 pub fn run(plan: &MahjongPlan) -> ExitStatus {

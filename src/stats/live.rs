@@ -21,7 +21,8 @@ use std::collections::BTreeMap;
 use std::marker::PhantomData;
 use std::sync::{mpsc, Arc, Mutex, MutexGuard, OnceLock};
 
-use super::timeline::{ServerSample, Sink};
+use super::sink::{Kind, Sink};
+use super::timeline::ServerSample;
 use super::{http, mahjong};
 
 /// What names a run on the dashboard and in `/metrics`' labels.
@@ -33,18 +34,6 @@ pub struct RunLabels {
     pub label: String,
     /// `--shard I/N`: `I/N`, when the run is a part.
     pub shard: Option<String>,
-}
-
-/// One kind's live part of a run: what its workers handed over so far, and their sums (each
-/// kind's `live` in its folder).
-pub trait Kind: std::fmt::Debug + Send + 'static {
-    type Interval: Clone + Send + 'static;
-    /// Adds an interval one worker handed over.
-    fn take(&mut self, index: u64, interval: &Self::Interval);
-    /// The run ended with these intervals, each whole (`workers` handed it over).
-    fn end(&mut self, workers: usize, intervals: &BTreeMap<u64, Self::Interval>);
-    /// The last index handed over.
-    fn last_index(&self) -> Option<u64>;
 }
 
 /// The dispatcher: what kind of run, and its intervals. The one place in the live state that

@@ -4,9 +4,9 @@
 //! session's). At the root only what knows no kind: `hdr`, the arithmetic that reproduces the
 //! C HdrHistogram used by wrk2 (percentiles, mean, stdev), so printed numbers match wrk2's for
 //! the same samples; `format`, the numbers as wrk2 prints them; `start` and `end`, when a run
-//! started and why it ended; `timeline`, the interval clock, packed histograms, a timeline
-//! generic over its kind's interval and the sink a recorder hands each closed interval to; and
-//! `live`, what `--dashboard` shows, with its one dispatcher over the kinds.
+//! started and why it ended; `timeline`, the interval clock, packed histograms and a timeline
+//! generic over its kind's interval; `sink`, the trait a recorder hands each closed interval
+//! to; and `live`, what `--dashboard` shows, with its one dispatcher over the kinds.
 //!
 //! Every worker owns one recorder of its kind (no locks on the hot path); the engine merges
 //! them once at the end into the kind's run result.
@@ -17,6 +17,7 @@ pub mod hdr;
 pub mod http;
 pub mod live;
 pub mod mahjong;
+pub mod sink;
 pub mod start;
 pub mod timeline;
 

@@ -1,7 +1,7 @@
 //! The run over time, for every kind: where the intervals of `--interval` (1 s by default)
 //! fall, a histogram kept small until the run ends, the intervals of a run by index (a
-//! [`Timeline`] generic over its kind's [`Interval`]), the [`Sink`] a recorder hands each
-//! interval it closes to, and the server's samples by interval. Each kind's own interval is in
+//! [`Timeline`] generic over its kind's [`Interval`]), and the server's samples by
+//! interval. Each kind's own interval is in
 //! its folder (`stats::http::timeline`, `stats::mahjong::timeline`).
 //!
 //! Interval `k` is `[t0 + k·length, t0 + (k+1)·length)` from the run's start instant `t0` (with
@@ -151,16 +151,6 @@ impl<I: Interval> Timeline<I> {
             .map(|k| self.intervals.get(&k).cloned().unwrap_or_default())
             .collect()
     }
-}
-
-/// Where a recorder hands each interval it closes, and a run's whole timeline when it ends
-/// (`--dashboard`'s live state is one): called once an interval, never per request. A
-/// worker's own; it never waits.
-pub trait Sink<I>: Send + Sync + std::fmt::Debug {
-    /// A worker closed interval `index`.
-    fn closed(&self, index: u64, interval: &I);
-    /// The run ended with these intervals (its merged timeline's, every one).
-    fn ended(&self, intervals: &BTreeMap<u64, I>);
 }
 
 /// The server's samples that fell in one interval (by the middle of the span each covers).

@@ -13,7 +13,7 @@ use crate::mahjong::session::{self, Hooks};
 use crate::plan::MahjongPlan;
 use crate::stats::mahjong::{Recorder, RunResult};
 use crate::stats::new_histogram;
-use crate::stats::timeline::Sink;
+use crate::stats::sink::Sink;
 
 /// One step's new tables: a session of their players on its own thread.
 pub(super) struct Cohort {

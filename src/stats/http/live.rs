@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use hdrhistogram::Histogram;
 
 use super::Interval;
-use crate::stats::live::Kind;
 use crate::stats::new_histogram;
+use crate::stats::sink::Kind;
 
 /// An HTTP run's intervals handed over so far, and their sums.
 #[derive(Debug, Clone, Default)]

@@ -10,7 +10,8 @@ use super::counters::{Counters, TlsFailure};
 use super::split;
 use super::timeline::{Interval, Timeline, WholeMut};
 use crate::stats::new_histogram;
-use crate::stats::timeline::{IntervalClock, Sink};
+use crate::stats::sink::Sink;
+use crate::stats::timeline::IntervalClock;
 
 /// One worker's record of a run. Values are in µs.
 #[derive(Debug, Clone)]
@@ -167,7 +168,11 @@ impl Recorder {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
+
+    const MS: u64 = 1_000_000;
 
     #[test]
     fn tls_failures_are_counted_merged_and_quoted_a_few_times() {
@@ -185,5 +190,65 @@ mod tests {
             (5, 1, 1, 7)
         );
         assert_eq!(a.tls_failure_quotes, ["name 0", "name 1", "expired"]);
+    }
+
+    /// Two workers record over four intervals (a gap in one): merged, the intervals add up to
+    /// the whole run's histograms and counts exactly.
+    #[test]
+    fn worker_intervals_merge_and_add_up_to_the_run() {
+        let t0 = 1_000 * MS;
+        let clock = IntervalClock::new(t0, Duration::from_secs(1));
+        let mut whole = Recorder::new();
+        let mut merged = Recorder::new();
+        for worker in 0..2u64 {
+            let mut rec = Recorder::new();
+            rec.start_timeline(clock, None);
+            for i in 0..400u64 {
+                // Worker 1 is idle in interval 2.
+                let at = t0 + i * 10 * MS;
+                if worker == 1 && clock.index(at) == 2 {
+                    continue;
+                }
+                rec.roll_to(at);
+                rec.counters.requests += 1;
+                rec.count_sent(1);
+                let corrected = 100 + (i * 37 + worker) % 5000;
+                rec.record_latency(&split::Split {
+                    corrected,
+                    uncorrected: 50,
+                    server: corrected - 3,
+                    own_send: 3,
+                    own_read: 1,
+                    user: corrected + 1,
+                });
+                rec.record_send_lateness(i % 7);
+                if i % 50 == 0 {
+                    rec.counters.errors.timeout += 1;
+                }
+            }
+            rec.counters.unsent.busy += 3;
+            whole.merge(&rec);
+            merged.merge(&rec);
+        }
+        let intervals = merged.timeline.intervals(&merged.counters);
+        assert_eq!(intervals.keys().copied().collect::<Vec<_>>(), [0, 1, 2, 3]);
+        assert_eq!(intervals[&2].completed, 100);
+        assert_eq!(intervals[&3].unsent.busy, 6);
+        let mut latency = new_histogram();
+        let mut lateness = new_histogram();
+        let (mut completed, mut sent, mut timeouts) = (0, 0, 0);
+        for interval in intervals.values() {
+            latency.add(interval.latency.unpack()).unwrap();
+            lateness.add(interval.send_lateness.unpack()).unwrap();
+            completed += interval.completed;
+            sent += interval.sent;
+            timeouts += interval.errors.timeout;
+            assert_eq!(interval.latency.unpack().len(), interval.completed);
+        }
+        assert_eq!(latency, whole.latency);
+        assert_eq!(lateness, whole.send_lateness);
+        assert_eq!(completed, whole.counters.requests);
+        assert_eq!(sent, 700);
+        assert_eq!(timeouts, whole.counters.errors.timeout);
     }
 }

@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use hdrhistogram::Histogram;
 
 use super::Interval;
-use crate::stats::live::Kind;
 use crate::stats::new_histogram;
+use crate::stats::sink::Kind;
 
 /// A mahjong session's intervals handed over so far.
 #[derive(Debug, Clone, Default)]
