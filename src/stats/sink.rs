@@ -4,6 +4,8 @@
 
 use std::collections::BTreeMap;
 
+use super::timeline::Interval;
+
 /// Where a recorder hands each interval it closes, and a run's whole timeline when it ends
 /// (`--dashboard`'s live state is one): called once an interval, never per request. A
 /// worker's own; it never waits.
@@ -15,14 +17,51 @@ pub trait Sink<I>: Send + Sync + std::fmt::Debug {
 }
 
 /// What a sink that keeps the intervals (`--dashboard`'s live state) holds of one run of a
-/// kind: what its workers handed over so far, and their sums (each kind's `live` in its
-/// folder).
+/// kind: what its workers handed over so far, by index, and their sums (each kind's `live` in
+/// its folder). Handing over and the end are written once, here.
 pub trait Kind: std::fmt::Debug + Send + 'static {
-    type Interval: Clone + Send + 'static;
+    type Interval: Interval + Send + 'static;
+    /// The intervals added up (counts, and histograms unpacked).
+    type Totals: Sums<Self::Interval>;
+    /// By index: how many workers handed it over, and their sum.
+    fn intervals(&self) -> &BTreeMap<u64, (usize, Self::Interval)>;
+    /// The same, and the sums, to change.
+    fn parts_mut(
+        &mut self,
+    ) -> (
+        &mut BTreeMap<u64, (usize, Self::Interval)>,
+        &mut Self::Totals,
+    );
+
     /// Adds an interval one worker handed over.
-    fn take(&mut self, index: u64, interval: &Self::Interval);
+    fn take(&mut self, index: u64, interval: &Self::Interval) {
+        let (intervals, totals) = self.parts_mut();
+        let (count, sum) = intervals.entry(index).or_default();
+        *count += 1;
+        sum.add(interval);
+        totals.add(interval);
+    }
+
     /// The run ended with these intervals, each whole (`workers` handed it over).
-    fn end(&mut self, workers: usize, intervals: &BTreeMap<u64, Self::Interval>);
+    fn end(&mut self, workers: usize, ended: &BTreeMap<u64, Self::Interval>) {
+        let (intervals, totals) = self.parts_mut();
+        *intervals = ended
+            .iter()
+            .map(|(&k, interval)| (k, (workers, interval.clone())))
+            .collect();
+        *totals = Self::Totals::default();
+        for interval in ended.values() {
+            totals.add(interval);
+        }
+    }
+
     /// The last index handed over.
-    fn last_index(&self) -> Option<u64>;
+    fn last_index(&self) -> Option<u64> {
+        self.intervals().keys().next_back().copied()
+    }
+}
+
+/// A kind's sums of its intervals.
+pub trait Sums<I>: Default {
+    fn add(&mut self, interval: &I);
 }

@@ -7,7 +7,7 @@ use hdrhistogram::Histogram;
 
 use super::Interval;
 use crate::stats::new_histogram;
-use crate::stats::sink::Kind;
+use crate::stats::sink::{Kind, Sums};
 
 /// An HTTP run's intervals handed over so far, and their sums.
 #[derive(Debug, Clone, Default)]
@@ -41,7 +41,7 @@ impl Default for Totals {
     }
 }
 
-impl Totals {
+impl Sums<Interval> for Totals {
     fn add(&mut self, interval: &Interval) {
         let counts = Interval {
             latency: Default::default(),
@@ -59,26 +59,13 @@ impl Totals {
 
 impl Kind for Data {
     type Interval = Interval;
+    type Totals = Totals;
 
-    fn take(&mut self, index: u64, interval: &Interval) {
-        let (count, sum) = self.intervals.entry(index).or_default();
-        *count += 1;
-        sum.add(interval);
-        self.totals.add(interval);
+    fn intervals(&self) -> &BTreeMap<u64, (usize, Interval)> {
+        &self.intervals
     }
 
-    fn end(&mut self, workers: usize, intervals: &BTreeMap<u64, Interval>) {
-        self.totals = Totals::default();
-        self.intervals = intervals
-            .iter()
-            .map(|(&k, interval)| (k, (workers, interval.clone())))
-            .collect();
-        for interval in intervals.values() {
-            self.totals.add(interval);
-        }
-    }
-
-    fn last_index(&self) -> Option<u64> {
-        self.intervals.keys().next_back().copied()
+    fn parts_mut(&mut self) -> (&mut BTreeMap<u64, (usize, Interval)>, &mut Totals) {
+        (&mut self.intervals, &mut self.totals)
     }
 }

@@ -8,7 +8,7 @@ use hdrhistogram::Histogram;
 
 use super::Interval;
 use crate::stats::new_histogram;
-use crate::stats::sink::Kind;
+use crate::stats::sink::{Kind, Sums};
 
 /// A mahjong session's intervals handed over so far.
 #[derive(Debug, Clone, Default)]
@@ -48,19 +48,6 @@ impl Totals {
         let _ = self.deal_overshoot.add(&other.deal_overshoot);
         let _ = self.reply_lateness.add(&other.reply_lateness);
     }
-
-    fn add(&mut self, interval: &Interval) {
-        let counts = Interval {
-            draw_overshoot: Default::default(),
-            deal_overshoot: Default::default(),
-            reply_lateness: Default::default(),
-            ..interval.clone()
-        };
-        self.counts.add(&counts);
-        let _ = self.draw_overshoot.add(interval.draw_overshoot.unpack());
-        let _ = self.deal_overshoot.add(interval.deal_overshoot.unpack());
-        let _ = self.reply_lateness.add(interval.reply_lateness.unpack());
-    }
 }
 
 impl Data {
@@ -88,28 +75,30 @@ impl Data {
     }
 }
 
+impl Sums<Interval> for Totals {
+    fn add(&mut self, interval: &Interval) {
+        let counts = Interval {
+            draw_overshoot: Default::default(),
+            deal_overshoot: Default::default(),
+            reply_lateness: Default::default(),
+            ..interval.clone()
+        };
+        self.counts.add(&counts);
+        let _ = self.draw_overshoot.add(interval.draw_overshoot.unpack());
+        let _ = self.deal_overshoot.add(interval.deal_overshoot.unpack());
+        let _ = self.reply_lateness.add(interval.reply_lateness.unpack());
+    }
+}
+
 impl Kind for Data {
     type Interval = Interval;
+    type Totals = Totals;
 
-    fn take(&mut self, index: u64, interval: &Interval) {
-        let (count, sum) = self.intervals.entry(index).or_default();
-        *count += 1;
-        sum.add(interval);
-        self.totals.add(interval);
+    fn intervals(&self) -> &BTreeMap<u64, (usize, Interval)> {
+        &self.intervals
     }
 
-    fn end(&mut self, workers: usize, intervals: &BTreeMap<u64, Interval>) {
-        self.intervals = intervals
-            .iter()
-            .map(|(&k, interval)| (k, (workers, interval.clone())))
-            .collect();
-        self.totals = Totals::default();
-        for interval in intervals.values() {
-            self.totals.add(interval);
-        }
-    }
-
-    fn last_index(&self) -> Option<u64> {
-        self.intervals.keys().next_back().copied()
+    fn parts_mut(&mut self) -> (&mut BTreeMap<u64, (usize, Interval)>, &mut Totals) {
+        (&mut self.intervals, &mut self.totals)
     }
 }
