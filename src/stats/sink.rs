@@ -24,14 +24,9 @@ pub trait Kind: std::fmt::Debug + Send + 'static {
     /// The intervals added up (counts, and histograms unpacked).
     type Totals: Sums<Self::Interval>;
     /// By index: how many workers handed it over, and their sum.
-    fn intervals(&self) -> &BTreeMap<u64, (usize, Self::Interval)>;
+    fn intervals(&self) -> &Handed<Self::Interval>;
     /// The same, and the sums, to change.
-    fn parts_mut(
-        &mut self,
-    ) -> (
-        &mut BTreeMap<u64, (usize, Self::Interval)>,
-        &mut Self::Totals,
-    );
+    fn parts_mut(&mut self) -> (&mut Handed<Self::Interval>, &mut Self::Totals);
 
     /// Adds an interval one worker handed over.
     fn take(&mut self, index: u64, interval: &Self::Interval) {
@@ -60,6 +55,9 @@ pub trait Kind: std::fmt::Debug + Send + 'static {
         self.intervals().keys().next_back().copied()
     }
 }
+
+/// Intervals handed over, by index: how many workers handed each over, and their sum.
+pub type Handed<I> = BTreeMap<u64, (usize, I)>;
 
 /// A kind's sums of its intervals.
 pub trait Sums<I>: Default {

@@ -1,13 +1,11 @@
 //! An HTTP run as `--dashboard` shows it: the intervals its workers handed over so far, and
 //! their sums (the report's intervals, added up: no second bookkeeping).
 
-use std::collections::BTreeMap;
-
 use hdrhistogram::Histogram;
 
 use super::Interval;
 use crate::stats::new_histogram;
-use crate::stats::sink::{Kind, Sums};
+use crate::stats::sink::{Handed, Kind, Sums};
 
 /// An HTTP run's intervals handed over so far, and their sums.
 #[derive(Debug, Clone, Default)]
@@ -15,7 +13,7 @@ pub struct Data {
     /// The target rate (`-R`), when paced.
     pub rate: Option<u64>,
     /// By index: how many workers handed it over, and their sum.
-    pub intervals: BTreeMap<u64, (usize, Interval)>,
+    pub intervals: Handed<Interval>,
     /// Every interval handed over, added up (counts and histograms).
     pub totals: Totals,
 }
@@ -61,11 +59,11 @@ impl Kind for Data {
     type Interval = Interval;
     type Totals = Totals;
 
-    fn intervals(&self) -> &BTreeMap<u64, (usize, Interval)> {
+    fn intervals(&self) -> &Handed<Interval> {
         &self.intervals
     }
 
-    fn parts_mut(&mut self) -> (&mut BTreeMap<u64, (usize, Interval)>, &mut Totals) {
+    fn parts_mut(&mut self) -> (&mut Handed<Interval>, &mut Totals) {
         (&mut self.intervals, &mut self.totals)
     }
 }

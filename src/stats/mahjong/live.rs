@@ -2,19 +2,17 @@
 //! and their sums; sessions playing side by side (a search over players seats each step's
 //! tables as a session of its own) added up as one.
 
-use std::collections::BTreeMap;
-
 use hdrhistogram::Histogram;
 
 use super::Interval;
 use crate::stats::new_histogram;
-use crate::stats::sink::{Kind, Sums};
+use crate::stats::sink::{Handed, Kind, Sums};
 
 /// A mahjong session's intervals handed over so far.
 #[derive(Debug, Clone, Default)]
 pub struct Data {
     /// By index: how many workers handed it over, and their sum.
-    pub intervals: BTreeMap<u64, (usize, Interval)>,
+    pub intervals: Handed<Interval>,
     /// Every interval handed over, added up.
     pub totals: Totals,
 }
@@ -94,11 +92,11 @@ impl Kind for Data {
     type Interval = Interval;
     type Totals = Totals;
 
-    fn intervals(&self) -> &BTreeMap<u64, (usize, Interval)> {
+    fn intervals(&self) -> &Handed<Interval> {
         &self.intervals
     }
 
-    fn parts_mut(&mut self) -> (&mut BTreeMap<u64, (usize, Interval)>, &mut Totals) {
+    fn parts_mut(&mut self) -> (&mut Handed<Interval>, &mut Totals) {
         (&mut self.intervals, &mut self.totals)
     }
 }
