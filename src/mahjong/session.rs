@@ -26,7 +26,6 @@ use crate::net::tls::Alpn;
 use crate::plan::{BotKind, MahjongPlan, Scheme};
 use crate::stats;
 use crate::stats::format::format_time_us;
-
 pub use crate::stats::mahjong::RunResult;
 use crate::stats::mahjong::{Interval, Players, Totals};
 use crate::stats::sink::Sink;
