@@ -23,7 +23,8 @@
 //!   and HTTP/3 clients, `--bind`;
 //! - [`timing`]: the clock, the pacer, the schedule, request deadlines;
 //! - [`capacity`]: the capacity search as pure logic;
-//! - [`stats`]: recorders, histograms, the split of latency, timelines and live data;
+//! - [`stats`]: recording, one folder per kind (`http`, `mahjong`): recorders, intervals,
+//!   the split of latency; histograms, timelines, the sink and the live data;
 //! - [`plan`], [`sys`], [`error`], [`slo`]: the immutable run description, the machine around
 //!   it, typed errors with their exit status, the objectives of `--slo`.
 //!

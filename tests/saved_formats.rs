@@ -18,7 +18,7 @@ use tsumo::report::http::saved::{SavedPlan, SavedRun};
 use tsumo::report::mahjong::saved::SavedSession;
 use tsumo::report::tools::saved::{self, LoadedRun, RunData};
 use tsumo::report::tools::{compare, merge, plot};
-use tsumo::stats::mahjong::{MahjongRecorder, MahjongResult, PHASES};
+use tsumo::stats::mahjong::{Recorder, RunResult, PHASES};
 use tsumo::stats::start::StartRecord;
 use tsumo::sys::procstat::ServerUsage;
 
@@ -56,8 +56,8 @@ fn plan_with(label: &str, more: &[&str]) -> MahjongPlan {
 
 /// A finished session with every histogram kind filled (one left empty), `offset` µs apart
 /// from another label's.
-fn session(label: &str, offset: u64) -> MahjongResult {
-    let mut record = MahjongRecorder::default();
+fn session(label: &str, offset: u64) -> RunResult {
+    let mut record = Recorder::default();
     for (i, name) in PHASES.iter().enumerate() {
         let phase = record.phase(name);
         for n in 0..8u64 {
@@ -91,7 +91,7 @@ fn session(label: &str, offset: u64) -> MahjongResult {
         &tsumo::stats::mahjong::ErrorKind::MalformedMessage,
         "unexpected message 'x'".to_string(),
     );
-    MahjongResult {
+    RunResult {
         plan: plan(label),
         elapsed: Duration::from_micros(130_250_000 + offset),
         interrupted: false,

@@ -7,7 +7,7 @@
 //! of cuts (low 3 bits), then two bytes per cut, then the response bytes.
 
 use tsumo::net::http1::response::{Complete, ParseError, ResponseParser};
-use tsumo::stats::protocol::Violation;
+use tsumo::stats::http::protocol::Violation;
 
 type Headers = Vec<(String, Vec<u8>)>;
 

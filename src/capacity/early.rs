@@ -26,7 +26,7 @@
 //! that reads the counts once a second is in `watch`.
 
 use crate::slo::{Measure, Objective, Percentile, FAR};
-use crate::stats::over::OVER_LIMITS;
+use crate::stats::http::over::OVER_LIMITS;
 
 /// The seconds of steady errors, the warm-up's last ones with the judged run's first ones,
 /// before a step ends early: a failing moment of up to a second touches two at most.

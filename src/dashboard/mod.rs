@@ -29,7 +29,8 @@ use std::time::Duration;
 
 use crate::error::Error;
 use crate::plan::{DashboardAt, RunOptions};
-use crate::stats::live::{self, Feed, HttpLive, HttpTotals, Live, LiveData, LiveRun, RunLabels};
+use crate::stats::live::{self, Arm, Feed, Live, LiveData, LiveRun, RunLabels};
+use crate::stats::{http, mahjong};
 
 /// The dashboard of a command: its listener bound, its remote-write pusher started.
 pub struct Dashboard {
@@ -145,25 +146,24 @@ pub fn labels(options: &RunOptions, label: &str) -> RunLabels {
 
 /// Tells the dashboard, if there is one, that an HTTP run of these options begins: where to
 /// say that it ended.
-pub fn begin_http(options: &RunOptions, rate: Option<u64>) -> Option<Feed> {
+pub fn begin_http(options: &RunOptions, rate: Option<u64>) -> Option<Feed<http::live::Data>> {
     begin(
         options,
-        LiveData::Http(Box::new(HttpLive {
+        LiveData::Http(Box::new(http::live::Data {
             rate,
-            intervals: Default::default(),
-            totals: HttpTotals::default(),
+            ..Default::default()
         })),
     )
 }
 
 /// Tells the dashboard, if there is one, that a mahjong session of these options begins: where
 /// to say that it ended.
-pub fn begin_mahjong(options: &RunOptions) -> Option<Feed> {
+pub fn begin_mahjong(options: &RunOptions) -> Option<Feed<mahjong::live::Data>> {
     begin(options, LiveData::Mahjong(Box::default()))
 }
 
 /// A run of these options, of either kind, begins on the dashboard (if there is one).
-fn begin(options: &RunOptions, data: LiveData) -> Option<Feed> {
+fn begin<K: Arm>(options: &RunOptions, data: LiveData) -> Option<Feed<K>> {
     live::get().map(|live| {
         live.begin(LiveRun {
             labels: labels(options, &options.label),

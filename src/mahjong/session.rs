@@ -24,10 +24,12 @@ use crate::net::preflight::{preflight_blocking, Probe};
 use crate::net::stream::Endpoint;
 use crate::net::tls::Alpn;
 use crate::plan::{BotKind, MahjongPlan, Scheme};
+use crate::stats;
 use crate::stats::format::format_time_us;
-use crate::stats::mahjong::MahjongRecorder;
-pub use crate::stats::mahjong::MahjongResult;
-use crate::stats::timeline::{IntervalClock, MahjongTotals, Players};
+pub use crate::stats::mahjong::RunResult;
+use crate::stats::mahjong::{Interval, Players, Totals};
+use crate::stats::sink::Sink;
+use crate::stats::timeline::IntervalClock;
 use crate::sys;
 use crate::timing::clock;
 use crate::timing::pacer::Pacing;
@@ -70,18 +72,18 @@ pub struct Hooks {
     /// Set: the session ends as at its `-d` limit (every player logs out).
     pub stop: Option<Arc<AtomicBool>>,
     /// Each worker's recorder, pushed here as the workers are built, for reads while it runs.
-    pub taps: Option<Arc<Mutex<Vec<Kept<MahjongRecorder>>>>>,
+    pub taps: Option<Arc<Mutex<Vec<Kept<stats::mahjong::Recorder>>>>>,
     /// The open files the whole process needs, when more than this session's players.
     pub open_files_for: Option<usize>,
 }
 
 /// Runs the session to the end (every player logged out), the `-d` limit, or a signal.
-pub fn run(plan: &MahjongPlan) -> Result<MahjongResult, Error> {
+pub fn run(plan: &MahjongPlan) -> Result<RunResult, Error> {
     run_with(plan, Hooks::default())
 }
 
 /// [`run`], with the [`Hooks`] of a session among others.
-pub fn run_with(plan: &MahjongPlan, hooks: Hooks) -> Result<MahjongResult, Error> {
+pub fn run_with(plan: &MahjongPlan, hooks: Hooks) -> Result<RunResult, Error> {
     // Each player holds one socket at a time (WebSocket, or login/logout).
     sys::check_open_files(
         hooks.open_files_for.unwrap_or(plan.players),
@@ -107,7 +109,7 @@ pub fn run_with(plan: &MahjongPlan, hooks: Hooks) -> Result<MahjongResult, Error
             ),
         );
     }
-    Ok(MahjongResult {
+    Ok(RunResult {
         plan: plan.clone(),
         elapsed: run.finished,
         interrupted: run.ended_by.is_signal(),
@@ -289,9 +291,9 @@ impl Gauges for SessionGauges {
     }
 }
 
-impl engine::Recorder for MahjongRecorder {
-    fn merge(&mut self, other: MahjongRecorder) {
-        MahjongRecorder::merge(self, &other);
+impl engine::Recorder for stats::mahjong::Recorder {
+    fn merge(&mut self, other: stats::mahjong::Recorder) {
+        stats::mahjong::Recorder::merge(self, &other);
     }
 }
 
@@ -303,18 +305,18 @@ pub struct MahjongWorker {
     first_name: usize,
     tables: usize,
     /// What the players record, where the main thread finds it if the thread never ends.
-    recorded: Kept<MahjongRecorder>,
+    recorded: Kept<stats::mahjong::Recorder>,
     /// The players holding a session on the server now.
     signed_in: Arc<Mutex<BTreeSet<usize>>>,
 }
 
 impl Worker for MahjongWorker {
     type Gauges = SessionGauges;
-    type Recorder = MahjongRecorder;
+    type Recorder = stats::mahjong::Recorder;
 
     /// What the players had recorded, and every player still holding a session listed as
     /// left on the server (a failed logout: the run then fails and names them).
-    fn salvage(&self) -> Salvage<MahjongRecorder> {
+    fn salvage(&self) -> Salvage<stats::mahjong::Recorder> {
         let recorded = self.recorded.clone();
         let signed_in = Arc::clone(&self.signed_in);
         let first_name = self.first_name;
@@ -331,7 +333,7 @@ impl Worker for MahjongWorker {
         }))
     }
 
-    async fn run(self, ctx: WorkerContext<SessionGauges>) -> Result<MahjongRecorder, Error> {
+    async fn run(self, ctx: WorkerContext<SessionGauges>) -> Result<stats::mahjong::Recorder, Error> {
         let MahjongWorker {
             shared,
             first_player,
@@ -346,8 +348,8 @@ impl Worker for MahjongWorker {
         let intervals = Rc::new(RefCell::new(Intervals {
             clock: IntervalClock::new(t0, shared.plan.options.interval),
             index: 0,
-            was: MahjongTotals::default(),
-            feed: crate::stats::live::feed(),
+            was: Totals::default(),
+            sink: crate::stats::live::sink::<stats::mahjong::live::Data>(),
         }));
         let ticker = tokio::task::spawn_local(tick(
             Rc::clone(&intervals),
@@ -412,14 +414,14 @@ impl Worker for MahjongWorker {
 struct Intervals {
     clock: IntervalClock,
     index: u64,
-    was: MahjongTotals,
-    /// `--dashboard`: where each closed interval is handed over too.
-    feed: Option<crate::stats::live::Feed>,
+    was: Totals,
+    /// Where each closed interval is handed over too (`--dashboard`'s live state).
+    sink: Option<Arc<dyn Sink<Interval>>>,
 }
 
 impl Intervals {
     /// Closes the current interval: what was counted since it began, and the players now.
-    fn close(&mut self, recorded: &Kept<MahjongRecorder>, gauges: &SessionGauges) {
+    fn close(&mut self, recorded: &Kept<stats::mahjong::Recorder>, gauges: &SessionGauges) {
         let players = Players {
             logged_in: gauges.logged_in.load(Ordering::Relaxed),
             connected: gauges.connected.load(Ordering::Relaxed),
@@ -429,8 +431,8 @@ impl Intervals {
         let now = record.totals();
         let interval = now.since(&self.was, players);
         record.timeline.length = Some(self.clock.length);
-        if let Some(feed) = &self.feed {
-            feed.mahjong(self.index, &interval);
+        if let Some(sink) = &self.sink {
+            sink.closed(self.index, &interval);
         }
         record
             .timeline
@@ -445,7 +447,7 @@ impl Intervals {
 /// Closes each interval at its end (a worker's timer, off the players' paths).
 async fn tick(
     intervals: Rc<RefCell<Intervals>>,
-    recorded: Kept<MahjongRecorder>,
+    recorded: Kept<stats::mahjong::Recorder>,
     gauges: Arc<SessionGauges>,
 ) {
     loop {

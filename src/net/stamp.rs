@@ -32,7 +32,7 @@ const SCM_TIMESTAMPING: libc::c_int = SO_TIMESTAMPING;
 /// Room for one `scm_timestamping` (three timespecs) with its header, aligned.
 const CONTROL_LEN: usize = 64;
 
-pub use crate::stats::split::Timestamps;
+pub use crate::stats::http::split::Timestamps;
 
 /// 0: not decided yet; 1: kernel; 2: user.
 static DECIDED: AtomicU8 = AtomicU8::new(0);

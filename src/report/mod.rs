@@ -15,8 +15,8 @@
 //!   the one file that names every kind's saved type: it reads a document into its kind.
 //!
 //! A new kind of result is a folder of its own beside these, and an arm in [`kinds`].
-//! A [`RunResult`](crate::stats::RunResult) or a
-//! [`MahjongResult`](crate::stats::mahjong::MahjongResult) is everything a renderer needs;
+//! An HTTP run's [`RunResult`](crate::stats::http::RunResult) or a mahjong session's
+//! [`RunResult`](crate::stats::mahjong::RunResult) is everything a renderer needs;
 //! renderers never look at the engine.
 
 pub mod capacity;

@@ -15,9 +15,11 @@ use serde::{Deserialize, Serialize};
 use crate::error::Error;
 use crate::report::schema::{decode_histogram, encode_histogram};
 use crate::stats::hdr;
+use crate::stats::http::RunTimeline;
+use crate::stats::http::{Errors, Unsent};
+use crate::stats::mahjong::{self, Players};
 use crate::stats::new_histogram;
-use crate::stats::timeline::{MahjongTimeline, Players, RunTimeline, ServerInterval};
-use crate::stats::{Errors, Unsent};
+use crate::stats::timeline::ServerInterval;
 
 /// One histogram of an interval: the figures, and the whole histogram (base64 HdrHistogram
 /// compressed V2, as the run's own).
@@ -240,7 +242,7 @@ pub struct SavedSessionInterval {
 
 /// A session's intervals as saved.
 pub fn session_intervals(
-    timeline: &MahjongTimeline,
+    timeline: &mahjong::Timeline,
     start_unix_ns: u64,
     elapsed_s: f64,
 ) -> Vec<SavedSessionInterval> {
@@ -505,7 +507,8 @@ pub fn merge_sessions(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::timeline::{HttpInterval, Packed};
+    use crate::stats::http::Interval;
+    use crate::stats::timeline::Packed;
 
     const S: u64 = 1_000_000_000;
 
@@ -520,11 +523,11 @@ mod tests {
                     h.record(base + 13 * i + 1000 * k as u64).unwrap();
                 }
                 whole.add(&h).unwrap();
-                let interval = HttpInterval {
+                let interval = Interval {
                     sent: per,
                     completed: per,
                     latency: Packed::pack(&h),
-                    ..HttpInterval::default()
+                    ..Interval::default()
                 };
                 (interval, None)
             })
@@ -615,15 +618,15 @@ mod tests {
 
     #[test]
     fn session_intervals_carry_players_games_and_overshoot() {
-        let mut timeline = MahjongTimeline {
+        let mut timeline = mahjong::Timeline {
             length: Some(S),
-            ..MahjongTimeline::default()
+            ..mahjong::Timeline::default()
         };
         let mut draw = new_histogram();
         draw.record(1200).unwrap();
         timeline.intervals.insert(
             1,
-            crate::stats::timeline::MahjongInterval {
+            crate::stats::mahjong::Interval {
                 players: Players {
                     logged_in: 8,
                     connected: 8,

@@ -9,6 +9,7 @@ use crate::net::preflight::Probe;
 use crate::plan::Plan;
 use crate::report;
 use crate::report::tools::saved::{LoadedRun, RunData};
+use crate::stats::sink::Sink;
 use crate::web;
 
 /// `tsumo URL …`: the run, or with `--vs` the A/B comparison.
@@ -79,8 +80,8 @@ pub(super) fn live_run(plan: &Plan) -> Result<web::Finished, crate::error::Error
     let feed = crate::dashboard::begin_http(&plan.options, plan.rate);
     let finished = web::run(plan)?;
     if let (Some(feed), Some(timeline)) = (feed, &finished.result.timeline) {
-        let intervals: Vec<_> = timeline.intervals.iter().map(|(i, _)| i.clone()).collect();
-        feed.end_http(&intervals);
+        let intervals = (0u64..).zip(timeline.intervals.iter().map(|(i, _)| i.clone()));
+        feed.ended(&intervals.collect());
     }
     Ok(finished)
 }

@@ -10,6 +10,7 @@ use crate::net::preflight::Probe;
 use crate::plan::MahjongPlan;
 use crate::report;
 use crate::report::tools::saved::{LoadedRun, RunData};
+use crate::stats::sink::Sink;
 
 /// `tsumo mahjong …`: the session, or with `--vs` the A/B comparison.
 pub fn run(plan: &MahjongPlan) -> ExitStatus {
@@ -41,11 +42,11 @@ fn once(plan: &MahjongPlan) -> ExitStatus {
 }
 
 /// One session, shown on the dashboard when there is one.
-fn live_session(plan: &MahjongPlan) -> Result<crate::stats::mahjong::MahjongResult, Error> {
+fn live_session(plan: &MahjongPlan) -> Result<crate::stats::mahjong::RunResult, Error> {
     let feed = crate::dashboard::begin_mahjong(&plan.options);
     let result = session::run(plan)?;
     if let Some(feed) = feed {
-        feed.end_mahjong(&result.record.timeline.intervals);
+        feed.ended(&result.record.timeline.intervals);
     }
     Ok(result)
 }

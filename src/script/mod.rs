@@ -26,7 +26,7 @@ use mlua::{Function, Lua, Table, Value};
 use crate::error::Error;
 use crate::net::http1::request::Batch;
 use crate::plan::Plan;
-use crate::stats::RunResult;
+use crate::stats::http::RunResult;
 use crate::sys::io_reason;
 
 use limit::Limit;

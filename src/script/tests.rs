@@ -8,7 +8,8 @@ use std::time::Duration;
 use super::*;
 use crate::net::http1::request;
 use crate::plan::{RunOptions, Scheme, Target};
-use crate::stats::{hdr, new_histogram, Counters};
+use crate::stats::http::Counters;
+use crate::stats::{hdr, new_histogram};
 
 const URL: &str = "http://127.0.0.1:8080/";
 

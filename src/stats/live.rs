@@ -6,9 +6,11 @@
 //! One [`Live`] per process (the dashboard serves one page), holding the runs of the process in
 //! order (one; the rounds of `--vs`; a capacity search's steps): the last one is the one the
 //! workers of a starting run feed. A worker takes its [`Feed`] once, when its timeline starts,
-//! and sends a copy of each interval it closes (once a second by default) down a channel: it
-//! never takes a lock the dashboard holds while it renders. Whoever locks the state next (the
-//! dashboard's thread, the main thread) adds what was sent first.
+//! as its recorder's [`Sink`], and sends a copy of each interval it closes (once a second by
+//! default) down a channel: it never takes a lock the dashboard holds while it renders.
+//! Whoever locks the state next (the dashboard's thread, the main thread) adds what was sent
+//! first. Each kind's part of a run (its intervals and their sums) is in its folder
+//! (`stats::http::live`, `stats::mahjong::live`); [`LiveData`] is the one dispatcher over them.
 //!
 //! When a run ends, its intervals are replaced by the run's merged timeline (every interval,
 //! the last open one and the never-sent requests included), so the totals the page and
@@ -16,12 +18,12 @@
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::marker::PhantomData;
 use std::sync::{mpsc, Arc, Mutex, MutexGuard, OnceLock};
 
-use hdrhistogram::Histogram;
-
-use super::new_histogram;
-use super::timeline::{HttpInterval, MahjongInterval, ServerSample};
+use super::sink::{Kind, Sink};
+use super::timeline::ServerSample;
+use super::{http, mahjong};
 
 /// What names a run on the dashboard and in `/metrics`' labels.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -34,112 +36,45 @@ pub struct RunLabels {
     pub shard: Option<String>,
 }
 
-/// An HTTP run's intervals handed over so far, and their sums.
-#[derive(Debug, Clone)]
-pub struct HttpLive {
-    /// The target rate (`-R`), when paced.
-    pub rate: Option<u64>,
-    /// By index: how many workers handed it over, and their sum.
-    pub intervals: BTreeMap<u64, (usize, HttpInterval)>,
-    /// Every interval handed over, added up (counts and histograms).
-    pub totals: HttpTotals,
-}
-
-/// The sums of an HTTP run's intervals.
-#[derive(Debug, Clone)]
-pub struct HttpTotals {
-    /// The counts (the interval's histograms left empty: they are below, unpacked).
-    pub counts: HttpInterval,
-    pub latency: Histogram<u64>,
-    pub server_latency: Histogram<u64>,
-    pub send_lateness: Histogram<u64>,
-}
-
-impl Default for HttpTotals {
-    fn default() -> Self {
-        HttpTotals {
-            counts: HttpInterval::default(),
-            latency: new_histogram(),
-            server_latency: new_histogram(),
-            send_lateness: new_histogram(),
-        }
-    }
-}
-
-impl HttpTotals {
-    fn add(&mut self, interval: &HttpInterval) {
-        let counts = HttpInterval {
-            latency: Default::default(),
-            send_lateness: Default::default(),
-            server_latency: Default::default(),
-            own_delay: Default::default(),
-            ..interval.clone()
-        };
-        self.counts.add(&counts);
-        let _ = self.latency.add(interval.latency.unpack());
-        let _ = self.server_latency.add(interval.server_latency.unpack());
-        let _ = self.send_lateness.add(interval.send_lateness.unpack());
-    }
-}
-
-/// A mahjong session's intervals handed over so far.
-#[derive(Debug, Clone, Default)]
-pub struct MahjongLive {
-    /// By index: how many workers handed it over, and their sum.
-    pub intervals: BTreeMap<u64, (usize, MahjongInterval)>,
-    /// Every interval handed over, added up.
-    pub totals: MahjongTotalsLive,
-}
-
-/// The sums of a session's intervals.
-#[derive(Debug, Clone)]
-pub struct MahjongTotalsLive {
-    /// The counts (the players are the last interval's sum; the histograms are below).
-    pub counts: MahjongInterval,
-    pub draw_overshoot: Histogram<u64>,
-    pub deal_overshoot: Histogram<u64>,
-    pub reply_lateness: Histogram<u64>,
-}
-
-impl Default for MahjongTotalsLive {
-    fn default() -> Self {
-        MahjongTotalsLive {
-            counts: MahjongInterval::default(),
-            draw_overshoot: new_histogram(),
-            deal_overshoot: new_histogram(),
-            reply_lateness: new_histogram(),
-        }
-    }
-}
-
-impl MahjongTotalsLive {
-    /// Adds another session's sums.
-    fn merge(&mut self, other: &MahjongTotalsLive) {
-        self.counts.add(&other.counts);
-        let _ = self.draw_overshoot.add(&other.draw_overshoot);
-        let _ = self.deal_overshoot.add(&other.deal_overshoot);
-        let _ = self.reply_lateness.add(&other.reply_lateness);
-    }
-
-    fn add(&mut self, interval: &MahjongInterval) {
-        let counts = MahjongInterval {
-            draw_overshoot: Default::default(),
-            deal_overshoot: Default::default(),
-            reply_lateness: Default::default(),
-            ..interval.clone()
-        };
-        self.counts.add(&counts);
-        let _ = self.draw_overshoot.add(interval.draw_overshoot.unpack());
-        let _ = self.deal_overshoot.add(interval.deal_overshoot.unpack());
-        let _ = self.reply_lateness.add(interval.reply_lateness.unpack());
-    }
-}
-
-/// What kind of run, and its intervals.
+/// The dispatcher: what kind of run, and its intervals. The one place in the live state that
+/// names every kind: a new kind is its `live` in its folder, an arm here and its [`Arm`].
 #[derive(Debug, Clone)]
 pub enum LiveData {
-    Http(Box<HttpLive>),
-    Mahjong(Box<MahjongLive>),
+    Http(Box<http::live::Data>),
+    Mahjong(Box<mahjong::live::Data>),
+}
+
+/// Where a kind's part is in [`LiveData`].
+pub trait Arm: Kind + Sized {
+    fn arm(data: &mut LiveData) -> Option<&mut Self>;
+}
+
+impl Arm for http::live::Data {
+    fn arm(data: &mut LiveData) -> Option<&mut Self> {
+        match data {
+            LiveData::Http(h) => Some(h),
+            LiveData::Mahjong(_) => None,
+        }
+    }
+}
+
+impl Arm for mahjong::live::Data {
+    fn arm(data: &mut LiveData) -> Option<&mut Self> {
+        match data {
+            LiveData::Mahjong(m) => Some(m),
+            LiveData::Http(_) => None,
+        }
+    }
+}
+
+impl LiveData {
+    /// The last index any worker handed over.
+    fn last_index(&self) -> Option<u64> {
+        match self {
+            LiveData::Http(h) => h.last_index(),
+            LiveData::Mahjong(m) => m.last_index(),
+        }
+    }
 }
 
 /// One run of the process, as the dashboard shows it.
@@ -179,11 +114,7 @@ impl LiveRun {
         if self.ended || handed >= self.workers {
             return true;
         }
-        let last = match &self.data {
-            LiveData::Http(h) => h.intervals.keys().next_back(),
-            LiveData::Mahjong(m) => m.intervals.keys().next_back(),
-        };
-        last.is_some_and(|&last| last >= index + 2)
+        self.data.last_index().is_some_and(|last| last >= index + 2)
     }
 }
 
@@ -239,12 +170,8 @@ impl Default for Live {
     }
 }
 
-/// An interval a worker closed, for run `run` of the process.
-#[derive(Debug)]
-enum Handed {
-    Http(usize, u64, Box<HttpInterval>),
-    Mahjong(usize, u64, Box<MahjongInterval>),
-}
+/// An interval a worker closed, to add to its run's part of the state.
+type Handed = Box<dyn FnOnce(&mut State) + Send>;
 
 impl State {
     /// The run the page shows, and the places of the runs it is made of: the current run; for
@@ -275,27 +202,9 @@ impl State {
         }
     }
 
-    /// Adds what a worker handed over.
-    fn take(&mut self, handed: Handed) {
-        self.version += 1;
-        match handed {
-            Handed::Http(run, index, interval) => {
-                if let Some(LiveData::Http(h)) = self.runs.get_mut(run).map(|r| &mut r.data) {
-                    let (count, sum) = h.intervals.entry(index).or_insert_with(Default::default);
-                    *count += 1;
-                    sum.add(&interval);
-                    h.totals.add(&interval);
-                }
-            }
-            Handed::Mahjong(run, index, interval) => {
-                if let Some(LiveData::Mahjong(m)) = self.runs.get_mut(run).map(|r| &mut r.data) {
-                    let (count, sum) = m.intervals.entry(index).or_insert_with(Default::default);
-                    *count += 1;
-                    sum.add(&interval);
-                    m.totals.add(&interval);
-                }
-            }
-        }
+    /// Kind `K`'s part of run `run`, if it is of that kind.
+    fn part<K: Arm>(&mut self, run: usize) -> Option<&mut K> {
+        self.runs.get_mut(run).and_then(|r| K::arm(&mut r.data))
     }
 }
 
@@ -311,7 +220,7 @@ fn together(sessions: &[&LiveRun]) -> LiveRun {
         .unwrap_or(sessions[0]);
     let start = first.start_unix_ns.unwrap_or_default();
     let length = first.length.max(1);
-    let mut sum = MahjongLive::default();
+    let mut sum = mahjong::live::Data::default();
     let mut offsets = Vec::new();
     for run in sessions {
         let LiveData::Mahjong(m) = &run.data else {
@@ -320,20 +229,9 @@ fn together(sessions: &[&LiveRun]) -> LiveRun {
         let since = run.start_unix_ns.unwrap_or(start).saturating_sub(start);
         let offset = (since + length / 2) / length;
         offsets.push((offset, run.workers));
-        for (k, (handed, interval)) in &m.intervals {
-            let (count, total) = sum.intervals.entry(offset + k).or_default();
-            *count += handed;
-            total.add(interval);
-        }
-        sum.totals.merge(&m.totals);
+        sum.add_at(offset, m);
     }
-    for (index, (count, _)) in sum.intervals.iter_mut() {
-        *count += offsets
-            .iter()
-            .filter(|(offset, _)| offset > index)
-            .map(|(_, workers)| workers)
-            .sum::<usize>();
-    }
+    sum.before_began(&offsets);
     LiveRun {
         labels: first.labels.clone(),
         workers: sessions.iter().map(|run| run.workers).sum(),
@@ -358,63 +256,41 @@ pub fn get() -> Option<&'static Arc<Live>> {
     LIVE.get()
 }
 
-/// Where a worker hands over the intervals it closes: one run of the process.
-#[derive(Debug, Clone)]
-pub struct Feed {
+/// Where a worker hands over the intervals it closes, of kind `K`: one run of the process.
+pub struct Feed<K> {
     live: Arc<Live>,
     run: usize,
+    kind: PhantomData<fn() -> K>,
 }
 
-impl Feed {
-    /// Hands over an interval an HTTP worker closed (a send: it never waits).
-    pub fn http(&self, index: u64, interval: &HttpInterval) {
-        let _ = self
-            .live
-            .hand
-            .send(Handed::Http(self.run, index, Box::new(interval.clone())));
+impl<K> std::fmt::Debug for Feed<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Feed").field("run", &self.run).finish()
     }
+}
 
-    /// Hands over an interval a mahjong worker closed (a send: it never waits).
-    pub fn mahjong(&self, index: u64, interval: &MahjongInterval) {
-        let _ = self
-            .live
-            .hand
-            .send(Handed::Mahjong(self.run, index, Box::new(interval.clone())));
-    }
-
-    /// This HTTP run ended with these intervals (the merged timeline's, all of them).
-    pub fn end_http(&self, intervals: &[HttpInterval]) {
-        let mut state = self.live.lock();
-        state.version += 1;
-        if let Some(run) = state.runs.get_mut(self.run) {
-            run.ended = true;
-            if let LiveData::Http(h) = &mut run.data {
-                h.intervals.clear();
-                h.totals = HttpTotals::default();
-                for (k, interval) in intervals.iter().enumerate() {
-                    h.intervals
-                        .insert(k as u64, (run.workers, interval.clone()));
-                    h.totals.add(interval);
-                }
+impl<K: Arm> Sink<K::Interval> for Feed<K> {
+    /// Hands over an interval a worker closed (a send: it never waits).
+    fn closed(&self, index: u64, interval: &K::Interval) {
+        let run = self.run;
+        let interval = interval.clone();
+        let _ = self.live.hand.send(Box::new(move |state: &mut State| {
+            state.version += 1;
+            if let Some(part) = state.part::<K>(run) {
+                part.take(index, &interval);
             }
-        }
+        }));
     }
 
-    /// This mahjong session ended with these intervals (the merged timeline's).
-    pub fn end_mahjong(&self, intervals: &BTreeMap<u64, MahjongInterval>) {
+    /// This run ended with these intervals (the merged timeline's, all of them).
+    fn ended(&self, intervals: &BTreeMap<u64, K::Interval>) {
         let mut state = self.live.lock();
         state.version += 1;
         if let Some(run) = state.runs.get_mut(self.run) {
             run.ended = true;
-            if let LiveData::Mahjong(m) = &mut run.data {
-                m.intervals = intervals
-                    .iter()
-                    .map(|(&k, interval)| (k, (run.workers, interval.clone())))
-                    .collect();
-                m.totals = MahjongTotalsLive::default();
-                for interval in intervals.values() {
-                    m.totals.add(interval);
-                }
+            let workers = run.workers;
+            if let Some(part) = K::arm(&mut run.data) {
+                part.end(workers, intervals);
             }
         }
     }
@@ -427,31 +303,34 @@ impl Live {
     pub fn lock(&self) -> MutexGuard<'_, State> {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let handed = self.handed.lock().unwrap_or_else(|e| e.into_inner());
-        while let Ok(interval) = handed.try_recv() {
-            state.take(interval);
+        while let Ok(take) = handed.try_recv() {
+            take(&mut state);
         }
         drop(handed);
         state
     }
 
-    /// A new run of the process, the current one from now on.
-    pub fn begin(self: &Arc<Self>, run: LiveRun) -> Feed {
+    /// A new run of the process, of kind `K`, the current one from now on.
+    pub fn begin<K: Arm>(self: &Arc<Self>, run: LiveRun) -> Feed<K> {
         let mut state = self.lock();
         state.runs.push(run);
         state.version += 1;
         Feed {
             live: Arc::clone(self),
             run: state.runs.len() - 1,
+            kind: PhantomData,
         }
     }
 
-    /// The current run's feed, for a worker whose timeline starts (none before any run).
-    pub fn current(self: &Arc<Self>) -> Option<Feed> {
+    /// The current run's feed, for a worker of kind `K` whose timeline starts (none before
+    /// any run).
+    pub fn current<K: Arm>(self: &Arc<Self>) -> Option<Feed<K>> {
         let state = self.lock();
         let run = state.runs.len().checked_sub(1)?;
         Some(Feed {
             live: Arc::clone(self),
             run,
+            kind: PhantomData,
         })
     }
 
@@ -514,14 +393,16 @@ impl Live {
     }
 }
 
-/// The feed a starting worker hands its intervals to, when `--dashboard` is on.
-pub fn feed() -> Option<Feed> {
-    get().and_then(Live::current)
+/// The sink a starting worker of kind `K` hands its intervals to, when `--dashboard` is on.
+pub fn sink<K: Arm>() -> Option<Arc<dyn Sink<K::Interval>>> {
+    let feed = get().and_then(Live::current::<K>)?;
+    Some(Arc::new(feed))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stats::new_histogram;
     use crate::stats::timeline::Packed;
 
     fn run(workers: usize) -> LiveRun {
@@ -533,39 +414,38 @@ mod tests {
             t0: None,
             server: Vec::new(),
             ended: false,
-            data: LiveData::Http(Box::new(HttpLive {
+            data: LiveData::Http(Box::new(http::live::Data {
                 rate: Some(100),
-                intervals: BTreeMap::new(),
-                totals: HttpTotals::default(),
+                ..Default::default()
             })),
         }
     }
 
-    fn interval(completed: u64, latency_us: u64) -> HttpInterval {
+    fn interval(completed: u64, latency_us: u64) -> http::Interval {
         let mut h = new_histogram();
         for _ in 0..completed {
             h.record(latency_us).unwrap();
         }
-        HttpInterval {
+        http::Interval {
             sent: completed,
             completed,
             latency: Packed::pack(&h),
-            ..HttpInterval::default()
+            ..http::Interval::default()
         }
     }
 
     #[test]
     fn intervals_handed_over_add_up_and_are_whole_once_every_worker_gave_its_own() {
         let live = Arc::new(Live::default());
-        let feed = live.begin(run(2));
-        feed.http(0, &interval(10, 100));
+        let feed: Feed<http::live::Data> = live.begin(run(2));
+        feed.closed(0, &interval(10, 100));
         {
             let state = live.lock();
             let r = &state.runs[0];
             assert!(!r.is_whole(0, 1));
         }
-        feed.http(0, &interval(5, 300));
-        feed.http(1, &interval(7, 100));
+        feed.closed(0, &interval(5, 300));
+        feed.closed(1, &interval(7, 100));
         let state = live.lock();
         let r = &state.runs[0];
         let LiveData::Http(h) = &r.data else {
@@ -588,28 +468,28 @@ mod tests {
         }
     }
 
-    fn playing(players: u64, games: u64) -> MahjongInterval {
-        MahjongInterval {
-            players: crate::stats::timeline::Players {
+    fn playing(players: u64, games: u64) -> mahjong::Interval {
+        mahjong::Interval {
+            players: mahjong::Players {
                 logged_in: players,
                 connected: players,
                 playing: players,
             },
             games_started: games,
-            ..MahjongInterval::default()
+            ..mahjong::Interval::default()
         }
     }
 
     #[test]
     fn sessions_playing_side_by_side_are_shown_as_one_on_the_earliest_clock() {
         let live = Arc::new(Live::default());
-        let first = live.begin(session(1, 100));
-        first.mahjong(0, &playing(4, 1));
-        first.mahjong(1, &playing(4, 0));
-        first.mahjong(2, &playing(4, 0));
+        let first: Feed<mahjong::live::Data> = live.begin(session(1, 100));
+        first.closed(0, &playing(4, 1));
+        first.closed(1, &playing(4, 0));
+        first.closed(2, &playing(4, 0));
         // The second step's tables began two intervals later, on a thread of their own.
-        let second = live.begin(session(1, 102));
-        second.mahjong(0, &playing(8, 2));
+        let second: Feed<mahjong::live::Data> = live.begin(session(1, 102));
+        second.closed(0, &playing(8, 2));
         let state = live.lock();
         let (places, shown) = state.shown().expect("a run");
         assert_eq!(places, vec![0, 1]);
@@ -625,7 +505,7 @@ mod tests {
         assert_eq!(m.totals.counts.games_started, 3);
         drop(state);
         // Once the first logged out, the second alone is shown.
-        first.end_mahjong(&BTreeMap::new());
+        first.ended(&BTreeMap::new());
         let state = live.lock();
         let (places, shown) = state.shown().expect("a run");
         assert_eq!(places, vec![1]);
@@ -635,9 +515,9 @@ mod tests {
     #[test]
     fn the_end_replaces_what_was_handed_over_with_the_merged_timeline() {
         let live = Arc::new(Live::default());
-        let feed = live.begin(run(2));
-        feed.http(0, &interval(10, 100));
-        feed.end_http(&[interval(12, 100), interval(3, 200)]);
+        let feed: Feed<http::live::Data> = live.begin(run(2));
+        feed.closed(0, &interval(10, 100));
+        feed.ended(&[(0, interval(12, 100)), (1, interval(3, 200))].into());
         let state = live.lock();
         let r = &state.runs[0];
         let LiveData::Http(h) = &r.data else {

@@ -38,8 +38,8 @@ use crate::net::http1::request::Batch;
 use crate::net::http1::response::{ParseError, ResponseParser};
 use crate::net::stamp::{kernel_stamps, Timestamps};
 use crate::net::stream::Stream;
-use crate::stats::protocol::{excerpt, Violation};
-use crate::stats::split::{ResponseTimes, ServerFree};
+use crate::stats::http::protocol::{excerpt, Violation};
+use crate::stats::http::split::{ResponseTimes, ServerFree};
 use crate::timing::clock::{self, Nanos};
 use crate::timing::deadline::Deadline;
 use crate::timing::schedule::Schedule;
@@ -91,7 +91,7 @@ pub struct Connection {
     /// When the last response was received (the kernel's stamp where it stamps): when the
     /// connection became free for the next request.
     last_received: Nanos,
-    /// When it would have become free had tsumo never been late (R′, stats::split).
+    /// When it would have become free had tsumo never been late (R′, stats::http::split).
     server_free: ServerFree,
 }
 

@@ -21,7 +21,7 @@ pub struct HttpGauges {
     pub status: AtomicU64,
     /// Responses whose server's latency reached each of the worker's `over_limits` (a
     /// capacity step's watch on its latency objectives).
-    pub over: crate::stats::over::OverCounts,
+    pub over: crate::stats::http::over::OverCounts,
 }
 
 impl HttpGauges {
@@ -68,6 +68,6 @@ pub struct Progress {
     /// split's R′); over HTTP/1.1 while a request is in flight, when that request would have
     /// been sent (max(I, R′)); over HTTP/2 and HTTP/3, the earliest R′ of its free stream slots
     /// (`None` while every slot is busy). A request that fell due after that and was never
-    /// sent is tsumo's ([`Unsent::late`](crate::stats::Unsent::late)).
+    /// sent is tsumo's ([`Unsent::late`](crate::stats::http::Unsent::late)).
     pub on_time_free: Cell<Option<Nanos>>,
 }

@@ -4,7 +4,7 @@
 use std::future::Future;
 use std::rc::Rc;
 
-use crate::stats::Recorder;
+use crate::stats::http::Recorder;
 use crate::timing::clock::{self, Nanos};
 use crate::timing::pacer::Pacer;
 use crate::timing::schedule::Schedule;

@@ -17,9 +17,9 @@ use crate::net::http1::request::Batch;
 use crate::net::stream::{ConnectError, Endpoint, Handshake, Stream};
 use crate::net::tls;
 use crate::script::{Hooks, ScriptError, ThreadScript};
-use crate::stats::http2::Http2Counters;
-use crate::stats::http3::Http3Counters;
-use crate::stats::Recorder;
+use crate::stats::http::http2::Http2Counters;
+use crate::stats::http::http3::Http3Counters;
+use crate::stats::http::Recorder;
 use crate::timing::clock::{self, Nanos};
 use crate::timing::deadline::{Deadline, Watchdog};
 use crate::timing::pacer::Pacer;
@@ -53,7 +53,7 @@ pub struct Shared {
     pub record_all: bool,
     pub gauges: Arc<HttpGauges>,
     /// The latencies counted as it runs in `gauges.over` (a capacity step's judged run).
-    pub over_limits: crate::stats::over::OverLimits,
+    pub over_limits: crate::stats::http::over::OverLimits,
     /// HTTP/2 frames and grants seen by every connection of this worker (`--http2`).
     pub http2: Rc<RefCell<Http2Counters>>,
     /// QUIC and HTTP/3 counts of every connection of this worker (`--http3`).

@@ -26,8 +26,8 @@ use crate::net::stream::Endpoint;
 use crate::plan::Http2;
 use crate::plan::Shard;
 use crate::script::ThreadScript;
+use crate::stats::http::{Recorder, Unsent};
 use crate::stats::timeline::IntervalClock;
-use crate::stats::{Recorder, Unsent};
 use crate::timing::clock::{self, Nanos};
 use crate::timing::deadline::Watchdog;
 use crate::timing::schedule::Schedule;
@@ -60,7 +60,7 @@ pub struct HttpWorker {
     pub timeout: Duration,
     pub record_all: bool,
     /// The latencies counted as it runs (a capacity step's judged run; none otherwise).
-    pub over_limits: crate::stats::over::OverLimits,
+    pub over_limits: crate::stats::http::over::OverLimits,
     /// `--http2` or `--http3`: the protocol, and the requests sent every time already in that
     /// form (parsed once, on the main thread; `None` when the script's `request()` makes
     /// them).
@@ -101,7 +101,8 @@ impl Worker for HttpWorker {
 
         let t0 = ctx.start();
         let intervals = IntervalClock::new(t0, layout.interval);
-        shared.recorder.borrow_mut().start_timeline(intervals);
+        let sink = crate::stats::live::sink::<crate::stats::http::live::Data>();
+        shared.recorder.borrow_mut().start_timeline(intervals, sink);
         tokio::task::spawn_local(close_intervals(shared.recorder.clone(), intervals));
         tokio::task::spawn_local(Rc::clone(&shared.watchdog).run());
         let mut scheduled = Vec::new();

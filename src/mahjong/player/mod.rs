@@ -33,7 +33,7 @@ use super::phase::{Phase, PhaseBoard, SessionGauges};
 use crate::engine::Kept;
 use crate::net::stream::Endpoint;
 use crate::plan::MahjongPlan;
-use crate::stats::mahjong::{ErrorKind, MahjongRecorder};
+use crate::stats::mahjong::{ErrorKind, Recorder};
 use crate::sys::rng::XorShift;
 use crate::timing::clock::Nanos;
 use crate::timing::pacer::Pacer;
@@ -53,7 +53,7 @@ pub struct WorkerCtx {
     /// `Host` header value for login and logout.
     pub host: String,
     /// Where the main thread can still read it if this worker's thread never ends.
-    pub recorder: Kept<MahjongRecorder>,
+    pub recorder: Kept<Recorder>,
     /// The players of this worker holding a session on the server (by index), for the main
     /// thread to list as left there if the thread never ends.
     pub signed_in: Arc<Mutex<BTreeSet<usize>>>,

@@ -17,7 +17,7 @@
 use std::fmt;
 use std::mem::MaybeUninit;
 
-use crate::stats::protocol::{excerpt, Violation};
+use crate::stats::http::protocol::{excerpt, Violation};
 
 /// Longest response head (status line + headers) accepted.
 pub const MAX_HEAD: usize = 64 * 1024;

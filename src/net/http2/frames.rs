@@ -27,7 +27,7 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::sync::Notify;
 
 use crate::net::stream::Stream;
-use crate::stats::http2::Http2Counters;
+use crate::stats::http::http2::Http2Counters;
 use crate::timing::clock::{self, Nanos};
 
 const HEADER_LEN: usize = 9;

@@ -6,7 +6,7 @@
 //! are handed over in a burst and leave milliseconds later; stamped at the hand-off, that wait
 //! would read as the server's. So, as HTTP/2's frame log does for hyper's writes, [`SendLog`]
 //! notes the first datagram sent at or after each hand-off, and a request's send is that one
-//! when it came more than `stats::split::HELD_UP` later (`stats::split::send_stamp`).
+//! when it came more than `stats::http::split::HELD_UP` later (`stats::http::split::send_stamp`).
 //!
 //! The stamp is read just before the send (`sendmsg`), as HTTP/1.1 stamps before its write: the
 //! datagram is with the kernel once that returns. The clock is read only for a send that follows
@@ -161,7 +161,7 @@ impl AsyncUdpSocket for StampedSocket {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::split::{send_stamp, HELD_UP};
+    use crate::stats::http::split::{send_stamp, HELD_UP};
     use std::net::{Ipv4Addr, UdpSocket};
     use std::sync::Mutex;
     use std::time::Duration;

@@ -9,7 +9,7 @@ use std::io;
 
 use rustls::{CertificateError, InvalidMessage};
 
-use crate::stats::TlsFailure;
+use crate::stats::http::TlsFailure;
 
 /// A refused certificate, explained by the verifier, which alone sees the certificate. It leaves
 /// the handshake inside rustls's `CertificateError::Other`.

@@ -28,7 +28,7 @@ use x509_parser::prelude::FromDer;
 use x509_parser::time::ASN1Time;
 
 use super::explain::{explain, CertRefused, Explanation};
-use crate::stats::TlsFailure;
+use crate::stats::http::TlsFailure;
 
 /// The certificates of `--cacert`, with the file's name for messages.
 #[derive(Debug)]

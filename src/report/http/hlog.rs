@@ -15,7 +15,7 @@ use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Interv
 use hdrhistogram::serialization::{V2DeflateSerializeError, V2DeflateSerializer};
 
 use crate::error::Error;
-use crate::stats::timeline::RunTimeline;
+use crate::stats::http::RunTimeline;
 
 /// The line Java's `HistogramLogWriter` names its columns with.
 const LEGEND: &str =
@@ -87,7 +87,7 @@ mod tests {
 
     use super::*;
     use crate::stats::new_histogram;
-    use crate::stats::timeline::{HttpInterval, Packed};
+    use crate::stats::timeline::Packed;
 
     #[test]
     fn the_log_reads_back_to_the_same_histograms() {
@@ -106,9 +106,9 @@ mod tests {
             intervals: histograms
                 .iter()
                 .map(|h| {
-                    let interval = HttpInterval {
+                    let interval = crate::stats::http::Interval {
                         latency: Packed::pack(h),
-                        ..HttpInterval::default()
+                        ..crate::stats::http::Interval::default()
                     };
                     (interval, None)
                 })

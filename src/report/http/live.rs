@@ -7,15 +7,17 @@ use crate::report::result::{figure, Figure, PageContent};
 use crate::report::timeline::{self, http_intervals, IntervalHistogram, SavedInterval};
 use crate::stats::format::format_time_us;
 use crate::stats::hdr;
-use crate::stats::live::{HttpLive, HttpTotals, LiveRun};
-use crate::stats::timeline::{server_by_interval, IntervalClock, RunTimeline};
+use crate::stats::http::live;
+use crate::stats::http::RunTimeline;
+use crate::stats::live::LiveRun;
+use crate::stats::timeline::{server_by_interval, IntervalClock};
 use std::time::Duration;
 
 /// The whole intervals of the current run laid out so far.
 pub type Laid = timeline::Laid<SavedInterval>;
 
 /// The live page's content of an HTTP run (`laid`: what earlier renders of it laid out).
-pub fn content(run: &LiveRun, h: &HttpLive, laid: &mut Laid) -> PageContent {
+pub fn content(run: &LiveRun, h: &live::Data, laid: &mut Laid) -> PageContent {
     let whole = lay_out(run, h, laid);
     let elapsed_s = whole as f64 * (run.length as f64 / 1e9);
     let intervals = &laid.intervals;
@@ -40,7 +42,7 @@ pub fn content(run: &LiveRun, h: &HttpLive, laid: &mut Laid) -> PageContent {
 
 /// Lays out the whole intervals not laid out yet (from the first on, stopping at the first that
 /// is not whole), each with the server's samples of its time; returns how many are whole.
-fn lay_out(run: &LiveRun, h: &HttpLive, laid: &mut Laid) -> usize {
+fn lay_out(run: &LiveRun, h: &live::Data, laid: &mut Laid) -> usize {
     let mut server = match run.t0 {
         Some(t0) => server_by_interval(
             &run.server,
@@ -75,7 +77,7 @@ fn lay_out(run: &LiveRun, h: &HttpLive, laid: &mut Laid) -> usize {
 }
 
 /// The target, the requests, and the rate in the last interval and so far.
-fn rate_figures(h: &HttpLive, intervals: &[SavedInterval], elapsed_s: f64) -> Vec<Figure> {
+fn rate_figures(h: &live::Data, intervals: &[SavedInterval], elapsed_s: f64) -> Vec<Figure> {
     let t = &h.totals;
     let mut figures: Vec<Figure> = vec![
         figure(
@@ -114,7 +116,7 @@ fn rate_figures(h: &HttpLive, intervals: &[SavedInterval], elapsed_s: f64) -> Ve
 }
 
 /// p50 and p99 in the last interval and so far, the errors, and the send lateness.
-fn latency_figures(h: &HttpLive, last: Option<&SavedInterval>) -> Vec<Figure> {
+fn latency_figures(h: &live::Data, last: Option<&SavedInterval>) -> Vec<Figure> {
     let t = &h.totals;
     let time = |us: u64| format_time_us(us as f64);
     let latency = |id, name: &str, hist: Option<&IntervalHistogram>| match hist {
@@ -170,7 +172,7 @@ fn latency_figures(h: &HttpLive, last: Option<&SavedInterval>) -> Vec<Figure> {
 }
 
 /// The sentences under the figures: the server's latency, the requests never sent.
-fn lines(t: &HttpTotals) -> Vec<String> {
+fn lines(t: &live::Totals) -> Vec<String> {
     let time = |us: u64| format_time_us(us as f64);
     let mut lines = Vec::new();
     if !t.server_latency.is_empty() {
@@ -190,15 +192,16 @@ fn lines(t: &HttpTotals) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::live::{HttpTotals, LiveData};
+    use crate::stats::http::Interval;
+    use crate::stats::live::LiveData;
     use crate::stats::new_histogram;
-    use crate::stats::timeline::{HttpInterval, Packed};
+    use crate::stats::timeline::Packed;
 
-    fn run(intervals: u64) -> (LiveRun, HttpLive) {
-        let mut h = HttpLive {
+    fn run(intervals: u64) -> (LiveRun, live::Data) {
+        let mut h = live::Data {
             rate: Some(10),
             intervals: Default::default(),
-            totals: HttpTotals::default(),
+            totals: live::Totals::default(),
         };
         for k in 0..intervals {
             let mut latency = new_histogram();
@@ -207,11 +210,11 @@ mod tests {
                 k,
                 (
                     1,
-                    HttpInterval {
+                    Interval {
                         sent: k + 1,
                         completed: k + 1,
                         latency: Packed::pack(&latency),
-                        ..HttpInterval::default()
+                        ..Interval::default()
                     },
                 ),
             );

@@ -11,7 +11,7 @@ use crate::report::lines::counts_said;
 use crate::report::objectives::{late_or_busy, outcome};
 use crate::report::result::{SearchStep, StepView};
 use crate::slo::{self, Measure, Measured, Objective, Percentile, Verdict};
-use crate::stats::shortfall::{Shortfall, Side};
+use crate::stats::http::shortfall::{Shortfall, Side};
 
 impl Measured for SavedRun {
     fn measure(&self, measure: &Measure) -> Option<f64> {
@@ -50,7 +50,7 @@ impl Measured for SavedRun {
 /// A verdict's `judged_on` when the requests tsumo itself left unsent were left out.
 pub const WITHOUT_OWN_UNSENT: &str = "without_own_unsent";
 
-/// Whether tsumo's own unsent requests ([`Unsent::late`](crate::stats::Unsent::late)) count.
+/// Whether tsumo's own unsent requests ([`Unsent::late`](crate::stats::http::Unsent::late)) count.
 #[derive(Clone, Copy, PartialEq)]
 enum Own {
     /// Left out: what the server caused (how objectives are judged).
@@ -272,7 +272,7 @@ mod tests {
         run.requests_per_sec = run.counters.requests as f64 / 5.0;
         run.counters.errors = Default::default();
         run.counters.errors.status = status;
-        run.counters.unsent = crate::stats::Unsent {
+        run.counters.unsent = crate::stats::http::Unsent {
             late,
             busy,
             ..Default::default()

@@ -12,8 +12,8 @@ use crate::report::result::SearchStep;
 use crate::report::result::{add_encoded, add_sources};
 use crate::report::schema::encode_histogram;
 use crate::report::timeline;
+use crate::stats::http::split::SplitHistograms;
 use crate::stats::new_histogram;
-use crate::stats::split::SplitHistograms;
 
 pub(super) fn merge(saved: &[(&SavedRun, &str)], label: &str) -> Result<SavedRun, Error> {
     let judged: Vec<_> = saved.iter().map(|(r, s)| (&r.objectives[..], *s)).collect();

@@ -7,7 +7,7 @@ use crate::report::chart::Series;
 use crate::report::result::{figure, over_intervals, PageChart, PageContent, SavedResult};
 use crate::report::timeline::{IntervalHistogram, SavedInterval, SavedServerInterval};
 use crate::stats::format::{counted, format_time_us};
-use crate::stats::split::Timestamps;
+use crate::stats::http::split::Timestamps;
 
 /// An HTTP run's page: the rate asked and reached, latency and errors; the run over time.
 pub(super) fn page(s: &SavedRun) -> PageContent {

@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 
 use crate::plan::Protocol;
 use crate::report::http::saved::SavedPlan;
-use crate::stats::http2::Http2Counters;
-use crate::stats::http3::Http3Counters;
-use crate::stats::protocol::ProtocolErrors;
+use crate::stats::http::http2::Http2Counters;
+use crate::stats::http::http3::Http3Counters;
+use crate::stats::http::protocol::ProtocolErrors;
 
 /// `Protocol errors: 3 unsolicited response, 1 bad chunk size (among the read errors)`, then
 /// the first few quoted, one a line. Nothing when there were none.

@@ -23,10 +23,11 @@ use crate::report::schema::{
 use crate::report::timeline::{self, SavedInterval};
 use crate::slo::{self, Verdict};
 use crate::stats::end::EndReason;
-use crate::stats::shortfall::{Behind, Shortfall};
-use crate::stats::split::{SplitHistograms, Timestamps};
-use crate::stats::RunResult;
-use crate::stats::{hdr, Counters};
+use crate::stats::hdr;
+use crate::stats::http::shortfall::{Behind, Shortfall};
+use crate::stats::http::split::{SplitHistograms, Timestamps};
+use crate::stats::http::Counters;
+use crate::stats::http::RunResult;
 use crate::sys::procstat::ServerUsage;
 use crate::sys::usage::OwnUsage;
 use crate::timing::pacer::Pacing;
@@ -432,8 +433,9 @@ mod tests {
     use super::*;
     use crate::plan::{RunOptions, Scheme, Target};
     use crate::report::schema::decode_histogram;
+    use crate::stats::http::Errors;
+    use crate::stats::new_histogram;
     use crate::stats::start::StartRecord;
-    use crate::stats::{new_histogram, Errors};
 
     fn result() -> RunResult {
         let mut latency = new_histogram();

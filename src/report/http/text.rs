@@ -21,9 +21,9 @@ use crate::stats::format::{
     format_binary, format_metric, format_time_s, format_time_us, print_units,
 };
 use crate::stats::hdr;
-use crate::stats::shortfall::{Behind, Shortfall};
-use crate::stats::split::Timestamps;
-use crate::stats::{Counters, RunResult};
+use crate::stats::http::shortfall::{Behind, Shortfall};
+use crate::stats::http::split::Timestamps;
+use crate::stats::http::{Counters, RunResult};
 use crate::sys::procstat::ServerUsage;
 
 /// Percentiles of the `Latency Distribution` table.
@@ -500,8 +500,9 @@ mod tests {
 
     use super::*;
     use crate::plan::{Plan, RunOptions, Scheme, Target};
-    use crate::stats::protocol::Violation;
-    use crate::stats::{new_histogram, Counters, Errors};
+    use crate::stats::http::protocol::Violation;
+    use crate::stats::http::{Counters, Errors};
+    use crate::stats::new_histogram;
     use crate::sys::usage::OwnUsage;
 
     fn plan(rate: Option<u64>, latency: bool, u_latency: bool) -> Plan {
@@ -805,7 +806,7 @@ mod tests {
     /// it already: never tsumo and the server in one breath.
     #[test]
     fn warns_of_lateness_once_with_its_cause() {
-        use crate::stats::shortfall::{Behind, LateCause};
+        use crate::stats::http::shortfall::{Behind, LateCause};
         let mut r = result(plan(Some(100), false, false));
         r.send_lateness = new_histogram();
         r.send_lateness.record_n(10, 90).unwrap();
@@ -832,7 +833,7 @@ mod tests {
         );
         assert!(out.contains("Send lateness: p50 10.00us, p99 5.00ms, max 5.00ms\n"));
         // A rate not reached is the one line that says who held it back.
-        let mut total = crate::stats::Recorder::new();
+        let mut total = crate::stats::http::Recorder::new();
         total.counters.requests = 10;
         total.counters.due_while_busy = 10;
         for _ in 0..10 {

@@ -6,18 +6,18 @@ use crate::report::result::{figure, PageContent};
 use crate::report::timeline::{self, session_intervals, SavedSessionInterval};
 use crate::stats::format::format_time_us;
 use crate::stats::hdr;
-use crate::stats::live::{LiveRun, MahjongLive};
-use crate::stats::timeline::MahjongTimeline;
+use crate::stats::live::LiveRun;
+use crate::stats::mahjong::{live, Timeline};
 
 /// The whole intervals of the current session laid out so far.
 pub type Laid = timeline::Laid<SavedSessionInterval>;
 
 /// The live page's content of a mahjong session (`laid`: what earlier renders laid out).
-pub fn content(run: &LiveRun, m: &MahjongLive, laid: &mut Laid) -> PageContent {
+pub fn content(run: &LiveRun, m: &live::Data, laid: &mut Laid) -> PageContent {
     let whole = run.whole(&m.intervals);
     let done = laid.kept(run.ended, whole);
     let length_s = run.length as f64 / 1e9;
-    let timeline = MahjongTimeline {
+    let timeline = Timeline {
         length: Some(run.length),
         intervals: m
             .intervals

@@ -23,7 +23,7 @@ use crate::report::schema::write_value;
 use crate::report::timeline;
 use crate::slo::Verdict;
 use crate::stats::end::EndReason;
-use crate::stats::mahjong::MahjongResult;
+use crate::stats::mahjong::RunResult;
 use saved::{SavedHistogram, SavedSession};
 use text::failure;
 
@@ -31,20 +31,20 @@ use text::failure;
 pub const MODE: &str = "mahjong";
 
 /// The session as saved, with the verdict of [`failure`].
-pub fn saved(r: &MahjongResult) -> SavedSession {
+pub fn saved(r: &RunResult) -> SavedSession {
     SavedSession {
         failure: failure(r),
         ..SavedSession::from_result(r)
     }
 }
 
-pub fn to_json(r: &MahjongResult) -> Value {
+pub fn to_json(r: &RunResult) -> Value {
     // Only non-string map keys make to_value fail; SavedSession has none.
     serde_json::to_value(saved(r)).unwrap_or(Value::Null)
 }
 
 /// Writes the JSON document to a file or stdout.
-pub fn write(r: &MahjongResult, out: &JsonOut) -> Result<(), Error> {
+pub fn write(r: &RunResult, out: &JsonOut) -> Result<(), Error> {
     write_value(&saved(r), out)
 }
 

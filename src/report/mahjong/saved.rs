@@ -22,7 +22,7 @@ use crate::report::timeline::{self, SavedSessionInterval};
 use crate::slo::{self, Verdict};
 use crate::stats::end::EndReason;
 use crate::stats::hdr;
-use crate::stats::mahjong::{ErrorGroup, MahjongResult, PlayStats, PHASES};
+use crate::stats::mahjong::{ErrorGroup, PlayStats, RunResult, PHASES};
 use crate::sys::procstat::ServerUsage;
 use crate::timing::pacer::Pacing;
 
@@ -243,7 +243,7 @@ impl SavedSession {
     }
 
     /// Everything in `r`, in the saved layout.
-    pub fn from_result(r: &MahjongResult) -> SavedSession {
+    pub fn from_result(r: &RunResult) -> SavedSession {
         let p = &r.plan;
         let rec = &r.record;
         let phases = PHASES

@@ -8,7 +8,7 @@ use crate::report::lines::{part_lines, server_line};
 use crate::stats::end::EndReason;
 use crate::stats::format::{counted, format_binary, format_metric, format_time_us};
 use crate::stats::hdr;
-use crate::stats::mahjong::{MahjongResult, PHASES};
+use crate::stats::mahjong::{RunResult, PHASES};
 
 /// A row's cells from a saved summary: p50, p90, p99, max; `-` without a sample (a phase
 /// nobody passed has no latency, not one of 0.00us).
@@ -27,7 +27,7 @@ struct Head {
 }
 
 /// The whole text report.
-pub fn render(r: &MahjongResult) -> String {
+pub fn render(r: &RunResult) -> String {
     let p = &r.plan;
     let saved = SavedSession::from_result(r);
     let head = Head {
@@ -385,7 +385,7 @@ pub fn players_line(out: &mut String, kind: &str, b: &SavedBot) {
 }
 
 /// `-L`: each phase's latency distribution, in wrk's percentile layout.
-fn latency_distributions(out: &mut String, r: &MahjongResult) {
+fn latency_distributions(out: &mut String, r: &RunResult) {
     const PERCENTILES: [f64; 7] = [50.0, 75.0, 90.0, 99.0, 99.9, 99.99, 100.0];
     let _ = writeln!(out, "  Latency Distribution (HdrHistogram), by phase");
     let _ = write!(out, "    {:<10}", "");
@@ -432,7 +432,7 @@ fn step_in_words(kind: &str) -> String {
 /// most players failed before they could play (the server refused or never answered, a proxy
 /// reset the connections or stopped accepting them, their tables never formed); or one in which the server side closed
 /// most players' sockets mid-session. `None`: it went well enough to read the report.
-pub fn failure(r: &MahjongResult) -> Option<String> {
+pub fn failure(r: &RunResult) -> Option<String> {
     let phase = |name: &str| {
         r.record
             .phases

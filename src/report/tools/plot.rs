@@ -167,7 +167,7 @@ mod tests {
         let encoded = crate::report::schema::encode_histogram(&h);
         let p = json!({"count": 0, "p50": 0, "p75": 0, "p90": 0, "p99": 0, "p99.9": 0,
                        "p99.99": 0, "max": 0, "min": 0, "mean": 0.0, "stdev": 0.0});
-        let counters = serde_json::to_value(crate::stats::Counters::default()).unwrap();
+        let counters = serde_json::to_value(crate::stats::http::Counters::default()).unwrap();
         let doc = json!({
             "tool": "tsumo", "version": "0", "schema": 1, "mode": "http", "label": label,
             "plan": {"url": "http://127.0.0.1:18931/index.html", "threads": 2,

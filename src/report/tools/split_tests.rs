@@ -12,10 +12,10 @@ use crate::report::timeline::{IntervalHistogram, SavedInterval};
 use crate::report::tools::compare;
 use crate::report::tools::saved::{LoadedRun, RunData};
 use crate::stats::format::format_time_us;
+use crate::stats::http::split::ResponseTimes;
+use crate::stats::http::split::{SplitHistograms, Timestamps};
+use crate::stats::http::{Errors, Unsent};
 use crate::stats::new_histogram;
-use crate::stats::split::ResponseTimes;
-use crate::stats::split::{SplitHistograms, Timestamps};
-use crate::stats::{Errors, Unsent};
 use hdrhistogram::Histogram;
 
 const SPLIT_ROWS: [&str; 3] = [

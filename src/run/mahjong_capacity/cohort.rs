@@ -11,8 +11,9 @@ use crate::engine::Kept;
 use crate::error::Error;
 use crate::mahjong::session::{self, Hooks};
 use crate::plan::MahjongPlan;
-use crate::stats::mahjong::{MahjongRecorder, MahjongResult};
+use crate::stats::mahjong::{Recorder, RunResult};
 use crate::stats::new_histogram;
+use crate::stats::sink::Sink;
 
 /// One step's new tables: a session of their players on its own thread.
 pub(super) struct Cohort {
@@ -20,13 +21,13 @@ pub(super) struct Cohort {
     /// Its worker threads.
     pub(super) threads: usize,
     stop: Arc<AtomicBool>,
-    taps: Arc<Mutex<Vec<Kept<MahjongRecorder>>>>,
-    thread: Option<JoinHandle<Result<MahjongResult, Error>>>,
+    taps: Arc<Mutex<Vec<Kept<Recorder>>>>,
+    thread: Option<JoinHandle<Result<RunResult, Error>>>,
     /// Its record when the current step began (empty for the step's new tables): the step's
     /// failures count from here.
-    pub(super) opened: MahjongRecorder,
+    pub(super) opened: Recorder,
     /// Its record when the step's judged window began.
-    pub(super) judged_from: Option<MahjongRecorder>,
+    pub(super) judged_from: Option<Recorder>,
     /// Its own draws' overshoot as the progress line last read it: the draws since are new.
     pub(super) draws_shown: Histogram<u64>,
 }
@@ -55,7 +56,7 @@ impl Cohort {
                 let feed = crate::dashboard::begin_mahjong(&plan.options);
                 let result = session::run_with(&plan, hooks);
                 if let (Some(feed), Ok(result)) = (feed, &result) {
-                    feed.end_mahjong(&result.record.timeline.intervals);
+                    feed.ended(&result.record.timeline.intervals);
                 }
                 result
             })
@@ -66,7 +67,7 @@ impl Cohort {
             stop,
             taps,
             thread: Some(thread),
-            opened: MahjongRecorder::default(),
+            opened: Recorder::default(),
             judged_from: None,
             draws_shown: new_histogram(),
         })
@@ -79,14 +80,14 @@ impl Cohort {
 
     /// Waits for its session's end: its result (`Err` if its thread panicked); `None` once
     /// it was taken.
-    pub(super) fn join(&mut self) -> Option<std::thread::Result<Result<MahjongResult, Error>>> {
+    pub(super) fn join(&mut self) -> Option<std::thread::Result<Result<RunResult, Error>>> {
         self.thread.take().map(JoinHandle::join)
     }
 
     /// Its workers' recorders as they stand: merged, and the players playing now.
-    pub(super) fn read(&self) -> (MahjongRecorder, u64) {
+    pub(super) fn read(&self) -> (Recorder, u64) {
         let taps = self.taps.lock().unwrap_or_else(PoisonError::into_inner);
-        let mut merged = MahjongRecorder::default();
+        let mut merged = Recorder::default();
         let mut playing = 0;
         for tap in taps.iter() {
             let recorder = tap.borrow_mut().clone();
@@ -123,7 +124,7 @@ impl Cohort {
 
     /// Its share of the current step, from its record `now`: its play over the judged window
     /// (none if that has not begun), its failures since the step began.
-    pub(super) fn step_part(&self, now: &MahjongRecorder) -> MahjongRecorder {
+    pub(super) fn step_part(&self, now: &Recorder) -> Recorder {
         match &self.judged_from {
             Some(from) => {
                 let mut part = now.since(from);
@@ -131,7 +132,7 @@ impl Cohort {
                 part
             }
             None => {
-                let mut part = MahjongRecorder::default();
+                let mut part = Recorder::default();
                 part.add_failures(&now.since(&self.opened));
                 part
             }

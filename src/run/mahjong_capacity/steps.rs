@@ -15,7 +15,7 @@ use crate::report;
 use crate::report::mahjong::saved::SavedSession;
 use crate::report::result::SearchStep;
 use crate::run::{human, server_gone, standing, step_line};
-use crate::stats::mahjong::{MahjongRecorder, MahjongResult};
+use crate::stats::mahjong::{Recorder, RunResult};
 use crate::stats::start::StartRecord;
 use crate::sys::procstat::Sampler;
 
@@ -63,7 +63,7 @@ pub(super) struct Cohorts<'a> {
     /// The server stopped answering during a step: the search's failure line (exit 1).
     server_failed: Option<String>,
     /// The shares of the current step of the cohorts that ended during it.
-    ended: MahjongRecorder,
+    ended: Recorder,
     line: ProgressLine,
 }
 
@@ -84,7 +84,7 @@ impl<'a> Cohorts<'a> {
             failed: Vec::new(),
             error: None,
             server_failed: None,
-            ended: MahjongRecorder::default(),
+            ended: Recorder::default(),
             line: ProgressLine {
                 mode: ProgressMode::choose(options.progress, options.quiet),
                 shown: None,
@@ -189,7 +189,7 @@ impl Cohorts<'_> {
 
     /// The current step's record so far (every cohort's share, those ended during it too),
     /// and the players playing now.
-    fn step_record(&self) -> (MahjongRecorder, u64) {
+    fn step_record(&self) -> (Recorder, u64) {
         let mut record = self.ended.clone();
         let mut playing = 0;
         for cohort in &self.cohorts {
@@ -203,7 +203,7 @@ impl Cohorts<'_> {
     /// A step's record as a saved session, its objectives judged.
     fn slice(
         &self,
-        record: MahjongRecorder,
+        record: Recorder,
         load: u64,
         elapsed: Duration,
         usage: Option<(OwnUsage, Option<Sampler>, StartRecord)>,
@@ -223,7 +223,7 @@ impl Cohorts<'_> {
                 StartRecord::new(None, crate::sys::wallclock::unix_now_ns()),
             ),
         };
-        let result = MahjongResult {
+        let result = RunResult {
             plan: MahjongPlan {
                 players: load as usize,
                 options: RunOptions {
@@ -451,7 +451,7 @@ impl Cohorts<'_> {
             cohort.opened = cohort.read().0;
             cohort.judged_from = None;
         }
-        self.ended = MahjongRecorder::default();
+        self.ended = Recorder::default();
         self.line.step = number;
         self.line.load = load;
         self.line.stage = stage;

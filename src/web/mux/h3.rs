@@ -19,7 +19,7 @@ use crate::net::http2::request::H2Request;
 use crate::net::http3::errors::{stream_failure, StreamFailure};
 use crate::net::http3::sent::SendLog;
 use crate::net::http3::{ConnectFailure, Opened, Packets, QuicClient, QuicHandshake, Sender};
-use crate::stats::http3::Http3Counters;
+use crate::stats::http::http3::Http3Counters;
 use crate::timing::clock::{self, Nanos};
 use crate::timing::deadline::Deadline;
 use crate::web::gauges::{Down, Progress};

@@ -38,7 +38,7 @@ use super::shared::Shared;
 use crate::net::http1::request::Batch;
 use crate::net::http2::request::H2Request;
 use crate::script::ScriptError;
-use crate::stats::split::ServerFree;
+use crate::stats::http::split::ServerFree;
 use crate::timing::clock::{self, Nanos};
 use crate::timing::deadline::Deadline;
 use crate::timing::schedule::Schedule;
@@ -115,7 +115,7 @@ pub trait Tally {
     /// Bytes read and written since the last call.
     fn take_bytes(&self) -> (u64, u64);
     /// When the first write at or after the request's hand-off returned, where the wire sees
-    /// its writes (the send stamp's correction, [`crate::stats::split::send_stamp`]).
+    /// its writes (the send stamp's correction, [`crate::stats::http::split::send_stamp`]).
     fn written(&self) -> Option<Nanos> {
         None
     }
@@ -191,7 +191,7 @@ struct Pending {
 }
 
 /// One stream slot of a connection (`-m` of them): its deadline (`--timeout`), and when it
-/// would have been free had tsumo never been late (R′, stats::split).
+/// would have been free had tsumo never been late (R′, stats::http::split).
 struct Slot {
     deadline: Rc<Deadline>,
     free: ServerFree,

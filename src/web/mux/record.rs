@@ -10,7 +10,7 @@ use std::sync::atomic::Ordering;
 use super::{Ended, Pending, Received, Slot, StreamEnd, Tally};
 use crate::net::http2::request::H2Request;
 use crate::net::stamp::{kernel_stamps, Timestamps};
-use crate::stats::split::{send_stamp, ResponseTimes};
+use crate::stats::http::split::{send_stamp, ResponseTimes};
 use crate::timing::clock::{self, Nanos};
 use crate::web::shared::Shared;
 
@@ -18,7 +18,7 @@ use crate::web::shared::Shared;
 pub(super) struct Sending {
     pub request: Rc<H2Request>,
     pub intended: Nanos,
-    /// When its stream slot would have been free had tsumo never been late (R′, stats::split).
+    /// When its stream slot would have been free had tsumo never been late (R′, stats::http::split).
     pub free: Nanos,
     /// When it was handed to the wire (its `--timeout` runs from then).
     pub sent: Nanos,

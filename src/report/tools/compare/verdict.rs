@@ -165,7 +165,7 @@ pub(super) fn verdict(
 mod tests {
     use super::super::render;
     use crate::report::tools::saved::{LoadedRun, RunData};
-    use crate::stats::split::Timestamps;
+    use crate::stats::http::split::Timestamps;
 
     /// The fixture's direct run as a round of `label`, with this p99 (µs) and rate.
     fn round(label: &str, p99: u64, rate: f64) -> LoadedRun {

@@ -16,7 +16,7 @@ fn shard_doc(run_id: &str, index: usize, count: usize, start_ns: u64) -> Value {
     let h = crate::report::schema::encode_histogram(&crate::stats::new_histogram());
     let p = json!({"count": 0, "p50": 0, "p75": 0, "p90": 0, "p99": 0, "p99.9": 0,
                    "p99.99": 0, "max": 0, "min": 0, "mean": 0.0, "stdev": 0.0});
-    let mut counters = serde_json::to_value(crate::stats::Counters::default()).unwrap();
+    let mut counters = serde_json::to_value(crate::stats::http::Counters::default()).unwrap();
     counters["requests"] = json!(2500 + index as u64);
     json!({
         "tool": "tsumo", "version": "0", "schema": 1, "mode": "http", "label": "x",

@@ -26,7 +26,7 @@
 
 use hdrhistogram::Histogram;
 
-use super::{new_histogram, to_us};
+use crate::stats::{new_histogram, to_us};
 
 /// Where a run's receive times come from.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

@@ -1,201 +1,18 @@
-//! What a mahjong session records: one histogram and pair of counts per phase, the games, the
-//! server's pacing of each step, tsumo's own reply lateness, and message traffic. Like the HTTP
-//! Recorder it knows nothing about sockets; each worker owns one and they are merged at the end.
+//! One mahjong worker's record of a session: phases, games, the server's pacing of each step,
+//! tsumo's reply lateness, message traffic, errors by kind and each bot kind's play; merged
+//! at the end, and cut into windows (`since`) for a capacity search's steps.
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
-
-use std::time::Duration;
-
 use hdrhistogram::Histogram;
 
-pub mod error_kind;
-
-use crate::plan::MahjongPlan;
+use super::{add_errors, ErrorGroup, ErrorKind, PhaseStats, PlayStats, Timeline, Totals};
+use super::{KEPT_ERRORS, PHASES};
 use crate::stats::new_histogram;
-use crate::stats::timeline::{MahjongTimeline, MahjongTotals};
-use crate::sys::procstat::ServerUsage;
-pub use error_kind::{ErrorKind, Step};
-
-/// The phases every player goes through, in order.
-pub const PHASES: [&str; 6] = ["login", "connect", "ready", "formed", "started", "logout"];
-
-/// Succeeded and failed counts of one phase, and the latency of the successes (µs).
-#[derive(Debug, Clone)]
-pub struct PhaseStats {
-    pub ok: u64,
-    pub failed: u64,
-    pub latency: Histogram<u64>,
-}
-
-impl Default for PhaseStats {
-    fn default() -> Self {
-        PhaseStats {
-            ok: 0,
-            failed: 0,
-            latency: new_histogram(),
-        }
-    }
-}
-
-impl PhaseStats {
-    pub fn success(&mut self, micros: u64) {
-        self.ok += 1;
-        self.latency.saturating_record(micros);
-    }
-
-    pub fn failure(&mut self) {
-        self.failed += 1;
-    }
-
-    fn merge(&mut self, other: &PhaseStats) {
-        self.ok += other.ok;
-        self.failed += other.failed;
-        let _ = self.latency.add(&other.latency);
-    }
-}
-
-/// Protocol errors kept verbatim for the report (the first few only).
-pub const KEPT_ERRORS: usize = 5;
-
-/// Kinds of error told apart; errors of further kinds are counted under [`OTHER_ERRORS`].
-pub const KEPT_KINDS: usize = 24;
-
-/// The kind errors beyond [`KEPT_KINDS`] kinds are counted under.
-pub const OTHER_ERRORS: &str = "other errors";
-
-/// Examples kept of each kind of error.
-pub const KEPT_EXAMPLES: usize = 2;
-
-/// Errors of one kind (a step and why it failed, without the player's name): how many, and the
-/// first few verbatim.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ErrorGroup {
-    pub count: u64,
-    pub first: Vec<String>,
-}
-
-impl ErrorGroup {
-    /// Adds `other`'s count and examples (up to [`KEPT_EXAMPLES`]).
-    pub fn merge(&mut self, other: &ErrorGroup) {
-        self.count += other.count;
-        let room = KEPT_EXAMPLES.saturating_sub(self.first.len());
-        self.first.extend(other.first.iter().take(room).cloned());
-    }
-}
-
-/// Adds errors of `kind` to `kinds`, keeping at most [`KEPT_KINDS`] kinds apart.
-pub fn add_errors(kinds: &mut BTreeMap<String, ErrorGroup>, kind: &str, group: &ErrorGroup) {
-    let key = if kinds.contains_key(kind) || kinds.len() < KEPT_KINDS {
-        kind
-    } else {
-        OTHER_ERRORS
-    };
-    kinds.entry(key.to_string()).or_default().merge(group);
-}
-
-/// What the players of one bot kind did, summed over players (a hand counts once per player
-/// that played it), and the replies the server did not carry out.
-///
-/// Saved as it is in a session's JSON (`bots`), and merged by the same [`PlayStats::merge`]
-/// there as here.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PlayStats {
-    /// Hands dealt (`qipai`), per player.
-    pub hands: u64,
-    /// Own wins on own draw, on another's tile.
-    pub tsumo: u64,
-    pub ron: u64,
-    /// Hands that ended drawn (`pingju`), per player.
-    pub draws: u64,
-    /// Riichi declarations the server carried out.
-    pub riichi: u64,
-    pub chi: u64,
-    pub pon: u64,
-    /// Kans: open (on a discard), closed, added to a pon.
-    pub open_kan: u64,
-    pub closed_kan: u64,
-    pub added_kan: u64,
-    /// Replies the server did not carry out, by what was asked (`discard`, `riichi`, `tsumo`,
-    /// `ron`, `kan`, `chi`, `pon`).
-    pub rejected: BTreeMap<String, u64>,
-    /// The first few rejected replies, in words.
-    pub first_rejected: Vec<String>,
-    /// Times a player lost track of its own hand (a message it could not apply); it then plays
-    /// tsumogiri until the next deal.
-    pub lost_track: u64,
-}
-
-impl PlayStats {
-    /// The play since `was`, an earlier state of this one; the first rejected move is this one's.
-    fn since(&self, was: &PlayStats) -> PlayStats {
-        let now = self;
-        let rejected = now
-            .rejected
-            .iter()
-            .map(|(k, n)| {
-                (
-                    k.clone(),
-                    n.saturating_sub(*was.rejected.get(k).unwrap_or(&0)),
-                )
-            })
-            .filter(|(_, n)| *n > 0)
-            .collect();
-        PlayStats {
-            hands: now.hands.saturating_sub(was.hands),
-            tsumo: now.tsumo.saturating_sub(was.tsumo),
-            ron: now.ron.saturating_sub(was.ron),
-            draws: now.draws.saturating_sub(was.draws),
-            riichi: now.riichi.saturating_sub(was.riichi),
-            chi: now.chi.saturating_sub(was.chi),
-            pon: now.pon.saturating_sub(was.pon),
-            open_kan: now.open_kan.saturating_sub(was.open_kan),
-            closed_kan: now.closed_kan.saturating_sub(was.closed_kan),
-            added_kan: now.added_kan.saturating_sub(was.added_kan),
-            rejected,
-            first_rejected: now.first_rejected.clone(),
-            lost_track: now.lost_track.saturating_sub(was.lost_track),
-        }
-    }
-
-    pub fn reject(&mut self, kind: &'static str, what: String) {
-        *self.rejected.entry(kind.to_string()).or_default() += 1;
-        if self.first_rejected.len() < KEPT_ERRORS {
-            self.first_rejected.push(what);
-        }
-    }
-
-    pub fn rejected_total(&self) -> u64 {
-        self.rejected.values().sum()
-    }
-
-    pub fn merge(&mut self, other: &PlayStats) {
-        self.hands += other.hands;
-        self.tsumo += other.tsumo;
-        self.ron += other.ron;
-        self.draws += other.draws;
-        self.riichi += other.riichi;
-        self.chi += other.chi;
-        self.pon += other.pon;
-        self.open_kan += other.open_kan;
-        self.closed_kan += other.closed_kan;
-        self.added_kan += other.added_kan;
-        for (kind, n) in &other.rejected {
-            *self.rejected.entry(kind.clone()).or_default() += n;
-        }
-        for e in &other.first_rejected {
-            if self.first_rejected.len() < KEPT_ERRORS {
-                self.first_rejected.push(e.clone());
-            }
-        }
-        self.lost_track += other.lost_track;
-    }
-}
 
 /// One worker's record of a mahjong session (values in µs unless named otherwise).
 #[derive(Debug, Clone)]
-pub struct MahjongRecorder {
+pub struct Recorder {
     /// Per phase, in [`PHASES`] order.
     pub phases: BTreeMap<&'static str, PhaseStats>,
     pub games_started: u64,
@@ -233,12 +50,12 @@ pub struct MahjongRecorder {
     /// By bot kind (`tsumogiri`, `shanten`).
     pub bots: BTreeMap<&'static str, PlayStats>,
     /// The session interval by interval (`--interval`).
-    pub timeline: MahjongTimeline,
+    pub timeline: Timeline,
 }
 
-impl Default for MahjongRecorder {
+impl Default for Recorder {
     fn default() -> Self {
-        MahjongRecorder {
+        Recorder {
             phases: PHASES.iter().map(|&p| (p, PhaseStats::default())).collect(),
             games_started: 0,
             games_completed: 0,
@@ -261,12 +78,12 @@ impl Default for MahjongRecorder {
             left_on_server: Vec::new(),
             never_seated: 0,
             bots: BTreeMap::new(),
-            timeline: MahjongTimeline::default(),
+            timeline: Timeline::default(),
         }
     }
 }
 
-impl MahjongRecorder {
+impl Recorder {
     /// The stats of a phase (one of [`PHASES`]).
     pub fn phase(&mut self, name: &'static str) -> &mut PhaseStats {
         self.phases.entry(name).or_default()
@@ -296,7 +113,7 @@ impl MahjongRecorder {
     }
 
     /// Adds another worker's record into this one.
-    pub fn merge(&mut self, other: &MahjongRecorder) {
+    pub fn merge(&mut self, other: &Recorder) {
         self.add_failures(other);
         self.games_started += other.games_started;
         self.games_completed += other.games_completed;
@@ -325,7 +142,7 @@ impl MahjongRecorder {
     /// Adds `other`'s phases, errors and disconnects, not its play (its games, messages and
     /// latencies): a capacity step counts the failures of its new tables' seating and of its
     /// warm-up, and measures its play over the judged window alone.
-    pub fn add_failures(&mut self, other: &MahjongRecorder) {
+    pub fn add_failures(&mut self, other: &Recorder) {
         for (name, stats) in &other.phases {
             self.phase(name).merge(stats);
         }
@@ -345,7 +162,7 @@ impl MahjongRecorder {
     /// What was recorded since `earlier`, a copy of this recorder taken before (a capacity
     /// step's judged window): counts and histograms less `earlier`'s; the players left on the
     /// server and the first errors are this one's, the intervals none.
-    pub fn since(&self, earlier: &MahjongRecorder) -> MahjongRecorder {
+    pub fn since(&self, earlier: &Recorder) -> Recorder {
         let less = |now: &Histogram<u64>, was: &Histogram<u64>| {
             let mut h = now.clone();
             // `was` is an earlier state of `now`: never more in any bucket.
@@ -399,7 +216,7 @@ impl MahjongRecorder {
                 (kind, now.since(&was))
             })
             .collect();
-        MahjongRecorder {
+        Recorder {
             phases,
             games_started: self.games_started.saturating_sub(earlier.games_started),
             games_completed: self.games_completed.saturating_sub(earlier.games_completed),
@@ -422,7 +239,7 @@ impl MahjongRecorder {
             left_on_server: self.left_on_server.clone(),
             never_seated: self.never_seated.saturating_sub(earlier.never_seated),
             bots,
-            timeline: MahjongTimeline::default(),
+            timeline: Timeline::default(),
         }
     }
 
@@ -437,8 +254,8 @@ impl MahjongRecorder {
     }
 
     /// The cumulative figures an interval is the difference of.
-    pub fn totals(&self) -> MahjongTotals {
-        MahjongTotals {
+    pub fn totals(&self) -> Totals {
+        Totals {
             games_started: self.games_started,
             games_completed: self.games_completed,
             games_aborted: self.games_aborted,
@@ -455,36 +272,14 @@ impl MahjongRecorder {
     }
 }
 
-/// A finished session.
-#[derive(Debug, Clone)]
-pub struct MahjongResult {
-    pub plan: MahjongPlan,
-    pub elapsed: Duration,
-    /// Ctrl-C.
-    pub interrupted: bool,
-    /// What ended it: `done` (every game played), `duration`, `SIGINT`, `SIGTERM`, `SIGHUP`.
-    pub ended_by: crate::stats::end::EndReason,
-    /// The `-d` limit ended the session before every game was over.
-    pub timed_out: bool,
-    /// Signals caught while the players logged out (besides one that ended the session).
-    pub signals_in_logout: Vec<String>,
-    pub record: MahjongRecorder,
-    /// tsumo's own CPU time (user + system) and peak resident memory.
-    pub cpu_seconds: f64,
-    pub peak_rss_bytes: u64,
-    /// CPU and memory of the `--server-pid` processes during the session.
-    pub server: Option<ServerUsage>,
-    /// When the session started, and when it was meant to (`--start-at`).
-    pub start: super::start::StartRecord,
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stats::mahjong::Step;
 
     #[test]
     fn add_failures_counts_errors_and_phases_but_not_play() {
-        let mut seating = MahjongRecorder::default();
+        let mut seating = Recorder::default();
         seating.phase("connect").failure();
         seating.phase("login").success(10);
         seating.error(
@@ -496,7 +291,7 @@ mod tests {
         seating.draw_overshoot.saturating_record(500_000);
         seating.games_started = 1;
         seating.messages_in = 7;
-        let mut window = MahjongRecorder::default();
+        let mut window = Recorder::default();
         window.draw_overshoot.saturating_record(2_000);
         window.error(
             &ErrorKind::ServerError("x".to_string()),
@@ -515,7 +310,7 @@ mod tests {
 
     #[test]
     fn since_keeps_only_what_was_recorded_after_the_earlier_copy() {
-        let mut record = MahjongRecorder::default();
+        let mut record = Recorder::default();
         record.draw_overshoot.saturating_record(500_000);
         record.phase("formed").success(10);
         record.error(

@@ -12,8 +12,9 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::format::{format_metric, format_time_us};
-use super::{hdr, Recorder};
+use super::Recorder;
+use crate::stats::format::{format_metric, format_time_us};
+use crate::stats::hdr;
 use crate::sys::usage::ThreadUsage;
 
 /// Below this share of the target the rate counts as not reached (requests still in flight at
