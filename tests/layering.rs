@@ -942,7 +942,16 @@ const LOAD_KINDS: &[(&str, &[&[&str]])] = &[
 ];
 
 /// The files that name every kind on purpose, one arm each: the dispatchers.
-const KIND_DISPATCHERS: &[&str] = &["report/kinds.rs", "dashboard/view.rs"];
+const KIND_DISPATCHERS: &[&str] = &[
+    // A saved document into its kind; results of one kind merged.
+    "report/kinds.rs",
+    // A run as it goes: `LiveData`, one arm per kind.
+    "stats/live.rs",
+    // `/metrics`: each kind's encoder.
+    "dashboard/metrics/mod.rs",
+    // The live page: each kind's page so far.
+    "dashboard/view.rs",
+];
 
 fn kind_of(path: &[String]) -> Option<&'static str> {
     LOAD_KINDS.iter().find_map(|(kind, roots)| {

@@ -29,8 +29,7 @@ use std::time::Duration;
 
 use crate::error::Error;
 use crate::plan::{DashboardAt, RunOptions};
-use crate::stats::live::{self, Arm, Feed, Live, LiveData, LiveRun, RunLabels};
-use crate::stats::{http, mahjong};
+use crate::stats::live::{self, Arm, Feed, Live, LiveRun, RunLabels};
 
 /// The dashboard of a command: its listener bound, its remote-write pusher started.
 pub struct Dashboard {
@@ -144,26 +143,11 @@ pub fn labels(options: &RunOptions, label: &str) -> RunLabels {
     }
 }
 
-/// Tells the dashboard, if there is one, that an HTTP run of these options begins: where to
-/// say that it ended.
-pub fn begin_http(options: &RunOptions, rate: Option<u64>) -> Option<Feed<http::live::Data>> {
-    begin(
-        options,
-        LiveData::Http(Box::new(http::live::Data {
-            rate,
-            ..Default::default()
-        })),
-    )
-}
-
-/// Tells the dashboard, if there is one, that a mahjong session of these options begins: where
-/// to say that it ended.
-pub fn begin_mahjong(options: &RunOptions) -> Option<Feed<mahjong::live::Data>> {
-    begin(options, LiveData::Mahjong(Box::default()))
-}
-
-/// A run of these options, of either kind, begins on the dashboard (if there is one).
-fn begin<K: Arm>(options: &RunOptions, data: LiveData) -> Option<Feed<K>> {
+/// Tells the dashboard, if there is one, that a run of these options begins, of the kind its
+/// `data` is (an HTTP run's `stats::http::live::Data` with its target rate, a mahjong
+/// session's): where to say that it ended.
+pub fn begin<K: Arm>(options: &RunOptions, data: K) -> Option<Feed<K>> {
+    let data = data.into_data();
     live::get().map(|live| {
         live.begin(LiveRun {
             labels: labels(options, &options.label),

@@ -333,7 +333,10 @@ impl Worker for MahjongWorker {
         }))
     }
 
-    async fn run(self, ctx: WorkerContext<SessionGauges>) -> Result<stats::mahjong::Recorder, Error> {
+    async fn run(
+        self,
+        ctx: WorkerContext<SessionGauges>,
+    ) -> Result<stats::mahjong::Recorder, Error> {
         let MahjongWorker {
             shared,
             first_player,

@@ -77,7 +77,11 @@ fn once(plan: &Plan) -> ExitStatus {
 
 /// One HTTP run, shown on the dashboard when there is one.
 pub(super) fn live_run(plan: &Plan) -> Result<web::Finished, crate::error::Error> {
-    let feed = crate::dashboard::begin_http(&plan.options, plan.rate);
+    let data = crate::stats::http::live::Data {
+        rate: plan.rate,
+        ..Default::default()
+    };
+    let feed = crate::dashboard::begin(&plan.options, data);
     let finished = web::run(plan)?;
     if let (Some(feed), Some(timeline)) = (feed, &finished.result.timeline) {
         let intervals = (0u64..).zip(timeline.intervals.iter().map(|(i, _)| i.clone()));

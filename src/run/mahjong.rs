@@ -43,7 +43,7 @@ fn once(plan: &MahjongPlan) -> ExitStatus {
 
 /// One session, shown on the dashboard when there is one.
 fn live_session(plan: &MahjongPlan) -> Result<crate::stats::mahjong::RunResult, Error> {
-    let feed = crate::dashboard::begin_mahjong(&plan.options);
+    let feed = crate::dashboard::begin(&plan.options, crate::stats::mahjong::live::Data::default());
     let result = session::run(plan)?;
     if let Some(feed) = feed {
         feed.ended(&result.record.timeline.intervals);

@@ -47,6 +47,8 @@ pub enum LiveData {
 /// Where a kind's part is in [`LiveData`].
 pub trait Arm: Kind + Sized {
     fn arm(data: &mut LiveData) -> Option<&mut Self>;
+    /// A run of this kind, as the dispatcher holds it.
+    fn into_data(self) -> LiveData;
 }
 
 impl Arm for http::live::Data {
@@ -56,6 +58,9 @@ impl Arm for http::live::Data {
             LiveData::Mahjong(_) => None,
         }
     }
+    fn into_data(self) -> LiveData {
+        LiveData::Http(Box::new(self))
+    }
 }
 
 impl Arm for mahjong::live::Data {
@@ -64,6 +69,9 @@ impl Arm for mahjong::live::Data {
             LiveData::Mahjong(m) => Some(m),
             LiveData::Http(_) => None,
         }
+    }
+    fn into_data(self) -> LiveData {
+        LiveData::Mahjong(Box::new(self))
     }
 }
 

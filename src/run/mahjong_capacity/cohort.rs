@@ -53,7 +53,10 @@ impl Cohort {
             .name("tsumo-cohort".to_string())
             .spawn(move || {
                 // Each step's tables are a session of their own on the dashboard.
-                let feed = crate::dashboard::begin_mahjong(&plan.options);
+                let feed = crate::dashboard::begin(
+                    &plan.options,
+                    crate::stats::mahjong::live::Data::default(),
+                );
                 let result = session::run_with(&plan, hooks);
                 if let (Some(feed), Ok(result)) = (feed, &result) {
                     feed.ended(&result.record.timeline.intervals);
