@@ -9,8 +9,8 @@
 //!   laid out the same way.
 //! - `tools/`: what works on any result, through the trait alone: the saved files' reader,
 //!   `compare`, `merge` (with `shards`), `plot`, and the HTML page.
-//! - The shared base: the trait ([`result`]), what every saved file shares ([`schema`]), the
-//!   run over time ([`timeline`]), the charts ([`chart`]), the text lines every kind prints
+//! - The shared base: the trait ([`result`]), what every saved file shares ([`schema`]), what
+//!   every kind's run over time shares ([`timeline`]), the charts ([`chart`]), the text lines every kind prints
 //!   ([`lines`]), the verdicts of objectives ([`objectives`]), and the dispatcher ([`kinds`]),
 //!   the one file that names every kind's saved type: it reads a document into its kind.
 //!

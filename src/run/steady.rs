@@ -5,8 +5,8 @@
 //! Neither is a load's verdict: the first is a failed search, the second an unstable server.
 
 use crate::capacity::{EndEarly, STALL_US};
+use crate::report::http::intervals::SavedInterval;
 use crate::report::http::saved::SavedRun;
-use crate::report::timeline::SavedInterval;
 use crate::slo::Verdict;
 
 /// An interval where at least this share of the requests answered failed is a burst of errors

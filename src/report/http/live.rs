@@ -2,9 +2,10 @@
 //! handed over, and the report's charts over time of the whole ones, laid out as the intervals
 //! of the saved run are: the same figures as the final page, so far.
 
+use super::intervals::{http_intervals, SavedInterval};
 use super::page::over_time;
 use crate::report::result::{figure, Figure, PageContent};
-use crate::report::timeline::{self, http_intervals, IntervalHistogram, SavedInterval};
+use crate::report::timeline::{self, IntervalHistogram};
 use crate::stats::format::format_time_us;
 use crate::stats::hdr;
 use crate::stats::http::live;

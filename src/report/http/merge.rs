@@ -5,13 +5,13 @@
 
 use hdrhistogram::Histogram;
 
+use super::intervals::merge_http;
 use super::saved::{Percentiles, SavedRun};
 use crate::error::Error;
 use crate::report::objectives;
 use crate::report::result::SearchStep;
 use crate::report::result::{add_encoded, add_sources};
 use crate::report::schema::encode_histogram;
-use crate::report::timeline;
 use crate::stats::http::split::SplitHistograms;
 use crate::stats::new_histogram;
 
@@ -86,7 +86,7 @@ pub(super) fn merge(saved: &[(&SavedRun, &str)], label: &str) -> Result<SavedRun
         .iter()
         .map(|(r, src)| (&r.intervals[..], *src))
         .collect();
-    merged.intervals = timeline::merge_http(&intervals)?;
+    merged.intervals = merge_http(&intervals)?;
     // The parts' objectives (the same in every part), judged on the whole.
     merged.objectives = merged.judge_again();
     merged.label = label.to_string();

@@ -1,11 +1,12 @@
 //! An HTTP run (HTTP/1.1 or HTTP/2) as a result: its saved type ([`saved`]), wrk2's text
 //! ([`text`]), its page ([`page`]), its merge ([`merge`]), its measures for objectives and its
-//! step of a capacity search ([`measures`]), and its own outputs (`.hgrm` in [`hgrm`], the
-//! interval log in [`hlog`]); here, [`SavedRun`] through [`SavedResult`]: its rows, its
-//! histograms, its lines in `tsumo merge` and its verdict.
+//! step of a capacity search ([`measures`]), its intervals over time ([`intervals`]), and its
+//! own outputs (`.hgrm` in [`hgrm`], the interval log in [`hlog`]); here, [`SavedRun`] through
+//! [`SavedResult`]: its rows, its histograms, its lines in `tsumo merge` and its verdict.
 
 pub mod hgrm;
 pub mod hlog;
+pub mod intervals;
 pub mod live;
 mod measures;
 mod merge;

@@ -1,11 +1,12 @@
 //! An HTTP run's page ([`SavedResult::page`]): the rate asked and reached, latency and
 //! errors, the latency split; the run over time.
 
+use super::intervals::SavedInterval;
 use super::saved::SavedRun;
 use crate::plan::Protocol;
 use crate::report::chart::Series;
 use crate::report::result::{figure, over_intervals, PageChart, PageContent, SavedResult};
-use crate::report::timeline::{IntervalHistogram, SavedInterval, SavedServerInterval};
+use crate::report::timeline::{IntervalHistogram, SavedServerInterval};
 use crate::stats::format::{counted, format_time_us};
 use crate::stats::http::split::Timestamps;
 

@@ -15,12 +15,12 @@ use std::net::IpAddr;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
+use super::intervals::{http_intervals, SavedInterval};
 use crate::error::Error;
 use crate::plan::{JsonOut, Plan, Protocol};
 use crate::report::schema::{
     encode_histogram, first_schema, write_value, SavedPart, SCHEMA_VERSION,
 };
-use crate::report::timeline::{self, SavedInterval};
 use crate::slo::{self, Verdict};
 use crate::stats::end::EndReason;
 use crate::stats::hdr;
@@ -405,7 +405,7 @@ impl SavedRun {
             intervals: r
                 .timeline
                 .as_ref()
-                .map_or_else(Vec::new, |t| timeline::http_intervals(t, elapsed_s)),
+                .map_or_else(Vec::new, |t| http_intervals(t, elapsed_s)),
             part: SavedPart::of(&r.plan.options.part, &r.start),
         };
         saved.set_split(&r.split);

@@ -1,9 +1,10 @@
 //! A mahjong session as it goes (`--dashboard`): players by phase, games, step overshoot from
 //! the intervals its workers handed over, and the report's charts over time of the whole ones.
 
+use super::intervals::{session_intervals, SavedSessionInterval};
 use super::page::over_time;
 use crate::report::result::{figure, PageContent};
-use crate::report::timeline::{self, session_intervals, SavedSessionInterval};
+use crate::report::timeline;
 use crate::stats::format::format_time_us;
 use crate::stats::hdr;
 use crate::stats::live::LiveRun;

@@ -4,12 +4,12 @@
 
 use std::collections::BTreeMap;
 
+use super::intervals::merge_sessions;
 use super::saved::SavedPhase;
 use super::saved::{SavedHistogram, SavedSession};
 use crate::error::Error;
 use crate::report::objectives;
 use crate::report::result::{add_encoded, add_sources, SearchStep};
-use crate::report::timeline;
 use crate::stats::mahjong::add_errors;
 use crate::stats::new_histogram;
 use std::collections::BTreeSet;
@@ -126,7 +126,7 @@ pub(super) fn merge(
         .iter()
         .map(|(s, src)| (&s.intervals[..], *src))
         .collect();
-    merged.intervals = timeline::merge_sessions(&intervals)?;
+    merged.intervals = merge_sessions(&intervals)?;
     // The first part's objectives, judged on the whole.
     merged.objectives = merged.judge_again();
     merged.label = label.to_string();

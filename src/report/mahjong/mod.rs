@@ -1,8 +1,10 @@
-//! A mahjong session as a result: its saved type ([`saved`](mod@saved)), its text ([`text`]), its page
-//! ([`page`]), its merge ([`merge`]), its measures for objectives and its step of a search over
-//! players ([`measures`]); here, [`SavedSession`] through [`SavedResult`]: its compare rows,
-//! histograms, lines in `tsumo merge` and verdict, and the session's JSON.
+//! A mahjong session as a result: its saved type ([`saved`](mod@saved)), its text ([`text`]),
+//! its page ([`page`]), its merge ([`merge`]), its intervals over time ([`intervals`]), its
+//! measures for objectives and its step of a search over players ([`measures`]); here,
+//! [`SavedSession`] through [`SavedResult`]: its compare rows, histograms, lines in
+//! `tsumo merge` and verdict, and the session's JSON.
 
+pub mod intervals;
 pub mod live;
 mod measures;
 mod merge;

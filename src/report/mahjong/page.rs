@@ -1,12 +1,13 @@
 //! A mahjong session's page ([`SavedResult::page`]): players asked and logged in, the
 //! server's step overshoot, errors; the session over time.
 
+use super::intervals::SavedSessionInterval;
 use super::saved::SavedHistogram;
 use super::saved::SavedSession;
 use crate::report::chart::Series;
 use crate::report::result::duration_flag;
 use crate::report::result::{figure, over_intervals, Figure, PageChart, PageContent, SavedResult};
-use crate::report::timeline::{IntervalHistogram, SavedSessionInterval};
+use crate::report::timeline::IntervalHistogram;
 use crate::stats::format::{counted, format_time_us};
 
 /// A session's page: players asked and logged in, the server's step overshoot, errors; the
@@ -274,12 +275,12 @@ mod tests {
                     start_unix_ns: 0,
                     duration_s: 1.0,
                 },
-                players: crate::report::timeline::SavedPlayers {
+                players: crate::report::mahjong::intervals::SavedPlayers {
                     logged_in: 8,
                     connected: 8,
                     playing: 8,
                 },
-                games: crate::report::timeline::SavedIntervalGames {
+                games: crate::report::mahjong::intervals::SavedIntervalGames {
                     started: 1,
                     completed: 1,
                     aborted: 0,
@@ -289,7 +290,7 @@ mod tests {
                 messages_in: 0,
                 messages_out: 0,
                 errors: 0,
-                overshoot: crate::report::timeline::SavedOvershoot {
+                overshoot: crate::report::mahjong::intervals::SavedOvershoot {
                     draw: empty.clone(),
                     deal: empty.clone(),
                 },

@@ -13,12 +13,12 @@ use std::net::IpAddr;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
+use super::intervals::{session_intervals, SavedSessionInterval};
 use crate::error::Error;
 use crate::mahjong::bot::StepKind;
 use crate::report::schema::{
     decode_histogram, encode_histogram, first_schema, SavedPart, SCHEMA_VERSION,
 };
-use crate::report::timeline::{self, SavedSessionInterval};
 use crate::slo::{self, Verdict};
 use crate::stats::end::EndReason;
 use crate::stats::hdr;
@@ -327,7 +327,7 @@ impl SavedSession {
             },
             server: r.server.clone(),
             objectives: Vec::new(),
-            intervals: timeline::session_intervals(
+            intervals: session_intervals(
                 &rec.timeline,
                 r.start.intended_unix_ns.unwrap_or(r.start.actual_unix_ns),
                 r.elapsed.as_secs_f64(),

@@ -3,12 +3,12 @@
 //! for a run that has it and for one saved before it.
 
 use crate::error::Error;
+use crate::report::http::intervals::SavedInterval;
 use crate::report::http::saved::{Percentiles, SavedRun};
 use crate::report::result::PageChart;
 use crate::report::result::SavedResult;
 use crate::report::schema::encode_histogram;
-use crate::report::timeline::IntervalSpan;
-use crate::report::timeline::{IntervalHistogram, SavedInterval};
+use crate::report::timeline::{IntervalHistogram, IntervalSpan};
 use crate::report::tools::compare;
 use crate::report::tools::saved::{LoadedRun, RunData};
 use crate::stats::format::format_time_us;
