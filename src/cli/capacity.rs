@@ -228,7 +228,9 @@ pub(super) fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
 
 /// What a run's command line may say and a search's may not.
 fn not_for_a_search(run: &crate::plan::Plan) -> Result<(), ArgError> {
-    let refused = if run.rate.is_some() {
+    let refused = if !run.stages.is_empty() {
+        "--stages sets the load over time; tsumo capacity searches for one: use --from and --to"
+    } else if run.rate.is_some() {
         "-R is set by the search at each step: use --from and --to"
     } else if run.options.vs.is_some() {
         "--vs compares two runs; tsumo capacity searches one target"
