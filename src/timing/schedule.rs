@@ -277,6 +277,48 @@ mod tests {
     }
 
     #[test]
+    fn a_profile_over_connections_and_shards_sends_its_integral_once() {
+        use crate::plan::Stage;
+        let s = 1_000_000_000;
+        let stage = |duration_ns, from, to| Stage {
+            duration_ns,
+            from,
+            to,
+        };
+        // 0 → 400 over 1 s, 400 for 1 s, a jump to 800, 800 → 0 over 1.5 s: 200 + 400 + 600.
+        let stages = [
+            stage(s, 0, 400),
+            stage(s, 400, 400),
+            stage(0, 400, 800),
+            stage(s + s / 2, 800, 0),
+        ];
+        let profile = Arc::new(Profile::new(&stages));
+        let t0 = 1_000_000_007;
+        let whole: Vec<Nanos> = (0..profile.requests())
+            .map(|n| t0 + profile.at(n))
+            .collect();
+        for (connections, count) in [(1, 1), (4, 1), (12, 3), (12, 4)] {
+            let mut union = Vec::new();
+            for index in 0..count {
+                let shard = Shard { index, count };
+                for local in 0..connections / count {
+                    let s = Schedule::of_shard(t0, shard, local, connections / count, 1)
+                        .lasting(std::time::Duration::from_secs(99))
+                        .following(Arc::clone(&profile));
+                    let due = s.due_before(Nanos::MAX);
+                    assert_eq!(due, (0..10_000).take_while(|&k| s.in_run(k)).count() as u64);
+                    assert_eq!(s.interval(), connections as u64 * 1_250_000);
+                    union.extend((0..due).map(|k| s.intended(k)));
+                }
+            }
+            union.sort_unstable();
+            assert_eq!(union.len(), 1200, "{connections}c in {count}");
+            assert_eq!(union, whole, "{connections}c in {count}");
+            assert!(union.iter().all(|&t| t < t0 + profile.total()));
+        }
+    }
+
+    #[test]
     fn rate_below_connections() {
         // 1 req/s over 4 connections: each connection every 4 s, staggered by 1 s.
         let s = Schedule {
