@@ -37,11 +37,15 @@ fn bad_profiles_and_clashing_options_exit_2_in_one_line_before_any_traffic() {
         assert_eq!(run.stderr.trim().lines().count(), 1, "{args:?}: {run:?}");
         assert!(run.stdout.is_empty(), "{args:?}: {run:?}");
     }
+    // A good profile gets past the command line: it tries to connect, and fails (exit 1).
+    let run = run_tsumo(&["--stages", "1s:10,0s:10-20,1s:20-0", url], LIMIT);
+    assert_eq!(run.status.code(), Some(1), "{run:?}");
     let run = run_tsumo(
         &["capacity", "--stages", "1s:10", "--to", "100", url],
         LIMIT,
     );
     assert_eq!(run.status.code(), Some(2), "{run:?}");
+    assert!(run.stderr.contains("--from and --to"), "{run:?}");
 }
 
 /// Runs `profile` against nginx with `args` and checks the counts: every request of the
