@@ -50,7 +50,7 @@ and `tsumo merge` of the shards' --json files computes each step and the capacit
 from all of them. A search (without a staircase) does not run over shards: it decides each
 step from its own measurements, which machines cannot agree on.
 ",
-    heading: "Options (besides every option of an ordinary run but -R; see tsumo --help)",
+    heading: "Options (besides every option of an ordinary run but -R, --stages; see tsumo --help)",
     column: 25,
     after: "\
 Example:
