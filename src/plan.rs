@@ -186,6 +186,15 @@ pub struct DashboardAt {
     pub linger: Duration,
 }
 
+/// One part of a `--stages` profile: `duration_ns` long, the rate going linearly from `from` to
+/// `to` requests/s over it (equal: a hold; a duration of 0: a jump).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stage {
+    pub duration_ns: u64,
+    pub from: u64,
+    pub to: u64,
+}
+
 /// Everything a run needs, validated.
 #[derive(Debug, Clone, Serialize)]
 pub struct Plan {
@@ -197,8 +206,13 @@ pub struct Plan {
     /// remainder of `c / t` is spread over the first threads, never dropped.
     pub connections: usize,
     /// This process's target rate in requests/s (`-R`, divided by the shards). `None` means
-    /// closed loop at full speed.
+    /// closed loop at full speed. With `--stages`, the profile's mean rate (divided by the
+    /// shards), for what needs one rate (the report's target, the shortfall).
     pub rate: Option<u64>,
+    /// `--stages`: the whole run's rate over time, in order (not divided by the shards: each
+    /// shard runs its connections of the whole run's schedule); empty without it.
+    #[serde(skip)]
+    pub stages: Vec<Stage>,
     /// Lua script (`-s`).
     pub script: Option<PathBuf>,
     /// `--script-timeout`: how long one call of a script hook may run before it is
@@ -363,6 +377,7 @@ impl Plan {
             options: RunOptions::for_tests(),
             connections: 2,
             rate: None,
+            stages: Vec::new(),
             script: None,
             headers: Vec::new(),
             u_latency: false,

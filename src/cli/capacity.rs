@@ -50,7 +50,7 @@ and `tsumo merge` of the shards' --json files computes each step and the capacit
 from all of them. A search (without a staircase) does not run over shards: it decides each
 step from its own measurements, which machines cannot agree on.
 ",
-    heading: "Options (besides every option of an ordinary run but -R; see tsumo --help)",
+    heading: "Options (besides every option of an ordinary run but -R, --stages; see tsumo --help)",
     column: 25,
     after: "\
 Example:
@@ -228,7 +228,9 @@ pub(super) fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
 
 /// What a run's command line may say and a search's may not.
 fn not_for_a_search(run: &crate::plan::Plan) -> Result<(), ArgError> {
-    let refused = if run.rate.is_some() {
+    let refused = if !run.stages.is_empty() {
+        "--stages sets the load over time; tsumo capacity searches for one: use --from and --to"
+    } else if run.rate.is_some() {
         "-R is set by the search at each step: use --from and --to"
     } else if run.options.vs.is_some() {
         "--vs compares two runs; tsumo capacity searches one target"

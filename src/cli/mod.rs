@@ -34,6 +34,7 @@ mod search;
 mod shard;
 mod shared;
 mod slo;
+mod stages;
 mod tools;
 mod units;
 mod url;
@@ -188,6 +189,7 @@ fn run_plan(
     )?;
     let (connections, rate) =
         shard::split_http(load.connections, load.rate, load.threads, part.shard)?;
+    let rate = load.mean_rate(part.shard.count).or(rate);
     let bind = bind::parse(matches)?;
     let json = json_out(path_option(matches, "json"));
     let u_latency = matches.get_flag("u_latency");
@@ -231,6 +233,7 @@ fn run_plan(
         },
         connections,
         rate,
+        stages: load.stages,
         script: path_option(matches, "script"),
         script_timeout: load.script_timeout,
         headers,

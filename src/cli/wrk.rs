@@ -11,8 +11,9 @@ use super::error::ArgError;
 use super::help::Page;
 use super::shared::{self, file, flag, value, For};
 use super::units::duration_text;
-use super::{bind, header, http2, shard, slo, url, Options};
-use crate::plan::Target;
+use super::{bind, header, http2, shard, slo, stages, url, Options};
+use crate::plan::{Stage, Target};
+use crate::timing::stages::Profile;
 
 pub(super) const DEFAULT_THREADS: usize = 2;
 pub(super) const DEFAULT_CONNECTIONS: usize = 10;
@@ -90,6 +91,11 @@ pub(super) fn command() -> Command {
             value("rate", Some('R'), "rate").value_name("N").help(
                 "Target throughput in requests/s, total over all connections.\n\
                  Without -R: closed loop, each connection as fast as it can.",
+            ),
+            value("stages", None, "stages").value_name("PROFILE").help(
+                "Instead of -R and -d: the rate over time, as comma-separated\n\
+                 DURATION:RATE (a hold) or DURATION:FROM-TO (a linear ramp;\n\
+                 over 0s, a jump): 30s:0-2000,2m:2000,0s:2000-8000",
             ),
             file("script", Some('s'), "script").help("Lua script file (wrk's scripting API)"),
             value("script_timeout", None, "script-timeout")
@@ -182,6 +188,8 @@ pub(super) struct Load {
     pub connections: usize,
     pub duration: Duration,
     pub rate: Option<u64>,
+    /// `--stages` (empty without it): `duration` is then their sum and `rate` is `None`.
+    pub stages: Vec<Stage>,
     pub timeout: Duration,
     /// `None`: no limit (`--script-timeout 0`).
     pub script_timeout: Option<Duration>,
@@ -189,11 +197,17 @@ pub(super) struct Load {
 
 impl Load {
     pub fn read(options: &Options) -> Result<Self, ArgError> {
+        let stages = stages_of(options)?;
+        let total = stages.iter().map(|stage| stage.duration_ns).sum();
         Ok(Load {
             threads: options.count("threads")?.unwrap_or(DEFAULT_THREADS),
             connections: options.count("connections")?.unwrap_or(DEFAULT_CONNECTIONS),
-            duration: options.duration("duration")?.unwrap_or(DEFAULT_DURATION),
+            duration: match stages.is_empty() {
+                true => options.duration("duration")?.unwrap_or(DEFAULT_DURATION),
+                false => Duration::from_nanos(total),
+            },
             rate: options.metric("rate")?,
+            stages,
             timeout: options.duration("timeout")?.unwrap_or(DEFAULT_TIMEOUT),
             script_timeout: match options.duration("script_timeout")? {
                 Some(limit) if limit.is_zero() => None,
@@ -201,6 +215,13 @@ impl Load {
                 None => Some(DEFAULT_SCRIPT_TIMEOUT),
             },
         })
+    }
+
+    /// With `--stages`, the one rate of this process where one is needed (the report's target,
+    /// the shortfall): the profile's mean, divided by the shards; `None` without it.
+    pub fn mean_rate(&self, shards: usize) -> Option<u64> {
+        let profile = (!self.stages.is_empty()).then(|| Profile::new(&self.stages))?;
+        Some((profile.mean() / shards.max(1) as u64).max(1))
     }
 
     /// One line naming the first number out of range.
@@ -232,6 +253,22 @@ impl Load {
         }
         Ok(())
     }
+}
+
+/// `--stages`, refused with `-R` or `-d` (it sets both); empty without it.
+fn stages_of(options: &Options) -> Result<Vec<Stage>, ArgError> {
+    let matches = options.matches;
+    let Some(text) = matches.try_get_one::<String>("stages").ok().flatten() else {
+        return Ok(Vec::new());
+    };
+    for (id, name) in [("rate", "-R"), ("duration", "-d")] {
+        if matches.get_one::<String>(id).is_some() {
+            return Err(ArgError::Refused(format!(
+                "--stages sets the rate and the duration over time: leave out {name}"
+            )));
+        }
+    }
+    stages::parse(text).map_err(|reason| options.invalid("stages", &reason))
 }
 
 /// The `-H` headers, a later one of a name replacing an earlier one.

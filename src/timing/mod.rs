@@ -6,3 +6,4 @@ pub mod clock;
 pub mod deadline;
 pub mod pacer;
 pub mod schedule;
+pub mod stages;

@@ -12,12 +12,28 @@
 //!
 //! A run of duration `d` ends its schedule at `t0 + d`: the slots due in `[t0, t0 + d)`, which
 //! are exactly `R·d` over all connections (slot `R·d` falls on `t0 + d` itself, and is not sent).
+//!
+//! With `--stages` the rate changes over time: slot `n` is due at the instant the profile's
+//! integral exceeds `n` ([`Profile::at`]), the same numbering over connections and shards, and
+//! the schedule ends at the profile's end.
+
+use std::sync::Arc;
 
 use super::clock::Nanos;
+use super::stages::Profile;
 use crate::plan::Shard;
 
+/// The whole run's rate: one (`-R`), or a profile over time (`--stages`).
+#[derive(Debug, Clone)]
+pub enum Rate {
+    /// Requests per second, all run long: integer arithmetic only.
+    Constant(u64),
+    /// The rate over time.
+    Stages(Arc<Profile>),
+}
+
 /// When a connection's requests are due.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Schedule {
     /// Start of the run.
     pub t0: Nanos,
@@ -25,8 +41,8 @@ pub struct Schedule {
     pub index: u64,
     /// Total connections `C`.
     pub connections: u64,
-    /// Total rate `R`, requests per second.
-    pub rate: u64,
+    /// The whole run's rate: `R` requests per second, or a profile.
+    pub rate: Rate,
     /// The end of the run's schedule (`t0 + d`): no request of this connection falls due at or
     /// after it. `Nanos::MAX`: none (a run without a duration).
     pub end: Nanos,
@@ -42,8 +58,18 @@ impl Schedule {
             t0,
             index: shard.global(local) as u64,
             connections: connections as u64 * n,
-            rate: rate * n,
+            rate: Rate::Constant(rate * n),
             end: Nanos::MAX,
+        }
+    }
+
+    /// This schedule following `profile` (the whole run's) instead of a constant rate, and
+    /// ending at the profile's end.
+    pub fn following(self, profile: Arc<Profile>) -> Self {
+        Schedule {
+            end: self.t0.saturating_add(profile.total()),
+            rate: Rate::Stages(profile),
+            ..self
         }
     }
 
@@ -66,7 +92,13 @@ impl Schedule {
     #[inline]
     pub fn intended(&self, k: u64) -> Nanos {
         let slot = self.index as u128 + k as u128 * self.connections as u128;
-        self.t0 + (slot * 1_000_000_000 / self.rate as u128) as Nanos
+        match &self.rate {
+            Rate::Constant(rate) => self.t0 + (slot * 1_000_000_000 / *rate as u128) as Nanos,
+            Rate::Stages(profile) => {
+                let slot = slot.min(u64::MAX as u128) as u64;
+                self.t0.saturating_add(profile.at(slot))
+            }
+        }
     }
 
     /// How many of this connection's requests fall due before `end` (and before the
@@ -74,8 +106,11 @@ impl Schedule {
     pub fn due_before(&self, end: Nanos) -> u64 {
         let end = end.min(self.end);
         // intended(k) < end  ⟺  (index + k·C)·1e9 / R < end − t0  ⟺  slot < ⌈(end − t0)·R / 1e9⌉.
-        let span = end.saturating_sub(self.t0) as u128;
-        let slots = (span * self.rate as u128).div_ceil(1_000_000_000);
+        let span = end.saturating_sub(self.t0);
+        let slots = match &self.rate {
+            Rate::Constant(rate) => (span as u128 * *rate as u128).div_ceil(1_000_000_000),
+            Rate::Stages(profile) => profile.due(span) as u128,
+        };
         let index = self.index as u128;
         if index >= slots {
             return 0;
@@ -83,9 +118,14 @@ impl Schedule {
         ((slots - 1 - index) / self.connections as u128 + 1) as u64
     }
 
-    /// Time between two requests of one connection, in ns.
+    /// Time between two requests of one connection, in ns: with a profile, the smallest (at
+    /// its peak rate).
     pub fn interval(&self) -> Nanos {
-        (self.connections as u128 * 1_000_000_000 / self.rate as u128) as Nanos
+        let rate = match &self.rate {
+            Rate::Constant(rate) => *rate,
+            Rate::Stages(profile) => profile.peak().max(1),
+        };
+        (self.connections as u128 * 1_000_000_000 / rate as u128) as Nanos
     }
 }
 
@@ -102,7 +142,7 @@ mod tests {
                     t0: 1_000,
                     index: g,
                     connections: 10,
-                    rate: 2000,
+                    rate: Rate::Constant(2000),
                     end: Nanos::MAX,
                 };
                 (0..100).map(move |k| s.intended(k))
@@ -121,7 +161,7 @@ mod tests {
             t0: 0,
             index: 3,
             connections: 10,
-            rate: 2000,
+            rate: Rate::Constant(2000),
             end: Nanos::MAX,
         };
         assert_eq!(s.interval(), 5_000_000);
@@ -136,7 +176,7 @@ mod tests {
             t0: 0,
             index: 0,
             connections: 1,
-            rate: 3,
+            rate: Rate::Constant(3),
             end: Nanos::MAX,
         };
         assert_eq!(s.intended(3), 1_000_000_000);
@@ -150,7 +190,7 @@ mod tests {
                 t0: 1_000,
                 index,
                 connections,
-                rate,
+                rate: Rate::Constant(rate),
                 end: Nanos::MAX,
             };
             for end in [
@@ -237,13 +277,55 @@ mod tests {
     }
 
     #[test]
+    fn a_profile_over_connections_and_shards_sends_its_integral_once() {
+        use crate::plan::Stage;
+        let s = 1_000_000_000;
+        let stage = |duration_ns, from, to| Stage {
+            duration_ns,
+            from,
+            to,
+        };
+        // 0 → 400 over 1 s, 400 for 1 s, a jump to 800, 800 → 0 over 1.5 s: 200 + 400 + 600.
+        let stages = [
+            stage(s, 0, 400),
+            stage(s, 400, 400),
+            stage(0, 400, 800),
+            stage(s + s / 2, 800, 0),
+        ];
+        let profile = Arc::new(Profile::new(&stages));
+        let t0 = 1_000_000_007;
+        let whole: Vec<Nanos> = (0..profile.requests())
+            .map(|n| t0 + profile.at(n))
+            .collect();
+        for (connections, count) in [(1, 1), (4, 1), (12, 3), (12, 4)] {
+            let mut union = Vec::new();
+            for index in 0..count {
+                let shard = Shard { index, count };
+                for local in 0..connections / count {
+                    let s = Schedule::of_shard(t0, shard, local, connections / count, 1)
+                        .lasting(std::time::Duration::from_secs(99))
+                        .following(Arc::clone(&profile));
+                    let due = s.due_before(Nanos::MAX);
+                    assert_eq!(due, (0..10_000).take_while(|&k| s.in_run(k)).count() as u64);
+                    assert_eq!(s.interval(), connections as u64 * 1_250_000);
+                    union.extend((0..due).map(|k| s.intended(k)));
+                }
+            }
+            union.sort_unstable();
+            assert_eq!(union.len(), 1200, "{connections}c in {count}");
+            assert_eq!(union, whole, "{connections}c in {count}");
+            assert!(union.iter().all(|&t| t < t0 + profile.total()));
+        }
+    }
+
+    #[test]
     fn rate_below_connections() {
         // 1 req/s over 4 connections: each connection every 4 s, staggered by 1 s.
         let s = Schedule {
             t0: 0,
             index: 2,
             connections: 4,
-            rate: 1,
+            rate: Rate::Constant(1),
             end: Nanos::MAX,
         };
         assert_eq!(s.intended(0), 2_000_000_000);

@@ -145,7 +145,7 @@ impl Connection {
             self.free_on_time();
         }
         while !self.shared.stop.get() {
-            if self.schedule.is_some_and(|s| !s.in_run(self.next)) {
+            if self.schedule.as_ref().is_some_and(|s| !s.in_run(self.next)) {
                 // Every request due before the run's end is sent: the connection stays open,
                 // idle, until the shutdown drops this task.
                 return std::future::pending().await;

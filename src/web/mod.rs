@@ -42,6 +42,7 @@ use crate::stats::http::{Recorder, RunResult};
 use crate::stats::timeline::IntervalClock;
 use crate::sys;
 use crate::timing::pacer::Pacing;
+use crate::timing::stages::{self, Profile};
 use gauges::HttpGauges;
 use worker::{HttpWorker, Multiplexed};
 
@@ -237,7 +238,8 @@ impl<'a> HttpMode<'a> {
                 progress: engine::ProgressMode::choose(plan.options.progress, plan.options.quiet),
                 server_pids: plan.options.server_pids.clone(),
                 start_at: plan.options.part.start_at,
-                pacing: Pacing::choose(plan.slack, plan.rate, plan.options.threads),
+                // With --stages, at the peak rate (this process's share of it).
+                pacing: Pacing::choose(plan.slack, stages::pacing_rate(plan), plan.options.threads),
                 stop: None,
             },
             quic,
@@ -272,6 +274,7 @@ impl Mode for HttpMode<'_> {
         let authority = plan.target.host_header();
         let mut first_connection = 0;
         let mut workers = Vec::with_capacity(plan.options.threads);
+        let profile = (!plan.stages.is_empty()).then(|| Arc::new(Profile::new(&plan.stages)));
         for (index, script) in std::mem::take(&mut self.thread_scripts)
             .into_iter()
             .enumerate()
@@ -315,6 +318,7 @@ impl Mode for HttpMode<'_> {
                 connections,
                 total_connections: plan.connections,
                 rate: plan.rate,
+                profile: profile.clone(),
                 shard: plan.options.part.shard,
                 endpoint: Endpoint {
                     addr,

@@ -5,6 +5,7 @@
 use std::cell::{Cell, RefCell};
 use std::net::IpAddr;
 use std::rc::Rc;
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::Notify;
@@ -31,6 +32,7 @@ use crate::stats::timeline::IntervalClock;
 use crate::timing::clock::{self, Nanos};
 use crate::timing::deadline::Watchdog;
 use crate::timing::schedule::Schedule;
+use crate::timing::stages::Profile;
 use http::uri::Scheme;
 
 /// A protocol with several streams per connection.
@@ -48,6 +50,8 @@ pub struct HttpWorker {
     /// This process's connections and rate (`None`: closed loop).
     pub total_connections: usize,
     pub rate: Option<u64>,
+    /// `--stages`: the whole run's rate over time, which the schedule follows instead of `rate`.
+    pub profile: Option<Arc<Profile>>,
     /// The part of a sharded run this process runs: its connections keep the whole run's phases.
     pub shard: Shard,
     pub endpoint: Endpoint,
@@ -108,7 +112,8 @@ impl Worker for HttpWorker {
         let mut scheduled = Vec::new();
         for (i, (opened, source)) in opened.into_iter().zip(sources).enumerate() {
             let schedule = layout.schedule(t0, i);
-            let Some(progress) = start(Rc::clone(&shared), &mux, opened, source, schedule) else {
+            let Some(progress) = start(Rc::clone(&shared), &mux, opened, source, schedule.clone())
+            else {
                 continue;
             };
             if let Some(schedule) = schedule {
@@ -129,6 +134,7 @@ struct Layout {
     connections: usize,
     total_connections: usize,
     rate: Option<u64>,
+    profile: Option<Arc<Profile>>,
     shard: Shard,
     sources: Vec<IpAddr>,
     timeout: Duration,
@@ -141,8 +147,12 @@ impl Layout {
     fn schedule(&self, t0: Nanos, local: usize) -> Option<Schedule> {
         self.rate.map(|rate| {
             let local = self.first_connection + local;
-            Schedule::of_shard(t0, self.shard, local, self.total_connections, rate)
-                .lasting(self.duration)
+            let schedule = Schedule::of_shard(t0, self.shard, local, self.total_connections, rate)
+                .lasting(self.duration);
+            match &self.profile {
+                Some(profile) => schedule.following(Arc::clone(profile)),
+                None => schedule,
+            }
         })
     }
 }
@@ -196,6 +206,7 @@ impl HttpWorker {
             connections: self.connections,
             total_connections: self.total_connections,
             rate: self.rate,
+            profile: self.profile,
             shard: self.shard,
             sources: self.sources,
             timeout: self.timeout,

@@ -366,7 +366,7 @@ impl<W: Wire> MuxConnection<W> {
         let mut conn: Option<W::Conn> = None;
         let mut backoff = MIN_BACKOFF;
         while !self.shared.stop.get() {
-            let done = self.schedule.is_some_and(|s| !s.in_run(self.next));
+            let done = self.schedule.as_ref().is_some_and(|s| !s.in_run(self.next));
             if done && flight.unsent.borrow().is_empty() {
                 // Every request due before the run's end is sent: its streams finish (one the
                 // server hands back goes again), then the connection idles until the shutdown.
@@ -461,7 +461,7 @@ impl<W: Wire> MuxConnection<W> {
             ),
             unsent: RefCell::default(),
             stale: Cell::new(false),
-            paced: self.schedule.map(|_| Rc::clone(&self.progress)),
+            paced: self.schedule.as_ref().map(|_| Rc::clone(&self.progress)),
         }
     }
 

@@ -1,0 +1,105 @@
+use super::*;
+
+const S: u64 = 1_000_000_000;
+
+fn stage(seconds: f64, from: u64, to: u64) -> Stage {
+    Stage {
+        duration_ns: (seconds * S as f64) as u64,
+        from,
+        to,
+    }
+}
+
+#[test]
+fn a_hold_is_the_constant_rate_schedule() {
+    for rate in [1, 3, 7, 2000, 123_457] {
+        let profile = Profile::new(&[stage(3.0, rate, rate)]);
+        assert_eq!(profile.requests(), 3 * rate);
+        assert_eq!(profile.total(), 3 * S);
+        for n in (0..3 * rate).step_by((rate as usize / 50).max(1)) {
+            // t0 + n / R, as `-R` computes it.
+            assert_eq!(
+                profile.at(n),
+                (n as u128 * 1_000_000_000 / rate as u128) as u64
+            );
+        }
+        assert_eq!(profile.at(3 * rate), 3 * S);
+        assert_eq!(profile.mean(), rate);
+    }
+}
+
+#[test]
+fn a_ramp_from_zero_has_half_the_requests_at_the_square_root() {
+    // 0 → 1000 req/s over 4 s: 2000 requests, request n at T·sqrt(2n / (R·T)).
+    let profile = Profile::new(&[stage(4.0, 0, 1000)]);
+    assert_eq!(profile.requests(), 2000);
+    for n in [0u64, 1, 2, 10, 500, 1999] {
+        let expected = 4.0 * (2.0 * n as f64 / 4000.0).sqrt() * S as f64;
+        let at = profile.at(n) as f64;
+        assert!((at - expected).abs() <= 2.0, "n {n}: {at} vs {expected}");
+    }
+    assert_eq!(profile.at(2000), 4 * S);
+}
+
+#[test]
+fn a_ramp_down_to_zero_and_a_jump() {
+    // 1 s at 400, a jump to 800, 1 s at 800, then 800 → 0 over 2 s: 400 + 800 + 800.
+    let profile = Profile::new(&[
+        stage(1.0, 400, 400),
+        stage(0.0, 400, 800),
+        stage(1.0, 800, 800),
+        stage(2.0, 800, 0),
+    ]);
+    assert_eq!(profile.requests(), 2000);
+    assert_eq!(profile.total(), 4 * S);
+    assert_eq!(profile.peak(), 800);
+    assert_eq!(profile.mean(), 500);
+    // The jump: request 400 starts the 800/s hold at 1 s, each 1.25 ms apart.
+    assert_eq!(profile.at(399), 997_500_000);
+    assert_eq!(profile.at(400), S);
+    assert_eq!(profile.at(401), S + 1_250_000);
+    // Ramp down: the integral from 2 s is 800·s − 200·s²; 600 requests at s = 1 (3 s).
+    let at = profile.at(1800) as i64;
+    assert!((at - 3 * S as i64).abs() <= 2, "{at}");
+    assert!(profile.at(1999) < 4 * S);
+    assert_eq!(profile.due(4 * S), 2000);
+}
+
+#[test]
+fn monotonic_and_due_is_the_count_of_requests_before_t() {
+    let profile = Profile::new(&[
+        stage(0.5, 0, 300),
+        stage(0.3, 300, 300),
+        stage(0.0, 300, 1000),
+        stage(0.7, 1000, 10),
+        stage(0.2, 0, 0),
+        stage(0.4, 7, 7),
+    ]);
+    let total = profile.requests();
+    let times: Vec<Nanos> = (0..=total).map(|n| profile.at(n)).collect();
+    for pair in times.windows(2) {
+        assert!(pair[0] <= pair[1], "{pair:?}");
+    }
+    assert!(times[total as usize - 1] < profile.total());
+    for t in (0..profile.total() + 10).step_by(1_234_567) {
+        let due = profile.due(t);
+        assert_eq!(
+            due,
+            times.iter().filter(|&&at| at < t).count() as u64,
+            "t {t}"
+        );
+        // at(due(t)) ≥ t and the last due one is before t.
+        assert!(due == 0 || profile.at(due - 1) < t);
+        assert!(profile.at(due) >= t);
+    }
+}
+
+#[test]
+fn a_zero_rate_sends_nothing() {
+    // 1 s at 0, then 1 s at 10: the first request at 1 s.
+    let profile = Profile::new(&[stage(1.0, 0, 0), stage(1.0, 10, 10)]);
+    assert_eq!(profile.requests(), 10);
+    assert_eq!(profile.at(0), S);
+    assert_eq!(profile.due(S), 0);
+    assert_eq!(profile.due(S + 1), 1);
+}
