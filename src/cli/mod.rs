@@ -22,6 +22,7 @@
 
 mod bind;
 mod capacity;
+mod completions;
 mod doctor;
 mod error;
 mod header;
@@ -125,6 +126,10 @@ fn parse_args(args: &[OsString]) -> Result<Parsed, Error> {
         Some("merge") => tools::parse_merge(args[2..].to_vec()).map_err(Error::from),
         Some("plot") => tools::parse_plot(args[2..].to_vec()).map_err(Error::from),
         Some("report") => tools::parse_report(args[2..].to_vec()).map_err(Error::from),
+        Some("completions") => {
+            completions::parse_completions(args[2..].to_vec()).map_err(Error::from)
+        }
+        Some("man") => completions::parse_man(args[2..].to_vec()).map_err(Error::from),
         _ => parse_wrk(args).map_err(Error::from),
     }
 }
