@@ -193,6 +193,7 @@ fn man_renders_the_page_without_warnings() {
         "TSUMO CAPACITY",
         "--step-count <K>",
         "TSUMO COMPLETIONS",
+        "EXIT STATUS",
     ] {
         assert!(shown.contains(words), "the page has no {words}:\n{shown}");
     }

@@ -9,6 +9,7 @@ use std::ffi::OsString;
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{Arg, ArgAction, ArgMatches, Command};
 use clap_complete::Shell;
+use roff::{roman, Roff};
 
 use super::error::ArgError;
 use super::help::Page;
@@ -183,8 +184,10 @@ pub(super) fn tree() -> Command {
             command
         }
     });
+    let (description, _) = prose(wrk::PAGE.after);
     wrk::command()
         .about(about.to_string())
+        .long_about(format!("{about}\n\n{description}"))
         .version(env!("CARGO_PKG_VERSION"))
         .override_usage(format!("{}\ntsumo <command> [options]", usage(&help)))
         .subcommands(subcommands)
@@ -229,6 +232,8 @@ fn man_page() -> String {
     let _ = man.render_synopsis_section(&mut page);
     let _ = man.render_description_section(&mut page);
     let _ = man.render_options_section(&mut page);
+    let (_, sections) = prose(wrk::PAGE.after);
+    let _ = sections.to_writer(&mut page);
     for command in tree.get_subcommands() {
         let name = command.get_bin_name().unwrap_or_else(|| command.get_name());
         page.extend_from_slice(format!(".SH \"{}\"\n", name.to_uppercase()).as_bytes());
@@ -248,6 +253,42 @@ fn man_page() -> String {
     }
     let _ = man.render_version_section(&mut page);
     String::from_utf8_lossy(&page).into_owned()
+}
+
+/// A help page's prose for the man page: its paragraphs (the description's), and each block
+/// under a `Heading:` as a section, its `TAG  text` lines (continued by deeper ones) as tagged
+/// paragraphs and its other lines as they are (`Examples:`).
+fn prose(after: &str) -> (String, Roff) {
+    let mut paragraphs = Vec::new();
+    let mut sections = Roff::new();
+    for block in after.trim_end().split("\n\n") {
+        let mut lines = block.lines();
+        let heading = lines.next().unwrap_or_default();
+        let Some(heading) = heading.strip_suffix(':').filter(|h| !h.starts_with(' ')) else {
+            paragraphs.push(block);
+            continue;
+        };
+        sections.control("SH", [heading.to_uppercase().as_str()]);
+        for line in lines {
+            let text = line.trim_start();
+            let indent = line.len() - text.len();
+            match text.split_once("  ") {
+                Some((tag, text)) if indent <= 2 => {
+                    sections.control("TP", []);
+                    sections.text([roman(tag)]);
+                    sections.text([roman(text.trim_start())]);
+                }
+                _ if indent > 2 => {
+                    sections.text([roman(text)]);
+                }
+                _ => {
+                    sections.control("PP", []);
+                    sections.text([roman(text)]);
+                }
+            }
+        }
+    }
+    (paragraphs.join("\n\n"), sections)
 }
 
 #[cfg(test)]

@@ -22,7 +22,7 @@ pub(super) const DEFAULT_SCRIPT_TIMEOUT: Duration = Duration::from_secs(1);
 pub(super) const DEFAULT_ROUNDS: usize = 3;
 
 /// The help page's prose around the option lists.
-const PAGE: Page = Page {
+pub(super) const PAGE: Page = Page {
     before: "\
 tsumo — a constant-rate HTTP(S) load generator, compatible with wrk2
 
