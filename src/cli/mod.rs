@@ -18,7 +18,8 @@
 //! Each option is defined once, as a clap `Arg` with its help: each command's own in its file
 //! (`wrk`, `mahjong`, `capacity`, `doctor`, `tools`), those several commands take in `shared`
 //! (and `shard`, `bind`, `slo`, `search`, `http2`), and every `--help`'s option list is
-//! rendered from its command's table by `help`.
+//! rendered from its command's table by `help`. `completions` assembles the same tables into one
+//! tree for the shell completions and the man page (`tsumo completions`, `tsumo man`).
 
 mod bind;
 mod capacity;
