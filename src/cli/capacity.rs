@@ -126,7 +126,7 @@ pub(super) fn command() -> Command {
 
 /// The command line's parser: the run's options (each step is an ordinary run, and its `--slo`
 /// is the one the search takes) with the search's own.
-fn parser() -> Command {
+pub(super) fn parser() -> Command {
     let own = own_args().into_iter().filter(|arg| arg.get_id() != "slo");
     wrk::command()
         .name("tsumo capacity")

@@ -18,10 +18,12 @@
 //! Each option is defined once, as a clap `Arg` with its help: each command's own in its file
 //! (`wrk`, `mahjong`, `capacity`, `doctor`, `tools`), those several commands take in `shared`
 //! (and `shard`, `bind`, `slo`, `search`, `http2`), and every `--help`'s option list is
-//! rendered from its command's table by `help`.
+//! rendered from its command's table by `help`. `completions` assembles the same tables into one
+//! tree for the shell completions and the man page (`tsumo completions`, `tsumo man`).
 
 mod bind;
 mod capacity;
+mod completions;
 mod doctor;
 mod error;
 mod header;
@@ -126,6 +128,10 @@ fn parse_args(args: &[OsString]) -> Result<Parsed, Error> {
         Some("merge") => tools::parse_merge(args[2..].to_vec()).map_err(Error::from),
         Some("plot") => tools::parse_plot(args[2..].to_vec()).map_err(Error::from),
         Some("report") => tools::parse_report(args[2..].to_vec()).map_err(Error::from),
+        Some("completions") => {
+            completions::parse_completions(args[2..].to_vec()).map_err(Error::from)
+        }
+        Some("man") => completions::parse_man(args[2..].to_vec()).map_err(Error::from),
         _ => parse_wrk(args).map_err(Error::from),
     }
 }

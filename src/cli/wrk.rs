@@ -23,7 +23,7 @@ pub(super) const DEFAULT_SCRIPT_TIMEOUT: Duration = Duration::from_secs(1);
 pub(super) const DEFAULT_ROUNDS: usize = 3;
 
 /// The help page's prose around the option lists.
-const PAGE: Page = Page {
+pub(super) const PAGE: Page = Page {
     before: "\
 tsumo — a constant-rate HTTP(S) load generator, compatible with wrk2
 
@@ -47,13 +47,15 @@ Examples:
   tsumo -R2000 -d10s --label direct http://127.0.0.1:8080/ --vs http://127.0.0.1:80/ --vs-label nginx
 
 Other commands (each has --help):
-  tsumo mahjong   bot players in mahjong games against a majiang-server
-  tsumo capacity  the highest rate a server carries within its --slo objectives
-  tsumo compare   side-by-side table of saved runs (--json files)
-  tsumo merge     add up runs from several processes or machines
-  tsumo plot      latency-by-percentile chart of saved runs (SVG)
-  tsumo report    the HTML page of saved runs (one run, a comparison, a search, shards)
-  tsumo doctor    find the system limits that would cap a test
+  tsumo mahjong      bot players in mahjong games against a majiang-server
+  tsumo capacity     the highest rate a server carries within its --slo objectives
+  tsumo compare      side-by-side table of saved runs (--json files)
+  tsumo merge        add up runs from several processes or machines
+  tsumo plot         latency-by-percentile chart of saved runs (SVG)
+  tsumo report       the HTML page of saved runs (one run, a comparison, a search, shards)
+  tsumo doctor       find the system limits that would cap a test
+  tsumo completions  the shell completion script (bash, zsh, fish, elvish, powershell)
+  tsumo man          tsumo's manual page, every command's options (tsumo man | man -l -)
 
 Exit status (every command):
   0  The run ran: its report says how it went (errors among responses, a rate not
