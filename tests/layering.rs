@@ -407,34 +407,24 @@ fn module_tree(src: &Path) -> (BTreeSet<Vec<String>>, Vec<Reference>) {
                         uses.push((current.clone(), path, name));
                     }
                 }
-                // A path through a name a `use` bound (`report::http::X` after
-                // `use crate::report;`): resolved below, once every `use` is read.
+                // A path: from `crate`, `super` or `self`, a reference now; through a name a
+                // `use` bound (`report::http::X` after `use crate::report;`) or a child module,
+                // resolved below, once every `use` is read.
                 Token::Ident(word)
-                    if !matches!(word.as_str(), "crate" | "super" | "self")
-                        && tokens.get(i + 1) == Some(&Token::PathSep)
+                    if tokens.get(i + 1) == Some(&Token::PathSep)
                         && (i == 0 || tokens[i - 1] != Token::PathSep) =>
                 {
+                    let rooted = matches!(word.as_str(), "crate" | "super" | "self");
                     let (paths, after) = path_tree(&tokens, i, &[]);
                     for path in paths {
-                        through_uses.push(Reference {
+                        let (to, into) = if rooted {
+                            (absolute(&current, &path), &mut references)
+                        } else {
+                            (path, &mut through_uses)
+                        };
+                        into.push(Reference {
                             from: current.clone(),
-                            to: path,
-                            file: shown.clone(),
-                        });
-                    }
-                    i = after;
-                    continue;
-                }
-                Token::Ident(word)
-                    if matches!(word.as_str(), "crate" | "super" | "self")
-                        && tokens.get(i + 1) == Some(&Token::PathSep)
-                        && (i == 0 || tokens[i - 1] != Token::PathSep) =>
-                {
-                    let (paths, after) = path_tree(&tokens, i, &[]);
-                    for path in paths {
-                        references.push(Reference {
-                            from: current.clone(),
-                            to: absolute(&current, &path),
+                            to,
                             file: shown.clone(),
                         });
                     }
