@@ -321,6 +321,17 @@ fn every_panels_query_returns_data_from_a_real_prometheus_and_the_totals_are_the
         run.assert_success();
     };
     common::all_at_once(&[("http", &http), ("session", &session)]);
+    // Looked at after the runs, as a board is: once Prometheus has found them gone (and so marked
+    // their series stale), the totals are instant queries at that time.
+    common::wait_for(
+        "Prometheus to see the runs end",
+        Duration::from_secs(30),
+        || {
+            let targets: Value = serde_json::from_str(&prometheus.targets()).unwrap_or_default();
+            let active = targets["data"]["activeTargets"].as_array().cloned();
+            active.is_some_and(|a| a.len() == 2 && a.iter().all(|t| t["health"] == "down"))
+        },
+    );
     let end = unix_now();
     let range_s = (end - start).ceil() as u64 + 1;
 
@@ -419,6 +430,22 @@ fn every_panels_query_returns_data_from_a_real_prometheus_and_the_totals_are_the
         stat(("Never sent", "never sent"), &http_view),
         unsent as f64
     );
+    // The target rate is the shard's share (shards add up to -R).
+    let (_, target) = targets(&board)
+        .into_iter()
+        .find(|(t, target)| t == "Achieved against target rate" && target["refId"] == "B")
+        .expect("a target rate");
+    let query = substitute(expr(target), &http_view, range_s);
+    let rates: Vec<f64> = prometheus.query_range(&query, start, end, 1.0)[0]["values"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|v| v[1].as_str().and_then(|v| v.parse().ok()))
+        .collect();
+    assert!(!rates.is_empty(), "{query}");
+    let planned = json_f64(&doc, "plan.rate");
+    assert_eq!(planned, 200.0, "{doc}");
+    assert!(rates.iter().all(|&r| r == planned), "{query}: {rates:?}");
     for (legend, field) in [
         ("corrected", "latency.p99"),
         ("the server's", "server_latency.p99"),
