@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use common::browser;
 use common::nginx::Nginx;
-use common::prometheus::{get, get_with_head, Prometheus};
+use common::prometheus::{bucket_of, get, get_with_head, Prometheus, BUCKETS_S};
 use common::{free_port, json_f64, json_u64, read_json, run_tsumo, Signalled, TempDir};
 
 const LIMIT: Duration = Duration::from_secs(120);
@@ -38,24 +38,6 @@ const SHORT_SEARCH: [&str; 16] = [
     "-c4",
     "--quiet",
 ];
-
-/// The latency buckets' upper bounds, seconds, as `/metrics` has them.
-const BUCKETS_S: [f64; 17] = [
-    0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0,
-    2.5, 5.0, 10.0,
-];
-
-/// The bucket `[lower, upper]` (seconds) that holds `value_s`.
-fn bucket_of(value_s: f64) -> (f64, f64) {
-    let mut lower = 0.0;
-    for upper in BUCKETS_S {
-        if value_s <= upper {
-            return (lower, upper);
-        }
-        lower = upper;
-    }
-    (lower, f64::INFINITY)
-}
 
 /// A counter's value in `/metrics`' text (the first series of that name).
 fn metric(text: &str, name: &str) -> Option<f64> {

@@ -84,22 +84,62 @@ impl Prometheus {
 
     /// An instant query's result (`data.result`), through `/api/v1/query`.
     pub fn query(&self, expr: &str) -> Vec<serde_json::Value> {
-        let mut encoded = String::new();
-        for b in expr.bytes() {
-            if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
-                encoded.push(b as char);
-            } else {
-                encoded.push_str(&format!("%{b:02X}"));
-            }
-        }
-        let (status, body) = get(self.port, &format!("/api/v1/query?query={encoded}"))
-            .unwrap_or_else(|| panic!("prometheus did not answer a query:\n{}", self.log()));
-        assert_eq!(status, 200, "query {expr}: {body}");
-        let doc: serde_json::Value = serde_json::from_str(&body).expect("query answer is JSON");
-        doc["data"]["result"]
+        self.api_result(&format!("/api/v1/query?query={}", encode(expr)), expr)
+    }
+
+    /// An instant query's result evaluated at `time` (Unix seconds).
+    pub fn query_at(&self, expr: &str, time: f64) -> Vec<serde_json::Value> {
+        let path = format!("/api/v1/query?query={}&time={time:.3}", encode(expr));
+        self.api_result(&path, expr)
+    }
+
+    /// A range query's result (`data.result`: one `values` list per series), through
+    /// `/api/v1/query_range`, from `start` to `end` (Unix seconds) every `step_s` seconds.
+    pub fn query_range(
+        &self,
+        expr: &str,
+        start: f64,
+        end: f64,
+        step_s: f64,
+    ) -> Vec<serde_json::Value> {
+        let path = format!(
+            "/api/v1/query_range?query={}&start={start:.3}&end={end:.3}&step={step_s}",
+            encode(expr)
+        );
+        self.api_result(&path, expr)
+    }
+
+    /// A label's values among the series that `selector` matches between `start` and `end`
+    /// (`/api/v1/label/NAME/values?match[]=`: what Grafana's `label_values(selector, NAME)`
+    /// asks).
+    pub fn label_values(&self, name: &str, selector: &str, start: f64, end: f64) -> Vec<String> {
+        let path = format!(
+            "/api/v1/label/{name}/values?match[]={}&start={start:.3}&end={end:.3}",
+            encode(selector)
+        );
+        let values = self.api_data(&path, selector);
+        let values = values.as_array().cloned().unwrap_or_default();
+        values
+            .iter()
+            .filter_map(|v| v.as_str().map(str::to_string))
+            .collect()
+    }
+
+    /// An API answer's `data.result`.
+    fn api_result(&self, path: &str, what: &str) -> Vec<serde_json::Value> {
+        self.api_data(path, what)["result"]
             .as_array()
             .cloned()
             .unwrap_or_default()
+    }
+
+    /// An API answer's `data`, asserted a success.
+    fn api_data(&self, path: &str, what: &str) -> serde_json::Value {
+        let (status, body) = get(self.port, path)
+            .unwrap_or_else(|| panic!("prometheus did not answer {what}:\n{}", self.log()));
+        assert_eq!(status, 200, "{what}: {body}");
+        let mut doc: serde_json::Value = serde_json::from_str(&body).expect("an answer is JSON");
+        doc["data"].take()
     }
 
     /// The one number an instant query gives (None for no series).
@@ -124,6 +164,37 @@ impl Drop for Prometheus {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// The latency buckets' upper bounds, seconds, as `/metrics` has them.
+pub const BUCKETS_S: [f64; 17] = [
+    0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0,
+    2.5, 5.0, 10.0,
+];
+
+/// The bucket `[lower, upper]` (seconds) that holds `value_s`.
+pub fn bucket_of(value_s: f64) -> (f64, f64) {
+    let mut lower = 0.0;
+    for upper in BUCKETS_S {
+        if value_s <= upper {
+            return (lower, upper);
+        }
+        lower = upper;
+    }
+    (lower, f64::INFINITY)
+}
+
+/// A query's text percent-encoded for a URL.
+fn encode(expr: &str) -> String {
+    let mut encoded = String::new();
+    for b in expr.bytes() {
+        if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
+            encoded.push(b as char);
+        } else {
+            encoded.push_str(&format!("%{b:02X}"));
+        }
+    }
+    encoded
 }
 
 /// A GET over HTTP/1.0 to 127.0.0.1: the status and the body, or None when nothing answers.
