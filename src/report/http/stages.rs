@@ -403,17 +403,14 @@ pub fn lines(stages: &[SavedStage], stopped_in: Option<usize>, connections: usiz
         };
         let busy = match short.held_back_by.as_str() {
             "connections" => format!(
-                ", {} of {} sends due on a busy connection",
-                grouped(s.due_while_busy),
-                grouped(s.send_lateness.count)
+                "; {:.0}% of sends due on a busy connection",
+                s.due_while_busy as f64 * 100.0 / s.send_lateness.count.max(1) as f64
             ),
             _ => String::new(),
         };
         lines.push(format!(
-            "  {who} held the rate back in stage {}: {} of {} requests ({:.1}%){busy}",
+            "  {who} held the rate back in stage {} ({:.1}% of its target{busy})",
             s.index,
-            grouped(s.requests),
-            grouped(s.target),
             short.share * 100.0
         ));
     }
@@ -426,18 +423,21 @@ pub fn lines(stages: &[SavedStage], stopped_in: Option<usize>, connections: usiz
 }
 
 /// Each objective broken in a stage: `p99<10ms broken in stage 3 (2,000→8,000 req/s): p99
-/// 41.0ms`.
+/// 41.0ms` (a latency is the server's share, as the whole run's: `judged_on` in the JSON).
 pub fn broken(stages: &[SavedStage]) -> Vec<String> {
     stages
         .iter()
         .flat_map(|s| {
             s.objectives.iter().filter(|v| !v.held).map(move |v| {
+                let measured = match v.measured {
+                    Some(value) => format!("{} {}", v.name(), slo::format_value(value, v.unit)),
+                    None => format!("{} not measured", v.name()),
+                };
                 format!(
-                    "{} broken in stage {} ({} req/s): {}",
+                    "{} broken in stage {} ({} req/s): {measured}",
                     v.expr,
                     s.index,
                     s.rates(),
-                    v.measured_text()
                 )
             })
         })
@@ -470,4 +470,124 @@ pub fn no_response(stages: &[SavedStage]) -> Option<String> {
         grouped(s.target),
         grouped(s.errors.socket_total())
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::{Shard, Stage};
+    use crate::stats::http::stages::StageRecord;
+    use crate::timing::stages::Profile;
+
+    const S: u64 = 1_000_000_000;
+
+    /// A profile of a ramp, a jump and a hold, each stage's record with `n` responses of
+    /// `us` µs (1000 µs in stage 1).
+    fn run_stages(shard: Shard, us: u64, n: u64) -> RunStages {
+        let profile = Profile::new(&[
+            Stage {
+                duration_ns: S,
+                from: 0,
+                to: 400,
+            },
+            Stage {
+                duration_ns: 0,
+                from: 400,
+                to: 800,
+            },
+            Stage {
+                duration_ns: S,
+                from: 800,
+                to: 800,
+            },
+        ]);
+        let records = (0..3)
+            .map(|i| {
+                let mut r = StageRecord::default();
+                for _ in 0..n {
+                    r.latency.record(if i == 0 { 1000 } else { us }).unwrap();
+                    r.server.record(if i == 0 { 1000 } else { us }).unwrap();
+                    r.send_lateness.record(1).unwrap();
+                }
+                r.counts.requests = n;
+                r
+            })
+            .collect();
+        RunStages::of(&profile, shard, records, 2 * S, false)
+    }
+
+    #[test]
+    fn shards_split_each_stage_target_and_merge_to_one_process() {
+        let whole = run_stages(Shard::WHOLE, 5000, 10);
+        let targets: Vec<_> = whole.stages.iter().map(|s| (s.index, s.target)).collect();
+        assert_eq!(targets, [(1, 200), (3, 800)]);
+        let objectives = [slo::parse_http("p99<3ms").unwrap()];
+        let parts: Vec<Vec<SavedStage>> = (0..3)
+            .map(|index| {
+                let part = run_stages(Shard { index, count: 3 }, 5000, 10);
+                saved(&part, 4, None, &objectives)
+            })
+            .collect();
+        let shares: Vec<u64> = parts.iter().map(|p| p[0].target).collect();
+        assert_eq!(shares, [67, 67, 66]);
+        let refs: Vec<(&[SavedStage], &str)> = parts.iter().map(|p| (&p[..], "x")).collect();
+        let mut merged = merge(&refs, 12).unwrap();
+        assert_eq!(merged[0].target, 200);
+        assert_eq!(merged[1].target, 800);
+        assert_eq!(merged[1].requests, 30);
+        assert_eq!(merged[1].latency.count, 30);
+        // 30 of 800: short, with no send due on a busy connection: the server's.
+        let short = merged[1].shortfall.clone().unwrap();
+        assert_eq!(
+            (short.missing, short.held_back_by.as_str()),
+            (770, "server")
+        );
+        let whole_verdicts = slo::judge(&objectives, &merged[0]);
+        judge_again(&mut merged, &whole_verdicts);
+        assert!(merged[0].objectives[0].held);
+        assert_eq!(
+            broken(&merged),
+            ["p99<3ms broken in stage 3 (800 req/s): p99 5.00ms"]
+        );
+        assert_eq!(no_response(&merged), None);
+    }
+
+    #[test]
+    fn a_line_per_stage_under_100_columns_and_the_stop() {
+        let mut stages = saved(&run_stages(Shard::WHOLE, 41_000, 200), 10, None, &[]);
+        stages[1].due_while_busy = 150;
+        stages[1].send_lateness.count = 200;
+        stages[1].settle(10, false);
+        let lines = lines(&stages, Some(3), 10);
+        assert_eq!(lines.len(), 5, "{lines:#?}");
+        assert!(lines[0].starts_with("Stages  "), "{lines:#?}");
+        let words: Vec<Vec<&str>> = lines
+            .iter()
+            .map(|l| l.split_whitespace().collect())
+            .collect();
+        assert_eq!(
+            words[1][..5],
+            ["stage", "1", "0s→1s", "0→400", "200"],
+            "{lines:#?}"
+        );
+        assert_eq!(
+            words[2][..5],
+            ["stage", "3", "1s→2s", "800", "200"],
+            "{lines:#?}"
+        );
+        assert!(words[2][6].starts_with("41."), "{lines:#?}");
+        assert_eq!(
+            lines[3],
+            "  -c10 held the rate back in stage 3 (25.0% of its target; 75% of sends due on a \
+             busy connection)"
+        );
+        assert_eq!(
+            lines[4],
+            "  stopped in stage 3, the stages after it not reached"
+        );
+        assert!(lines.iter().all(|l| l.chars().count() <= 100));
+        assert_eq!(at(150.0), "2m30s");
+        assert_eq!(at(1.5), "1.5s");
+        assert_eq!(at(3600.0), "1h");
+    }
 }
