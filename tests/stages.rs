@@ -7,7 +7,7 @@ mod common;
 use std::time::Duration;
 
 use common::nginx::Nginx;
-use common::{json_errors_total, json_u64, run_tsumo};
+use common::{json_errors_total, json_f64, json_u64, run_tsumo};
 
 const LIMIT: Duration = Duration::from_secs(60);
 
@@ -103,4 +103,320 @@ fn a_ramp_a_hold_and_a_jump_send_exactly_the_integral_over_threads() {
 fn a_ramp_down_to_zero_on_one_connection() {
     // 300 for 1 s, then 300 → 0 over 2 s (300): 600 requests.
     follows("1s:300,2s:300-0", &["-t1", "-c1"], 300, &[300, 225, 75]);
+}
+
+/// A run's JSON `stages`: `(index, target, requests)` each.
+fn stage_counts(json: &serde_json::Value) -> Vec<(u64, u64, u64)> {
+    json["stages"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no stages: {json:#}"))
+        .iter()
+        .map(|s| {
+            (
+                json_u64(s, "index"),
+                json_u64(s, "target"),
+                json_u64(s, "requests"),
+            )
+        })
+        .collect()
+}
+
+/// Runs `profile` against `url` with `args`, the JSON to a file (the report on stdout).
+fn staged(profile: &str, args: &[&str], url: &str) -> (common::Run, serde_json::Value) {
+    let dir = common::TempDir::new("stages");
+    let path = dir.path().join("run.json");
+    let path_text = path.display().to_string();
+    let mut all = vec!["--stages", profile, "--json", &path_text];
+    all.extend_from_slice(args);
+    all.push(url);
+    let run = run_tsumo(&all, LIMIT);
+    let json = common::read_json(&path);
+    (run, json)
+}
+
+/// The requests nginx logged in each stage (by when it logged them, from the run's start),
+/// against each stage's requests in the JSON: equal to a request per connection per stage
+/// boundary, and those answered across a boundary (up to the largest latency, at the peak).
+fn nginx_agrees_per_stage(nginx: &Nginx, json: &serde_json::Value, ends_s: &[f64], peak: u64) {
+    let total = json_u64(json, "counters.requests");
+    let log = nginx.access_log_wait(total as usize);
+    assert_eq!(log.len() as u64, total);
+    let start_ms = json_u64(json, "start.actual_unix_ns") / 1_000_000;
+    let mut logged = vec![0u64; ends_s.len()];
+    for line in &log {
+        let at_s = line.logged_ms.saturating_sub(start_ms) as f64 / 1000.0;
+        let stage = ends_s
+            .iter()
+            .position(|&end| at_s < end)
+            .unwrap_or(ends_s.len() - 1);
+        logged[stage] += 1;
+    }
+    let connections = json_u64(json, "plan.connections");
+    // Logged as answered (to the ms, truncated): up to the largest latency after it was due.
+    let across_us = json_u64(json, "latency.max") + 1000;
+    let slack = connections + 2 + (peak * across_us).div_ceil(1_000_000);
+    let counts = stage_counts(json);
+    for (stage, (&nginx_saw, &(index, target, requests))) in logged.iter().zip(&counts).enumerate()
+    {
+        assert_eq!(requests, target, "stage {index}: {counts:?}");
+        let boundaries = if stage == 0 { 1 } else { 2 };
+        assert!(
+            nginx_saw.abs_diff(requests) <= slack * boundaries,
+            "stage {index}: nginx logged {nginx_saw}, tsumo counted {requests} (slack \
+             {slack}): {logged:?} {counts:?}"
+        );
+    }
+}
+
+/// Each stage's own requests are its integral exactly (a jump is left out, the others keep the
+/// number written), nginx logged as many in each, and the report has a line per stage.
+#[test]
+fn each_stage_counts_its_integral_and_nginx_logged_as_many() {
+    let nginx = Nginx::start();
+    let (run, json) = staged(
+        "1s:0-400,1s:400,0s:400-800,1s:800",
+        &["-t2", "-c4"],
+        &nginx.http_url("/index.html"),
+    );
+    run.assert_success();
+    assert_eq!(
+        stage_counts(&json),
+        [(1, 200, 200), (2, 400, 400), (4, 800, 800)],
+        "{json:#}"
+    );
+    let stage = &json["stages"][2];
+    assert_eq!(
+        (stage["from"].as_u64(), stage["to"].as_u64()),
+        (Some(800), Some(800))
+    );
+    assert_eq!(json_f64(stage, "start_s"), 2.0);
+    assert!(stage["histograms"]["latency"]
+        .as_str()
+        .is_some_and(|h| h.starts_with("HISTF")));
+    assert_eq!(json_u64(stage, "latency.count"), 800);
+    assert!(json.get("stopped_in_stage").is_none(), "{json:#}");
+    nginx_agrees_per_stage(&nginx, &json, &[1.0, 2.0, 3.0], 800);
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.starts_with("Stages "))
+        .unwrap_or_else(|| panic!("{}", run.stdout));
+    assert!(
+        lines[at + 1].starts_with("  stage 1  0s→1s "),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        lines[at + 2].starts_with("  stage 2  1s→2s "),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        lines[at + 3].starts_with("  stage 4  2s→3s "),
+        "{}",
+        run.stdout
+    );
+    assert!(lines[at - 1].starts_with("Transfer/sec:"), "{}", run.stdout);
+    assert!(lines[at..at + 4].iter().all(|l| l.chars().count() <= 100));
+}
+
+/// The same over HTTP/2 (h2c, prior knowledge, `-m4`).
+#[test]
+fn each_stage_counts_its_integral_over_http2() {
+    let nginx = Nginx::builder()
+        .h2_server("h2c", "root @ROOT@/www;", false)
+        .start();
+    let url = format!("http://127.0.0.1:{}/index.html", nginx.port("h2c"));
+    let (run, json) = staged(
+        "1s:100-300,1s:300-100",
+        &["--http2", "-m4", "-t1", "-c2"],
+        &url,
+    );
+    run.assert_success();
+    assert_eq!(
+        stage_counts(&json),
+        [(1, 200, 200), (2, 200, 200)],
+        "{json:#}"
+    );
+    nginx_agrees_per_stage(&nginx, &json, &[1.0, 2.0], 300);
+    assert!(nginx.access_log().iter().all(|l| l.protocol == "HTTP/2.0"));
+}
+
+/// Two shards merged have one process's stages: each stage's target and requests its
+/// integral, and the merged histograms hold every response.
+#[test]
+fn two_shards_merged_count_each_stage_as_one_process() {
+    let nginx = Nginx::start();
+    let url = nginx.http_url("/index.html");
+    let dir = common::TempDir::new("stage-shards");
+    let files: Vec<String> = (0..2)
+        .map(|i| dir.path().join(format!("{i}.json")).display().to_string())
+        .collect();
+    let handles: Vec<_> = (0..2)
+        .map(|i| {
+            let (url, file) = (url.clone(), files[i].clone());
+            std::thread::spawn(move || {
+                let shard = format!("{}/2", i + 1);
+                run_tsumo(
+                    &[
+                        "--stages",
+                        "1s:0-400,1s:400-200",
+                        "-t1",
+                        "-c4",
+                        "--shard",
+                        &shard,
+                        "--run-id",
+                        "stages",
+                        "--json",
+                        &file,
+                        &url,
+                    ],
+                    LIMIT,
+                )
+            })
+        })
+        .collect();
+    let mut parts = Vec::new();
+    for (handle, file) in handles.into_iter().zip(&files) {
+        handle.join().expect("shard").assert_success();
+        parts.push(stage_counts(&common::read_json(std::path::Path::new(file))));
+    }
+    // Each shard has its half of each stage's slots: 100 of 200, 150 of 300.
+    assert_eq!(parts[0], [(1, 100, 100), (2, 150, 150)]);
+    assert_eq!(parts[1], [(1, 100, 100), (2, 150, 150)]);
+    let merged = dir.path().join("merged.json");
+    let merged_text = merged.display().to_string();
+    let run = run_tsumo(&["merge", &files[0], &files[1], "-o", &merged_text], LIMIT);
+    run.assert_success();
+    let json = common::read_json(&merged);
+    assert_eq!(
+        stage_counts(&json),
+        [(1, 200, 200), (2, 300, 300)],
+        "{json:#}"
+    );
+    assert_eq!(json_u64(&json["stages"][1], "latency.count"), 300);
+    assert!(run.stdout.contains("\n  stage 2  1s→2s "), "{}", run.stdout);
+    assert_eq!(nginx.access_log_wait(500).len(), 500);
+}
+
+/// A server that stalls 320 ms once, 1.3 s after its first request, inside the ramp of stage 2
+/// (1 s → 2 s): that stage's corrected latency and the server's share of it hold the stall,
+/// the other stages' p99 stay small, and `--slo` breaks in stage 2, named so (exit 99).
+#[test]
+fn a_stall_during_a_ramp_is_in_that_stage_and_its_objective_breaks_there() {
+    use std::sync::Mutex;
+    use std::time::Instant;
+    let first: Mutex<Option<Instant>> = Mutex::new(None);
+    let addr = common::responder::start(move || {
+        let now = Instant::now();
+        let first = *first.lock().expect("lock").get_or_insert(now);
+        let (from, to) = (
+            first + Duration::from_millis(1300),
+            first + Duration::from_millis(1620),
+        );
+        if now >= from && now < to {
+            std::thread::sleep(to - now);
+        }
+    });
+    let url = format!("http://{addr}/");
+    let (run, json) = staged(
+        "1s:200,1s:200-600,1s:200",
+        &["-t1", "-c4", "--slo", "p99<100ms"],
+        &url,
+    );
+    assert_eq!(run.status.code(), Some(99), "{run:?}");
+    let stages = json["stages"].as_array().expect("stages");
+    assert_eq!(stages.len(), 3, "{json:#}");
+    assert!(json_u64(&stages[1], "latency.max") >= 300_000, "{json:#}");
+    assert!(
+        json_u64(&stages[1], "server_latency.max") >= 300_000,
+        "{json:#}"
+    );
+    for other in [&stages[0], &stages[2]] {
+        assert!(json_u64(other, "latency.p99") < 100_000, "{json:#}");
+        assert_eq!(other["objectives"][0]["held"], true, "{json:#}");
+    }
+    assert_eq!(stages[1]["objectives"][0]["held"], false, "{json:#}");
+    assert!(
+        run.stderr
+            .contains("p99<100ms broken in stage 2 (200→600 req/s): p99 "),
+        "{run:?}"
+    );
+    assert!(
+        run.stdout
+            .contains("  BROKEN  p99<100ms broken in stage 2 (200→600 req/s): p99 "),
+        "{run:?}"
+    );
+}
+
+/// Ctrl-C in stage 2: the report and the JSON name it, the stages after it are not listed,
+/// and the stage cut short was due only what fell due before the signal.
+#[test]
+fn ctrl_c_names_the_stage_it_stopped_in() {
+    let nginx = Nginx::start();
+    let dir = common::TempDir::new("stages-sigint");
+    let path = dir.path().join("run.json");
+    let path_text = path.display().to_string();
+    let url = nginx.http_url("/index.html");
+    let mut tsumo = common::Signalled::spawn(&[
+        "--stages",
+        "1s:100,2s:100-300,2s:300",
+        "-t1",
+        "-c2",
+        "--json",
+        &path_text,
+        &url,
+    ]);
+    std::thread::sleep(Duration::from_millis(2200));
+    tsumo.kill(libc::SIGINT, None);
+    let run = tsumo.finish(LIMIT);
+    let json = common::read_json(&path);
+    assert_eq!(json["ended_by"], "SIGINT", "{json:#}");
+    assert_eq!(json_u64(&json, "stopped_in_stage"), 2, "{json:#}");
+    let counts = stage_counts(&json);
+    assert_eq!(counts.len(), 2, "{json:#}");
+    let (_, target, requests) = counts[1];
+    assert!(target > 0 && target < 400, "{json:#}");
+    assert!(requests.abs_diff(target) <= 2, "{json:#}");
+    assert!(json_f64(&json["stages"][1], "ran_s") < 2.0, "{json:#}");
+    assert!(run.stdout.contains("\n  stopped in stage 2,"), "{run:?}");
+}
+
+/// The server dies in stage 2: every stage is written, the later ones with no response, and
+/// the run fails (exit 1) naming the first stage without one.
+#[test]
+fn a_server_that_dies_fails_the_run_in_the_stage_it_died_before() {
+    use common::faulty::{Behavior, FaultyServer};
+    let server = FaultyServer::start(Behavior::CloseEvery(1_000_000));
+    let dir = common::TempDir::new("stages-dies");
+    let path = dir.path().join("run.json");
+    let path_text = path.display().to_string();
+    let url = server.url("/");
+    let child = std::thread::spawn(move || {
+        run_tsumo(
+            &[
+                "--stages",
+                "1s:50,1s:50-100,1s:100",
+                "-t1",
+                "-c2",
+                "--json",
+                &path_text,
+                &url,
+            ],
+            LIMIT,
+        )
+    });
+    std::thread::sleep(Duration::from_millis(1500));
+    drop(server);
+    let run = child.join().expect("tsumo");
+    assert_eq!(run.status.code(), Some(1), "{run:?}");
+    let json = common::read_json(&path);
+    let counts = stage_counts(&json);
+    assert_eq!(counts.len(), 3, "{json:#}");
+    assert!(counts[0].2 >= 48, "{json:#}");
+    assert_eq!(counts[2].2, 0, "{json:#}");
+    assert!(
+        run.stderr.contains("no response in stage 3 (100 req/s"),
+        "{run:?}"
+    );
 }

@@ -84,6 +84,7 @@ fn run_result(latency: &[u64]) -> RunResult {
         behind: None,
         start: crate::stats::start::StartRecord::new(None, 0),
         timeline: None,
+        stages: None,
     }
 }
 

@@ -69,6 +69,8 @@ pub struct Profile {
     parts: Vec<Part>,
     total: Nanos,
     peak: u64,
+    /// The stages as written (jumps included).
+    stages: Vec<Stage>,
 }
 
 impl Profile {
@@ -93,7 +95,13 @@ impl Profile {
             parts,
             total: start,
             peak: peak(stages).unwrap_or(0),
+            stages: stages.to_vec(),
         }
+    }
+
+    /// The stages as written, jumps included.
+    pub fn stages(&self) -> &[Stage] {
+        &self.stages
     }
 
     /// How long the profile lasts, ns.

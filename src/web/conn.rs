@@ -532,6 +532,7 @@ impl Connection {
         self.server_free.answered(&split_times);
         let mut rec = self.shared.recorder.borrow_mut();
         rec.roll_to(now);
+        rec.at_intended(times.intended);
         rec.counters.requests += 1;
         if status > 399 {
             rec.counters.errors.status += 1;

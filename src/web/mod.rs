@@ -37,6 +37,7 @@ use crate::script::{Script, ScriptError, ThreadScript};
 use crate::stats::format::format_metric;
 use crate::stats::http::over::OverLimits;
 use crate::stats::http::shortfall::{Behind, MachineLoad, Shortfall};
+use crate::stats::http::stages::RunStages;
 use crate::stats::http::RunTimeline;
 use crate::stats::http::{Recorder, RunResult};
 use crate::stats::timeline::IntervalClock;
@@ -131,7 +132,20 @@ pub fn run(plan: &Plan) -> Result<Finished, Error> {
         &run.server_samples,
     );
     let hung = run.wind_down.abandoned.len();
-    let shortfall = plan.rate.and_then(|rate| {
+    let stages = total.stages.as_ref().map(|stages| {
+        let profile = Profile::new(&plan.stages);
+        let ran = elapsed.as_nanos().min(u64::MAX as u128) as u64;
+        let cut_short = run.ended_by != engine::EndReason::Duration && ran < profile.total();
+        let records = stages.settled(&total.counters);
+        RunStages::of(&profile, plan.options.part.shard, records, ran, cut_short)
+    });
+    // With stages, the rate the run was due over what of it ran (a run cut short was not
+    // due the rest of the profile).
+    let due_rate = stages.as_ref().map(|stages| {
+        let due: u64 = stages.stages.iter().map(|stage| stage.target).sum();
+        (due as f64 / elapsed.as_secs_f64().max(1e-9)).round() as u64
+    });
+    let shortfall = due_rate.or(plan.rate).and_then(|rate| {
         let mut shortfall =
             Shortfall::judge(rate, plan.connections, &total, elapsed, &run.threads)?
                 .with_machine(machine);
@@ -172,6 +186,7 @@ pub fn run(plan: &Plan) -> Result<Finished, Error> {
         behind,
         start: run.start,
         timeline: Some(timeline),
+        stages,
     };
     Ok(Finished {
         result,

@@ -75,6 +75,7 @@ impl Turn {
             return;
         }
         recorder.roll_to(sent);
+        recorder.at_intended(self.intended);
         let due = self.intended.max(free_at);
         recorder.record_send_lateness(clock::to_us(sent.saturating_sub(due)));
         if free_at > self.intended {

@@ -107,6 +107,10 @@ impl Worker for HttpWorker {
         let intervals = IntervalClock::new(t0, layout.interval);
         let sink = crate::stats::live::sink::<crate::stats::http::live::Data>();
         shared.recorder.borrow_mut().start_timeline(intervals, sink);
+        if let Some(profile) = &layout.profile {
+            let lengths = profile.stages().iter().map(|stage| stage.duration_ns);
+            shared.recorder.borrow_mut().start_stages(t0, lengths);
+        }
         tokio::task::spawn_local(close_intervals(shared.recorder.clone(), intervals));
         tokio::task::spawn_local(Rc::clone(&shared.watchdog).run());
         let mut scheduled = Vec::new();

@@ -265,7 +265,7 @@ http {{
     default_type application/octet-stream;
     # One line per request: what the server received, for tests to assert on. "$request" is the
     # request line as sent ($request_method turns to GET after the error_page below).
-    log_format tsumo '"$request" $status $request_length $content_length $body_bytes_sent $connection $connection_requests $server_port $ssl_protocol $remote_addr';
+    log_format tsumo '"$request" $status $request_length $content_length $body_bytes_sent $connection $connection_requests $server_port $ssl_protocol $remote_addr $msec';
     access_log {dir}/access.log tsumo;
     client_body_temp_path {dir}/tmp/client_body;
     proxy_temp_path {dir}/tmp/proxy;
@@ -512,6 +512,8 @@ pub struct AccessLogLine {
     pub ssl_protocol: Option<String>,
     /// The client's address (the source address of the connection).
     pub remote_addr: String,
+    /// When nginx logged the request (as it finished answering it: `$msec`), Unix ms.
+    pub logged_ms: u64,
 }
 
 impl AccessLogLine {
@@ -520,7 +522,7 @@ impl AccessLogLine {
         let (request, rest) = line.strip_prefix('"')?.split_once("\" ")?;
         let mut request = request.split(' ');
         let f: Vec<&str> = rest.split(' ').collect();
-        if f.len() != 9 {
+        if f.len() != 10 {
             return None;
         }
         let dash = |s: &str| (s != "-").then(|| s.to_string());
@@ -537,6 +539,10 @@ impl AccessLogLine {
             server_port: f[6].parse().ok()?,
             ssl_protocol: dash(f[7]),
             remote_addr: f[8].to_string(),
+            logged_ms: {
+                let (s, ms) = f[9].split_once('.')?;
+                s.parse::<u64>().ok()? * 1000 + ms.parse::<u64>().ok()?
+            },
         })
     }
 }

@@ -7,6 +7,7 @@ use hdrhistogram::Histogram;
 
 use super::intervals::merge_http;
 use super::saved::{Percentiles, SavedRun};
+use super::stages;
 use crate::error::Error;
 use crate::report::objectives;
 use crate::report::result::SearchStep;
@@ -87,8 +88,12 @@ pub(super) fn merge(saved: &[(&SavedRun, &str)], label: &str) -> Result<SavedRun
         .map(|(r, src)| (&r.intervals[..], *src))
         .collect();
     merged.intervals = merge_http(&intervals)?;
-    // The parts' objectives (the same in every part), judged on the whole.
+    let parts: Vec<_> = saved.iter().map(|(r, src)| (&r.stages[..], *src)).collect();
+    merged.stages = stages::merge(&parts, merged.plan.connections)?;
+    merged.stopped_in_stage = saved.iter().filter_map(|(r, _)| r.stopped_in_stage).max();
+    // The parts' objectives (the same in every part), judged on the whole and on each stage.
     merged.objectives = merged.judge_again();
+    stages::judge_again(&mut merged.stages, &merged.objectives);
     merged.label = label.to_string();
     Ok(merged)
 }

@@ -13,6 +13,7 @@ mod merge;
 mod page;
 pub mod protocols;
 pub mod saved;
+pub mod stages;
 pub mod text;
 
 use std::any::Any;
@@ -85,13 +86,14 @@ impl SavedResult for SavedRun {
             return Some(format!("script error: {e}"));
         }
         let c = &self.counters;
-        (c.requests == 0).then(|| {
-            format!(
+        if c.requests == 0 {
+            return Some(format!(
                 "no response was received ({} socket errors, {} requests never sent)",
                 c.errors.socket_total(),
                 c.unsent.total()
-            )
-        })
+            ));
+        }
+        stages::no_response(&self.stages)
     }
 
     /// As every result exits, but objectives that held only without the requests tsumo itself
@@ -101,8 +103,18 @@ impl SavedResult for SavedRun {
         if let Some(line) = self.verdict() {
             return (ExitStatus::Failed, Some(line));
         }
-        if let Some(line) = slo::broken_line(&self.objectives) {
-            return (ExitStatus::ObjectiveBroken, Some(line));
+        let in_stages = stages::broken(&self.stages);
+        match (slo::broken_line(&self.objectives), in_stages.is_empty()) {
+            (Some(line), true) => return (ExitStatus::ObjectiveBroken, Some(line)),
+            (Some(line), false) => {
+                let line = format!("{line}; {}", in_stages.join("; "));
+                return (ExitStatus::ObjectiveBroken, Some(line));
+            }
+            (None, false) => {
+                let line = format!("objectives broken: {}", in_stages.join("; "));
+                return (ExitStatus::ObjectiveBroken, Some(line));
+            }
+            (None, true) => {}
         }
         match self.broken_by_own_unsent() {
             Some(why) => {

@@ -16,6 +16,7 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 use super::intervals::{http_intervals, SavedInterval};
+use super::stages::{self, SavedStage};
 use crate::error::Error;
 use crate::plan::{JsonOut, Plan, Protocol};
 use crate::report::schema::{
@@ -115,6 +116,13 @@ pub struct SavedRun {
     /// The run interval by interval (`--interval`); absent in files of older tsumos.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub intervals: Vec<SavedInterval>,
+    /// `--stages`: each stage's own results (see [`SavedStage`]), in order; absent without
+    /// stages, and in files of older tsumos.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stages: Vec<SavedStage>,
+    /// `--stages`: the stage (its `index`) a run cut short stopped in; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped_in_stage: Option<usize>,
     /// `merged_from`, `run_id`, `shard`, `start`: written last, at the top level.
     #[serde(flatten)]
     pub part: SavedPart,
@@ -406,8 +414,16 @@ impl SavedRun {
                 .timeline
                 .as_ref()
                 .map_or_else(Vec::new, |t| http_intervals(t, elapsed_s)),
+            stages: Vec::new(),
+            stopped_in_stage: None,
             part: SavedPart::of(&r.plan.options.part, &r.start),
         };
+        if let Some(run_stages) = &r.stages {
+            let side = r.shortfall.as_ref().map(|s| s.side);
+            let objectives = &r.plan.options.objectives;
+            saved.stages = stages::saved(run_stages, r.plan.connections, side, objectives);
+            saved.stopped_in_stage = run_stages.stopped_in;
+        }
         saved.set_split(&r.split);
         // Judged on the saved measures, as a saved run is judged again (`report::objectives`).
         saved.objectives = slo::judge(&r.plan.options.objectives, &saved);
@@ -500,6 +516,7 @@ mod tests {
             behind: None,
             start: StartRecord::new(None, 1_796_061_600_000_000_000),
             timeline: None,
+            stages: None,
         }
     }
 

@@ -14,6 +14,7 @@ use crate::error::Error;
 use crate::plan::{Protocol, Scheme};
 use crate::report::http::protocols::{http2_lines, http3_lines, protocol_lines, protocol_name};
 use crate::report::http::saved::{OwnDelay, Percentiles, SavedPacing, SavedRun};
+use crate::report::http::stages;
 use crate::report::lines::{part_lines, server_line};
 use crate::report::objectives;
 use crate::report::schema::decode_histogram;
@@ -70,6 +71,8 @@ struct Layout<'a> {
     notes: &'a [String],
     /// `--slo`'s verdict lines, last.
     objectives: Vec<String>,
+    /// `--stages`: a line per stage after wrk2's block (none without stages).
+    stages: Vec<String>,
     /// The split of the corrected latency (absent from files of older tsumos).
     split: Option<SplitSummary<'a>>,
 }
@@ -173,6 +176,7 @@ impl Layout<'_> {
         }
         let c = self.counters;
         totals(&mut lines, c, self.runtime_us);
+        lines.extend(self.stages.iter().cloned());
         // tsumo's lines after wrk2's report.
         lines.extend(protocol_lines(&c.protocol));
         if let (Some(h2), Some(asked)) = (&c.http2, self.streams_asked) {
@@ -247,6 +251,9 @@ pub fn render(r: &RunResult) -> String {
             c.tls_full_handshakes, c.tls_resumed_handshakes
         )
     });
+    // The saved layout, for what is judged or laid out on it (objectives, stages).
+    let saved = (!plan.options.objectives.is_empty() || r.stages.is_some())
+        .then(|| SavedRun::from_result(r));
     let lateness = plan.rate.map(|_| {
         let h = &r.send_lateness;
         [
@@ -279,11 +286,10 @@ pub fn render(r: &RunResult) -> String {
         server: r.server.as_ref(),
         part: part_lines(&plan.options.part, &r.start),
         notes: &r.notes,
-        objectives: if plan.options.objectives.is_empty() {
-            Vec::new()
-        } else {
-            objectives::lines(&SavedRun::from_result(r).objectives)
-        },
+        objectives: saved.as_ref().map_or_else(Vec::new, objective_lines),
+        stages: saved.as_ref().map_or_else(Vec::new, |s| {
+            stages::lines(&s.stages, s.stopped_in_stage, plan.connections)
+        }),
         split: (!r.split.is_empty()).then(|| SplitSummary {
             timestamps: r.timestamps,
             quic: plan.protocol.http3().is_some(),
@@ -466,7 +472,8 @@ pub fn render_merged(s: &SavedRun) -> Result<String, Error> {
         server: s.server.as_ref(),
         part: Vec::new(),
         notes: &[],
-        objectives: objectives::lines(&s.objectives),
+        objectives: objective_lines(s),
+        stages: stages::lines(&s.stages, s.stopped_in_stage, plan.connections),
         split: s
             .server_latency
             .zip(s.own_delay)
@@ -481,6 +488,13 @@ pub fn render_merged(s: &SavedRun) -> Result<String, Error> {
             }),
     }
     .render())
+}
+
+/// The objectives' lines: the whole run's, then each stage's breaches.
+fn objective_lines(s: &SavedRun) -> Vec<String> {
+    let mut lines = objectives::lines(&s.objectives);
+    lines.extend(stages::objective_lines(&s.stages));
+    lines
 }
 
 /// tsumo's own CPU and peak memory, per completed request.
@@ -569,6 +583,7 @@ mod tests {
             behind: None,
             start: crate::stats::start::StartRecord::new(None, 0),
             timeline: None,
+            stages: None,
         }
     }
 

@@ -5,7 +5,8 @@
 //! exactly, response by response; `shortfall`, the judgement of a rate not reached and of
 //! tsumo sending behind its schedule; `protocol`, HTTP/1.1's violations by kind; `http2` and
 //! `http3`, those protocols' frames, grants, packets and ends; `over`, the latency-limit
-//! counts; `live`, the run's intervals as `--dashboard` adds them up.
+//! counts; `live`, the run's intervals as `--dashboard` adds them up; `stages`, each `--stages`
+//! stage's own record.
 
 pub mod counters;
 pub mod http2;
@@ -17,6 +18,7 @@ pub mod recorder;
 pub mod result;
 pub mod shortfall;
 pub mod split;
+pub mod stages;
 pub mod timeline;
 
 pub use counters::{Counters, Errors, TlsFailure, TlsFailures, Unsent};

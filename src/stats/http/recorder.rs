@@ -8,6 +8,7 @@ use hdrhistogram::Histogram;
 
 use super::counters::{Counters, TlsFailure};
 use super::split;
+use super::stages::Stages;
 use super::timeline::{Interval, Timeline, WholeMut};
 use crate::stats::new_histogram;
 use crate::stats::sink::Sink;
@@ -32,6 +33,9 @@ pub struct Recorder {
     /// Where each closed interval is handed over too (`--dashboard`'s live state; a worker's
     /// own; none in a merged recorder).
     pub sink: Option<Arc<dyn Sink<Interval>>>,
+    /// Each `--stages` stage's own record, once [`Recorder::start_stages`] ran; `None` without
+    /// stages (then nothing is kept, nor checked, per stage).
+    pub stages: Option<Box<Stages>>,
 }
 
 /// How many distinct TLS failures a run quotes.
@@ -54,6 +58,21 @@ impl Recorder {
             tls_failure_quotes: Vec::new(),
             timeline: Timeline::default(),
             sink: None,
+            stages: None,
+        }
+    }
+
+    /// Starts keeping each stage's record: stages of `lengths` ns from `t0`.
+    pub fn start_stages(&mut self, t0: u64, lengths: impl IntoIterator<Item = u64>) {
+        self.stages = Some(Box::new(Stages::new(t0, lengths, &self.counters)));
+    }
+
+    /// Counts from now on (a send's lateness, a response, its errors) belong to the stage
+    /// holding `intended`, the request's intended send time (CLOCK_MONOTONIC ns).
+    #[inline]
+    pub fn at_intended(&mut self, intended: u64) {
+        if let Some(stages) = self.stages.as_mut() {
+            stages.at(intended, &self.counters);
         }
     }
 
@@ -112,6 +131,9 @@ impl Recorder {
             .add_one(split);
         self.uncorrected.saturating_record(split.uncorrected);
         self.split.record_beside_timeline(split);
+        if let Some(stages) = self.stages.as_mut() {
+            stages.record_latency(split);
+        }
         // Once the timeline runs, these go to its open interval only, which adds them into the
         // run's histograms as it closes (and a merge adds the open one's): one record each.
         let own = split.own_send + split.own_read;
@@ -128,6 +150,9 @@ impl Recorder {
     /// Records how late a send was against its schedule, in µs (0 allowed: on time).
     #[inline]
     pub fn record_send_lateness(&mut self, lateness_us: u64) {
+        if let Some(stages) = self.stages.as_mut() {
+            stages.record_send_lateness(lateness_us);
+        }
         if !self.timeline.record_send_lateness(lateness_us) {
             self.send_lateness.saturating_record(lateness_us);
         }
@@ -155,7 +180,16 @@ impl Recorder {
         self.split.add(&other.split);
         other.timeline.add_open_to(self.whole_mut());
         self.timeline.merge(&other.timeline, &other.counters);
+        if let Some(theirs) = &other.stages {
+            let counters = &self.counters;
+            self.stages
+                .get_or_insert_with(|| Box::new(theirs.emptied(counters)))
+                .merge(counters, theirs, &other.counters);
+        }
         self.counters.add(&other.counters);
+        if let Some(stages) = self.stages.as_mut() {
+            stages.rebase(&self.counters);
+        }
         for words in &other.tls_failure_quotes {
             if self.tls_failure_quotes.len() < TLS_FAILURE_QUOTES
                 && !self.tls_failure_quotes.contains(words)

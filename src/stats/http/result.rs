@@ -7,6 +7,7 @@ use hdrhistogram::Histogram;
 use super::counters::Counters;
 use super::shortfall::{self, Shortfall};
 use super::split;
+use super::stages::RunStages;
 use super::timeline::RunTimeline;
 use crate::plan::Plan;
 use crate::stats::{end, start};
@@ -54,4 +55,6 @@ pub struct RunResult {
     pub start: start::StartRecord,
     /// The run interval by interval (`--interval`); `None` where not recorded.
     pub timeline: Option<RunTimeline>,
+    /// Each `--stages` stage's own results; `None` without stages.
+    pub stages: Option<RunStages>,
 }

@@ -249,7 +249,7 @@ impl Timeline {
     }
 }
 
-fn errors_since(now: &Errors, was: &Errors) -> Errors {
+pub(super) fn errors_since(now: &Errors, was: &Errors) -> Errors {
     Errors {
         connect: now.connect - was.connect,
         read: now.read - was.read,

@@ -61,6 +61,7 @@ pub(super) async fn exchange<T: Tally>(
     {
         let mut rec = shared.recorder.borrow_mut();
         rec.roll_to(now);
+        rec.at_intended(intended);
         rec.counters.bytes_read += read;
         rec.counters.bytes_written += written;
         match ended {
