@@ -156,3 +156,65 @@ fn metrics_target_follows_the_profile() {
     assert!(seen.len() >= 2, "targets scraped: {seen:?}");
     assert_eq!(seen[..2], [100.0, 300.0], "targets scraped: {seen:?}");
 }
+
+/// A ramp from 0 on `-c20` opens its connections as their first requests come due, not all
+/// before the start: nginx saw them connect over the ramp (each connection's first request's
+/// time less its connection's age), never more than `-c`, and the run sent its integral.
+#[test]
+fn a_ramp_opens_its_connections_as_they_come_due() {
+    let dir = TempDir::new("tsumo-stages-connections");
+    let log = dir.path().join("connects.log");
+    let nginx = Nginx::builder()
+        .http_snippet(&format!(
+            "log_format connects '$connection $connection_requests $msec $connection_time';\n\
+             access_log {} connects;",
+            log.display()
+        ))
+        .start();
+    let url = nginx.http_url("/index.html");
+    // 0 → 200 over 2 s (200), 200 for 1 s: connection g's first request is due at √(g/50) s.
+    let run = run_tsumo(
+        &[
+            "--stages",
+            "2s:0-200,1s:200",
+            "-t2",
+            "-c20",
+            "--json",
+            "-",
+            "--quiet",
+            &url,
+        ],
+        LIMIT,
+    );
+    run.assert_success();
+    let doc = run.json();
+    assert_eq!(doc["counters"]["requests"].as_u64(), Some(400), "{doc:#}");
+    nginx.access_log_wait(400);
+    let text = std::fs::read_to_string(&log).expect("the connects log");
+    // Each connection's connect instant, from its first request's line.
+    let connects: Vec<f64> = text
+        .lines()
+        .filter_map(|line| {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            match f.as_slice() {
+                [_, "1", msec, age] => Some(msec.parse::<f64>().ok()? - age.parse::<f64>().ok()?),
+                _ => None,
+            }
+        })
+        .collect();
+    assert!(
+        !connects.is_empty() && connects.len() <= 20,
+        "{} connections:\n{text}",
+        connects.len()
+    );
+    let opened = doc["counters"]["connections_opened"].as_u64();
+    assert!(opened.is_some_and(|n| n <= 20), "{opened:?} opened");
+    let first = connects.iter().copied().fold(f64::INFINITY, f64::min);
+    let last = connects.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    // Connection 19's first request is due 0.62 s in: it opens about 0.5 s after the first.
+    assert!(
+        last - first >= 0.3,
+        "connections opened within {:.3}s of each other: {connects:?}",
+        last - first
+    );
+}
