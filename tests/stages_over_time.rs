@@ -218,3 +218,78 @@ fn a_ramp_opens_its_connections_as_they_come_due() {
         last - first
     );
 }
+
+/// A Lua script with `request`, `response` and `done` follows the profile: the integral sent
+/// and answered, as `done` counts it and nginx logs it.
+#[test]
+fn a_script_run_follows_the_profile() {
+    let nginx = Nginx::start();
+    let url = nginx.http_url("/");
+    let dir = TempDir::new("tsumo-stages-script");
+    let script = dir.path().join("hooks.lua");
+    std::fs::write(
+        &script,
+        "request = function() return wrk.format(nil, \"/index.html\") end\n\
+         response = function(status, headers, body) end\n\
+         done = function(summary, latency, requests)\n\
+           io.write(string.format(\"done: %d requests\\n\", summary.requests))\n\
+         end\n",
+    )
+    .expect("the script");
+    // 0 → 200 over 1 s (100), 200 for 1 s: 300 requests.
+    let run = run_tsumo(
+        &[
+            "--stages",
+            "1s:0-200,1s:200",
+            "-t1",
+            "-c2",
+            "-s",
+            &script.display().to_string(),
+            &url,
+        ],
+        LIMIT,
+    );
+    run.assert_success();
+    assert!(run.stdout.contains("done: 300 requests"), "{}", run.stdout);
+    assert_eq!(nginx.access_log_wait(300).len(), 300);
+}
+
+/// `--vs` with `--stages`: each side runs the whole profile.
+#[test]
+fn each_side_of_vs_runs_the_whole_profile() {
+    let nginx = Nginx::start();
+    let (a, b) = (
+        nginx.http_url("/index.html"),
+        nginx.http_url("/index.html?b"),
+    );
+    let dir = TempDir::new("tsumo-stages-vs");
+    let json = dir.path().join("vs.json");
+    let run = run_tsumo(
+        &[
+            "--stages",
+            "1s:0-200,1s:200",
+            "-t1",
+            "-c2",
+            "--vs",
+            &b,
+            "--rounds",
+            "1",
+            "--json",
+            &json.display().to_string(),
+            &a,
+        ],
+        LIMIT,
+    );
+    run.assert_success();
+    let log = nginx.access_log_wait(600);
+    let side_b = log.iter().filter(|l| l.uri.ends_with("?b")).count();
+    assert_eq!((log.len(), side_b), (600, 300), "{}", run.stdout);
+    let doc = read_json(&json);
+    let requests: Vec<u64> = doc["runs"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{doc:#}"))
+        .iter()
+        .map(|r| r["counters"]["requests"].as_u64().unwrap_or(0))
+        .collect();
+    assert_eq!(requests, [300, 300], "{doc:#}");
+}
