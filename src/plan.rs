@@ -188,7 +188,7 @@ pub struct DashboardAt {
 
 /// One part of a `--stages` profile: `duration_ns` long, the rate going linearly from `from` to
 /// `to` requests/s over it (equal: a hold; a duration of 0: a jump).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Stage {
     pub duration_ns: u64,
     pub from: u64,

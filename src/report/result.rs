@@ -18,7 +18,7 @@ use serde::Serialize;
 
 use crate::capacity::{LoadUnit, StepOutcome};
 use crate::error::{Error, ExitStatus};
-use crate::report::chart::{Answer, Objective, Series};
+use crate::report::chart::{Answer, Bound, Objective, Series};
 use crate::report::schema::{decode_histogram, SavedPart};
 use crate::report::timeline::IntervalSpan;
 use crate::slo::{self, Verdict};
@@ -242,6 +242,8 @@ pub enum PageChart {
         y_label: String,
         series: Vec<Series>,
         per_shard: Option<usize>,
+        /// Where each stage of a `--stages` run starts (none without).
+        bounds: Vec<Bound>,
     },
     /// A measure against offered load (a line, and each trial marked by its outcome), with
     /// the objective and the answer marked.

@@ -79,6 +79,8 @@ fn once(plan: &Plan) -> ExitStatus {
 pub(super) fn live_run(plan: &Plan) -> Result<web::Finished, crate::error::Error> {
     let data = crate::stats::http::live::Data {
         rate: plan.rate,
+        stages: plan.stages.clone(),
+        shards: plan.options.part.shard.count as u64,
         ..Default::default()
     };
     let feed = crate::dashboard::begin(&plan.options, data);

@@ -157,11 +157,85 @@ impl Profile {
         n
     }
 
+    /// The rate at `t` ns from the start, requests/s: 0 outside the profile (and in a hold at 0).
+    pub fn rate_at(&self, t: Nanos) -> f64 {
+        let i = self
+            .parts
+            .partition_point(|part| part.start + part.length <= t);
+        match self.parts.get(i) {
+            Some(part) if part.start <= t => {
+                let (r0, r1) = (part.from as f64, part.to as f64);
+                r0 + (r1 - r0) * (t - part.start) as f64 / part.length as f64
+            }
+            _ => 0.0,
+        }
+    }
+
     /// The mean rate over the whole profile, requests/s, rounded, at least 1.
     pub fn mean(&self) -> u64 {
         let twice = self.parts.last().map_or(0, Part::after);
         let mean = (twice + self.total as u128) / (2 * self.total.max(1) as u128);
         mean.clamp(1, u64::MAX as u128) as u64
+    }
+}
+
+/// A run's target over time, as its reports show it: none (closed loop), `-R`'s rate, or a
+/// profile's (this process's share of it: each of `shards` runs an equal part of the schedule).
+#[derive(Debug, Clone, Default)]
+pub enum Target {
+    #[default]
+    None,
+    Constant(u64),
+    Profile {
+        profile: Profile,
+        shards: u64,
+    },
+}
+
+impl Target {
+    /// The target of a run with `rate` (this process's `-R`), `stages` (the whole run's) and
+    /// `shards` parts.
+    pub fn new(rate: Option<u64>, stages: &[Stage], shards: u64) -> Target {
+        match (stages.is_empty(), rate) {
+            (false, _) => Target::Profile {
+                profile: Profile::new(stages),
+                shards: shards.max(1),
+            },
+            (true, Some(rate)) => Target::Constant(rate),
+            (true, None) => Target::None,
+        }
+    }
+
+    /// The target of `plan`'s run in this process.
+    pub fn of(plan: &Plan) -> Target {
+        let shards = plan.options.part.shard.count as u64;
+        Target::new(plan.rate, &plan.stages, shards)
+    }
+
+    /// The mean target over `[from, to)` ns from the start, requests/s: the requests due in it
+    /// ([`Profile::due`]) over its length.
+    pub fn over(&self, from: Nanos, to: Nanos) -> Option<f64> {
+        match self {
+            Target::None => None,
+            Target::Constant(rate) => Some(*rate as f64),
+            Target::Profile { profile, shards } => {
+                let length = to.saturating_sub(from);
+                let due = profile.due(to) - profile.due(from.min(to));
+                Some(match length {
+                    0 => profile.rate_at(from) / *shards as f64,
+                    _ => due as f64 * 1e9 / length as f64 / *shards as f64,
+                })
+            }
+        }
+    }
+
+    /// The target at `t` ns from the start, requests/s.
+    pub fn at(&self, t: Nanos) -> Option<f64> {
+        match self {
+            Target::None => None,
+            Target::Constant(rate) => Some(*rate as f64),
+            Target::Profile { profile, shards } => Some(profile.rate_at(t) / *shards as f64),
+        }
     }
 }
 

@@ -103,3 +103,30 @@ fn a_zero_rate_sends_nothing() {
     assert_eq!(profile.due(S), 0);
     assert_eq!(profile.due(S + 1), 1);
 }
+
+#[test]
+fn the_target_over_an_interval_is_its_integral_over_its_length() {
+    // 0 → 400 over 1 s, 400 for 1 s, a jump to 800, 800 for 1 s.
+    let stages = [
+        stage(1.0, 0, 400),
+        stage(1.0, 400, 400),
+        stage(0.0, 400, 800),
+        stage(1.0, 800, 800),
+    ];
+    let target = Target::new(Some(467), &stages, 1);
+    let seconds: Vec<f64> = (0..3)
+        .map(|k| target.over(k * S, (k + 1) * S).unwrap())
+        .collect();
+    assert_eq!(seconds, [200.0, 400.0, 800.0]);
+    // Half a second into the ramp: 50 of its requests, 100 req/s; its rate then 200 req/s.
+    assert_eq!(target.over(0, S / 2), Some(100.0));
+    assert_eq!(target.at(S / 2), Some(200.0));
+    assert_eq!(target.at(5 * S / 2), Some(800.0));
+    assert_eq!(target.at(4 * S), Some(0.0));
+    // Two shards: each its half.
+    let halves = Target::new(Some(233), &stages, 2);
+    assert_eq!(halves.over(2 * S, 3 * S), Some(400.0));
+    // `-R` and a closed loop.
+    assert_eq!(Target::new(Some(500), &[], 1).over(0, S), Some(500.0));
+    assert_eq!(Target::new(None, &[], 1).at(0), None);
+}

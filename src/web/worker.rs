@@ -1,6 +1,8 @@
 //! One HTTP worker: its share of the connections, its own Lua state and recorder. It connects
 //! every connection first (so set-up does not eat into the first interval), waits at the start
-//! gate, then runs each connection's schedule until the shutdown or the script stops it.
+//! gate, then runs each connection's schedule until the shutdown or the script stops it. With
+//! `--stages`, a connection whose first request is due later in the run is opened shortly
+//! before it instead (a ramp from 0 opens its connections as the rate comes to need them).
 
 use std::cell::{Cell, RefCell};
 use std::net::IpAddr;
@@ -100,8 +102,12 @@ impl Worker for HttpWorker {
         let sources: Vec<Option<IpAddr>> = (0..layout.connections)
             .map(|i| source::pick(&layout.sources, layout.first_connection + i))
             .collect();
-        // Connect first, so that connection set-up does not eat into the first interval.
-        let opened = connect_all(&shared, &mux, &sources, layout.timeout).await;
+        // Connect first, so that connection set-up does not eat into the first interval; with
+        // `--stages`, a connection whose first request is due later opens shortly before it.
+        let opens_later: Vec<Option<Nanos>> = (0..layout.connections)
+            .map(|i| layout.opens_later(i))
+            .collect();
+        let opened = connect_all(&shared, &mux, &sources, &opens_later, layout.timeout).await;
 
         let t0 = ctx.start();
         let intervals = IntervalClock::new(t0, layout.interval);
@@ -116,8 +122,9 @@ impl Worker for HttpWorker {
         let mut scheduled = Vec::new();
         for (i, (opened, source)) in opened.into_iter().zip(sources).enumerate() {
             let schedule = layout.schedule(t0, i);
-            let Some(progress) = start(Rc::clone(&shared), &mux, opened, source, schedule.clone())
-            else {
+            let not_before = opens_later[i].map(|at| t0.saturating_add(at));
+            let conn = (opened, source, schedule.clone(), not_before);
+            let Some(progress) = start(Rc::clone(&shared), &mux, conn) else {
                 continue;
             };
             if let Some(schedule) = schedule {
@@ -146,7 +153,21 @@ struct Layout {
     duration: Duration,
 }
 
+/// How long before its first request is due a connection of a `--stages` run is opened: a
+/// connect (and TLS handshake) to a server on this machine took about 0.1 ms, to one across a
+/// network a round trip or two; 100 ms covers that, and a ramp still opens its connections as
+/// their first requests come due.
+const OPEN_AHEAD: Nanos = 100_000_000;
+
 impl Layout {
+    /// With `--stages`: when (from the start) connection `local` is opened, if its first request
+    /// is due later than [`OPEN_AHEAD`] into the run (`None`: before the start, as with `-R`).
+    fn opens_later(&self, local: usize) -> Option<Nanos> {
+        self.profile.as_ref()?;
+        let first_due = self.schedule(0, local)?.intended(0);
+        (first_due > OPEN_AHEAD).then(|| first_due - OPEN_AHEAD)
+    }
+
     /// The schedule of this worker's connection `local` (`None`: closed loop).
     fn schedule(&self, t0: Nanos, local: usize) -> Option<Schedule> {
         self.rate.map(|rate| {
@@ -221,23 +242,28 @@ impl HttpWorker {
     }
 }
 
-/// Opens every connection (a QUIC one for HTTP/3), each within `timeout`, all at once.
+/// Opens every connection (a QUIC one for HTTP/3), each within `timeout`, all at once; those
+/// that open later (`opens_later`) are left to open themselves.
 async fn connect_all(
     shared: &Rc<Shared>,
     mux: &Mux,
     sources: &[Option<IpAddr>],
+    opens_later: &[Option<Nanos>],
     timeout: Duration,
 ) -> Vec<Opened> {
     let handles: Vec<_> = sources
         .iter()
-        .map(|&source| {
+        .zip(opens_later)
+        .map(|(&source, later)| {
             let shared = Rc::clone(shared);
             let quic = match mux {
                 Some((Protocol::H3(_, quic), _)) => Some(Rc::clone(quic)),
                 _ => None,
             };
+            let now = later.is_none();
             tokio::task::spawn_local(async move {
                 match quic {
+                    _ if !now => Opened::Stream(None),
                     None => Opened::Stream(
                         tokio::time::timeout(timeout, shared.connect(source))
                             .await
@@ -261,29 +287,30 @@ async fn connect_all(
     opened
 }
 
+/// A connection to start: what was opened of it, its source address, its schedule, and when
+/// it opens itself if not opened yet (`None`: at once).
+type ToStart = (Opened, Option<IpAddr>, Option<Schedule>, Option<Nanos>);
+
 /// Starts one connection's paced life in its protocol: its progress, to read from outside it
 /// (`None` for a QUIC connection without HTTP/3, which cannot happen).
 fn start(
     shared: Rc<Shared>,
     mux: &Mux,
-    opened: Opened,
-    source: Option<IpAddr>,
-    schedule: Option<Schedule>,
+    (opened, source, schedule, not_before): ToStart,
 ) -> Option<Rc<Progress>> {
     Some(match (mux, opened) {
         (None, Opened::Stream(stream)) => {
             let conn = Connection::new(shared, schedule, stream, source);
             let progress = conn.progress();
-            tokio::task::spawn_local(conn.run());
+            spawn_at(not_before, conn.run());
             progress
         }
         (Some((Protocol::H2(settings), requests)), Opened::Stream(stream)) => {
             let wire = H2Wire::new(*settings, stream);
             let requests = Rc::clone(requests);
             let streams = settings.streams;
-            spawn_mux(MuxConnection::new(
-                shared, wire, streams, requests, schedule, source,
-            ))
+            let conn = MuxConnection::new(shared, wire, streams, requests, schedule, source);
+            spawn_mux(conn, not_before)
         }
         (Some((Protocol::H3(streams, quic), requests)), opened) => {
             let ready = match opened {
@@ -293,9 +320,8 @@ fn start(
             let wire = H3Wire::new(Rc::clone(quic), ready);
             let requests = Rc::clone(requests);
             let streams = *streams;
-            spawn_mux(MuxConnection::new(
-                shared, wire, streams, requests, schedule, source,
-            ))
+            let conn = MuxConnection::new(shared, wire, streams, requests, schedule, source);
+            spawn_mux(conn, not_before)
         }
         (_, Opened::Quic(_)) => return None,
     })
@@ -351,10 +377,22 @@ fn finish(
 
 /// Starts a multiplexed connection's paced life on the worker: its progress, to read from
 /// outside it.
-fn spawn_mux<W: Wire>(conn: MuxConnection<W>) -> Rc<Progress> {
+fn spawn_mux<W: Wire>(conn: MuxConnection<W>, not_before: Option<Nanos>) -> Rc<Progress> {
     let progress = conn.progress();
-    tokio::task::spawn_local(conn.run());
+    spawn_at(not_before, conn.run());
     progress
+}
+
+/// Runs `task` on the worker, from `not_before` (CLOCK_MONOTONIC) on when given.
+fn spawn_at(not_before: Option<Nanos>, task: impl std::future::Future<Output = ()> + 'static) {
+    match not_before {
+        None => drop(tokio::task::spawn_local(task)),
+        Some(at) => drop(tokio::task::spawn_local(async move {
+            let wait = at.saturating_sub(clock::now());
+            tokio::time::sleep(Duration::from_nanos(wait)).await;
+            task.await;
+        })),
+    }
 }
 
 /// A worker's protocol with several streams per connection, ready to open connections.

@@ -6,6 +6,7 @@ use prometheus_client::encoding::DescriptorEncoder;
 use prometheus_client::registry::Unit;
 
 use super::{counter, gauge, histogram, Labels, SeriesOf};
+use crate::report::http::live::target_now;
 use crate::stats::http::{live, Interval};
 use crate::stats::live::LiveRun;
 use crate::stats::new_histogram;
@@ -17,7 +18,8 @@ pub(super) struct Series {
     latency: Histogram<u64>,
     server_latency: Histogram<u64>,
     send_lateness: Histogram<u64>,
-    rate: Option<u64>,
+    /// The target now: `-R`, or the profile's rate at this moment.
+    rate: Option<f64>,
 }
 
 impl Default for Series {
@@ -35,12 +37,12 @@ impl Default for Series {
 impl SeriesOf for Series {
     type Part = live::Data;
 
-    fn add(&mut self, _run: &LiveRun, h: &live::Data) {
+    fn add(&mut self, run: &LiveRun, h: &live::Data) {
         self.counts.add(&h.totals.counts);
         let _ = self.latency.add(&h.totals.latency);
         let _ = self.server_latency.add(&h.totals.server_latency);
         let _ = self.send_lateness.add(&h.totals.send_lateness);
-        self.rate = h.rate;
+        self.rate = target_now(run, h);
     }
 
     /// The HTTP runs' counters, then their latencies.
@@ -152,8 +154,8 @@ fn latencies(runs: &[(Labels, Series)], e: &mut DescriptorEncoder) -> Result<(),
     gauge(
         e,
         "target_rate",
-        "The target rate (-R), requests per second",
+        "The target rate (-R, or --stages' rate at this moment), requests per second",
         runs,
-        &[("", "", |s: &Series| s.rate.map(|r| r as f64))],
+        &[("", "", |s: &Series| s.rate)],
     )
 }

@@ -289,6 +289,7 @@ mod tests {
                 rate: Some(100),
                 intervals: [(0, (1, interval.clone()))].into(),
                 totals: totals.clone(),
+                ..Default::default()
             })),
         };
         State {

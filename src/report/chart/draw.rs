@@ -252,6 +252,24 @@ fn draw_marks(
             .draw_series(LineSeries::new([(at, y0), (at, y1)], BLACK.stroke_width(2)))
             .map_err(failed)?;
     }
+    // A stage's start: a `<rect>` of no width (not a polyline among the data's), its label
+    // inside the frame's top.
+    for bound in marks
+        .bounds
+        .iter()
+        .filter(|b| b.x >= x.low && b.x <= x.high)
+    {
+        let at = x.to_plot(bound.x);
+        let area = chart.plotting_area();
+        area.draw(&Rectangle::new(
+            [(at, y1), (at, y0)],
+            SUBTITLE.stroke_width(1),
+        ))
+        .map_err(failed)?;
+        let label = EmptyElement::at((at, y1))
+            + Text::new(bound.label.clone(), (4, 4), font(11.0).color(&SUBTITLE));
+        area.draw(&label).map_err(failed)?;
+    }
     Ok(())
 }
 

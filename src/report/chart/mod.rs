@@ -180,6 +180,16 @@ pub fn latency_by_percentile(
 /// spans more than a decade). Each point is where its interval ends: a line of one point is
 /// drawn across its interval (a run, or a phase, seen in one interval), its end circled.
 pub fn over_time(titles: &Titles, y_label: &str, series: &[Series]) -> Result<String, ChartError> {
+    over_time_in_stages(titles, y_label, series, &[])
+}
+
+/// [`over_time`] with the starts of a run's stages drawn upright across it, each labelled.
+pub fn over_time_in_stages(
+    titles: &Titles,
+    y_label: &str,
+    series: &[Series],
+    bounds: &[Bound],
+) -> Result<String, ChartError> {
     let interval = interval_of(series);
     let series: Vec<Series> = series
         .iter()
@@ -194,21 +204,21 @@ pub fn over_time(titles: &Titles, y_label: &str, series: &[Series]) -> Result<St
         })
         .collect();
     let xs = series.iter().flat_map(|s| s.points.iter().map(|p| p.0));
+    // With stages, from the first one's start: the first interval's point is at its end.
+    let first_stage = bounds.first().map_or(f64::INFINITY, |b| b.x);
     let x = Axis::linear_span(
-        xs.clone().fold(f64::INFINITY, f64::min),
+        xs.clone().fold(first_stage, f64::min),
         xs.fold(f64::NEG_INFINITY, f64::max),
     );
     let (y, y_label) = y_axis(
         series.iter().flat_map(|s| s.points.iter().map(|p| p.1)),
         y_label,
     );
-    draw(
-        titles,
-        (&x, "Time (s)"),
-        (&y, &y_label),
-        &series,
-        &Marks::default(),
-    )
+    let marks = Marks {
+        bounds: bounds.to_vec(),
+        ..Marks::default()
+    };
+    draw(titles, (&x, "Time (s)"), (&y, &y_label), &series, &marks)
 }
 
 /// The length of one interval: the shortest step between two points of a line; a chart of
@@ -299,13 +309,23 @@ pub fn capacity_beside(
     let marks = Marks {
         objectives: objectives.to_vec(),
         answer: answer.cloned(),
+        bounds: Vec::new(),
     };
     draw(titles, (&x, x_label), (&y, &y_label), measured, &marks)
 }
 
-/// What a capacity chart draws besides its series.
+/// Where a stage starts on a chart over time: an upright line at `x` seconds, labelled (`stage 2`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Bound {
+    pub x: f64,
+    pub label: String,
+}
+
+/// What a chart draws besides its series: a capacity chart's objectives and answer, a chart
+/// over time's stage starts.
 #[derive(Debug, Default)]
 struct Marks {
     objectives: Vec<Objective>,
     answer: Option<Answer>,
+    bounds: Vec<Bound>,
 }

@@ -9,12 +9,17 @@ use crate::report::timeline::{
 };
 use crate::stats::http::RunTimeline;
 use crate::stats::http::{Errors, Unsent};
+use crate::timing::stages::Target;
 
 /// One interval of an HTTP run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SavedInterval {
     #[serde(flatten)]
     pub span: IntervalSpan,
+    /// The target over the interval, requests/s: `-R`, or with `--stages` the profile's integral
+    /// over it divided by its length; absent in a closed loop and in files of older tsumos.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_rate: Option<f64>,
     /// Requests written.
     pub sent: u64,
     /// Complete responses.
@@ -52,6 +57,7 @@ pub fn http_intervals(timeline: &RunTimeline, elapsed_s: f64) -> Vec<SavedInterv
         .zip(spans)
         .map(|((interval, server), span)| SavedInterval {
             span,
+            target_rate: None,
             sent: interval.sent,
             completed: interval.completed,
             bytes_read: interval.bytes_read,
@@ -66,6 +72,17 @@ pub fn http_intervals(timeline: &RunTimeline, elapsed_s: f64) -> Vec<SavedInterv
         })
         .collect()
 }
+
+/// Sets each interval's target from where it lies (`span.start_s` from the run's start).
+pub fn set_targets(intervals: &mut [SavedInterval], target: &Target) {
+    let ns = |s: f64| (s * 1e9).round().max(0.0) as u64;
+    for interval in intervals {
+        let start = ns(interval.span.start_s);
+        let end = start + ns(interval.span.duration_s);
+        interval.target_rate = target.over(start, end);
+    }
+}
+
 impl Addable for SavedInterval {
     fn span(&self) -> IntervalSpan {
         self.span
@@ -76,6 +93,8 @@ impl Addable for SavedInterval {
     }
 
     fn add(&mut self, other: &Self, source: &str) -> Result<(), Error> {
+        // Shards' shares add up to the whole run's target (kept only where every part has one).
+        self.target_rate = self.target_rate.zip(other.target_rate).map(|(a, b)| a + b);
         self.sent += other.sent;
         self.completed += other.completed;
         self.bytes_read += other.bytes_read;

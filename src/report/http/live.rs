@@ -2,7 +2,7 @@
 //! handed over, and the report's charts over time of the whole ones, laid out as the intervals
 //! of the saved run are: the same figures as the final page, so far.
 
-use super::intervals::{http_intervals, SavedInterval};
+use super::intervals::{http_intervals, set_targets, SavedInterval};
 use super::page::over_time;
 use crate::report::result::{figure, Figure, PageContent};
 use crate::report::timeline::{self, IntervalHistogram};
@@ -12,6 +12,8 @@ use crate::stats::http::live;
 use crate::stats::http::RunTimeline;
 use crate::stats::live::LiveRun;
 use crate::stats::timeline::{server_by_interval, IntervalClock};
+use crate::timing::clock;
+use crate::timing::stages::Target;
 use std::time::Duration;
 
 /// The whole intervals of the current run laid out so far.
@@ -22,7 +24,7 @@ pub fn content(run: &LiveRun, h: &live::Data, laid: &mut Laid) -> PageContent {
     let whole = lay_out(run, h, laid);
     let elapsed_s = whole as f64 * (run.length as f64 / 1e9);
     let intervals = &laid.intervals;
-    let mut figures = rate_figures(h, intervals, elapsed_s);
+    let mut figures = rate_figures(h, target_now(run, h), intervals, elapsed_s);
     figures.extend(latency_figures(h, intervals.last()));
     PageContent {
         kind: if run.ended {
@@ -37,7 +39,7 @@ pub fn content(run: &LiveRun, h: &live::Data, laid: &mut Laid) -> PageContent {
             "Ran".to_string(),
             format!("{elapsed_s:.0}s of whole intervals"),
         )],
-        charts: over_time(intervals, h.rate),
+        charts: over_time(intervals, h.rate, &h.stages),
     }
 }
 
@@ -70,23 +72,41 @@ fn lay_out(run: &LiveRun, h: &live::Data, laid: &mut Laid) -> usize {
         intervals: new,
     };
     let count = timeline.intervals.len();
+    let target = target(h);
     for mut interval in http_intervals(&timeline, count as f64 * length_s) {
         interval.span.start_s += done as f64 * length_s;
+        set_targets(std::slice::from_mut(&mut interval), &target);
         laid.intervals.push(interval);
     }
     whole
 }
 
+/// The run's target over time.
+fn target(h: &live::Data) -> Target {
+    Target::new(h.rate, &h.stages, h.shards)
+}
+
+/// The target now, requests/s: `-R`, or the profile's rate at this moment of the run (at its
+/// start before it started); none in a closed loop.
+pub fn target_now(run: &LiveRun, h: &live::Data) -> Option<f64> {
+    let since = run.t0.map_or(0, |t0| clock::now().saturating_sub(t0));
+    target(h).at(since)
+}
+
 /// The target, the requests, and the rate in the last interval and so far.
-fn rate_figures(h: &live::Data, intervals: &[SavedInterval], elapsed_s: f64) -> Vec<Figure> {
+fn rate_figures(
+    h: &live::Data,
+    target: Option<f64>,
+    intervals: &[SavedInterval],
+    elapsed_s: f64,
+) -> Vec<Figure> {
     let t = &h.totals;
     let mut figures: Vec<Figure> = vec![
         figure(
             "target",
             "Target rate",
-            h.rate
-                .map_or("closed loop".to_string(), |r| format!("{r} req/s")),
-            h.rate.map(|r| r as f64),
+            target.map_or("closed loop".to_string(), |r| format!("{r:.0} req/s")),
+            target,
         ),
         figure(
             "requests",
@@ -201,8 +221,7 @@ mod tests {
     fn run(intervals: u64) -> (LiveRun, live::Data) {
         let mut h = live::Data {
             rate: Some(10),
-            intervals: Default::default(),
-            totals: live::Totals::default(),
+            ..Default::default()
         };
         for k in 0..intervals {
             let mut latency = new_histogram();

@@ -3,8 +3,8 @@
 
 use super::intervals::SavedInterval;
 use super::saved::SavedRun;
-use crate::plan::Protocol;
-use crate::report::chart::Series;
+use crate::plan::{Protocol, Stage};
+use crate::report::chart::{Bound, Series};
 use crate::report::result::{figure, over_intervals, PageChart, PageContent, SavedResult};
 use crate::report::timeline::{IntervalHistogram, SavedServerInterval};
 use crate::stats::format::{counted, format_time_us};
@@ -159,16 +159,40 @@ pub(super) fn charts(s: &SavedRun) -> Vec<PageChart> {
             curves,
         });
     }
-    charts.extend(over_time(&s.intervals, s.plan.rate));
+    charts.extend(over_time(&s.intervals, s.plan.rate, &s.plan.stages));
     charts
 }
 
-/// The run over time, from its intervals: the report's charts, and the live page's.
-pub(super) fn over_time(intervals: &[SavedInterval], rate: Option<u64>) -> Vec<PageChart> {
+/// Where each stage of a profile starts, as a chart over time marks it: numbered as written,
+/// a jump (`0s:A-B`, which lasts nothing) left unmarked.
+pub(super) fn stage_bounds(stages: &[Stage]) -> Vec<Bound> {
+    let mut start_ns = 0u64;
+    let mut bounds = Vec::new();
+    for (i, stage) in stages.iter().enumerate() {
+        if stage.duration_ns > 0 {
+            bounds.push(Bound {
+                x: start_ns as f64 / 1e9,
+                label: format!("stage {}", i + 1),
+            });
+        }
+        start_ns = start_ns.saturating_add(stage.duration_ns);
+    }
+    bounds
+}
+
+/// The run over time, from its intervals: the report's charts, and the live page's. The target
+/// is each interval's (`-R`'s rate in files of older tsumos); `stages` marks where each starts
+/// on the target's and the latency's charts.
+pub(super) fn over_time(
+    intervals: &[SavedInterval],
+    rate: Option<u64>,
+    stages: &[Stage],
+) -> Vec<PageChart> {
     let mut charts = Vec::new();
     if intervals.is_empty() {
         return charts;
     }
+    let bounds = stage_bounds(stages);
     let end = |i: &SavedInterval| i.span;
     let points =
         |value: &dyn Fn(&SavedInterval) -> Option<f64>| over_intervals(intervals, end, value);
@@ -195,9 +219,12 @@ pub(super) fn over_time(intervals: &[SavedInterval], rate: Option<u64>) -> Vec<P
         y_label: "Latency (ms)".to_string(),
         series: latency,
         per_shard: Some(1),
+        bounds: bounds.clone(),
     });
     let mut rates = Vec::new();
-    if let Some(rate) = rate {
+    if intervals.iter().any(|i| i.target_rate.is_some()) {
+        rates.push(Series::new("target", points(&|i| i.target_rate)));
+    } else if let Some(rate) = rate {
         rates.push(Series::new("target", points(&|_| Some(rate as f64))));
     }
     rates.push(Series::new("sent", points(&|i| per_s(i, i.sent))));
@@ -209,6 +236,7 @@ pub(super) fn over_time(intervals: &[SavedInterval], rate: Option<u64>) -> Vec<P
         y_label: "Requests/s".to_string(),
         series: rates,
         per_shard: Some(completed),
+        bounds,
     });
     charts.push(PageChart::OverTime {
         id: "errors-over-time",
@@ -222,6 +250,7 @@ pub(super) fn over_time(intervals: &[SavedInterval], rate: Option<u64>) -> Vec<P
             Series::new("never sent", points(&|i| Some(i.unsent.total() as f64))),
         ],
         per_shard: None,
+        bounds: Vec::new(),
     });
     charts.push(PageChart::OverTime {
         id: "lateness-over-time",
@@ -229,6 +258,7 @@ pub(super) fn over_time(intervals: &[SavedInterval], rate: Option<u64>) -> Vec<P
         y_label: "Lateness (ms)".to_string(),
         series: three(|i| &i.send_lateness),
         per_shard: None,
+        bounds: Vec::new(),
     });
     if intervals.iter().any(|i| i.server.is_some()) {
         let server =
@@ -239,6 +269,7 @@ pub(super) fn over_time(intervals: &[SavedInterval], rate: Option<u64>) -> Vec<P
             y_label: "CPU (% of one core)".to_string(),
             series: vec![Series::new("server CPU", server(|v| v.cpu_percent))],
             per_shard: None,
+            bounds: Vec::new(),
         });
         charts.push(PageChart::OverTime {
             id: "server-memory-over-time",
@@ -249,6 +280,7 @@ pub(super) fn over_time(intervals: &[SavedInterval], rate: Option<u64>) -> Vec<P
                 server(|v| v.rss_bytes as f64 / 1e6),
             )],
             per_shard: None,
+            bounds: Vec::new(),
         });
     }
     charts

@@ -15,10 +15,10 @@ use std::net::IpAddr;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
-use super::intervals::{http_intervals, SavedInterval};
+use super::intervals::{http_intervals, set_targets, SavedInterval};
 use super::stages::{self, SavedStage};
 use crate::error::Error;
-use crate::plan::{JsonOut, Plan, Protocol};
+use crate::plan::{JsonOut, Plan, Protocol, Stage};
 use crate::report::schema::{
     encode_histogram, first_schema, write_value, SavedPart, SCHEMA_VERSION,
 };
@@ -32,6 +32,7 @@ use crate::stats::http::RunResult;
 use crate::sys::procstat::ServerUsage;
 use crate::sys::usage::OwnUsage;
 use crate::timing::pacer::Pacing;
+use crate::timing::stages::Target;
 
 /// One run as saved to JSON.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -170,6 +171,9 @@ pub struct SavedPlan {
     /// files of older tsumos.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pacing: Option<SavedPacing>,
+    /// `--stages`: the whole run's profile, in order (`rate` is its mean); absent without it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stages: Vec<Stage>,
 }
 
 /// The pacer's slot, as the report states it.
@@ -244,6 +248,7 @@ impl SavedPlan {
             protocol: plan.protocol,
             bind: plan.options.bind.clone(),
             pacing: SavedPacing::of(plan),
+            stages: plan.stages.clone(),
         }
     }
 }
@@ -410,10 +415,11 @@ impl SavedRun {
             behind_schedule: r.behind.clone(),
             script_error: None,
             objectives: Vec::new(),
-            intervals: r
-                .timeline
-                .as_ref()
-                .map_or_else(Vec::new, |t| http_intervals(t, elapsed_s)),
+            intervals: r.timeline.as_ref().map_or_else(Vec::new, |t| {
+                let mut intervals = http_intervals(t, elapsed_s);
+                set_targets(&mut intervals, &Target::of(&r.plan));
+                intervals
+            }),
             stages: Vec::new(),
             stopped_in_stage: None,
             part: SavedPart::of(&r.plan.options.part, &r.start),

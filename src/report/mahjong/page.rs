@@ -182,6 +182,7 @@ pub(super) fn over_time(intervals: &[SavedSessionInterval]) -> Vec<PageChart> {
             Series::new("playing", points(&|i| count(i.players.playing))),
         ],
         per_shard: Some(2),
+        bounds: Vec::new(),
     });
     let ms = |h: &IntervalHistogram, us: u64| (h.count > 0).then_some(us as f64 / 1000.0);
     charts.push(PageChart::OverTime {
@@ -207,6 +208,7 @@ pub(super) fn over_time(intervals: &[SavedSessionInterval]) -> Vec<PageChart> {
             ),
         ],
         per_shard: None,
+        bounds: Vec::new(),
     });
     charts.push(PageChart::OverTime {
         id: "games-over-time",
@@ -219,6 +221,7 @@ pub(super) fn over_time(intervals: &[SavedSessionInterval]) -> Vec<PageChart> {
             Series::new("cut at the end", points(&|i| count(i.games.cut))),
         ],
         per_shard: None,
+        bounds: Vec::new(),
     });
     // Hands are many to a game: on a chart of their own, they leave the games readable.
     charts.push(PageChart::OverTime {
@@ -227,6 +230,7 @@ pub(super) fn over_time(intervals: &[SavedSessionInterval]) -> Vec<PageChart> {
         y_label: "Per interval".to_string(),
         series: vec![Series::new("hands", points(&|i| count(i.hands)))],
         per_shard: None,
+        bounds: Vec::new(),
     });
     charts.push(PageChart::OverTime {
         id: "errors-over-time",
@@ -234,6 +238,7 @@ pub(super) fn over_time(intervals: &[SavedSessionInterval]) -> Vec<PageChart> {
         y_label: "Per interval".to_string(),
         series: vec![Series::new("errors", points(&|i| count(i.errors)))],
         per_shard: None,
+        bounds: Vec::new(),
     });
     charts
 }

@@ -121,6 +121,7 @@ pub fn render_merged(merged: &LoadedRun, parts: &[LoadedRun]) -> String {
                 y_label,
                 series,
                 per_shard: Some(key),
+                bounds,
             } => {
                 let mut all = series.clone();
                 for (k, (name, page)) in part_pages.iter().enumerate() {
@@ -136,6 +137,7 @@ pub fn render_merged(merged: &LoadedRun, parts: &[LoadedRun]) -> String {
                     y_label: y_label.clone(),
                     series: all,
                     per_shard: None,
+                    bounds: bounds.clone(),
                 }
             }
             other => other.clone(),
@@ -229,7 +231,12 @@ fn overlaid_charts(
                     subtitle.clone(),
                 ));
             }
-            PageChart::OverTime { title, y_label, .. } => {
+            PageChart::OverTime {
+                title,
+                y_label,
+                bounds,
+                ..
+            } => {
                 let series = overlay(&|c| match c {
                     PageChart::OverTime {
                         series,
@@ -246,6 +253,7 @@ fn overlaid_charts(
                         y_label: y_label.clone(),
                         series,
                         per_shard: None,
+                        bounds: bounds.clone(),
                     },
                     subtitle.clone(),
                 ));
@@ -465,8 +473,9 @@ fn chart_beside(chart: &PageChart, subtitle: String, beside: &[(f64, f64)]) -> S
             title,
             y_label,
             series,
+            bounds,
             ..
-        } => chart::over_time(&titles(title), y_label, series),
+        } => chart::over_time_in_stages(&titles(title), y_label, series, bounds),
         PageChart::Capacity {
             title,
             axes,

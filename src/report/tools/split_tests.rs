@@ -43,6 +43,7 @@ fn intervals(latency: &Histogram<u64>, split: Option<&SplitHistograms>) -> Vec<S
                 start_unix_ns: 1_796_061_600_000_000_000 + u64::from(k) * 1_000_000_000,
                 duration_s: 1.0,
             },
+            target_rate: None,
             sent: 100,
             completed: 100,
             bytes_read: 10_000,

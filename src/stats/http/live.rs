@@ -4,14 +4,19 @@
 use hdrhistogram::Histogram;
 
 use super::Interval;
+use crate::plan::Stage;
 use crate::stats::new_histogram;
 use crate::stats::sink::{Handed, Kind, Sums};
 
 /// An HTTP run's intervals handed over so far, and their sums.
 #[derive(Debug, Clone, Default)]
 pub struct Data {
-    /// The target rate (`-R`), when paced.
+    /// The target rate (`-R`, or with `--stages` the profile's mean), when paced.
     pub rate: Option<u64>,
+    /// `--stages`: the whole run's profile (this process runs its share of it); empty without.
+    pub stages: Vec<Stage>,
+    /// The shards the profile is split over (1 for a whole run).
+    pub shards: u64,
     /// By index: how many workers handed it over, and their sum.
     pub intervals: Handed<Interval>,
     /// Every interval handed over, added up (counts and histograms).
