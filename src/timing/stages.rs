@@ -149,6 +149,27 @@ impl Profile {
         n
     }
 
+    /// The rate at `t` ns from the start (a ramp's, rounded down): for `tsumo mahjong
+    /// --stages`, the players online then. 0 outside the profile.
+    pub fn level(&self, t: Nanos) -> u64 {
+        let i = self
+            .parts
+            .partition_point(|part| part.start + part.length <= t);
+        match self.parts.get(i) {
+            Some(part) if part.start <= t => {
+                let into = (t - part.start) as u128;
+                let (from, to, length) = (part.from as u128, part.to as u128, part.length as u128);
+                let level = if to >= from {
+                    from + (to - from) * into / length
+                } else {
+                    from - ((from - to) * into).div_ceil(length)
+                };
+                level as u64
+            }
+            _ => 0,
+        }
+    }
+
     /// The mean rate over the whole profile, requests/s, rounded, at least 1.
     pub fn mean(&self) -> u64 {
         let twice = self.parts.last().map_or(0, Part::after);
@@ -162,6 +183,24 @@ impl Profile {
 pub fn pacing_rate(plan: &Plan) -> Option<u64> {
     let shards = plan.options.part.shard.count.max(1) as u64;
     peak(&plan.stages).map_or(plan.rate, |peak| Some(peak / shards))
+}
+
+/// Which of `stages` (0-based) holds the instant `t` ns from the start: the one that lasts
+/// past `t` (a jump holds none); at or after the end, the last that lasts.
+pub fn stage_at(stages: &[Stage], t: Nanos) -> usize {
+    let mut start: Nanos = 0;
+    let mut last = 0;
+    for (i, stage) in stages.iter().enumerate() {
+        if stage.duration_ns == 0 {
+            continue;
+        }
+        last = i;
+        start = start.saturating_add(stage.duration_ns);
+        if t < start {
+            return i;
+        }
+    }
+    last
 }
 
 /// The highest rate of `stages`, requests/s (`None`: no stage).
