@@ -149,8 +149,10 @@ impl Profile {
         n
     }
 
-    /// The rate at `t` ns from the start (a ramp's, rounded down): for `tsumo mahjong
-    /// --stages`, the players online then. 0 outside the profile.
+    /// The rate at `t` ns from the start, a ramp's rounded up (as [`Profile::due`] counts the
+    /// requests due once the integral exceeds them): for `tsumo mahjong --stages`, the players
+    /// online then — on a ramp from 0 to N, player `k` (from 1) arrives once the line passes
+    /// `k − 1`, the last inside the ramp. 0 outside the profile.
     pub fn level(&self, t: Nanos) -> u64 {
         let i = self
             .parts
@@ -160,9 +162,9 @@ impl Profile {
                 let into = (t - part.start) as u128;
                 let (from, to, length) = (part.from as u128, part.to as u128, part.length as u128);
                 let level = if to >= from {
-                    from + (to - from) * into / length
+                    from + ((to - from) * into).div_ceil(length)
                 } else {
-                    from - ((from - to) * into).div_ceil(length)
+                    from - (from - to) * into / length
                 };
                 level as u64
             }

@@ -115,15 +115,17 @@ fn the_level_follows_holds_ramps_and_jumps() {
     ];
     let profile = Profile::new(&stages);
     assert_eq!(profile.level(0), 0);
-    assert_eq!(profile.level(S / 8 - 1), 0);
+    assert_eq!(profile.level(1), 1);
     assert_eq!(profile.level(S / 8), 1);
+    assert_eq!(profile.level(S / 8 + 1), 2);
     assert_eq!(profile.level(S), 8);
-    assert_eq!(profile.level(2 * S - 1), 15);
+    assert_eq!(profile.level(2 * S - 1), 16);
     assert_eq!(profile.level(2 * S), 20);
     assert_eq!(profile.level(3 * S), 20);
-    assert_eq!(profile.level(3 * S + 1), 19);
+    assert_eq!(profile.level(3 * S + 1), 20);
+    assert_eq!(profile.level(3 * S + S / 10), 19);
     assert_eq!(profile.level(4 * S), 10);
-    assert_eq!(profile.level(5 * S - 1), 0);
+    assert_eq!(profile.level(5 * S - 1), 1);
     assert_eq!(profile.level(5 * S), 0);
     // The stage of an instant: the jump holds none; past the end, the last.
     assert_eq!(stage_at(&stages, 0), 0);
