@@ -510,6 +510,14 @@ pub struct MahjongPlan {
     /// How long each player's logout may take once its session is over, retries and waiting
     /// for its turn included (`--logout-timeout`).
     pub logout_timeout: Duration,
+    /// `--stages`: the players online over time (empty without it). Players then arrive as the
+    /// profile rises and leave as it falls; `players` is this process's most at once.
+    #[serde(skip)]
+    pub stages: Vec<Stage>,
+    /// `--stay N`: with `--stages`, each table's players log out after N games and others
+    /// arrive in their place (`None`: a table plays until the profile falls or ends).
+    #[serde(skip)]
+    pub stay: Option<u32>,
 }
 
 impl MahjongPlan {

@@ -77,7 +77,19 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
     };
     let numbers = Numbers::read(&options)?;
     let (url, server) = server(&matches)?;
-    let numbers = numbers.checked(&options)?;
+    let mut numbers = numbers.checked(&options)?;
+    let (stages, stay) = profile(&options)?;
+    if let Some(peak) = crate::timing::stages::peak(&stages) {
+        // This process's most players at once, in whole tables; the run lasts the profile.
+        let seats = numbers.seats as u64;
+        let most = peak.div_ceil(seats).saturating_mul(seats).max(seats);
+        numbers.players =
+            usize::try_from(most).map_err(|_| options.invalid("stages", "too many players"))?;
+        numbers.duration = Duration::from_nanos(stages.iter().map(|s| s.duration_ns).sum());
+        if !numbers.logout_timeout_given {
+            numbers.logout_timeout = default_logout_timeout(numbers.players);
+        }
+    }
     let (rounds, vs) = rounds_and_vs(&options)?;
     let (rule, timer, bot) = game(&options)?;
     let part = super::shard::part(
@@ -88,6 +100,11 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
     )?;
     let players_given = matches.contains_id("players");
     let seats = numbers.seats;
+    if !stages.is_empty() && part.shard.count > 1 {
+        return Err(ArgError::Refused(
+            "--stages does not split over shards yet: run one process".to_string(),
+        ));
+    }
     let players = super::shard::split_players(numbers.players, seats, part.shard, players_given)?;
     let bind = super::bind::parse(&matches)?;
     let json = super::json_out(matches.get_one::<PathBuf>("json").cloned());
@@ -128,10 +145,13 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
         rule,
         rule_file: matches.get_one::<PathBuf>("rule").cloned(),
         timer,
-        lockstep: !matches.get_flag("start_when_full"),
         connect_timeout: numbers.connect_timeout,
         logout_timeout: numbers.logout_timeout,
         retries: numbers.retries,
+        // Under a profile, each table starts as soon as it is full.
+        lockstep: !matches.get_flag("start_when_full") && stages.is_empty(),
+        stages,
+        stay,
     };
     if matches.get_flag("capacity") {
         // The default grows with the players: the search's most, there.
@@ -257,6 +277,59 @@ impl Numbers {
     }
 }
 
+/// `--stages` (the players online over time) and `--stay`, both empty without `--stages`. The
+/// profile sets what `-c`, `--ramp`, `-d` and `--games` would: each is refused beside it, as
+/// are `--capacity` (a search sets the players itself) and `--stay` without a profile.
+fn profile(options: &super::Options) -> Result<(Vec<crate::plan::Stage>, Option<u32>), ArgError> {
+    let matches = options.matches;
+    let stay = options.count("stay")?;
+    let Some(text) = matches.get_one::<String>("stages") else {
+        return match stay {
+            Some(_) => Err(ArgError::Refused(
+                "--stay is for --stages (players leaving and others arriving in their place); \
+                 without it, use --games"
+                    .to_string(),
+            )),
+            None => Ok((Vec::new(), None)),
+        };
+    };
+    for (id, name, instead) in [
+        (
+            "players",
+            "-c",
+            "the profile says how many players are online",
+        ),
+        ("ramp", "--ramp", "the profile paces the arrivals"),
+        ("duration", "-d", "the run lasts the profile"),
+        (
+            "games",
+            "--games",
+            "use --stay N: the games a table plays before its players leave",
+        ),
+        (
+            "capacity",
+            "--capacity",
+            "a capacity search sets the players itself",
+        ),
+    ] {
+        let given = matches.value_source(id) == Some(clap::parser::ValueSource::CommandLine);
+        if given {
+            return Err(ArgError::Refused(format!(
+                "--stages sets the players over time: leave out {name} ({instead})"
+            )));
+        }
+    }
+    let stay = match stay {
+        Some(0) => return Err(options.invalid("stay", "must be at least 1")),
+        Some(n) => {
+            Some(u32::try_from(n).map_err(|_| options.invalid("stay", "number is too large"))?)
+        }
+        None => None,
+    };
+    let stages = super::stages::parse(text).map_err(|reason| options.invalid("stages", &reason))?;
+    Ok((stages, stay))
+}
+
 /// The server URL as typed and as a base URL, and no argument after it.
 fn server(matches: &clap::ArgMatches) -> Result<(String, Target), ArgError> {
     let Some(url) = matches.get_one::<String>("url") else {
@@ -375,6 +448,20 @@ pub(super) fn command() -> Command {
             value("games", None, "games")
                 .value_name("N")
                 .help(format!("Games each table plays [default: {DEFAULT_GAMES}]")),
+            value("stages", None, "stages").value_name("PROFILE").help(
+                "Instead of -c, --ramp, -d and --games: the players online over\n\
+                 time, as comma-separated DURATION:N (a hold) or DURATION:FROM-TO\n\
+                 (a linear ramp; over 0s, a jump): 2m:0-4096,10m:4096,2m:4096-0.\n\
+                 Players arrive (log in, connect, sit) as it rises, tables form\n\
+                 as they arrive, and tables leave after their game as it falls;\n\
+                 at its end every player still online logs out (a game still\n\
+                 being played is cut)",
+            ),
+            value("stay", None, "stay").value_name("N").help(
+                "With --stages: each table's players log out after N games and\n\
+                 new players arrive in their place (churn) [default: they stay\n\
+                 until the profile falls or ends]",
+            ),
             file("rule", None, "rule").help(
                 "JSON rule object merged onto tsumo's complete default rule\n\
                  (東風戦, no dealer repeat, no bankruptcy end, no abortive draws)",

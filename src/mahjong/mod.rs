@@ -8,6 +8,7 @@
 //! players in lockstep phases, as the engine's mode ([`session`]), and the phases themselves
 //! ([`phase`]). What is recorded lives in `stats::mahjong`, the report in `report::mahjong`.
 
+pub mod arrivals;
 pub mod bot;
 pub mod hand;
 pub mod messages;

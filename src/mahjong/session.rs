@@ -14,8 +14,9 @@ use std::time::Duration;
 
 use tokio::sync::{watch, Barrier};
 
+use super::arrivals::Arrivals;
 use super::phase::{Phase, PhaseBoard, SessionGauges};
-use super::player::{Player, Table, WorkerCtx};
+use super::player::{Player, StageClock, Table, WorkerCtx};
 use crate::engine::{
     self, Gauges, Kept, Mode, ProgressMode, Salvage, Settings, Worker, WorkerContext,
 };
@@ -33,6 +34,7 @@ use crate::stats::timeline::IntervalClock;
 use crate::sys;
 use crate::timing::clock;
 use crate::timing::pacer::Pacing;
+use crate::timing::stages::Profile;
 
 /// What the main thread and the workers share.
 struct Shared {
@@ -208,6 +210,7 @@ impl Mode for MahjongMode {
                         .push(recorded.clone());
                 }
                 let worker = MahjongWorker {
+                    index,
                     shared: Arc::clone(&self.shared),
                     first_player,
                     first_name: self.hooks.first_name,
@@ -299,6 +302,8 @@ impl engine::Recorder for stats::mahjong::Recorder {
 
 /// One worker thread: its tables' players and the phase coordinator.
 pub struct MahjongWorker {
+    /// Which worker it is (0-based): its share of a `--stages` profile.
+    index: usize,
     shared: Arc<Shared>,
     first_player: usize,
     /// Player names count from here ([`Hooks::first_name`]).
@@ -338,6 +343,7 @@ impl Worker for MahjongWorker {
         ctx: WorkerContext<SessionGauges>,
     ) -> Result<stats::mahjong::Recorder, Error> {
         let MahjongWorker {
+            index: worker_index,
             shared,
             first_player,
             first_name,
@@ -378,7 +384,29 @@ impl Worker for MahjongWorker {
             gauges: Arc::clone(&ctx.gauges),
             logouts: tokio::sync::Semaphore::new(super::player::LOGOUTS_AT_ONCE),
             pacer: Rc::clone(&ctx.pacer),
+            stages: (!shared.plan.stages.is_empty()).then(|| StageClock {
+                t0,
+                stages: shared.plan.stages.clone(),
+            }),
         });
+        if !shared.plan.stages.is_empty() {
+            // Players arrive and leave as the profile says, until its end or shutdown.
+            let arrivals = Arrivals {
+                profile: Profile::new(&shared.plan.stages),
+                lane: worker_index,
+                lanes: shared.plan.options.threads,
+                seats,
+            };
+            let players = arrivals.run(&player_ctx, t0, shutdown).await;
+            for player in players {
+                let _ = player.await;
+            }
+            ticker.abort();
+            intervals
+                .borrow_mut()
+                .close(&player_ctx.recorder, &player_ctx.gauges);
+            return Ok(player_ctx.recorder.take());
+        }
         let mut players = Vec::with_capacity(tables * seats);
         let mut own_tables = Vec::with_capacity(tables);
         let shard = shared.plan.options.part.shard;

@@ -157,18 +157,37 @@ impl Profile {
         n
     }
 
-    /// The rate at `t` ns from the start, requests/s: 0 outside the profile (and in a hold at 0).
-    pub fn rate_at(&self, t: Nanos) -> f64 {
+    /// The part (a stage that lasts) holding `t` ns from the start, if any.
+    fn part_at(&self, t: Nanos) -> Option<&Part> {
         let i = self
             .parts
             .partition_point(|part| part.start + part.length <= t);
-        match self.parts.get(i) {
-            Some(part) if part.start <= t => {
-                let (r0, r1) = (part.from as f64, part.to as f64);
-                r0 + (r1 - r0) * (t - part.start) as f64 / part.length as f64
-            }
-            _ => 0.0,
-        }
+        self.parts.get(i).filter(|part| part.start <= t)
+    }
+
+    /// The rate at `t` ns from the start, requests/s: 0 outside the profile (and in a hold at 0).
+    pub fn rate_at(&self, t: Nanos) -> f64 {
+        self.part_at(t).map_or(0.0, |part| {
+            let (r0, r1) = (part.from as f64, part.to as f64);
+            r0 + (r1 - r0) * (t - part.start) as f64 / part.length as f64
+        })
+    }
+
+    /// The rate at `t` ns from the start, a ramp's rounded up (as [`Profile::due`] counts the
+    /// requests due once the integral exceeds them): for `tsumo mahjong --stages`, the players
+    /// online then — on a ramp from 0 to N, player `k` (from 1) arrives once the line passes
+    /// `k − 1`, the last inside the ramp. 0 outside the profile.
+    pub fn level(&self, t: Nanos) -> u64 {
+        self.part_at(t).map_or(0, |part| {
+            let into = (t - part.start) as u128;
+            let (from, to, length) = (part.from as u128, part.to as u128, part.length as u128);
+            let level = if to >= from {
+                from + ((to - from) * into).div_ceil(length)
+            } else {
+                from - (from - to) * into / length
+            };
+            level as u64
+        })
     }
 
     /// The mean rate over the whole profile, requests/s, rounded, at least 1.
@@ -244,6 +263,24 @@ impl Target {
 pub fn pacing_rate(plan: &Plan) -> Option<u64> {
     let shards = plan.options.part.shard.count.max(1) as u64;
     peak(&plan.stages).map_or(plan.rate, |peak| Some(peak / shards))
+}
+
+/// Which of `stages` (0-based) holds the instant `t` ns from the start: the one that lasts
+/// past `t` (a jump holds none); at or after the end, the last that lasts.
+pub fn stage_at(stages: &[Stage], t: Nanos) -> usize {
+    let mut start: Nanos = 0;
+    let mut last = 0;
+    for (i, stage) in stages.iter().enumerate() {
+        if stage.duration_ns == 0 {
+            continue;
+        }
+        last = i;
+        start = start.saturating_add(stage.duration_ns);
+        if t < start {
+            return i;
+        }
+    }
+    last
 }
 
 /// The highest rate of `stages`, requests/s (`None`: no stage).

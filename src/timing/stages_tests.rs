@@ -130,3 +130,34 @@ fn the_target_over_an_interval_is_its_integral_over_its_length() {
     assert_eq!(Target::new(Some(500), &[], 1).over(0, S), Some(500.0));
     assert_eq!(Target::new(None, &[], 1).at(0), None);
 }
+
+#[test]
+fn the_level_follows_holds_ramps_and_jumps() {
+    // 2 s ramp 0 → 16, a jump to 20, 1 s hold, 2 s ramp down to 0.
+    let stages = [
+        stage(2.0, 0, 16),
+        stage(0.0, 16, 20),
+        stage(1.0, 20, 20),
+        stage(2.0, 20, 0),
+    ];
+    let profile = Profile::new(&stages);
+    assert_eq!(profile.level(0), 0);
+    assert_eq!(profile.level(1), 1);
+    assert_eq!(profile.level(S / 8), 1);
+    assert_eq!(profile.level(S / 8 + 1), 2);
+    assert_eq!(profile.level(S), 8);
+    assert_eq!(profile.level(2 * S - 1), 16);
+    assert_eq!(profile.level(2 * S), 20);
+    assert_eq!(profile.level(3 * S), 20);
+    assert_eq!(profile.level(3 * S + 1), 20);
+    assert_eq!(profile.level(3 * S + S / 10), 19);
+    assert_eq!(profile.level(4 * S), 10);
+    assert_eq!(profile.level(5 * S - 1), 1);
+    assert_eq!(profile.level(5 * S), 0);
+    // The stage of an instant: the jump holds none; past the end, the last.
+    assert_eq!(stage_at(&stages, 0), 0);
+    assert_eq!(stage_at(&stages, 2 * S - 1), 0);
+    assert_eq!(stage_at(&stages, 2 * S), 2);
+    assert_eq!(stage_at(&stages, 3 * S), 3);
+    assert_eq!(stage_at(&stages, 9 * S), 3);
+}

@@ -165,6 +165,7 @@ impl Player {
                     .phase("login")
                     .success(clock::to_us(clock::now() - started));
                 self.cookie = Some(cookie);
+                self.in_stage(clock::now(), |stage| stage.logins += 1);
                 signed_in(&ctx.signed_in).insert(self.index);
                 ctx.gauges.logged_in.fetch_add(1, Ordering::Relaxed);
                 true

@@ -40,6 +40,9 @@ impl Player {
         } else {
             clock::now()
         };
+        // The room of this game: only it is cleared at the end (the owner may already have
+        // published the next game's).
+        let played = self.room.clone().or_else(|| self.table.room());
         if self.owner {
             if let Some(room_no) = self.room.clone() {
                 let plan = std::sync::Arc::clone(&self.ctx.plan);
@@ -92,7 +95,9 @@ impl Player {
         }
         drop(rec);
         self.playing = false;
-        self.table.clear_room();
+        if played.is_some_and(|room| self.table.has_room(&room)) {
+            self.table.clear_room();
+        }
         result
     }
 
@@ -168,6 +173,10 @@ impl Player {
                 StepKind::Zimo | StepKind::Gangzimo if think >= STEP_MINIMUM => {
                     let over = clock::to_us(draw_overshoot(interval, think, said));
                     rec.draw_overshoot.saturating_record(over);
+                    if let Some(stages) = &self.ctx.stages {
+                        let stage = rec.stage(stages.index(received));
+                        stage.draw_overshoot.saturating_record(over);
+                    }
                     let gauges = &self.ctx.gauges;
                     gauges
                         .draw_over_think_max_us
@@ -195,12 +204,16 @@ impl Player {
     }
 
     fn record_reply_lateness(&self, intended: Nanos) {
-        let lateness = clock::now().saturating_sub(intended);
+        let now = clock::now();
+        let lateness = clock::to_us(now.saturating_sub(intended));
         self.ctx
             .recorder
             .borrow_mut()
             .reply_lateness
-            .saturating_record(clock::to_us(lateness));
+            .saturating_record(lateness);
+        self.in_stage(now, |stage| {
+            stage.reply_lateness.saturating_record(lateness)
+        });
     }
 
     /// Sends the reply held back for the think time, now that it is due.

@@ -19,6 +19,7 @@ mod account;
 mod game;
 mod retry;
 mod serve;
+mod staged;
 mod table;
 
 use std::collections::BTreeSet;
@@ -42,6 +43,7 @@ pub(crate) use account::SECOND_SIGNAL_GRACE;
 use game::PendingReply;
 pub use game::STEP_MINIMUM;
 pub(crate) use retry::SHUTDOWN_GRACE;
+pub use staged::StageClock;
 pub use table::Table;
 
 /// What every player of one worker shares.
@@ -71,6 +73,8 @@ pub struct WorkerCtx {
     pub logouts: tokio::sync::Semaphore,
     /// The worker's pacer: think times end on it, as HTTP sends do.
     pub pacer: Rc<Pacer>,
+    /// `--stages`: the stage each instant falls in, for the per-stage record.
+    pub stages: Option<StageClock>,
 }
 
 /// Logouts one worker has in flight at once.
@@ -122,6 +126,8 @@ pub struct Player {
     kaiju_at: Option<Nanos>,
     /// Deterministic jitter source, seeded by the index.
     rng: XorShift,
+    /// `--stages`: when this player arrived, until its first `START` (its time to seat).
+    arrived_at: Option<Nanos>,
 }
 
 impl Player {
@@ -161,6 +167,7 @@ impl Player {
             rng: XorShift::new(
                 0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03),
             ),
+            arrived_at: None,
         }
     }
 

@@ -270,6 +270,12 @@ impl Player {
                 }
             }
             ServerEvent::Start => {
+                if let Some(arrived) = self.arrived_at.take() {
+                    let waited = clock::to_us(received.saturating_sub(arrived));
+                    self.in_stage(arrived, |stage| {
+                        stage.time_to_seat.saturating_record(waited);
+                    });
+                }
                 self.start_event_at = Some(received);
                 self.playing = true;
                 self.ctx.gauges.playing.fetch_add(1, Ordering::Relaxed);

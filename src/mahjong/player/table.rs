@@ -23,6 +23,64 @@ pub struct Table {
     /// A member could not log in or connect, or the table failed to form: skip its games.
     broken: Cell<bool>,
     changed: Notify,
+    /// `--stages`: the players that arrived at it, those connected, those gone (logged out).
+    arrived: Cell<usize>,
+    ready: Cell<usize>,
+    gone: Cell<usize>,
+    /// `--stages`: its players are to leave after the game they play (the profile falls).
+    leave: Cell<bool>,
+    /// `--stages`: its owner ended it (its games played, or asked to leave): no more games.
+    closed: Cell<bool>,
+}
+
+/// A table under `--stages`, as the arrivals see it.
+impl Table {
+    /// A player arrived to sit at it.
+    pub fn arrive(&self) {
+        self.arrived.set(self.arrived.get() + 1);
+    }
+
+    pub fn arrived(&self) -> usize {
+        self.arrived.get()
+    }
+
+    /// Its players are to leave after their game; those still to come are not sent.
+    pub fn ask_to_leave(&self) {
+        self.leave.set(true);
+        self.changed.notify_waiters();
+    }
+
+    /// Asked to leave, or ended by its owner: its players no longer count as staying.
+    pub fn is_leaving(&self) -> bool {
+        self.leave.get() || self.closed.get()
+    }
+
+    /// Every player that arrived at it is gone.
+    pub fn is_empty(&self) -> bool {
+        self.gone.get() >= self.arrived.get()
+    }
+
+    pub(super) fn set_ready(&self) {
+        self.ready.set(self.ready.get() + 1);
+        self.changed.notify_waiters();
+    }
+
+    pub(super) fn ready(&self) -> usize {
+        self.ready.get()
+    }
+
+    pub(super) fn set_gone(&self) {
+        self.gone.set(self.gone.get() + 1);
+    }
+
+    pub(super) fn close(&self) {
+        self.closed.set(true);
+        self.changed.notify_waiters();
+    }
+
+    pub(super) fn is_closed(&self) -> bool {
+        self.closed.get()
+    }
 }
 
 impl Table {

@@ -10,6 +10,7 @@ mod measures;
 mod merge;
 mod page;
 pub mod saved;
+pub mod stages;
 pub mod text;
 
 use std::any::Any;

@@ -14,6 +14,7 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 use super::intervals::{session_intervals, SavedSessionInterval};
+use super::stages::{SavedProfileStage, SavedStage};
 use crate::error::Error;
 use crate::mahjong::bot::StepKind;
 use crate::report::schema::{
@@ -99,6 +100,12 @@ pub struct SavedSession {
     /// The session interval by interval (`--interval`); absent in files of older tsumos.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub intervals: Vec<SavedSessionInterval>,
+    /// `--stages`: each stage the session reached, with what it recorded; absent without.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stages: Vec<SavedStage>,
+    /// `--stages`: the stage (from 1) a signal stopped the session in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped_in_stage: Option<usize>,
     /// `merged_from`, `run_id`, `shard`, `start`, as in an HTTP run's file.
     #[serde(flatten)]
     pub part: SavedPart,
@@ -133,6 +140,12 @@ pub struct SavedSessionPlan {
     /// time goes at its time or up to this much after it. Absent in files of older tsumos.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub think_slack_us: Option<u64>,
+    /// `--stages`: the players online over time, stage by stage; absent without.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stages: Vec<SavedProfileStage>,
+    /// `--stay`: the games each table plays before its players leave; absent without.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stay: Option<u32>,
 }
 
 fn four_seats() -> u64 {
@@ -284,6 +297,8 @@ impl SavedSession {
                 rule: p.rule.clone(),
                 bind: p.options.bind.clone(),
                 think_slack_us: Some(Pacing::THINK.slack_us()),
+                stages: super::stages::profile(r),
+                stay: p.stay,
             },
             elapsed_s: r.elapsed.as_secs_f64(),
             interrupted: r.interrupted,
@@ -333,6 +348,8 @@ impl SavedSession {
                 r.elapsed.as_secs_f64(),
             ),
             part: SavedPart::of(&p.options.part, &r.start),
+            stages: super::stages::saved(r),
+            stopped_in_stage: super::stages::stopped_in(r),
         };
         // Judged on the saved measures, as a saved session is judged again.
         saved.objectives = slo::judge(&p.options.objectives, &saved);
@@ -342,7 +359,9 @@ impl SavedSession {
     /// What ended the games still being played: `cut at the -d limit`, `cut by SIGINT`, or
     /// `cut at the end` (a capacity search's last step, a file that does not say).
     pub fn games_cut_at(&self) -> String {
-        if self.timed_out {
+        if self.timed_out && !self.plan.stages.is_empty() {
+            "cut at the profile's end".to_string()
+        } else if self.timed_out {
             "cut at the -d limit".to_string()
         } else if self.interrupted {
             format!(

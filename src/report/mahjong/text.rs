@@ -40,6 +40,7 @@ pub fn render(r: &RunResult) -> String {
     if p.options.latency {
         latency_distributions(&mut out, r);
     }
+    super::stages::render(&mut out, &saved.stages, saved.stopped_in_stage);
     outcome(&mut out, &saved);
     for line in part_lines(&p.options.part, &r.start) {
         let _ = writeln!(out, "{line}");
@@ -67,6 +68,7 @@ pub fn render_merged(s: &SavedSession) -> String {
     };
     let mut out = String::new();
     phases(&mut out, s, &head);
+    super::stages::render(&mut out, &s.stages, s.stopped_in_stage);
     outcome(&mut out, s);
     for line in crate::report::objectives::lines(&s.objectives) {
         let _ = writeln!(out, "{line}");
@@ -79,21 +81,36 @@ fn phases(out: &mut String, s: &SavedSession, head: &Head) {
     let p = &s.plan;
     let tables = p.players / p.seats.max(1);
     let _ = writeln!(out, "Mahjong session @ {}", s.label);
-    let _ = writeln!(
-        out,
-        "  {} at {}, {}, think {}, ramp {}, {} per table, {}",
-        counted(p.players, &format!("{} player", head.bot)),
-        counted(tables, "table"),
-        counted(p.threads, "thread"),
-        plan_duration(head.think_us),
-        plan_duration(head.ramp_us),
-        counted(u64::from(p.games), "game"),
-        if p.lockstep {
-            "lockstep phases"
-        } else {
-            "tables start when full"
-        }
-    );
+    if !p.stages.is_empty() {
+        let stay = p.stay.map_or("until the profile falls".to_string(), |n| {
+            format!("{} per table", counted(u64::from(n), "game"))
+        });
+        let _ = writeln!(
+            out,
+            "  at most {} at {} (--stages {}), {}, think {}, stay {stay}",
+            counted(p.players, &format!("{} player", head.bot)),
+            counted(tables, "table"),
+            super::stages::profile_words(&p.stages),
+            counted(p.threads, "thread"),
+            plan_duration(head.think_us),
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "  {} at {}, {}, think {}, ramp {}, {} per table, {}",
+            counted(p.players, &format!("{} player", head.bot)),
+            counted(tables, "table"),
+            counted(p.threads, "thread"),
+            plan_duration(head.think_us),
+            plan_duration(head.ramp_us),
+            counted(u64::from(p.games), "game"),
+            if p.lockstep {
+                "lockstep phases"
+            } else {
+                "tables start when full"
+            }
+        );
+    }
     let _ = writeln!(out, "{}", lag_line(s));
     let _ = writeln!(
         out,
@@ -316,6 +333,8 @@ fn session_line(out: &mut String, s: &SavedSession) {
     );
     let ended = if s.interrupted {
         by_signal.as_str()
+    } else if s.timed_out && !s.plan.stages.is_empty() {
+        " (the profile ended)"
     } else if s.timed_out {
         " (stopped at the -d limit)"
     } else {

@@ -10,6 +10,7 @@ pub mod error_kind;
 pub mod live;
 pub mod recorder;
 pub mod result;
+pub mod stage;
 pub mod timeline;
 
 use std::collections::BTreeMap;
@@ -21,6 +22,7 @@ use crate::stats::new_histogram;
 pub use error_kind::{ErrorKind, Step};
 pub use recorder::Recorder;
 pub use result::RunResult;
+pub use stage::StageRecord;
 pub use timeline::{Interval, Players, Timeline, Totals};
 
 /// The phases every player goes through, in order.

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use hdrhistogram::Histogram;
 
 use super::{add_errors, ErrorGroup, ErrorKind, PhaseStats, PlayStats, Timeline, Totals};
-use super::{KEPT_ERRORS, PHASES};
+use super::{StageRecord, KEPT_ERRORS, PHASES};
 use crate::stats::new_histogram;
 
 /// One worker's record of a mahjong session (values in µs unless named otherwise).
@@ -51,6 +51,8 @@ pub struct Recorder {
     pub bots: BTreeMap<&'static str, PlayStats>,
     /// The session interval by interval (`--interval`).
     pub timeline: Timeline,
+    /// With `--stages`, each stage's record, in the profile's order (empty without it).
+    pub stages: Vec<StageRecord>,
 }
 
 impl Default for Recorder {
@@ -79,6 +81,7 @@ impl Default for Recorder {
             never_seated: 0,
             bots: BTreeMap::new(),
             timeline: Timeline::default(),
+            stages: Vec::new(),
         }
     }
 }
@@ -137,6 +140,15 @@ impl Recorder {
             self.bots.entry(kind).or_default().merge(stats);
         }
         self.timeline.merge(&other.timeline);
+        super::stage::merge_stages(&mut self.stages, &other.stages);
+    }
+
+    /// Stage `index`'s record (`--stages`), made when first needed.
+    pub fn stage(&mut self, index: usize) -> &mut StageRecord {
+        if self.stages.len() <= index {
+            self.stages.resize_with(index + 1, StageRecord::default);
+        }
+        &mut self.stages[index]
     }
 
     /// Adds `other`'s phases, errors and disconnects, not its play (its games, messages and
@@ -240,6 +252,7 @@ impl Recorder {
             never_seated: self.never_seated.saturating_sub(earlier.never_seated),
             bots,
             timeline: Timeline::default(),
+            stages: Vec::new(),
         }
     }
 

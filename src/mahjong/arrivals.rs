@@ -1,0 +1,153 @@
+//! `tsumo mahjong --stages`: players arrive so that the number online follows the profile. Each
+//! worker follows its share of it (tables dealt round the workers as without a profile): while
+//! fewer of its players stay than its share, one more arrives — into the table filling up, or a
+//! new one — and while more stay than its share by a whole table, a table is asked to leave
+//! after its game (the one still filling first, else the oldest). A table that ended its
+//! `--stay` games no longer counts, so others arrive in its place; a broken one (a member that
+//! could not log in or connect) still counts, so a failing server is not flooded with
+//! replacements. At the profile's end (the engine's `-d`) or on Ctrl-C the arrivals stop and
+//! every player logs out.
+
+use std::rc::Rc;
+use std::time::Duration;
+
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use super::player::{Player, Table, WorkerCtx};
+use crate::timing::clock::{self, Nanos};
+use crate::timing::stages::Profile;
+
+/// How often the arrivals look at the profile: an arrival is at most this late.
+const TICK: Duration = Duration::from_millis(2);
+
+/// One worker's part of the profile: it is worker `lane` of `lanes`.
+pub struct Arrivals {
+    pub profile: Profile,
+    pub lane: usize,
+    pub lanes: usize,
+    pub seats: usize,
+}
+
+impl Arrivals {
+    /// This worker's players of `level` online: tables of `seats` are dealt round the workers,
+    /// the one filling up to the worker whose turn it is.
+    pub fn share(&self, level: u64) -> usize {
+        let level = usize::try_from(level).unwrap_or(usize::MAX);
+        let (seats, lanes) = (self.seats.max(1), self.lanes.max(1));
+        let (full, partial) = (level / seats, level % seats);
+        let tables = full / lanes + usize::from(self.lane < full % lanes);
+        tables * seats
+            + if full % lanes == self.lane {
+                partial
+            } else {
+                0
+            }
+    }
+
+    /// Sends players in and tables out until the profile's end or shutdown; the players' tasks,
+    /// still running (they log out on the shutdown).
+    pub async fn run(
+        &self,
+        ctx: &Rc<WorkerCtx>,
+        t0: Nanos,
+        mut shutdown: watch::Receiver<bool>,
+    ) -> Vec<JoinHandle<()>> {
+        let mut tasks = Vec::new();
+        let mut tables: Vec<Rc<Table>> = Vec::new();
+        let mut arrivals = 0usize;
+        loop {
+            if *shutdown.borrow_and_update() {
+                break;
+            }
+            let now = clock::now();
+            let t = now.saturating_sub(t0);
+            if t >= self.profile.total() {
+                break;
+            }
+            tables.retain(|table| !(table.is_leaving() && table.is_empty()));
+            let target = self.share(self.profile.level(t));
+            let staying = |tables: &[Rc<Table>]| -> usize {
+                tables
+                    .iter()
+                    .filter(|table| !table.is_leaving())
+                    .map(|table| table.arrived())
+                    .sum()
+            };
+            let mut online = staying(&tables);
+            while online < target {
+                let filling = tables.last().filter(|table| {
+                    table.arrived() < self.seats && !table.is_leaving() && !table.is_broken()
+                });
+                let table = match filling {
+                    Some(table) => Rc::clone(table),
+                    None => {
+                        tables.push(Rc::new(Table::default()));
+                        Rc::clone(&tables[tables.len() - 1])
+                    }
+                };
+                let owner = table.arrived() == 0;
+                table.arrive();
+                // Names unique over the run: the workers' arrivals interleaved.
+                let index = arrivals * self.lanes + self.lane;
+                arrivals += 1;
+                let player = Player::new(Rc::clone(ctx), index, index, table, owner);
+                tasks.push(tokio::task::spawn_local(player.run_staged(now)));
+                online += 1;
+            }
+            self.send_out(&tables, online, target);
+            tokio::select! {
+                _ = tokio::time::sleep(TICK) => {}
+                _ = shutdown.changed() => {}
+            }
+        }
+        tasks
+    }
+
+    /// Asks tables to leave while a whole table more than `target` stay: the one filling up
+    /// first (its players have not played), then the oldest.
+    fn send_out(&self, tables: &[Rc<Table>], mut online: usize, target: usize) {
+        let filling = tables
+            .last()
+            .filter(|table| table.arrived() < self.seats && !table.is_leaving());
+        let order = filling
+            .into_iter()
+            .chain(tables.iter().filter(|table| !table.is_leaving()));
+        for table in order {
+            if table.is_leaving() || online.saturating_sub(table.arrived()) < target {
+                continue;
+            }
+            online -= table.arrived();
+            table.ask_to_leave();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::Stage;
+
+    #[test]
+    fn the_workers_shares_add_up_to_the_level_in_whole_tables() {
+        let profile = Profile::new(&[Stage {
+            duration_ns: 1,
+            from: 1,
+            to: 1,
+        }]);
+        let lane = |lane| Arrivals {
+            profile: profile.clone(),
+            lane,
+            lanes: 3,
+            seats: 4,
+        };
+        let lanes = [lane(0), lane(1), lane(2)];
+        for level in 0..100 {
+            let shares: Vec<usize> = lanes.iter().map(|a| a.share(level)).collect();
+            assert_eq!(shares.iter().sum::<usize>(), level as usize, "{shares:?}");
+        }
+        // 14 players: tables 0 and 3 (filling: 2 of 4) on worker 0, 1 on 1, 2 on 2.
+        let shares: Vec<usize> = lanes.iter().map(|a| a.share(14)).collect();
+        assert_eq!(shares, [6, 4, 4]);
+    }
+}

@@ -1,0 +1,181 @@
+//! A `tsumo mahjong --stages` session stage by stage, as saved and as printed: the profile
+//! (each stage's players online, from and to), and what each stage reached recorded — arrivals,
+//! departures and logins per second, the arrivals' time to seat, the server's draw overshoot
+//! and tsumo's reply lateness while it lasted. A signal names the stage it stopped in.
+
+use std::fmt::Write as _;
+
+use serde::{Deserialize, Serialize};
+
+use super::saved::SavedHistogram;
+use crate::stats::format::format_time_us;
+use crate::stats::mahjong::{RunResult, StageRecord};
+use crate::timing::stages::stage_at;
+
+/// One stage of the profile as given (`--stages`): its length and players online.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SavedProfileStage {
+    pub duration_s: f64,
+    pub from: u64,
+    pub to: u64,
+}
+
+/// What one stage the session reached recorded.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SavedStage {
+    /// Its number in the profile, from 1.
+    pub stage: usize,
+    /// Its start, seconds from the session's; how long it lasted in this session (less than
+    /// the profile's when the session stopped in it).
+    pub start_s: f64,
+    pub ran_s: f64,
+    /// Players online over it, from and to, as the profile says.
+    pub from: u64,
+    pub to: u64,
+    pub arrivals: u64,
+    pub departures: u64,
+    pub logins: u64,
+    pub arrivals_per_s: f64,
+    pub departures_per_s: f64,
+    pub logins_per_s: f64,
+    /// Arrival to the first game's start, of the players that arrived in the stage (µs).
+    pub time_to_seat: SavedHistogram,
+    /// Own-draw steps beyond the think time, ended in the stage (µs).
+    pub draw_overshoot: SavedHistogram,
+    /// tsumo's reply lateness, of the replies sent in the stage (µs).
+    pub reply_lateness: SavedHistogram,
+}
+
+/// The profile of a session's plan (empty without `--stages`).
+pub fn profile(r: &RunResult) -> Vec<SavedProfileStage> {
+    r.plan
+        .stages
+        .iter()
+        .map(|stage| SavedProfileStage {
+            duration_s: stage.duration_ns as f64 / 1e9,
+            from: stage.from,
+            to: stage.to,
+        })
+        .collect()
+}
+
+/// Each stage that lasts and that the session reached, with what it recorded.
+pub fn saved(r: &RunResult) -> Vec<SavedStage> {
+    let elapsed = r.elapsed.as_secs_f64();
+    let empty = StageRecord::default();
+    let mut start = 0.0;
+    let mut out = Vec::new();
+    for (i, stage) in r.plan.stages.iter().enumerate() {
+        let length = stage.duration_ns as f64 / 1e9;
+        let begins = start;
+        start += length;
+        if length == 0.0 || (begins >= elapsed && i > 0) {
+            continue;
+        }
+        // The last stage also holds the wind-down (players logging out after the end).
+        let ran = if start >= elapsed || i + 1 == r.plan.stages.len() {
+            (elapsed - begins).max(0.0)
+        } else {
+            length
+        };
+        let rec = r.record.stages.get(i).unwrap_or(&empty);
+        let per_s = |n: u64| if ran > 0.0 { n as f64 / ran } else { 0.0 };
+        out.push(SavedStage {
+            stage: i + 1,
+            start_s: begins,
+            ran_s: ran,
+            from: stage.from,
+            to: stage.to,
+            arrivals: rec.arrivals,
+            departures: rec.departures,
+            logins: rec.logins,
+            arrivals_per_s: per_s(rec.arrivals),
+            departures_per_s: per_s(rec.departures),
+            logins_per_s: per_s(rec.logins),
+            time_to_seat: SavedHistogram::of(&rec.time_to_seat),
+            draw_overshoot: SavedHistogram::of(&rec.draw_overshoot),
+            reply_lateness: SavedHistogram::of(&rec.reply_lateness),
+        });
+    }
+    out
+}
+
+/// The stage (from 1) a signal stopped the session in; `None` without a profile or a signal.
+pub fn stopped_in(r: &RunResult) -> Option<usize> {
+    if r.plan.stages.is_empty() || !r.interrupted {
+        return None;
+    }
+    Some(stage_at(&r.plan.stages, r.elapsed.as_nanos() as u64) + 1)
+}
+
+/// The profile in `--stages`' words: `3s:0-16,4s:16,2s:16-0`.
+pub fn profile_words(profile: &[SavedProfileStage]) -> String {
+    let words: Vec<String> = profile
+        .iter()
+        .map(|stage| {
+            let length = super::text::plan_duration((stage.duration_s * 1e6).round());
+            if stage.from == stage.to {
+                format!("{length}:{}", stage.from)
+            } else {
+                format!("{length}:{}-{}", stage.from, stage.to)
+            }
+        })
+        .collect();
+    words.join(",")
+}
+
+/// The per-stage table of the text report (nothing without stages).
+pub fn render(out: &mut String, stages: &[SavedStage], stopped_in: Option<usize>) {
+    if stages.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "  Stages: players online; arrivals, departures, logins per second; time to seat \
+         (arrival to game start); draw overshoot; reply lateness"
+    );
+    let _ = writeln!(
+        out,
+        "    {:<6}{:>8}{:>12}{:>9}{:>9}{:>9}{:>10}{:>10}{:>10}{:>10}{:>10}",
+        "stage",
+        "time",
+        "players",
+        "arr/s",
+        "dep/s",
+        "login/s",
+        "seat p50",
+        "seat p99",
+        "draw p99",
+        "late p50",
+        "late p99"
+    );
+    for s in stages {
+        let players = if s.from == s.to {
+            s.from.to_string()
+        } else {
+            format!("{}-{}", s.from, s.to)
+        };
+        let p = |h: &SavedHistogram, v: u64| match h.sampled() {
+            Some(_) => format_time_us(v as f64),
+            None => "-".to_string(),
+        };
+        let _ = writeln!(
+            out,
+            "    {:<6}{:>8}{:>12}{:>9.2}{:>9.2}{:>9.2}{:>10}{:>10}{:>10}{:>10}{:>10}",
+            s.stage,
+            format!("{:.1}s", s.ran_s),
+            players,
+            s.arrivals_per_s,
+            s.departures_per_s,
+            s.logins_per_s,
+            p(&s.time_to_seat, s.time_to_seat.p50),
+            p(&s.time_to_seat, s.time_to_seat.p99),
+            p(&s.draw_overshoot, s.draw_overshoot.p99),
+            p(&s.reply_lateness, s.reply_lateness.p50),
+            p(&s.reply_lateness, s.reply_lateness.p99),
+        );
+    }
+    if let Some(stage) = stopped_in {
+        let _ = writeln!(out, "  Stopped in stage {stage}");
+    }
+}
