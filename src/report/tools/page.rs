@@ -23,13 +23,19 @@ use crate::report::tools::shards;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReportOptions {
     pub files: Vec<PathBuf>,
+    /// `-o`: `-` is stdout (with `--markdown` only, its default).
     pub output: PathBuf,
+    /// `--markdown`: the Markdown summary ([`super::markdown`]) instead of the page.
+    pub markdown: bool,
 }
 
 /// `tsumo report`: one run's page, a comparison's, a capacity search's, or (the shards of one
 /// run) the merged run's with per-shard lines.
 pub fn run(options: &ReportOptions) -> Result<(), Error> {
     let runs = compare::load_all(&options.files)?;
+    if options.markdown {
+        return super::markdown::write(&runs, &options.output);
+    }
     let html = render_files(&runs)?;
     write(&html, &options.output, "-o")
 }
