@@ -65,7 +65,10 @@ fn main() -> ExitCode {
                 true => Ok(()),
                 false => check_tool_output(&options.output, &options.files, "the files to report"),
             };
-            exit(checked.and_then(|()| report::tools::page::run(&options)))
+            exit(checked.and_then(|()| match options.markdown {
+                true => report::tools::markdown::run(&options),
+                false => report::tools::page::run(&options),
+            }))
         }
         Ok(Parsed::Print(text)) => {
             print!("{text}");

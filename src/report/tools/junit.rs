@@ -150,7 +150,7 @@ mod tests {
         );
         assert!(xml.contains("tests=\"3\""), "{xml}");
         assert!(xml.contains("failures=\"1\""), "{xml}");
-        assert!(xml.contains("message=\"p99&lt;10ms: p99 41ms\""), "{xml}");
+        assert!(xml.contains("message=\"p99&lt;10ms: p99 41.0ms\""), "{xml}");
         assert!(xml.contains("p50&lt;10ms: p50 900"), "{xml}");
     }
 

@@ -9,6 +9,7 @@ use std::fmt::Write as _;
 use super::compare;
 use super::saved::LoadedRun;
 use crate::error::Error;
+use crate::report::kinds::SearchStepOf;
 use crate::slo::Verdict;
 
 /// The summary of `runs`: one result's, or (several) their comparison's.
@@ -23,10 +24,11 @@ pub fn render(runs: &[LoadedRun]) -> Result<String, Error> {
     Ok(out)
 }
 
-/// `tsumo report --markdown FILE… [-o OUT]`: the summary of the files' runs, to `output` (`-`:
-/// stdout).
-pub fn write(runs: &[LoadedRun], output: &std::path::Path) -> Result<(), Error> {
-    let text = render(runs)?;
+/// `tsumo report --markdown FILE… [-o OUT]`: the summary of the files' runs, to `-o` (`-`, its
+/// default: stdout).
+pub fn run(options: &super::page::ReportOptions) -> Result<(), Error> {
+    let text = render(&compare::load_all(&options.files)?)?;
+    let output = &options.output;
     if output.as_os_str() == "-" {
         use std::io::Write;
         let mut out = std::io::stdout().lock();
@@ -51,9 +53,14 @@ fn one_result(out: &mut String, run: &LoadedRun) {
     let result = run.result();
     let page = result.page();
     let _ = writeln!(out, "### tsumo: {} {}\n", page.kind, cell(&run.label));
-    let _ = writeln!(out, "**{}**\n", answer(run));
-    let notes: Vec<&String> = page
-        .lines
+    let steps = run.data.steps();
+    // A search's answer is its first line (its capacity); a run's, how it ended.
+    let (answer, notes_from) = match (steps.is_empty(), page.lines.first()) {
+        (false, Some(capacity)) if result.verdict().is_none() => (cell(capacity), 1),
+        _ => (answer(run), 0),
+    };
+    let _ = writeln!(out, "**{answer}**\n");
+    let notes: Vec<&String> = page.lines[notes_from.min(page.lines.len())..]
         .iter()
         .filter(|line| !line.starts_with("Objective ") && !line.starts_with("Failed: "))
         .collect();
@@ -68,7 +75,40 @@ fn one_result(out: &mut String, run: &LoadedRun) {
         let shown = page.figures.iter().map(|f| cell(&f.shown)).collect();
         table(out, &[names, shown]);
     }
+    steps_table(out, &steps);
     objectives(out, &[(None, result.objectives())]);
+}
+
+/// A search's steps: each one's load, role, outcome and objectives as judged on it.
+fn steps_table(out: &mut String, steps: &[SearchStepOf<'_>]) {
+    if steps.is_empty() {
+        return;
+    }
+    let mut rows = vec![["Step", "Load", "Role", "Outcome", "Objectives"]
+        .map(String::from)
+        .to_vec()];
+    for (number, step) in (1..).zip(steps) {
+        let load = step.load.map_or_else(
+            || "-".to_string(),
+            |load| format!("{} {}", crate::capacity::grouped(load), step.unit),
+        );
+        let verdicts: Vec<String> = step
+            .objectives
+            .iter()
+            .map(|v| {
+                let word = if v.held { "held" } else { "**BROKEN**" };
+                format!("`{}` {word} ({})", code(&v.expr), cell(&v.measured_text()))
+            })
+            .collect();
+        rows.push(vec![
+            number.to_string(),
+            cell(&load),
+            cell(step.role),
+            cell(step.outcome),
+            verdicts.join(", "),
+        ]);
+    }
+    table(out, &rows);
 }
 
 /// A comparison: its opening line (which side was faster, or that they were alike), its table,
@@ -152,11 +192,7 @@ fn objectives(out: &mut String, judged: &[(Option<&str>, &[Verdict])]) {
             if named {
                 row.push(cell(name.unwrap_or_default()));
             }
-            // In a code span as typed (`<` read as it is), but a pipe ends a cell there too.
-            row.push(format!(
-                "`{}`",
-                v.expr.replace('`', "'").replace('|', "\\|")
-            ));
+            row.push(format!("`{}`", code(&v.expr)));
             row.push(if v.held { "held" } else { "**BROKEN**" }.to_string());
             row.push(cell(&v.measured_text()));
             rows.push(row);
@@ -178,6 +214,12 @@ fn table(out: &mut String, rows: &[Vec<String>]) {
         let _ = writeln!(out, "{}", line(row));
     }
     out.push('\n');
+}
+
+/// An objective as typed, for a code span in a table cell (`<` read as it is there, but a
+/// pipe still ends the cell and a backtick the span).
+fn code(expr: &str) -> String {
+    expr.replace('`', "'").replace('|', "\\|")
 }
 
 /// Text as it reads in a table cell or a line: Markdown's and HTML's special characters

@@ -25,7 +25,7 @@ pub struct ReportOptions {
     pub files: Vec<PathBuf>,
     /// `-o`: `-` is stdout (with `--markdown` only, its default).
     pub output: PathBuf,
-    /// `--markdown`: the Markdown summary ([`super::markdown`]) instead of the page.
+    /// `--markdown`: the Markdown summary (`markdown::run`) instead of the page.
     pub markdown: bool,
 }
 
@@ -33,9 +33,6 @@ pub struct ReportOptions {
 /// run) the merged run's with per-shard lines.
 pub fn run(options: &ReportOptions) -> Result<(), Error> {
     let runs = compare::load_all(&options.files)?;
-    if options.markdown {
-        return super::markdown::write(&runs, &options.output);
-    }
     let html = render_files(&runs)?;
     write(&html, &options.output, "-o")
 }
