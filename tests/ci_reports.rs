@@ -269,9 +269,9 @@ fn a_run_that_failed_is_a_run_case_that_says_why_and_exit_1() {
 fn a_capacity_search_is_one_suite_for_it_and_one_per_step() {
     let nginx = Nginx::start();
     let dir = TempDir::new("ci-capacity");
-    let xml = dir.path().join("search.xml");
+    let (xml, summary) = (dir.path().join("search.xml"), dir.path().join("summary.md"));
     let url = nginx.http_url("/index.html");
-    let run = run_tsumo(
+    let run = run_with_summary(
         &[
             "capacity",
             "-t1",
@@ -287,7 +287,7 @@ fn a_capacity_search_is_one_suite_for_it_and_one_per_step() {
             "--quiet",
             &url,
         ],
-        LIMIT,
+        &summary,
     );
     assert_eq!(run.status.code(), Some(0), "{run:?}");
     let Some(py) = readers() else { return };
@@ -309,6 +309,11 @@ fn a_capacity_search_is_one_suite_for_it_and_one_per_step() {
         assert!(step["properties"]["outcome"].is_string(), "{step}");
         assert_eq!(step["properties"]["role"], "staircase", "{step}");
     }
+    // The summary: the capacity as its answer line, and a row per step.
+    let html = rendered(&py, &std::fs::read_to_string(&summary).expect("summary"));
+    assert!(html.contains("<p><strong>Capacity: "), "{html}");
+    assert!(html.contains("<th>Step</th>"), "{html}");
+    assert!(html.contains("<td>40 requests/sec</td>"), "{html}");
 }
 
 #[test]

@@ -169,8 +169,8 @@ pub(super) fn junit(command: For) -> Arg {
              step), for a CI system's test page"
         }
         _ => {
-            "Also write each objective's verdict as JUnit XML (a test case each,\n\
-             the measured value in its message), for a CI system's test page"
+            "Also write each objective's verdict as JUnit XML (a test case\n\
+             each, its measured value in the message), for a CI test page"
         }
     })
 }
