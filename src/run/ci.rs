@@ -40,9 +40,9 @@ pub(super) fn wanted(options: &RunOptions) -> bool {
 }
 
 /// The command's results, as its outputs are written (a run, a comparison's rounds, a search).
-pub(super) fn results(runs: &[LoadedRun]) {
+pub(super) fn results(runs: Vec<LoadedRun>) {
     if let Ok(mut noted) = NOTED.lock() {
-        noted.runs = runs.to_vec();
+        noted.runs = runs;
     }
 }
 

@@ -86,7 +86,7 @@ impl<'a> Outputs<'a> {
     /// did).
     pub fn judged(&self, runs: impl FnOnce() -> Vec<LoadedRun>) {
         if self.ci {
-            super::ci::results(&runs());
+            super::ci::results(runs());
         }
     }
 
