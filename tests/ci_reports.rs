@@ -110,6 +110,25 @@ fn cases(suite: &Value) -> Vec<(String, Option<String>)> {
         .collect()
 }
 
+/// A search's suites: its own (`url`), then one per step in order, `URL: step N at LOAD`, the
+/// first at `first` and the last at `last` (a step the machine disturbed is run again: one
+/// suite more).
+fn assert_step_suites(suites: &[Value], url: &str, first: &str, last: &str) {
+    let names: Vec<&str> = suites.iter().filter_map(|s| s["name"].as_str()).collect();
+    assert!(names.len() >= 3 && names[0] == url, "{names:?}");
+    for (i, name) in names[1..].iter().enumerate() {
+        assert!(
+            name.starts_with(&format!("{url}: step {} at ", i + 1)),
+            "{names:?}"
+        );
+    }
+    assert!(names[1].ends_with(&format!(" at {first}")), "{names:?}");
+    assert!(
+        names[names.len() - 1].ends_with(&format!(" at {last}")),
+        "{names:?}"
+    );
+}
+
 /// `tsumo ARGS` with `GITHUB_STEP_SUMMARY` set to `summary`.
 fn run_with_summary(args: &[&str], summary: &Path) -> Run {
     let mut command = common::tsumo();
@@ -292,16 +311,7 @@ fn a_capacity_search_is_one_suite_for_it_and_one_per_step() {
     assert_eq!(run.status.code(), Some(0), "{run:?}");
     let Some(py) = readers() else { return };
     let suites = junit(&py, &xml);
-    let names: Vec<&str> = suites.iter().filter_map(|s| s["name"].as_str()).collect();
-    assert_eq!(
-        names,
-        [
-            url.as_str(),
-            &format!("{url}: step 1 at 20 requests/sec"),
-            &format!("{url}: step 2 at 40 requests/sec")
-        ],
-        "{suites:?}"
-    );
+    assert_step_suites(&suites, &url, "20 requests/sec", "40 requests/sec");
     for step in &suites[1..] {
         // Held, or on a busy machine limited by tsumo's lateness: either way judged, and said.
         let (name, _) = &cases(step)[0];
@@ -481,4 +491,46 @@ fn a_junit_path_onto_an_input_or_another_output_is_refused_before_any_traffic() 
     }
     assert!(!file.exists());
     assert_eq!(std::fs::read_to_string(&script).ok().as_deref(), Some(""));
+}
+
+#[test]
+fn a_search_over_players_is_one_suite_per_step_too() {
+    let server = Majiang::start();
+    let dir = TempDir::new("ci-mahjong-capacity");
+    let xml = dir.path().join("search.xml");
+    let run = run_tsumo(
+        &[
+            "mahjong",
+            "--capacity",
+            "-t1",
+            "--ramp",
+            "1ms",
+            "--step",
+            "2s",
+            "--warmup",
+            "1s",
+            "--pause",
+            "1s",
+            "--from",
+            "4",
+            "--to",
+            "8",
+            "--think",
+            "0",
+            "--slo",
+            "errors<1",
+            "--junit",
+            arg(&xml),
+            "--quiet",
+            &server.url(),
+        ],
+        LIMIT,
+    );
+    assert_eq!(run.status.code(), Some(0), "{run:?}");
+    let Some(py) = readers() else { return };
+    let suites = junit(&py, &xml);
+    assert_step_suites(&suites, &server.url(), "4 players", "8 players");
+    for step in &suites[1..] {
+        assert_eq!(cases(step)[0].0, "errors<1", "{step}");
+    }
 }
