@@ -164,6 +164,28 @@ ensure_majiang() {
     (cd "$scripts" && npm ci --no-audit --no-fund) >&2
 }
 
+# The Python readers of tsumo's files that the tests use (junitparser for --junit, Python-Markdown
+# for the CI summary): a venv of the tests' own in scripts/.venv (gitignored), with the versions
+# pinned in scripts/requirements-readers.txt, made again when that file changes. The tests find
+# scripts/.venv/bin/python (tests/ci_reports.rs).
+ensure_python_readers() {
+    local scripts venv requirements
+    scripts=$(majiang_scripts_dir)
+    venv=$scripts/.venv
+    requirements=$scripts/requirements-readers.txt
+    if [ -x "$venv/bin/python" ] && cmp -s "$requirements" "$venv/requirements-readers.txt"; then
+        return 0
+    fi
+    echo "installing the Python readers: $requirements into $venv" >&2
+    # Debian's python3 makes a venv only with python3-venv (no command: always "missing").
+    python3 -m venv "$venv" 2>/dev/null || {
+        ensure_commands python3-venv-module:python3-venv
+        python3 -m venv "$venv"
+    }
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$requirements" >&2
+    cp "$requirements" "$venv/requirements-readers.txt"
+}
+
 # Starts majiang-server in the background on 127.0.0.1:PORT (the loopback.js preload: the server
 # itself binds every interface), sessions stored in DIR/sessions, stdout and stderr in
 # DIR/majiang.log. Sets MAJIANG_PID and waits (up to 15 s) for the server's start line.

@@ -60,10 +60,16 @@ fn main() -> ExitCode {
                     .and_then(|()| report::tools::plot::run(&options)),
             )
         }
-        Ok(Parsed::Report(options)) => exit(
-            check_tool_output(&options.output, &options.files, "the files to report")
-                .and_then(|()| report::tools::page::run(&options)),
-        ),
+        Ok(Parsed::Report(options)) => {
+            let checked = match options.output.as_os_str() == "-" && options.markdown {
+                true => Ok(()),
+                false => check_tool_output(&options.output, &options.files, "the files to report"),
+            };
+            exit(checked.and_then(|()| match options.markdown {
+                true => report::tools::markdown::run(&options),
+                false => report::tools::page::run(&options),
+            }))
+        }
         Ok(Parsed::Print(text)) => {
             print!("{text}");
             ExitCode::SUCCESS

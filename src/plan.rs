@@ -163,6 +163,9 @@ pub struct RunOptions {
     pub json: Option<JsonOut>,
     /// `--html FILE`: also write the run's page (with `--vs`, the comparison's).
     pub html: Option<PathBuf>,
+    /// `--junit FILE`: also write the objectives' verdicts as JUnit XML (`run::ci`).
+    #[serde(skip)]
+    pub junit: Option<PathBuf>,
     /// `--quiet`: no text report on stdout.
     pub quiet: bool,
     /// `--progress`: the progress line on stderr even when it is not a terminal.
@@ -436,6 +439,7 @@ impl RunOptions {
             cacert: None,
             json: None,
             html: None,
+            junit: None,
             quiet: false,
             progress: false,
             objectives: Vec::new(),

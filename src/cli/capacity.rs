@@ -120,6 +120,7 @@ pub(super) fn command() -> Command {
     super::subcommand("tsumo capacity").args(own_args()).args([
         shared::json(For::Capacity),
         shared::html(For::Capacity),
+        shared::junit(For::Capacity),
         shared::help(),
     ])
 }

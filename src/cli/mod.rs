@@ -230,6 +230,7 @@ fn run_plan(
             server_pids,
             interval: interval(options)?,
             html: path_option(matches, "html"),
+            junit: path_option(matches, "junit"),
             vs,
             vs_label: matches.get_one::<String>("vs_label").cloned(),
             rounds,

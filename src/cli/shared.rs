@@ -161,6 +161,20 @@ pub(super) fn html(command: For) -> Arg {
     })
 }
 
+/// `--junit <FILE>`: the objectives' verdicts as JUnit XML, for a CI page.
+pub(super) fn junit(command: For) -> Arg {
+    file("junit", None, "junit").help(match command {
+        For::Capacity => {
+            "Also write each step's objectives as JUnit XML (one suite per\n\
+             step), for a CI system's test page"
+        }
+        _ => {
+            "Also write each objective's verdict as JUnit XML (a test case\n\
+             each, its measured value in the message), for a CI test page"
+        }
+    })
+}
+
 /// `--quiet`.
 pub(super) fn quiet(command: For) -> Arg {
     flag("quiet", None, "quiet").help(match command {

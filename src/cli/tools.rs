@@ -101,9 +101,10 @@ file that cannot be read, does not parse or is newer.
 
 const REPORT_PAGE: Page = Page {
     before: "\
-tsumo report — the HTML page of saved results
+tsumo report — the HTML page of saved results, or their Markdown summary
 
 Usage: tsumo report <run.json>... -o <page.html>
+       tsumo report --markdown <run.json>... [-o <summary.md>]
 
 One self-contained file (inline CSS and SVG, nothing fetched): the answer first — target and
 achieved rate (and the \"not reached\" line), p50, p99, max, errors, or a search's capacity
@@ -118,6 +119,10 @@ step overshoot and games over time.
   The shards of one run    the merged run, with one line per shard (--shard's --json files)
 
 The same page as --html FILE on a run, a --vs comparison or tsumo capacity.
+
+--markdown writes the summary a run appends to GITHUB_STEP_SUMMARY, for any CI page or merge
+request: the answer line, the figures as a table, each objective's verdict, and for several
+files their comparison table (docs/ci.md).
 ",
     heading: "Options",
     column: 24,
@@ -144,7 +149,7 @@ fn output_arg(tool: For) -> Arg {
     file("output", Some('o'), "output").help(match tool {
         For::Merge => "Where to write the merged JSON ('-' for stdout) [required]",
         For::Plot => "Where to write the SVG ('-' for stdout) [required]",
-        _ => "Where to write the page [required]",
+        _ => "Where to write the page [required; with --markdown, stdout without it]",
     })
 }
 
@@ -183,7 +188,16 @@ pub(super) fn plot_command() -> Command {
 
 /// `tsumo report`'s table.
 pub(super) fn report_command() -> Command {
-    command("tsumo report", vec![output_arg(For::Report)])
+    command(
+        "tsumo report",
+        vec![
+            output_arg(For::Report),
+            flag("markdown", None, "markdown").help(
+                "Write a Markdown summary instead of the page (stdout without -o):\n\
+                 the answer, the figures, each objective's verdict, a comparison",
+            ),
+        ],
+    )
 }
 
 fn files(matches: &ArgMatches, usage: &str) -> Result<Vec<PathBuf>, ArgError> {
@@ -273,8 +287,16 @@ pub fn parse_report(args: Vec<OsString>) -> Result<Parsed, ArgError> {
         return Ok(Parsed::Print(REPORT_PAGE.render(&command)));
     }
     let files = files(&m, USAGE)?;
-    let output = output(&m, USAGE)?;
-    Ok(Parsed::Report(ReportOptions { files, output }))
+    let markdown = m.get_flag("markdown");
+    let output = match m.get_one::<PathBuf>("output") {
+        None if markdown => PathBuf::from("-"),
+        _ => output(&m, USAGE)?,
+    };
+    Ok(Parsed::Report(ReportOptions {
+        files,
+        output,
+        markdown,
+    }))
 }
 
 #[cfg(test)]

@@ -145,6 +145,7 @@ pub(super) fn command() -> Command {
                  interval log (HistogramLogAnalyzer, hdr-plot)",
             ),
             shared::html(For::Run),
+            shared::junit(For::Run),
             shared::dashboard(),
             shared::dashboard_linger(),
             shared::prometheus_rw(),

@@ -9,8 +9,9 @@ use serde_json::Value;
 use super::capacity::{self, SavedSearch};
 use super::http::{self, saved::SavedRun};
 use super::mahjong::{self, saved::SavedSession};
-use super::result::SavedResult;
+use super::result::{SavedResult, SearchStep};
 use crate::error::Error;
+use crate::slo::Verdict;
 
 /// What kind of result, with its document. Serializes as that document. The tools ask it
 /// through [`RunData::as_dyn`]; it is matched in this file alone (each kind's runner in
@@ -64,6 +65,15 @@ impl RunData {
         }
     }
 
+    /// A search's steps in order (none for a run or a session): what each was judged as.
+    pub fn steps(&self) -> Vec<SearchStepOf<'_>> {
+        match self {
+            RunData::Http(_) | RunData::Mahjong(_) => Vec::new(),
+            RunData::Capacity(search) => steps_of(search),
+            RunData::MahjongCapacity(search) => steps_of(search),
+        }
+    }
+
     pub fn as_dyn_mut(&mut self) -> &mut dyn SavedResult {
         match self {
             RunData::Http(saved) => saved.as_mut(),
@@ -85,6 +95,40 @@ impl RunData {
             }
         })
     }
+}
+
+/// One step of a search, as the tools on any result read it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchStepOf<'a> {
+    /// The load offered, and what it is counted in (`requests/sec`, `players`).
+    pub load: Option<u64>,
+    pub unit: &'static str,
+    /// `grow`, `bisect`, `confirm`, `staircase`; and `held`, `broke`, `generator-limited` ….
+    pub role: &'static str,
+    pub outcome: &'static str,
+    /// The step's objectives as judged on it.
+    pub objectives: &'a [Verdict],
+    /// Wall time of the step, seconds.
+    pub elapsed_s: f64,
+}
+
+fn steps_of<S: SearchStep>(search: &SavedSearch<S>) -> Vec<SearchStepOf<'_>> {
+    search
+        .steps
+        .iter()
+        .enumerate()
+        .map(|(i, step)| {
+            let view = step.step_view(search.achieved.get(i).copied());
+            SearchStepOf {
+                load: view.target,
+                unit: S::UNIT.as_str(),
+                role: search.roles.get(i).map_or("", |role| role.as_str()),
+                outcome: search.outcomes.get(i).map_or("", |class| class.as_str()),
+                objectives: view.objectives,
+                elapsed_s: step.elapsed_s(),
+            }
+        })
+        .collect()
 }
 
 /// [`SavedResult::merge`] of parts that are all `T`s. A part of another kind that the caller's

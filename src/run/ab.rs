@@ -145,6 +145,7 @@ fn compare_rounds<S: Side>(sides: [&S::Plan; 2], options: &RunOptions) -> ExitSt
     }
     let command = &options.part.command;
     outputs.json(|| SavedRounds::new(S::MODE, &runs, rounds, ended_by, error.clone(), command));
+    outputs.judged(|| runs.clone());
     // Nothing ran: no page.
     if !runs.is_empty() {
         outputs.comparison_page(&runs);

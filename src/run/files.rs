@@ -32,8 +32,8 @@ fn given<'a>(files: &[(&'a str, Option<&'a Path>)]) -> Vec<(&'a str, &'a Path)> 
         .collect()
 }
 
-/// An HTTP run's (and a capacity search's) files: `--json`, `--html`, `--hgrm`, `--hlog`
-/// written; `-s` and `--cacert` read.
+/// An HTTP run's (and a capacity search's) files: `--json`, `--html`, `--junit`, `--hgrm`,
+/// `--hlog` written; `-s` and `--cacert` read.
 pub fn of_run(plan: &Plan) -> Result<(), Error> {
     of_options(
         &plan.options,
@@ -45,8 +45,8 @@ pub fn of_run(plan: &Plan) -> Result<(), Error> {
     )
 }
 
-/// A mahjong session's (and its capacity search's) files: `--json`, `--html` written; `--rule`
-/// and `--cacert` read.
+/// A mahjong session's (and its capacity search's) files: `--json`, `--html`, `--junit`
+/// written; `--rule` and `--cacert` read.
 pub fn of_session(plan: &MahjongPlan) -> Result<(), Error> {
     of_options(
         &plan.options,
@@ -55,8 +55,8 @@ pub fn of_session(plan: &MahjongPlan) -> Result<(), Error> {
     )
 }
 
-/// Every mode's files (`--json`, `--html` written, then the mode's `outputs`; the mode's
-/// `input`, then `--cacert` read), checked together.
+/// Every mode's files (`--json`, `--html`, `--junit` written, then the mode's `outputs`; the
+/// mode's `input`, then `--cacert` read), checked together.
 fn of_options(
     options: &RunOptions,
     outputs: &[(&str, Option<&Path>)],
@@ -65,6 +65,7 @@ fn of_options(
     let mut written = vec![
         ("--json", json_file(options.json.as_ref())),
         ("--html", options.html.as_deref()),
+        ("--junit", options.junit.as_deref()),
     ];
     written.extend_from_slice(outputs);
     check(

@@ -40,6 +40,12 @@ fn once(plan: &Plan) -> ExitStatus {
     // The results are saved before done() runs: an error or a hang in it cannot lose them.
     outputs.json(|| &saved);
     outputs.page(|| LoadedRun::new(RunData::Http(Box::new(saved.clone())), "run"));
+    outputs.judged(|| {
+        vec![LoadedRun::new(
+            RunData::Http(Box::new(saved.clone())),
+            "run",
+        )]
+    });
     outputs.file("--hgrm", plan.hgrm.as_deref(), |path| {
         report::http::hgrm::write_hgrm(&result.latency, path)
     });

@@ -38,6 +38,12 @@ fn once(plan: &MahjongPlan) -> ExitStatus {
     let saved = report::mahjong::saved(&result);
     outputs.json(|| &saved);
     outputs.page(|| LoadedRun::new(RunData::Mahjong(Box::new(saved.clone())), "session"));
+    outputs.judged(|| {
+        vec![LoadedRun::new(
+            RunData::Mahjong(Box::new(saved.clone())),
+            "session",
+        )]
+    });
     outputs.status_or(|| exit_as(&saved))
 }
 

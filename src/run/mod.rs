@@ -9,6 +9,7 @@
 
 pub mod ab;
 pub mod capacity;
+mod ci;
 pub mod files;
 pub mod http;
 pub mod mahjong;
@@ -25,13 +26,14 @@ use crate::report::result::SavedResult;
 
 /// Runs a command with its `--dashboard`, when asked for: bound before anything runs (an
 /// address in use or not this machine's is bad input, exit 2), closed at the end (kept up for
-/// `--dashboard-linger`).
+/// `--dashboard-linger`); then what it leaves for a CI system (`--junit`, the step summary:
+/// [`ci`]).
 fn with_dashboard(options: &RunOptions, command: impl FnOnce() -> ExitStatus) -> ExitStatus {
     let dashboard = match crate::dashboard::Dashboard::open(options) {
         Ok(dashboard) => dashboard,
         Err(e) => return error_exit(&e),
     };
-    let status = command();
+    let status = ci::finish(options, command());
     if let Some(dashboard) = dashboard {
         dashboard.close();
     }
@@ -123,6 +125,9 @@ pub fn fail(e: &dyn std::fmt::Display) -> ExitStatus {
 /// Prints `tsumo: LINE` on stderr and gives `status` back.
 pub fn fail_as(status: ExitStatus, e: &dyn std::fmt::Display) -> ExitStatus {
     eprintln!("tsumo: {e}");
+    if status == ExitStatus::Failed {
+        ci::said(e.to_string());
+    }
     status
 }
 

@@ -1,6 +1,7 @@
 //! What a finished run writes, one way for every mode (a run, a session, an A/B comparison, a
 //! capacity search): the text report on stdout, then each file asked for (`--json` to a file
-//! or to stdout with `-`, `--html`, `--hgrm`, `--hlog`).
+//! or to stdout with `-`, `--html`, `--hgrm`, `--hlog`), and the results `--junit` and a CI
+//! step summary are written from when the command ends (`run::ci`).
 //!
 //! Every output that can be written is: one that fails is its one line on stderr and the rest
 //! are still written, so a full disk or a wrong directory for one file never costs the others.
@@ -26,6 +27,8 @@ pub struct Outputs<'a> {
     shows_text: bool,
     /// An output could not be written (its line was said).
     lost: bool,
+    /// `--junit` or a CI step summary: the results are noted for them (`run::ci`).
+    ci: bool,
     /// `--dashboard`: the page is shown there too, as the final one.
     live: Option<&'static std::sync::Arc<crate::stats::live::Live>>,
 }
@@ -38,6 +41,7 @@ impl<'a> Outputs<'a> {
             html: options.html.as_deref(),
             shows_text: !options.quiet && options.json != Some(JsonOut::Stdout),
             lost: false,
+            ci: super::ci::wanted(options),
             live: options.dashboard.and_then(|_| crate::stats::live::get()),
         }
     }
@@ -75,6 +79,15 @@ impl<'a> Outputs<'a> {
     /// Writes the page of a comparison of `runs` to `--html`, when given.
     pub fn comparison_page(&mut self, runs: &[LoadedRun]) {
         self.html(|| report::tools::page::render_comparison(runs));
+    }
+
+    /// The command's results (`runs`, made only when asked for) for `--junit` and the CI step
+    /// summary, which are written when the command ends (with the line it failed with, if it
+    /// did).
+    pub fn judged(&self, runs: impl FnOnce() -> Vec<LoadedRun>) {
+        if self.ci {
+            super::ci::results(runs());
+        }
     }
 
     /// Writes one more file of the run's (`--hgrm`, `--hlog`), when `path` is given: `write`

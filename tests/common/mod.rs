@@ -34,9 +34,12 @@ use std::time::{Duration, Instant};
 /// to another program (`sh -c`, `taskset`, chromium's page) or checks the saved command line.
 pub const TSUMO: &str = env!("CARGO_BIN_EXE_tsumo");
 
-/// The `tsumo` binary built by cargo for this test run.
+/// The `tsumo` binary built by cargo for this test run. Not told of a CI step summary the
+/// tests themselves may run under (each run would append its summary there).
 pub fn tsumo() -> Command {
-    Command::new(TSUMO)
+    let mut command = Command::new(TSUMO);
+    command.env_remove("GITHUB_STEP_SUMMARY");
+    command
 }
 
 /// A whole pipe read on a thread, so a chatty process never blocks on a full pipe.

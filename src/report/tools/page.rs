@@ -23,7 +23,10 @@ use crate::report::tools::shards;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReportOptions {
     pub files: Vec<PathBuf>,
+    /// `-o`: `-` is stdout (with `--markdown` only, its default).
     pub output: PathBuf,
+    /// `--markdown`: the Markdown summary (`markdown::run`) instead of the page.
+    pub markdown: bool,
 }
 
 /// `tsumo report`: one run's page, a comparison's, a capacity search's, or (the shards of one

@@ -127,6 +127,12 @@ fn search(plan: &CapacityPlan) -> ExitStatus {
     outputs.text(|| report::capacity::text::render(&search));
     outputs.json(|| &search);
     outputs.page(|| LoadedRun::new(RunData::Capacity(Box::new(search.clone())), "search"));
+    outputs.judged(|| {
+        vec![LoadedRun::new(
+            RunData::Capacity(Box::new(search.clone())),
+            "search",
+        )]
+    });
     if let Some(e) = &error {
         return error_exit(e);
     }

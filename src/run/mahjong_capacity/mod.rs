@@ -101,6 +101,12 @@ fn search(plan: &MahjongCapacityPlan) -> ExitStatus {
     outputs.text(|| report::capacity::text::render(&search));
     outputs.json(|| &search);
     outputs.page(|| LoadedRun::new(RunData::MahjongCapacity(Box::new(search.clone())), "search"));
+    outputs.judged(|| {
+        vec![LoadedRun::new(
+            RunData::MahjongCapacity(Box::new(search.clone())),
+            "search",
+        )]
+    });
     if let Some(e) = &error {
         report_left(&left);
         return error_exit(e);

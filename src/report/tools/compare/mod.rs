@@ -360,6 +360,22 @@ pub fn verdict_of(all: &[LoadedRun]) -> Option<String> {
     verdict::verdict(&runs, &per_run, &groups(&runs))
 }
 
+/// The comparison table of runs of one mode as cells (a header row, then one row per figure),
+/// as [`render`] prints it; empty when every run was left out. For the Markdown summary.
+pub fn cells(all: &[LoadedRun]) -> Result<Vec<Vec<String>>, Error> {
+    check_same_mode(all, "compare")?;
+    let runs: Vec<LoadedRun> = all
+        .iter()
+        .filter(|r| r.left_out.is_none())
+        .cloned()
+        .collect();
+    if runs.is_empty() {
+        return Ok(Vec::new());
+    }
+    let per_run: Vec<(&LoadedRun, Vec<Row>)> = runs.iter().map(|r| (r, rows(r))).collect();
+    Ok(table(&row_names(&per_run), &per_run, &groups(&runs)))
+}
+
 /// `tsumo compare FILE…`: prints the table; a bad input (one run given twice, too) is the error
 /// (main prints it, exit 2).
 pub fn run(options: &CompareOptions) -> Result<(), Error> {
