@@ -11,6 +11,7 @@ pub mod live;
 mod measures;
 mod merge;
 mod page;
+mod percentiles;
 pub mod protocols;
 pub mod saved;
 pub mod stages;

@@ -10,7 +10,7 @@
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
-use super::saved::Percentiles;
+use super::percentiles::Percentiles;
 use crate::capacity::grouped;
 use crate::error::Error;
 use crate::report::result::add_encoded;
@@ -513,7 +513,14 @@ mod tests {
                 r
             })
             .collect();
-        RunStages::of(&profile, shard, records, 2 * S, false)
+        RunStages::of(
+            profile.stages(),
+            |t| profile.due(t),
+            shard,
+            records,
+            2 * S,
+            false,
+        )
     }
 
     #[test]
