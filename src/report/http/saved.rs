@@ -408,6 +408,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
+    use crate::stats::hdr;
     use crate::plan::{RunOptions, Scheme, Target};
     use crate::report::schema::decode_histogram;
     use crate::stats::http::Errors;
