@@ -408,9 +408,9 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::stats::hdr;
     use crate::plan::{RunOptions, Scheme, Target};
     use crate::report::schema::decode_histogram;
+    use crate::stats::hdr;
     use crate::stats::http::Errors;
     use crate::stats::new_histogram;
     use crate::stats::start::StartRecord;
