@@ -423,7 +423,8 @@ fn a_server_that_dies_fails_the_run_in_the_stage_it_died_before() {
     assert!(counts[0].2 >= 48, "{json:#}");
     assert_eq!(counts[2].2, 0, "{json:#}");
     assert!(
-        run.stderr.contains("no response in stage 3 (100 req/s"),
+        run.stderr
+            .contains("no response in stage 3 (100 req/s, 100 due); in the whole run "),
         "{run:?}"
     );
 }

@@ -94,7 +94,7 @@ impl SavedResult for SavedRun {
                 c.unsent.total()
             ));
         }
-        stages::no_response(&self.stages)
+        stages::no_response(&self.stages, c)
     }
 
     /// As every result exits, but objectives that held only without the requests tsumo itself
