@@ -1,12 +1,15 @@
 //! `--stages` (issue 45): the rate over time. Bad profiles are refused in one line before any
 //! traffic; against a real nginx, a run sends exactly the integral of its profile, interval by
-//! interval, over several connections and threads.
+//! interval, over several connections and threads. Each stage's own results: its requests the
+//! integral and what nginx logged in it (HTTP/1.1, h2c, two shards merged), a stall in a ramp
+//! in that stage only and its objective broken there, Ctrl-C and a dead server named by stage.
 
 mod common;
 
 use std::time::Duration;
 
 use common::nginx::Nginx;
+use common::schema::Kind;
 use common::{json_errors_total, json_f64, json_u64, run_tsumo};
 
 const LIMIT: Duration = Duration::from_secs(60);
@@ -130,6 +133,8 @@ fn staged(profile: &str, args: &[&str], url: &str) -> (common::Run, serde_json::
     all.extend_from_slice(args);
     all.push(url);
     let run = run_tsumo(&all, LIMIT);
+    // Every run's stages in the layout docs/schema/run.schema.json says.
+    common::schema::assert_valid(Kind::Run, &[path.as_path()]);
     let json = common::read_json(&path);
     (run, json)
 }
@@ -288,6 +293,7 @@ fn two_shards_merged_count_each_stage_as_one_process() {
     let merged_text = merged.display().to_string();
     let run = run_tsumo(&["merge", &files[0], &files[1], "-o", &merged_text], LIMIT);
     run.assert_success();
+    common::schema::assert_valid(Kind::Run, &[merged.as_path()]);
     let json = common::read_json(&merged);
     assert_eq!(
         stage_counts(&json),
@@ -370,6 +376,7 @@ fn ctrl_c_names_the_stage_it_stopped_in() {
     std::thread::sleep(Duration::from_millis(2200));
     tsumo.kill(libc::SIGINT, None);
     let run = tsumo.finish(LIMIT);
+    common::schema::assert_valid(Kind::Run, &[path.as_path()]);
     let json = common::read_json(&path);
     assert_eq!(json["ended_by"], "SIGINT", "{json:#}");
     assert_eq!(json_u64(&json, "stopped_in_stage"), 2, "{json:#}");
@@ -416,7 +423,8 @@ fn a_server_that_dies_fails_the_run_in_the_stage_it_died_before() {
     assert!(counts[0].2 >= 48, "{json:#}");
     assert_eq!(counts[2].2, 0, "{json:#}");
     assert!(
-        run.stderr.contains("no response in stage 3 (100 req/s"),
+        run.stderr
+            .contains("no response in stage 3 (100 req/s, 100 due); in the whole run "),
         "{run:?}"
     );
 }

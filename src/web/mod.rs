@@ -132,19 +132,8 @@ pub fn run(plan: &Plan) -> Result<Finished, Error> {
         &run.server_samples,
     );
     let hung = run.wind_down.abandoned.len();
-    let stages = total.stages.as_ref().map(|stages| {
-        let profile = Profile::new(&plan.stages);
-        let ran = elapsed.as_nanos().min(u64::MAX as u128) as u64;
-        let cut_short = run.ended_by != engine::EndReason::Duration && ran < profile.total();
-        let records = stages.settled(&total.counters);
-        RunStages::of(&profile, plan.options.part.shard, records, ran, cut_short)
-    });
-    // With stages, the rate the run was due over what of it ran (a run cut short was not
-    // due the rest of the profile).
-    let due_rate = stages.as_ref().map(|stages| {
-        let due: u64 = stages.stages.iter().map(|stage| stage.target).sum();
-        (due as f64 / elapsed.as_secs_f64().max(1e-9)).round() as u64
-    });
+    let stages = run_stages(plan, &total, elapsed, run.ended_by);
+    let due_rate = stages.as_ref().map(|stages| stages.due_rate(elapsed));
     let shortfall = due_rate.or(plan.rate).and_then(|rate| {
         let mut shortfall =
             Shortfall::judge(rate, plan.connections, &total, elapsed, &run.threads)?
@@ -194,6 +183,30 @@ pub fn run(plan: &Plan) -> Result<Finished, Error> {
         script_error: run.recorder.script_error,
         abandoned: hung,
     })
+}
+
+/// Each stage's results of a `--stages` run (`None` without stages).
+fn run_stages(
+    plan: &Plan,
+    total: &Recorder,
+    elapsed: Duration,
+    ended_by: engine::EndReason,
+) -> Option<RunStages> {
+    let stages = total.stages.as_ref()?;
+    let profile = Profile::new(&plan.stages);
+    let ran = elapsed.as_nanos().min(u64::MAX as u128) as u64;
+    let cut_short = ended_by != engine::EndReason::Duration && ran < profile.total();
+    let records = stages.settled(&total.counters);
+    let due = |t| profile.due(t);
+    let shard = plan.options.part.shard;
+    Some(RunStages::of(
+        &plan.stages,
+        due,
+        shard,
+        records,
+        ran,
+        cut_short,
+    ))
 }
 
 /// The main thread's side of an HTTP run.

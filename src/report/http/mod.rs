@@ -11,6 +11,7 @@ pub mod live;
 mod measures;
 mod merge;
 mod page;
+mod percentiles;
 pub mod protocols;
 pub mod saved;
 pub mod stages;
@@ -93,7 +94,7 @@ impl SavedResult for SavedRun {
                 c.unsent.total()
             ));
         }
-        stages::no_response(&self.stages)
+        stages::no_response(&self.stages, c)
     }
 
     /// As every result exits, but objectives that held only without the requests tsumo itself

@@ -12,10 +12,10 @@
 
 use std::net::IpAddr;
 
-use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 use super::intervals::{http_intervals, set_targets, SavedInterval};
+pub use super::percentiles::Percentiles;
 use super::stages::{self, SavedStage};
 use crate::error::Error;
 use crate::plan::{JsonOut, Plan, Protocol, Stage};
@@ -24,7 +24,6 @@ use crate::report::schema::{
 };
 use crate::slo::{self, Verdict};
 use crate::stats::end::EndReason;
-use crate::stats::hdr;
 use crate::stats::http::shortfall::{Behind, Shortfall};
 use crate::stats::http::split::{SplitHistograms, Timestamps};
 use crate::stats::http::Counters;
@@ -253,44 +252,6 @@ impl SavedPlan {
     }
 }
 
-/// Summary of one histogram, µs, computed with wrk2's arithmetic (as the text report prints).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Percentiles {
-    /// Samples in the histogram.
-    pub count: u64,
-    pub p50: u64,
-    pub p75: u64,
-    pub p90: u64,
-    pub p99: u64,
-    #[serde(rename = "p99.9")]
-    pub p99_9: u64,
-    #[serde(rename = "p99.99")]
-    pub p99_99: u64,
-    /// Lowest equivalent value of the highest bucket (wrk2's Max).
-    pub max: u64,
-    pub min: u64,
-    pub mean: f64,
-    pub stdev: f64,
-}
-
-impl Percentiles {
-    pub fn of(h: &Histogram<u64>) -> Percentiles {
-        Percentiles {
-            count: h.len(),
-            p50: hdr::value_at_percentile(h, 50.0),
-            p75: hdr::value_at_percentile(h, 75.0),
-            p90: hdr::value_at_percentile(h, 90.0),
-            p99: hdr::value_at_percentile(h, 99.0),
-            p99_9: hdr::value_at_percentile(h, 99.9),
-            p99_99: hdr::value_at_percentile(h, 99.99),
-            max: hdr::max(h),
-            min: hdr::min(h),
-            mean: hdr::mean(h),
-            stdev: hdr::stdev(h),
-        }
-    }
-}
-
 /// tsumo's own delay per response, µs: `total` = `send` + `read`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct OwnDelay {
@@ -455,6 +416,7 @@ mod tests {
     use super::*;
     use crate::plan::{RunOptions, Scheme, Target};
     use crate::report::schema::decode_histogram;
+    use crate::stats::hdr;
     use crate::stats::http::Errors;
     use crate::stats::new_histogram;
     use crate::stats::start::StartRecord;

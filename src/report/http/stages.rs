@@ -10,7 +10,7 @@
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
-use super::saved::Percentiles;
+use super::percentiles::Percentiles;
 use crate::capacity::grouped;
 use crate::error::Error;
 use crate::report::result::add_encoded;
@@ -19,7 +19,7 @@ use crate::slo::{self, Measure, Measured, Objective, Percentile, Verdict};
 use crate::stats::format::format_time_us;
 use crate::stats::http::shortfall::Side;
 use crate::stats::http::stages::{RunStages, StageResult};
-use crate::stats::http::Errors;
+use crate::stats::http::{Counters, Errors};
 use crate::stats::new_histogram;
 
 /// A stage fell short when it completed less than this share of its target (the whole run's
@@ -460,15 +460,18 @@ pub fn objective_lines(stages: &[SavedStage]) -> Vec<String> {
 }
 
 /// A reached stage that got no response at all (the server died, or stopped answering): the
-/// run failed there.
-pub fn no_response(stages: &[SavedStage]) -> Option<String> {
+/// run failed there. The whole run's errors and unsent requests (`run`) say why: a failed
+/// connect or a request never sent has no stage of its own.
+pub fn no_response(stages: &[SavedStage], run: &Counters) -> Option<String> {
     let s = stages.iter().find(|s| s.requests == 0 && s.target > 0)?;
     Some(format!(
-        "no response in stage {} ({} req/s, {} due): {} socket errors",
+        "no response in stage {} ({} req/s, {} due); in the whole run {} socket errors, {} \
+         requests never sent",
         s.index,
         s.rates(),
         grouped(s.target),
-        grouped(s.errors.socket_total())
+        grouped(run.errors.socket_total()),
+        grouped(run.unsent.total())
     ))
 }
 
@@ -513,7 +516,14 @@ mod tests {
                 r
             })
             .collect();
-        RunStages::of(&profile, shard, records, 2 * S, false)
+        RunStages::of(
+            profile.stages(),
+            |t| profile.due(t),
+            shard,
+            records,
+            2 * S,
+            false,
+        )
     }
 
     #[test]
@@ -549,7 +559,7 @@ mod tests {
             broken(&merged),
             ["p99<3ms broken in stage 3 (800 req/s): p99 5.0ms"]
         );
-        assert_eq!(no_response(&merged), None);
+        assert_eq!(no_response(&merged, &Counters::default()), None);
     }
 
     #[test]

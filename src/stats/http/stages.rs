@@ -14,10 +14,11 @@ use hdrhistogram::Histogram;
 use super::counters::{Counters, Errors};
 use super::split::Split;
 use super::timeline::errors_since;
-use crate::plan::Shard;
+use crate::plan::{Shard, Stage};
 use crate::stats::new_histogram;
-use crate::timing::clock::Nanos;
-use crate::timing::stages::Profile;
+
+/// Nanoseconds (CLOCK_MONOTONIC, or from the start of the run).
+type Nanos = u64;
 
 /// The counts of a stage (or, in [`Stages`], the run's at the last change of stage).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -244,10 +245,12 @@ pub struct RunStages {
 }
 
 impl RunStages {
-    /// The stages of `profile` as this process (`shard`) ran them, from the merged `records`,
-    /// over `ran_ns` from the start (`cut_short`: before the profile's end).
+    /// The `stages` written as this process (`shard`) ran them, from the merged `records`,
+    /// over `ran_ns` from the start (`cut_short`: before the profile's end); `due(t)` is the
+    /// whole run's requests due before `t` ns from the start (the profile's integral).
     pub fn of(
-        profile: &Profile,
+        stages: &[Stage],
+        due: impl Fn(Nanos) -> u64,
         shard: Shard,
         records: Vec<StageRecord>,
         ran_ns: Nanos,
@@ -256,21 +259,21 @@ impl RunStages {
         let ran = if cut_short { ran_ns } else { Nanos::MAX };
         // The requests due before `t` of this shard: slots `n ≡ shard.index (mod count)`.
         let due = |t: Nanos| {
-            let all = profile.due(t);
+            let all = due(t);
             let (index, count) = (shard.index as u64, shard.count.max(1) as u64);
             (all + count - 1 - index.min(count - 1)) / count
         };
         let mut start = 0u64;
-        let mut stages = Vec::new();
+        let mut results = Vec::new();
         let mut stopped_in = None;
-        for (i, (stage, record)) in profile.stages().iter().zip(records).enumerate() {
+        for (i, (stage, record)) in stages.iter().zip(records).enumerate() {
             let end = start.saturating_add(stage.duration_ns);
             if stage.duration_ns > 0 && start < ran {
                 let until = end.min(ran);
                 if cut_short && ran < end {
                     stopped_in = Some(i + 1);
                 }
-                stages.push(StageResult {
+                results.push(StageResult {
                     index: i + 1,
                     start_ns: start,
                     duration_ns: stage.duration_ns,
@@ -283,7 +286,19 @@ impl RunStages {
             }
             start = end;
         }
-        RunStages { stages, stopped_in }
+        RunStages {
+            stages: results,
+            stopped_in,
+        }
+    }
+}
+
+impl RunStages {
+    /// The rate the run was due over `elapsed`: its stages' targets over it (a run cut short
+    /// was not due the rest of the profile), requests/s.
+    pub fn due_rate(&self, elapsed: std::time::Duration) -> u64 {
+        let due: u64 = self.stages.iter().map(|stage| stage.target).sum();
+        (due as f64 / elapsed.as_secs_f64().max(1e-9)).round() as u64
     }
 }
 
