@@ -352,7 +352,7 @@ impl Mode for HttpMode<'_> {
         // With `--stages`, the profile's rate now beside the rate reached.
         let target = match self.plan.stages.is_empty() {
             true => String::new(),
-            false => stages::Target::of(&self.plan)
+            false => stages::Target::of(self.plan)
                 .at(elapsed.as_nanos() as u64)
                 .map_or(String::new(), |t| format!(" (target {})", format_metric(t))),
         };
