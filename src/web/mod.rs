@@ -354,7 +354,7 @@ impl Mode for HttpMode<'_> {
             true => String::new(),
             false => stages::Target::of(self.plan)
                 .at(elapsed.as_nanos() as u64)
-                .map_or(String::new(), |t| format!(" (target {})", format_metric(t))),
+                .map_or(String::new(), |t| format!(" (target {t:.0})")),
         };
         format!(
             "{}[{:>5.1}s / {:.0}s] {} req/s{target}, {} requests, {} errors",
