@@ -266,6 +266,27 @@ impl PageChart {
         }
     }
 
+    /// This chart over time titled `title` and drawing `series` (no series drawn again per
+    /// shard); any other chart as it is.
+    pub fn drawing(&self, title: String, series: Vec<Series>) -> PageChart {
+        match self {
+            PageChart::OverTime {
+                id,
+                y_label,
+                bounds,
+                ..
+            } => PageChart::OverTime {
+                id,
+                title,
+                y_label: y_label.clone(),
+                series,
+                per_shard: None,
+                bounds: bounds.clone(),
+            },
+            other => other.clone(),
+        }
+    }
+
     /// The points a capacity chart plots (its curve, its objectives' limits, its answer's
     /// load): what the charts drawn beside it hold on their axes too. None for other charts.
     pub fn plotted_points(&self) -> Vec<(f64, f64)> {

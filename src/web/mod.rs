@@ -377,8 +377,15 @@ impl Mode for HttpMode<'_> {
         let requests: u64 = gauges.iter().map(|c| c.requests()).sum();
         // Socket errors and 4xx/5xx responses, as the report counts errors.
         let errors: u64 = gauges.iter().map(|c| c.errors() + c.status()).sum();
+        // With `--stages`, the profile's rate now beside the rate reached.
+        let target = match self.plan.stages.is_empty() {
+            true => String::new(),
+            false => stages::Target::of(self.plan)
+                .at(elapsed.as_nanos() as u64)
+                .map_or(String::new(), |t| format!(" (target {t:.0})")),
+        };
         format!(
-            "{}[{:>5.1}s / {:.0}s] {} req/s, {} requests, {} errors",
+            "{}[{:>5.1}s / {:.0}s] {} req/s{target}, {} requests, {} errors",
             self.plan.progress_prefix,
             elapsed.as_secs_f64(),
             self.plan.options.duration.as_secs_f64(),

@@ -260,9 +260,17 @@ pub(super) fn over_time(
         per_shard: None,
         bounds: Vec::new(),
     });
+    charts.extend(server_over_time(intervals));
+    charts
+}
+
+/// The server's CPU and memory over time, where `--server-pid` sampled it.
+fn server_over_time(intervals: &[SavedInterval]) -> Vec<PageChart> {
+    let mut charts = Vec::new();
     if intervals.iter().any(|i| i.server.is_some()) {
-        let server =
-            |value: fn(&SavedServerInterval) -> f64| points(&|i| i.server.as_ref().map(value));
+        let server = |value: fn(&SavedServerInterval) -> f64| {
+            over_intervals(intervals, |i| i.span, |i| i.server.as_ref().map(value))
+        };
         charts.push(PageChart::OverTime {
             id: "server-cpu-over-time",
             title: "Server CPU over time".to_string(),

@@ -121,10 +121,9 @@ pub fn render_merged(merged: &LoadedRun, parts: &[LoadedRun]) -> String {
             PageChart::OverTime {
                 id,
                 title,
-                y_label,
                 series,
                 per_shard: Some(key),
-                bounds,
+                ..
             } => {
                 let mut all = series.clone();
                 for (k, (name, page)) in part_pages.iter().enumerate() {
@@ -134,14 +133,7 @@ pub fn render_merged(merged: &LoadedRun, parts: &[LoadedRun]) -> String {
                         all.push(line.coloured(series.len() + k, 0));
                     }
                 }
-                PageChart::OverTime {
-                    id,
-                    title: format!("{title}, and per shard"),
-                    y_label: y_label.clone(),
-                    series: all,
-                    per_shard: None,
-                    bounds: bounds.clone(),
-                }
+                chart.drawing(format!("{title}, and per shard"), all)
             }
             other => other.clone(),
         };
@@ -234,12 +226,7 @@ fn overlaid_charts(
                     subtitle.clone(),
                 ));
             }
-            PageChart::OverTime {
-                title,
-                y_label,
-                bounds,
-                ..
-            } => {
+            PageChart::OverTime { title, .. } => {
                 let series = overlay(&|c| match c {
                     PageChart::OverTime {
                         series,
@@ -250,14 +237,7 @@ fn overlaid_charts(
                     _ => Vec::new(),
                 });
                 charts.push(chart_html(
-                    &PageChart::OverTime {
-                        id,
-                        title: title.clone(),
-                        y_label: y_label.clone(),
-                        series,
-                        per_shard: None,
-                        bounds: bounds.clone(),
-                    },
+                    &chart.drawing(title.clone(), series),
                     subtitle.clone(),
                 ));
             }
