@@ -98,9 +98,15 @@ fn players_arrive_as_the_profile_says_and_all_log_out() {
         }
         let want = level(end);
         if end <= 7.0 {
-            assert!((online - want).abs() <= 4.0, "at {end}s: {online} online, {want} due");
+            assert!(
+                (online - want).abs() <= 4.0,
+                "at {end}s: {online} online, {want} due"
+            );
         } else {
-            assert!(online >= want - 4.0, "at {end}s: {online} online, {want} due");
+            assert!(
+                online >= want - 4.0,
+                "at {end}s: {online} online, {want} due"
+            );
         }
     }
 }
@@ -143,7 +149,10 @@ fn stay_one_game_churns_players_through_a_hold() {
     assert_eq!(count(&stages[1], &["arrivals"]), logins - 8, "{doc:#}");
     // Those that left after their game, in the hold; the rest at its end.
     assert!(count(&stages[1], &["departures"]) >= 4, "{doc:#}");
-    assert!(count(&stages[1], &["time_to_seat", "count"]) >= 4, "{doc:#}");
+    assert!(
+        count(&stages[1], &["time_to_seat", "count"]) >= 4,
+        "{doc:#}"
+    );
 }
 
 /// Ctrl-C in the hold: every player logs out, the report and the JSON name the stage.
@@ -192,9 +201,15 @@ fn bad_profiles_and_conflicts_are_one_line_exit_2() {
         (&["--stages", "3s:8", "--stay", "x"][..], "--stay"),
         (&["--stay", "1"][..], "--stay is for --stages"),
         (&["--stages", "3s:8", "-c", "8"][..], "leave out -c"),
-        (&["--stages", "3s:8", "--ramp", "1ms"][..], "leave out --ramp"),
+        (
+            &["--stages", "3s:8", "--ramp", "1ms"][..],
+            "leave out --ramp",
+        ),
         (&["--stages", "3s:8", "-d", "5s"][..], "leave out -d"),
-        (&["--stages", "3s:8", "--games", "2"][..], "leave out --games"),
+        (
+            &["--stages", "3s:8", "--games", "2"][..],
+            "leave out --games",
+        ),
         (&["--stages", "3s:8", "--shard", "1/2"][..], "shards"),
     ] {
         let mut all: Vec<&str> = args.to_vec();

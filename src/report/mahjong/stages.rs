@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
-use super::saved::SavedHistogram;
+use super::histogram::SavedHistogram;
 use crate::stats::format::format_time_us;
 use crate::stats::mahjong::{RunResult, StageRecord};
 use crate::timing::stages::stage_at;
@@ -113,7 +113,7 @@ pub fn profile_words(profile: &[SavedProfileStage]) -> String {
     let words: Vec<String> = profile
         .iter()
         .map(|stage| {
-            let length = super::text::plan_duration((stage.duration_s * 1e6).round());
+            let length = format!("{}s", (stage.duration_s * 1e3).round() / 1e3);
             if stage.from == stage.to {
                 format!("{length}:{}", stage.from)
             } else {
