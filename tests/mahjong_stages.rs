@@ -142,7 +142,7 @@ fn stay_one_game_churns_players_through_a_hold() {
     run.assert_success();
     let doc = run.json();
     let logins = assert_everyone_logged_out(&doc, &server);
-    assert!(logins > 8 && logins % 4 == 0, "{logins} logins");
+    assert!(logins > 8 && logins.is_multiple_of(4), "{logins} logins");
     assert!(count(&doc, &["games", "completed"]) >= 1, "{doc:#}");
     let stages = doc["stages"].as_array().expect("stages");
     assert_eq!(count(&stages[0], &["arrivals"]), 8, "{doc:#}");
