@@ -12,6 +12,7 @@ mod common;
 
 use std::time::Duration;
 
+use common::fake_majiang::{FakeMajiang, Fault};
 use common::majiang::Majiang;
 use common::{run_tsumo, Run, Signalled};
 use serde_json::Value;
@@ -187,6 +188,35 @@ fn ctrl_c_mid_stage_logs_everyone_out_and_names_the_stage() {
     let doc = common::read_json(std::path::Path::new(&json));
     assert_eq!(doc["stopped_in_stage"], 2, "{doc:#}");
     assert_eq!(assert_everyone_logged_out(&doc, &server), 8);
+}
+
+/// A server that never answers `ROOM`: each table fails to form within --connect-timeout, its
+/// players log out and are not replaced (a failing server is not flooded), and the session
+/// fails as one without a profile does.
+#[test]
+fn tables_that_cannot_form_log_out_and_are_not_replaced() {
+    let server = FakeMajiang::start(Fault::RoomNeverAnswered);
+    let url = server.url();
+    let run = mahjong(
+        &[
+            "--stages",
+            "0s:0-8,4s:8",
+            "-t1",
+            "--connect-timeout",
+            "1s",
+            "--json",
+            "-",
+            &url,
+        ],
+        Duration::from_secs(60),
+    );
+    let doc = run.json();
+    assert_eq!(run.status.code(), Some(1), "{doc:#}\n{}", run.stderr);
+    assert_eq!(count(&doc, &["phases", "login", "ok"]), 8, "{doc:#}");
+    assert_eq!(count(&doc, &["phases", "formed", "failed"]), 8, "{doc:#}");
+    assert_eq!(count(&doc, &["phases", "logout", "ok"]), 8, "{doc:#}");
+    assert_eq!(count(&doc["stages"][0], &["arrivals"]), 8, "{doc:#}");
+    assert_eq!(count(&doc["stages"][0], &["departures"]), 8, "{doc:#}");
 }
 
 /// Each refused command line: exit 2, one line naming what to change.
