@@ -108,6 +108,18 @@ pub fn stopped_in(r: &RunResult) -> Option<usize> {
     Some(stage_at(&r.plan.stages, r.elapsed.as_nanos() as u64) + 1)
 }
 
+/// The profile's corners, (seconds, players online): the line a chart draws it with.
+pub fn corners(profile: &[SavedProfileStage]) -> Vec<(f64, f64)> {
+    let mut start = 0.0;
+    let mut points = Vec::new();
+    for stage in profile {
+        points.push((start, stage.from as f64));
+        start += stage.duration_s;
+        points.push((start, stage.to as f64));
+    }
+    points
+}
+
 /// The profile in `--stages`' words: `3s:0-16,4s:16,2s:16-0`.
 pub fn profile_words(profile: &[SavedProfileStage]) -> String {
     let words: Vec<String> = profile
