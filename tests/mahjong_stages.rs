@@ -12,6 +12,7 @@ mod common;
 
 use std::time::Duration;
 
+use common::fake_majiang::{FakeMajiang, Fault};
 use common::majiang::Majiang;
 use common::{run_tsumo, Run, Signalled};
 use serde_json::Value;
@@ -98,9 +99,15 @@ fn players_arrive_as_the_profile_says_and_all_log_out() {
         }
         let want = level(end);
         if end <= 7.0 {
-            assert!((online - want).abs() <= 4.0, "at {end}s: {online} online, {want} due");
+            assert!(
+                (online - want).abs() <= 4.0,
+                "at {end}s: {online} online, {want} due"
+            );
         } else {
-            assert!(online >= want - 4.0, "at {end}s: {online} online, {want} due");
+            assert!(
+                online >= want - 4.0,
+                "at {end}s: {online} online, {want} due"
+            );
         }
     }
 }
@@ -136,14 +143,17 @@ fn stay_one_game_churns_players_through_a_hold() {
     run.assert_success();
     let doc = run.json();
     let logins = assert_everyone_logged_out(&doc, &server);
-    assert!(logins > 8 && logins % 4 == 0, "{logins} logins");
+    assert!(logins > 8 && logins.is_multiple_of(4), "{logins} logins");
     assert!(count(&doc, &["games", "completed"]) >= 1, "{doc:#}");
     let stages = doc["stages"].as_array().expect("stages");
     assert_eq!(count(&stages[0], &["arrivals"]), 8, "{doc:#}");
     assert_eq!(count(&stages[1], &["arrivals"]), logins - 8, "{doc:#}");
     // Those that left after their game, in the hold; the rest at its end.
     assert!(count(&stages[1], &["departures"]) >= 4, "{doc:#}");
-    assert!(count(&stages[1], &["time_to_seat", "count"]) >= 4, "{doc:#}");
+    assert!(
+        count(&stages[1], &["time_to_seat", "count"]) >= 4,
+        "{doc:#}"
+    );
 }
 
 /// Ctrl-C in the hold: every player logs out, the report and the JSON name the stage.
@@ -180,6 +190,35 @@ fn ctrl_c_mid_stage_logs_everyone_out_and_names_the_stage() {
     assert_eq!(assert_everyone_logged_out(&doc, &server), 8);
 }
 
+/// A server that never answers `ROOM`: each table fails to form within --connect-timeout, its
+/// players log out and are not replaced (a failing server is not flooded), and the session
+/// fails as one without a profile does.
+#[test]
+fn tables_that_cannot_form_log_out_and_are_not_replaced() {
+    let server = FakeMajiang::start(Fault::RoomNeverAnswered);
+    let url = server.url();
+    let run = mahjong(
+        &[
+            "--stages",
+            "0s:0-8,4s:8",
+            "-t1",
+            "--connect-timeout",
+            "1s",
+            "--json",
+            "-",
+            &url,
+        ],
+        Duration::from_secs(60),
+    );
+    let doc = run.json();
+    assert_eq!(run.status.code(), Some(1), "{doc:#}\n{}", run.stderr);
+    assert_eq!(count(&doc, &["phases", "login", "ok"]), 8, "{doc:#}");
+    assert_eq!(count(&doc, &["phases", "formed", "failed"]), 8, "{doc:#}");
+    assert_eq!(count(&doc, &["phases", "logout", "ok"]), 8, "{doc:#}");
+    assert_eq!(count(&doc["stages"][0], &["arrivals"]), 8, "{doc:#}");
+    assert_eq!(count(&doc["stages"][0], &["departures"]), 8, "{doc:#}");
+}
+
 /// Each refused command line: exit 2, one line naming what to change.
 #[test]
 fn bad_profiles_and_conflicts_are_one_line_exit_2() {
@@ -192,9 +231,15 @@ fn bad_profiles_and_conflicts_are_one_line_exit_2() {
         (&["--stages", "3s:8", "--stay", "x"][..], "--stay"),
         (&["--stay", "1"][..], "--stay is for --stages"),
         (&["--stages", "3s:8", "-c", "8"][..], "leave out -c"),
-        (&["--stages", "3s:8", "--ramp", "1ms"][..], "leave out --ramp"),
+        (
+            &["--stages", "3s:8", "--ramp", "1ms"][..],
+            "leave out --ramp",
+        ),
         (&["--stages", "3s:8", "-d", "5s"][..], "leave out -d"),
-        (&["--stages", "3s:8", "--games", "2"][..], "leave out --games"),
+        (
+            &["--stages", "3s:8", "--games", "2"][..],
+            "leave out --games",
+        ),
         (&["--stages", "3s:8", "--shard", "1/2"][..], "shards"),
     ] {
         let mut all: Vec<&str> = args.to_vec();

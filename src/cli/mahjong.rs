@@ -409,6 +409,26 @@ fn base_path(path: &str) -> String {
         .to_string()
 }
 
+/// `--stages` and `--stay`, after the session's other options.
+fn profile_args() -> [clap::Arg; 2] {
+    [
+        value("stages", None, "stages").value_name("PROFILE").help(
+            "Instead of -c, --ramp, -d and --games: the players online over\n\
+             time, as comma-separated DURATION:N (a hold) or DURATION:FROM-TO\n\
+             (a linear ramp; over 0s, a jump): 2m:0-4096,10m:4096,2m:4096-0.\n\
+             Players arrive (log in, connect, sit) as it rises, tables form\n\
+             as they arrive, and tables leave after their game as it falls;\n\
+             at its end every player still online logs out (a game still\n\
+             being played is cut)",
+        ),
+        value("stay", None, "stay").value_name("N").help(
+            "With --stages: each table's players log out after N games and\n\
+             new players arrive in their place (churn) [default: they stay\n\
+             until the profile falls or ends]",
+        ),
+    ]
+}
+
 /// The option table, in the help's order.
 pub(super) fn command() -> Command {
     super::subcommand("tsumo mahjong")
@@ -449,20 +469,6 @@ pub(super) fn command() -> Command {
             value("games", None, "games")
                 .value_name("N")
                 .help(format!("Games each table plays [default: {DEFAULT_GAMES}]")),
-            value("stages", None, "stages").value_name("PROFILE").help(
-                "Instead of -c, --ramp, -d and --games: the players online over\n\
-                 time, as comma-separated DURATION:N (a hold) or DURATION:FROM-TO\n\
-                 (a linear ramp; over 0s, a jump): 2m:0-4096,10m:4096,2m:4096-0.\n\
-                 Players arrive (log in, connect, sit) as it rises, tables form\n\
-                 as they arrive, and tables leave after their game as it falls;\n\
-                 at its end every player still online logs out (a game still\n\
-                 being played is cut)",
-            ),
-            value("stay", None, "stay").value_name("N").help(
-                "With --stages: each table's players log out after N games and\n\
-                 new players arrive in their place (churn) [default: they stay\n\
-                 until the profile falls or ends]",
-            ),
             file("rule", None, "rule").help(
                 "JSON rule object merged onto tsumo's complete default rule\n\
                  (東風戦, no dealer repeat, no bankruptcy end, no abortive draws)",
@@ -520,6 +526,7 @@ pub(super) fn command() -> Command {
             slo::arg(For::Mahjong),
             shared::help(),
         ])
+        .args(profile_args())
         .args(mahjong_capacity::args())
         .args(url_args())
 }
@@ -654,6 +661,27 @@ mod tests {
             (Duration::from_secs(5), Duration::ZERO, 0.1)
         );
         assert_eq!(p.session.logout_timeout, Duration::from_secs(30));
+    }
+
+    #[test]
+    fn a_profile_sets_the_players_the_length_and_starts_tables_when_full() {
+        let p = run(&[
+            "--stages",
+            "2s:0-14,3s:14,1s:14-0",
+            "--stay",
+            "2",
+            "http://h/s",
+        ])
+        .unwrap();
+        // The most at once, in whole tables.
+        assert_eq!((p.players, p.options.threads, p.stay), (16, 2, Some(2)));
+        assert_eq!(p.options.duration, Duration::from_secs(6));
+        assert_eq!(p.stages.len(), 3);
+        assert!(!p.lockstep);
+        let p = run(&["--stages", "1s:1", "http://h/s"]).unwrap();
+        assert_eq!((p.players, p.options.threads, p.stay), (4, 1, None));
+        let p = run(&["http://h/s"]).unwrap();
+        assert!(p.stages.is_empty() && p.stay.is_none());
     }
 
     #[test]

@@ -390,22 +390,13 @@ impl Worker for MahjongWorker {
             }),
         });
         if !shared.plan.stages.is_empty() {
-            // Players arrive and leave as the profile says, until its end or shutdown.
             let arrivals = Arrivals {
                 profile: Profile::new(&shared.plan.stages),
                 lane: worker_index,
                 lanes: shared.plan.options.threads,
                 seats,
             };
-            let players = arrivals.run(&player_ctx, t0, shutdown).await;
-            for player in players {
-                let _ = player.await;
-            }
-            ticker.abort();
-            intervals
-                .borrow_mut()
-                .close(&player_ctx.recorder, &player_ctx.gauges);
-            return Ok(player_ctx.recorder.take());
+            return Ok(staged(arrivals, &player_ctx, t0, shutdown, ticker, &intervals).await);
         }
         let mut players = Vec::with_capacity(tables * seats);
         let mut own_tables = Vec::with_capacity(tables);
@@ -439,6 +430,25 @@ impl Worker for MahjongWorker {
         let recorder = player_ctx.recorder.take();
         Ok(recorder)
     }
+}
+
+/// A worker's session under `--stages`: players arrive and leave as the profile says, until
+/// its end or shutdown; then each logs out, and the record is handed back.
+async fn staged(
+    arrivals: Arrivals,
+    ctx: &Rc<WorkerCtx>,
+    t0: clock::Nanos,
+    shutdown: watch::Receiver<bool>,
+    ticker: tokio::task::JoinHandle<()>,
+    intervals: &RefCell<Intervals>,
+) -> stats::mahjong::Recorder {
+    let players = arrivals.run(ctx, t0, shutdown).await;
+    for player in players {
+        let _ = player.await;
+    }
+    ticker.abort();
+    intervals.borrow_mut().close(&ctx.recorder, &ctx.gauges);
+    ctx.recorder.take()
 }
 
 /// One worker's intervals: the one being recorded, and the totals it began with.

@@ -70,15 +70,8 @@ impl Player {
                     self.table.close();
                     return Ok(());
                 }
-            } else {
-                self.serve_until_table(|p| {
-                    p.table.room().is_some() || p.table.is_broken() || p.table.is_closed()
-                })
-                .await?;
-                if self.table.room().is_none() {
-                    return Ok(());
-                }
             }
+            // The others join the owner's next room, or leave once it closes the table.
             if !self.form_table().await? {
                 return Ok(());
             }

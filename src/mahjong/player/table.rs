@@ -145,6 +145,10 @@ impl Player {
         self.start_event_at = None;
         self.ended = None;
         let waited = self.wait_for_full_room(deadline).await;
+        if self.table.is_closed() {
+            // `--stages`: its owner ended the table between two games; no failure.
+            return waited.map(|()| false);
+        }
         // Broken by another member, who said why (or by the owner giving up first).
         let broken = self.table.is_broken();
         let formed = !broken && self.members >= 4 && self.room_seen;
@@ -190,7 +194,7 @@ impl Player {
             self.send(&messages::create_room()).await?;
         } else {
             self.serve_table(deadline, |p| {
-                p.table.room().is_some() || p.table.is_broken()
+                p.table.room().is_some() || p.table.is_broken() || p.table.is_closed()
             })
             .await?;
             let Some(room_no) = self.table.room() else {

@@ -156,6 +156,17 @@ pub(super) fn charts(s: &SavedSession) -> Vec<PageChart> {
         });
     }
     charts.extend(over_time(&s.intervals));
+    if !s.plan.stages.is_empty() {
+        // `--stages`: the players online the profile asked for, beside those logged in.
+        for chart in &mut charts {
+            if let PageChart::OverTime { id, series, .. } = chart {
+                if *id == "players-over-time" {
+                    let corners = super::stages::corners(&s.plan.stages);
+                    series.push(Series::new("profile (--stages)", corners));
+                }
+            }
+        }
+    }
     charts
 }
 

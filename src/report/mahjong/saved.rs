@@ -10,19 +10,15 @@
 use std::collections::BTreeMap;
 use std::net::IpAddr;
 
-use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
+pub use super::histogram::SavedHistogram;
 use super::intervals::{session_intervals, SavedSessionInterval};
 use super::stages::{SavedProfileStage, SavedStage};
-use crate::error::Error;
 use crate::mahjong::bot::StepKind;
-use crate::report::schema::{
-    decode_histogram, encode_histogram, first_schema, SavedPart, SCHEMA_VERSION,
-};
+use crate::report::schema::{first_schema, SavedPart, SCHEMA_VERSION};
 use crate::slo::{self, Verdict};
 use crate::stats::end::EndReason;
-use crate::stats::hdr;
 use crate::stats::mahjong::{ErrorGroup, PlayStats, RunResult, PHASES};
 use crate::sys::procstat::ServerUsage;
 use crate::timing::pacer::Pacing;
@@ -159,47 +155,6 @@ fn is_four_seats(seats: &u64) -> bool {
 /// What the players of one bot kind did (summed over players: a hand counts once per player):
 /// the recorder's own type, saved as it is.
 pub type SavedBot = PlayStats;
-
-/// A histogram's usual percentiles (µs, wrk2's arithmetic) and the histogram itself.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SavedHistogram {
-    /// Samples in the histogram; the percentiles mean nothing when it is 0.
-    pub count: u64,
-    pub p50: u64,
-    pub p90: u64,
-    pub p99: u64,
-    pub max: u64,
-    pub mean: f64,
-    /// base64 HdrHistogram compressed V2 (`HISTF…`).
-    pub histogram: String,
-}
-
-impl SavedHistogram {
-    pub fn of(h: &Histogram<u64>) -> SavedHistogram {
-        SavedHistogram {
-            count: h.len(),
-            p50: hdr::value_at_percentile(h, 50.0),
-            p90: hdr::value_at_percentile(h, 90.0),
-            p99: hdr::value_at_percentile(h, 99.0),
-            max: hdr::max(h),
-            mean: hdr::mean(h),
-            histogram: encode_histogram(h),
-        }
-    }
-
-    /// The histogram back; `source` and `what` name it in the error.
-    pub fn decode(&self, source: &str, what: &str) -> Result<Histogram<u64>, Error> {
-        decode_histogram(&self.histogram).map_err(|e| Error::File {
-            path: source.to_string(),
-            reason: format!("histogram '{what}': {e}"),
-        })
-    }
-
-    /// The summary, when the histogram holds samples (an empty one's percentiles say 0).
-    pub fn sampled(&self) -> Option<&SavedHistogram> {
-        (self.count > 0).then_some(self)
-    }
-}
 
 /// One phase: successes and failures, and the latency of the successes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

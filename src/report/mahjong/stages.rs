@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
-use super::saved::SavedHistogram;
+use super::histogram::SavedHistogram;
 use crate::stats::format::format_time_us;
 use crate::stats::mahjong::{RunResult, StageRecord};
 use crate::timing::stages::stage_at;
@@ -108,12 +108,24 @@ pub fn stopped_in(r: &RunResult) -> Option<usize> {
     Some(stage_at(&r.plan.stages, r.elapsed.as_nanos() as u64) + 1)
 }
 
+/// The profile's corners, (seconds, players online): the line a chart draws it with.
+pub fn corners(profile: &[SavedProfileStage]) -> Vec<(f64, f64)> {
+    let mut start = 0.0;
+    let mut points = Vec::new();
+    for stage in profile {
+        points.push((start, stage.from as f64));
+        start += stage.duration_s;
+        points.push((start, stage.to as f64));
+    }
+    points
+}
+
 /// The profile in `--stages`' words: `3s:0-16,4s:16,2s:16-0`.
 pub fn profile_words(profile: &[SavedProfileStage]) -> String {
     let words: Vec<String> = profile
         .iter()
         .map(|stage| {
-            let length = super::text::plan_duration((stage.duration_s * 1e6).round());
+            let length = format!("{}s", (stage.duration_s * 1e3).round() / 1e3);
             if stage.from == stage.to {
                 format!("{length}:{}", stage.from)
             } else {
