@@ -150,4 +150,37 @@ mod tests {
         let shares: Vec<usize> = lanes.iter().map(|a| a.share(14)).collect();
         assert_eq!(shares, [6, 4, 4]);
     }
+
+    #[test]
+    fn a_falling_profile_sends_out_the_filling_table_first_then_the_oldest() {
+        let arrivals = Arrivals {
+            profile: Profile::new(&[Stage {
+                duration_ns: 1,
+                from: 1,
+                to: 1,
+            }]),
+            lane: 0,
+            lanes: 1,
+            seats: 4,
+        };
+        let table = |players| {
+            let table = Rc::new(Table::default());
+            (0..players).for_each(|_| table.arrive());
+            table
+        };
+        let tables = [table(4), table(4), table(2)];
+        let leaving =
+            |tables: &[Rc<Table>]| tables.iter().map(|t| t.is_leaving()).collect::<Vec<_>>();
+        // 10 online, 9 due: nobody leaves (a whole table more is not online).
+        arrivals.send_out(&tables, 10, 9);
+        assert_eq!(leaving(&tables), [false, false, false]);
+        // 8 due: the table still filling goes.
+        arrivals.send_out(&tables, 10, 8);
+        assert_eq!(leaving(&tables), [false, false, true]);
+        // 4 due: then the oldest.
+        arrivals.send_out(&tables, 8, 4);
+        assert_eq!(leaving(&tables), [true, false, true]);
+        arrivals.send_out(&tables, 4, 0);
+        assert_eq!(leaving(&tables), [true, true, true]);
+    }
 }
