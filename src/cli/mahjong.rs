@@ -79,17 +79,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
     let (url, server) = server(&matches)?;
     let mut numbers = numbers.checked(&options)?;
     let (stages, stay) = profile(&options)?;
-    if let Some(peak) = crate::timing::stages::peak(&stages) {
-        // This process's most players at once, in whole tables; the run lasts the profile.
-        let seats = numbers.seats as u64;
-        let most = peak.div_ceil(seats).saturating_mul(seats).max(seats);
-        numbers.players =
-            usize::try_from(most).map_err(|_| options.invalid("stages", "too many players"))?;
-        numbers.duration = Duration::from_nanos(stages.iter().map(|s| s.duration_ns).sum());
-        if !numbers.logout_timeout_given {
-            numbers.logout_timeout = default_logout_timeout(numbers.players);
-        }
-    }
+    sized_by_profile(&mut numbers, &stages, &options)?;
     let (rounds, vs) = rounds_and_vs(&options)?;
     let (rule, timer, bot) = game(&options)?;
     let part = super::shard::part(
@@ -161,6 +151,27 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
     }
     super::mahjong_capacity::not_without(&matches)?;
     Ok(Parsed::Mahjong(Box::new(plan)))
+}
+
+/// Under `--stages`, the players (this process's most at once, in whole tables) and the
+/// duration (the profile's) come from the profile.
+fn sized_by_profile(
+    numbers: &mut Numbers<u32, Duration>,
+    stages: &[crate::plan::Stage],
+    options: &super::Options,
+) -> Result<(), ArgError> {
+    let Some(peak) = crate::timing::stages::peak(stages) else {
+        return Ok(());
+    };
+    let seats = numbers.seats as u64;
+    let most = peak.div_ceil(seats).saturating_mul(seats).max(seats);
+    numbers.players =
+        usize::try_from(most).map_err(|_| options.invalid("stages", "too many players"))?;
+    numbers.duration = Duration::from_nanos(stages.iter().map(|s| s.duration_ns).sum());
+    if !numbers.logout_timeout_given {
+        numbers.logout_timeout = default_logout_timeout(numbers.players);
+    }
+    Ok(())
 }
 
 /// The session's numbers and times: read (or defaulted) first, checked once the URL is read,

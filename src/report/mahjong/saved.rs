@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 pub use super::histogram::SavedHistogram;
 use super::intervals::{session_intervals, SavedSessionInterval};
-use super::stages::{SavedProfileStage, SavedStage};
+use super::stages::{SavedProfileStage, SavedSessionStage};
 use crate::mahjong::bot::StepKind;
 use crate::report::schema::{first_schema, SavedPart, SCHEMA_VERSION};
 use crate::slo::{self, Verdict};
@@ -98,7 +98,7 @@ pub struct SavedSession {
     pub intervals: Vec<SavedSessionInterval>,
     /// `--stages`: each stage the session reached, with what it recorded; absent without.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub stages: Vec<SavedStage>,
+    pub stages: Vec<SavedSessionStage>,
     /// `--stages`: the stage (from 1) a signal stopped the session in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped_in_stage: Option<usize>,

@@ -22,7 +22,7 @@ pub struct SavedProfileStage {
 
 /// What one stage the session reached recorded.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SavedStage {
+pub struct SavedSessionStage {
     /// Its number in the profile, from 1.
     pub stage: usize,
     /// Its start, seconds from the session's; how long it lasted in this session (less than
@@ -60,7 +60,7 @@ pub fn profile(r: &RunResult) -> Vec<SavedProfileStage> {
 }
 
 /// Each stage that lasts and that the session reached, with what it recorded.
-pub fn saved(r: &RunResult) -> Vec<SavedStage> {
+pub fn saved(r: &RunResult) -> Vec<SavedSessionStage> {
     let elapsed = r.elapsed.as_secs_f64();
     let empty = StageRecord::default();
     let mut start = 0.0;
@@ -80,7 +80,7 @@ pub fn saved(r: &RunResult) -> Vec<SavedStage> {
         };
         let rec = r.record.stages.get(i).unwrap_or(&empty);
         let per_s = |n: u64| if ran > 0.0 { n as f64 / ran } else { 0.0 };
-        out.push(SavedStage {
+        out.push(SavedSessionStage {
             stage: i + 1,
             start_s: begins,
             ran_s: ran,
@@ -137,7 +137,7 @@ pub fn profile_words(profile: &[SavedProfileStage]) -> String {
 }
 
 /// The per-stage table of the text report (nothing without stages).
-pub fn render(out: &mut String, stages: &[SavedStage], stopped_in: Option<usize>) {
+pub fn render(out: &mut String, stages: &[SavedSessionStage], stopped_in: Option<usize>) {
     if stages.is_empty() {
         return;
     }
