@@ -562,31 +562,6 @@ mod tests {
         assert_eq!(no_response(&merged, &Counters::default()), None);
     }
 
-    /// An objective that holds on the whole run but breaks in one stage exits 99, naming it.
-    #[test]
-    fn a_breach_in_one_stage_alone_breaks_the_run() {
-        use crate::error::ExitStatus;
-        use crate::report::result::SavedResult;
-        let mut run: crate::report::http::saved::SavedRun =
-            crate::report::objectives::tests::fixture("http-direct-v1.json");
-        let objectives = [slo::parse_http("p99<1s").unwrap()];
-        run.objectives = slo::judge(&objectives, &run);
-        assert_eq!(run.exit(), (ExitStatus::Ran, None));
-        run.stages = saved(
-            &run_stages(Shard::WHOLE, 2_000_000, 200),
-            4,
-            None,
-            &objectives,
-        );
-        assert_eq!(
-            run.exit(),
-            (
-                ExitStatus::ObjectiveBroken,
-                Some("objectives broken: p99<1s broken in stage 3 (800 req/s): p99 2.00s".into())
-            )
-        );
-    }
-
     #[test]
     fn a_line_per_stage_under_100_columns_and_the_stop() {
         let mut stages = saved(&run_stages(Shard::WHOLE, 41_000, 200), 10, None, &[]);
