@@ -332,6 +332,44 @@ mod tests {
         assert_eq!(both.exit().0, crate::error::ExitStatus::ObjectiveBroken);
     }
 
+    /// An objective that holds on the whole run but breaks in one `--stages` stage exits 99,
+    /// naming the stage.
+    #[test]
+    fn a_breach_in_one_stage_alone_breaks_the_run() {
+        use crate::error::ExitStatus;
+        use crate::plan::{Shard, Stage};
+        use crate::report::result::SavedResult;
+        use crate::stats::http::stages::{RunStages, StageRecord};
+        let mut run = http_fixture();
+        let objectives = http(&["p99<1s"]);
+        run.objectives = slo::judge(&objectives, &run);
+        assert_eq!(run.exit(), (ExitStatus::Ran, None));
+        let s = 1_000_000_000u64;
+        let hold = Stage {
+            duration_ns: s,
+            from: 800,
+            to: 800,
+        };
+        let records: Vec<StageRecord> = [1000, 2_000_000]
+            .map(|us| {
+                let mut record = StageRecord::default();
+                record.server.record(us).unwrap();
+                record.counts.requests = 800;
+                record
+            })
+            .into();
+        let due = |t: u64| (t as u128 * 800).div_ceil(s as u128) as u64;
+        let stages = RunStages::of(&[hold, hold], due, Shard::WHOLE, records, 2 * s, false);
+        run.stages = super::super::stages::saved(&stages, 4, None, &objectives);
+        assert_eq!(
+            run.exit(),
+            (
+                ExitStatus::ObjectiveBroken,
+                Some("objectives broken: p99<1s broken in stage 2 (800 req/s): p99 2.00s".into())
+            )
+        );
+    }
+
     #[test]
     fn a_step_names_who_was_the_limit() {
         let mut run = http_fixture();

@@ -104,18 +104,16 @@ impl SavedResult for SavedRun {
         if let Some(line) = self.verdict() {
             return (ExitStatus::Failed, Some(line));
         }
-        let in_stages = stages::broken(&self.stages);
-        match (slo::broken_line(&self.objectives), in_stages.is_empty()) {
-            (Some(line), true) => return (ExitStatus::ObjectiveBroken, Some(line)),
-            (Some(line), false) => {
-                let line = format!("{line}; {}", in_stages.join("; "));
-                return (ExitStatus::ObjectiveBroken, Some(line));
-            }
-            (None, false) => {
-                let line = format!("objectives broken: {}", in_stages.join("; "));
-                return (ExitStatus::ObjectiveBroken, Some(line));
-            }
-            (None, true) => {}
+        // The whole run's breaches, then each stage's (`--stages`).
+        let in_stages = stages::broken(&self.stages).join("; ");
+        let broken = match (slo::broken_line(&self.objectives), in_stages.is_empty()) {
+            (Some(line), true) => Some(line),
+            (Some(line), false) => Some(format!("{line}; {in_stages}")),
+            (None, false) => Some(format!("objectives broken: {in_stages}")),
+            (None, true) => None,
+        };
+        if broken.is_some() {
+            return (ExitStatus::ObjectiveBroken, broken);
         }
         match self.broken_by_own_unsent() {
             Some(why) => {
