@@ -534,3 +534,45 @@ fn a_search_over_players_is_one_suite_per_step_too() {
         assert_eq!(cases(step)[0].0, "errors<1", "{step}");
     }
 }
+
+#[test]
+fn a_stages_run_has_a_suite_per_stage_with_its_objectives() {
+    let nginx = Nginx::start();
+    let dir = TempDir::new("ci-stages");
+    let (xml, summary) = (dir.path().join("run.xml"), dir.path().join("summary.md"));
+    let url = nginx.http_url("/index.html");
+    let run = run_with_summary(
+        &[
+            "-t1",
+            "-c2",
+            "--stages",
+            "1s:0-40,1s:40",
+            "--slo",
+            "p99<1us",
+            "--slo",
+            "p99<10s",
+            "--junit",
+            arg(&xml),
+            &url,
+        ],
+        &summary,
+    );
+    assert_eq!(run.status.code(), Some(99), "{run:?}");
+    let Some(py) = readers() else { return };
+    let suites = junit(&py, &xml);
+    let names: Vec<&str> = suites.iter().filter_map(|s| s["name"].as_str()).collect();
+    assert_eq!(suites.len(), 3, "the run, then each stage: {names:?}");
+    assert!(names[1].ends_with(": stage 1 (0→40 req/s)"), "{names:?}");
+    assert!(names[2].ends_with(": stage 2 (40 req/s)"), "{names:?}");
+    for suite in &suites[1..] {
+        let cases = cases(suite);
+        assert_eq!(cases.len(), 2, "{cases:?}");
+        assert!(cases[0]
+            .1
+            .as_deref()
+            .is_some_and(|f| f.starts_with("p99<1us: ")));
+        assert_eq!(cases[1].1, None, "{cases:?}");
+    }
+    let html = rendered(&py, &std::fs::read_to_string(&summary).expect("summary"));
+    assert!(html.contains("stage 2 (40 req/s)"), "{html}");
+}

@@ -88,6 +88,11 @@ pub trait SavedResult: std::fmt::Debug {
     fn verdict(&self) -> Option<String>;
     /// `--slo`'s objectives as judged on this result (none without `--slo`).
     fn objectives(&self) -> &[Verdict];
+    /// `--slo` judged on each stage of a `--stages` run: the stage in words (`stage 3
+    /// (2,000→8,000 req/s)`) and its verdicts; none without stages or objectives.
+    fn stage_objectives(&self) -> Vec<(String, &[Verdict])> {
+        Vec::new()
+    }
     /// How tsumo exits on this result, with the line it says: 1 and the verdict's line when
     /// the run failed, else 99 and the broken objectives when one broke, else 0.
     fn exit(&self) -> (ExitStatus, Option<String>) {

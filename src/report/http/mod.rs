@@ -82,6 +82,14 @@ impl SavedResult for SavedRun {
         &self.objectives
     }
 
+    fn stage_objectives(&self) -> Vec<(String, &[Verdict])> {
+        self.stages
+            .iter()
+            .filter(|s| !s.objectives.is_empty())
+            .map(|s| (s.title(), s.objectives.as_slice()))
+            .collect()
+    }
+
     fn verdict(&self) -> Option<String> {
         if let Some(e) = &self.script_error {
             return Some(format!("script error: {e}"));

@@ -177,6 +177,11 @@ impl SavedStage {
             format!("{}→{}", grouped(self.from), grouped(self.to))
         }
     }
+
+    /// `stage 3 (2,000→8,000 req/s)`: how a breach and a CI report name it.
+    pub fn title(&self) -> String {
+        format!("stage {} ({} req/s)", self.index, self.rates())
+    }
 }
 
 impl Hists {
@@ -433,12 +438,7 @@ pub fn broken(stages: &[SavedStage]) -> Vec<String> {
                     Some(value) => format!("{} {}", v.name(), slo::format_value(value, v.unit)),
                     None => format!("{} not measured", v.name()),
                 };
-                format!(
-                    "{} broken in stage {} ({} req/s): {measured}",
-                    v.expr,
-                    s.index,
-                    s.rates(),
-                )
+                format!("{} broken in {}: {measured}", v.expr, s.title())
             })
         })
         .collect()

@@ -44,6 +44,12 @@ pub fn document(name: &str, runs: &[LoadedRun], failed: Option<&str>) -> Result<
         suite.add_test_case(run_case(&name, failed));
         suite.add_test_cases(result.objectives().iter().map(|v| objective_case(&name, v)));
         suites.push(suite);
+        for (stage, verdicts) in result.stage_objectives() {
+            let name = format!("{name}: {stage}");
+            let mut suite = TestSuite::new(name.as_str());
+            suite.add_test_cases(verdicts.iter().map(|v| objective_case(&name, v)));
+            suites.push(suite);
+        }
         for (number, step) in (1..).zip(&run.data.steps()) {
             suites.push(step_suite(&name, number, step));
         }

@@ -76,7 +76,10 @@ fn one_result(out: &mut String, run: &LoadedRun) {
         table(out, &[names, shown]);
     }
     steps_table(out, &steps);
-    objectives(out, &[(None, result.objectives())]);
+    let stages = result.stage_objectives();
+    let mut judged = vec![(stages.first().map(|_| "whole run"), result.objectives())];
+    judged.extend(stages.iter().map(|(stage, v)| (Some(stage.as_str()), *v)));
+    objectives(out, &judged);
 }
 
 /// A search's steps: each one's load, role, outcome and objectives as judged on it.
