@@ -389,21 +389,23 @@ fn ctrl_c_names_the_stage_it_stopped_in() {
     assert!(run.stdout.contains("\n  stopped in stage 2,"), "{run:?}");
 }
 
-/// The server dies in stage 2: every stage is written, the later ones with no response, and
-/// the run fails (exit 1) naming the first stage without one.
+/// The server dies 1.5 s into a 10 s profile, in stage 2: the run ends a second or two later,
+/// not at the profile's end, with the stages so far written, the one it stopped in named, and
+/// fails (exit 1) in one line naming it.
 #[test]
-fn a_server_that_dies_fails_the_run_in_the_stage_it_died_before() {
+fn a_server_that_dies_ends_the_run_in_the_stage_it_died_in() {
     use common::faulty::{Behavior, FaultyServer};
     let server = FaultyServer::start(Behavior::CloseEvery(1_000_000));
     let dir = common::TempDir::new("stages-dies");
     let path = dir.path().join("run.json");
     let path_text = path.display().to_string();
     let url = server.url("/");
+    let started = std::time::Instant::now();
     let child = std::thread::spawn(move || {
         run_tsumo(
             &[
                 "--stages",
-                "1s:50,1s:50-100,1s:100",
+                "1s:50,4s:50-100,5s:100",
                 "-t1",
                 "-c2",
                 "--json",
@@ -416,15 +418,23 @@ fn a_server_that_dies_fails_the_run_in_the_stage_it_died_before() {
     std::thread::sleep(Duration::from_millis(1500));
     drop(server);
     let run = child.join().expect("tsumo");
+    let took = started.elapsed();
     assert_eq!(run.status.code(), Some(1), "{run:?}");
+    assert!(took < Duration::from_secs(6), "{took:?}: {run:?}");
+    common::schema::assert_valid(Kind::Run, &[path.as_path()]);
     let json = common::read_json(&path);
+    assert_eq!(json["ended_by"], "server gone", "{json:#}");
+    assert_eq!(json_u64(&json, "stopped_in_stage"), 2, "{json:#}");
+    assert!(json_f64(&json, "elapsed_s") < 5.0, "{json:#}");
     let counts = stage_counts(&json);
-    assert_eq!(counts.len(), 3, "{json:#}");
+    assert_eq!(counts.len(), 2, "{json:#}");
     assert!(counts[0].2 >= 48, "{json:#}");
-    assert_eq!(counts[2].2, 0, "{json:#}");
+    assert!(counts[1].2 > 0, "{json:#}");
+    let line = run.stderr.trim();
+    assert_eq!(line.lines().count(), 1, "{run:?}");
     assert!(
-        run.stderr
-            .contains("no response in stage 3 (100 req/s, 100 due); in the whole run "),
+        line.starts_with("tsumo: server gone in stage 2 (50→100 req/s): "),
         "{run:?}"
     );
+    assert!(run.stdout.contains("\n  stopped in stage 2,"), "{run:?}");
 }

@@ -2,7 +2,8 @@
 //! `-t` worker threads (each its own current-thread tokio runtime, `LocalSet` and [`Pacer`]),
 //! the start gate (every worker ready, then one common start time, or `--start-at`'s instant),
 //! one shutdown (the
-//! duration, SIGINT, SIGTERM or SIGHUP, a worker ending the run, or all work done), the
+//! duration, SIGINT, SIGTERM or SIGHUP, a worker ending the run, all work done, or the server
+//! gone), the
 //! supervisor's tick (the progress line and the per-second samples), a bounded join, the merge
 //! of the workers' recorders, the `--server-pid` sampler, and tsumo's own CPU and peak memory.
 //!
@@ -150,6 +151,12 @@ pub trait Mode {
         _elapsed: Duration,
         _gauges: &[Arc<<Self::Worker as Worker>::Gauges>],
     ) -> bool {
+        false
+    }
+
+    /// Once a second, after [`Mode::settled`]: `true` ends the run now, its server gone (a
+    /// `--stages` run's). By default never.
+    fn server_gone(&self, _gauges: &[Arc<<Self::Worker as Worker>::Gauges>]) -> bool {
         false
     }
 }

@@ -1,8 +1,9 @@
 //! The main thread during a run: once a second it samples each worker's completions (the
 //! report's per-second samples and the progress line); it ends the run at the duration, on
 //! SIGINT, SIGTERM or SIGHUP (what Ctrl-C, `timeout`, CI runners and Kubernetes send), when a
-//! worker asks to end it, when every worker has finished its work, or when the mode finds its
-//! verdict settled (a capacity step broken or held beyond doubt).
+//! worker asks to end it, when every worker has finished its work, when the mode finds its
+//! verdict settled (a capacity step broken or held beyond doubt), or when it finds the server
+//! gone (a `--stages` run's).
 
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -85,6 +86,9 @@ pub(super) async fn supervise<M: Mode>(
         settings.progress.show_line(&line);
         if mode.settled(Duration::from_nanos(now - t0), gauges) {
             break EndReason::Settled;
+        }
+        if mode.server_gone(gauges) {
+            break EndReason::ServerGone;
         }
     };
     let end = clock::now();

@@ -19,6 +19,9 @@ pub enum EndReason {
     ScriptError,
     /// The mode saw its verdict settled before the duration (a capacity step's errors).
     Settled,
+    /// The server stopped answering mid-run (`--stages`): a whole second with no response and
+    /// only failed connects, after it had answered.
+    ServerGone,
 }
 
 /// The signals that end a run, by the names they are saved as.
@@ -34,6 +37,7 @@ impl EndReason {
             EndReason::Ended => "ended",
             EndReason::ScriptError => "script error",
             EndReason::Settled => "settled",
+            EndReason::ServerGone => "server gone",
         }
     }
 
@@ -59,6 +63,7 @@ impl TryFrom<String> for EndReason {
             "ended" => EndReason::Ended,
             "script error" => EndReason::ScriptError,
             "settled" => EndReason::Settled,
+            "server gone" => EndReason::ServerGone,
             _ => match SIGNALS.iter().find(|signal| **signal == name) {
                 Some(signal) => EndReason::Signal(signal),
                 None => return Err(format!("unknown ended_by {name:?}")),
@@ -96,6 +101,7 @@ mod tests {
             "ended",
             "script error",
             "settled",
+            "server gone",
         ];
         for name in names {
             let reason: EndReason = serde_json::from_value(serde_json::json!(name)).unwrap();

@@ -17,6 +17,8 @@ pub struct HttpGauges {
     pub requests: AtomicU64,
     /// Socket errors: connect, read, write, timeout.
     pub errors: AtomicU64,
+    /// Connections that could not be opened (also in `errors`).
+    pub connect: AtomicU64,
     /// Responses with a 4xx or 5xx status (also in `requests`).
     pub status: AtomicU64,
     /// Responses whose server's latency reached each of the worker's `over_limits` (a
@@ -31,6 +33,9 @@ impl HttpGauges {
     pub fn errors(&self) -> u64 {
         self.errors.load(Ordering::Relaxed)
     }
+    pub fn connect(&self) -> u64 {
+        self.connect.load(Ordering::Relaxed)
+    }
     pub fn status(&self) -> u64 {
         self.status.load(Ordering::Relaxed)
     }
@@ -39,6 +44,35 @@ impl HttpGauges {
 impl Gauges for HttpGauges {
     fn completed(&self) -> u64 {
         self.requests()
+    }
+}
+
+/// The supervisor's watch on a `--stages` run's server, once a second: the server is gone when
+/// a whole second brought no response and no error but failed connects (refused, reset or timed
+/// out: every connection down, retrying), after it had answered. A server that stalls fails no
+/// connect; one that is only overloaded answers some.
+#[derive(Debug, Default)]
+pub struct GoneWatch {
+    /// Responses, socket errors and failed connects at the last tick.
+    last: (u64, u64, u64),
+    answered: bool,
+}
+
+impl GoneWatch {
+    /// Reads the gauges at a tick: `true` when the server is gone.
+    pub fn tick(&mut self, gauges: &[std::sync::Arc<HttpGauges>]) -> bool {
+        let now = gauges.iter().fold((0, 0, 0), |(r, e, c), g| {
+            (r + g.requests(), e + g.errors(), c + g.connect())
+        });
+        let (responses, errors, connects) = (
+            now.0.saturating_sub(self.last.0),
+            now.1.saturating_sub(self.last.1),
+            now.2.saturating_sub(self.last.2),
+        );
+        let gone = self.answered && responses == 0 && connects > 0 && errors == connects;
+        self.answered |= now.0 > 0;
+        self.last = now;
+        gone
     }
 }
 
@@ -70,4 +104,41 @@ pub struct Progress {
     /// (`None` while every slot is busy). A request that fell due after that and was never
     /// sent is tsumo's ([`Unsent::late`](crate::stats::http::Unsent::late)).
     pub on_time_free: Cell<Option<Nanos>>,
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+
+    /// Sets one worker's gauges: responses, socket errors, failed connects.
+    fn set(g: &HttpGauges, requests: u64, errors: u64, connect: u64) {
+        g.requests.store(requests, Ordering::Relaxed);
+        g.errors.store(errors, Ordering::Relaxed);
+        g.connect.store(connect, Ordering::Relaxed);
+    }
+
+    /// Gone only after the server answered, for a second of failed connects and nothing else.
+    #[test]
+    fn a_server_is_gone_after_a_second_of_failed_connects_only() {
+        let gauges = [Arc::new(HttpGauges::default())];
+        let mut watch = GoneWatch::default();
+        // Never answered: its failed connects are not a server gone (the run fails on them).
+        set(&gauges[0], 0, 3, 3);
+        assert!(!watch.tick(&gauges));
+        set(&gauges[0], 50, 3, 3);
+        assert!(!watch.tick(&gauges));
+        // Answered some while others were refused (a full backlog): overloaded.
+        set(&gauges[0], 60, 9, 9);
+        assert!(!watch.tick(&gauges));
+        // The second it died in: connections reset (read errors) beside the refusals.
+        set(&gauges[0], 60, 12, 10);
+        assert!(!watch.tick(&gauges));
+        // A stall: nothing at all.
+        assert!(!watch.tick(&gauges));
+        // Then a whole second of failed connects only.
+        set(&gauges[0], 60, 16, 14);
+        assert!(watch.tick(&gauges));
+    }
 }

@@ -223,6 +223,8 @@ pub struct HttpMode<'a> {
     thread_scripts: Vec<Option<ThreadScript>>,
     /// A capacity step's watch on its errors (`plan.end_early`).
     watch: Option<std::cell::RefCell<crate::capacity::Watch>>,
+    /// `--stages`: the watch on a server gone mid-profile, which ends the run.
+    gone: Option<std::cell::RefCell<gauges::GoneWatch>>,
 }
 
 impl<'a> HttpMode<'a> {
@@ -278,6 +280,7 @@ impl<'a> HttpMode<'a> {
                 .end_early
                 .clone()
                 .map(|rule| std::cell::RefCell::new(crate::capacity::Watch::new(rule))),
+            gone: (!plan.stages.is_empty()).then(std::cell::RefCell::default),
         })
     }
 }
@@ -411,6 +414,12 @@ impl Mode for HttpMode<'_> {
             }
         }
         watch.borrow_mut().tick(elapsed, counts)
+    }
+
+    fn server_gone(&self, gauges: &[Arc<HttpGauges>]) -> bool {
+        self.gone
+            .as_ref()
+            .is_some_and(|gone| gone.borrow_mut().tick(gauges))
     }
 }
 

@@ -137,6 +137,7 @@ impl Shared {
     pub fn count_connect_error(&self) {
         self.recorder.borrow_mut().counters.errors.connect += 1;
         self.gauges.errors.fetch_add(1, Ordering::Relaxed);
+        self.gauges.connect.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Opens a connection from `source` (`--bind`), counting it (and its TLS handshake, or its
@@ -170,6 +171,7 @@ impl Shared {
                 }
                 drop(rec);
                 self.gauges.errors.fetch_add(1, Ordering::Relaxed);
+                self.gauges.connect.fetch_add(1, Ordering::Relaxed);
                 Err(e)
             }
         }

@@ -95,6 +95,9 @@ impl SavedResult for SavedRun {
             return Some(format!("script error: {e}"));
         }
         let c = &self.counters;
+        if self.ended_by == Some(EndReason::ServerGone) {
+            return Some(stages::server_gone(&self.stages, self.stopped_in_stage, c));
+        }
         if c.requests == 0 {
             return Some(format!(
                 "no response was received ({} socket errors, {} requests never sent)",

@@ -4,7 +4,7 @@
 //!
 //! The stages listed are those written that last (a jump, `0s:A-B`, holds no request and is
 //! left out, the others keeping the number the user wrote) and that the run reached: a run cut
-//! short (Ctrl-C) ends its list with the stage it stopped in (`stopped_in_stage`), the
+//! short (Ctrl-C, a server gone) ends its list with the stage it stopped in (`stopped_in_stage`), the
 //! stages after it are not reached and not listed.
 
 use hdrhistogram::Histogram;
@@ -473,6 +473,21 @@ pub fn no_response(stages: &[SavedStage], run: &Counters) -> Option<String> {
         grouped(run.errors.socket_total()),
         grouped(run.unsent.total())
     ))
+}
+
+/// `server gone in stage 2 (50→100 req/s): …`: a run the server left (`ended_by` `server
+/// gone`), ended in the stage it stopped in (the last listed, if none is named).
+pub fn server_gone(stages: &[SavedStage], stopped_in: Option<usize>, run: &Counters) -> String {
+    let stage = stopped_in
+        .and_then(|n| stages.iter().find(|s| s.index == n))
+        .or(stages.last())
+        .map_or("the run".to_string(), |s| s.title());
+    format!(
+        "server gone in {stage}: a second with no response and only failed connects; in the \
+         whole run {} socket errors, {} requests never sent",
+        grouped(run.errors.socket_total()),
+        grouped(run.unsent.total())
+    )
 }
 
 #[cfg(test)]
