@@ -376,3 +376,47 @@ fn doctor_checks_the_target_over_quic_and_the_udp_receive_buffer() {
         run.stdout
     );
 }
+
+/// `--stages` over h3: each stage's target is its integral and each stage's sends add up to it
+/// (the whole profile's 800 requests), as over HTTP/1.1 and h2 (tests/stages.rs).
+#[test]
+fn stages_over_h3_send_each_stages_integral() {
+    let caddy = Caddy::start();
+    let cacert = caddy.cacert().display().to_string();
+    let url = caddy.url("/");
+    let run = run_tsumo(
+        &[
+            "--http3",
+            "-m4",
+            "-t1",
+            "-c4",
+            "--stages",
+            "1s:0-400,1s:400,0s:400-200,1s:200",
+            "--cacert",
+            &cacert,
+            "--json",
+            "-",
+            &url,
+        ],
+        LIMIT,
+    );
+    run.assert_success();
+    let json = run.json();
+    assert_eq!(json["plan"]["protocol"], "h3", "{json:#}");
+    assert_eq!(json_errors_total(&json), 0, "{json:#}");
+    let intervals = json["intervals"].as_array().expect("intervals");
+    let sent: u64 = intervals.iter().map(|i| json_u64(i, "sent")).sum();
+    assert_eq!(
+        sent + json_u64(&json, "counters.unsent.busy"),
+        800,
+        "{json:#}"
+    );
+    let stages = json["stages"].as_array().expect("stages");
+    let targets: Vec<u64> = stages.iter().map(|s| json_u64(s, "target")).collect();
+    let indexes: Vec<u64> = stages.iter().map(|s| json_u64(s, "index")).collect();
+    assert_eq!(targets, [200, 400, 200], "{json:#}");
+    assert_eq!(indexes, [1, 2, 4], "the jump keeps its number: {json:#}");
+    let requests: u64 = stages.iter().map(|s| json_u64(s, "requests")).sum();
+    assert_eq!(requests, json_u64(&json, "counters.requests"), "{json:#}");
+    common::schema::assert_valid_doc(common::schema::Kind::Run, &json);
+}
