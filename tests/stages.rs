@@ -58,15 +58,27 @@ fn bad_profiles_and_clashing_options_exit_2_in_one_line_before_any_traffic() {
 /// largest send lateness (none on time; a stall of a busy machine's, measured). Returns the
 /// JSON.
 fn follows(profile: &str, args: &[&str], peak: u64, per_second: &[u64]) -> serde_json::Value {
-    let nginx = Nginx::start();
-    let url = nginx.http_url("/index.html");
-    let mut all = vec!["--stages", profile, "--json", "-"];
-    all.extend_from_slice(args);
-    all.push(&url);
-    let run = run_tsumo(&all, LIMIT);
-    run.assert_success();
-    let json = run.json();
     let total: u64 = per_second.iter().sum();
+    // On a busy machine a request due at the very end can still be in flight when the profile
+    // ends, or fall due on a busy connection (never sent): the truth, not what this test counts,
+    // so it tries again (as tests/http_nginx.rs does at one rate).
+    let (nginx, run, json) = common::up_to_three_tries(
+        || {
+            let nginx = Nginx::start();
+            let url = nginx.http_url("/index.html");
+            let mut all = vec!["--stages", profile, "--json", "-"];
+            all.extend_from_slice(args);
+            all.push(&url);
+            let run = run_tsumo(&all, LIMIT);
+            let json = run.json();
+            (nginx, run, json)
+        },
+        |(_, _, json)| {
+            let requests = json_u64(json, "counters.requests");
+            (requests != total).then(|| format!("{requests} of {total} requests answered"))
+        },
+    );
+    run.assert_success();
     assert_eq!(json_errors_total(&json), 0, "{json:#}");
     assert_eq!(json_u64(&json, "counters.requests"), total, "{json:#}");
     let intervals = json["intervals"].as_array().expect("intervals");
