@@ -10,7 +10,7 @@ use crate::capacity::{Class, Limit, LoadUnit, StepOutcome, SystemLimit};
 use crate::report::lines::counts_said;
 use crate::report::objectives::{late_or_busy, outcome};
 use crate::report::result::{SearchStep, StepView};
-use crate::slo::{self, Measure, Measured, Objective, Percentile, Verdict};
+use crate::slo::{self, Measure, Measured, Objective, Verdict};
 use crate::stats::http::shortfall::{Shortfall, Side};
 
 impl Measured for SavedRun {
@@ -19,16 +19,7 @@ impl Measured for SavedRun {
             Measure::Latency(p) => {
                 // What the server caused, where the run has it (tsumo's own delay left out).
                 let l = self.server_latency.as_ref().unwrap_or(&self.latency);
-                let value = match p {
-                    Percentile::P50 => l.p50,
-                    Percentile::P75 => l.p75,
-                    Percentile::P90 => l.p90,
-                    Percentile::P99 => l.p99,
-                    Percentile::P99_9 => l.p99_9,
-                    Percentile::P99_99 => l.p99_99,
-                    Percentile::Max => l.max,
-                };
-                (l.count > 0).then_some(value as f64)
+                l.at(*p)
             }
             Measure::ErrorShare => error_share(self, Own::LeftOut),
             Measure::RateShare => rate_share(self, Own::LeftOut),

@@ -4,6 +4,7 @@
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
+use crate::slo::Percentile;
 use crate::stats::hdr;
 
 /// Summary of one histogram, µs, computed with wrk2's arithmetic (as the text report prints).
@@ -27,6 +28,20 @@ pub struct Percentiles {
 }
 
 impl Percentiles {
+    /// The value at `p` (µs) an objective judges; `None` when nothing was recorded.
+    pub fn at(&self, p: Percentile) -> Option<f64> {
+        let value = match p {
+            Percentile::P50 => self.p50,
+            Percentile::P75 => self.p75,
+            Percentile::P90 => self.p90,
+            Percentile::P99 => self.p99,
+            Percentile::P99_9 => self.p99_9,
+            Percentile::P99_99 => self.p99_99,
+            Percentile::Max => self.max,
+        };
+        (self.count > 0).then_some(value as f64)
+    }
+
     pub fn of(h: &Histogram<u64>) -> Percentiles {
         Percentiles {
             count: h.len(),

@@ -15,7 +15,7 @@ use crate::capacity::grouped;
 use crate::error::Error;
 use crate::report::result::add_encoded;
 use crate::report::schema::encode_histogram;
-use crate::slo::{self, Measure, Measured, Objective, Percentile, Verdict};
+use crate::slo::{self, Measure, Measured, Objective, Verdict};
 use crate::stats::format::format_time_us;
 use crate::stats::http::shortfall::Side;
 use crate::stats::http::stages::{RunStages, StageResult};
@@ -290,16 +290,7 @@ impl Measured for SavedStage {
         match measure {
             Measure::Latency(p) => {
                 let l = &self.server_latency;
-                let value = match p {
-                    Percentile::P50 => l.p50,
-                    Percentile::P75 => l.p75,
-                    Percentile::P90 => l.p90,
-                    Percentile::P99 => l.p99,
-                    Percentile::P99_9 => l.p99_9,
-                    Percentile::P99_99 => l.p99_99,
-                    Percentile::Max => l.max,
-                };
-                (l.count > 0).then_some(value as f64)
+                l.at(*p)
             }
             Measure::ErrorShare => {
                 let socket = self.errors.socket_total();
