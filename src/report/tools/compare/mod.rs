@@ -94,13 +94,8 @@ fn values_of(name: &str, per_run: &[(&LoadedRun, Vec<Row>)], group: &Group<'_>) 
 /// Runs marked as left out (an A/B round cut short) are named with the reason, not compared;
 /// runs that ended early otherwise are compared and named with how they ended.
 pub fn render(all: &[LoadedRun]) -> Result<String, Error> {
-    check_same_mode(all, "compare")?;
+    let runs = compared(all)?;
     let ended_early = ended_early_lines(all);
-    let runs: Vec<LoadedRun> = all
-        .iter()
-        .filter(|r| r.left_out.is_none())
-        .cloned()
-        .collect();
     if runs.is_empty() {
         return Ok(format!(
             "Nothing to compare: every run was left out\n{ended_early}"
@@ -360,15 +355,21 @@ pub fn verdict_of(all: &[LoadedRun]) -> Option<String> {
     verdict::verdict(&runs, &per_run, &groups(&runs))
 }
 
-/// The comparison table of runs of one mode as cells (a header row, then one row per figure),
-/// as [`render`] prints it; empty when every run was left out. For the Markdown summary.
-pub fn cells(all: &[LoadedRun]) -> Result<Vec<Vec<String>>, Error> {
+/// The runs of `all` a comparison compares: one mode (else the error), those left out (an A/B
+/// round cut short) aside.
+fn compared(all: &[LoadedRun]) -> Result<Vec<LoadedRun>, Error> {
     check_same_mode(all, "compare")?;
-    let runs: Vec<LoadedRun> = all
+    Ok(all
         .iter()
         .filter(|r| r.left_out.is_none())
         .cloned()
-        .collect();
+        .collect())
+}
+
+/// The comparison table of runs of one mode as cells (a header row, then one row per figure),
+/// as [`render`] prints it; empty when every run was left out. For the Markdown summary.
+pub fn cells(all: &[LoadedRun]) -> Result<Vec<Vec<String>>, Error> {
+    let runs = compared(all)?;
     if runs.is_empty() {
         return Ok(Vec::new());
     }
