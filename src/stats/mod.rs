@@ -6,7 +6,8 @@
 //! the same samples; `format`, the numbers as wrk2 prints them; `start` and `end`, when a run
 //! started and why it ended; `timeline`, the interval clock, packed histograms and a timeline
 //! generic over its kind's interval; `sink`, the trait a recorder hands each closed interval
-//! to; and `live`, what `--dashboard` shows, with its one dispatcher over the kinds.
+//! to; `requests`, the format of `--requests`' per-request log; and `live`, what `--dashboard`
+//! shows, with its one dispatcher over the kinds.
 //!
 //! Every worker owns one recorder of its kind (no locks on the hot path); the engine merges
 //! them once at the end into the kind's run result.
@@ -17,6 +18,7 @@ pub mod hdr;
 pub mod http;
 pub mod live;
 pub mod mahjong;
+pub mod requests;
 pub mod sink;
 pub mod start;
 pub mod timeline;

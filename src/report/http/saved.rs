@@ -123,6 +123,10 @@ pub struct SavedRun {
     /// `--stages`: the stage (its `index`) a run cut short stopped in; absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped_in_stage: Option<usize>,
+    /// `--requests`: where the per-request log went, its rows and whether it is whole; absent
+    /// without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests_log: Option<crate::stats::requests::RequestsLog>,
     /// `merged_from`, `run_id`, `shard`, `start`: written last, at the top level.
     #[serde(flatten)]
     pub part: SavedPart,
@@ -383,6 +387,7 @@ impl SavedRun {
             }),
             stages: Vec::new(),
             stopped_in_stage: None,
+            requests_log: None,
             part: SavedPart::of(&r.plan.options.part, &r.start),
         };
         if let Some(run_stages) = &r.stages {
