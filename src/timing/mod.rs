@@ -4,6 +4,7 @@
 
 pub mod clock;
 pub mod deadline;
+pub mod layers;
 pub mod pacer;
 pub mod schedule;
 pub mod stages;

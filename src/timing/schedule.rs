@@ -13,23 +13,26 @@
 //! A run of duration `d` ends its schedule at `t0 + d`: the slots due in `[t0, t0 + d)`, which
 //! are exactly `R·d` over all connections (slot `R·d` falls on `t0 + d` itself, and is not sent).
 //!
-//! With `--stages` the rate changes over time: slot `n` is due at the instant the profile's
-//! integral exceeds `n` ([`Profile::at`]), the same numbering over connections and shards, and
-//! the schedule ends at the profile's end.
+//! With `--stages` the rate changes over time: connection `g` follows its own layer of the
+//! profile ([`Layer`]: the band `[g·ρ, (g + 1)·ρ)` of the rate, `ρ` the peak over `C`), its
+//! `k`-th request due when the layer's integral exceeds `k + g / C`, and the schedule ends at
+//! the profile's end. The same numbering over threads and shards: the shards' connections
+//! together are the one process's.
 
 use std::sync::Arc;
 
 use super::clock::Nanos;
+use super::layers::Layer;
 use super::stages::Profile;
 use crate::plan::Shard;
 
-/// The whole run's rate: one (`-R`), or a profile over time (`--stages`).
+/// The whole run's rate: one (`-R`), or this connection's layer of a profile (`--stages`).
 #[derive(Debug, Clone)]
 pub enum Rate {
     /// Requests per second, all run long: integer arithmetic only.
     Constant(u64),
-    /// The rate over time.
-    Stages(Arc<Profile>),
+    /// This connection's share of the rate over time.
+    Stages(Arc<Layer>),
 }
 
 /// When a connection's requests are due.
@@ -63,12 +66,13 @@ impl Schedule {
         }
     }
 
-    /// This schedule following `profile` (the whole run's) instead of a constant rate, and
-    /// ending at the profile's end.
-    pub fn following(self, profile: Arc<Profile>) -> Self {
+    /// This schedule following its connection's layer of `profile` (the whole run's) instead
+    /// of a constant rate, and ending at the profile's end.
+    pub fn following(self, profile: &Profile) -> Self {
+        let layer = Layer::new(profile, self.index, self.connections);
         Schedule {
             end: self.t0.saturating_add(profile.total()),
-            rate: Rate::Stages(profile),
+            rate: Rate::Stages(Arc::new(layer)),
             ..self
         }
     }
@@ -91,13 +95,12 @@ impl Schedule {
     /// Intended send time of this connection's `k`-th request (0-based).
     #[inline]
     pub fn intended(&self, k: u64) -> Nanos {
-        let slot = self.index as u128 + k as u128 * self.connections as u128;
         match &self.rate {
-            Rate::Constant(rate) => self.t0 + (slot * 1_000_000_000 / *rate as u128) as Nanos,
-            Rate::Stages(profile) => {
-                let slot = slot.min(u64::MAX as u128) as u64;
-                self.t0.saturating_add(profile.at(slot))
+            Rate::Constant(rate) => {
+                let slot = self.index as u128 + k as u128 * self.connections as u128;
+                self.t0 + (slot * 1_000_000_000 / *rate as u128) as Nanos
             }
+            Rate::Stages(layer) => self.t0.saturating_add(layer.at(k)),
         }
     }
 
@@ -109,7 +112,7 @@ impl Schedule {
         let span = end.saturating_sub(self.t0);
         let slots = match &self.rate {
             Rate::Constant(rate) => (span as u128 * *rate as u128).div_ceil(1_000_000_000),
-            Rate::Stages(profile) => profile.due(span) as u128,
+            Rate::Stages(layer) => return layer.due(span),
         };
         let index = self.index as u128;
         if index >= slots {
@@ -123,7 +126,7 @@ impl Schedule {
     pub fn interval(&self) -> Nanos {
         let rate = match &self.rate {
             Rate::Constant(rate) => *rate,
-            Rate::Stages(profile) => profile.peak().max(1),
+            Rate::Stages(layer) => layer.peak().max(1),
         };
         (self.connections as u128 * 1_000_000_000 / rate as u128) as Nanos
     }
@@ -292,30 +295,71 @@ mod tests {
             stage(0, 400, 800),
             stage(s + s / 2, 800, 0),
         ];
-        let profile = Arc::new(Profile::new(&stages));
+        let profile = Profile::new(&stages);
         let t0 = 1_000_000_007;
-        let whole: Vec<Nanos> = (0..profile.requests())
-            .map(|n| t0 + profile.at(n))
-            .collect();
-        for (connections, count) in [(1, 1), (4, 1), (12, 3), (12, 4)] {
+        let mut one_process = Vec::new();
+        for (connections, count) in [(1, 1), (4, 1), (12, 1), (12, 3), (12, 4)] {
             let mut union = Vec::new();
             for index in 0..count {
                 let shard = Shard { index, count };
                 for local in 0..connections / count {
                     let s = Schedule::of_shard(t0, shard, local, connections / count, 1)
                         .lasting(std::time::Duration::from_secs(99))
-                        .following(Arc::clone(&profile));
+                        .following(&profile);
                     let due = s.due_before(Nanos::MAX);
                     assert_eq!(due, (0..10_000).take_while(|&k| s.in_run(k)).count() as u64);
                     assert_eq!(s.interval(), connections as u64 * 1_250_000);
-                    union.extend((0..due).map(|k| s.intended(k)));
+                    let mine: Vec<Nanos> = (0..due).map(|k| s.intended(k)).collect();
+                    // Never faster than the layer's height, the peak over C (1 ns of rounding).
+                    assert!(mine.windows(2).all(|w| w[1] - w[0] + 1 >= s.interval()));
+                    union.extend(mine);
                 }
             }
             union.sort_unstable();
-            assert_eq!(union.len(), 1200, "{connections}c in {count}");
-            assert_eq!(union, whole, "{connections}c in {count}");
+            // The integral, to a request per connection.
+            assert!(
+                union.len().abs_diff(1200) <= connections,
+                "{connections}c in {count}"
+            );
             assert!(union.iter().all(|&t| t < t0 + profile.total()));
+            if count == 1 {
+                one_process = union;
+            } else {
+                assert_eq!(union, one_process, "{connections}c in {count}");
+            }
         }
+    }
+
+    #[test]
+    fn a_ramp_opens_its_connections_as_the_rate_passes_their_layers() {
+        use crate::plan::Stage;
+        // 0 → 200 over 2 s, then 200 for 1 s, on 20 connections: connection j starts once the
+        // rate passes 10·j, at j / 10 s, and sends its first request once its layer's integral
+        // passes its phase j / 20 (at most 0.15 s later); at 200 every connection runs at 10/s.
+        let profile = Profile::new(&[
+            Stage {
+                duration_ns: 2_000_000_000,
+                from: 0,
+                to: 200,
+            },
+            Stage {
+                duration_ns: 1_000_000_000,
+                from: 200,
+                to: 200,
+            },
+        ]);
+        let mut total = 0;
+        for j in 0..20 {
+            let s = Schedule::of_shard(0, Shard::WHOLE, j, 20, 1).following(&profile);
+            let first = s.intended(0);
+            let passes = j as u64 * 100_000_000;
+            assert!(
+                (passes..passes + 150_000_000).contains(&first),
+                "{j}: {first}"
+            );
+            total += s.due_before(Nanos::MAX);
+        }
+        assert!(total.abs_diff(400) <= 20, "{total}");
     }
 
     #[test]

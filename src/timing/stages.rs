@@ -104,6 +104,14 @@ impl Profile {
         &self.stages
     }
 
+    /// The stages that last and carry requests, each as its start and length (ns) and its rate
+    /// from and to (requests/s): the profile's linear pieces.
+    pub(super) fn pieces(&self) -> impl Iterator<Item = (Nanos, Nanos, u64, u64)> + '_ {
+        self.parts
+            .iter()
+            .map(|part| (part.start, part.length, part.from, part.to))
+    }
+
     /// How long the profile lasts, ns.
     pub fn total(&self) -> Nanos {
         self.total

@@ -197,12 +197,14 @@ fn run_stages(
     let ran = elapsed.as_nanos().min(u64::MAX as u128) as u64;
     let cut_short = ended_by != engine::EndReason::Duration && ran < profile.total();
     let records = stages.settled(&total.counters);
-    let due = |t| profile.due(t);
+    // What this process's connections were due: each its layer of the profile, so the process's
+    // own share already (a whole one, for RunStages to leave as it is).
     let shard = plan.options.part.shard;
+    let due = crate::timing::layers::due_in_process(&profile, shard, plan.connections);
     Some(RunStages::of(
         &plan.stages,
         due,
-        shard,
+        crate::plan::Shard::WHOLE,
         records,
         ran,
         cut_short,

@@ -175,7 +175,7 @@ impl Layout {
             let schedule = Schedule::of_shard(t0, self.shard, local, self.total_connections, rate)
                 .lasting(self.duration);
             match &self.profile {
-                Some(profile) => schedule.following(Arc::clone(profile)),
+                Some(profile) => schedule.following(profile),
                 None => schedule,
             }
         })
