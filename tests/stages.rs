@@ -298,9 +298,11 @@ fn two_shards_merged_count_each_stage_as_one_process() {
         handle.join().expect("shard").assert_success();
         parts.push(stage_counts(&common::read_json(std::path::Path::new(file))));
     }
-    // Each shard has its half of each stage's slots: 100 of 200, 150 of 300.
-    assert_eq!(parts[0], [(1, 100, 100), (2, 150, 150)]);
-    assert_eq!(parts[1], [(1, 100, 100), (2, 150, 150)]);
+    // Each shard has its connections' layers (of the whole run's 4, 100/s each): shard 1 the
+    // connections 0 and 2, the lower layers, shard 2 the others. Each layer's requests are its
+    // integral past its phase: 88 + 37 of the ramp's 200, 63 + 12 the rest.
+    assert_eq!(parts[0], [(1, 125, 125), (2, 175, 175)]);
+    assert_eq!(parts[1], [(1, 75, 75), (2, 125, 125)]);
     let merged = dir.path().join("merged.json");
     let merged_text = merged.display().to_string();
     let run = run_tsumo(&["merge", &files[0], &files[1], "-o", &merged_text], LIMIT);

@@ -157,9 +157,11 @@ fn metrics_target_follows_the_profile() {
     assert_eq!(seen[..2], [100.0, 300.0], "targets scraped: {seen:?}");
 }
 
-/// A ramp from 0 on `-c20` opens its connections as their first requests come due, not all
-/// before the start: nginx saw them connect over the ramp (each connection's first request's
-/// time less its connection's age), never more than `-c`, and the run sent its integral.
+/// A ramp from 0 on `-c20` opens its connections as the rate comes to need them, not all
+/// before the start: each connection carries its layer of the rate (a tenth of the peak, 10/s),
+/// so nginx saw them connect over the whole ramp (each connection's first request's time less
+/// its connection's age), the last one's first request near its end, never more than `-c`, and
+/// the run sent its integral.
 #[test]
 fn a_ramp_opens_its_connections_as_they_come_due() {
     let dir = TempDir::new("tsumo-stages-connections");
@@ -172,7 +174,8 @@ fn a_ramp_opens_its_connections_as_they_come_due() {
         ))
         .start();
     let url = nginx.http_url("/index.html");
-    // 0 → 200 over 2 s (200), 200 for 1 s: connection g's first request is due at √(g/50) s.
+    // 0 → 200 over 2 s (200), 200 for 1 s: connection g's layer starts as the rate passes 10·g,
+    // at g / 10 s, and its first request is due within 0.15 s of that.
     let run = run_tsumo(
         &[
             "--stages",
@@ -191,17 +194,21 @@ fn a_ramp_opens_its_connections_as_they_come_due() {
     assert_eq!(doc["counters"]["requests"].as_u64(), Some(400), "{doc:#}");
     nginx.access_log_wait(400);
     let text = std::fs::read_to_string(&log).expect("the connects log");
-    // Each connection's connect instant, from its first request's line.
-    let connects: Vec<f64> = text
+    // Each connection's first request and connect instants, from its first request's line.
+    let firsts: Vec<(f64, f64)> = text
         .lines()
         .filter_map(|line| {
             let f: Vec<&str> = line.split_whitespace().collect();
             match f.as_slice() {
-                [_, "1", msec, age] => Some(msec.parse::<f64>().ok()? - age.parse::<f64>().ok()?),
+                [_, "1", msec, age] => {
+                    let msec = msec.parse::<f64>().ok()?;
+                    Some((msec, msec - age.parse::<f64>().ok()?))
+                }
                 _ => None,
             }
         })
         .collect();
+    let connects: Vec<f64> = firsts.iter().map(|&(_, connect)| connect).collect();
     assert!(
         !connects.is_empty() && connects.len() <= 20,
         "{} connections:\n{text}",
@@ -211,11 +218,22 @@ fn a_ramp_opens_its_connections_as_they_come_due() {
     assert!(opened.is_some_and(|n| n <= 20), "{opened:?} opened");
     let first = connects.iter().copied().fold(f64::INFINITY, f64::min);
     let last = connects.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    // Connection 19's first request is due 0.62 s in: it opens about 0.5 s after the first.
+    // Connection 19's first request is due 1.9 s to 2.05 s in, opened 0.1 s before: about
+    // 1.8 s after the first (at 1:1 of the rate, 0.62 s in, all within 0.5 s).
     assert!(
-        last - first >= 0.3,
+        last - first >= 1.2,
         "connections opened within {:.3}s of each other: {connects:?}",
         last - first
+    );
+    let start_s = doc["start"]["actual_unix_ns"].as_u64().expect("start") as f64 / 1e9;
+    let latest = firsts
+        .iter()
+        .map(|&(at, _)| at - start_s)
+        .fold(0.0, f64::max);
+    assert!(
+        firsts.len() == 20 && latest >= 1.5,
+        "the last of {} connections' first request {latest:.3}s in: {firsts:?}",
+        firsts.len()
     );
 }
 

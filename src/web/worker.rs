@@ -349,7 +349,7 @@ fn finish(
     mux: &Mux,
     scheduled: &[(Schedule, Rc<Progress>)],
 ) -> HttpRecord {
-    count_unsent(scheduled, &mut shared.recorder.borrow_mut().counters.unsent);
+    count_unsent(scheduled, &mut shared.recorder.borrow_mut());
     // A script error ends the whole run; `thread:stop()` ends this worker only.
     if shared.script_error.borrow().is_some() {
         ctx.end_run();
@@ -420,26 +420,34 @@ async fn close_intervals(recorder: Kept<Recorder>, intervals: IntervalClock) {
     }
 }
 
-/// Counts the requests that fell due but were never sent, by why: all those due before now,
+/// Counts the requests that fell due but were never sent, by why (with `--stages` also in the
+/// stage each was due in): all those due before now,
 /// but on a connection with a request in flight only those already due when it was sent (the
 /// later ones queue behind a response the end of the run cut short, see
 /// [`Progress::in_flight_since`]). Of those, the ones due after the server would have freed
 /// their connection had tsumo sent on time ([`Progress::on_time_free`]; a request in flight
 /// since `s` holds it until the run's end, from its on-time send) are tsumo's own, `late`; the rest waited
 /// on the server, `busy`.
-fn count_unsent(scheduled: &[(Schedule, Rc<Progress>)], unsent: &mut Unsent) {
+fn count_unsent(scheduled: &[(Schedule, Rc<Progress>)], recorder: &mut Recorder) {
     let end = clock::now();
     for (schedule, progress) in scheduled {
-        let missing = |until: Nanos| {
-            schedule
-                .due_before(until)
-                .saturating_sub(progress.sent.get())
+        let sent = progress.sent.get();
+        // The connection's requests [sent, due before `until`), never sent for `why`.
+        let mut unsent = |until: Nanos, late: u64, why: fn(&mut Unsent) -> &mut u64| {
+            let due = schedule.due_before(until).max(sent);
+            let ranges = [(sent, due - late, why), (due - late, due, late_of as _)];
+            for (from, to, why) in ranges {
+                *why(&mut recorder.counters.unsent) += to - from;
+                if let Some(stages) = recorder.stages.as_mut() {
+                    stages.add_unsent((from, to), |t| schedule.due_before(t), why);
+                }
+            }
         };
         match progress.down.get() {
             None => {
                 let in_flight = progress.in_flight_since.get();
                 let until = in_flight.map_or(end, |sent| sent.min(end));
-                let missing = missing(until);
+                let missing = schedule.due_before(until).saturating_sub(sent);
                 let late = progress.on_time_free.get().map_or(0, |on_time| {
                     // Held until the run's end at most: a stall past it is tsumo's.
                     let held =
@@ -450,11 +458,15 @@ fn count_unsent(scheduled: &[(Schedule, Rc<Progress>)], unsent: &mut Unsent) {
                         .saturating_sub(schedule.due_before(tsumos_from));
                     due_after.min(missing)
                 });
-                unsent.late += late;
-                unsent.busy += missing - late;
+                unsent(until, late, |u| &mut u.busy);
             }
-            Some(Down::ConnectFailed) => unsent.connect_failed += missing(end),
-            Some(Down::ConnectTimedOut) => unsent.connect_timeout += missing(end),
+            Some(Down::ConnectFailed) => unsent(end, 0, |u| &mut u.connect_failed),
+            Some(Down::ConnectTimedOut) => unsent(end, 0, |u| &mut u.connect_timeout),
         }
     }
+}
+
+/// Where a request tsumo itself left unsent is counted.
+fn late_of(unsent: &mut Unsent) -> &mut u64 {
+    &mut unsent.late
 }

@@ -29,14 +29,16 @@ pub(super) fn page(s: &SavedRun) -> PageContent {
         )
     };
     let figures = vec![
-        figure(
-            "target",
-            "Target rate",
-            s.plan
-                .rate
-                .map_or("closed loop".to_string(), |r| format!("{r} req/s")),
-            s.plan.rate.map(|r| r as f64),
-        ),
+        profile_figure(s).unwrap_or_else(|| {
+            figure(
+                "target",
+                "Target rate",
+                s.plan
+                    .rate
+                    .map_or("closed loop".to_string(), |r| format!("{r} req/s")),
+                s.plan.rate.map(|r| r as f64),
+            )
+        }),
         figure(
             "achieved",
             "Achieved",
@@ -91,6 +93,44 @@ pub(super) fn page(s: &SavedRun) -> PageContent {
         calm: Vec::new(),
         charts: charts(s),
     }
+}
+
+/// A `--stages` run's target: its profile, not the mean rate (`plan.rate`, still the value),
+/// and how much of its integral (the stages' targets) was sent, e.g. `stages 0→2000→0 req/s
+/// over 40 s, 98.6 % of the integral sent`. `None` without stages.
+fn profile_figure(s: &SavedRun) -> Option<crate::report::result::Figure> {
+    let stages = &s.plan.stages;
+    let first = stages.first()?;
+    let mut rates = vec![first.from];
+    for stage in stages {
+        for rate in [stage.from, stage.to] {
+            if rates.last() != Some(&rate) {
+                rates.push(rate);
+            }
+        }
+    }
+    let rates: Vec<String> = rates.iter().map(|r| r.to_string()).collect();
+    let length_s = stages.iter().map(|st| st.duration_ns).sum::<u64>() as f64 / 1e9;
+    let length = if length_s.fract() == 0.0 {
+        format!("{length_s:.0} s")
+    } else {
+        format!("{length_s:.1} s")
+    };
+    let due: u64 = s.stages.iter().map(|stage| stage.target).sum();
+    let sent: u64 = s.intervals.iter().map(|i| i.sent).sum();
+    let share = match due {
+        0 => String::new(),
+        _ => format!(
+            ", {:.1} % of the integral sent",
+            sent as f64 * 100.0 / due as f64
+        ),
+    };
+    Some(figure(
+        "target",
+        "Target",
+        format!("stages {} req/s over {length}{share}", rates.join("→")),
+        s.plan.rate.map(|r| r as f64),
+    ))
 }
 
 /// The server's latency under the corrected figures, with tsumo's own delay that makes the

@@ -19,7 +19,7 @@ use crate::slo::{self, Measure, Measured, Objective, Verdict};
 use crate::stats::format::format_time_us;
 use crate::stats::http::shortfall::Side;
 use crate::stats::http::stages::{RunStages, StageResult};
-use crate::stats::http::{Counters, Errors};
+use crate::stats::http::{Counters, Errors, Unsent};
 use crate::stats::new_histogram;
 
 /// A stage fell short when it completed less than this share of its target (the whole run's
@@ -49,6 +49,10 @@ pub struct SavedStage {
     pub errors: Errors,
     /// Paced sends of the stage due while their connection still waited for a response.
     pub due_while_busy: u64,
+    /// Requests due in the stage but never sent, by why (as the whole run's `counters.unsent`;
+    /// absent from older files: none).
+    #[serde(default)]
+    pub unsent: Unsent,
     pub bytes_read: u64,
     pub bytes_written: u64,
     /// Corrected latency, µs.
@@ -113,6 +117,7 @@ impl SavedStage {
             requests_per_sec: 0.0,
             errors: c.errors,
             due_while_busy: c.due_while_busy,
+            unsent: c.unsent,
             bytes_read: c.bytes_read,
             bytes_written: c.bytes_written,
             latency: Percentiles::of(&r.latency),
@@ -257,6 +262,7 @@ pub fn merge(
                     m.requests += stage.requests;
                     m.errors.add(&stage.errors);
                     m.due_while_busy += stage.due_while_busy;
+                    m.unsent.add(&stage.unsent);
                     m.bytes_read += stage.bytes_read;
                     m.bytes_written += stage.bytes_written;
                 }
@@ -409,6 +415,12 @@ pub fn lines(stages: &[SavedStage], stopped_in: Option<usize>, connections: usiz
             s.index,
             short.share * 100.0
         ));
+    }
+    for s in stages {
+        if let Some(line) = s.unsent.line() {
+            let said = line.strip_prefix("Unsent: ").unwrap_or(&line);
+            lines.push(format!("  stage {}: {said}", s.index));
+        }
     }
     if let Some(stopped) = stopped_in {
         lines.push(format!(

@@ -7,11 +7,12 @@
 //! are the whole run's counters' difference since the stage last changed: exact, with one
 //! comparison per event and no cost at all without `--stages` (the recorder holds `None`).
 //! A count with no request of its own (a connect error) goes to the stage of the worker's
-//! latest request. Requests never sent are the whole run's (counted once it ends).
+//! latest request. Requests never sent are counted once the run ends, each in the stage its
+//! intended time falls in ([`Stages::add_unsent`]).
 
 use hdrhistogram::Histogram;
 
-use super::counters::{Counters, Errors};
+use super::counters::{Counters, Errors, Unsent};
 use super::split::Split;
 use super::timeline::errors_since;
 use crate::plan::{Shard, Stage};
@@ -30,6 +31,9 @@ pub struct StageCounts {
     pub errors: Errors,
     /// Paced sends due while their connection was still busy (the server held them back).
     pub due_while_busy: u64,
+    /// Requests due in the stage but never sent, by why (counted at the run's end, not from the
+    /// whole run's counters).
+    pub unsent: Unsent,
 }
 
 impl StageCounts {
@@ -40,6 +44,7 @@ impl StageCounts {
             bytes_written: c.bytes_written,
             errors: c.errors,
             due_while_busy: c.due_while_busy,
+            unsent: Unsent::default(),
         }
     }
 
@@ -50,6 +55,7 @@ impl StageCounts {
             bytes_written: self.bytes_written - was.bytes_written,
             errors: errors_since(&self.errors, &was.errors),
             due_while_busy: self.due_while_busy - was.due_while_busy,
+            unsent: Unsent::default(),
         }
     }
 
@@ -59,6 +65,7 @@ impl StageCounts {
         self.bytes_written += other.bytes_written;
         self.errors.add(&other.errors);
         self.due_while_busy += other.due_while_busy;
+        self.unsent.add(&other.unsent);
     }
 }
 
@@ -205,6 +212,27 @@ impl Stages {
     /// After a merge added counts into the run's counters: none of them is pending.
     pub fn rebase(&mut self, counters: &Counters) {
         self.at_change = StageCounts::of(counters);
+    }
+
+    /// Counts one connection's requests `[from, to)` (numbered from 0), never sent for `why`, in
+    /// the stages their intended times fall in: `due_before(t)` is how many of the connection's
+    /// requests are due before `t` (CLOCK_MONOTONIC).
+    pub fn add_unsent(
+        &mut self,
+        (from, to): (u64, u64),
+        due_before: impl Fn(Nanos) -> u64,
+        why: fn(&mut Unsent) -> &mut u64,
+    ) {
+        let mut counted = from;
+        for (record, &end) in self.records.iter_mut().zip(&self.ends) {
+            let upto = due_before(end).clamp(counted, to.max(counted));
+            *why(&mut record.counts.unsent) += upto - counted;
+            counted = upto;
+        }
+        // Past the last stage's end (none are due there): the last stage's.
+        if let Some(last) = self.records.last_mut() {
+            *why(&mut last.counts.unsent) += to.saturating_sub(counted);
+        }
     }
 
     /// Every stage's record, with the counts since the last change in the current one.
