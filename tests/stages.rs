@@ -451,4 +451,22 @@ fn a_server_that_dies_ends_the_run_in_the_stage_it_died_in() {
         "{run:?}"
     );
     assert!(run.stdout.contains("\n  stopped in stage 2,"), "{run:?}");
+    // The requests never sent once the server was gone are stage 2's, all the run's.
+    let unsent = |v: &serde_json::Value| -> u64 {
+        ["busy", "connect_failed", "connect_timeout", "late"]
+            .iter()
+            .map(|why| v[why].as_u64().unwrap_or(0))
+            .sum()
+    };
+    let stages = json["stages"].as_array().expect("stages");
+    let per_stage: Vec<u64> = stages.iter().map(|s| unsent(&s["unsent"])).collect();
+    let whole = unsent(&json["counters"]["unsent"]);
+    assert!(whole > 0, "{json:#}");
+    assert_eq!(per_stage, [0, whole], "{json:#}");
+    assert!(
+        run.stdout.contains(&format!(
+            "\n  stage 2: {whole} requests fell due but were never sent"
+        )),
+        "{run:?}"
+    );
 }

@@ -66,6 +66,22 @@ fn intervals_carry_the_profiles_target_and_the_page_marks_the_stages() {
 
     let page = browser::open_sized(Path::new(&html), "page-stages", LIMIT, (1280, 800));
     page.assert_no_console_messages();
+    // The headline's target is the profile and the share of its integral sent, not the mean
+    // rate as if `-R` (which stays its value).
+    let target = page
+        .dom
+        .find("data-figure=\"target\"")
+        .map(|at| &page.dom[at..(at + 400).min(page.dom.len())])
+        .unwrap_or_else(|| panic!("no target figure:\n{}", page.dom));
+    assert!(
+        target.contains("stages 0→400→800 req/s over 3 s, ")
+            && target.contains("% of the integral sent"),
+        "{target}"
+    );
+    assert_eq!(
+        browser::figure_value(&page.dom, "data-figure=\"target\""),
+        Some(467.0)
+    );
     for id in ["rate-over-time", "latency-over-time"] {
         let chart = chart(&page.dom, id);
         for stage in ["stage 1", "stage 2", "stage 4"] {

@@ -618,4 +618,35 @@ mod tests {
         assert_eq!(at(1.5), "1.5s");
         assert_eq!(at(3600.0), "1h");
     }
+    /// Each stage's unsent requests: a line where there are any, added up exactly in a merge.
+    #[test]
+    fn a_stages_unsent_requests_have_a_line_and_merge() {
+        let mut parts: Vec<Vec<SavedStage>> = (0..2)
+            .map(|index| {
+                saved(
+                    &run_stages(Shard { index, count: 2 }, 5000, 10),
+                    4,
+                    None,
+                    &[],
+                )
+            })
+            .collect();
+        parts[0][1].unsent.busy = 3;
+        parts[1][1].unsent.busy = 2;
+        parts[1][1].unsent.late = 1;
+        let refs: Vec<(&[SavedStage], &str)> = parts.iter().map(|p| (&p[..], "x")).collect();
+        let merged = merge(&refs, 8).unwrap();
+        assert_eq!(merged[0].unsent, Unsent::default());
+        assert_eq!((merged[1].unsent.busy, merged[1].unsent.late), (5, 1));
+        let lines = lines(&merged, None, 8);
+        let unsent: Vec<&String> = lines.iter().filter(|l| l.contains("never sent")).collect();
+        assert_eq!(
+            unsent,
+            [
+                "  stage 3: 6 requests fell due but were never sent: 5 while their connection \
+              waited for earlier responses, 1 while their connection was free: tsumo fell \
+              behind its own schedule"
+            ]
+        );
+    }
 }

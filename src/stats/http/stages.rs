@@ -399,4 +399,28 @@ mod tests {
         assert_eq!(records[2].send_lateness.len(), 4);
         assert_eq!(records[1].latency.len(), 0);
     }
+    /// Requests never sent go to the stages they were due in (a jump gets none; none are lost
+    /// past the last stage), and two workers' add up.
+    #[test]
+    fn unsent_requests_count_in_the_stage_they_were_due_in() {
+        let t0 = 5 * S;
+        let c = Counters::default();
+        let mut merged = Stages::new(t0, [S, 0, 2 * S], &c);
+        for _ in 0..2 {
+            let mut stages = Stages::new(t0, [S, 0, 2 * S], &c);
+            // One request every 100 ms: requests 0..10 in stage 1, 10..30 in stage 3.
+            let due_before = |t: Nanos| (t.saturating_sub(t0)).div_ceil(S / 10).min(30);
+            stages.add_unsent((7, 12), due_before, |u| &mut u.busy);
+            stages.add_unsent((12, 30), due_before, |u| &mut u.connect_failed);
+            stages.add_unsent((30, 30), due_before, |u| &mut u.late);
+            merged.merge(&c, &stages, &c);
+        }
+        let records = merged.settled(&c);
+        let unsent: Vec<_> = records.iter().map(|r| r.counts.unsent).collect();
+        let (busy, failed): (Vec<_>, Vec<_>) =
+            unsent.iter().map(|u| (u.busy, u.connect_failed)).unzip();
+        assert_eq!(busy, [6, 0, 4]);
+        assert_eq!(failed, [0, 0, 36]);
+        assert!(unsent.iter().all(|u| u.late == 0 && u.connect_timeout == 0));
+    }
 }
