@@ -421,13 +421,12 @@ async fn close_intervals(recorder: Kept<Recorder>, intervals: IntervalClock) {
 }
 
 /// Counts the requests that fell due but were never sent, by why (with `--stages` also in the
-/// stage each was due in): all those due before now,
-/// but on a connection with a request in flight only those already due when it was sent (the
-/// later ones queue behind a response the end of the run cut short, see
-/// [`Progress::in_flight_since`]). Of those, the ones due after the server would have freed
-/// their connection had tsumo sent on time ([`Progress::on_time_free`]; a request in flight
-/// since `s` holds it until the run's end, from its on-time send) are tsumo's own, `late`; the rest waited
-/// on the server, `busy`.
+/// stage each was due in): all those due before now, but on a connection with a request in
+/// flight only those already due when it was sent (the later ones queue behind a response the
+/// end of the run cut short, see [`Progress::in_flight_since`]). Of those, the ones due after
+/// the server would have freed their connection had tsumo sent on time
+/// ([`Progress::on_time_free`]; a request in flight since `s` holds it until the run's end, from
+/// its on-time send) are tsumo's own, `late`; the rest waited on the server, `busy`.
 fn count_unsent(scheduled: &[(Schedule, Rc<Progress>)], recorder: &mut Recorder) {
     let end = clock::now();
     for (schedule, progress) in scheduled {
