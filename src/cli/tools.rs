@@ -79,7 +79,7 @@ Example:
   tsumo merge shard-*.json -o merged.json --requests merged.csv.zst
 ",
     heading: "Options",
-    column: 24,
+    column: 25,
     after: "\
 Exit status: 0 merged; 1 the merged file could not be written; 2 a bad command line, a
 file that cannot be read, does not parse or is newer, or runs that do not merge.
@@ -334,12 +334,20 @@ mod tests {
     #[test]
     fn merge_and_plot_options_anywhere() {
         match parse_merge(args(&[
-            "a.json", "-o", "all.json", "b.json", "--label", "x",
+            "a.json",
+            "-o",
+            "all.json",
+            "b.json",
+            "--label",
+            "x",
+            "--requests",
+            "all.csv.zst",
         ])) {
             Ok(Parsed::Merge(o)) => {
                 assert_eq!(o.files.len(), 2);
                 assert_eq!(o.output, JsonOut::File(PathBuf::from("all.json")));
                 assert_eq!(o.label.as_deref(), Some("x"));
+                assert_eq!(o.requests, Some(PathBuf::from("all.csv.zst")));
             }
             other => panic!("{other:?}"),
         }

@@ -101,6 +101,11 @@ pub fn sort(
                     break;
                 }
             }
+            // Spilled before it would outgrow its budget (so its buffer never doubles past it).
+            let full = rows.bytes.len() + line.len() + 24 > chunk.bytes;
+            if !rows.keys.is_empty() && (rows.keys.len() >= chunk.rows || full) {
+                spills.spill(&mut rows)?;
+            }
             // A row without its end of line was cut short (a shard killed mid-row).
             let whole = line.pop() == Some(b'\n');
             if !whole || !rows.push(&line, source.offset_ns) {
@@ -108,9 +113,6 @@ pub fn sort(
                 continue;
             }
             read += 1;
-            if rows.keys.len() >= chunk.rows || rows.bytes.len() >= chunk.bytes {
-                spills.spill(&mut rows)?;
-            }
         }
         if skipped > 0 {
             sorted.skipped.push((source.name, skipped));
@@ -174,11 +176,12 @@ fn merge(paths: &[PathBuf], out: &mut dyn Write) -> Result<u64, Failure> {
     Ok(rows)
 }
 
-/// Rows of one chunk: their bytes one after another, and each row's key and place.
+/// Rows of one chunk: their bytes one after another, and each row's key and place (a chunk's
+/// bytes fit in `u32`: [`super::CHUNK`]'s budget is far below).
 #[derive(Default)]
 struct Chunk {
     bytes: Vec<u8>,
-    keys: Vec<(Key, usize, usize)>,
+    keys: Vec<(Key, u32, u32)>,
 }
 
 impl Chunk {
@@ -187,9 +190,12 @@ impl Chunk {
     fn push(&mut self, line: &[u8], offset_ns: i64) -> bool {
         let start = self.bytes.len();
         let key = rebased(line, offset_ns, &mut self.bytes);
-        match key {
-            Some(key) => {
-                self.keys.push((key, start, self.bytes.len()));
+        let place = u32::try_from(start)
+            .ok()
+            .zip(u32::try_from(self.bytes.len()).ok());
+        match key.zip(place) {
+            Some((key, (start, end))) => {
+                self.keys.push((key, start, end));
                 true
             }
             None => {
@@ -199,14 +205,17 @@ impl Chunk {
         }
     }
 
+    /// By key; rows of one key in the order they came (their place), with no buffer of a
+    /// stable sort's.
     fn sort(&mut self) {
-        self.keys.sort_by_key(|&(key, _, _)| key);
+        self.keys
+            .sort_unstable_by_key(|&(key, start, _)| (key, start));
     }
 
     /// The rows in key order, each with its end of line; emptied after.
     fn write(&mut self, out: &mut dyn Write) -> io::Result<u64> {
         for &(_, start, end) in &self.keys {
-            out.write_all(&self.bytes[start..end])?;
+            out.write_all(&self.bytes[start as usize..end as usize])?;
             out.write_all(b"\n")?;
         }
         let rows = self.keys.len() as u64;
