@@ -249,9 +249,8 @@ fn a_row_cut_short_and_an_incomplete_log_are_warned_of() {
         run.stderr
     );
     assert!(
-        warnings
-            .iter()
-            .any(|w| w.contains("shard-3.csv.zst is incomplete (No space left on device)")),
+        warnings.iter().any(|w| w.contains("shard-3.csv.zst (")
+            && w.contains("shard-3.json's) is incomplete (No space left on device)")),
         "{}",
         run.stderr
     );
@@ -342,6 +341,10 @@ fn bad_inputs_are_refused_in_one_line_before_anything_is_written() {
         &json,
         "the logs sample different fractions (1 in ",
     );
+    let files = edit(2, &|doc| {
+        doc["requests_log"]["path"] = json!(shards.logs[0].display().to_string())
+    });
+    refused(d, &files, &out, &json, "name one request log");
     refused(
         d,
         &shards.jsons,

@@ -110,12 +110,27 @@ pub fn find(
     );
     output::check_distinct(&outputs, &inputs)?;
     output::check_writable("--requests", out)?;
+    for (k, log) in logs.iter().enumerate() {
+        if let Some(twice) = logs[..k]
+            .iter()
+            .find(|l| output::same_file(&l.path, &log.path))
+        {
+            return Err(Error::Usage(format!(
+                "merge --requests: {} and {} name one request log, {}: give each run its own",
+                twice.source,
+                log.source,
+                log.path.display()
+            )));
+        }
+    }
     for log in &mut logs {
         let header = header(open(&log.path)?.as_mut(), &log.path)?;
         log.start_unix_ns = header.0;
         log.sample = header.1.unwrap_or(log.sample);
     }
-    let first = &logs[0];
+    let Some(first) = logs.first() else {
+        return Ok(logs);
+    };
     if let Some(other) = logs.iter().find(|l| l.sample != first.sample) {
         return Err(Error::Usage(format!(
             "merge --requests: the logs sample different fractions ({} in {}, {} in {}); \
@@ -238,7 +253,11 @@ pub fn write(
     let mut incomplete = Vec::new();
     for log in logs.iter().filter(|l| !l.recorded.complete) {
         let why = log.recorded.error.as_deref().unwrap_or("stopped early");
-        incomplete.push(format!("{} is incomplete ({why})", log.path.display()));
+        incomplete.push(format!(
+            "{} ({}'s) is incomplete ({why})",
+            log.path.display(),
+            log.source
+        ));
     }
     if !sorted.skipped.is_empty() {
         let skipped: u64 = sorted.skipped.iter().map(|(_, n)| n).sum();
