@@ -233,17 +233,17 @@ pub fn write(
     let first_lines = format!(
         "{MAGIC}; start_unix_ns={earliest}{run_id}; shard=merged; sample={sample}\n{HEADER}\n"
     );
-    let mut sources = Vec::new();
-    for log in logs {
-        let mut rows = open(&log.path)?;
-        // Checked by `find`; read again past its two lines.
-        header(rows.as_mut(), &log.path)?;
-        sources.push(sort::Source {
-            name: log.path.display().to_string(),
-            rows,
-            offset_ns: i64::try_from(log.start_unix_ns - earliest).unwrap_or(i64::MAX),
-        });
-    }
+    // Opened one at a time, as the sort comes to each (a zstd reader holds its window).
+    let sources = logs.iter().map(|log| sort::Source {
+        name: log.path.display().to_string(),
+        rows: Box::new(move || {
+            let mut rows = open(&log.path).map_err(io::Error::other)?;
+            // Checked by `find`; read again past its two lines.
+            header(rows.as_mut(), &log.path).map_err(io::Error::other)?;
+            Ok(rows)
+        }),
+        offset_ns: i64::try_from(log.start_unix_ns - earliest).unwrap_or(i64::MAX),
+    });
     let target = Target::new(out)?;
     let sorted = target.fill(out, |sink| {
         sink.write_all(first_lines.as_bytes())

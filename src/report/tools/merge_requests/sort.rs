@@ -28,11 +28,11 @@ pub struct ChunkSize {
 /// Chunks merged at once; more are merged in rounds, so open files stay few.
 const WAYS: usize = 256;
 
-/// One input's rows (its header lines already read): its name for messages, and how far its
-/// times move (ns).
+/// One input: its name for messages, how to open its rows (past its header lines), and how far
+/// its times move (ns).
 pub struct Source<'a> {
     pub name: String,
-    pub rows: Box<dyn BufRead + 'a>,
+    pub rows: Box<dyn FnOnce() -> io::Result<Box<dyn BufRead + 'a>> + 'a>,
     pub offset_ns: i64,
 }
 
@@ -73,8 +73,8 @@ impl Failure {
 /// Sorts the rows of `sources` by [`Key`] into `out` (which has its header already). Rows of
 /// one key keep the order they were read in. Chunks are spilled into `spill_dir`, named after
 /// `out_name`.
-pub fn sort(
-    sources: Vec<Source<'_>>,
+pub fn sort<'a>(
+    sources: impl IntoIterator<Item = Source<'a>>,
     out: &mut dyn Write,
     (spill_dir, out_name): (&Path, &str),
     chunk: ChunkSize,
@@ -88,11 +88,19 @@ pub fn sort(
     };
     let mut rows = Chunk::default();
     let mut line = Vec::new();
-    for mut source in sources {
+    for source in sources {
         let (mut read, mut skipped) = (0u64, 0u64);
+        let mut input = match (source.rows)() {
+            Ok(input) => input,
+            Err(e) => {
+                let reason = crate::sys::io_reason(&e);
+                sorted.cut.push((source.name, 0, reason));
+                continue;
+            }
+        };
         loop {
             line.clear();
-            match source.rows.read_until(b'\n', &mut line) {
+            match input.read_until(b'\n', &mut line) {
                 Ok(0) => break,
                 Ok(_) => {}
                 Err(e) => {
@@ -381,10 +389,9 @@ mod tests {
             .enumerate()
             .map(|(k, &(text, offset_ns))| Source {
                 name: format!("log{k}"),
-                rows: Box::new(text.as_bytes()),
+                rows: Box::new(move || Ok(Box::new(text.as_bytes()) as Box<dyn BufRead>)),
                 offset_ns,
-            })
-            .collect();
+            });
         let mut out = Vec::new();
         let chunk = ChunkSize {
             rows,
