@@ -199,10 +199,9 @@ fn merge_server(runs: &[LoadedRun], warnings: &mut Vec<String>) -> Option<Server
 }
 
 /// `tsumo merge FILE… -o OUT [--requests LOG]`: writes the merged request log (by intended
-/// time), then the merged JSON and prints the merged run in its mode's
-/// usual layout (wrk2's, or the session report's), its line and one line per shard (on stderr
-/// when the JSON goes to stdout); warnings go to stderr, a bad input is the error (main prints
-/// it, exit 2).
+/// time), then the merged JSON, and prints the merged run in its mode's usual layout (wrk2's,
+/// or the session report's), its line and one line per shard (on stderr when the JSON goes to
+/// stdout); warnings go to stderr, a bad input is the error (main prints it, exit 2).
 pub fn run(options: &MergeOptions) -> Result<(), Error> {
     let (runs, files) = merge_requests::load_each(&options.files)?;
     let mut merged = merge(&runs, options.label.as_deref(), options.force)?;
