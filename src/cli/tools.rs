@@ -70,11 +70,16 @@ the others). Prints the merged run and one line per shard: rate, errors, send la
 its start after --start-at and after the earliest shard's; the merge's start skew is the latest
 start after the earliest (on stderr when -o is '-').
 
+--requests FILE merges the runs' request logs (each run's --requests, found where its JSON
+says, else beside the JSON) into one, ordered by intended time: times count from the earliest
+shard's start, rows are sorted in chunks on disk beside FILE, so any size fits.
+
 Example:
   kubectl logs -l job-name=tsumo --tail=-1 | tsumo merge - -o merged.json
+  tsumo merge shard-*.json -o merged.json --requests merged.csv.zst
 ",
     heading: "Options",
-    column: 24,
+    column: 25,
     after: "\
 Exit status: 0 merged; 1 the merged file could not be written; 2 a bad command line, a
 file that cannot be read, does not parse or is newer, or runs that do not merge.
@@ -167,6 +172,10 @@ pub(super) fn merge_command() -> Command {
             shared::label(For::Merge),
             flag("force", None, "force")
                 .help("Merge runs of different plans (a warning names each difference)"),
+            file("requests", None, "requests").help(
+                "Merge the runs' request logs (their --requests) into one FILE,\n\
+                 ordered by intended time (zstd when FILE ends in .zst)",
+            ),
         ],
     )
 }
@@ -258,6 +267,7 @@ pub fn parse_merge(args: Vec<OsString>) -> Result<Parsed, ArgError> {
         },
         label: m.get_one::<String>("label").cloned(),
         force: m.get_flag("force"),
+        requests: m.get_one::<PathBuf>("requests").cloned(),
     }))
 }
 
@@ -324,12 +334,20 @@ mod tests {
     #[test]
     fn merge_and_plot_options_anywhere() {
         match parse_merge(args(&[
-            "a.json", "-o", "all.json", "b.json", "--label", "x",
+            "a.json",
+            "-o",
+            "all.json",
+            "b.json",
+            "--label",
+            "x",
+            "--requests",
+            "all.csv.zst",
         ])) {
             Ok(Parsed::Merge(o)) => {
                 assert_eq!(o.files.len(), 2);
                 assert_eq!(o.output, JsonOut::File(PathBuf::from("all.json")));
                 assert_eq!(o.label.as_deref(), Some("x"));
+                assert_eq!(o.requests, Some(PathBuf::from("all.csv.zst")));
             }
             other => panic!("{other:?}"),
         }

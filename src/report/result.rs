@@ -22,6 +22,7 @@ use crate::report::chart::{Answer, Bound, Objective, Series};
 use crate::report::schema::{decode_histogram, SavedPart};
 use crate::report::timeline::IntervalSpan;
 use crate::slo::{self, Verdict};
+use crate::stats::requests::RequestsLog;
 use crate::sys::procstat::ServerUsage;
 
 /// `part`, `server` and their `_mut`s for a saved type that holds them as fields named `part`
@@ -71,6 +72,14 @@ pub trait SavedResult: std::fmt::Debug {
     /// Where its latencies' receive times come from (`kernel`, `user`): a comparison does not
     /// judge the latency of runs timed differently. `None`: the mode times every run alike.
     fn receive_stamps(&self) -> Option<&'static str> {
+        None
+    }
+    /// `--requests`: where its per-request log went (a kind that keeps none: `None`).
+    fn requests_log(&self) -> Option<&RequestsLog> {
+        None
+    }
+    /// The same, to set (`tsumo merge --requests`); `None` for a kind that keeps none.
+    fn requests_log_mut(&mut self) -> Option<&mut Option<RequestsLog>> {
         None
     }
     /// The signal that cut the run short, if one did.

@@ -123,6 +123,8 @@ fn emptied(first: &SavedRun) -> SavedRun {
     merged.notes.clear();
     // Why one process sent late is not the merge's word.
     merged.behind_schedule = None;
+    // The first part's log is not the merge's (`tsumo merge --requests` writes that).
+    merged.requests_log = None;
     merged.plan.threads = 0;
     merged.plan.connections = 0;
     merged.plan.rate = Some(0);

@@ -309,6 +309,14 @@ impl SavedResult for SavedRun {
         self
     }
 
+    fn requests_log(&self) -> Option<&crate::stats::requests::RequestsLog> {
+        self.requests_log.as_ref()
+    }
+
+    fn requests_log_mut(&mut self) -> Option<&mut Option<crate::stats::requests::RequestsLog>> {
+        Some(&mut self.requests_log)
+    }
+
     fn page(&self) -> PageContent {
         page::page(self)
     }

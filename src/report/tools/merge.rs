@@ -17,7 +17,7 @@ use crate::plan::JsonOut;
 use crate::report::schema::{write_value, SavedPart};
 use crate::report::timeline;
 use crate::report::tools::compare::{self, LoadedRun, RunData};
-use crate::report::tools::{saved, shards};
+use crate::report::tools::{merge_requests, saved, shards};
 use crate::stats::format::counted;
 use crate::sys::procstat::ServerUsage;
 
@@ -30,6 +30,8 @@ pub struct MergeOptions {
     pub label: Option<String>,
     /// `--force`: merge runs of different plans (with a warning per difference).
     pub force: bool,
+    /// `--requests FILE`: the runs' request logs merged into one, by intended time.
+    pub requests: Option<PathBuf>,
 }
 
 /// The merged run (ready for [`compare::render`] or [`crate::report::tools::plot::render_svg`] as it is; its
@@ -196,13 +198,27 @@ fn merge_server(runs: &[LoadedRun], warnings: &mut Vec<String>) -> Option<Server
     })
 }
 
-/// `tsumo merge FILE… -o OUT`: writes the merged JSON and prints the merged run in its mode's
-/// usual layout (wrk2's, or the session report's), its line and one line per shard (on stderr
-/// when the JSON goes to stdout); warnings go to stderr, a bad input is the error (main prints
-/// it, exit 2).
+/// `tsumo merge FILE… -o OUT [--requests LOG]`: writes the merged request log (by intended
+/// time), then the merged JSON, and prints the merged run in its mode's usual layout (wrk2's,
+/// or the session report's), its line and one line per shard (on stderr when the JSON goes to
+/// stdout); warnings go to stderr, a bad input is the error (main prints it, exit 2).
 pub fn run(options: &MergeOptions) -> Result<(), Error> {
-    let runs = shards::load_all(&options.files)?;
-    let merged = merge(&runs, options.label.as_deref(), options.force)?;
+    let (runs, files) = merge_requests::load_each(&options.files)?;
+    let mut merged = merge(&runs, options.label.as_deref(), options.force)?;
+    if let Some(out) = &options.requests {
+        let json = match &options.output {
+            JsonOut::File(path) => Some(path.as_path()),
+            JsonOut::Stdout => None,
+        };
+        let logs = merge_requests::find(&runs, &files, out, json)?;
+        let run_id = shards::common_run_id(&runs);
+        let chunk = merge_requests::chunk_size();
+        let log =
+            merge_requests::write(&logs, run_id.as_deref(), out, chunk, &mut merged.warnings)?;
+        if let Some(slot) = merged.run.data.as_dyn_mut().requests_log_mut() {
+            *slot = Some(log);
+        }
+    }
     for warning in &merged.warnings {
         eprintln!("tsumo: warning: {warning}");
     }
