@@ -151,6 +151,38 @@ mod tests {
         assert_eq!(shares, [6, 4, 4]);
     }
 
+    /// Over shards, the lanes are every shard's workers (shard I's worker w is lane
+    /// I + N·w): each shard takes the tables `t mod N == I`, whatever its own threads.
+    #[test]
+    fn the_shards_lanes_take_the_tables_t_mod_n_and_add_up_to_the_level() {
+        let profile = Profile::new(&[Stage {
+            duration_ns: 1,
+            from: 1,
+            to: 1,
+        }]);
+        let shards = 2;
+        // Shard 0 with 2 workers (lanes 0 and 2 of 4), shard 1 with 1 (lane 1 of 2).
+        let lane = |lane, lanes| Arrivals {
+            profile: profile.clone(),
+            lane,
+            lanes,
+            seats: 4,
+        };
+        let (shard0, shard1) = ([lane(0, 4), lane(2, 4)], [lane(1, 2)]);
+        for level in 0..64u64 {
+            let first: usize = shard0.iter().map(|a| a.share(level)).sum();
+            let second: usize = shard1.iter().map(|a| a.share(level)).sum();
+            assert_eq!(first + second, level as usize);
+            // The tables t mod 2 == 0, the one filling up when it is theirs.
+            let (full, partial) = (level as usize / 4, level as usize % 4);
+            let mine = |i: usize| {
+                (0..full).filter(|t| t % shards == i).count() * 4
+                    + if full % shards == i { partial } else { 0 }
+            };
+            assert_eq!((first, second), (mine(0), mine(1)), "level {level}");
+        }
+    }
+
     #[test]
     fn a_falling_profile_sends_out_the_filling_table_first_then_the_oldest() {
         let arrivals = Arrivals {

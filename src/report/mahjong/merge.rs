@@ -122,6 +122,13 @@ pub(super) fn merge(
             merged.bots.entry(kind.clone()).or_default().merge(bot);
         }
     }
+    let parts: Vec<_> = sessions
+        .iter()
+        .map(|(s, src)| (&s.stages[..], *src))
+        .collect();
+    merged.stages = super::stages::merge(&parts)?;
+    let ends: Vec<_> = all().map(|s| (s.ended_by, s.stopped_in_stage)).collect();
+    (merged.ended_by, merged.stopped_in_stage) = crate::stats::end::merged(&ends);
     let intervals: Vec<_> = sessions
         .iter()
         .map(|(s, src)| (&s.intervals[..], *src))
