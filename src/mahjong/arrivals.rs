@@ -1,5 +1,6 @@
 //! `tsumo mahjong --stages`: players arrive so that the number online follows the profile. Each
-//! worker follows its share of it (tables dealt round the workers as without a profile): while
+//! worker follows its share of it (tables dealt round the workers as without a profile; over
+//! shards, round every shard's workers, so shard I of N has the tables `t mod N == I`): while
 //! fewer of its players stay than its share, one more arrives — into the table filling up, or a
 //! new one — and while more stay than its share by a whole table, a table is asked to leave
 //! after its game (the one still filling first, else the oldest). A table that ended its
@@ -21,7 +22,8 @@ use crate::timing::stages::Profile;
 /// How often the arrivals look at the profile: an arrival is at most this late.
 const TICK: Duration = Duration::from_millis(2);
 
-/// One worker's part of the profile: it is worker `lane` of `lanes`.
+/// One worker's part of the profile: it is lane `lane` of `lanes` (every shard's workers; shard
+/// I's worker w is lane I + N·w).
 pub struct Arrivals {
     pub profile: Profile,
     pub lane: usize,
