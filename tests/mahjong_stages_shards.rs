@@ -53,7 +53,7 @@ fn merge(dir: &TempDir, files: &[&str]) -> (Run, Value) {
 fn two_shards_split_a_profile_and_merge_to_one_process() {
     let server = Majiang::start();
     let url = server.url();
-    let start_at = format_rfc3339(unix_now_ns() + 3_000_000_000);
+    let start_at = format_rfc3339(unix_now_ns() + 4_000_000_000);
     let shards: Vec<_> = (1..=2)
         .map(|i| {
             let (url, start_at) = (url.clone(), start_at.clone());
@@ -157,7 +157,14 @@ fn a_server_killed_mid_profile_ends_the_session_with_its_stages_so_far() {
         &json,
         &url,
     ]);
-    std::thread::sleep(Duration::from_millis(1500));
+    // Killed at 1.5 s, once every player is logged in (a busy machine may take longer).
+    let spawned = std::time::Instant::now();
+    assert_eq!(
+        server.wait_session_files(8, Duration::from_secs(15)),
+        8,
+        "players did not log in"
+    );
+    std::thread::sleep(Duration::from_millis(1500).saturating_sub(spawned.elapsed()));
     // SAFETY: kill(2) on the test's own child, not reaped yet.
     assert_eq!(
         unsafe { libc::kill(server.pid() as libc::pid_t, libc::SIGKILL) },
