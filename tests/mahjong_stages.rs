@@ -240,7 +240,6 @@ fn bad_profiles_and_conflicts_are_one_line_exit_2() {
             &["--stages", "3s:8", "--games", "2"][..],
             "leave out --games",
         ),
-        (&["--stages", "3s:8", "--shard", "1/2"][..], "shards"),
     ] {
         let mut all: Vec<&str> = args.to_vec();
         all.push(url);

@@ -90,12 +90,10 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
     )?;
     let players_given = matches.contains_id("players");
     let seats = numbers.seats;
-    if !stages.is_empty() && part.shard.count > 1 {
-        return Err(ArgError::Refused(
-            "--stages does not split over shards yet: run one process".to_string(),
-        ));
-    }
-    let players = super::shard::split_players(numbers.players, seats, part.shard, players_given)?;
+    let players = match stages.is_empty() {
+        true => super::shard::split_players(numbers.players, seats, part.shard, players_given)?,
+        false => super::shard::split_profile(numbers.players, seats, part.shard),
+    };
     let bind = super::bind::parse(&matches)?;
     let json = super::json_out(matches.get_one::<PathBuf>("json").cloned());
     let plan = MahjongPlan {

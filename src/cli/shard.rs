@@ -392,6 +392,17 @@ pub(super) fn split_players(
     Ok(players / n)
 }
 
+/// Mahjong under `--stages`: the most players this shard has online at once, in whole tables
+/// (`players`: the profile's peak in whole tables). The shard takes the tables `t` with
+/// `t mod N == I` of the profile's level at every instant (see `mahjong::arrivals`), so any
+/// profile splits, and the shards together follow it exactly; a shard the peak leaves without
+/// a table still gets one to size its threads for.
+pub(super) fn split_profile(players: usize, seats: usize, shard: Shard) -> usize {
+    let (tables, n) = (players / seats.max(1), shard.count.max(1));
+    let mine = tables / n + usize::from(shard.index < tables % n);
+    mine.max(1) * seats
+}
+
 /// `8 or 12`: the multiples of `step` around a value (`lower` is the one below).
 fn nearest(lower: usize, step: usize) -> String {
     if lower == 0 {

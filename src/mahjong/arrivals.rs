@@ -1,5 +1,6 @@
 //! `tsumo mahjong --stages`: players arrive so that the number online follows the profile. Each
-//! worker follows its share of it (tables dealt round the workers as without a profile): while
+//! worker follows its share of it (tables dealt round the workers as without a profile; over
+//! shards, round every shard's workers, so shard I of N has the tables `t mod N == I`): while
 //! fewer of its players stay than its share, one more arrives — into the table filling up, or a
 //! new one — and while more stay than its share by a whole table, a table is asked to leave
 //! after its game (the one still filling first, else the oldest). A table that ended its
@@ -21,7 +22,8 @@ use crate::timing::stages::Profile;
 /// How often the arrivals look at the profile: an arrival is at most this late.
 const TICK: Duration = Duration::from_millis(2);
 
-/// One worker's part of the profile: it is worker `lane` of `lanes`.
+/// One worker's part of the profile: it is lane `lane` of `lanes` (every shard's workers; shard
+/// I's worker w is lane I + N·w).
 pub struct Arrivals {
     pub profile: Profile,
     pub lane: usize,
@@ -149,6 +151,38 @@ mod tests {
         // 14 players: tables 0 and 3 (filling: 2 of 4) on worker 0, 1 on 1, 2 on 2.
         let shares: Vec<usize> = lanes.iter().map(|a| a.share(14)).collect();
         assert_eq!(shares, [6, 4, 4]);
+    }
+
+    /// Over shards, the lanes are every shard's workers (shard I's worker w is lane
+    /// I + N·w): each shard takes the tables `t mod N == I`, whatever its own threads.
+    #[test]
+    fn the_shards_lanes_take_the_tables_t_mod_n_and_add_up_to_the_level() {
+        let profile = Profile::new(&[Stage {
+            duration_ns: 1,
+            from: 1,
+            to: 1,
+        }]);
+        let shards = 2;
+        // Shard 0 with 2 workers (lanes 0 and 2 of 4), shard 1 with 1 (lane 1 of 2).
+        let lane = |lane, lanes| Arrivals {
+            profile: profile.clone(),
+            lane,
+            lanes,
+            seats: 4,
+        };
+        let (shard0, shard1) = ([lane(0, 4), lane(2, 4)], [lane(1, 2)]);
+        for level in 0..64u64 {
+            let first: usize = shard0.iter().map(|a| a.share(level)).sum();
+            let second: usize = shard1.iter().map(|a| a.share(level)).sum();
+            assert_eq!(first + second, level as usize);
+            // The tables t mod 2 == 0, the one filling up when it is theirs.
+            let (full, partial) = (level as usize / 4, level as usize % 4);
+            let mine = |i: usize| {
+                (0..full).filter(|t| t % shards == i).count() * 4
+                    + if full % shards == i { partial } else { 0 }
+            };
+            assert_eq!((first, second), (mine(0), mine(1)), "level {level}");
+        }
     }
 
     #[test]

@@ -5,11 +5,12 @@
 //! ([`rules`]), the player that answers every game request ([`bot`]: tsumogiri or the real
 //! player), and the hand logic the real player decides with ([`hand`]). On them stand the
 //! driver: one player's session ([`player`]: login, socket, table, games, logout), the run of all
-//! players in lockstep phases, as the engine's mode ([`session`]), and the phases themselves
-//! ([`phase`]). What is recorded lives in `stats::mahjong`, the report in `report::mahjong`.
+//! players in lockstep phases, as the engine's mode ([`session`]), the phases themselves
+//! ([`phase`]), and the watch on a server gone mid-profile ([`gone`]). What is recorded lives in `stats::mahjong`, the report in `report::mahjong`.
 
 pub mod arrivals;
 pub mod bot;
+pub mod gone;
 pub mod hand;
 pub mod messages;
 pub mod phase;

@@ -72,6 +72,11 @@ pub struct SessionGauges {
     pub games_completed: AtomicU64,
     pub messages: AtomicU64,
     pub errors: AtomicU64,
+    /// Sockets the server side closed, and tries to connect (login, socket, logout) that
+    /// failed: what the watch on a server gone (`gone`) looks for.
+    pub trouble: AtomicU64,
+    /// Set by the main thread once the server is gone: a logout then stops trying.
+    pub gone: std::sync::atomic::AtomicBool,
     /// Own draws timed against the think time since the progress line last read them, and the
     /// most any came beyond it (µs): the lag a player feels, led with on the line.
     pub draws: AtomicU64,

@@ -136,6 +136,8 @@ pub struct MahjongMode {
     settings: Settings,
     shared: Arc<Shared>,
     hooks: Hooks,
+    /// `--stages`: the watch on a server gone mid-profile, which ends the session.
+    gone: Option<std::cell::RefCell<super::gone::GoneWatch>>,
     /// The draw over think the progress line shows (µs; `u64::MAX` before the first draw):
     /// the worst of the last second that had draws.
     lag_shown: AtomicU64,
@@ -147,6 +149,7 @@ impl MahjongMode {
     pub fn prepare(plan: &MahjongPlan) -> Result<MahjongMode, Error> {
         let server = &plan.server;
         let endpoint = preflight_blocking(probe(plan))?;
+        let addr = endpoint.addr;
         if plan.bot == BotKind::Shanten {
             // Now, before the start gate: built at the first decision, inside the run, the
             // tables' 0.2 s read as the server's deal overshoot and as tsumo's reply lateness.
@@ -185,6 +188,8 @@ impl MahjongMode {
                 idle_workers: AtomicUsize::new(0),
             }),
             hooks: Hooks::default(),
+            gone: (!plan.stages.is_empty())
+                .then(|| RefCell::new(super::gone::GoneWatch::new(addr, plan.connect_timeout))),
             lag_shown: AtomicU64::new(u64::MAX),
         })
     }
@@ -247,6 +252,12 @@ impl Mode for MahjongMode {
             per_second,
             sum(|l| &l.errors),
         )
+    }
+
+    fn server_gone(&self, gauges: &[Arc<SessionGauges>]) -> bool {
+        self.gone
+            .as_ref()
+            .is_some_and(|gone| gone.borrow_mut().tick(gauges))
     }
 }
 
@@ -390,10 +401,13 @@ impl Worker for MahjongWorker {
             }),
         });
         if !shared.plan.stages.is_empty() {
+            // Over shards, each worker is one lane of every shard's workers: shard I's lanes
+            // take the tables `t mod N == I` of the whole profile's level.
+            let shard = shared.plan.options.part.shard;
             let arrivals = Arrivals {
                 profile: Profile::new(&shared.plan.stages),
-                lane: worker_index,
-                lanes: shared.plan.options.threads,
+                lane: shard.global(worker_index),
+                lanes: shared.plan.options.threads * shard.count.max(1),
                 seats,
             };
             return Ok(staged(arrivals, &player_ctx, t0, shutdown, ticker, &intervals).await);

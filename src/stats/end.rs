@@ -85,9 +85,57 @@ impl std::fmt::Display for EndReason {
     }
 }
 
+/// How parts of one run that went on side by side ended, as `tsumo merge` tells it: each
+/// part's `ended_by` and `stopped_in_stage`. The most telling reason wins: a server gone in
+/// any part (the server went away for the whole run), else a signal in any part, else the
+/// first part's. Its stage: for a server gone, the earliest stage a part saw it go in (the
+/// others only noticed later); otherwise the latest any part stopped in.
+pub fn merged(parts: &[(Option<EndReason>, Option<usize>)]) -> (Option<EndReason>, Option<usize>) {
+    let first = parts.first().and_then(|(reason, _)| *reason);
+    let any = |pick: fn(EndReason) -> bool| {
+        parts
+            .iter()
+            .filter_map(|(reason, _)| *reason)
+            .find(|&r| pick(r))
+    };
+    let gone = any(|r| r == EndReason::ServerGone);
+    let reason = gone.or_else(|| any(EndReason::is_signal)).or(first);
+    let stages = parts.iter().filter(|(r, _)| gone.is_none() || *r == gone);
+    let stage = match gone {
+        Some(_) => stages.filter_map(|(_, stage)| *stage).min(),
+        None => stages.filter_map(|(_, stage)| *stage).max(),
+    };
+    (reason, stage)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_merge_ends_by_a_server_gone_in_any_part_then_a_signal_then_the_first() {
+        use EndReason::*;
+        let gone = Some(ServerGone);
+        // The server went away for every shard: the earliest stage one saw it go in.
+        assert_eq!(
+            merged(&[(Some(Duration), None), (gone, Some(3)), (gone, Some(2))]),
+            (gone, Some(2))
+        );
+        assert_eq!(
+            merged(&[(Some(Signal("SIGINT")), Some(4)), (gone, Some(3))]),
+            (gone, Some(3))
+        );
+        let int = Some(Signal("SIGTERM"));
+        assert_eq!(
+            merged(&[(Some(Duration), None), (int, Some(2)), (int, Some(3))]),
+            (int, Some(3))
+        );
+        assert_eq!(
+            merged(&[(Some(Done), None), (Some(Duration), None)]),
+            (Some(Done), None)
+        );
+        assert_eq!(merged(&[(None, None), (None, None)]), (None, None));
+    }
 
     /// Every name a saved file may hold reads back into its reason and is written unchanged.
     #[test]

@@ -120,6 +120,17 @@ fn uneven_splits_say_how_to_fix_them() {
 }
 
 #[test]
+fn a_profile_splits_over_any_shards_in_whole_tables() {
+    let shard = |index, count| Shard { index, count };
+    // 5 tables at the peak over 2 shards: tables 0, 2, 4 and 1, 3.
+    assert_eq!(split_profile(20, 4, shard(0, 2)), 12);
+    assert_eq!(split_profile(20, 4, shard(1, 2)), 8);
+    // A shard the peak leaves without a table still sizes for one.
+    assert_eq!(split_profile(4, 4, shard(1, 2)), 4);
+    assert_eq!(split_profile(16, 4, Shard::WHOLE), 16);
+}
+
+#[test]
 fn start_at_absolute_or_from_now_and_never_in_the_past() {
     let p = part_of(&["--start-at", "2026-11-30T18:00:02Z"], &[]).unwrap();
     assert_eq!(p.start_at, Some(NOW + 2_000_000_000));

@@ -14,6 +14,7 @@ use tokio::sync::watch;
 use super::retry::{retry, until_stopped, Failed, Until, SHUTDOWN_GRACE};
 use super::{Interrupt, Player};
 use crate::mahjong::messages;
+use crate::mahjong::phase::SessionGauges;
 use crate::net::http1::oneshot::{self, OneshotError};
 use crate::net::http1::request;
 use crate::stats::mahjong::{ErrorKind, Step};
@@ -61,9 +62,11 @@ fn step_failed(step: Step, why: &str) -> ErrorKind {
     ErrorKind::Failed(step, why.to_string())
 }
 
-/// A one-shot request's failure, sorted for [`retry`].
-fn request_failed(e: OneshotError) -> Failed<AccountError> {
+/// A one-shot request's failure, sorted for [`retry`]; one that may pass (a connection
+/// refused, reset or timed out) counts as trouble for the watch on a server gone.
+fn request_failed(gauges: &SessionGauges, e: OneshotError) -> Failed<AccountError> {
     if e.is_transient() {
+        gauges.trouble.fetch_add(1, Ordering::Relaxed);
         Failed::Transient(AccountError::Request(e))
     } else {
         Failed::Final(AccountError::Request(e))
@@ -129,7 +132,7 @@ impl Player {
             || async {
                 let response = oneshot::send(&endpoint, bytes, plan.connect_timeout)
                     .await
-                    .map_err(request_failed)?;
+                    .map_err(|e| request_failed(&ctx.gauges, e))?;
                 let cookie = response
                     .header_values("set-cookie")
                     .filter_map(|v| std::str::from_utf8(v).ok())
@@ -203,7 +206,10 @@ impl Player {
                 .await
                 {
                     Ok(Ok(ws)) => Ok(ws),
-                    Ok(Err(e)) => Err(Failed::Transient(AccountError::Socket(e))),
+                    Ok(Err(e)) => {
+                        ctx.gauges.trouble.fetch_add(1, Ordering::Relaxed);
+                        Err(Failed::Transient(AccountError::Socket(e)))
+                    }
                     Err(_) => Err(Failed::Transient(AccountError::TimedOut)),
                 }
             },
@@ -327,7 +333,13 @@ impl Player {
             let outcome = retry(plan.retries, seed, Some(Until::Bound(until)), || async {
                 let response = oneshot::send(&endpoint, bytes, plan.connect_timeout)
                     .await
-                    .map_err(request_failed)?;
+                    .map_err(|e| match request_failed(&ctx.gauges, e) {
+                        // The server is gone (the session ends on it): more tries only wait.
+                        Failed::Transient(e) if ctx.gauges.gone.load(Ordering::Relaxed) => {
+                            Failed::Final(e)
+                        }
+                        failed => failed,
+                    })?;
                 match response.status {
                     ..400 => Ok(()),
                     // A server's or proxy's error (a proxy out of connections answers 500, one

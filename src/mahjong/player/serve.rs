@@ -185,6 +185,7 @@ impl Player {
                 self.table.set_broken();
                 self.ctx.recorder.borrow_mut().disconnects += 1;
                 self.ctx.gauges.errors.fetch_add(1, Ordering::Relaxed);
+                self.ctx.gauges.trouble.fetch_add(1, Ordering::Relaxed);
                 // play_game counts the aborted game.
                 return Err(Interrupt::Disconnected);
             }

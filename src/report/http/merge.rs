@@ -90,7 +90,11 @@ pub(super) fn merge(saved: &[(&SavedRun, &str)], label: &str) -> Result<SavedRun
     merged.intervals = merge_http(&intervals)?;
     let parts: Vec<_> = saved.iter().map(|(r, src)| (&r.stages[..], *src)).collect();
     merged.stages = stages::merge(&parts, merged.plan.connections)?;
-    merged.stopped_in_stage = saved.iter().filter_map(|(r, _)| r.stopped_in_stage).max();
+    let ends: Vec<_> = saved
+        .iter()
+        .map(|(r, _)| (r.ended_by, r.stopped_in_stage))
+        .collect();
+    (merged.ended_by, merged.stopped_in_stage) = crate::stats::end::merged(&ends);
     // The parts' objectives (the same in every part), judged on the whole and on each stage.
     merged.objectives = merged.judge_again();
     stages::judge_again(&mut merged.stages, &merged.objectives);

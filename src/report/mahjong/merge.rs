@@ -122,6 +122,7 @@ pub(super) fn merge(
             merged.bots.entry(kind.clone()).or_default().merge(bot);
         }
     }
+    stages_and_end(&mut merged, sessions)?;
     let intervals: Vec<_> = sessions
         .iter()
         .map(|(s, src)| (&s.intervals[..], *src))
@@ -131,4 +132,23 @@ pub(super) fn merge(
     merged.objectives = merged.judge_again();
     merged.label = label.to_string();
     Ok(merged)
+}
+
+/// `--stages`: the sessions' stages merged, and how the whole ended (a server gone in any part
+/// says so; see [`crate::stats::end::merged`]).
+fn stages_and_end(
+    merged: &mut SavedSession,
+    sessions: &[(&SavedSession, &str)],
+) -> Result<(), Error> {
+    let parts: Vec<_> = sessions
+        .iter()
+        .map(|(s, src)| (&s.stages[..], *src))
+        .collect();
+    merged.stages = super::stages::merge(&parts)?;
+    let ends: Vec<_> = sessions
+        .iter()
+        .map(|(s, _)| (s.ended_by, s.stopped_in_stage))
+        .collect();
+    (merged.ended_by, merged.stopped_in_stage) = crate::stats::end::merged(&ends);
+    Ok(())
 }

@@ -42,7 +42,8 @@ pub struct SavedSession {
     pub elapsed_s: f64,
     /// Stopped by a signal (Ctrl-C, SIGTERM, SIGHUP).
     pub interrupted: bool,
-    /// What ended it: `done`, `duration`, `SIGINT`, `SIGTERM`, `SIGHUP`.
+    /// What ended it: `done`, `duration`, `server gone` (`--stages`), `SIGINT`, `SIGTERM`,
+    /// `SIGHUP`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ended_by: Option<EndReason>,
     /// The `-d` limit ended the session before every game was over.
@@ -99,7 +100,7 @@ pub struct SavedSession {
     /// `--stages`: each stage the session reached, with what it recorded; absent without.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stages: Vec<SavedSessionStage>,
-    /// `--stages`: the stage (from 1) a signal stopped the session in.
+    /// `--stages`: the stage (from 1) a signal or a server gone stopped the session in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped_in_stage: Option<usize>,
     /// `merged_from`, `run_id`, `shard`, `start`, as in an HTTP run's file.

@@ -7,9 +7,14 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
+use hdrhistogram::Histogram;
+
 use super::histogram::SavedHistogram;
+use crate::error::Error;
+use crate::report::result::add_encoded;
 use crate::stats::format::format_time_us;
 use crate::stats::mahjong::{RunResult, StageRecord};
+use crate::stats::new_histogram;
 use crate::timing::stages::stage_at;
 
 /// One stage of the profile as given (`--stages`): its length and players online.
@@ -100,12 +105,70 @@ pub fn saved(r: &RunResult) -> Vec<SavedSessionStage> {
     out
 }
 
-/// The stage (from 1) a signal stopped the session in; `None` without a profile or a signal.
+/// The stage (from 1) a signal or a server gone stopped the session in; `None` without a
+/// profile, or when it ran to its end.
 pub fn stopped_in(r: &RunResult) -> Option<usize> {
-    if r.plan.stages.is_empty() || !r.interrupted {
+    let gone = r.ended_by == crate::stats::end::EndReason::ServerGone;
+    if r.plan.stages.is_empty() || !(r.interrupted || gone) {
         return None;
     }
     Some(stage_at(&r.plan.stages, r.elapsed.as_nanos() as u64) + 1)
+}
+
+/// The shards' stages of one session merged, stage by stage: arrivals, departures and logins
+/// added (the shards split the profile's tables, so the sums are one process's), their rates
+/// over the longest the stage ran, the histograms added exactly.
+pub fn merge(parts: &[(&[SavedSessionStage], &str)]) -> Result<Vec<SavedSessionStage>, Error> {
+    type Sums = [Histogram<u64>; 3];
+    let mut merged: Vec<(SavedSessionStage, Sums)> = Vec::new();
+    for (stages, source) in parts {
+        for stage in *stages {
+            let at = match merged.iter().position(|(m, _)| m.stage == stage.stage) {
+                Some(at) => at,
+                None => {
+                    let mut first = stage.clone();
+                    (first.arrivals, first.departures, first.logins) = (0, 0, 0);
+                    first.ran_s = 0.0;
+                    merged.push((first, std::array::from_fn(|_| new_histogram())));
+                    merged.len() - 1
+                }
+            };
+            let (m, sums) = &mut merged[at];
+            m.ran_s = m.ran_s.max(stage.ran_s);
+            m.arrivals += stage.arrivals;
+            m.departures += stage.departures;
+            m.logins += stage.logins;
+            let what = |name: &str| format!("stages/{}/{name}", stage.stage);
+            let hists = [
+                ("time_to_seat", &stage.time_to_seat),
+                ("draw_overshoot", &stage.draw_overshoot),
+                ("reply_lateness", &stage.reply_lateness),
+            ];
+            for (sum, (name, h)) in sums.iter_mut().zip(hists) {
+                add_encoded(sum, &h.histogram, source, &what(name))?;
+            }
+        }
+    }
+    merged.sort_by_key(|(m, _)| m.stage);
+    Ok(merged
+        .into_iter()
+        .map(|(mut m, [seat, draw, late])| {
+            let per_s = |n: u64| {
+                if m.ran_s > 0.0 {
+                    n as f64 / m.ran_s
+                } else {
+                    0.0
+                }
+            };
+            m.arrivals_per_s = per_s(m.arrivals);
+            m.departures_per_s = per_s(m.departures);
+            m.logins_per_s = per_s(m.logins);
+            m.time_to_seat = SavedHistogram::of(&seat);
+            m.draw_overshoot = SavedHistogram::of(&draw);
+            m.reply_lateness = SavedHistogram::of(&late);
+            m
+        })
+        .collect())
 }
 
 /// The profile's corners, (seconds, players online): the line a chart draws it with.

@@ -333,6 +333,8 @@ fn session_line(out: &mut String, s: &SavedSession) {
     );
     let ended = if s.interrupted {
         by_signal.as_str()
+    } else if s.ended_by == Some(EndReason::ServerGone) {
+        " (the server went away)"
     } else if s.timed_out && !s.plan.stages.is_empty() {
         " (the profile ended)"
     } else if s.timed_out {
@@ -459,6 +461,18 @@ pub fn failure(r: &RunResult) -> Option<String> {
             .map_or((0, 0), |p| (p.ok, p.failed))
     };
     let (_, logouts_failed) = phase("logout");
+    if r.ended_by == EndReason::ServerGone {
+        let stage =
+            super::stages::stopped_in(r).map_or(String::new(), |n| format!(" in stage {n}"));
+        let left = match logouts_failed {
+            0 => String::new(),
+            n => format!("; {n} players could not log out (listed as left on the server)"),
+        };
+        return Some(format!(
+            "server gone{stage}: a second with no message, sockets closed or connects failed, \
+             and the server refused a new connection{left}"
+        ));
+    }
     if logouts_failed > 0 {
         return Some(left_on_server(logouts_failed, &r.record.left_on_server));
     }
