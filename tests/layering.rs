@@ -13,7 +13,7 @@ const LAYERS: &[&[&str]] = &[
     &["run"],
     &["dashboard"],
     &["report"],
-    &["mahjong", "web"],
+    &["mahjong", "web", "wsload"],
     &["engine"],
     &["script"],
     &["ws"],
@@ -735,7 +735,7 @@ fn no_file_in_src_is_over_500_code_lines() {
 }
 
 /// Each kind of result's folder in `src/report/`.
-const KINDS: [&str; 3] = ["http", "mahjong", "capacity"];
+const KINDS: [&str; 4] = ["http", "mahjong", "capacity", "ws"];
 
 /// The dispatcher: the one file of `src/report/` that reads a document into its kind.
 const DISPATCHER: &str = "kinds.rs";
@@ -927,6 +927,16 @@ const LOAD_KINDS: &[(&str, &[&[&str]])] = &[
             &["run", "mahjong_capacity"],
             &["cli", "mahjong"],
             &["cli", "mahjong_capacity"],
+        ],
+    ),
+    (
+        "ws",
+        &[
+            &["wsload"],
+            &["stats", "ws"],
+            &["report", "ws"],
+            &["run", "ws"],
+            &["cli", "ws"],
         ],
     ),
 ];

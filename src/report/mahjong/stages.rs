@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
-use super::histogram::SavedHistogram;
+use crate::report::histogram::SavedHistogram;
 use crate::stats::format::format_time_us;
 use crate::stats::mahjong::{RunResult, StageRecord};
 use crate::timing::stages::stage_at;
