@@ -56,7 +56,7 @@ Examples:
 /// Parses the arguments after the `ws` word.
 pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
     let command = command();
-    let matches = subcommand_matches(&command, args)?;
+    let matches = subcommand_matches(&command, args.clone())?;
     if matches.get_flag("help") {
         return Ok(Parsed::Print(PAGE.render(&command)));
     }
@@ -111,7 +111,10 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
     Ok(Parsed::Ws(Box::new(WsPlan {
         target,
         options: RunOptions {
-            part: Part::default(),
+            part: Part {
+                run_id: super::shard::derived_run_id(&args, crate::sys::wallclock::unix_now_ns()),
+                ..Part::default()
+            },
             bind: Vec::new(),
             threads,
             duration,

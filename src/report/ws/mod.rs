@@ -30,7 +30,7 @@ pub fn saved(r: &RunResult) -> SavedWsRun {
 
 impl SavedResult for SavedWsRun {
     fn title(&self) -> &'static str {
-        "WebSocket run"
+        "WebSocket"
     }
 
     fn label(&self) -> &str {
@@ -142,7 +142,7 @@ impl SavedResult for SavedWsRun {
         let per_second = self.messages.answered as f64 / self.elapsed_s.max(1e-9);
         let p99 = self.round_trip.p99;
         PageContent {
-            kind: "WebSocket run".to_string(),
+            kind: "WebSocket".to_string(),
             figures: vec![
                 figure(
                     "messages",
