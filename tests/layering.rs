@@ -951,6 +951,8 @@ const KIND_DISPATCHERS: &[&str] = &[
     "dashboard/metrics/mod.rs",
     // The live page: each kind's page so far.
     "dashboard/view.rs",
+    // The command line: each command's parser, one arm each.
+    "cli/mod.rs",
 ];
 
 fn kind_of(path: &[String]) -> Option<&'static str> {

@@ -39,8 +39,8 @@ pub struct SavedWsRun {
     pub round_trip_uncorrected: SavedHistogram,
     /// Each worker's replies per second, sampled once a second (the `Msg/Sec` row).
     pub per_second: SavedHistogram,
-    pub messages: SavedMessages,
-    pub connections: SavedConnections,
+    pub messages: SavedWsMessages,
+    pub connections: SavedWsConnections,
     /// tsumo's own CPU and peak memory.
     pub tsumo: OwnUsage,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -67,7 +67,7 @@ pub struct SavedWsPlan {
 
 /// The messages and what became of them.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SavedMessages {
+pub struct SavedWsMessages {
     /// What the schedule had due in the run (`-R` × its time); absent in a closed loop.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub due: Option<u64>,
@@ -87,7 +87,7 @@ pub struct SavedMessages {
 
 /// The connections: opened, failed to open (by kind), ended by the server (by close code).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SavedConnections {
+pub struct SavedWsConnections {
     pub opened: u64,
     /// TCP connect, TLS and the upgrade (µs).
     pub connect: SavedHistogram,
@@ -122,7 +122,7 @@ impl SavedWsRun {
             round_trip: SavedHistogram::of(&record.corrected),
             round_trip_uncorrected: SavedHistogram::of(&record.uncorrected),
             per_second: SavedHistogram::of(&r.per_second),
-            messages: SavedMessages {
+            messages: SavedWsMessages {
                 due: r.due(),
                 sent: c.sent,
                 answered: c.answered,
@@ -133,7 +133,7 @@ impl SavedWsRun {
                 bytes_sent: c.bytes_sent,
                 bytes_received: c.bytes_received,
             },
-            connections: SavedConnections {
+            connections: SavedWsConnections {
                 opened: c.connected,
                 connect: SavedHistogram::of(&record.connect),
                 failures: c.failures.clone(),
