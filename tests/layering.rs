@@ -951,8 +951,10 @@ const KIND_DISPATCHERS: &[&str] = &[
     "dashboard/metrics/mod.rs",
     // The live page: each kind's page so far.
     "dashboard/view.rs",
-    // The command line: each command's parser, one arm each.
+    // The command line: each command's parser, one arm each; and every command's table, for
+    // the shell completions and the man page.
     "cli/mod.rs",
+    "cli/completions.rs",
 ];
 
 fn kind_of(path: &[String]) -> Option<&'static str> {

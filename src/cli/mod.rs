@@ -467,6 +467,7 @@ mod tests {
             Ok(Parsed::Capacity(plan)) => Err(format!("capacity plan: {plan:?}")),
             Ok(Parsed::MahjongCapacity(plan)) => Err(format!("capacity plan: {plan:?}")),
             Ok(Parsed::Doctor(plan)) => Err(format!("doctor plan: {plan:?}")),
+            Ok(Parsed::Ws(plan)) => Err(format!("ws plan: {plan:?}")),
             Ok(Parsed::Compare(o)) => Err(format!("compare: {o:?}")),
             Ok(Parsed::Merge(o)) => Err(format!("merge: {o:?}")),
             Ok(Parsed::Plot(o)) => Err(format!("plot: {o:?}")),

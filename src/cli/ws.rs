@@ -201,3 +201,46 @@ pub(super) fn command() -> Command {
         ])
         .args(url_args())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::Scheme;
+
+    fn plan(args: &[&str]) -> Result<WsPlan, String> {
+        let args = args.iter().map(OsString::from).collect();
+        match parse(args) {
+            Ok(Parsed::Ws(plan)) => Ok(*plan),
+            Ok(_) => Err("not a ws plan".to_string()),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    #[test]
+    fn a_wss_url_connects_as_https_and_keeps_its_text() {
+        let p = plan(&["-c4", "-R", "2k", "wss://example.com:8443/chat?room=1"]).unwrap();
+        assert_eq!(p.target.scheme, Scheme::Https);
+        assert_eq!(p.target.port(), 8443);
+        assert_eq!(p.target.path, "/chat?room=1");
+        assert_eq!(p.target.url, "wss://example.com:8443/chat?room=1");
+        assert_eq!(
+            (p.connections, p.rate, p.size),
+            (4, Some(2000), DEFAULT_SIZE)
+        );
+        let closed = plan(&["ws://127.0.0.1/"]).unwrap();
+        assert_eq!(closed.rate, None);
+        assert_eq!(closed.target.scheme, Scheme::Http);
+    }
+
+    #[test]
+    fn bad_values_are_one_line_each() {
+        let refused = |args: &[&str]| plan(args).unwrap_err();
+        assert_eq!(
+            refused(&["https://example.com/"]),
+            "invalid URL 'https://example.com/': scheme must be ws or wss"
+        );
+        assert!(refused(&["--size", "15", "ws://h/"]).contains("at least 16 bytes"));
+        assert!(refused(&["--size", "5M", "ws://h/"]).contains("at most 4M"));
+        assert!(refused(&["ws://h/", "extra"]).contains("unexpected argument 'extra'"));
+    }
+}
