@@ -2,7 +2,7 @@
 //! connection) and a Node.js server on the pinned `ws` package (`scripts/ws-echo.js`, which can
 //! also stall its replies for 300 ms). Exact counts (every message due sent, every echo matched,
 //! none unanswered), the closed loop, the stall held by the corrected round trip and not by the
-//! uncorrected one, an upgrade refused by its HTTP status, the saved file read back by the
+//! uncorrected one, `wss://` with `--cacert`, an upgrade refused by its HTTP status, the saved file read back by the
 //! tools, and bad command lines refused in one line before any traffic.
 
 mod common;
@@ -41,11 +41,18 @@ impl Server {
         Server { child, port }
     }
 
-    /// `websocketd --port P cat`: an echo server, one `cat` per connection.
-    fn websocketd() -> Server {
+    /// `websocketd --port P cat`: an echo server, one `cat` per connection (with `tls`, over
+    /// TLS with that certificate and key).
+    fn websocketd(tls: Option<&common::certs::CertFiles>) -> Server {
         let port = free_port();
-        let child = Command::new("websocketd")
-            .args(["--address", "127.0.0.1", "--port", &port.to_string(), "cat"])
+        let mut command = Command::new("websocketd");
+        command.args(["--address", "127.0.0.1", "--port", &port.to_string()]);
+        if let Some(files) = tls {
+            command.arg("--ssl").arg("--sslcert").arg(&files.cert);
+            command.arg("--sslkey").arg(&files.key);
+        }
+        let child = command
+            .arg("cat")
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -103,7 +110,7 @@ fn assert_exact(doc: &serde_json::Value, rate: u64, seconds: u64, connections: u
 
 #[test]
 fn every_message_due_is_sent_and_every_echo_matched_by_websocketd() {
-    let server = Server::websocketd();
+    let server = Server::websocketd(None);
     let dir = TempDir::new("ws-websocketd");
     let doc = ws_run(
         &["-t1", "-c2", "-d3s", "-R100"],
@@ -133,6 +140,27 @@ fn every_message_due_is_sent_and_every_echo_matched_by_websocketd() {
     let merge = run_tsumo(&["merge", &file, &copy], LIMIT);
     assert_eq!(merge.status.code(), Some(2), "{merge:?}");
     assert_eq!(merge.stderr.lines().count(), 1, "{}", merge.stderr);
+}
+
+/// `wss://` with the HTTPS run's TLS options: `--cacert` trusts the server's own certificate.
+#[test]
+fn wss_takes_the_https_tls_options() {
+    let dir = TempDir::new("ws-wss");
+    let files = common::certs::self_signed(dir.path(), "server", "127.0.0.1", Some("IP:127.0.0.1"));
+    let server = Server::websocketd(Some(&files));
+    let url = format!("wss://127.0.0.1:{}/", server.port);
+    let cacert = files.cert.display().to_string();
+    let doc = ws_run(
+        &["-t1", "-c2", "-d2s", "-R50", "--cacert", &cacert],
+        &url,
+        dir.path(),
+        "t.json",
+    );
+    assert_exact(&doc, 50, 2, 2);
+    // Without it, the self-signed certificate stops the run before any traffic.
+    let refused = run_tsumo(&["ws", "-t1", "-c2", "-d1s", &url], LIMIT);
+    assert_eq!(refused.status.code(), Some(1), "{refused:?}");
+    assert!(refused.stderr.contains("--cacert"), "{}", refused.stderr);
 }
 
 #[test]
