@@ -12,8 +12,7 @@
 //!   `compare`, `merge` (with `shards`), `plot`, and the HTML page.
 //! - The shared base: the trait ([`result`]), what every saved file shares ([`schema`]), what
 //!   every kind's run over time shares ([`timeline`]), a histogram as saved with its summary
-//! ([`histogram`]), the charts ([`chart`]), the text lines every kind prints
-//!   ([`lines`]), the verdicts of objectives ([`objectives`]), and the dispatcher ([`kinds`]),
+//!   ([`histogram`]), the charts ([`chart`]), the text lines every kind prints ([`lines`]), the verdicts of objectives ([`objectives`]), and the dispatcher ([`kinds`]),
 //!   the one file that names every kind's saved type: it reads a document into its kind.
 //!
 //! A new kind of result is a folder of its own beside these, and an arm in [`kinds`].

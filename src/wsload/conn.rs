@@ -148,14 +148,12 @@ impl Life {
             }
         };
         self.gauges.open.fetch_sub(1, Ordering::Relaxed);
-        let mut recorder = self.recorder.borrow_mut();
         if pending.is_some() {
-            recorder.counters.unanswered += 1;
+            self.recorder.borrow_mut().counters.unanswered += 1;
         }
         match broken {
-            Some(kind) => recorder.closed(kind),
+            Some(kind) => self.recorder.borrow_mut().closed(kind),
             None => {
-                drop(recorder);
                 let _ = tokio::time::timeout(CLOSE_WAIT, ws.close()).await;
             }
         }
