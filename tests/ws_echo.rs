@@ -62,14 +62,19 @@ impl Server {
 
     /// `node scripts/ws-echo.js P [--stall-after N]`.
     fn node(stall_after: Option<u32>) -> Server {
+        Server::node_with(&stall_after.map_or(Vec::new(), |n| {
+            vec!["--stall-after".to_string(), n.to_string()]
+        }))
+    }
+
+    /// `node scripts/ws-echo.js P ARGS`.
+    fn node_with(args: &[String]) -> Server {
         common::majiang::ensure_installed();
         let port = free_port();
         let script = common::majiang::scripts_dir().join("ws-echo.js");
         let mut command = Command::new("node");
         command.arg(script).arg(port.to_string());
-        if let Some(n) = stall_after {
-            command.args(["--stall-after", &n.to_string()]);
-        }
+        command.args(args);
         let child = command
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -228,6 +233,24 @@ fn a_stalled_reply_shows_in_the_corrected_round_trip_not_the_uncorrected() {
         uncorrected_p99 < 100_000,
         "uncorrected p99 {uncorrected_p99} µs"
     );
+}
+
+/// A server that closes each connection with 1001 instead of answering its 10th message: the
+/// closes counted by code, that message unanswered, the run still a run (exit 0).
+#[test]
+fn closes_are_counted_by_code() {
+    let server = Server::node_with(&["--close-after".to_string(), "10".to_string()]);
+    let dir = TempDir::new("ws-close");
+    let doc = ws_run(
+        &["-t1", "-c2", "-d2s", "-R50"],
+        &server.url(),
+        dir.path(),
+        "c.json",
+    );
+    assert_eq!(json_u64(&doc, "messages.sent"), 20, "{doc}");
+    assert_eq!(json_u64(&doc, "messages.answered"), 18, "{doc}");
+    assert_eq!(json_u64(&doc, "messages.unanswered"), 2, "{doc}");
+    assert_eq!(doc["connections"]["closes"]["close 1001"], 2, "{doc}");
 }
 
 /// A server that answers the upgrade with 404: each connection counted by that status, the run
