@@ -44,6 +44,11 @@ impl Server {
     /// `websocketd --port P cat`: an echo server, one `cat` per connection (with `tls`, over
     /// TLS with that certificate and key).
     fn websocketd(tls: Option<&common::certs::CertFiles>) -> Server {
+        Server::websocketd_running(tls, &["cat"])
+    }
+
+    /// `websocketd --port P PROGRAM…`, a process of it per connection.
+    fn websocketd_running(tls: Option<&common::certs::CertFiles>, program: &[&str]) -> Server {
         let port = free_port();
         let mut command = Command::new("websocketd");
         command.args(["--address", "127.0.0.1", "--port", &port.to_string()]);
@@ -52,7 +57,7 @@ impl Server {
             command.arg("--sslkey").arg(&files.key);
         }
         let child = command
-            .arg("cat")
+            .args(program)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -251,6 +256,60 @@ fn closes_are_counted_by_code() {
     assert_eq!(json_u64(&doc, "messages.answered"), 18, "{doc}");
     assert_eq!(json_u64(&doc, "messages.unanswered"), 2, "{doc}");
     assert_eq!(doc["connections"]["closes"]["close 1001"], 2, "{doc}");
+}
+
+/// A server that never answers: each message counted as without a reply within -T, the
+/// connection going on with the next, the run ending on time and failing (exit 1).
+#[test]
+fn a_server_that_never_answers_ends_on_time_with_each_message_timed_out() {
+    let server = Server::websocketd_running(None, &["sleep", "30"]);
+    let run = run_tsumo(
+        &[
+            "ws",
+            "-t1",
+            "-c1",
+            "-d2s",
+            "-R10",
+            "-T",
+            "300ms",
+            "--json",
+            "-",
+            &server.url(),
+        ],
+        LIMIT,
+    );
+    assert_eq!(run.status.code(), Some(1), "{run:?}");
+    assert!(run.wall < Duration::from_secs(6), "{:?}", run.wall);
+    let doc = run.json();
+    let sent = json_u64(&doc, "messages.sent");
+    // One in flight: each waits its 300 ms, so 10/s cannot all go.
+    assert!((5..=8).contains(&sent), "{doc}");
+    assert_eq!(json_u64(&doc, "messages.answered"), 0, "{doc}");
+    let timed_out = json_u64(&doc, "messages.timed_out");
+    let unanswered = json_u64(&doc, "messages.unanswered");
+    assert_eq!(timed_out + unanswered, sent, "{doc}");
+    assert_eq!(doc["failure"], "no message was answered", "{doc}");
+}
+
+/// A server that accepts the connection and never answers the upgrade: each connection counted
+/// as a timeout.
+#[test]
+fn an_upgrade_never_answered_is_a_timeout() {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    std::thread::spawn(move || {
+        let held: Vec<_> = listener.incoming().flatten().take(3).collect();
+        std::thread::sleep(Duration::from_secs(20));
+        drop(held);
+    });
+    let url = format!("ws://127.0.0.1:{port}/");
+    let run = run_tsumo(&["ws", "-t1", "-c2", "-d1s", "-T", "500ms", &url], LIMIT);
+    assert_eq!(run.status.code(), Some(1), "{run:?}");
+    assert!(
+        run.stdout.contains("failed to open: timeout 2"),
+        "{}",
+        run.stdout
+    );
 }
 
 /// A server that answers the upgrade with 404: each connection counted by that status, the run
