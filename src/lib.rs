@@ -14,8 +14,8 @@
 //! - [`dashboard`]: `--dashboard`'s live page and `/metrics`, `--prometheus-rw`;
 //! - [`report`]: a finished result, one folder per kind (`http`, `mahjong`, `capacity`), the
 //!   tools that work on any kind, `kinds` the one dispatcher;
-//! - [`web`], [`mahjong`]: the modes, side by side: HTTP/1.1, HTTP/2 and HTTP/3 at a constant
-//!   rate; bot players of majiang-server;
+//! - [`web`], [`mahjong`], [`wsload`]: the modes, side by side: HTTP/1.1, HTTP/2 and HTTP/3
+//!   at a constant rate; bot players of majiang-server; WebSocket messages to any server;
 //! - [`engine`]: worker threads, the start gate, one shutdown, the supervisor, the merge;
 //! - [`script`]: the wrk Lua API (LuaJIT);
 //! - [`ws`]: WebSocket and socket.io framing;
@@ -47,3 +47,4 @@ pub mod sys;
 pub mod timing;
 pub mod web;
 pub mod ws;
+pub mod wsload;

@@ -34,6 +34,7 @@ fn main() -> ExitCode {
     match cli::parse(std::env::args_os()) {
         Ok(Parsed::Run(plan)) => run::http::run(&plan).into(),
         Ok(Parsed::Mahjong(plan)) => run::mahjong::run(&plan).into(),
+        Ok(Parsed::Ws(plan)) => run::ws::run(&plan).into(),
         Ok(Parsed::Capacity(plan)) => run::capacity::run(&plan).into(),
         Ok(Parsed::MahjongCapacity(plan)) => run::mahjong_capacity::run(&plan).into(),
         Ok(Parsed::Doctor(plan)) => {

@@ -476,6 +476,27 @@ impl BotKind {
     }
 }
 
+/// Everything a WebSocket run needs, validated (`tsumo ws …`).
+#[derive(Debug, Clone, Serialize)]
+pub struct WsPlan {
+    /// What to connect to: the `ws://` URL's host and port as an `http` target (`wss://`: an
+    /// `https` one, with the run's TLS settings); `url` is the URL as typed.
+    pub target: Target,
+    /// The options every mode has.
+    #[serde(flatten)]
+    pub options: RunOptions,
+    /// This process's connections (`-c`), at least one per thread.
+    pub connections: usize,
+    /// Messages per second over all connections (`-R`); `None`: closed loop.
+    pub rate: Option<u64>,
+    /// Each message's length in bytes (`--size`).
+    pub size: usize,
+    /// `-T`: how long a connect (TCP, TLS, upgrade) and a reply may take.
+    pub timeout: Duration,
+    /// `-U`: also print the uncorrected distribution.
+    pub u_latency: bool,
+}
+
 /// Everything a mahjong session run needs, validated (`tsumo mahjong …`).
 #[derive(Debug, Clone, Serialize)]
 pub struct MahjongPlan {

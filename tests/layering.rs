@@ -13,7 +13,7 @@ const LAYERS: &[&[&str]] = &[
     &["run"],
     &["dashboard"],
     &["report"],
-    &["mahjong", "web"],
+    &["mahjong", "web", "wsload"],
     &["engine"],
     &["script"],
     &["ws"],
@@ -735,7 +735,7 @@ fn no_file_in_src_is_over_500_code_lines() {
 }
 
 /// Each kind of result's folder in `src/report/`.
-const KINDS: [&str; 3] = ["http", "mahjong", "capacity"];
+const KINDS: [&str; 4] = ["http", "mahjong", "capacity", "ws"];
 
 /// The dispatcher: the one file of `src/report/` that reads a document into its kind.
 const DISPATCHER: &str = "kinds.rs";
@@ -929,6 +929,16 @@ const LOAD_KINDS: &[(&str, &[&[&str]])] = &[
             &["cli", "mahjong_capacity"],
         ],
     ),
+    (
+        "ws",
+        &[
+            &["wsload"],
+            &["stats", "ws"],
+            &["report", "ws"],
+            &["run", "ws"],
+            &["cli", "ws"],
+        ],
+    ),
 ];
 
 /// The files that name every kind on purpose, one arm each: the dispatchers.
@@ -941,6 +951,10 @@ const KIND_DISPATCHERS: &[&str] = &[
     "dashboard/metrics/mod.rs",
     // The live page: each kind's page so far.
     "dashboard/view.rs",
+    // The command line: each command's parser, one arm each; and every command's table, for
+    // the shell completions and the man page.
+    "cli/mod.rs",
+    "cli/completions.rs",
 ];
 
 fn kind_of(path: &[String]) -> Option<&'static str> {

@@ -526,8 +526,8 @@ fn bind(run: &mut LoadedRun, addrs: &[&str]) {
     let bind = match &mut run.data {
         RunData::Http(saved) => &mut saved.plan.bind,
         RunData::Mahjong(session) => &mut session.plan.bind,
-        RunData::Capacity(_) | RunData::MahjongCapacity(_) => {
-            panic!("{}: not a run", run.source)
+        RunData::Capacity(_) | RunData::MahjongCapacity(_) | RunData::Ws(_) => {
+            panic!("{}: not an HTTP run or a session", run.source)
         }
     };
     assert!(bind.is_empty(), "{}: {bind:?}", run.source);
@@ -570,6 +570,7 @@ fn a_file_of_a_newer_format_version_is_one_error_line() {
             RunData::Mahjong(session) => session.schema,
             RunData::Capacity(search) => search.schema,
             RunData::MahjongCapacity(search) => search.schema,
+            RunData::Ws(run) => run.schema,
         };
         assert_eq!(schema, 1);
     }

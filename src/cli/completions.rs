@@ -16,7 +16,7 @@ use super::help::Page;
 use super::message::clap_message;
 use super::shared;
 use super::units::one_line;
-use super::{capacity, doctor, mahjong, tools, wrk, Parsed};
+use super::{capacity, doctor, mahjong, tools, wrk, ws, Parsed};
 
 const COMPLETIONS_USAGE: &str = "usage: tsumo completions bash|zsh|fish|elvish|powershell";
 const MAN_USAGE: &str = "usage: tsumo man";
@@ -153,6 +153,7 @@ pub(super) fn tree() -> Command {
     // Each table is named as its help shows it (`tsumo mahjong`); in the tree, by its word.
     let subcommands = [
         ("mahjong", mahjong::command()),
+        ("ws", ws::command()),
         ("capacity", capacity::parser()),
         ("compare", tools::compare_command()),
         ("merge", tools::merge_command()),

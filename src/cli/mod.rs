@@ -41,6 +41,7 @@ mod tools;
 mod units;
 mod url;
 mod wrk;
+mod ws;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -70,6 +71,8 @@ pub enum Parsed {
     Mahjong(Box<MahjongPlan>),
     /// Search how many players this server carries (`tsumo mahjong --capacity …`).
     MahjongCapacity(Box<crate::plan::MahjongCapacityPlan>),
+    /// Run WebSocket messages at a rate (`tsumo ws …`).
+    Ws(Box<crate::plan::WsPlan>),
     /// Check the machine's limits for a planned run (`tsumo doctor …`).
     Doctor(Box<crate::sys::doctor::DoctorPlan>),
     /// Compare saved runs side by side (`tsumo compare …`).
@@ -111,6 +114,7 @@ impl Parsed {
             Parsed::Capacity(plan) => Some(&mut plan.run.options.part),
             Parsed::Mahjong(plan) => Some(&mut plan.options.part),
             Parsed::MahjongCapacity(plan) => Some(&mut plan.session.options.part),
+            Parsed::Ws(plan) => Some(&mut plan.options.part),
             _ => None,
         }
     }
@@ -122,6 +126,7 @@ fn parse_args(args: &[OsString]) -> Result<Parsed, Error> {
     // A subcommand is the first argument; a URL can never be mistaken for one.
     match args.get(1).and_then(|a| a.to_str()) {
         Some("mahjong") => mahjong::parse(args[2..].to_vec()).map_err(Error::from),
+        Some("ws") => ws::parse(args[2..].to_vec()).map_err(Error::from),
         Some("capacity") => capacity::parse(args[2..].to_vec()).map_err(Error::from),
         Some("doctor") => doctor::parse(args[2..].to_vec()).map_err(Error::from),
         Some("compare") => tools::parse_compare(args[2..].to_vec()).map_err(Error::from),
@@ -462,6 +467,7 @@ mod tests {
             Ok(Parsed::Capacity(plan)) => Err(format!("capacity plan: {plan:?}")),
             Ok(Parsed::MahjongCapacity(plan)) => Err(format!("capacity plan: {plan:?}")),
             Ok(Parsed::Doctor(plan)) => Err(format!("doctor plan: {plan:?}")),
+            Ok(Parsed::Ws(plan)) => Err(format!("ws plan: {plan:?}")),
             Ok(Parsed::Compare(o)) => Err(format!("compare: {o:?}")),
             Ok(Parsed::Merge(o)) => Err(format!("merge: {o:?}")),
             Ok(Parsed::Plot(o)) => Err(format!("plot: {o:?}")),

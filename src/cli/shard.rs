@@ -295,7 +295,7 @@ fn start_at(matches: &ArgMatches, now_ns: u64) -> Result<Option<StartAt>, ArgErr
 
 /// `20261130T180000Z-1a2b3c4d`: the start (second) and a hash of the command line without the
 /// options in [`NOT_IN_RUN_ID`], so the shards of one command line and start agree on it.
-fn derived_run_id(argv: &[OsString], start_ns: u64) -> String {
+pub(super) fn derived_run_id(argv: &[OsString], start_ns: u64) -> String {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     let mut skip_value = false;
     for arg in argv {

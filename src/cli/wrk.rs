@@ -48,6 +48,7 @@ Examples:
 
 Other commands (each has --help):
   tsumo mahjong      bot players in mahjong games against a majiang-server
+  tsumo ws           WebSocket messages at a constant rate, each round trip timed
   tsumo capacity     the highest rate a server carries within its --slo objectives
   tsumo compare      side-by-side table of saved runs (--json files)
   tsumo merge        add up runs from several processes or machines

@@ -1,7 +1,7 @@
 //! The dispatcher: the one file that names every kind's saved type. It reads a document into
 //! its kind (by its `"mode"`, and a search's by the kind of its steps), hands the result on as
 //! [`SavedResult`], and merges results of one kind. A new kind of result is a folder beside
-//! `http/`, `mahjong/` and `capacity/`, and an arm in each match here.
+//! `http/`, `mahjong/`, `ws/` and `capacity/`, and an arm in each match here.
 
 use serde::Serialize;
 use serde_json::Value;
@@ -10,6 +10,7 @@ use super::capacity::{self, SavedSearch};
 use super::http::{self, saved::SavedRun};
 use super::mahjong::{self, saved::SavedSession};
 use super::result::{SavedResult, SearchStep};
+use super::ws::{self, saved::SavedWsRun};
 use crate::error::Error;
 use crate::slo::Verdict;
 
@@ -23,6 +24,8 @@ pub enum RunData {
     Http(Box<SavedRun>),
     /// `tsumo mahjong --json`.
     Mahjong(Box<SavedSession>),
+    /// `tsumo ws --json`.
+    Ws(Box<SavedWsRun>),
     /// A capacity search (`tsumo capacity --json`).
     Capacity(Box<SavedSearch<SavedRun>>),
     /// A search over players (`tsumo mahjong --capacity --json`).
@@ -42,6 +45,9 @@ impl RunData {
             Some(mahjong::MODE) => RunData::Mahjong(Box::new(
                 serde_json::from_value(value).map_err(|e| kind(mahjong::MODE, e))?,
             )),
+            Some(ws::MODE) => RunData::Ws(Box::new(
+                serde_json::from_value(value).map_err(|e| kind(ws::MODE, e))?,
+            )),
             Some(capacity::MODE) if of_players(&value) => RunData::MahjongCapacity(Box::new(
                 serde_json::from_value(value).map_err(|e| kind(capacity::MODE, e))?,
             )),
@@ -60,6 +66,7 @@ impl RunData {
         match self {
             RunData::Http(saved) => saved.as_ref(),
             RunData::Mahjong(session) => session.as_ref(),
+            RunData::Ws(run) => run.as_ref(),
             RunData::Capacity(search) => search.as_ref(),
             RunData::MahjongCapacity(search) => search.as_ref(),
         }
@@ -68,7 +75,7 @@ impl RunData {
     /// A search's steps in order (none for a run or a session): what each was judged as.
     pub fn steps(&self) -> Vec<SearchStepOf<'_>> {
         match self {
-            RunData::Http(_) | RunData::Mahjong(_) => Vec::new(),
+            RunData::Http(_) | RunData::Mahjong(_) | RunData::Ws(_) => Vec::new(),
             RunData::Capacity(search) => steps_of(search),
             RunData::MahjongCapacity(search) => steps_of(search),
         }
@@ -78,6 +85,7 @@ impl RunData {
         match self {
             RunData::Http(saved) => saved.as_mut(),
             RunData::Mahjong(session) => session.as_mut(),
+            RunData::Ws(run) => run.as_mut(),
             RunData::Capacity(search) => search.as_mut(),
             RunData::MahjongCapacity(search) => search.as_mut(),
         }
@@ -89,6 +97,7 @@ impl RunData {
         Ok(match self {
             RunData::Http(_) => RunData::Http(Box::new(merge_as(parts, label)?)),
             RunData::Mahjong(_) => RunData::Mahjong(Box::new(merge_as(parts, label)?)),
+            RunData::Ws(_) => RunData::Ws(Box::new(merge_as(parts, label)?)),
             RunData::Capacity(_) => RunData::Capacity(Box::new(merge_as(parts, label)?)),
             RunData::MahjongCapacity(_) => {
                 RunData::MahjongCapacity(Box::new(merge_as(parts, label)?))

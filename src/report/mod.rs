@@ -5,13 +5,14 @@
 //!   its trait impl, wrk2's text, its page, its merge, its measures for objectives, and its own
 //!   outputs (`.hgrm`, `--hlog`).
 //! - `mahjong/`: a mahjong session, laid out the same way ([`mahjong::saved::SavedSession`]).
+//! - `ws/`: a WebSocket run (`tsumo ws`), laid out the same way ([`ws::saved::SavedWsRun`]).
 //! - `capacity/`: a capacity search over either kind of step ([`capacity::saved::SavedSearch`]),
 //!   laid out the same way.
 //! - `tools/`: what works on any result, through the trait alone: the saved files' reader,
 //!   `compare`, `merge` (with `shards`), `plot`, and the HTML page.
 //! - The shared base: the trait ([`result`]), what every saved file shares ([`schema`]), what
-//!   every kind's run over time shares ([`timeline`]), the charts ([`chart`]), the text lines every kind prints
-//!   ([`lines`]), the verdicts of objectives ([`objectives`]), and the dispatcher ([`kinds`]),
+//!   every kind's run over time shares ([`timeline`]), a histogram as saved with its summary
+//!   ([`histogram`]), the charts ([`chart`]), the text lines every kind prints ([`lines`]), the verdicts of objectives ([`objectives`]), and the dispatcher ([`kinds`]),
 //!   the one file that names every kind's saved type: it reads a document into its kind.
 //!
 //! A new kind of result is a folder of its own beside these, and an arm in [`kinds`].
@@ -21,6 +22,7 @@
 
 pub mod capacity;
 pub mod chart;
+pub mod histogram;
 pub mod http;
 pub mod kinds;
 pub mod lines;
@@ -30,3 +32,4 @@ pub mod result;
 pub mod schema;
 pub mod timeline;
 pub mod tools;
+pub mod ws;

@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use crate::error::Error;
-use crate::plan::{JsonOut, MahjongPlan, Plan, RunOptions};
+use crate::plan::{JsonOut, MahjongPlan, Plan, RunOptions, WsPlan};
 use crate::sys;
 
 /// Checks `outputs` (`(flag, path)`, in the order they are written; `None` when not given)
@@ -53,6 +53,11 @@ pub fn of_session(plan: &MahjongPlan) -> Result<(), Error> {
         &[],
         ("the --rule file", plan.rule_file.as_deref()),
     )
+}
+
+/// A WebSocket run's files: `--json` written; `--cacert` read.
+pub fn of_ws(plan: &WsPlan) -> Result<(), Error> {
+    of_options(&plan.options, &[], ("", None))
 }
 
 /// Every mode's files (`--json`, `--html`, `--junit` written, then the mode's `outputs`; the

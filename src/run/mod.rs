@@ -1,5 +1,5 @@
 //! One command's run, from its plan to its exit status: each mode's run with its report and
-//! files (`http`, `mahjong`), the A/B rounds of `--vs` (`ab`: one loop for both modes, over
+//! files (`http`, `mahjong`, `ws`), the A/B rounds of `--vs` (`ab`: one loop for both modes, over
 //! the small [`ab::Side`] trait each mode's runner implements), the capacity searches
 //! (`capacity`, `mahjong_capacity`), and what every one of them writes at its end, one way
 //! (`output`: each output written, each failure its line, one exit status for a lost one).
@@ -18,6 +18,7 @@ pub mod output;
 mod pool;
 mod server_gone;
 mod steady;
+pub mod ws;
 
 use crate::capacity::SearchPlan;
 use crate::error::{Error, ExitStatus};

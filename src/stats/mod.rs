@@ -22,6 +22,7 @@ pub mod requests;
 pub mod sink;
 pub mod start;
 pub mod timeline;
+pub mod ws;
 
 use hdrhistogram::Histogram;
 

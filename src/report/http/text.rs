@@ -15,23 +15,15 @@ use crate::plan::{Protocol, Scheme};
 use crate::report::http::protocols::{http2_lines, http3_lines, protocol_lines, protocol_name};
 use crate::report::http::saved::{OwnDelay, Percentiles, SavedPacing, SavedRun};
 use crate::report::http::stages;
-use crate::report::lines::{part_lines, server_line};
+use crate::report::lines::{latency_block, part_lines, server_line, stats_row};
 use crate::report::objectives;
 use crate::report::schema::decode_histogram;
-use crate::stats::format::{
-    format_binary, format_metric, format_time_s, format_time_us, print_units,
-};
+use crate::stats::format::{format_binary, format_metric, format_time_s, format_time_us};
 use crate::stats::hdr;
 use crate::stats::http::shortfall::{Behind, Shortfall};
 use crate::stats::http::split::Timestamps;
 use crate::stats::http::{Counters, RunResult};
 use crate::sys::procstat::ServerUsage;
-
-/// Percentiles of the `Latency Distribution` table.
-const DISTRIBUTION_PERCENTILES: [f64; 8] = [50.0, 75.0, 90.0, 99.0, 99.9, 99.99, 99.999, 100.0];
-
-/// wrk2's spectrum resolution (`hdr_percentiles_print(…, 5, …)`).
-const TICKS_PER_HALF_DISTANCE: u32 = 5;
 
 const SEPARATOR: &str = "----------------------------------------------------------";
 
@@ -321,65 +313,6 @@ fn thread_stats(
     ));
     lines.push(stats_row("Latency", latency, format_time_us));
     lines.push(stats_row("Req/Sec", req_per_sec, format_metric));
-}
-
-/// A `Thread Stats` row: mean, stdev, max and the share within one stdev.
-fn stats_row(name: &str, h: &Histogram<u64>, formatter: fn(f64) -> String) -> String {
-    let mean = hdr::mean(h);
-    let stdev = hdr::stdev(h);
-    let max = hdr::max(h) as f64;
-    let within = hdr::within_stdev_percent(h, mean, stdev);
-    format!(
-        "    {name:<10}{}{}{}{within:8.2}%",
-        print_units(mean, formatter, 8),
-        print_units(stdev, formatter, 10),
-        print_units(max, formatter, 9),
-    )
-}
-
-/// The percentile table, the detailed spectrum and its footer (`print_hdr_latency`).
-fn latency_block(lines: &mut Vec<String>, h: &Histogram<u64>, title: &str) {
-    lines.push(format!("  Latency Distribution (HdrHistogram - {title})"));
-    for p in DISTRIBUTION_PERCENTILES {
-        let value = hdr::value_at_percentile(h, p) as f64;
-        lines.push(format!(
-            "{p:7.3}%{}",
-            print_units(value, format_time_us, 10)
-        ));
-    }
-    lines.push(String::new());
-    lines.push("  Detailed Percentile spectrum:".to_string());
-    lines.push(format!(
-        "{:>12} {:>12} {:>12} {:>12}",
-        "Value", "Percentile", "TotalCount", "1/(1-Percentile)"
-    ));
-    lines.push(String::new());
-    for row in hdr::spectrum(h, TICKS_PER_HALF_DISTANCE) {
-        let value = row.value as f64 / 1000.0;
-        let percentile = row.percentile / 100.0;
-        let inverted = 1.0 / (1.0 - percentile);
-        lines.push(format!(
-            "{value:12.3} {percentile:12.6} {:12} {inverted:12.2}",
-            row.count_to_index
-        ));
-    }
-    // counts_len = (buckets + 1) × sub_bucket_count / 2.
-    let sub_buckets = 2 * h.distinct_values() / (usize::from(h.buckets()) + 1);
-    lines.push(format!(
-        "#[Mean    = {:12.3}, StdDeviation   = {:12.3}]",
-        hdr::mean(h) / 1000.0,
-        hdr::stdev(h) / 1000.0
-    ));
-    lines.push(format!(
-        "#[Max     = {:12.3}, Total count    = {:12}]",
-        hdr::max(h) as f64 / 1000.0,
-        h.len()
-    ));
-    lines.push(format!(
-        "#[Buckets = {:12}, SubBuckets     = {:12}]",
-        h.buckets(),
-        sub_buckets
-    ));
 }
 
 /// Requests, bytes, errors and rates, as wrk prints them; `runtime_us` in whole µs, as wrk2

@@ -4,7 +4,6 @@
 //! [`SavedSession`] through [`SavedResult`]: its compare rows, histograms, lines in
 //! `tsumo merge` and verdict, and the session's JSON.
 
-mod histogram;
 pub mod intervals;
 pub mod live;
 mod measures;

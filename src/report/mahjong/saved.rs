@@ -12,10 +12,10 @@ use std::net::IpAddr;
 
 use serde::{Deserialize, Serialize};
 
-pub use super::histogram::SavedHistogram;
 use super::intervals::{session_intervals, SavedSessionInterval};
 use super::stages::{SavedProfileStage, SavedSessionStage};
 use crate::mahjong::bot::StepKind;
+pub use crate::report::histogram::SavedHistogram;
 use crate::report::schema::{first_schema, SavedPart, SCHEMA_VERSION};
 use crate::slo::{self, Verdict};
 use crate::stats::end::EndReason;

@@ -9,8 +9,8 @@ use serde::{Deserialize, Serialize};
 
 use hdrhistogram::Histogram;
 
-use super::histogram::SavedHistogram;
 use crate::error::Error;
+use crate::report::histogram::SavedHistogram;
 use crate::report::result::add_encoded;
 use crate::stats::format::format_time_us;
 use crate::stats::mahjong::{RunResult, StageRecord};

@@ -1,4 +1,5 @@
-//! A histogram as a mahjong session saves it: its usual percentiles and the histogram itself.
+//! A histogram as a saved result keeps it (a mahjong session's, a WebSocket run's): its usual
+//! percentiles and the histogram itself.
 
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};

@@ -1,0 +1,246 @@
+//! `tsumo ws [-t -c -d -R --size N] ws://host/path`: the WebSocket run's command line, turned
+//! into a [`WsPlan`]. wrk's units and one-line errors, as for the wrk2 line; the URL is
+//! checked by the same parser (`ws` read as `http`, `wss` as `https`), so `wss://` takes the
+//! same TLS options.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Command;
+
+use super::error::ArgError;
+use super::help::Page;
+use super::shared::{self, flag, value, For};
+use super::units::duration_text;
+use super::{extra_argument, json_out, subcommand_matches, url, url_args, Options, Parsed};
+use crate::plan::{Part, RunOptions, WsPlan};
+use crate::stats::timeline::DEFAULT_INTERVAL;
+
+const DEFAULT_THREADS: usize = 2;
+const DEFAULT_CONNECTIONS: usize = 10;
+const DEFAULT_DURATION: Duration = Duration::from_secs(10);
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(2);
+const DEFAULT_SIZE: usize = 64;
+
+/// The shortest message: its sequence number (16 decimal digits) and nothing else.
+pub const MIN_SIZE: usize = 16;
+
+/// The longest message (the transport's limit on what the server may send back).
+const MAX_SIZE: usize = crate::ws::transport::MAX_MESSAGE;
+
+const USAGE: &str = "usage: tsumo ws [options] ws://host[:port]/path";
+
+const PAGE: Page = Page {
+    before: "\
+tsumo ws — WebSocket messages at a constant rate, each round trip timed and corrected
+
+Usage: tsumo ws [options] ws://host[:port]/path  (or wss://)
+
+Each connection sends text messages of --size bytes, a sequence number inside, at its
+share of -R; an echo server's replies are matched to them by that number. The round
+trip counts from the message's intended send time (corrected for coordinated omission)
+and, with -U, from its actual send. Without -R: a closed loop, each connection sending
+its next message when the previous one is answered. A connection has one message in
+flight at a time, as a wrk2 connection has one request.
+",
+    heading: "Options",
+    column: 25,
+    after: "\
+Examples:
+  tsumo ws -c 10 -d 30s -R 1000 -L ws://127.0.0.1:8080/echo
+  tsumo ws -c 4 -d 10s --size 1k --json ws.json wss://example.com/socket
+",
+};
+
+/// Parses the arguments after the `ws` word.
+pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
+    let command = command();
+    let matches = subcommand_matches(&command, args.clone())?;
+    if matches.get_flag("help") {
+        return Ok(Parsed::Print(PAGE.render(&command)));
+    }
+    let options = Options {
+        command: &command,
+        matches: &matches,
+    };
+    let threads = options.count("threads")?.unwrap_or(DEFAULT_THREADS);
+    let connections = options.count("connections")?.unwrap_or(DEFAULT_CONNECTIONS);
+    if threads == 0 {
+        return Err(options.invalid("threads", "must be at least 1"));
+    }
+    if connections == 0 {
+        return Err(options.invalid("connections", "must be at least 1"));
+    }
+    if connections < threads {
+        return Err(ArgError::Refused(format!(
+            "-c {connections} is fewer connections than -t {threads} threads; \
+             give at least one connection per thread"
+        )));
+    }
+    let duration = options.duration("duration")?.unwrap_or(DEFAULT_DURATION);
+    if duration.is_zero() {
+        return Err(options.invalid("duration", "must be longer than zero"));
+    }
+    let timeout = options.duration("timeout")?.unwrap_or(DEFAULT_TIMEOUT);
+    if timeout.is_zero() {
+        return Err(options.invalid("timeout", "must be longer than zero"));
+    }
+    let rate = options.metric("rate")?;
+    if rate == Some(0) {
+        return Err(options.invalid("rate", "must be at least 1 message/s"));
+    }
+    let size = options.count("size")?.unwrap_or(DEFAULT_SIZE);
+    if size < MIN_SIZE {
+        let reason = format!("must be at least {MIN_SIZE} bytes (the sequence number)");
+        return Err(options.invalid("size", &reason));
+    }
+    if size > MAX_SIZE {
+        return Err(options.invalid("size", "must be at most 4M bytes"));
+    }
+    let Some(typed) = matches.get_one::<String>("url") else {
+        return Err(ArgError::Refused(format!("missing URL ({USAGE})")));
+    };
+    let target = ws_target(typed)?;
+    if let Some(extra) = extra_argument(&matches) {
+        return Err(ArgError::Refused(format!(
+            "unexpected argument '{extra}' ({USAGE})"
+        )));
+    }
+    let u_latency = matches.get_flag("u_latency");
+    Ok(Parsed::Ws(Box::new(WsPlan {
+        target,
+        options: RunOptions {
+            part: Part {
+                run_id: super::shard::derived_run_id(&args, crate::sys::wallclock::unix_now_ns()),
+                ..Part::default()
+            },
+            bind: Vec::new(),
+            threads,
+            duration,
+            label: matches
+                .get_one::<String>("label")
+                .cloned()
+                .unwrap_or_else(|| typed.clone()),
+            server_pids: super::server_pids(&matches)?,
+            interval: DEFAULT_INTERVAL,
+            vs: None,
+            vs_label: None,
+            rounds: 1,
+            latency: matches.get_flag("latency") || u_latency,
+            insecure: matches.get_flag("insecure"),
+            cacert: matches.get_one::<PathBuf>("cacert").cloned(),
+            json: json_out(matches.get_one::<PathBuf>("json").cloned()),
+            html: None,
+            junit: None,
+            quiet: matches.get_flag("quiet"),
+            progress: matches.get_flag("progress"),
+            objectives: Vec::new(),
+            dashboard: None,
+            remote_write: None,
+        },
+        connections,
+        rate,
+        size,
+        timeout,
+        u_latency,
+    })))
+}
+
+/// A `ws://` or `wss://` URL as the target to connect to (`http` or `https`, the URL kept as
+/// typed). Any other scheme is refused in one line.
+fn ws_target(typed: &str) -> Result<crate::plan::Target, ArgError> {
+    let refused = |reason: &str| ArgError::Refused(format!("invalid URL '{typed}': {reason}"));
+    let Some((scheme, rest)) = typed.split_once("://") else {
+        return Err(refused("expected ws://host[:port]/path or wss://..."));
+    };
+    let as_http = if scheme.eq_ignore_ascii_case("ws") {
+        "http"
+    } else if scheme.eq_ignore_ascii_case("wss") {
+        "https"
+    } else {
+        return Err(refused("scheme must be ws or wss"));
+    };
+    let mut target = url::parse_url(&format!("{as_http}://{rest}")).map_err(|r| refused(&r))?;
+    target.url = typed.to_string();
+    Ok(target)
+}
+
+/// The option table, in the help's order.
+pub(super) fn command() -> Command {
+    super::subcommand("tsumo ws")
+        .args([
+            shared::connections(For::Run, DEFAULT_CONNECTIONS),
+            shared::duration(For::Run, DEFAULT_DURATION),
+            shared::threads(For::Run, DEFAULT_THREADS),
+            value("rate", Some('R'), "rate").value_name("N").help(
+                "Messages per second, total over all connections.\n\
+                 Without -R: closed loop, each connection as fast as it is answered.",
+            ),
+            value("size", None, "size").value_name("N").help(format!(
+                "Each message's length in bytes, at least {MIN_SIZE} [default: {DEFAULT_SIZE}]"
+            )),
+            value("timeout", Some('T'), "timeout")
+                .value_name("T")
+                .help(format!(
+                    "Longest a connect (TCP, TLS, upgrade) and a reply may take\n\
+                     [default: {}]",
+                    duration_text(DEFAULT_TIMEOUT)
+                )),
+            shared::latency(For::Run),
+            flag("u_latency", Some('U'), "u_latency")
+                .help("Also print the uncorrected distribution (implies -L)"),
+            shared::insecure(For::Run),
+            shared::cacert(For::Run),
+            shared::json(For::Run),
+            shared::quiet(For::Run),
+            shared::progress(For::Run),
+            shared::label(For::Run),
+            shared::server_pid(),
+            shared::help(),
+        ])
+        .args(url_args())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::Scheme;
+
+    fn plan(args: &[&str]) -> Result<WsPlan, String> {
+        let args = args.iter().map(OsString::from).collect();
+        match parse(args) {
+            Ok(Parsed::Ws(plan)) => Ok(*plan),
+            Ok(_) => Err("not a ws plan".to_string()),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    #[test]
+    fn a_wss_url_connects_as_https_and_keeps_its_text() {
+        let p = plan(&["-c4", "-R", "2k", "wss://example.com:8443/chat?room=1"]).unwrap();
+        assert_eq!(p.target.scheme, Scheme::Https);
+        assert_eq!(p.target.port(), 8443);
+        assert_eq!(p.target.path, "/chat?room=1");
+        assert_eq!(p.target.url, "wss://example.com:8443/chat?room=1");
+        assert_eq!(
+            (p.connections, p.rate, p.size),
+            (4, Some(2000), DEFAULT_SIZE)
+        );
+        let closed = plan(&["ws://127.0.0.1/"]).unwrap();
+        assert_eq!(closed.rate, None);
+        assert_eq!(closed.target.scheme, Scheme::Http);
+    }
+
+    #[test]
+    fn bad_values_are_one_line_each() {
+        let refused = |args: &[&str]| plan(args).unwrap_err();
+        assert_eq!(
+            refused(&["https://example.com/"]),
+            "invalid URL 'https://example.com/': scheme must be ws or wss"
+        );
+        assert!(refused(&["--size", "15", "ws://h/"]).contains("at least 16 bytes"));
+        assert!(refused(&["--size", "5M", "ws://h/"]).contains("at most 4M"));
+        assert!(refused(&["ws://h/", "extra"]).contains("unexpected argument 'extra'"));
+    }
+}

@@ -1,0 +1,150 @@
+//! A WebSocket run as saved to JSON (`tsumo ws --json`): [`SavedWsRun`] is the schema, written
+//! and read. The conventions are the other kinds': µs for latencies, seconds as floats
+//! (`*_s`), every histogram kept whole beside its summary ([`SavedHistogram`]).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::report::histogram::SavedHistogram;
+use crate::report::schema::{first_schema, SavedPart, SCHEMA_VERSION};
+use crate::stats::end::EndReason;
+use crate::stats::ws::RunResult;
+use crate::sys::procstat::ServerUsage;
+use crate::sys::usage::OwnUsage;
+
+/// One WebSocket run as saved to JSON.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SavedWsRun {
+    /// Always `"tsumo"`.
+    pub tool: String,
+    pub version: String,
+    /// Always `"ws"`.
+    pub mode: String,
+    #[serde(default = "first_schema")]
+    pub schema: u32,
+    /// The run's name in comparisons (`--label`; default: the URL).
+    pub label: String,
+    pub plan: SavedWsPlan,
+    #[serde(flatten)]
+    pub part: SavedPart,
+    /// From the start to the shutdown, seconds.
+    pub elapsed_s: f64,
+    /// What ended it: `duration`, `SIGINT`, `SIGTERM`, `SIGHUP`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended_by: Option<EndReason>,
+    /// Round trip from each message's intended send time (µs).
+    pub round_trip: SavedHistogram,
+    /// Round trip from each message's actual send (µs).
+    pub round_trip_uncorrected: SavedHistogram,
+    /// Each worker's replies per second, sampled once a second (the `Msg/Sec` row).
+    pub per_second: SavedHistogram,
+    pub messages: SavedWsMessages,
+    pub connections: SavedWsConnections,
+    /// tsumo's own CPU and peak memory.
+    pub tsumo: OwnUsage,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<ServerUsage>,
+    /// Why the run failed (no connection opened, nothing answered); absent when it ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
+}
+
+/// What was asked.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SavedWsPlan {
+    pub url: String,
+    pub threads: usize,
+    pub connections: usize,
+    /// Messages per second (`-R`); absent: closed loop.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<u64>,
+    /// Bytes per message.
+    pub size: usize,
+    pub duration_s: f64,
+    pub timeout_s: f64,
+}
+
+/// The messages and what became of them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SavedWsMessages {
+    /// What the schedule had due in the run (`-R` × its time); absent in a closed loop.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub due: Option<u64>,
+    pub sent: u64,
+    pub answered: u64,
+    /// No reply within `-T`: the connection went on with the next message.
+    pub timed_out: u64,
+    /// No reply when the connection ended.
+    pub unanswered: u64,
+    /// Replies after their message's `-T`.
+    pub late: u64,
+    /// Server messages that answered none of ours.
+    pub pushed: u64,
+    pub bytes_sent: u64,
+    pub bytes_received: u64,
+}
+
+/// The connections: opened, failed to open (by kind), ended by the server (by close code).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SavedWsConnections {
+    pub opened: u64,
+    /// TCP connect, TLS and the upgrade (µs).
+    pub connect: SavedHistogram,
+    pub failures: BTreeMap<String, u64>,
+    pub closes: BTreeMap<String, u64>,
+}
+
+impl SavedWsRun {
+    /// The saved form of a finished run (without its verdict: see [`super::saved`]).
+    pub fn from_result(r: &RunResult) -> SavedWsRun {
+        let plan = &r.plan;
+        let record = &r.record;
+        let c = &record.counters;
+        SavedWsRun {
+            tool: "tsumo".to_string(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            mode: super::MODE.to_string(),
+            schema: SCHEMA_VERSION,
+            label: plan.options.label.clone(),
+            plan: SavedWsPlan {
+                url: plan.target.url.clone(),
+                threads: plan.options.threads,
+                connections: plan.connections,
+                rate: plan.rate,
+                size: plan.size,
+                duration_s: plan.options.duration.as_secs_f64(),
+                timeout_s: plan.timeout.as_secs_f64(),
+            },
+            part: SavedPart::of(&plan.options.part, &r.start),
+            elapsed_s: r.elapsed.as_secs_f64(),
+            ended_by: Some(r.ended_by),
+            round_trip: SavedHistogram::of(&record.corrected),
+            round_trip_uncorrected: SavedHistogram::of(&record.uncorrected),
+            per_second: SavedHistogram::of(&r.per_second),
+            messages: SavedWsMessages {
+                due: r.due(),
+                sent: c.sent,
+                answered: c.answered,
+                timed_out: c.timed_out,
+                unanswered: c.unanswered,
+                late: c.late,
+                pushed: c.pushed,
+                bytes_sent: c.bytes_sent,
+                bytes_received: c.bytes_received,
+            },
+            connections: SavedWsConnections {
+                opened: c.connected,
+                connect: SavedHistogram::of(&record.connect),
+                failures: c.failures.clone(),
+                closes: c.closes.clone(),
+            },
+            tsumo: OwnUsage {
+                cpu_seconds: r.cpu_seconds,
+                peak_rss_bytes: r.peak_rss_bytes,
+            },
+            server: r.server.clone(),
+            failure: None,
+        }
+    }
+}

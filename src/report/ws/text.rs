@@ -1,0 +1,160 @@
+//! A WebSocket run's text report: wrk2's layout, counted in messages (`Msg/Sec`,
+//! `Messages/sec`, `Transfer/sec`, the latency block with `-L`, the uncorrected one with `-U`),
+//! then what a WebSocket run adds: the messages' fates, connect latency, failures by kind and
+//! close codes. One renderer, from the saved form, for a run as it ends and a saved file.
+
+use crate::error::Error;
+use crate::report::histogram::SavedHistogram;
+use crate::report::lines::{counts_said, latency_block, server_line, stats_row};
+use crate::stats::format::{format_binary, format_metric, format_time_s, format_time_us};
+
+use super::saved::SavedWsRun;
+
+const SEPARATOR: &str = "----------------------------------------------------------";
+
+/// What the text shows beyond wrk's short form.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Shown {
+    /// `-L`: the corrected distribution.
+    pub latency: bool,
+    /// `-U`: also the uncorrected one.
+    pub uncorrected: bool,
+}
+
+/// The whole report; every line ends with `\n`.
+pub fn render(s: &SavedWsRun, shown: Shown) -> Result<String, Error> {
+    let plan = &s.plan;
+    let decode = |h: &SavedHistogram, what: &str| h.decode(&s.label, what);
+    let corrected = decode(&s.round_trip, "round_trip")?;
+    let per_second = decode(&s.per_second, "per_second")?;
+    let mut lines = vec![
+        format!(
+            "Running {} test @ {}",
+            format_time_s(plan.duration_s),
+            plan.url
+        ),
+        format!(
+            "  {} threads and {} connections, {}-byte messages",
+            plan.threads, plan.connections, plan.size
+        ),
+    ];
+    if plan.rate.is_none() {
+        lines.push(
+            "  closed loop (no -R): latency is not corrected for coordinated omission".to_string(),
+        );
+    }
+    lines.push(format!(
+        "  Thread Stats{:>6}{:>11}{:>8}{:>12}",
+        "Avg", "Stdev", "Max", "+/- Stdev"
+    ));
+    lines.push(stats_row("Latency", &corrected, format_time_us));
+    lines.push(stats_row("Msg/Sec", &per_second, format_metric));
+    if shown.latency {
+        latency_block(&mut lines, &corrected, "Recorded Latency");
+        lines.push(SEPARATOR.to_string());
+    }
+    if shown.uncorrected {
+        let uncorrected = decode(&s.round_trip_uncorrected, "round_trip_uncorrected")?;
+        lines.push(String::new());
+        latency_block(
+            &mut lines,
+            &uncorrected,
+            "Uncorrected Latency (measured without taking delayed starts into account)",
+        );
+        lines.push(SEPARATOR.to_string());
+    }
+    totals(&mut lines, s);
+    lines.extend(additions(s));
+    let mut text = lines.join("\n");
+    text.push('\n');
+    Ok(text)
+}
+
+/// Messages, bytes and rates, as wrk prints requests.
+fn totals(lines: &mut Vec<String>, s: &SavedWsRun) {
+    let m = &s.messages;
+    let per_second = |n: u64| match s.elapsed_s > 0.0 {
+        true => n as f64 / s.elapsed_s,
+        false => 0.0,
+    };
+    lines.push(format!(
+        "  {} messages in {}, {}B read",
+        m.answered,
+        format_time_us(s.elapsed_s * 1e6),
+        format_binary(m.bytes_received as f64)
+    ));
+    lines.push(format!("Messages/sec: {:9.2}", per_second(m.answered)));
+    lines.push(format!(
+        "Transfer/sec: {:>10}B",
+        format_binary(per_second(m.bytes_received))
+    ));
+}
+
+/// What tsumo adds after `Transfer/sec`.
+fn additions(s: &SavedWsRun) -> Vec<String> {
+    let m = &s.messages;
+    let due = match m.due {
+        Some(due) => format!(" (of {due} due)"),
+        None => String::new(),
+    };
+    let mut lines = vec![format!(
+        "Messages: {} sent{due}, {} answered, {} unanswered, {} pushed",
+        m.sent,
+        m.answered,
+        m.unanswered + m.timed_out,
+        m.pushed
+    )];
+    if m.timed_out > 0 || m.late > 0 {
+        lines.push(format!(
+            "  {} without a reply within -T {}, {} replies after it",
+            m.timed_out,
+            format_time_s(s.plan.timeout_s),
+            m.late
+        ));
+    }
+    let c = &s.connections;
+    let t = |us: u64| format_time_us(us as f64);
+    let connect = &c.connect;
+    let connect = match connect.sampled() {
+        Some(h) => format!(": p50 {}, p99 {}, max {}", t(h.p50), t(h.p99), t(h.max)),
+        None => String::new(),
+    };
+    lines.push(format!(
+        "Connections: {} of {} opened{connect}",
+        c.opened, s.plan.connections
+    ));
+    let counts = |map: &std::collections::BTreeMap<String, u64>| {
+        let kinds: Vec<(&str, u64)> = map.iter().map(|(k, n)| (k.as_str(), *n)).collect();
+        counts_said(&kinds)
+    };
+    if !c.failures.is_empty() {
+        lines.push(format!("  failed to open: {}", counts(&c.failures)));
+    }
+    if !c.closes.is_empty() {
+        lines.push(format!("  ended by the server: {}", counts(&c.closes)));
+    }
+    if let Some(server) = &s.server {
+        lines.push(server_line(server));
+    }
+    if let Some(failure) = &s.failure {
+        lines.push(format!("Failed: {failure}"));
+    }
+    lines
+}
+
+/// Why a run failed, if it did: no connection opened, or not one message answered.
+pub fn failure(s: &SavedWsRun) -> Option<String> {
+    let c = &s.connections;
+    if c.opened == 0 {
+        let why = match c.failures.is_empty() {
+            true => String::new(),
+            false => {
+                let kinds: Vec<(&str, u64)> =
+                    c.failures.iter().map(|(k, n)| (k.as_str(), *n)).collect();
+                format!(" ({})", counts_said(&kinds))
+            }
+        };
+        return Some(format!("no connection opened{why}"));
+    }
+    (s.messages.answered == 0).then(|| "no message was answered".to_string())
+}

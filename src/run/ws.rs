@@ -1,0 +1,28 @@
+//! A WebSocket run (`tsumo ws …`): the run, its text report, its JSON, and its verdict.
+
+use super::output::Outputs;
+use super::{error_exit, exit_as};
+use crate::error::ExitStatus;
+use crate::plan::WsPlan;
+use crate::report;
+use crate::report::ws::text::Shown;
+
+/// `tsumo ws …`: the run, its report on stdout, `--json`.
+pub fn run(plan: &WsPlan) -> ExitStatus {
+    if let Err(e) = super::files::of_ws(plan) {
+        return error_exit(&e);
+    }
+    let result = match crate::wsload::run(plan) {
+        Ok(result) => result,
+        Err(e) => return error_exit(&e),
+    };
+    let saved = report::ws::saved(&result);
+    let mut outputs = Outputs::of(&plan.options);
+    let shown = Shown {
+        latency: plan.options.latency,
+        uncorrected: plan.u_latency,
+    };
+    outputs.text(|| report::ws::text::render(&saved, shown).unwrap_or_else(|e| format!("{e}\n")));
+    outputs.json(|| &saved);
+    outputs.status_or(|| exit_as(&saved))
+}

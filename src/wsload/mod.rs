@@ -1,0 +1,249 @@
+//! WebSocket mode (`tsumo ws`): text messages to any WebSocket server at a constant rate (or
+//! closed loop), each matched to its reply by the sequence number inside it and timed from its
+//! intended send time. The framing is the mahjong mode's transport ([`crate::ws::transport`]);
+//! the workers, start gate, shutdown and pacing are the engine's, as for the HTTP mode.
+//!
+//! This module is the main thread's side ([`WsMode`]: the pre-flight check, one worker per
+//! thread) and one worker's connections, opened before the start ([`WsWorker`]); one
+//! connection's paced life is in [`conn`].
+//!
+//! Named `wsload`, not `ws`: `ws` is the transport every WebSocket mode shares.
+
+pub mod conn;
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::future::join_all;
+
+use crate::engine::{self, Mode, ProgressMode, Settings, WorkerContext};
+use crate::error::Error;
+use crate::net::preflight::{preflight_blocking, Probe};
+use crate::net::stream::{ConnectError, Endpoint};
+use crate::net::tls::Alpn;
+use crate::plan::{Shard, WsPlan};
+use crate::stats::ws::{Recorder, RunResult};
+use crate::timing::pacer::Pacing;
+use crate::timing::schedule::Schedule;
+use crate::ws::transport::{self, HandshakeError, WsConnectError};
+
+/// What a worker records: the kind's recorder, as the engine merges it.
+#[derive(Default)]
+pub struct WsRecord(pub Recorder);
+
+impl engine::Recorder for WsRecord {
+    fn merge(&mut self, other: Self) {
+        self.0.merge(other.0);
+    }
+}
+
+/// Counters a worker updates as it goes, read once a second for the progress line.
+#[derive(Debug, Default)]
+pub struct WsGauges {
+    pub sent: AtomicU64,
+    pub answered: AtomicU64,
+    pub open: AtomicU64,
+}
+
+impl engine::Gauges for WsGauges {
+    fn completed(&self) -> u64 {
+        self.answered.load(Ordering::Relaxed)
+    }
+}
+
+/// What every worker reads.
+struct Shared {
+    plan: WsPlan,
+    endpoint: Endpoint,
+}
+
+/// The main thread's side of a WebSocket run.
+pub struct WsMode {
+    settings: Settings,
+    shared: Arc<Shared>,
+}
+
+impl WsMode {
+    /// Checks the server answers (TCP, and TLS for `wss://`, as a run connects) before any
+    /// traffic.
+    pub fn prepare(plan: &WsPlan) -> Result<WsMode, Error> {
+        crate::sys::check_open_files(plan.connections, plan.options.threads)?;
+        let endpoint = preflight_blocking(Probe {
+            target: &plan.target,
+            insecure: plan.options.insecure,
+            cacert: plan.options.cacert.as_deref(),
+            timeout: plan.timeout,
+            alpn: Alpn::Http1,
+            bind: &plan.options.bind,
+            quic: None,
+        })?;
+        let threads = plan.options.threads;
+        Ok(WsMode {
+            settings: Settings {
+                duration: plan.options.duration,
+                // The last messages' replies, each within -T, then the closes.
+                grace: plan.timeout + Duration::from_secs(3),
+                hurry: Duration::from_secs(1),
+                winding_down: "the last replies arrive and the connections close",
+                progress: ProgressMode::choose(plan.options.progress, plan.options.quiet),
+                server_pids: plan.options.server_pids.clone(),
+                start_at: plan.options.part.start_at,
+                pacing: Pacing::choose(None, plan.rate, threads),
+                stop: None,
+            },
+            shared: Arc::new(Shared {
+                plan: plan.clone(),
+                endpoint,
+            }),
+        })
+    }
+}
+
+/// Runs a plan to its end: the duration, a signal, or every connection gone.
+pub fn run(plan: &WsPlan) -> Result<RunResult, Error> {
+    let mut mode = WsMode::prepare(plan)?;
+    let run = engine::run(&mut mode)?;
+    Ok(RunResult {
+        plan: plan.clone(),
+        elapsed: run.elapsed,
+        ended_by: run.ended_by,
+        record: run.recorder.0,
+        per_second: run.per_second,
+        cpu_seconds: run.usage.cpu_seconds,
+        peak_rss_bytes: run.usage.peak_rss_bytes,
+        server: run.server,
+        start: run.start,
+    })
+}
+
+impl Mode for WsMode {
+    type Worker = WsWorker;
+
+    fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    fn workers(&mut self) -> Result<Vec<WsWorker>, Error> {
+        let plan = &self.shared.plan;
+        let threads = plan.options.threads;
+        let mut first = 0;
+        Ok((0..threads)
+            .map(|t| {
+                // The remainder goes to the first threads.
+                let n = plan.connections / threads + usize::from(t < plan.connections % threads);
+                let worker = WsWorker {
+                    shared: Arc::clone(&self.shared),
+                    connections: first..first + n,
+                };
+                first += n;
+                worker
+            })
+            .collect())
+    }
+
+    fn progress_line(
+        &self,
+        elapsed: Duration,
+        gauges: &[Arc<WsGauges>],
+        per_second: f64,
+    ) -> String {
+        let sum = |field: fn(&WsGauges) -> &AtomicU64| -> u64 {
+            gauges
+                .iter()
+                .map(|g| field(g).load(Ordering::Relaxed))
+                .sum()
+        };
+        format!(
+            "[{:>6.1}s] {} open, {} sent, {} answered, {:.0} msg/s",
+            elapsed.as_secs_f64(),
+            sum(|g| &g.open),
+            sum(|g| &g.sent),
+            sum(|g| &g.answered),
+            per_second,
+        )
+    }
+}
+
+/// One worker thread's connections (their indices over the whole run).
+pub struct WsWorker {
+    shared: Arc<Shared>,
+    connections: std::ops::Range<usize>,
+}
+
+impl engine::Worker for WsWorker {
+    type Gauges = WsGauges;
+    type Recorder = WsRecord;
+
+    async fn run(self, ctx: WorkerContext<WsGauges>) -> Result<WsRecord, Error> {
+        let plan = &self.shared.plan;
+        let recorder = Rc::new(RefCell::new(Recorder::default()));
+        let opened = join_all(self.connections.clone().map(|_| self.open(&recorder))).await;
+        let t0 = ctx.start();
+        let lives = self
+            .connections
+            .clone()
+            .zip(opened)
+            .filter_map(|(index, ws)| Some((index, ws?)))
+            .map(|(index, ws)| {
+                let schedule = plan.rate.map(|rate| {
+                    Schedule::of_shard(t0, Shard::WHOLE, index, plan.connections, rate)
+                        .lasting(plan.options.duration)
+                });
+                let life = conn::Life {
+                    schedule,
+                    size: plan.size,
+                    timeout: plan.timeout,
+                    pacer: Rc::clone(&ctx.pacer),
+                    recorder: Rc::clone(&recorder),
+                    gauges: Arc::clone(&ctx.gauges),
+                };
+                ctx.gauges.open.fetch_add(1, Ordering::Relaxed);
+                life.run(ws, ctx.shutdown())
+            });
+        join_all(lives).await;
+        let recorder = recorder.replace(Recorder::default());
+        Ok(WsRecord(recorder))
+    }
+}
+
+impl WsWorker {
+    /// Opens one connection within `-T`, its time recorded; a failure counted by kind.
+    async fn open(&self, recorder: &RefCell<Recorder>) -> Option<transport::WebSocket> {
+        let plan = &self.shared.plan;
+        let start = std::time::Instant::now();
+        let connect = transport::connect(&self.shared.endpoint, &plan.target.url, "");
+        match tokio::time::timeout(plan.timeout, connect).await {
+            Ok(Ok(ws)) => {
+                recorder.borrow_mut().connected(start.elapsed());
+                Some(ws)
+            }
+            Ok(Err(e)) => {
+                recorder.borrow_mut().failed(failure_kind(&e));
+                None
+            }
+            Err(_) => {
+                recorder.borrow_mut().failed("timeout".to_string());
+                None
+            }
+        }
+    }
+}
+
+/// A failed opening as the report counts it: `refused`, `upgrade answered 404`, or the
+/// transport's own words.
+fn failure_kind(e: &WsConnectError) -> String {
+    match e {
+        WsConnectError::Connect(ConnectError::Tcp(io))
+            if io.kind() == std::io::ErrorKind::ConnectionRefused =>
+        {
+            "refused".to_string()
+        }
+        WsConnectError::Handshake(HandshakeError::Status { status, .. }) => {
+            format!("upgrade answered {status}")
+        }
+        other => other.kind(),
+    }
+}
