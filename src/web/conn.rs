@@ -40,6 +40,7 @@ use crate::net::stamp::{kernel_stamps, Timestamps};
 use crate::net::stream::Stream;
 use crate::stats::http::protocol::{excerpt, Violation};
 use crate::stats::http::split::{ResponseTimes, ServerFree};
+use crate::stats::requests::writer::Place;
 use crate::timing::clock::{self, Nanos};
 use crate::timing::deadline::Deadline;
 use crate::timing::schedule::Schedule;
@@ -93,6 +94,20 @@ pub struct Connection {
     last_received: Nanos,
     /// When it would have become free had tsumo never been late (R′, stats::http::split).
     server_free: ServerFree,
+    /// `--requests`: this connection's number, the bytes of the response being parsed, each
+    /// request's bytes out, the responses of the batch so far, and the kind of its failure.
+    row: RowState,
+}
+
+/// What a connection keeps for its `--requests` rows (kept up to date, cheap, with or
+/// without the log).
+#[derive(Default)]
+struct RowState {
+    conn: u32,
+    bytes_in: u64,
+    bytes_out: u64,
+    answered: usize,
+    failure: &'static str,
 }
 
 impl Connection {
@@ -128,6 +143,10 @@ impl Connection {
             progress: Rc::default(),
             last_received: 0,
             server_free: ServerFree::default(),
+            row: RowState {
+                conn: shared.connection_number(),
+                ..RowState::default()
+            },
             shared,
         }
     }
@@ -213,11 +232,15 @@ impl Connection {
                     self.retry = Some((batch, think));
                 }
                 Ok(Outcome::Stopped) => return,
-                Ok(Outcome::Failed) => self.next += batch.len() as u64,
+                Ok(Outcome::Failed) => {
+                    self.log_failed(times, batch.len(), self.row.failure);
+                    self.next += batch.len() as u64;
+                }
                 Err(_elapsed) => {
                     // The stream was dropped with the exchange: the connection is closed.
                     self.shared.recorder.borrow_mut().counters.errors.timeout += 1;
                     self.shared.gauges.errors.fetch_add(1, Ordering::Relaxed);
+                    self.log_failed(times, batch.len(), "timeout");
                     self.next += batch.len() as u64;
                 }
             }
@@ -235,6 +258,23 @@ impl Connection {
         }
     }
 
+    /// `--requests`: a row for each request of the batch left unanswered by a failure.
+    fn log_failed(&self, times: BatchTimes, requests: usize, kind: &str) {
+        let Some(log) = &self.shared.log else {
+            return;
+        };
+        let mut log = log.borrow_mut();
+        let now = clock::now();
+        for seq in self.next + self.row.answered as u64..self.next + requests as u64 {
+            let place = Place {
+                conn: self.row.conn,
+                stream: None,
+                seq,
+            };
+            log.failed(&place, times.intended, times.sent, now, kind);
+        }
+    }
+
     /// Between exchanges on a schedule: from when the server would have freed the connection,
     /// a request due and not sent is tsumo's.
     fn free_on_time(&self) {
@@ -246,6 +286,9 @@ impl Connection {
     /// Writes one batch and reads its responses.
     async fn exchange(&mut self, mut stream: Stream, batch: &Batch, times: BatchTimes) -> Outcome {
         let shared = Rc::clone(&self.shared);
+        self.row.answered = 0;
+        self.row.bytes_in = 0;
+        self.row.bytes_out = batch.bytes.len() as u64 / batch.len().max(1) as u64;
         if let Some(outcome) = self.check_idle(&mut stream) {
             return outcome;
         }
@@ -269,6 +312,7 @@ impl Connection {
             {
                 Ok((used, done)) => {
                     self.start += used;
+                    self.row.bytes_in += used as u64;
                     if let Some(done) = done {
                         keep_alive = done.keep_alive;
                         completed += 1;
@@ -378,6 +422,7 @@ impl Connection {
             }
             Written::NoneOut(None) => Some(self.fail_read()),
             Written::NoneOut(Some(_)) | Written::Failed => {
+                self.row.failure = "write";
                 self.shared.recorder.borrow_mut().counters.errors.write += 1;
                 self.shared.gauges.errors.fetch_add(1, Ordering::Relaxed);
                 Some(Outcome::Failed)
@@ -530,6 +575,18 @@ impl Connection {
             read: now,
         };
         self.server_free.answered(&split_times);
+        if let Some(log) = &self.shared.log {
+            let place = Place {
+                conn: self.row.conn,
+                stream: None,
+                seq: self.next + self.row.answered as u64,
+            };
+            let bytes = (self.row.bytes_in, self.row.bytes_out);
+            log.borrow_mut()
+                .response(&place, &split_times, status, bytes);
+        }
+        self.row.answered += 1;
+        self.row.bytes_in = 0;
         let mut rec = self.shared.recorder.borrow_mut();
         rec.roll_to(now);
         rec.at_intended(times.intended);
@@ -569,6 +626,7 @@ impl Connection {
     }
 
     fn fail_read(&mut self) -> Outcome {
+        self.row.failure = "read";
         self.shared.recorder.borrow_mut().counters.errors.read += 1;
         self.shared.gauges.errors.fetch_add(1, Ordering::Relaxed);
         Outcome::Failed
@@ -586,7 +644,8 @@ impl Connection {
     }
 
     /// Counts a protocol error (also a read error, as wrk counts it).
-    fn protocol_error(&self, kind: Violation, quote: String) {
+    fn protocol_error(&mut self, kind: Violation, quote: String) {
+        self.row.failure = "protocol";
         let mut rec = self.shared.recorder.borrow_mut();
         rec.counters.protocol_error(kind, quote);
         self.shared.gauges.errors.fetch_add(1, Ordering::Relaxed);
