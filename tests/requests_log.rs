@@ -98,6 +98,7 @@ fn logged_run(python: &Path, dir: &TempDir, url: &str, name: &str, extra: &[&str
     assert!(requests > 1000, "{json:#}");
     assert_eq!(json["requests_log"]["complete"], true, "{json:#}");
     assert_eq!(json["requests_log"]["path"], log_arg, "{json:#}");
+    common::schema::assert_valid_doc(common::schema::Kind::Run, &json);
     let read = duckdb(python, &log);
     let rows = u(&read, "/rows");
     assert_eq!(rows, requests + errors(&json), "{read} {json:#}");
@@ -206,6 +207,7 @@ fn a_full_device_stops_the_log_and_the_run_goes_on() {
     let json = run.json();
     assert!(u(&json, "/counters/requests") > 1000, "{json:#}");
     assert_eq!(json["requests_log"]["complete"], false, "{json:#}");
+    common::schema::assert_valid_doc(common::schema::Kind::Run, &json);
     assert!(json["requests_log"]["error"]
         .as_str()
         .is_some_and(|e| e.contains("No space")));

@@ -35,15 +35,18 @@ use super::gauges::Progress;
 use super::pace::Turn;
 use super::shared::Shared;
 use crate::net::http1::request::Batch;
-use crate::net::http1::response::{ParseError, ResponseParser};
+use crate::net::http1::response::ResponseParser;
 use crate::net::stamp::{kernel_stamps, Timestamps};
 use crate::net::stream::Stream;
 use crate::stats::http::protocol::{excerpt, Violation};
 use crate::stats::http::split::{ResponseTimes, ServerFree};
-use crate::stats::requests::writer::Place;
 use crate::timing::clock::{self, Nanos};
 use crate::timing::deadline::Deadline;
 use crate::timing::schedule::Schedule;
+
+mod rows;
+
+use rows::RowState;
 
 const INITIAL_BUFFER: usize = 16 * 1024;
 const MAX_BUFFER: usize = crate::net::http1::response::MAX_HEAD * 2;
@@ -94,20 +97,8 @@ pub struct Connection {
     last_received: Nanos,
     /// When it would have become free had tsumo never been late (R′, stats::http::split).
     server_free: ServerFree,
-    /// `--requests`: this connection's number, the bytes of the response being parsed, each
-    /// request's bytes out, the responses of the batch so far, and the kind of its failure.
+    /// What its `--requests` rows need (kept whether or not the run logs).
     row: RowState,
-}
-
-/// What a connection keeps for its `--requests` rows (kept up to date, cheap, with or
-/// without the log).
-#[derive(Default)]
-struct RowState {
-    conn: u32,
-    bytes_in: u64,
-    bytes_out: u64,
-    answered: usize,
-    failure: &'static str,
 }
 
 impl Connection {
@@ -143,10 +134,7 @@ impl Connection {
             progress: Rc::default(),
             last_received: 0,
             server_free: ServerFree::default(),
-            row: RowState {
-                conn: shared.connection_number(),
-                ..RowState::default()
-            },
+            row: RowState::new(&shared),
             shared,
         }
     }
@@ -233,14 +221,14 @@ impl Connection {
                 }
                 Ok(Outcome::Stopped) => return,
                 Ok(Outcome::Failed) => {
-                    self.log_failed(times, batch.len(), self.row.failure);
+                    self.log_failed(times, batch.len(), false);
                     self.next += batch.len() as u64;
                 }
                 Err(_elapsed) => {
                     // The stream was dropped with the exchange: the connection is closed.
                     self.shared.recorder.borrow_mut().counters.errors.timeout += 1;
                     self.shared.gauges.errors.fetch_add(1, Ordering::Relaxed);
-                    self.log_failed(times, batch.len(), "timeout");
+                    self.log_failed(times, batch.len(), true);
                     self.next += batch.len() as u64;
                 }
             }
@@ -258,23 +246,6 @@ impl Connection {
         }
     }
 
-    /// `--requests`: a row for each request of the batch left unanswered by a failure.
-    fn log_failed(&self, times: BatchTimes, requests: usize, kind: &str) {
-        let Some(log) = &self.shared.log else {
-            return;
-        };
-        let mut log = log.borrow_mut();
-        let now = clock::now();
-        for seq in self.next + self.row.answered as u64..self.next + requests as u64 {
-            let place = Place {
-                conn: self.row.conn,
-                stream: None,
-                seq,
-            };
-            log.failed(&place, times.intended, times.sent, now, kind);
-        }
-    }
-
     /// Between exchanges on a schedule: from when the server would have freed the connection,
     /// a request due and not sent is tsumo's.
     fn free_on_time(&self) {
@@ -286,9 +257,7 @@ impl Connection {
     /// Writes one batch and reads its responses.
     async fn exchange(&mut self, mut stream: Stream, batch: &Batch, times: BatchTimes) -> Outcome {
         let shared = Rc::clone(&self.shared);
-        self.row.answered = 0;
-        self.row.bytes_in = 0;
-        self.row.bytes_out = batch.bytes.len() as u64 / batch.len().max(1) as u64;
+        self.row.batch(batch);
         if let Some(outcome) = self.check_idle(&mut stream) {
             return outcome;
         }
@@ -421,12 +390,7 @@ impl Connection {
                 Some(Outcome::Stale)
             }
             Written::NoneOut(None) => Some(self.fail_read()),
-            Written::NoneOut(Some(_)) | Written::Failed => {
-                self.row.failure = "write";
-                self.shared.recorder.borrow_mut().counters.errors.write += 1;
-                self.shared.gauges.errors.fetch_add(1, Ordering::Relaxed);
-                Some(Outcome::Failed)
-            }
+            Written::NoneOut(Some(_)) | Written::Failed => Some(self.fail_write()),
         }
     }
 
@@ -575,18 +539,8 @@ impl Connection {
             read: now,
         };
         self.server_free.answered(&split_times);
-        if let Some(log) = &self.shared.log {
-            let place = Place {
-                conn: self.row.conn,
-                stream: None,
-                seq: self.next + self.row.answered as u64,
-            };
-            let bytes = (self.row.bytes_in, self.row.bytes_out);
-            log.borrow_mut()
-                .response(&place, &split_times, status, bytes);
-        }
-        self.row.answered += 1;
-        self.row.bytes_in = 0;
+        self.row
+            .response(&self.shared, self.next, &split_times, status);
         let mut rec = self.shared.recorder.borrow_mut();
         rec.roll_to(now);
         rec.at_intended(times.intended);
@@ -623,32 +577,6 @@ impl Connection {
             return false;
         }
         true
-    }
-
-    fn fail_read(&mut self) -> Outcome {
-        self.row.failure = "read";
-        self.shared.recorder.borrow_mut().counters.errors.read += 1;
-        self.shared.gauges.errors.fetch_add(1, Ordering::Relaxed);
-        Outcome::Failed
-    }
-
-    /// A response that did not parse: a protocol error by kind, or a read error (closed early).
-    fn fail_parse(&mut self, error: ParseError) -> Outcome {
-        match error {
-            ParseError::Protocol(kind, quote) => {
-                self.protocol_error(kind, quote);
-                Outcome::Failed
-            }
-            ParseError::UnexpectedEof => self.fail_read(),
-        }
-    }
-
-    /// Counts a protocol error (also a read error, as wrk counts it).
-    fn protocol_error(&mut self, kind: Violation, quote: String) {
-        self.row.failure = "protocol";
-        let mut rec = self.shared.recorder.borrow_mut();
-        rec.counters.protocol_error(kind, quote);
-        self.shared.gauges.errors.fetch_add(1, Ordering::Relaxed);
     }
 }
 

@@ -426,7 +426,7 @@ mod tests {
         assert_eq!(lines.next(), Some(HEADER));
         assert_eq!(
             lines.next(),
-            Some("0,100,4000,1,3,,200,120,40,4000,4000,50,")
+            Some("0,100,4000,1,3,,200,120,40,4000,3900,150,")
         );
         assert_eq!(lines.last(), Some("0,10,8000,1,4,5,,0,0,,,,timeout"));
         assert_eq!(text.lines().count(), 2003);
