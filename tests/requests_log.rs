@@ -225,7 +225,11 @@ fn bad_requests_options_are_refused_before_traffic() {
     let json = dir.path().join("run.json");
     let json = json.to_str().unwrap();
     let url = "http://127.0.0.1:9/";
+    let script = dir.path().join("s.lua");
+    std::fs::write(&script, "-- nothing\n").unwrap();
+    let script = script.to_str().unwrap();
     let cases: &[&[&str]] = &[
+        &["-s", script, "--requests", script, url],
         &["--requests-sample", "0.5", url],
         &["--requests", "/tmp/x.csv", "--requests-sample", "0", url],
         &["--requests", "/tmp/x.csv", "--requests-sample", "1.5", url],
@@ -245,4 +249,6 @@ fn bad_requests_options_are_refused_before_traffic() {
         );
         assert!(run.stdout.is_empty(), "{args:?}");
     }
+    // The script is left as it was.
+    assert_eq!(std::fs::read_to_string(script).unwrap(), "-- nothing\n");
 }
