@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use common::caddy::Caddy;
 use common::nginx::Nginx;
 use common::{run_tsumo, TempDir};
 
@@ -144,6 +145,15 @@ fn duckdb_reads_plain_and_zstd_logs_of_http1_and_http2() {
     logged_run(&python, &dir, &h1, "h1.csv.zst", &[]);
     logged_run(&python, &dir, &h2, "h2.csv", &["--http2", "-m4"]);
     logged_run(&python, &dir, &h2, "h2.csv.zst", &["--http2", "-m4"]);
+    // HTTP/1.1 has no stream; HTTP/2's client streams are odd.
+    assert!(streams(&dir.path().join("h1.csv"))
+        .iter()
+        .all(Option::is_none));
+    let ids = streams(&dir.path().join("h2.csv"));
+    assert!(
+        ids.iter().all(|id| id.is_some_and(|id| id % 2 == 1)),
+        "{ids:?}"
+    );
     let first = std::fs::read_to_string(dir.path().join("h1.csv")).unwrap();
     let first = first.lines().next().unwrap_or_default();
     assert!(
@@ -151,6 +161,38 @@ fn duckdb_reads_plain_and_zstd_logs_of_http1_and_http2() {
             && first.contains("; shard=0/1; sample=1"),
         "{first}"
     );
+}
+
+/// The `stream` column of a plain log: every row's.
+fn streams(log: &Path) -> Vec<Option<u64>> {
+    let text = std::fs::read_to_string(log).unwrap();
+    text.lines()
+        .skip(2)
+        .map(|row| row.split(',').nth(5).and_then(|s| s.parse().ok()))
+        .collect()
+}
+
+#[test]
+fn duckdb_reads_an_http3_log_with_its_stream_ids() {
+    let Some(python) = readers() else { return };
+    let caddy = Caddy::start();
+    let cacert = caddy.cacert().display().to_string();
+    let dir = TempDir::new("requests-h3");
+    let url = caddy.url("/");
+    logged_run(
+        &python,
+        &dir,
+        &url,
+        "h3.csv",
+        &["--http3", "-m4", "--cacert", &cacert],
+    );
+    let ids = streams(&dir.path().join("h3.csv"));
+    // A client's bidirectional streams: 0, 4, 8…
+    assert!(
+        ids.iter().all(|id| id.is_some_and(|id| id % 4 == 0)),
+        "{ids:?}"
+    );
+    assert!(ids.iter().any(|id| id.is_some_and(|id| id > 0)));
 }
 
 #[test]
