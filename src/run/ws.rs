@@ -12,8 +12,8 @@ pub fn run(plan: &WsPlan) -> ExitStatus {
     if let Err(e) = super::files::of_ws(plan) {
         return error_exit(&e);
     }
-    let result = match crate::wsload::run(plan) {
-        Ok(result) => result,
+    let (result, script) = match crate::wsload::run(plan) {
+        Ok(run) => run,
         Err(e) => return error_exit(&e),
     };
     let saved = report::ws::saved(&result);
@@ -24,5 +24,10 @@ pub fn run(plan: &WsPlan) -> ExitStatus {
     };
     outputs.text(|| report::ws::text::render(&saved, shown).unwrap_or_else(|e| format!("{e}\n")));
     outputs.json(|| &saved);
+    // As wrk: the script's done() runs after the report.
+    if let Some(Err(e)) = script.map(|script| script.done(&result)) {
+        let status = error_exit(&e);
+        return outputs.status_or(|| status);
+    }
     outputs.status_or(|| exit_as(&saved))
 }
