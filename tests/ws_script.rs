@@ -182,3 +182,30 @@ fn bad_scripts_are_refused_before_any_traffic() {
     }
     assert!(listener.accept().is_err(), "a connection was made");
 }
+
+/// A hook that raises during the run ends its connection; the report of what ran is printed,
+/// then the error's line, exit 1.
+#[test]
+fn a_script_error_in_the_run_fails_it_with_its_line() {
+    let server = Server::node("echo");
+    let dir = TempDir::new("ws-script-raises");
+    let script = dir.path().join("third.lua");
+    std::fs::write(
+        &script,
+        "n = 0\nfunction message()\n  n = n + 1\n  if n == 3 then error('boom') end\n  return 'x'\nend\n",
+    )
+    .expect("write");
+    let script = script.display().to_string();
+    let url = server.url();
+    let run = run_tsumo(
+        &["ws", "-t1", "-c2", "-d1s", "-R", "20", "-s", &script, &url],
+        LIMIT,
+    );
+    assert_eq!(run.status.code(), Some(1), "{run:?}");
+    assert!(run.stdout.contains("Messages/sec:"), "{}", run.stdout);
+    assert!(
+        run.stderr.contains("script error: ") && run.stderr.contains("third.lua:4: boom"),
+        "{}",
+        run.stderr
+    );
+}

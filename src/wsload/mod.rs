@@ -283,7 +283,9 @@ impl WsWorker {
                 match opened {
                     Ok((headers, script)) => (Some(Scripted::new(script)), headers),
                     Err(e) => {
-                        recorder.borrow_mut().failed(format!("script error: {e}"));
+                        recorder
+                            .borrow_mut()
+                            .failed(format!("{}{e}", script::SCRIPT_ERROR));
                         return None;
                     }
                 }

@@ -14,6 +14,10 @@ use std::collections::VecDeque;
 use crate::script::ws::{ConnScript, Key};
 use crate::ws::transport::{WebSocket, WsError};
 
+/// How a script's error starts, where a connection's end or failure is counted: the run then
+/// fails with it.
+pub const SCRIPT_ERROR: &str = "script error: ";
+
 /// Keys of the messages sent before the one in flight, kept to tell a late reply from a push.
 const RECENT_KEYS: usize = 32;
 
@@ -65,15 +69,14 @@ impl Scripted {
         let outgoing = self
             .script
             .message(&mut self.buffer)
-            .map_err(|e| format!("script error: {e}"))?;
+            .map_err(|e| format!("{SCRIPT_ERROR}{e}"))?;
         self.keyed.set(outgoing.key.is_some());
         if let Some(key) = outgoing.key {
             if !self.script.has_reply() {
-                return Err(
-                    "script error: message() returned a key, but the script has no \
-                            reply(data) to find it in the replies"
-                        .to_string(),
-                );
+                return Err(format!(
+                    "{SCRIPT_ERROR}message() returned a key, but the script has no \
+                     reply(data) to find it in the replies"
+                ));
             }
             let mut keys = self.keys.borrow_mut();
             if keys.len() == RECENT_KEYS {
@@ -99,7 +102,7 @@ impl Scripted {
         let key = self
             .script
             .reply(data, binary)
-            .map_err(|e| format!("script error: {e}"))?;
+            .map_err(|e| format!("{SCRIPT_ERROR}{e}"))?;
         let keyless_in_flight = in_flight.filter(|_| !self.keyed.get());
         Ok(match key {
             // No reply(): every server message is the echo of the one in flight.
