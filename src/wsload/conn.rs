@@ -136,7 +136,7 @@ impl Life {
                     let frame = match &mut self.script {
                         Some(script) => match script.message(seq) {
                             Ok(frame) => frame,
-                            Err(error) => break Some(error),
+                            Err(error) => break Some(error.0),
                         },
                         None => {
                             write_message(&mut text, seq, self.size);
@@ -192,7 +192,7 @@ impl Life {
         let answers = match &self.script {
             Some(script) => match script.answers(payload, binary, pending.map(|p| p.seq)) {
                 Ok(answers) => answers,
-                Err(error) => return Some(error),
+                Err(error) => return Some(error.0),
             },
             None => seq_of(payload),
         };

@@ -12,6 +12,7 @@ use std::cell::RefCell;
 use std::collections::VecDeque;
 
 use crate::script::ws::{ConnScript, Key};
+use crate::script::ScriptError;
 use crate::ws::transport::{WebSocket, WsError};
 
 /// How a script's error starts, where a connection's end or failure is counted: the run then
@@ -64,19 +65,19 @@ impl Scripted {
         }
     }
 
-    /// Message `seq`, from `message()`; an error is the script's one line.
-    pub fn message(&mut self, seq: u64) -> Result<Frame<'_>, String> {
+    /// Message `seq`, from `message()`; an error is the script's one line, [`SCRIPT_ERROR`] first.
+    pub fn message(&mut self, seq: u64) -> Result<Frame<'_>, ScriptError> {
         let outgoing = self
             .script
             .message(&mut self.buffer)
-            .map_err(|e| format!("{SCRIPT_ERROR}{e}"))?;
+            .map_err(|e| ScriptError(format!("{SCRIPT_ERROR}{e}")))?;
         self.keyed.set(outgoing.key.is_some());
         if let Some(key) = outgoing.key {
             if !self.script.has_reply() {
-                return Err(format!(
+                return Err(ScriptError(format!(
                     "{SCRIPT_ERROR}message() returned a key, but the script has no \
                      reply(data) to find it in the replies"
-                ));
+                )));
             }
             let mut keys = self.keys.borrow_mut();
             if keys.len() == RECENT_KEYS {
@@ -98,11 +99,11 @@ impl Scripted {
         data: &[u8],
         binary: bool,
         in_flight: Option<u64>,
-    ) -> Result<Option<u64>, String> {
+    ) -> Result<Option<u64>, ScriptError> {
         let key = self
             .script
             .reply(data, binary)
-            .map_err(|e| format!("{SCRIPT_ERROR}{e}"))?;
+            .map_err(|e| ScriptError(format!("{SCRIPT_ERROR}{e}")))?;
         let keyless_in_flight = in_flight.filter(|_| !self.keyed.get());
         Ok(match key {
             // No reply(): every server message is the echo of the one in flight.
