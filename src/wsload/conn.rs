@@ -143,7 +143,7 @@ impl Life {
                             Frame::Text(&text)
                         }
                     };
-                    let length = frame.len();
+                    let length = frame.bytes();
                     let sent = clock::now();
                     match tokio::time::timeout(self.timeout, frame.send(&mut ws)).await {
                         Ok(Ok(())) => {}

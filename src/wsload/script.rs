@@ -29,7 +29,8 @@ pub enum Frame<'a> {
 }
 
 impl Frame<'_> {
-    pub fn len(&self) -> usize {
+    /// The message's length in bytes.
+    pub fn bytes(&self) -> usize {
         match self {
             Frame::Text(text) => text.len(),
             Frame::Binary(bytes) => bytes.len(),
