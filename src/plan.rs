@@ -507,6 +507,9 @@ pub struct WsPlan {
     pub timeout: Duration,
     /// `-U`: also print the uncorrected distribution.
     pub u_latency: bool,
+    /// `-s`: the Lua script that makes the messages and finds the replies' keys.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub script: Option<std::path::PathBuf>,
 }
 
 /// Everything a mahjong session run needs, validated (`tsumo mahjong …`).

@@ -42,7 +42,9 @@ share of -R; an echo server's replies are matched to them by that number. The ro
 trip counts from the message's intended send time (corrected for coordinated omission)
 and, with -U, from its actual send. Without -R: a closed loop, each connection sending
 its next message when the previous one is answered. A connection has one message in
-flight at a time, as a wrk2 connection has one request.
+flight at a time, as a wrk2 connection has one request. With -s script.lua, the
+script's message() makes each message and reply(data) names the message a reply
+answers (docs/websocket.md).
 ",
     heading: "Options",
     column: 25,
@@ -50,6 +52,7 @@ flight at a time, as a wrk2 connection has one request.
 Examples:
   tsumo ws -c 10 -d 30s -R 1000 -L ws://127.0.0.1:8080/echo
   tsumo ws -c 4 -d 10s --size 1k --json ws.json wss://example.com/socket
+  tsumo ws -c 4 -d 10s -R 200 -s docs/examples/ws-jsonrpc.lua ws://127.0.0.1:8080/rpc
 ",
 };
 
@@ -144,6 +147,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
         size,
         timeout,
         u_latency,
+        script: matches.get_one::<PathBuf>("script").cloned(),
     })))
 }
 
@@ -180,6 +184,8 @@ pub(super) fn command() -> Command {
             value("size", None, "size").value_name("N").help(format!(
                 "Each message's length in bytes, at least {MIN_SIZE} [default: {DEFAULT_SIZE}]"
             )),
+            shared::file("script", Some('s'), "script")
+                .help("Lua script: connect(), message(), reply(data), done() (docs/websocket.md)"),
             value("timeout", Some('T'), "timeout")
                 .value_name("T")
                 .help(format!(

@@ -1,7 +1,7 @@
 //! A WebSocket run (`tsumo ws …`): the run, its text report, its JSON, and its verdict.
 
 use super::output::Outputs;
-use super::{error_exit, exit_as};
+use super::{error_exit, exit_as, fail};
 use crate::error::ExitStatus;
 use crate::plan::WsPlan;
 use crate::report;
@@ -12,8 +12,8 @@ pub fn run(plan: &WsPlan) -> ExitStatus {
     if let Err(e) = super::files::of_ws(plan) {
         return error_exit(&e);
     }
-    let result = match crate::wsload::run(plan) {
-        Ok(result) => result,
+    let (result, script) = match crate::wsload::run(plan) {
+        Ok(run) => run,
         Err(e) => return error_exit(&e),
     };
     let saved = report::ws::saved(&result);
@@ -24,5 +24,20 @@ pub fn run(plan: &WsPlan) -> ExitStatus {
     };
     outputs.text(|| report::ws::text::render(&saved, shown).unwrap_or_else(|e| format!("{e}\n")));
     outputs.json(|| &saved);
+    // As wrk: the script's done() runs after the report.
+    if let Some(Err(e)) = script.map(|script| script.done(&result)) {
+        let status = error_exit(&e);
+        return outputs.status_or(|| status);
+    }
+    // A script error ended its connection (counted with the closes or failed openings): the
+    // run fails with its line, after the report, as an HTTP run's script error does.
+    let counters = &result.record.counters;
+    let script_error = (counters.closes.keys())
+        .chain(counters.failures.keys())
+        .find(|kind| kind.starts_with(crate::wsload::script::SCRIPT_ERROR));
+    if let Some(line) = script_error {
+        let status = fail(line);
+        return outputs.status_or(|| status);
+    }
     outputs.status_or(|| exit_as(&saved))
 }

@@ -15,6 +15,7 @@ mod limit;
 mod stats;
 mod thread;
 mod wrk;
+pub mod ws;
 
 use std::fmt;
 use std::net::SocketAddr;

@@ -11,7 +11,7 @@ use mlua::{AnyUserData, Lua, Table, Value};
 
 use super::lua_error_at_caller;
 use super::thread::{type_name, Addr};
-use crate::plan::{Plan, Scheme};
+use crate::plan::{Plan, Scheme, Target};
 
 /// The Lua half of the API, run once per state with the URL's parts as its argument.
 const WRK_LUA: &str = include_str!("wrk.lua");
@@ -22,8 +22,15 @@ const CONNECT_TEST_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// A new state with the standard libraries (the safe set: no `ffi`, no `debug`) and `wrk`.
 pub(crate) fn new_state(plan: &Plan) -> mlua::Result<Lua> {
+    new_state_for(&plan.target, &plan.headers)
+}
+
+/// [`new_state`] for a target and headers of any mode (the WebSocket mode's scripts too).
+pub(crate) fn new_state_for(
+    target: &Target,
+    plan_headers: &[(String, String)],
+) -> mlua::Result<Lua> {
     let lua = Lua::new();
-    let target = &plan.target;
     let config = lua.create_table()?;
     config.set(
         "scheme",
@@ -36,7 +43,7 @@ pub(crate) fn new_state(plan: &Plan) -> mlua::Result<Lua> {
     config.set("port", target.explicit_port.map(|p| p.to_string()))?;
     config.set("path", target.path.as_str())?;
     let headers = lua.create_table()?;
-    for (name, value) in &plan.headers {
+    for (name, value) in plan_headers {
         headers.push(lua.create_sequence_from([name.as_str(), value.as_str()])?)?;
     }
     config.set("headers", headers)?;

@@ -190,14 +190,33 @@ pub async fn connect(
     url: &str,
     cookie: &str,
 ) -> Result<WebSocket, WsConnectError> {
+    if cookie.is_empty() {
+        return connect_with(endpoint, url, &[]).await;
+    }
+    connect_with(endpoint, url, &[("Cookie".to_string(), cookie.to_string())]).await
+}
+
+/// [`connect`] with the upgrade request's extra `headers` (name, value), each set in place of
+/// any of the same name; `Sec-WebSocket-Protocol` among them asks for a subprotocol, and the
+/// server must then choose one of those asked.
+pub async fn connect_with(
+    endpoint: &Endpoint,
+    url: &str,
+    headers: &[(String, String)],
+) -> Result<WebSocket, WsConnectError> {
     let failed = WsConnectError::Handshake;
     let bad_url = || failed(HandshakeError::Url(url.to_string()));
     let mut request = url.into_client_request().map_err(|_| bad_url())?;
     uri_mode(request.uri()).map_err(|_| bad_url())?;
-    if !cookie.is_empty() {
-        let cookie =
-            HeaderValue::from_str(cookie).map_err(|_| failed(HandshakeError::Header("cookie")))?;
-        request.headers_mut().insert(header::COOKIE, cookie);
+    for (name, value) in headers {
+        let what = match name.eq_ignore_ascii_case("cookie") {
+            true => "cookie",
+            false => "a header of the script's connect()",
+        };
+        let bad = || failed(HandshakeError::Header(what));
+        let name = header::HeaderName::from_bytes(name.as_bytes()).map_err(|_| bad())?;
+        let value = HeaderValue::from_str(value).map_err(|_| bad())?;
+        request.headers_mut().insert(name, value);
     }
     // The key tungstenite generated, for the value a wrong answer is told it should have been.
     let key = request
@@ -319,6 +338,18 @@ impl WebSocket {
         match self.inner.send(tungstenite::Message::text(text)).await {
             Ok(()) => Ok(()),
             // We closed, or the server did: tungstenite refuses further messages.
+            Err(tungstenite::Error::Protocol(
+                tungstenite::error::ProtocolError::SendAfterClosing,
+            )) => Err(WsError::AlreadyClosed),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Sends one binary message as one frame, written to the socket at once.
+    pub async fn send_binary(&mut self, bytes: &[u8]) -> Result<(), WsError> {
+        let message = tungstenite::Message::binary(bytes.to_vec());
+        match self.inner.send(message).await {
+            Ok(()) => Ok(()),
             Err(tungstenite::Error::Protocol(
                 tungstenite::error::ProtocolError::SendAfterClosing,
             )) => Err(WsError::AlreadyClosed),

@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
+use super::script::{Frame, Scripted};
 use super::WsGauges;
 use crate::stats::ws::Recorder;
 use crate::timing::clock::{self, Nanos};
@@ -38,6 +39,8 @@ pub struct Life {
     pub pacer: Rc<Pacer>,
     pub recorder: Rc<RefCell<Recorder>>,
     pub gauges: Arc<WsGauges>,
+    /// `-s`: the script that makes the messages and finds the replies' keys.
+    pub script: Option<Scripted>,
 }
 
 /// The message in flight.
@@ -85,7 +88,7 @@ impl Life {
     }
 
     /// Runs the connection until the run is over and its last reply is in (or `-T` passed).
-    pub async fn run(self, mut ws: WebSocket, mut shutdown: watch::Receiver<bool>) {
+    pub async fn run(mut self, mut ws: WebSocket, mut shutdown: watch::Receiver<bool>) {
         let timeout = to_ns(self.timeout);
         let mut text = String::with_capacity(self.size);
         let mut seq = 0u64;
@@ -120,15 +123,29 @@ impl Life {
                 }
                 read = ws.next() => {
                     match read {
-                        Ok(message) => self.on_message(message, &mut pending, seq),
+                        Ok(message) => {
+                            if let Some(error) = self.on_message(message, &mut pending, seq) {
+                                break Some(error);
+                            }
+                        }
                         Err(e) => break Some(close_kind(&e)),
                     }
                 }
                 () = sleep(next), if next.is_some() => {
                     let intended = next.unwrap_or_else(clock::now);
-                    write_message(&mut text, seq, self.size);
+                    let frame = match &mut self.script {
+                        Some(script) => match script.message(seq) {
+                            Ok(frame) => frame,
+                            Err(error) => break Some(error.0),
+                        },
+                        None => {
+                            write_message(&mut text, seq, self.size);
+                            Frame::Text(&text)
+                        }
+                    };
+                    let length = frame.bytes();
                     let sent = clock::now();
-                    match tokio::time::timeout(self.timeout, ws.send_text(&text)).await {
+                    match tokio::time::timeout(self.timeout, frame.send(&mut ws)).await {
                         Ok(Ok(())) => {}
                         Ok(Err(e)) => break Some(close_kind(&e)),
                         Err(_) => break Some("a send timed out".to_string()),
@@ -137,7 +154,7 @@ impl Life {
                     seq += 1;
                     let mut recorder = self.recorder.borrow_mut();
                     recorder.counters.sent += 1;
-                    recorder.counters.bytes_sent += text.len() as u64;
+                    recorder.counters.bytes_sent += length as u64;
                     self.gauges.sent.fetch_add(1, Ordering::Relaxed);
                 }
                 () = sleep(reply_by), if reply_by.is_some() => {
@@ -159,15 +176,28 @@ impl Life {
         }
     }
 
-    /// A server message: the reply to the pending message, a late reply, or a push.
-    fn on_message(&self, message: Message<'_>, pending: &mut Option<Pending>, next_seq: u64) {
+    /// A server message: the reply to the pending message, a late reply, or a push; or the
+    /// script's error, which ends the connection.
+    fn on_message(
+        &self,
+        message: Message<'_>,
+        pending: &mut Option<Pending>,
+        next_seq: u64,
+    ) -> Option<String> {
         let now = clock::now();
-        let payload = match message {
-            Message::Text(text) => text.as_bytes(),
-            Message::Binary(bytes) => bytes,
+        let (payload, binary) = match message {
+            Message::Text(text) => (text.as_bytes(), false),
+            Message::Binary(bytes) => (bytes, true),
+        };
+        let answers = match &self.script {
+            Some(script) => match script.answers(payload, binary, pending.map(|p| p.seq)) {
+                Ok(answers) => answers,
+                Err(error) => return Some(error.0),
+            },
+            None => seq_of(payload),
         };
         let mut recorder = self.recorder.borrow_mut();
-        match (seq_of(payload), *pending) {
+        match (answers, *pending) {
             (Some(seq), Some(p)) if seq == p.seq => {
                 recorder.answered(p.intended, p.sent, now, payload.len());
                 *pending = None;
@@ -182,6 +212,7 @@ impl Life {
                 recorder.counters.bytes_received += payload.len() as u64;
             }
         }
+        None
     }
 }
 

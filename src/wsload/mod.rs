@@ -10,6 +10,7 @@
 //! Named `wsload`, not `ws`: `ws` is the transport every WebSocket mode shares.
 
 pub mod conn;
+pub mod script;
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -25,10 +26,12 @@ use crate::net::preflight::{preflight_blocking, Probe};
 use crate::net::stream::{ConnectError, Endpoint};
 use crate::net::tls::Alpn;
 use crate::plan::{Shard, WsPlan};
+use crate::script::ws::{DoneSummary, WsSource};
 use crate::stats::ws::{Recorder, RunResult};
 use crate::timing::pacer::Pacing;
 use crate::timing::schedule::Schedule;
 use crate::ws::transport::{self, HandshakeError, WsConnectError};
+use script::Scripted;
 
 /// What a worker records: the kind's recorder, as the engine merges it.
 #[derive(Default)]
@@ -58,6 +61,8 @@ impl engine::Gauges for WsGauges {
 struct Shared {
     plan: WsPlan,
     endpoint: Endpoint,
+    /// `-s`, checked before any traffic.
+    script: Option<WsSource>,
 }
 
 /// The main thread's side of a WebSocket run.
@@ -70,6 +75,10 @@ impl WsMode {
     /// Checks the server answers (TCP, and TLS for `wss://`, as a run connects) before any
     /// traffic.
     pub fn prepare(plan: &WsPlan) -> Result<WsMode, Error> {
+        let script = match &plan.script {
+            Some(path) => Some(WsSource::load(path, &plan.target)?),
+            None => None,
+        };
         crate::sys::check_open_files(plan.connections, plan.options.threads)?;
         let endpoint = preflight_blocking(Probe {
             target: &plan.target,
@@ -97,16 +106,22 @@ impl WsMode {
             shared: Arc::new(Shared {
                 plan: plan.clone(),
                 endpoint,
+                script,
             }),
         })
     }
 }
 
-/// Runs a plan to its end: the duration, a signal, or every connection gone.
-pub fn run(plan: &WsPlan) -> Result<RunResult, Error> {
+/// Runs a plan to its end: the duration, a signal, or every connection gone. With `-s`, the
+/// script comes back for its `done()`.
+pub fn run(plan: &WsPlan) -> Result<(RunResult, Option<Script>), Error> {
     let mut mode = WsMode::prepare(plan)?;
     let run = engine::run(&mut mode)?;
-    Ok(RunResult {
+    let script = Arc::try_unwrap(mode.shared)
+        .ok()
+        .and_then(|shared| shared.script)
+        .map(|source| Script { source });
+    let result = RunResult {
         plan: plan.clone(),
         elapsed: run.elapsed,
         ended_by: run.ended_by,
@@ -116,7 +131,47 @@ pub fn run(plan: &WsPlan) -> Result<RunResult, Error> {
         peak_rss_bytes: run.usage.peak_rss_bytes,
         server: run.server,
         start: run.start,
-    })
+    };
+    Ok((result, script))
+}
+
+/// A run's script, after the run: its `done()`.
+pub struct Script {
+    source: WsSource,
+}
+
+impl Script {
+    /// `done(summary, latency, requests)` as in wrk: `summary.duration` in µs, `requests` the
+    /// messages answered, `bytes` received, `errors` (`connect`, `read`: connections that broke,
+    /// `timeout`), and the WebSocket counts (`sent`, `answered`, `unanswered`, `pushed`, `late`);
+    /// `latency` the corrected round trip in µs, `requests` the messages answered per second.
+    pub fn done(&self, result: &RunResult) -> Result<(), Error> {
+        let c = &result.record.counters;
+        let connect: u64 = c.failures.values().sum();
+        let read: u64 = c.closes.values().sum();
+        let summary = DoneSummary {
+            fields: vec![
+                ("duration", result.elapsed.as_micros() as f64),
+                ("requests", c.answered as f64),
+                ("bytes", c.bytes_received as f64),
+                ("sent", c.sent as f64),
+                ("answered", c.answered as f64),
+                ("unanswered", (c.unanswered + c.timed_out) as f64),
+                ("pushed", c.pushed as f64),
+                ("late", c.late as f64),
+            ],
+            errors: vec![
+                ("connect", connect as f64),
+                ("read", read as f64),
+                ("write", 0.0),
+                ("status", 0.0),
+                ("timeout", c.timed_out as f64),
+            ],
+        };
+        let latency = result.record.corrected.clone();
+        self.source
+            .done(&summary, latency, result.per_second.clone())
+    }
 }
 
 impl Mode for WsMode {
@@ -181,13 +236,16 @@ impl engine::Worker for WsWorker {
         let plan = &self.shared.plan;
         let recorder = Rc::new(RefCell::new(Recorder::default()));
         let opened = join_all(self.connections.clone().map(|_| self.open(&recorder))).await;
+        let (opened, scripts): (Vec<_>, Vec<_>) = opened.into_iter().map(Option::unzip).unzip();
+        let mut scripts = scripts.into_iter();
         let t0 = ctx.start();
         let lives = self
             .connections
             .clone()
             .zip(opened)
-            .filter_map(|(index, ws)| Some((index, ws?)))
-            .map(|(index, ws)| {
+            .map(|(index, ws)| (index, ws, scripts.next().flatten().flatten()))
+            .filter_map(|(index, ws, script)| Some((index, ws?, script)))
+            .map(|(index, ws, script)| {
                 let schedule = plan.rate.map(|rate| {
                     Schedule::of_shard(t0, Shard::WHOLE, index, plan.connections, rate)
                         .lasting(plan.options.duration)
@@ -199,6 +257,7 @@ impl engine::Worker for WsWorker {
                     pacer: Rc::clone(&ctx.pacer),
                     recorder: Rc::clone(&recorder),
                     gauges: Arc::clone(&ctx.gauges),
+                    script,
                 };
                 ctx.gauges.open.fetch_add(1, Ordering::Relaxed);
                 life.run(ws, ctx.shutdown())
@@ -210,15 +269,34 @@ impl engine::Worker for WsWorker {
 }
 
 impl WsWorker {
-    /// Opens one connection within `-T`, its time recorded; a failure counted by kind.
-    async fn open(&self, recorder: &RefCell<Recorder>) -> Option<transport::WebSocket> {
+    /// Opens one connection within `-T`, its time recorded; a failure counted by kind. With
+    /// `-s`, the connection's own Lua state first, and its `connect()` headers in the upgrade.
+    async fn open(
+        &self,
+        recorder: &RefCell<Recorder>,
+    ) -> Option<(transport::WebSocket, Option<Scripted>)> {
         let plan = &self.shared.plan;
+        let (script, headers) = match &self.shared.script {
+            None => (None, Vec::new()),
+            Some(source) => {
+                let opened = source.connection().and_then(|s| Ok((s.connect()?, s)));
+                match opened {
+                    Ok((headers, script)) => (Some(Scripted::new(script)), headers),
+                    Err(e) => {
+                        recorder
+                            .borrow_mut()
+                            .failed(format!("{}{e}", script::SCRIPT_ERROR));
+                        return None;
+                    }
+                }
+            }
+        };
         let start = std::time::Instant::now();
-        let connect = transport::connect(&self.shared.endpoint, &plan.target.url, "");
+        let connect = transport::connect_with(&self.shared.endpoint, &plan.target.url, &headers);
         match tokio::time::timeout(plan.timeout, connect).await {
             Ok(Ok(ws)) => {
                 recorder.borrow_mut().connected(start.elapsed());
-                Some(ws)
+                Some((ws, script))
             }
             Ok(Err(e)) => {
                 recorder.borrow_mut().failed(failure_kind(&e));
