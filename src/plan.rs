@@ -495,6 +495,11 @@ pub struct WsPlan {
     pub timeout: Duration,
     /// `-U`: also print the uncorrected distribution.
     pub u_latency: bool,
+    /// `--connect-rate N/s`: connections opened per second before the start; `None`: all at
+    /// once.
+    pub connect_rate: Option<u64>,
+    /// `--ping T`: each connection pings every T and times the pong.
+    pub ping: Option<Duration>,
 }
 
 /// Everything a mahjong session run needs, validated (`tsumo mahjong …`).

@@ -114,6 +114,7 @@ pub fn run(plan: &WsPlan) -> Result<RunResult, Error> {
         per_second: run.per_second,
         cpu_seconds: run.usage.cpu_seconds,
         peak_rss_bytes: run.usage.peak_rss_bytes,
+        timestamps: crate::net::stamp::kernel_stamps().as_str(),
         server: run.server,
         start: run.start,
     })
@@ -130,6 +131,7 @@ impl Mode for WsMode {
         let plan = &self.shared.plan;
         let threads = plan.options.threads;
         let mut first = 0;
+        let opening = std::time::Instant::now();
         Ok((0..threads)
             .map(|t| {
                 // The remainder goes to the first threads.
@@ -137,6 +139,7 @@ impl Mode for WsMode {
                 let worker = WsWorker {
                     shared: Arc::clone(&self.shared),
                     connections: first..first + n,
+                    opening,
                 };
                 first += n;
                 worker
@@ -171,6 +174,8 @@ impl Mode for WsMode {
 pub struct WsWorker {
     shared: Arc<Shared>,
     connections: std::ops::Range<usize>,
+    /// When the connections begin to open (`--connect-rate`: connection i opens i/N s after).
+    opening: std::time::Instant,
 }
 
 impl engine::Worker for WsWorker {
@@ -180,7 +185,7 @@ impl engine::Worker for WsWorker {
     async fn run(self, ctx: WorkerContext<WsGauges>) -> Result<WsRecord, Error> {
         let plan = &self.shared.plan;
         let recorder = Rc::new(RefCell::new(Recorder::default()));
-        let opened = join_all(self.connections.clone().map(|_| self.open(&recorder))).await;
+        let opened = join_all(self.connections.clone().map(|i| self.open(i, &recorder))).await;
         let t0 = ctx.start();
         let lives = self
             .connections
@@ -196,6 +201,7 @@ impl engine::Worker for WsWorker {
                     schedule,
                     size: plan.size,
                     timeout: plan.timeout,
+                    ping: plan.ping,
                     pacer: Rc::clone(&ctx.pacer),
                     recorder: Rc::clone(&recorder),
                     gauges: Arc::clone(&ctx.gauges),
@@ -210,9 +216,19 @@ impl engine::Worker for WsWorker {
 }
 
 impl WsWorker {
-    /// Opens one connection within `-T`, its time recorded; a failure counted by kind.
-    async fn open(&self, recorder: &RefCell<Recorder>) -> Option<transport::WebSocket> {
+    /// Opens connection `index` within `-T` (with `--connect-rate`, at its turn), its time
+    /// recorded; a failure counted by kind.
+    async fn open(
+        &self,
+        index: usize,
+        recorder: &RefCell<Recorder>,
+    ) -> Option<transport::WebSocket> {
         let plan = &self.shared.plan;
+        if let Some(rate) = plan.connect_rate {
+            let after = (index as u128 * 1_000_000_000 / u128::from(rate)).min(u64::MAX as u128);
+            let at = self.opening + Duration::from_nanos(after as u64);
+            tokio::time::sleep_until(at.into()).await;
+        }
         let start = std::time::Instant::now();
         let connect = transport::connect(&self.shared.endpoint, &plan.target.url, "");
         match tokio::time::timeout(plan.timeout, connect).await {
