@@ -156,6 +156,8 @@ impl Life {
                     self.gauges.sent.fetch_add(1, Ordering::Relaxed);
                 }
                 () = sleep(ping_at), if ping_at.is_some() => {
+                    // The last ping's pong, read while this select waited, before it is replaced.
+                    self.pong(&mut ws, &mut ping_out);
                     let id = self.recorder.borrow().counters.pings;
                     let sent = clock::now();
                     match tokio::time::timeout(self.timeout, ws.ping(&id.to_be_bytes())).await {
