@@ -36,8 +36,9 @@ pub struct Life {
     pub schedule: Option<Schedule>,
     pub size: usize,
     pub timeout: Duration,
-    /// `--ping`: a ping every this long.
-    pub ping: Option<Duration>,
+    /// `--ping`: a ping every this long, the first this long after the start (the connections'
+    /// pings spread over the period, as their messages are, not all at one instant).
+    pub ping: Option<(Duration, Duration)>,
     pub pacer: Rc<Pacer>,
     pub recorder: Rc<RefCell<Recorder>>,
     pub gauges: Arc<WsGauges>,
@@ -97,8 +98,10 @@ impl Life {
         let mut pending: Option<Pending> = None;
         // The previous reply's R′ (see `stats::ws::split`).
         let mut free: Nanos = 0;
-        let period = self.ping.map(to_ns);
-        let mut next_ping = period.map(|p| clock::now().saturating_add(p));
+        let period = self.ping.map(|(every, _)| to_ns(every));
+        let mut next_ping = self
+            .ping
+            .map(|(_, first)| clock::now().saturating_add(to_ns(first)));
         // The ping in flight: its number and send time.
         let mut ping_out: Option<(u64, Nanos)> = None;
         let mut stopped: Option<Nanos> = (*shutdown.borrow()).then(clock::now);

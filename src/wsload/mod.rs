@@ -201,7 +201,10 @@ impl engine::Worker for WsWorker {
                     schedule,
                     size: plan.size,
                     timeout: plan.timeout,
-                    ping: plan.ping,
+                    ping: plan.ping.map(|every| {
+                        let phase = (index as f64 + 1.0) / plan.connections as f64;
+                        (every, every.mul_f64(phase))
+                    }),
                     pacer: Rc::clone(&ctx.pacer),
                     recorder: Rc::clone(&recorder),
                     gauges: Arc::clone(&ctx.gauges),
