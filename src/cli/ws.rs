@@ -107,16 +107,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
             "unexpected argument '{extra}' ({USAGE})"
         )));
     }
-    let connect_rate = match matches.get_one::<String>("connect_rate") {
-        None => None,
-        Some(text) => {
-            Some(per_second(text).map_err(|reason| options.invalid("connect_rate", &reason))?)
-        }
-    };
-    let ping = options.duration("ping")?;
-    if ping.is_some_and(|p| p.is_zero()) {
-        return Err(options.invalid("ping", "must be longer than zero"));
-    }
+    let (connect_rate, ping) = connection_options(&options)?;
     let u_latency = matches.get_flag("u_latency");
     Ok(Parsed::Ws(Box::new(WsPlan {
         target,
@@ -159,11 +150,25 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
     })))
 }
 
-/// `N/s` (or `N`): a rate of at least 1 per second, with `-R`'s suffixes.
-fn per_second(text: &str) -> Result<u64, String> {
+/// `--connect-rate N/s` and `--ping T`.
+fn connection_options(options: &Options<'_>) -> Result<(Option<u64>, Option<Duration>), ArgError> {
+    let connect_rate = match options.matches.get_one::<String>("connect_rate") {
+        None => None,
+        Some(text) => Some(per_second(options, text)?),
+    };
+    let ping = options.duration("ping")?;
+    if ping.is_some_and(|p| p.is_zero()) {
+        return Err(options.invalid("ping", "must be longer than zero"));
+    }
+    Ok((connect_rate, ping))
+}
+
+/// `--connect-rate`'s `N/s` (or `N`): a rate of at least 1 per second, with `-R`'s suffixes.
+fn per_second(options: &Options<'_>, text: &str) -> Result<u64, ArgError> {
     let number = text.strip_suffix("/s").unwrap_or(text);
-    match super::units::parse_metric(number)? {
-        0 => Err("must be at least 1/s".to_string()),
+    let refused = |reason: &str| options.invalid("connect_rate", reason);
+    match super::units::parse_metric(number).map_err(|reason| refused(&reason))? {
+        0 => Err(refused("must be at least 1/s")),
         n => Ok(n),
     }
 }

@@ -159,17 +159,12 @@ impl Life {
                     self.gauges.sent.fetch_add(1, Ordering::Relaxed);
                 }
                 () = sleep(ping_at), if ping_at.is_some() => {
-                    // The last ping's pong, read while this select waited, before it is replaced.
-                    self.pong(&mut ws, &mut ping_out);
-                    let id = self.recorder.borrow().counters.pings;
-                    let sent = clock::now();
-                    match tokio::time::timeout(self.timeout, ws.ping(&id.to_be_bytes())).await {
-                        Ok(Ok(())) => {}
+                    let ping = self.ping(&mut ws, &mut ping_out);
+                    let sent = match tokio::time::timeout(self.timeout, ping).await {
+                        Ok(Ok(sent)) => sent,
                         Ok(Err(e)) => break Some(close_kind(&e)),
                         Err(_) => break Some("a send timed out".to_string()),
-                    }
-                    ping_out = Some((id, sent));
-                    self.recorder.borrow_mut().counters.pings += 1;
+                    };
                     next_ping = next_ping.zip(period).map(|(at, p)| at.saturating_add(p).max(sent));
                 }
                 () = sleep(reply_by), if reply_by.is_some() => {
@@ -192,6 +187,22 @@ impl Life {
             }
         }
         self.pong(&mut ws, &mut ping_out);
+    }
+
+    /// Sends the next ping; returns when it went.
+    async fn ping(
+        &self,
+        ws: &mut WebSocket,
+        ping_out: &mut Option<(u64, Nanos)>,
+    ) -> Result<Nanos, WsError> {
+        // The last ping's pong, read while the select waited, before it is replaced.
+        self.pong(ws, ping_out);
+        let id = self.recorder.borrow().counters.pings;
+        let sent = clock::now();
+        ws.ping(&id.to_be_bytes()).await?;
+        *ping_out = Some((id, sent));
+        self.recorder.borrow_mut().counters.pings += 1;
+        Ok(sent)
     }
 
     /// A pong read since the last look, timed if it answers the ping in flight.
