@@ -510,6 +510,11 @@ pub struct WsPlan {
     /// `-s`: the Lua script that makes the messages and finds the replies' keys.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub script: Option<std::path::PathBuf>,
+    /// `--connect-rate N/s`: connections opened per second before the start; `None`: all at
+    /// once.
+    pub connect_rate: Option<u64>,
+    /// `--ping T`: each connection pings every T and times the pong.
+    pub ping: Option<Duration>,
 }
 
 /// Everything a mahjong session run needs, validated (`tsumo mahjong …`).

@@ -110,6 +110,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
             "unexpected argument '{extra}' ({USAGE})"
         )));
     }
+    let (connect_rate, ping) = connection_options(&options)?;
     let u_latency = matches.get_flag("u_latency");
     Ok(Parsed::Ws(Box::new(WsPlan {
         target,
@@ -148,7 +149,32 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
         timeout,
         u_latency,
         script: matches.get_one::<PathBuf>("script").cloned(),
+        connect_rate,
+        ping,
     })))
+}
+
+/// `--connect-rate N/s` and `--ping T`.
+fn connection_options(options: &Options<'_>) -> Result<(Option<u64>, Option<Duration>), ArgError> {
+    let connect_rate = match options.matches.get_one::<String>("connect_rate") {
+        None => None,
+        Some(text) => Some(per_second(options, text)?),
+    };
+    let ping = options.duration("ping")?;
+    if ping.is_some_and(|p| p.is_zero()) {
+        return Err(options.invalid("ping", "must be longer than zero"));
+    }
+    Ok((connect_rate, ping))
+}
+
+/// `--connect-rate`'s `N/s` (or `N`): a rate of at least 1 per second, with `-R`'s suffixes.
+fn per_second(options: &Options<'_>, text: &str) -> Result<u64, ArgError> {
+    let number = text.strip_suffix("/s").unwrap_or(text);
+    let refused = |reason: &str| options.invalid("connect_rate", reason);
+    match super::units::parse_metric(number).map_err(|reason| refused(&reason))? {
+        0 => Err(refused("must be at least 1/s")),
+        n => Ok(n),
+    }
 }
 
 /// A `ws://` or `wss://` URL as the target to connect to (`http` or `https`, the URL kept as
@@ -193,6 +219,15 @@ pub(super) fn command() -> Command {
                      [default: {}]",
                     duration_text(DEFAULT_TIMEOUT)
                 )),
+            value("connect_rate", None, "connect-rate")
+                .value_name("N/s")
+                .help(
+                    "Open the connections at N per second before the start
+[default: all at once]",
+                ),
+            value("ping", None, "ping")
+                .value_name("T")
+                .help("Each connection sends a ping every T and times the pong"),
             shared::latency(For::Run),
             flag("u_latency", Some('U'), "u_latency")
                 .help("Also print the uncorrected distribution (implies -L)"),
@@ -248,5 +283,12 @@ mod tests {
         assert!(refused(&["--size", "15", "ws://h/"]).contains("at least 16 bytes"));
         assert!(refused(&["--size", "5M", "ws://h/"]).contains("at most 4M"));
         assert!(refused(&["ws://h/", "extra"]).contains("unexpected argument 'extra'"));
+        assert!(refused(&["--connect-rate", "0/s", "ws://h/"]).contains("at least 1/s"));
+        assert!(refused(&["--connect-rate", "fast", "ws://h/"]).contains("--connect-rate"));
+        assert!(refused(&["--ping", "0s", "ws://h/"]).contains("longer than zero"));
+        let p = plan(&["--connect-rate", "2k/s", "--ping", "500ms", "ws://h/"]).unwrap();
+        assert_eq!(p.connect_rate, Some(2000));
+        assert_eq!(p.ping, Some(Duration::from_millis(500)));
+        assert_eq!(plan(&["ws://h/"]).unwrap().connect_rate, None);
     }
 }

@@ -33,6 +33,7 @@ use tokio_tungstenite::WebSocketStream;
 
 pub use super::error::{HandshakeError, WsError};
 use crate::net::stream::{ConnectError, Endpoint, Stream};
+use crate::timing::clock::{self, Nanos};
 
 /// The longest message accepted from the server (the game record is about 16 KB).
 pub const MAX_MESSAGE: usize = 4 << 20;
@@ -181,6 +182,8 @@ pub struct WebSocket {
     done: bool,
     /// Our close was sent: tungstenite's state must stay.
     closing: bool,
+    /// The last pong read and when it arrived ([`WebSocket::take_pong`]).
+    pong: Option<(Bytes, Nanos)>,
 }
 
 /// Connects to `endpoint` and upgrades to a WebSocket at `url` (`ws://…` or `wss://…`, used for
@@ -256,6 +259,7 @@ pub async fn connect_with(
         long_end: None,
         done: false,
         closing: false,
+        pong: None,
     })
 }
 
@@ -291,7 +295,17 @@ impl WebSocket {
                 tungstenite::Message::Text(text) => break Held::Text(text),
                 tungstenite::Message::Binary(bytes) => break Held::Binary(bytes),
                 tungstenite::Message::Close(frame) => return Err(self.on_close(frame).await),
-                // A ping (its pong goes out with the next read or write), a pong, a raw frame.
+                tungstenite::Message::Pong(payload) => {
+                    let rx = self
+                        .inner
+                        .get_ref()
+                        .stream
+                        .as_ref()
+                        .and_then(Stream::last_rx);
+                    let now = clock::now();
+                    self.pong = Some((payload, clock::received(rx, now, 0)));
+                }
+                // A ping (its pong goes out with the next read or write), a raw frame.
                 _ => {}
             }
         };
@@ -335,7 +349,23 @@ impl WebSocket {
 
     /// Sends one text message as one frame, written to the socket at once.
     pub async fn send_text(&mut self, text: &str) -> Result<(), WsError> {
-        match self.inner.send(tungstenite::Message::text(text)).await {
+        self.send(tungstenite::Message::text(text)).await
+    }
+
+    /// Sends one binary message as one frame, written to the socket at once.
+    pub async fn send_binary(&mut self, bytes: &[u8]) -> Result<(), WsError> {
+        self.send(tungstenite::Message::binary(bytes.to_vec())).await
+    }
+
+    /// Sends a ping carrying `payload` (at most 125 bytes); its pong is kept by the reads
+    /// ([`WebSocket::take_pong`]).
+    pub async fn ping(&mut self, payload: &[u8]) -> Result<(), WsError> {
+        self.send(tungstenite::Message::Ping(Bytes::copy_from_slice(payload)))
+            .await
+    }
+
+    async fn send(&mut self, message: tungstenite::Message) -> Result<(), WsError> {
+        match self.inner.send(message).await {
             Ok(()) => Ok(()),
             // We closed, or the server did: tungstenite refuses further messages.
             Err(tungstenite::Error::Protocol(
@@ -345,16 +375,11 @@ impl WebSocket {
         }
     }
 
-    /// Sends one binary message as one frame, written to the socket at once.
-    pub async fn send_binary(&mut self, bytes: &[u8]) -> Result<(), WsError> {
-        let message = tungstenite::Message::binary(bytes.to_vec());
-        match self.inner.send(message).await {
-            Ok(()) => Ok(()),
-            Err(tungstenite::Error::Protocol(
-                tungstenite::error::ProtocolError::SendAfterClosing,
-            )) => Err(WsError::AlreadyClosed),
-            Err(e) => Err(e.into()),
-        }
+    /// The last pong read since the previous call: its payload and when it arrived (the kernel's
+    /// receive stamp where it stamps, on the run's monotonic clock). Reads hand out messages
+    /// only; a pong is kept here as they pass it.
+    pub fn take_pong(&mut self) -> Option<(Bytes, Nanos)> {
+        self.pong.take()
     }
 
     /// The client's close handshake: sends close (1000, normal closure) and reads until the

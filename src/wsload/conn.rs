@@ -18,6 +18,7 @@ use tokio::sync::watch;
 
 use super::script::{Frame, Scripted};
 use super::WsGauges;
+use crate::stats::ws::split::Times;
 use crate::stats::ws::Recorder;
 use crate::timing::clock::{self, Nanos};
 use crate::timing::pacer::Pacer;
@@ -36,6 +37,9 @@ pub struct Life {
     pub schedule: Option<Schedule>,
     pub size: usize,
     pub timeout: Duration,
+    /// `--ping`: a ping every this long, the first this long after the start (the connections'
+    /// pings spread over the period, as their messages are, not all at one instant).
+    pub ping: Option<(Duration, Duration)>,
     pub pacer: Rc<Pacer>,
     pub recorder: Rc<RefCell<Recorder>>,
     pub gauges: Arc<WsGauges>,
@@ -49,6 +53,8 @@ struct Pending {
     seq: u64,
     intended: Nanos,
     sent: Nanos,
+    /// When the connection would have been free for it had tsumo never been late.
+    free: Nanos,
 }
 
 /// The sequence number a message carries, if it is one of ours.
@@ -93,8 +99,18 @@ impl Life {
         let mut text = String::with_capacity(self.size);
         let mut seq = 0u64;
         let mut pending: Option<Pending> = None;
+        // The previous reply's R′ (see `stats::ws::split`).
+        let mut free: Nanos = 0;
+        let period = self.ping.map(|(every, _)| to_ns(every));
+        let mut next_ping = self
+            .ping
+            .map(|(_, first)| clock::now().saturating_add(to_ns(first)));
+        // The ping in flight: its number and send time.
+        let mut ping_out: Option<(u64, Nanos)> = None;
         let mut stopped: Option<Nanos> = (*shutdown.borrow()).then(clock::now);
         let broken = loop {
+            self.pong(&mut ws, &mut ping_out);
+            let ping_at = next_ping.filter(|_| stopped.is_none());
             let next = match pending {
                 None => self.due(seq, stopped),
                 Some(_) => None,
@@ -121,10 +137,11 @@ impl Life {
                     let _ = changed;
                     stopped = Some(clock::now());
                 }
-                read = ws.next() => {
+                read = ws.next_stamped() => {
                     match read {
-                        Ok(message) => {
-                            if let Some(error) = self.on_message(message, &mut pending, seq) {
+                        Ok((message, rx)) => {
+                            let failed = self.on_message(message, rx, &mut pending, seq, &mut free);
+                            if let Some(error) = failed {
                                 break Some(error);
                             }
                         }
@@ -150,15 +167,26 @@ impl Life {
                         Ok(Err(e)) => break Some(close_kind(&e)),
                         Err(_) => break Some("a send timed out".to_string()),
                     }
-                    pending = Some(Pending { seq, intended, sent });
+                    pending = Some(Pending { seq, intended, sent, free });
                     seq += 1;
                     let mut recorder = self.recorder.borrow_mut();
                     recorder.counters.sent += 1;
                     recorder.counters.bytes_sent += length as u64;
                     self.gauges.sent.fetch_add(1, Ordering::Relaxed);
                 }
+                () = sleep(ping_at), if ping_at.is_some() => {
+                    let ping = self.ping(&mut ws, &mut ping_out);
+                    let sent = match tokio::time::timeout(self.timeout, ping).await {
+                        Ok(Ok(sent)) => sent,
+                        Ok(Err(e)) => break Some(close_kind(&e)),
+                        Err(_) => break Some("a send timed out".to_string()),
+                    };
+                    next_ping = next_ping.zip(period).map(|(at, p)| at.saturating_add(p).max(sent));
+                }
                 () = sleep(reply_by), if reply_by.is_some() => {
                     pending = None;
+                    // The server's: free no earlier than now.
+                    free = free.max(clock::now());
                     self.recorder.borrow_mut().counters.timed_out += 1;
                 }
                 () = sleep(drain_by), if drain_by.is_some() => break None,
@@ -174,15 +202,47 @@ impl Life {
                 let _ = tokio::time::timeout(CLOSE_WAIT, ws.close()).await;
             }
         }
+        self.pong(&mut ws, &mut ping_out);
     }
 
-    /// A server message: the reply to the pending message, a late reply, or a push; or the
-    /// script's error, which ends the connection.
+    /// Sends the next ping; returns when it went.
+    async fn ping(
+        &self,
+        ws: &mut WebSocket,
+        ping_out: &mut Option<(u64, Nanos)>,
+    ) -> Result<Nanos, WsError> {
+        // The last ping's pong, read while the select waited, before it is replaced.
+        self.pong(ws, ping_out);
+        let id = self.recorder.borrow().counters.pings;
+        let sent = clock::now();
+        ws.ping(&id.to_be_bytes()).await?;
+        *ping_out = Some((id, sent));
+        self.recorder.borrow_mut().counters.pings += 1;
+        Ok(sent)
+    }
+
+    /// A pong read since the last look, timed if it answers the ping in flight.
+    fn pong(&self, ws: &mut WebSocket, ping_out: &mut Option<(u64, Nanos)>) {
+        let Some((payload, at)) = ws.take_pong() else {
+            return;
+        };
+        if let Some((id, sent)) = *ping_out {
+            if payload.as_ref() == id.to_be_bytes() {
+                self.recorder.borrow_mut().ponged(at.saturating_sub(sent));
+                *ping_out = None;
+            }
+        }
+    }
+
+    /// A server message (`rx`: the kernel's receive stamp): the reply to the pending message, a
+    /// late reply, or a push; or the script's error, which ends the connection.
     fn on_message(
         &self,
         message: Message<'_>,
+        rx: Option<u64>,
         pending: &mut Option<Pending>,
         next_seq: u64,
+        free: &mut Nanos,
     ) -> Option<String> {
         let now = clock::now();
         let (payload, binary) = match message {
@@ -199,7 +259,16 @@ impl Life {
         let mut recorder = self.recorder.borrow_mut();
         match (answers, *pending) {
             (Some(seq), Some(p)) if seq == p.seq => {
-                recorder.answered(p.intended, p.sent, now, payload.len());
+                let times = Times {
+                    intended: p.intended,
+                    free: p.free,
+                    sent: p.sent,
+                    received: clock::received(rx, now, p.sent),
+                    read: now,
+                };
+                recorder.answered(p.intended, p.sent, times.received, payload.len());
+                recorder.breakdown.record(&times);
+                *free = times.free_after();
                 *pending = None;
                 self.gauges.answered.fetch_add(1, Ordering::Relaxed);
             }

@@ -129,6 +129,7 @@ pub fn run(plan: &WsPlan) -> Result<(RunResult, Option<Script>), Error> {
         per_second: run.per_second,
         cpu_seconds: run.usage.cpu_seconds,
         peak_rss_bytes: run.usage.peak_rss_bytes,
+        timestamps: crate::net::stamp::kernel_stamps().as_str(),
         server: run.server,
         start: run.start,
     };
@@ -185,6 +186,7 @@ impl Mode for WsMode {
         let plan = &self.shared.plan;
         let threads = plan.options.threads;
         let mut first = 0;
+        let opening = std::time::Instant::now();
         Ok((0..threads)
             .map(|t| {
                 // The remainder goes to the first threads.
@@ -192,6 +194,7 @@ impl Mode for WsMode {
                 let worker = WsWorker {
                     shared: Arc::clone(&self.shared),
                     connections: first..first + n,
+                    opening,
                 };
                 first += n;
                 worker
@@ -226,6 +229,8 @@ impl Mode for WsMode {
 pub struct WsWorker {
     shared: Arc<Shared>,
     connections: std::ops::Range<usize>,
+    /// When the connections begin to open (`--connect-rate`: connection i opens i/N s after).
+    opening: std::time::Instant,
 }
 
 impl engine::Worker for WsWorker {
@@ -235,7 +240,7 @@ impl engine::Worker for WsWorker {
     async fn run(self, ctx: WorkerContext<WsGauges>) -> Result<WsRecord, Error> {
         let plan = &self.shared.plan;
         let recorder = Rc::new(RefCell::new(Recorder::default()));
-        let opened = join_all(self.connections.clone().map(|_| self.open(&recorder))).await;
+        let opened = join_all(self.connections.clone().map(|i| self.open(i, &recorder))).await;
         let (opened, scripts): (Vec<_>, Vec<_>) = opened.into_iter().map(Option::unzip).unzip();
         let mut scripts = scripts.into_iter();
         let t0 = ctx.start();
@@ -254,6 +259,10 @@ impl engine::Worker for WsWorker {
                     schedule,
                     size: plan.size,
                     timeout: plan.timeout,
+                    ping: plan.ping.map(|every| {
+                        let phase = (index as f64 + 1.0) / plan.connections as f64;
+                        (every, every.mul_f64(phase))
+                    }),
                     pacer: Rc::clone(&ctx.pacer),
                     recorder: Rc::clone(&recorder),
                     gauges: Arc::clone(&ctx.gauges),
@@ -269,13 +278,20 @@ impl engine::Worker for WsWorker {
 }
 
 impl WsWorker {
-    /// Opens one connection within `-T`, its time recorded; a failure counted by kind. With
-    /// `-s`, the connection's own Lua state first, and its `connect()` headers in the upgrade.
+    /// Opens connection `index` within `-T` (with `--connect-rate`, at its turn), its time
+    /// recorded; a failure counted by kind. With `-s`, the connection's own Lua state first, and
+    /// its `connect()` headers in the upgrade.
     async fn open(
         &self,
+        index: usize,
         recorder: &RefCell<Recorder>,
     ) -> Option<(transport::WebSocket, Option<Scripted>)> {
         let plan = &self.shared.plan;
+        if let Some(rate) = plan.connect_rate {
+            let after = (index as u128 * 1_000_000_000 / u128::from(rate)).min(u64::MAX as u128);
+            let at = self.opening + Duration::from_nanos(after as u64);
+            tokio::time::sleep_until(at.into()).await;
+        }
         let (script, headers) = match &self.shared.script {
             None => (None, Vec::new()),
             Some(source) => {

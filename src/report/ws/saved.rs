@@ -40,6 +40,9 @@ pub struct SavedWsRun {
     /// Each worker's replies per second, sampled once a second (the `Msg/Sec` row).
     pub per_second: SavedHistogram,
     pub messages: SavedWsMessages,
+    /// The server's share and tsumo's own delay (absent in files from before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub breakdown: Option<SavedWsBreakdown>,
     pub connections: SavedWsConnections,
     /// tsumo's own CPU and peak memory.
     pub tsumo: OwnUsage,
@@ -63,6 +66,12 @@ pub struct SavedWsPlan {
     pub size: usize,
     pub duration_s: f64,
     pub timeout_s: f64,
+    /// `--connect-rate`: connections opened per second; absent: all at once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connect_rate: Option<u64>,
+    /// `--ping`: seconds between a connection's pings; absent: none sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ping_s: Option<f64>,
 }
 
 /// The messages and what became of them.
@@ -85,6 +94,22 @@ pub struct SavedWsMessages {
     pub bytes_received: u64,
 }
 
+/// What of the corrected round trip the server caused and what tsumo added (µs, one sample
+/// per answered message; see `stats::ws::split`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SavedWsBreakdown {
+    /// Where the receive times came from: `kernel` (its receive stamps) or `user`.
+    pub timestamps: String,
+    /// The corrected round trip less tsumo's send delay.
+    pub server: SavedHistogram,
+    /// tsumo's own delay: send plus read.
+    pub own: SavedHistogram,
+    pub own_send: SavedHistogram,
+    pub own_read: SavedHistogram,
+    /// Actual send − intended send.
+    pub send_late: SavedHistogram,
+}
+
 /// The connections: opened, failed to open (by kind), ended by the server (by close code).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SavedWsConnections {
@@ -93,6 +118,17 @@ pub struct SavedWsConnections {
     pub connect: SavedHistogram,
     pub failures: BTreeMap<String, u64>,
     pub closes: BTreeMap<String, u64>,
+    /// `--ping`: the pings and their pongs; absent without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pings: Option<SavedWsPings>,
+}
+
+/// `--ping`'s pings: sent, answered by a pong, and the pong's round trip (µs).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SavedWsPings {
+    pub sent: u64,
+    pub answered: u64,
+    pub round_trip: SavedHistogram,
 }
 
 impl SavedWsRun {
@@ -115,6 +151,8 @@ impl SavedWsRun {
                 size: plan.size,
                 duration_s: plan.options.duration.as_secs_f64(),
                 timeout_s: plan.timeout.as_secs_f64(),
+                connect_rate: plan.connect_rate,
+                ping_s: plan.ping.map(|p| p.as_secs_f64()),
             },
             part: SavedPart::of(&plan.options.part, &r.start),
             elapsed_s: r.elapsed.as_secs_f64(),
@@ -133,11 +171,24 @@ impl SavedWsRun {
                 bytes_sent: c.bytes_sent,
                 bytes_received: c.bytes_received,
             },
+            breakdown: Some(SavedWsBreakdown {
+                timestamps: r.timestamps.to_string(),
+                server: SavedHistogram::of(&record.breakdown.server),
+                own: SavedHistogram::of(&record.breakdown.own),
+                own_send: SavedHistogram::of(&record.breakdown.own_send),
+                own_read: SavedHistogram::of(&record.breakdown.own_read),
+                send_late: SavedHistogram::of(&record.breakdown.send_late),
+            }),
             connections: SavedWsConnections {
                 opened: c.connected,
                 connect: SavedHistogram::of(&record.connect),
                 failures: c.failures.clone(),
                 closes: c.closes.clone(),
+                pings: plan.ping.map(|_| SavedWsPings {
+                    sent: c.pings,
+                    answered: c.pongs,
+                    round_trip: SavedHistogram::of(&record.pong),
+                }),
             },
             tsumo: OwnUsage {
                 cpu_seconds: r.cpu_seconds,

@@ -8,7 +8,7 @@ use crate::report::histogram::SavedHistogram;
 use crate::report::lines::{counts_said, latency_block, server_line, stats_row};
 use crate::stats::format::{format_binary, format_metric, format_time_s, format_time_us};
 
-use super::saved::SavedWsRun;
+use super::saved::{SavedWsBreakdown, SavedWsRun};
 
 const SEPARATOR: &str = "----------------------------------------------------------";
 
@@ -112,17 +112,34 @@ fn additions(s: &SavedWsRun) -> Vec<String> {
             m.late
         ));
     }
-    let c = &s.connections;
     let t = |us: u64| format_time_us(us as f64);
+    if let Some(b) = &s.breakdown {
+        breakdown(&mut lines, b, t);
+    }
+    let c = &s.connections;
     let connect = &c.connect;
     let connect = match connect.sampled() {
         Some(h) => format!(": p50 {}, p99 {}, max {}", t(h.p50), t(h.p99), t(h.max)),
         None => String::new(),
     };
+    let pace = match s.plan.connect_rate {
+        Some(rate) => format!(" at {rate}/s"),
+        None => String::new(),
+    };
     lines.push(format!(
-        "Connections: {} of {} opened{connect}",
+        "Connections: {} of {} opened{pace}{connect}",
         c.opened, s.plan.connections
     ));
+    if let Some(p) = &c.pings {
+        let pong = match p.round_trip.sampled() {
+            Some(h) => format!(": p50 {}, p99 {}, max {}", t(h.p50), t(h.p99), t(h.max)),
+            None => String::new(),
+        };
+        lines.push(format!(
+            "Pings: {} sent, {} ponged{pong}",
+            p.sent, p.answered
+        ));
+    }
     let counts = |map: &std::collections::BTreeMap<String, u64>| {
         let kinds: Vec<(&str, u64)> = map.iter().map(|(k, n)| (k.as_str(), *n)).collect();
         counts_said(&kinds)
@@ -140,6 +157,34 @@ fn additions(s: &SavedWsRun) -> Vec<String> {
         lines.push(format!("Failed: {failure}"));
     }
     lines
+}
+
+/// The server's share and tsumo's own delay, when a message was answered.
+fn breakdown(lines: &mut Vec<String>, b: &SavedWsBreakdown, t: impl Fn(u64) -> String) {
+    let (Some(server), Some(own)) = (b.server.sampled(), b.own.sampled()) else {
+        return;
+    };
+    let source = match b.timestamps.as_str() {
+        "kernel" => "kernel receive timestamps",
+        _ => "user-space timestamps: tsumo's read delay is in it",
+    };
+    lines.push(format!(
+        "Server's latency: p50 {}, p99 {}, max {} (the corrected round trip less tsumo's own \
+         delay; {source})",
+        t(server.p50),
+        t(server.p99),
+        t(server.max)
+    ));
+    let p99 = |h: &SavedHistogram| h.sampled().map_or(0, |h| h.p99);
+    lines.push(format!(
+        "tsumo's own delay: p50 {}, p99 {} (send {}, read {}); sends late: p99 {}, max {}",
+        t(own.p50),
+        t(own.p99),
+        t(p99(&b.own_send)),
+        t(p99(&b.own_read)),
+        t(p99(&b.send_late)),
+        t(b.send_late.sampled().map_or(0, |h| h.max))
+    ));
 }
 
 /// Why a run failed, if it did: no connection opened, or not one message answered.

@@ -2,6 +2,8 @@
 //! intended send time and from its actual send, connect latency, the message counts, failures
 //! by kind and close codes), merged once at the end into the run's [`RunResult`].
 
+pub mod split;
+
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -37,6 +39,9 @@ pub struct Counters {
     pub failures: BTreeMap<String, u64>,
     /// Connections the server closed or broke during the run, by close code or kind.
     pub closes: BTreeMap<String, u64>,
+    /// `--ping`: pings sent, and those whose pong came back.
+    pub pings: u64,
+    pub pongs: u64,
 }
 
 impl Counters {
@@ -50,6 +55,8 @@ impl Counters {
         self.bytes_sent += other.bytes_sent;
         self.bytes_received += other.bytes_received;
         self.connected += other.connected;
+        self.pings += other.pings;
+        self.pongs += other.pongs;
         for (kind, n) in other.failures {
             *self.failures.entry(kind).or_default() += n;
         }
@@ -68,6 +75,10 @@ pub struct Recorder {
     pub uncorrected: Histogram<u64>,
     /// TCP connect, TLS and the upgrade, per connection opened.
     pub connect: Histogram<u64>,
+    /// The server's share and tsumo's own delay ([`split`]).
+    pub breakdown: split::Breakdown,
+    /// `--ping`: each pong's round trip from its ping's send.
+    pub pong: Histogram<u64>,
     pub counters: Counters,
 }
 
@@ -77,13 +88,16 @@ impl Default for Recorder {
             corrected: new_histogram(),
             uncorrected: new_histogram(),
             connect: new_histogram(),
+            breakdown: split::Breakdown::default(),
+            pong: new_histogram(),
             counters: Counters::default(),
         }
     }
 }
 
 impl Recorder {
-    /// A reply to a message due at `intended` and sent at `sent`, read at `now` (ns, one clock).
+    /// A reply to a message due at `intended` and sent at `sent`, received at `now` (ns, one
+    /// clock: the kernel's stamp where it stamps).
     pub fn answered(&mut self, intended: u64, sent: u64, now: u64, bytes: usize) {
         let record = |h: &mut Histogram<u64>, from: u64| {
             // Saturating: a value past one day is recorded as one day.
@@ -101,6 +115,12 @@ impl Recorder {
         let us = to_us(took.as_nanos().min(u64::MAX as u128) as u64).max(1);
         self.connect.saturating_record(us);
         self.counters.connected += 1;
+    }
+
+    /// A pong `ns` after its ping.
+    pub fn ponged(&mut self, ns: u64) {
+        self.pong.saturating_record(to_us(ns).max(1));
+        self.counters.pongs += 1;
     }
 
     /// A connection that did not open, by kind.
@@ -121,6 +141,8 @@ impl Recorder {
         let _ = self.corrected.add(&other.corrected);
         let _ = self.uncorrected.add(&other.uncorrected);
         let _ = self.connect.add(&other.connect);
+        self.breakdown.merge(&other.breakdown);
+        let _ = self.pong.add(&other.pong);
         self.counters.merge(other.counters);
     }
 }
@@ -138,6 +160,8 @@ pub struct RunResult {
     /// tsumo's own CPU time (user + system) and peak resident memory.
     pub cpu_seconds: f64,
     pub peak_rss_bytes: u64,
+    /// Where the receive times came from: `kernel` (its receive stamps) or `user`.
+    pub timestamps: &'static str,
     pub server: Option<ServerUsage>,
     pub start: StartRecord,
 }
