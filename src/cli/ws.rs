@@ -50,6 +50,10 @@ flight at a time, as a wrk2 connection has one request.
 Examples:
   tsumo ws -c 10 -d 30s -R 1000 -L ws://127.0.0.1:8080/echo
   tsumo ws -c 4 -d 10s --size 1k --json ws.json wss://example.com/socket
+  tsumo ws -c 10 -R 1000 --slo 'p99<20ms' --slo 'errors<0.1%' ws://127.0.0.1:8080/echo
+
+Exit status: 0 the run ran; 1 it failed (no connection opened, nothing answered); 2 bad
+command line; 99 the run ran and an objective (--slo) broke.
 ",
 };
 
@@ -132,10 +136,10 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
             cacert: matches.get_one::<PathBuf>("cacert").cloned(),
             json: json_out(matches.get_one::<PathBuf>("json").cloned()),
             html: None,
-            junit: None,
+            junit: matches.get_one::<PathBuf>("junit").cloned(),
             quiet: matches.get_flag("quiet"),
             progress: matches.get_flag("progress"),
-            objectives: Vec::new(),
+            objectives: super::slo::ws(&matches, rate.is_some())?,
             dashboard: None,
             remote_write: None,
         },
@@ -193,6 +197,8 @@ pub(super) fn command() -> Command {
             shared::insecure(For::Run),
             shared::cacert(For::Run),
             shared::json(For::Run),
+            shared::junit(For::Run),
+            super::slo::ws_arg(),
             shared::quiet(For::Run),
             shared::progress(For::Run),
             shared::label(For::Run),

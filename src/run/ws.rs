@@ -1,14 +1,20 @@
-//! A WebSocket run (`tsumo ws …`): the run, its text report, its JSON, and its verdict.
+//! A WebSocket run (`tsumo ws …`): the run, its text report, its JSON, its page, and its
+//! verdict (with `--slo`, its objectives; `--junit` and the CI step summary from them).
 
 use super::output::Outputs;
 use super::{error_exit, exit_as};
 use crate::error::ExitStatus;
 use crate::plan::WsPlan;
 use crate::report;
+use crate::report::tools::saved::{LoadedRun, RunData};
 use crate::report::ws::text::Shown;
 
-/// `tsumo ws …`: the run, its report on stdout, `--json`.
+/// `tsumo ws …`: the run, its report on stdout, `--json`, `--html`, `--junit`.
 pub fn run(plan: &WsPlan) -> ExitStatus {
+    super::with_dashboard(&plan.options, || once(plan))
+}
+
+fn once(plan: &WsPlan) -> ExitStatus {
     if let Err(e) = super::files::of_ws(plan) {
         return error_exit(&e);
     }
@@ -24,5 +30,8 @@ pub fn run(plan: &WsPlan) -> ExitStatus {
     };
     outputs.text(|| report::ws::text::render(&saved, shown).unwrap_or_else(|e| format!("{e}\n")));
     outputs.json(|| &saved);
+    let loaded = || LoadedRun::new(RunData::Ws(Box::new(saved.clone())), "run");
+    outputs.page(loaded);
+    outputs.judged(|| vec![loaded()]);
     outputs.status_or(|| exit_as(&saved))
 }

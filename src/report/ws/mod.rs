@@ -1,8 +1,10 @@
-//! A WebSocket run as a result: its saved type ([`saved`](mod@saved)), its text ([`text`]);
+//! A WebSocket run as a result: its saved type ([`saved`](mod@saved)), its text ([`text`]),
+//! what its objectives measure (`measures`);
 //! here, [`SavedWsRun`] through [`SavedResult`]: its rows in `tsumo compare`, its histograms
 //! for `tsumo plot`, its verdict. Runs of this kind do not merge yet (`tsumo merge` refuses
 //! them in one line), and their page is the text report's figures.
 
+mod measures;
 pub mod saved;
 pub mod text;
 
@@ -25,6 +27,8 @@ pub const MODE: &str = "ws";
 pub fn saved(r: &RunResult) -> SavedWsRun {
     let mut saved = SavedWsRun::from_result(r);
     saved.failure = text::failure(&saved);
+    // Judged on the saved measures, as a saved run is judged again.
+    saved.objectives = crate::slo::judge(&r.plan.options.objectives, &saved);
     saved
 }
 
@@ -61,7 +65,7 @@ impl SavedResult for SavedWsRun {
     }
 
     fn objectives(&self) -> &[Verdict] {
-        &[]
+        &self.objectives
     }
 
     fn plan_key(&self) -> Vec<(&'static str, String)> {

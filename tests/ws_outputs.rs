@@ -1,0 +1,123 @@
+//! What a `tsumo ws` run leaves besides its report, against the Node.js echo server
+//! (`scripts/ws-echo.js`): its objectives (`--slo`, exit 99 with the measured value when one
+//! breaks, the JSON's `objectives`, `--junit`), its timeline (`--interval`, the JSON's
+//! `intervals`), its page (`--html`) and `/metrics` during the run (`--dashboard`).
+
+mod common;
+
+use std::time::Duration;
+
+use common::wsecho::WsEcho;
+use common::{read_json, run_tsumo, TempDir};
+
+const LIMIT: Duration = Duration::from_secs(60);
+
+/// Objectives an echo server holds: exit 0, each verdict in the JSON and the JUnit file.
+#[test]
+fn objectives_that_hold_exit_0_and_are_saved() {
+    let server = WsEcho::start(&[]);
+    let dir = TempDir::new("ws-slo-held");
+    let (json, junit) = (dir.path().join("r.json"), dir.path().join("r.xml"));
+    let (json_arg, junit_arg) = (json.display().to_string(), junit.display().to_string());
+    let args = [
+        "ws",
+        "-t1",
+        "-c2",
+        "-d2s",
+        "-R100",
+        "--slo",
+        "p99<250ms",
+        "--slo",
+        "errors<5%",
+        "--slo",
+        "rate>90%",
+        "--slo",
+        "disconnects<1",
+        "--json",
+        &json_arg,
+        "--junit",
+        &junit_arg,
+    ];
+    let url = server.url();
+    let run = run_tsumo(&[&args[..], &[url.as_str()]].concat(), LIMIT);
+    run.assert_success();
+    assert!(
+        run.stdout.contains("Objectives: all 4 held"),
+        "{}",
+        run.stdout
+    );
+    let doc = read_json(&json);
+    let objectives = doc["objectives"].as_array().expect("objectives");
+    assert_eq!(objectives.len(), 4, "{doc}");
+    assert!(objectives.iter().all(|v| v["held"] == true), "{doc}");
+    assert_eq!(objectives[3]["measured"], 0.0, "{doc}");
+    let xml = std::fs::read_to_string(&junit).expect("--junit written");
+    assert!(
+        xml.contains("p99&lt;250ms") && xml.contains("<testcase"),
+        "{xml}"
+    );
+}
+
+/// The server holds each connection's 50th message and the rest for 300 ms: a round-trip
+/// objective under it breaks (exit 99), the line names it with the value measured.
+#[test]
+fn an_objective_broken_by_a_stall_exits_99_with_the_value_measured() {
+    let server = WsEcho::start(&["--stall-after", "50"]);
+    let dir = TempDir::new("ws-slo-broken");
+    let json = dir.path().join("s.json");
+    let json_arg = json.display().to_string();
+    let url = server.url();
+    let run = run_tsumo(
+        &[
+            "ws",
+            "-t1",
+            "-c2",
+            "-d3s",
+            "-R200",
+            "--slo",
+            "p99<100ms",
+            "--slo",
+            "errors<1%",
+            "--json",
+            &json_arg,
+            &url,
+        ],
+        LIMIT,
+    );
+    assert_eq!(
+        run.status.code(),
+        Some(99),
+        "{}\n{}",
+        run.stdout,
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("objectives broken: p99<100ms (p99 "),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("errors<1%"), "{}", run.stderr);
+    let doc = read_json(&json);
+    let p99 = &doc["objectives"][0];
+    assert_eq!(p99["held"], false, "{doc}");
+    let measured = p99["measured"].as_f64().expect("measured");
+    assert!(measured >= 250_000.0, "p99 {measured} µs: {doc}");
+    assert_eq!(measured, doc["round_trip"]["p99"].as_f64().unwrap_or(0.0));
+}
+
+/// Bad objectives are one line, exit 2, before any traffic.
+#[test]
+fn bad_objectives_are_refused_in_one_line() {
+    let refused = |slo: &str, rate: &[&str], said: &str| {
+        let run = run_tsumo(
+            &[&["ws", "--slo", slo], rate, &["ws://127.0.0.1:9/"]].concat(),
+            LIMIT,
+        );
+        assert_eq!(run.status.code(), Some(2), "{slo}: {}", run.stderr);
+        assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+        assert!(run.stderr.contains(said), "{slo}: {}", run.stderr);
+    };
+    refused("draw_overshoot.p99<1ms", &["-R10"], "a WebSocket run's are");
+    refused("rate>95%", &[], "needs a target rate (-R)");
+    refused("p99<0ms", &["-R10"], "can never hold");
+}
