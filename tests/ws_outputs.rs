@@ -121,3 +121,82 @@ fn bad_objectives_are_refused_in_one_line() {
     refused("rate>95%", &[], "needs a target rate (-R)");
     refused("p99<0ms", &["-R10"], "can never hold");
 }
+
+/// `--interval 500ms`: the JSON's intervals add up to the run's messages, each with its round
+/// trip; `--html`: the run's page, opened in headless Chromium without a console message, its
+/// figures the JSON's and its charts over time drawn.
+#[test]
+fn the_timeline_is_saved_and_the_page_written() {
+    let server = WsEcho::start(&[]);
+    let dir = TempDir::new("ws-timeline");
+    let (json, html) = (dir.path().join("t.json"), dir.path().join("t.html"));
+    let (json_arg, html_arg) = (json.display().to_string(), html.display().to_string());
+    let url = server.url();
+    let run = run_tsumo(
+        &[
+            "ws",
+            "-t1",
+            "-c2",
+            "-d2s",
+            "-R100",
+            "--interval",
+            "500ms",
+            "--json",
+            &json_arg,
+            "--html",
+            &html_arg,
+            &url,
+        ],
+        LIMIT,
+    );
+    run.assert_success();
+    let doc = read_json(&json);
+    let intervals = doc["intervals"].as_array().expect("intervals");
+    assert!((4..=5).contains(&intervals.len()), "{doc}");
+    let sum = |field: &str| -> u64 {
+        intervals
+            .iter()
+            .map(|i| i[field].as_u64().unwrap_or(0))
+            .sum()
+    };
+    assert_eq!(
+        sum("sent"),
+        doc["messages"]["sent"].as_u64().unwrap_or(0),
+        "{doc}"
+    );
+    assert_eq!(
+        sum("answered"),
+        doc["messages"]["answered"].as_u64().unwrap_or(0)
+    );
+    let rt: u64 = intervals
+        .iter()
+        .map(|i| i["round_trip"]["count"].as_u64().unwrap_or(0))
+        .sum();
+    assert_eq!(
+        rt,
+        doc["round_trip"]["count"].as_u64().unwrap_or(0),
+        "{doc}"
+    );
+    assert!(
+        intervals[1]["answered"].as_u64().unwrap_or(0) >= 40,
+        "{doc}"
+    );
+    assert_eq!(intervals[1]["duration_s"], 0.5, "{doc}");
+    let text = std::fs::read_to_string(&html).expect("--html written");
+    assert!(text.contains("Round trip over time"), "the page's charts");
+    let page = common::browser::open(&html, "ws-run", Duration::from_secs(90));
+    page.assert_no_console_messages();
+    let achieved = common::browser::figure_value(&page.dom, "data-figure=\"achieved\"");
+    let answered = doc["messages"]["answered"].as_f64().unwrap_or(0.0);
+    let elapsed = doc["elapsed_s"].as_f64().unwrap_or(1.0);
+    let shown = achieved.expect("the Messages/sec figure");
+    assert!(
+        (shown - answered / elapsed).abs() < 0.01,
+        "{shown} vs {answered}/{elapsed}"
+    );
+    assert!(
+        page.attributes("polyline", "points").len() >= 4,
+        "{}",
+        page.dom
+    );
+}

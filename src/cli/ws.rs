@@ -15,7 +15,6 @@ use super::shared::{self, flag, value, For};
 use super::units::duration_text;
 use super::{extra_argument, json_out, subcommand_matches, url, url_args, Options, Parsed};
 use crate::plan::{Part, RunOptions, WsPlan};
-use crate::stats::timeline::DEFAULT_INTERVAL;
 
 const DEFAULT_THREADS: usize = 2;
 const DEFAULT_CONNECTIONS: usize = 10;
@@ -127,7 +126,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
                 .cloned()
                 .unwrap_or_else(|| typed.clone()),
             server_pids: super::server_pids(&matches)?,
-            interval: DEFAULT_INTERVAL,
+            interval: super::interval(&options)?,
             vs: None,
             vs_label: None,
             rounds: 1,
@@ -135,7 +134,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
             insecure: matches.get_flag("insecure"),
             cacert: matches.get_one::<PathBuf>("cacert").cloned(),
             json: json_out(matches.get_one::<PathBuf>("json").cloned()),
-            html: None,
+            html: matches.get_one::<PathBuf>("html").cloned(),
             junit: matches.get_one::<PathBuf>("junit").cloned(),
             quiet: matches.get_flag("quiet"),
             progress: matches.get_flag("progress"),
@@ -197,6 +196,8 @@ pub(super) fn command() -> Command {
             shared::insecure(For::Run),
             shared::cacert(For::Run),
             shared::json(For::Run),
+            shared::interval(For::Run),
+            shared::html(For::Run),
             shared::junit(For::Run),
             super::slo::ws_arg(),
             shared::quiet(For::Run),

@@ -10,6 +10,7 @@
 //! Named `wsload`, not `ws`: `ws` is the transport every WebSocket mode shares.
 
 pub mod conn;
+mod intervals;
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -182,6 +183,12 @@ impl engine::Worker for WsWorker {
         let recorder = Rc::new(RefCell::new(Recorder::default()));
         let opened = join_all(self.connections.clone().map(|_| self.open(&recorder))).await;
         let t0 = ctx.start();
+        let intervals = Rc::new(RefCell::new(intervals::Intervals::new(
+            t0,
+            plan.options.interval,
+        )));
+        let ticker =
+            tokio::task::spawn_local(intervals::tick(Rc::clone(&intervals), Rc::clone(&recorder)));
         let lives = self
             .connections
             .clone()
@@ -204,6 +211,8 @@ impl engine::Worker for WsWorker {
                 life.run(ws, ctx.shutdown())
             });
         join_all(lives).await;
+        ticker.abort();
+        intervals.borrow_mut().close(&recorder);
         let recorder = recorder.replace(Recorder::default());
         Ok(WsRecord(recorder))
     }

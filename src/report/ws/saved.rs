@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::intervals::SavedWsInterval;
 use crate::report::histogram::SavedHistogram;
 use crate::report::schema::{first_schema, SavedPart, SCHEMA_VERSION};
 use crate::slo::Verdict;
@@ -53,6 +54,9 @@ pub struct SavedWsRun {
     /// without objectives.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub objectives: Vec<Verdict>,
+    /// The run interval by interval (`--interval`, 1 s by default).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub intervals: Vec<SavedWsInterval>,
 }
 
 /// What was asked.
@@ -151,6 +155,11 @@ impl SavedWsRun {
             server: r.server.clone(),
             failure: None,
             objectives: Vec::new(),
+            intervals: super::intervals::saved(
+                &record.timeline,
+                r.start.intended_unix_ns.unwrap_or(r.start.actual_unix_ns),
+                r.elapsed.as_secs_f64(),
+            ),
         }
     }
 }
@@ -195,6 +204,7 @@ pub(crate) mod tests {
             server: None,
             failure: None,
             objectives: Vec::new(),
+            intervals: Vec::new(),
         }
     }
 }

@@ -1,6 +1,9 @@
 //! What a WebSocket run records: each worker's [`Recorder`] (the round trip from each message's
 //! intended send time and from its actual send, connect latency, the message counts, failures
-//! by kind and close codes), merged once at the end into the run's [`RunResult`].
+//! by kind and close codes, the run interval by interval in [`timeline`]), merged once at the
+//! end into the run's [`RunResult`].
+
+pub mod timeline;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -69,6 +72,8 @@ pub struct Recorder {
     /// TCP connect, TLS and the upgrade, per connection opened.
     pub connect: Histogram<u64>,
     pub counters: Counters,
+    /// The run interval by interval (`--interval`).
+    pub timeline: timeline::Timeline,
 }
 
 impl Default for Recorder {
@@ -78,6 +83,7 @@ impl Default for Recorder {
             uncorrected: new_histogram(),
             connect: new_histogram(),
             counters: Counters::default(),
+            timeline: timeline::Timeline::default(),
         }
     }
 }
@@ -122,6 +128,7 @@ impl Recorder {
         let _ = self.uncorrected.add(&other.uncorrected);
         let _ = self.connect.add(&other.connect);
         self.counters.merge(other.counters);
+        self.timeline.merge(&other.timeline);
     }
 }
 
