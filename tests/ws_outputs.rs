@@ -200,3 +200,62 @@ fn the_timeline_is_saved_and_the_page_written() {
         page.dom
     );
 }
+
+/// The first value of series `name` (with labels) in `/metrics`' text whose line holds `with`.
+fn metric(text: &str, name: &str, with: &str) -> Option<f64> {
+    text.lines()
+        .find(|l| l.starts_with(&format!("{name}{{")) && l.contains(with))
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|v| v.parse().ok())
+}
+
+/// `--dashboard`: `/metrics` scraped during the run has the ws series, growing, and once the
+/// run ended, its totals are the JSON's.
+#[test]
+fn metrics_scraped_during_a_run_have_the_ws_series() {
+    let server = WsEcho::start(&[]);
+    let dir = TempDir::new("ws-metrics");
+    let json = dir.path().join("m.json");
+    let json_arg = json.display().to_string();
+    let port = common::free_port();
+    let at = format!("127.0.0.1:{port}");
+    let url = server.url();
+    let tsumo = common::Signalled::spawn(&[
+        "ws",
+        "-t1",
+        "-c2",
+        "-d4s",
+        "-R200",
+        "--quiet",
+        "--dashboard",
+        &at,
+        "--dashboard-linger",
+        "3s",
+        "--json",
+        &json_arg,
+        &url,
+    ]);
+    let get = |path| common::prometheus::get(port, path);
+    common::wait_for("the dashboard listens", Duration::from_secs(30), || {
+        get("/metrics").is_some()
+    });
+    std::thread::sleep(Duration::from_millis(2_500));
+    let (status, during) = get("/metrics").expect("/metrics answers");
+    assert_eq!(status, 200);
+    let answered = metric(&during, "tsumo_ws_messages_total", "state=\"answered\"");
+    assert!(answered.is_some_and(|n| n >= 100.0), "{during}");
+    assert!(
+        during.contains("tsumo_ws_round_trip_seconds_bucket{"),
+        "{during}"
+    );
+    assert!(during.contains("tsumo_ws_disconnects_total{"), "{during}");
+    let (_, page) = get("/").expect("the live page");
+    assert!(page.contains("WebSocket run"), "{page}");
+    common::wait_for("the run's JSON", Duration::from_secs(30), || json.exists());
+    std::thread::sleep(Duration::from_millis(300));
+    let (_, after) = get("/metrics").expect("/metrics after the end");
+    let doc = read_json(&json);
+    let sent = metric(&after, "tsumo_ws_messages_total", "state=\"sent\"");
+    assert_eq!(sent, doc["messages"]["sent"].as_f64(), "{after}");
+    tsumo.finish(LIMIT).assert_success();
+}

@@ -1,13 +1,15 @@
-//! A WebSocket run (`tsumo ws …`): the run, its text report, its JSON, its page, and its
-//! verdict (with `--slo`, its objectives; `--junit` and the CI step summary from them).
+//! A WebSocket run (`tsumo ws …`): the run (on `--dashboard` as it goes), its text report,
+//! its JSON, its page, and its verdict (with `--slo`, its objectives; `--junit` and the CI
+//! step summary from them).
 
 use super::output::Outputs;
 use super::{error_exit, exit_as};
-use crate::error::ExitStatus;
+use crate::error::{Error, ExitStatus};
 use crate::plan::WsPlan;
 use crate::report;
 use crate::report::tools::saved::{LoadedRun, RunData};
 use crate::report::ws::text::Shown;
+use crate::stats::sink::Sink;
 
 /// `tsumo ws …`: the run, its report on stdout, `--json`, `--html`, `--junit`.
 pub fn run(plan: &WsPlan) -> ExitStatus {
@@ -18,7 +20,7 @@ fn once(plan: &WsPlan) -> ExitStatus {
     if let Err(e) = super::files::of_ws(plan) {
         return error_exit(&e);
     }
-    let result = match crate::wsload::run(plan) {
+    let result = match live_run(plan) {
         Ok(result) => result,
         Err(e) => return error_exit(&e),
     };
@@ -34,4 +36,14 @@ fn once(plan: &WsPlan) -> ExitStatus {
     outputs.page(loaded);
     outputs.judged(|| vec![loaded()]);
     outputs.status_or(|| exit_as(&saved))
+}
+
+/// The run, shown on the dashboard when there is one.
+fn live_run(plan: &WsPlan) -> Result<crate::stats::ws::RunResult, Error> {
+    let feed = crate::dashboard::begin(&plan.options, crate::stats::ws::live::Data::default());
+    let result = crate::wsload::run(plan)?;
+    if let Some(feed) = feed {
+        feed.ended(&result.record.timeline.intervals);
+    }
+    Ok(result)
 }

@@ -27,7 +27,7 @@ impl Intervals {
             clock: IntervalClock::new(t0, length),
             index: 0,
             was: Totals::default(),
-            sink: None,
+            sink: crate::stats::live::sink::<crate::stats::ws::live::Data>(),
         }
     }
 

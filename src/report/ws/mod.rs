@@ -5,6 +5,7 @@
 //! them in one line); their page is in `page`, their intervals in [`intervals`].
 
 pub mod intervals;
+pub mod live;
 mod measures;
 mod page;
 pub mod saved;

@@ -3,6 +3,7 @@
 //! by kind and close codes, the run interval by interval in [`timeline`]), merged once at the
 //! end into the run's [`RunResult`].
 
+pub mod live;
 pub mod timeline;
 
 use std::collections::BTreeMap;
