@@ -247,6 +247,9 @@ pub struct Plan {
     /// `--hlog FILE`: also write the corrected latency, interval by interval, as an
     /// HdrHistogram interval log.
     pub hlog: Option<PathBuf>,
+    /// `--requests FILE` (with `--requests-sample F`): every request on record.
+    #[serde(skip)]
+    pub requests: Option<RequestsOut>,
     /// The protocol spoken: HTTP/1.1, `--http2` or `--http3`, with its settings.
     #[serde(flatten)]
     pub protocol: Protocol,
@@ -254,6 +257,14 @@ pub struct Plan {
     /// with `--vs-http2` where this one speaks HTTP/3.
     #[serde(skip)]
     pub vs_protocol: Protocol,
+}
+
+/// `--requests FILE`: where each request's row goes, and the fraction of requests logged
+/// (`--requests-sample`, in (0, 1]; 1 without it).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RequestsOut {
+    pub path: PathBuf,
+    pub sample: f64,
 }
 
 /// The protocol of a run, with its settings: one of three, never two at once. Saved as today's
@@ -392,6 +403,7 @@ impl Plan {
             script_args: Vec::new(),
             hgrm: None,
             hlog: None,
+            requests: None,
             script_timeout: Some(Duration::from_secs(1)),
             protocol: Protocol::Http1,
             vs_protocol: Protocol::Http1,

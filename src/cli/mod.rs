@@ -257,6 +257,7 @@ fn run_plan(
         end_early: None,
         hgrm: path_option(matches, "hgrm"),
         hlog: path_option(matches, "hlog"),
+        requests: wrk::requests(options)?,
         protocol: protocols.run,
         vs_protocol: protocols.vs,
         script_args: matches

@@ -96,6 +96,8 @@ const NOT_IN_RUN_ID: &[&str] = &[
     "--json",
     "--hgrm",
     "--hlog",
+    "--requests",
+    "--requests-sample",
     "--html",
     "--run-id",
     "--label",

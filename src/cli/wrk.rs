@@ -3,6 +3,7 @@
 //! The options other commands share come from `shared` (and `shard`, `bind`, `slo`, `http2`),
 //! and the help's option list is rendered from this table.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Arg, ArgAction, ArgMatches, Command};
@@ -12,7 +13,7 @@ use super::help::Page;
 use super::shared::{self, file, flag, value, For};
 use super::units::duration_text;
 use super::{bind, header, http2, shard, slo, stages, url, Options};
-use crate::plan::{Stage, Target};
+use crate::plan::{RequestsOut, Stage, Target};
 use crate::timing::stages::Profile;
 
 pub(super) const DEFAULT_THREADS: usize = 2;
@@ -145,6 +146,13 @@ pub(super) fn command() -> Command {
                 "Also write the corrected latency of each interval as an HdrHistogram\n\
                  interval log (HistogramLogAnalyzer, hdr-plot)",
             ),
+            file("requests", None, "requests").help(
+                "Also write every request as one CSV row (times, connection, status,\n\
+                 bytes, latency, error); zstd-compressed when FILE ends in .zst",
+            ),
+            value("requests_sample", None, "requests-sample")
+                .value_name("F")
+                .help("With --requests, log this fraction of the requests, in (0, 1]"),
             shared::html(For::Run),
             shared::junit(For::Run),
             shared::dashboard(),
@@ -311,4 +319,46 @@ pub(super) fn vs_and_rounds(options: &Options) -> Result<(Option<Target>, u32), 
     };
     let rounds = super::ab_rounds(options, DEFAULT_ROUNDS)?;
     Ok((vs, rounds))
+}
+
+/// `--requests FILE` and `--requests-sample F`: the sample a fraction in (0, 1], and only with
+/// the log; neither with `--vs` (one file would hold only one of its runs). `None` where the
+/// command has no such option (`tsumo capacity`).
+pub(super) fn requests(options: &Options) -> Result<Option<RequestsOut>, ArgError> {
+    let matches = options.matches;
+    let path = matches.try_get_one::<PathBuf>("requests").ok().flatten();
+    let sample = matches
+        .try_get_one::<String>("requests_sample")
+        .ok()
+        .flatten();
+    let Some(path) = path else {
+        return match sample {
+            Some(_) => Err(ArgError::Refused(
+                "--requests-sample needs --requests FILE (the log it samples)".to_string(),
+            )),
+            None => Ok(None),
+        };
+    };
+    if matches.contains_id("vs") {
+        return Err(ArgError::Refused(
+            "--requests goes with a single run, not --vs (one file would mix its rounds)"
+                .to_string(),
+        ));
+    }
+    let sample = match sample {
+        None => 1.0,
+        Some(text) => match text.trim().parse::<f64>() {
+            Ok(f) if f > 0.0 && f <= 1.0 => f,
+            _ => {
+                return Err(options.invalid(
+                    "requests_sample",
+                    "a fraction of the requests, more than 0 and at most 1",
+                ))
+            }
+        },
+    };
+    Ok(Some(RequestsOut {
+        path: path.clone(),
+        sample,
+    }))
 }

@@ -102,6 +102,7 @@ pub(super) fn live_run(plan: &Plan) -> Result<web::Finished, crate::error::Error
 fn saved_run(finished: &web::Finished) -> report::http::saved::SavedRun {
     report::http::saved::SavedRun {
         script_error: finished.script_error.as_ref().map(ToString::to_string),
+        requests_log: finished.requests_log.clone(),
         ..report::http::saved::SavedRun::from_result(&finished.result)
     }
 }
@@ -114,6 +115,7 @@ fn sides(plan: &Plan) -> Option<[Plan; 2]> {
         options: first,
         hgrm: None,
         hlog: None,
+        requests: None,
         ..plan.clone()
     };
     let second = Plan {

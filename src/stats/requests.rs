@@ -31,3 +31,6 @@ pub struct RequestsLog {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }
+
+/// The writer a run streams its rows through.
+pub mod writer;

@@ -35,7 +35,7 @@ use super::gauges::Progress;
 use super::pace::Turn;
 use super::shared::Shared;
 use crate::net::http1::request::Batch;
-use crate::net::http1::response::{ParseError, ResponseParser};
+use crate::net::http1::response::ResponseParser;
 use crate::net::stamp::{kernel_stamps, Timestamps};
 use crate::net::stream::Stream;
 use crate::stats::http::protocol::{excerpt, Violation};
@@ -43,6 +43,10 @@ use crate::stats::http::split::{ResponseTimes, ServerFree};
 use crate::timing::clock::{self, Nanos};
 use crate::timing::deadline::Deadline;
 use crate::timing::schedule::Schedule;
+
+mod rows;
+
+use rows::RowState;
 
 const INITIAL_BUFFER: usize = 16 * 1024;
 const MAX_BUFFER: usize = crate::net::http1::response::MAX_HEAD * 2;
@@ -93,6 +97,8 @@ pub struct Connection {
     last_received: Nanos,
     /// When it would have become free had tsumo never been late (R′, stats::http::split).
     server_free: ServerFree,
+    /// What its `--requests` rows need (kept whether or not the run logs).
+    row: RowState,
 }
 
 impl Connection {
@@ -128,6 +134,7 @@ impl Connection {
             progress: Rc::default(),
             last_received: 0,
             server_free: ServerFree::default(),
+            row: RowState::new(&shared),
             shared,
         }
     }
@@ -213,11 +220,15 @@ impl Connection {
                     self.retry = Some((batch, think));
                 }
                 Ok(Outcome::Stopped) => return,
-                Ok(Outcome::Failed) => self.next += batch.len() as u64,
+                Ok(Outcome::Failed) => {
+                    self.log_failed(times, batch.len(), false);
+                    self.next += batch.len() as u64;
+                }
                 Err(_elapsed) => {
                     // The stream was dropped with the exchange: the connection is closed.
                     self.shared.recorder.borrow_mut().counters.errors.timeout += 1;
                     self.shared.gauges.errors.fetch_add(1, Ordering::Relaxed);
+                    self.log_failed(times, batch.len(), true);
                     self.next += batch.len() as u64;
                 }
             }
@@ -246,6 +257,7 @@ impl Connection {
     /// Writes one batch and reads its responses.
     async fn exchange(&mut self, mut stream: Stream, batch: &Batch, times: BatchTimes) -> Outcome {
         let shared = Rc::clone(&self.shared);
+        self.row.batch(batch);
         if let Some(outcome) = self.check_idle(&mut stream) {
             return outcome;
         }
@@ -269,6 +281,7 @@ impl Connection {
             {
                 Ok((used, done)) => {
                     self.start += used;
+                    self.row.bytes_in += used as u64;
                     if let Some(done) = done {
                         keep_alive = done.keep_alive;
                         completed += 1;
@@ -377,11 +390,7 @@ impl Connection {
                 Some(Outcome::Stale)
             }
             Written::NoneOut(None) => Some(self.fail_read()),
-            Written::NoneOut(Some(_)) | Written::Failed => {
-                self.shared.recorder.borrow_mut().counters.errors.write += 1;
-                self.shared.gauges.errors.fetch_add(1, Ordering::Relaxed);
-                Some(Outcome::Failed)
-            }
+            Written::NoneOut(Some(_)) | Written::Failed => Some(self.fail_write()),
         }
     }
 
@@ -530,6 +539,8 @@ impl Connection {
             read: now,
         };
         self.server_free.answered(&split_times);
+        self.row
+            .response(&self.shared, self.next, &split_times, status);
         let mut rec = self.shared.recorder.borrow_mut();
         rec.roll_to(now);
         rec.at_intended(times.intended);
@@ -566,30 +577,6 @@ impl Connection {
             return false;
         }
         true
-    }
-
-    fn fail_read(&mut self) -> Outcome {
-        self.shared.recorder.borrow_mut().counters.errors.read += 1;
-        self.shared.gauges.errors.fetch_add(1, Ordering::Relaxed);
-        Outcome::Failed
-    }
-
-    /// A response that did not parse: a protocol error by kind, or a read error (closed early).
-    fn fail_parse(&mut self, error: ParseError) -> Outcome {
-        match error {
-            ParseError::Protocol(kind, quote) => {
-                self.protocol_error(kind, quote);
-                Outcome::Failed
-            }
-            ParseError::UnexpectedEof => self.fail_read(),
-        }
-    }
-
-    /// Counts a protocol error (also a read error, as wrk counts it).
-    fn protocol_error(&self, kind: Violation, quote: String) {
-        let mut rec = self.shared.recorder.borrow_mut();
-        rec.counters.protocol_error(kind, quote);
-        self.shared.gauges.errors.fetch_add(1, Ordering::Relaxed);
     }
 }
 

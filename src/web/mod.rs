@@ -40,6 +40,7 @@ use crate::stats::http::shortfall::{Behind, MachineLoad, Shortfall};
 use crate::stats::http::stages::RunStages;
 use crate::stats::http::RunTimeline;
 use crate::stats::http::{Recorder, RunResult};
+use crate::stats::requests::writer::{LogFile, LogHeader};
 use crate::stats::timeline::IntervalClock;
 use crate::sys;
 use crate::timing::pacer::Pacing;
@@ -64,6 +65,8 @@ pub struct Finished {
     /// Worker threads that had not ended within the grace after the run (a script hook that
     /// never returns): the report has only what they had counted up to then.
     pub abandoned: usize,
+    /// `--requests`: where the log went, its rows and whether it is whole.
+    pub requests_log: Option<crate::stats::requests::RequestsLog>,
 }
 
 /// The protocol a run offers in its TLS handshakes.
@@ -109,8 +112,10 @@ pub fn run(plan: &Plan) -> Result<Finished, Error> {
         endpoint,
         script,
         quic,
+        log,
         ..
     } = mode;
+    let requests_log = log.map(LogFile::finish);
     let mut total = run.recorder.recorder;
     if let Some((quic, before)) = quic {
         // A resumed handshake verifies no certificate: the others were full.
@@ -182,6 +187,7 @@ pub fn run(plan: &Plan) -> Result<Finished, Error> {
         script,
         script_error: run.recorder.script_error,
         abandoned: hung,
+        requests_log,
     })
 }
 
@@ -211,6 +217,21 @@ fn run_stages(
     ))
 }
 
+/// Opens the `--requests` log (its file created, its writer started), before any traffic.
+fn open_log(plan: &Plan, out: &crate::plan::RequestsOut) -> Result<LogFile, Error> {
+    let part = &plan.options.part;
+    let header = LogHeader {
+        run_id: part.run_id.clone(),
+        shard: (part.shard.index, part.shard.count),
+        sample: out.sample,
+    };
+    LogFile::open(&out.path, header).map_err(|e| Error::Output {
+        flag: "--requests".to_string(),
+        path: out.path.display().to_string(),
+        reason: sys::io_reason(&e),
+    })
+}
+
 /// The main thread's side of an HTTP run.
 pub struct HttpMode<'a> {
     plan: &'a Plan,
@@ -227,6 +248,8 @@ pub struct HttpMode<'a> {
     watch: Option<std::cell::RefCell<crate::capacity::Watch>>,
     /// `--stages`: the watch on a server gone mid-profile, which ends the run.
     gone: Option<std::cell::RefCell<gauges::GoneWatch>>,
+    /// `--requests`: the log the workers' rows go to.
+    log: Option<LogFile>,
 }
 
 impl<'a> HttpMode<'a> {
@@ -260,7 +283,12 @@ impl<'a> HttpMode<'a> {
             None => (None, Vec::new()),
         };
         thread_scripts.resize_with(plan.options.threads, || None);
+        let log = match &plan.requests {
+            Some(out) => Some(open_log(plan, out)?),
+            None => None,
+        };
         Ok(HttpMode {
+            log,
             plan,
             settings: Settings {
                 duration: plan.options.duration,
@@ -370,6 +398,7 @@ impl Mode for HttpMode<'_> {
                 scheme: scheme.clone(),
                 authority: authority.clone(),
                 recorded: Default::default(),
+                log: self.log.as_ref().map(LogFile::rows),
                 interval: plan.options.interval,
                 duration: plan.options.duration,
             });

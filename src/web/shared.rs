@@ -20,6 +20,7 @@ use crate::script::{Hooks, ScriptError, ThreadScript};
 use crate::stats::http::http2::Http2Counters;
 use crate::stats::http::http3::Http3Counters;
 use crate::stats::http::Recorder;
+use crate::stats::requests::writer::Rows;
 use crate::timing::clock::{self, Nanos};
 use crate::timing::deadline::{Deadline, Watchdog};
 use crate::timing::pacer::Pacer;
@@ -58,9 +59,21 @@ pub struct Shared {
     pub http2: Rc<RefCell<Http2Counters>>,
     /// QUIC and HTTP/3 counts of every connection of this worker (`--http3`).
     pub http3: Rc<RefCell<Http3Counters>>,
+    /// `--requests`: this worker's rows on their way to the log; `None` without it.
+    pub log: Option<RefCell<Rows>>,
+    /// The number the next connection of this worker takes (this process's connections are
+    /// numbered from 0, worker after worker).
+    pub conns: Cell<u32>,
 }
 
 impl Shared {
+    /// A new connection's number, for the `--requests` log.
+    pub fn connection_number(&self) -> u32 {
+        let n = self.conns.get();
+        self.conns.set(n.wrapping_add(1));
+        n
+    }
+
     /// Stops this worker early, keeping the first script error.
     pub fn stop_worker(&self, error: Option<ScriptError>) {
         if let Some(e) = error {

@@ -30,6 +30,7 @@ use crate::plan::Http2;
 use crate::plan::Shard;
 use crate::script::ThreadScript;
 use crate::stats::http::{Recorder, Unsent};
+use crate::stats::requests::writer::Rows;
 use crate::stats::timeline::IntervalClock;
 use crate::timing::clock::{self, Nanos};
 use crate::timing::deadline::Watchdog;
@@ -76,6 +77,8 @@ pub struct HttpWorker {
     pub authority: String,
     /// What this worker records, also where the main thread finds it if the thread hangs.
     pub recorded: Kept<Recorder>,
+    /// `--requests`: where this worker's rows go.
+    pub log: Option<Rows>,
     /// `--interval`: the length of the run's intervals.
     pub interval: Duration,
     /// `-d`: the schedule sends the requests due in `[start, start + duration)`, `R·d` in all.
@@ -110,6 +113,11 @@ impl Worker for HttpWorker {
         let opened = connect_all(&shared, &mux, &sources, &opens_later, layout.timeout).await;
 
         let t0 = ctx.start();
+        if let Some(log) = &shared.log {
+            let since = clock::now().saturating_sub(t0);
+            let unix_ns = crate::sys::wallclock::unix_now_ns().saturating_sub(since);
+            log.borrow_mut().start(t0, unix_ns);
+        }
         let intervals = IntervalClock::new(t0, layout.interval);
         let sink = crate::stats::live::sink::<crate::stats::http::live::Data>();
         shared.recorder.borrow_mut().start_timeline(intervals, sink);
@@ -211,6 +219,8 @@ impl HttpWorker {
             gauges: std::sync::Arc::clone(&ctx.gauges),
             http2: Rc::default(),
             http3: Rc::default(),
+            log: self.log.map(RefCell::new),
+            conns: Cell::new(self.first_connection as u32),
         });
         let mux = self.mux.map(|(protocol, fixed)| {
             let requests = Rc::new(MuxRequests {

@@ -265,6 +265,7 @@ impl HttpSteps<'_> {
             end_early,
             hgrm: None,
             hlog: None,
+            requests: None,
             ..self.plan.run.clone()
         }
     }

@@ -55,6 +55,11 @@ pub struct H2Conn {
 impl Wire for H2Wire {
     type Conn = H2Conn;
 
+    /// 1, 3, 5…: a client's streams are odd.
+    fn stream_id(k: u64) -> u64 {
+        2 * k + 1
+    }
+
     /// Opens a connection and starts HTTP/2 on it; `None` when either failed (counted).
     async fn open(
         &mut self,

@@ -141,6 +141,11 @@ pub struct H3Conn {
 impl Wire for H3Wire {
     type Conn = H3Conn;
 
+    /// 0, 4, 8…: a client's bidirectional streams.
+    fn stream_id(k: u64) -> u64 {
+        4 * k
+    }
+
     async fn open(
         &mut self,
         shared: &Rc<Shared>,

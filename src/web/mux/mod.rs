@@ -39,6 +39,7 @@ use crate::net::http1::request::Batch;
 use crate::net::http2::request::H2Request;
 use crate::script::ScriptError;
 use crate::stats::http::split::ServerFree;
+use crate::stats::requests::writer::Place;
 use crate::timing::clock::{self, Nanos};
 use crate::timing::deadline::Deadline;
 use crate::timing::schedule::Schedule;
@@ -66,6 +67,11 @@ mod record;
 /// A protocol's connections, as one connection of the run opens them again and again.
 pub trait Wire: 'static {
     type Conn: Conn;
+
+    /// The id of a connection's `k`th stream (from 0) as the client numbers them: its request
+    /// streams' ids go up in the order they are opened (RFC 9113, section 5.1.1; RFC 9000,
+    /// section 2.1).
+    fn stream_id(k: u64) -> u64;
 
     /// Opens a connection (counting it, or its failure); `None` when it failed, and `progress`
     /// says why the connection is down.
@@ -210,6 +216,8 @@ struct Flight {
     granted_at: Cell<Nanos>,
     /// The slots not in use.
     slots: RefCell<Vec<Slot>>,
+    /// Streams opened on the current connection (their ids for the `--requests` log).
+    streams_opened: Cell<u64>,
     /// Requests the server did not process, with their intended send times: sent again.
     unsent: RefCell<VecDeque<Pending>>,
     /// Set when a request came back unprocessed: open a new connection.
@@ -325,6 +333,8 @@ pub struct MuxConnection<W: Wire> {
     own_batch: Rc<Batch>,
     connect_deadline: Rc<Deadline>,
     progress: Rc<Progress>,
+    /// This connection's number (the `--requests` log's `conn`).
+    number: u32,
 }
 
 impl<W: Wire> MuxConnection<W> {
@@ -337,6 +347,7 @@ impl<W: Wire> MuxConnection<W> {
         source: Option<IpAddr>,
     ) -> Self {
         MuxConnection {
+            number: shared.connection_number(),
             source,
             connect_deadline: shared.watchdog.slot(),
             shared,
@@ -420,6 +431,14 @@ impl<W: Wire> MuxConnection<W> {
             slot.free.not_before(opened_at.max(granted_at));
             let free = slot.free.at();
             let (response, tally) = live.send(&pending.request, self.shared.hooks.response);
+            let k = flight
+                .streams_opened
+                .replace(flight.streams_opened.get() + 1);
+            let place = Place {
+                conn: self.number,
+                stream: Some(W::stream_id(k)),
+                seq: self.next,
+            };
             if pending.intended.is_none() {
                 self.next += 1;
                 self.progress.sent.set(self.next);
@@ -439,6 +458,7 @@ impl<W: Wire> MuxConnection<W> {
                     free,
                     sent,
                     tries: pending.tries + 1,
+                    place,
                 },
             ));
         }
@@ -460,6 +480,7 @@ impl<W: Wire> MuxConnection<W> {
                     .collect(),
             ),
             unsent: RefCell::default(),
+            streams_opened: Cell::new(0),
             stale: Cell::new(false),
             paced: self.schedule.as_ref().map(|_| Rc::clone(&self.progress)),
         }
@@ -479,6 +500,7 @@ impl<W: Wire> MuxConnection<W> {
         }
         // While it connects, the server holds the connection.
         flight.opened_at.set(None);
+        flight.streams_opened.set(0);
         if let Some(progress) = &flight.paced {
             progress.on_time_free.set(None);
         }

@@ -11,6 +11,7 @@ use super::{Ended, Pending, Received, Slot, StreamEnd, Tally};
 use crate::net::http2::request::H2Request;
 use crate::net::stamp::{kernel_stamps, Timestamps};
 use crate::stats::http::split::{send_stamp, ResponseTimes};
+use crate::stats::requests::writer::Place;
 use crate::timing::clock::{self, Nanos};
 use crate::web::shared::Shared;
 
@@ -24,6 +25,8 @@ pub(super) struct Sending {
     pub sent: Nanos,
     /// This one included.
     pub tries: u8,
+    /// Where it went, for the `--requests` log.
+    pub place: Place,
 }
 
 /// One request's stream: the wire's exchange within `--timeout`, then the record; then the
@@ -42,6 +45,7 @@ pub(super) async fn exchange<T: Tally>(
         free,
         sent,
         tries,
+        place,
     } = sending;
     let ended = slot.deadline.guard(sent, response).await;
     open_on_connection.set(open_on_connection.get().saturating_sub(1));
@@ -83,6 +87,10 @@ pub(super) async fn exchange<T: Tally>(
                 };
                 slot.free.answered(&times);
                 answered = true;
+                if let Some(log) = &shared.log {
+                    log.borrow_mut()
+                        .response(&place, &times, status, (read, written));
+                }
                 let split = times.split();
                 rec.record_latency(&split);
                 shared.over_limits.count(split.server, &shared.gauges.over);
@@ -99,10 +107,12 @@ pub(super) async fn exchange<T: Tally>(
                 });
             }
             Ok(StreamEnd::Unprocessed | StreamEnd::Failed) => {
+                log_failed(&shared, &place, (intended, sent, received), "read");
                 rec.counters.errors.read += 1;
                 shared.gauges.errors.fetch_add(1, Ordering::Relaxed);
             }
             Err(_elapsed) => {
+                log_failed(&shared, &place, (intended, sent, received), "timeout");
                 rec.counters.errors.timeout += 1;
                 shared.gauges.errors.fetch_add(1, Ordering::Relaxed);
             }
@@ -118,6 +128,18 @@ pub(super) async fn exchange<T: Tally>(
     }
     // The stream is free from when its response was received.
     (slot, retry, received)
+}
+
+/// `--requests`: a row for a request that failed.
+fn log_failed(
+    shared: &Shared,
+    place: &Place,
+    (intended, sent, ended): (Nanos, Nanos, Nanos),
+    kind: &str,
+) {
+    if let Some(log) = &shared.log {
+        log.borrow_mut().failed(place, intended, sent, ended, kind);
+    }
 }
 
 /// Calls the script's `response()`; stops the worker when it fails or calls `thread:stop()`.
