@@ -9,6 +9,9 @@
 
 use serde::{Deserialize, Serialize};
 
+mod ws;
+pub use ws::{parse_ws, WS_MEASURES};
+
 /// A percentile of a latency histogram (or its max).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub enum Percentile {
@@ -67,12 +70,13 @@ impl Percentile {
 /// What an objective measures.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub enum Measure {
-    /// HTTP: a percentile of the corrected latency, µs.
+    /// HTTP: a percentile of the corrected latency; WebSocket: of the corrected round trip, µs.
     Latency(Percentile),
     /// HTTP: every error (socket errors, non-2xx/3xx, requests never sent) as a share of every
-    /// request due (responses, socket errors and requests never sent), %.
+    /// request due (responses, socket errors and requests never sent), %. WebSocket: messages
+    /// without a reply (timed out, unanswered, never sent) as a share of the messages due, %.
     ErrorShare,
-    /// HTTP: the achieved rate as a share of the target rate, %.
+    /// HTTP: the achieved rate as a share of the target rate, %; WebSocket: of messages.
     RateShare,
     /// Mahjong: a percentile of one of the session's histograms (`draw_overshoot`,
     /// `deal_overshoot`, `reply_lateness`, or a step kind), µs.
@@ -80,7 +84,8 @@ pub enum Measure {
         histogram: String,
         percentile: Percentile,
     },
-    /// Mahjong: WebSockets closed before their player was done.
+    /// Mahjong: WebSockets closed before their player was done. WebSocket: connections the
+    /// server closed or broke during the run.
     Disconnects,
     /// Mahjong: protocol errors and failed phases (login, connect, …), as the report's
     /// `Disconnects:` line counts them.
@@ -301,6 +306,8 @@ pub enum ParseError {
     SessionMeasure(String),
     #[error("unknown measure '{0}' (an HTTP run's are {HTTP_MEASURES})", HTTP_MEASURES = HTTP_MEASURES)]
     UnknownHttpMeasure(String),
+    #[error("unknown measure '{0}' (a WebSocket run's are {WS_MEASURES})", WS_MEASURES = WS_MEASURES)]
+    UnknownWsMeasure(String),
     /// `rate` in a session; `measures` lists a session's.
     #[error("rate is an HTTP measure (a target rate's share); {measures}")]
     RateInSession { measures: String },

@@ -1,4 +1,4 @@
-//! `--slo EXPR`, repeatable, on the HTTP and the mahjong command lines: the objectives a run is
+//! `--slo EXPR`, repeatable, on the HTTP, mahjong and WebSocket command lines: the objectives a run is
 //! judged by at its end (exit 99 when one broke). The language is [`crate::slo`]'s; here each
 //! mistake becomes one line naming the objective as typed.
 
@@ -52,6 +52,40 @@ pub(super) fn arg(command: For) -> Arg {
         .help(help)
 }
 
+/// The option for `tsumo ws`.
+pub(super) fn ws_arg() -> Arg {
+    let percentiles = listed(&Percentile::ALL.map(Percentile::as_str), " or ");
+    value("slo", None, "slo")
+        .action(ArgAction::Append)
+        .value_name("EXPR")
+        .help(format!(
+            "An objective the run must hold, judged at its end and printed\n\
+             with its measured value after the report; one broken exits 99.\n\
+             Repeatable. {percentiles} '<' a\n\
+             duration (us, ms, s) on the corrected round trip: p99<20ms;\n\
+             errors<N% of the messages due without a reply; rate>N% of -R\n\
+             answered: rate>95%; disconnects<N (connections the server closed)"
+        ))
+}
+
+/// A WebSocket run's `--slo`s. `rate>N%` needs a target rate (`-R`).
+pub(super) fn ws(matches: &ArgMatches, has_rate: bool) -> Result<Vec<Objective>, ArgError> {
+    let objectives = parse_each(exprs(matches), slo::parse_ws)?;
+    needs_rate(&objectives, has_rate)?;
+    Ok(objectives)
+}
+
+/// Refuses `rate>N%` without a target rate (`-R`).
+fn needs_rate(objectives: &[Objective], has_rate: bool) -> Result<(), ArgError> {
+    match objectives.iter().find(|o| o.measure == Measure::RateShare) {
+        Some(rate) if !has_rate => Err(ArgError::Refused(format!(
+            "--slo '{}': needs a target rate (-R); a closed-loop run has none",
+            units::one_line(&rate.expr)
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// `a, b, c{last}d`.
 fn listed(items: &[&str], last: &str) -> String {
     match items.split_last() {
@@ -65,14 +99,7 @@ fn listed(items: &[&str], last: &str) -> String {
 /// rather than judging one.
 pub(super) fn http(matches: &ArgMatches, has_rate: bool) -> Result<Vec<Objective>, ArgError> {
     let objectives = parse_each(exprs(matches), slo::parse_http)?;
-    if let Some(rate) = objectives.iter().find(|o| o.measure == Measure::RateShare) {
-        if !has_rate {
-            return Err(ArgError::Refused(format!(
-                "--slo '{}': needs a target rate (-R); a closed-loop run has none",
-                units::one_line(&rate.expr)
-            )));
-        }
-    }
+    needs_rate(&objectives, has_rate)?;
     not_with_vs(matches, &objectives)?;
     Ok(objectives)
 }

@@ -15,7 +15,6 @@ use super::shared::{self, flag, value, For};
 use super::units::duration_text;
 use super::{extra_argument, json_out, subcommand_matches, url, url_args, Options, Parsed};
 use crate::plan::{Part, RunOptions, WsPlan};
-use crate::stats::timeline::DEFAULT_INTERVAL;
 
 const DEFAULT_THREADS: usize = 2;
 const DEFAULT_CONNECTIONS: usize = 10;
@@ -53,6 +52,10 @@ Examples:
   tsumo ws -c 10 -d 30s -R 1000 -L ws://127.0.0.1:8080/echo
   tsumo ws -c 4 -d 10s --size 1k --json ws.json wss://example.com/socket
   tsumo ws -c 4 -d 10s -R 200 -s docs/examples/ws-jsonrpc.lua ws://127.0.0.1:8080/rpc
+  tsumo ws -c 10 -R 1000 --slo 'p99<20ms' --slo 'errors<0.1%' ws://127.0.0.1:8080/echo
+
+Exit status: 0 the run ran; 1 it failed (no connection opened, nothing answered); 2 bad
+command line; 99 the run ran and an objective (--slo) broke.
 ",
 };
 
@@ -127,7 +130,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
                 .cloned()
                 .unwrap_or_else(|| typed.clone()),
             server_pids: super::server_pids(&matches)?,
-            interval: DEFAULT_INTERVAL,
+            interval: super::interval(&options)?,
             vs: None,
             vs_label: None,
             rounds: 1,
@@ -135,13 +138,13 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
             insecure: matches.get_flag("insecure"),
             cacert: matches.get_one::<PathBuf>("cacert").cloned(),
             json: json_out(matches.get_one::<PathBuf>("json").cloned()),
-            html: None,
-            junit: None,
+            html: matches.get_one::<PathBuf>("html").cloned(),
+            junit: matches.get_one::<PathBuf>("junit").cloned(),
             quiet: matches.get_flag("quiet"),
             progress: matches.get_flag("progress"),
-            objectives: Vec::new(),
-            dashboard: None,
-            remote_write: None,
+            objectives: super::slo::ws(&matches, rate.is_some())?,
+            dashboard: super::shared::dashboard_at(&options)?,
+            remote_write: super::shared::remote_write(&options)?,
         },
         connections,
         rate,
@@ -234,6 +237,13 @@ pub(super) fn command() -> Command {
             shared::insecure(For::Run),
             shared::cacert(For::Run),
             shared::json(For::Run),
+            shared::interval(For::Run),
+            shared::html(For::Run),
+            shared::junit(For::Run),
+            shared::dashboard(),
+            shared::dashboard_linger(),
+            shared::prometheus_rw(),
+            super::slo::ws_arg(),
             shared::quiet(For::Run),
             shared::progress(For::Run),
             shared::label(For::Run),

@@ -50,6 +50,7 @@ struct Laid {
     runs: Vec<usize>,
     http: report::http::live::Laid,
     mahjong: report::mahjong::live::Laid,
+    ws: report::ws::live::Laid,
 }
 
 impl Views {
@@ -139,6 +140,7 @@ fn render(state: &State, laid: &mut Laid) -> String {
     let mut content = match &run.data {
         LiveData::Http(h) => report::http::live::content(&run, h, &mut laid.http),
         LiveData::Mahjong(m) => report::mahjong::live::content(&run, m, &mut laid.mahjong),
+        LiveData::Ws(w) => report::ws::live::content(&run, w, &mut laid.ws),
     };
     // A search's step: the page is the search's, its figures the running step's.
     if let Some(search) = &state.capacity {

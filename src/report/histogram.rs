@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
 use crate::report::schema::{decode_histogram, encode_histogram};
+use crate::slo::Percentile;
 use crate::stats::hdr;
 
 /// A histogram's usual percentiles (µs, wrk2's arithmetic) and the histogram itself.
@@ -40,6 +41,19 @@ impl SavedHistogram {
         decode_histogram(&self.histogram).map_err(|e| Error::File {
             path: source.to_string(),
             reason: format!("histogram '{what}': {e}"),
+        })
+    }
+
+    /// The value at `p` (µs) when the histogram holds samples: the kept figure, else read
+    /// from the histogram itself (`source` and `what` name it, as for [`Self::decode`]).
+    pub fn at(&self, p: Percentile, source: &str, what: &str) -> Option<u64> {
+        let h = self.sampled()?;
+        Some(match p {
+            Percentile::P50 => h.p50,
+            Percentile::P90 => h.p90,
+            Percentile::P99 => h.p99,
+            Percentile::Max => h.max,
+            other => hdr::value_at_percentile(&h.decode(source, what).ok()?, other.value()),
         })
     }
 

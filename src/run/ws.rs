@@ -1,18 +1,26 @@
-//! A WebSocket run (`tsumo ws …`): the run, its text report, its JSON, and its verdict.
+//! A WebSocket run (`tsumo ws …`): the run (on `--dashboard` as it goes), its text report,
+//! its JSON, its page, and its verdict (with `--slo`, its objectives; `--junit` and the CI
+//! step summary from them).
 
 use super::output::Outputs;
 use super::{error_exit, exit_as, fail};
-use crate::error::ExitStatus;
+use crate::error::{Error, ExitStatus};
 use crate::plan::WsPlan;
 use crate::report;
+use crate::report::tools::saved::{LoadedRun, RunData};
 use crate::report::ws::text::Shown;
+use crate::stats::sink::Sink;
 
-/// `tsumo ws …`: the run, its report on stdout, `--json`.
+/// `tsumo ws …`: the run, its report on stdout, `--json`, `--html`, `--junit`.
 pub fn run(plan: &WsPlan) -> ExitStatus {
+    super::with_dashboard(&plan.options, || once(plan))
+}
+
+fn once(plan: &WsPlan) -> ExitStatus {
     if let Err(e) = super::files::of_ws(plan) {
         return error_exit(&e);
     }
-    let (result, script) = match crate::wsload::run(plan) {
+    let (result, script) = match live_run(plan) {
         Ok(run) => run,
         Err(e) => return error_exit(&e),
     };
@@ -24,6 +32,9 @@ pub fn run(plan: &WsPlan) -> ExitStatus {
     };
     outputs.text(|| report::ws::text::render(&saved, shown).unwrap_or_else(|e| format!("{e}\n")));
     outputs.json(|| &saved);
+    let loaded = || LoadedRun::new(RunData::Ws(Box::new(saved.clone())), "run");
+    outputs.page(loaded);
+    outputs.judged(|| vec![loaded()]);
     // As wrk: the script's done() runs after the report.
     if let Some(Err(e)) = script.map(|script| script.done(&result)) {
         let status = error_exit(&e);
@@ -40,4 +51,16 @@ pub fn run(plan: &WsPlan) -> ExitStatus {
         return outputs.status_or(|| status);
     }
     outputs.status_or(|| exit_as(&saved))
+}
+
+/// The run, shown on the dashboard when there is one.
+fn live_run(
+    plan: &WsPlan,
+) -> Result<(crate::stats::ws::RunResult, Option<crate::wsload::Script>), Error> {
+    let feed = crate::dashboard::begin(&plan.options, crate::stats::ws::live::Data::default());
+    let (result, script) = crate::wsload::run(plan)?;
+    if let Some(feed) = feed {
+        feed.ended(&result.record.timeline.intervals);
+    }
+    Ok((result, script))
 }

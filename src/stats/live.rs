@@ -10,7 +10,8 @@
 //! default) down a channel: it never takes a lock the dashboard holds while it renders.
 //! Whoever locks the state next (the dashboard's thread, the main thread) adds what was sent
 //! first. Each kind's part of a run (its intervals and their sums) is in its folder
-//! (`stats::http::live`, `stats::mahjong::live`); [`LiveData`] is the one dispatcher over them.
+//! (`stats::http::live`, `stats::mahjong::live`, `stats::ws::live`); [`LiveData`] is the one
+//! dispatcher over them.
 //!
 //! When a run ends, its intervals are replaced by the run's merged timeline (every interval,
 //! the last open one and the never-sent requests included), so the totals the page and
@@ -23,7 +24,7 @@ use std::sync::{mpsc, Arc, Mutex, MutexGuard, OnceLock};
 
 use super::sink::{Kind, Sink};
 use super::timeline::ServerSample;
-use super::{http, mahjong};
+use super::{http, mahjong, ws};
 
 /// What names a run on the dashboard and in `/metrics`' labels.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -42,6 +43,7 @@ pub struct RunLabels {
 pub enum LiveData {
     Http(Box<http::live::Data>),
     Mahjong(Box<mahjong::live::Data>),
+    Ws(Box<ws::live::Data>),
 }
 
 /// Where a kind's part is in [`LiveData`].
@@ -55,7 +57,7 @@ impl Arm for http::live::Data {
     fn arm(data: &mut LiveData) -> Option<&mut Self> {
         match data {
             LiveData::Http(h) => Some(h),
-            LiveData::Mahjong(_) => None,
+            _ => None,
         }
     }
     fn into_data(self) -> LiveData {
@@ -67,11 +69,23 @@ impl Arm for mahjong::live::Data {
     fn arm(data: &mut LiveData) -> Option<&mut Self> {
         match data {
             LiveData::Mahjong(m) => Some(m),
-            LiveData::Http(_) => None,
+            _ => None,
         }
     }
     fn into_data(self) -> LiveData {
         LiveData::Mahjong(Box::new(self))
+    }
+}
+
+impl Arm for ws::live::Data {
+    fn arm(data: &mut LiveData) -> Option<&mut Self> {
+        match data {
+            LiveData::Ws(w) => Some(w),
+            _ => None,
+        }
+    }
+    fn into_data(self) -> LiveData {
+        LiveData::Ws(Box::new(self))
     }
 }
 
@@ -81,6 +95,7 @@ impl LiveData {
         match self {
             LiveData::Http(h) => h.last_index(),
             LiveData::Mahjong(m) => m.last_index(),
+            LiveData::Ws(w) => w.last_index(),
         }
     }
 }

@@ -10,6 +10,7 @@
 //! Named `wsload`, not `ws`: `ws` is the transport every WebSocket mode shares.
 
 pub mod conn;
+mod intervals;
 pub mod script;
 
 use std::cell::RefCell;
@@ -244,6 +245,12 @@ impl engine::Worker for WsWorker {
         let (opened, scripts): (Vec<_>, Vec<_>) = opened.into_iter().map(Option::unzip).unzip();
         let mut scripts = scripts.into_iter();
         let t0 = ctx.start();
+        let intervals = Rc::new(RefCell::new(intervals::Intervals::new(
+            t0,
+            plan.options.interval,
+        )));
+        let ticker =
+            tokio::task::spawn_local(intervals::tick(Rc::clone(&intervals), Rc::clone(&recorder)));
         let lives = self
             .connections
             .clone()
@@ -272,6 +279,8 @@ impl engine::Worker for WsWorker {
                 life.run(ws, ctx.shutdown())
             });
         join_all(lives).await;
+        ticker.abort();
+        intervals.borrow_mut().close(&recorder);
         let recorder = recorder.replace(Recorder::default());
         Ok(WsRecord(recorder))
     }

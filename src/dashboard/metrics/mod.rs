@@ -4,8 +4,8 @@
 //! that one Prometheus scraping every shard adds them up with `sum by (run_id)`; the rounds of
 //! `--vs` and the steps of a search under one label add up into one series, as counters do.
 //!
-//! Each kind's series and their encoding are in its own file (`http`, `mahjong`), behind one
-//! small trait; `Snapshot::of` is the one dispatch over the kinds.
+//! Each kind's series and their encoding are in its own file (`http`, `mahjong`, `ws`),
+//! behind one small trait; `Snapshot::of` is the one dispatch over the kinds.
 //!
 //! Latencies are Prometheus histograms with fixed buckets from 50 µs to 10 s, filled from the
 //! intervals' HdrHistograms: each recorded value goes to the first bucket at or above it, so
@@ -13,6 +13,7 @@
 
 mod http;
 mod mahjong;
+mod ws;
 
 use hdrhistogram::Histogram;
 use prometheus_client::collector::Collector;
@@ -43,6 +44,7 @@ pub fn render(state: &State) -> String {
 struct Snapshot {
     http: Vec<(Labels, http::Series)>,
     mahjong: Vec<(Labels, mahjong::Series)>,
+    ws: Vec<(Labels, ws::Series)>,
     /// A capacity search's step and verdicts, with the labels of its first run.
     capacity: Option<(Labels, CapacityLive)>,
 }
@@ -96,6 +98,7 @@ impl Snapshot {
             match &run.data {
                 LiveData::Http(h) => add_to(&mut snapshot.http, labels, run, h),
                 LiveData::Mahjong(m) => add_to(&mut snapshot.mahjong, labels, run, m),
+                LiveData::Ws(w) => add_to(&mut snapshot.ws, labels, run, w),
             }
         }
         if let (Some(capacity), Some(first)) = (&state.capacity, state.runs.first()) {
@@ -242,6 +245,9 @@ impl Collector for Snapshot {
         }
         if !self.mahjong.is_empty() {
             mahjong::Series::encode(&self.mahjong, &mut e)?;
+        }
+        if !self.ws.is_empty() {
+            ws::Series::encode(&self.ws, &mut e)?;
         }
         if let Some(capacity) = &self.capacity {
             encode_capacity(&mut e, capacity)?;

@@ -11,8 +11,7 @@ use crate::mahjong::bot::StepKind;
 use crate::report::lines::counts_said;
 use crate::report::objectives::{late_or_busy, outcome};
 use crate::report::result::{SearchStep, StepView};
-use crate::slo::{self, Measure, Measured, Objective, Percentile, Verdict};
-use crate::stats::hdr;
+use crate::slo::{self, Measure, Measured, Objective, Verdict};
 
 impl Measured for SavedSession {
     fn measure(&self, measure: &Measure) -> Option<f64> {
@@ -21,18 +20,8 @@ impl Measured for SavedSession {
                 histogram,
                 percentile,
             } => {
-                let h = self.histogram(histogram)?.sampled()?;
-                let value = match percentile {
-                    Percentile::P50 => h.p50,
-                    Percentile::P90 => h.p90,
-                    Percentile::P99 => h.p99,
-                    Percentile::Max => h.max,
-                    other => {
-                        let decoded = h.decode(&self.label, histogram).ok()?;
-                        hdr::value_at_percentile(&decoded, other.value())
-                    }
-                };
-                Some(value as f64)
+                let h = self.histogram(histogram)?;
+                Some(h.at(*percentile, &self.label, histogram)? as f64)
             }
             Measure::Disconnects => Some(self.disconnects as f64),
             Measure::SessionErrors => {
@@ -138,6 +127,7 @@ fn system_of(saved: &SavedSession) -> Option<SystemLimit> {
 mod tests {
     use super::*;
     use crate::capacity::Limit;
+    use crate::stats::hdr;
 
     fn session_fixture() -> SavedSession {
         crate::report::objectives::tests::fixture("mahjong-direct-v1.json")

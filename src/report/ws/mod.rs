@@ -1,8 +1,13 @@
-//! A WebSocket run as a result: its saved type ([`saved`](mod@saved)), its text ([`text`]);
+//! A WebSocket run as a result: its saved type ([`saved`](mod@saved)), its text ([`text`]),
+//! what its objectives measure (`measures`);
 //! here, [`SavedWsRun`] through [`SavedResult`]: its rows in `tsumo compare`, its histograms
 //! for `tsumo plot`, its verdict. Runs of this kind do not merge yet (`tsumo merge` refuses
-//! them in one line), and their page is the text report's figures.
+//! them in one line); their page is in `page`, their intervals in [`intervals`].
 
+pub mod intervals;
+pub mod live;
+mod measures;
+mod page;
 pub mod saved;
 pub mod text;
 
@@ -10,11 +15,10 @@ use std::any::Any;
 
 use crate::error::Error;
 use crate::report::result::{
-    cut_by, duration_flag, figure, row, Named, PageContent, Row, SavedResult, Unit,
+    cut_by, duration_flag, row, Named, PageContent, Row, SavedResult, Unit,
 };
 use crate::slo::Verdict;
 use crate::stats::end::EndReason;
-use crate::stats::format::format_time_us;
 use crate::stats::ws::RunResult;
 use saved::SavedWsRun;
 
@@ -25,6 +29,8 @@ pub const MODE: &str = "ws";
 pub fn saved(r: &RunResult) -> SavedWsRun {
     let mut saved = SavedWsRun::from_result(r);
     saved.failure = text::failure(&saved);
+    // Judged on the saved measures, as a saved run is judged again.
+    saved.objectives = crate::slo::judge(&r.plan.options.objectives, &saved);
     saved
 }
 
@@ -61,7 +67,7 @@ impl SavedResult for SavedWsRun {
     }
 
     fn objectives(&self) -> &[Verdict] {
-        &[]
+        &self.objectives
     }
 
     fn plan_key(&self) -> Vec<(&'static str, String)> {
@@ -138,26 +144,7 @@ impl SavedResult for SavedWsRun {
     }
 
     fn page(&self) -> PageContent {
-        let t = |us: u64| format_time_us(us as f64);
-        let per_second = self.messages.answered as f64 / self.elapsed_s.max(1e-9);
-        let p99 = self.round_trip.p99;
-        PageContent {
-            kind: "WebSocket".to_string(),
-            figures: vec![
-                figure(
-                    "messages",
-                    "Messages/sec",
-                    format!("{per_second:.2}"),
-                    Some(per_second),
-                ),
-                figure("p99", "Round trip p99", t(p99), Some(p99 as f64)),
-            ],
-            lines: self.text().map_or_else(
-                |e| vec![e.to_string()],
-                |text| text.lines().map(str::to_string).collect(),
-            ),
-            ..PageContent::default()
-        }
+        page::page(self)
     }
 }
 

@@ -6,8 +6,10 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::intervals::SavedWsInterval;
 use crate::report::histogram::SavedHistogram;
 use crate::report::schema::{first_schema, SavedPart, SCHEMA_VERSION};
+use crate::slo::Verdict;
 use crate::stats::end::EndReason;
 use crate::stats::ws::RunResult;
 use crate::sys::procstat::ServerUsage;
@@ -51,6 +53,13 @@ pub struct SavedWsRun {
     /// Why the run failed (no connection opened, nothing answered); absent when it ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<String>,
+    /// `--slo`: each objective with what the run measured, as in an HTTP run's file; absent
+    /// without objectives.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub objectives: Vec<Verdict>,
+    /// The run interval by interval (`--interval`, 1 s by default).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub intervals: Vec<SavedWsInterval>,
 }
 
 /// What was asked.
@@ -196,6 +205,57 @@ impl SavedWsRun {
             },
             server: r.server.clone(),
             failure: None,
+            objectives: Vec::new(),
+            intervals: super::intervals::saved(
+                &record.timeline,
+                r.start.intended_unix_ns.unwrap_or(r.start.actual_unix_ns),
+                r.elapsed.as_secs_f64(),
+            ),
+        }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::stats::new_histogram;
+
+    /// A run with nothing recorded, for the measures' tests.
+    pub(crate) fn run() -> SavedWsRun {
+        let empty = SavedHistogram::of(&new_histogram());
+        SavedWsRun {
+            tool: "tsumo".into(),
+            version: String::new(),
+            mode: super::super::MODE.into(),
+            schema: SCHEMA_VERSION,
+            label: "ws".into(),
+            plan: SavedWsPlan {
+                url: "ws://127.0.0.1/".into(),
+                threads: 1,
+                connections: 1,
+                rate: Some(100),
+                size: 64,
+                duration_s: 10.0,
+                timeout_s: 2.0,
+            },
+            part: SavedPart::default(),
+            elapsed_s: 10.0,
+            ended_by: None,
+            round_trip: empty.clone(),
+            round_trip_uncorrected: empty.clone(),
+            per_second: empty.clone(),
+            messages: SavedWsMessages::default(),
+            connections: SavedWsConnections {
+                opened: 1,
+                connect: empty,
+                failures: BTreeMap::new(),
+                closes: BTreeMap::new(),
+            },
+            tsumo: OwnUsage::default(),
+            server: None,
+            failure: None,
+            objectives: Vec::new(),
+            intervals: Vec::new(),
         }
     }
 }

@@ -156,6 +156,7 @@ fn additions(s: &SavedWsRun) -> Vec<String> {
     if let Some(failure) = &s.failure {
         lines.push(format!("Failed: {failure}"));
     }
+    lines.extend(crate::report::objectives::lines(&s.objectives));
     lines
 }
 

@@ -1,6 +1,10 @@
 //! What a WebSocket run records: each worker's [`Recorder`] (the round trip from each message's
 //! intended send time and from its actual send, connect latency, the message counts, failures
-//! by kind and close codes), merged once at the end into the run's [`RunResult`].
+//! by kind and close codes, the run interval by interval in [`timeline`]), merged once at the
+//! end into the run's [`RunResult`].
+
+pub mod live;
+pub mod timeline;
 
 pub mod split;
 
@@ -80,6 +84,8 @@ pub struct Recorder {
     /// `--ping`: each pong's round trip from its ping's send.
     pub pong: Histogram<u64>,
     pub counters: Counters,
+    /// The run interval by interval (`--interval`).
+    pub timeline: timeline::Timeline,
 }
 
 impl Default for Recorder {
@@ -91,6 +97,7 @@ impl Default for Recorder {
             breakdown: split::Breakdown::default(),
             pong: new_histogram(),
             counters: Counters::default(),
+            timeline: timeline::Timeline::default(),
         }
     }
 }
@@ -144,6 +151,7 @@ impl Recorder {
         self.breakdown.merge(&other.breakdown);
         let _ = self.pong.add(&other.pong);
         self.counters.merge(other.counters);
+        self.timeline.merge(&other.timeline);
     }
 }
 

@@ -1,0 +1,42 @@
+//! The Node.js WebSocket echo server (`scripts/ws-echo.js`, on the pinned `ws` package) for a
+//! test of `tsumo ws`: started on a free port, stopped when dropped.
+
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+/// `node scripts/ws-echo.js PORT ARGS…`, stopped when dropped.
+pub struct WsEcho {
+    child: Child,
+    pub port: u16,
+}
+
+impl Drop for WsEcho {
+    fn drop(&mut self) {
+        super::terminate(&mut self.child);
+    }
+}
+
+impl WsEcho {
+    /// Started with `args` (`--stall-after N`, `--close-after N`), once it listens.
+    pub fn start(args: &[&str]) -> WsEcho {
+        super::majiang::ensure_installed();
+        let port = super::free_port();
+        let script = super::majiang::scripts_dir().join("ws-echo.js");
+        let child = Command::new("node")
+            .arg(script)
+            .arg(port.to_string())
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn node");
+        super::wait_for("the echo server listens", Duration::from_secs(15), || {
+            std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+        });
+        WsEcho { child, port }
+    }
+
+    pub fn url(&self) -> String {
+        format!("ws://127.0.0.1:{}/", self.port)
+    }
+}
