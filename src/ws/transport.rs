@@ -354,7 +354,8 @@ impl WebSocket {
 
     /// Sends one binary message as one frame, written to the socket at once.
     pub async fn send_binary(&mut self, bytes: &[u8]) -> Result<(), WsError> {
-        self.send(tungstenite::Message::binary(bytes.to_vec())).await
+        self.send(tungstenite::Message::binary(bytes.to_vec()))
+            .await
     }
 
     /// Sends a ping carrying `payload` (at most 125 bytes); its pong is kept by the reads

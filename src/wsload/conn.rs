@@ -150,29 +150,11 @@ impl Life {
                 }
                 () = sleep(next), if next.is_some() => {
                     let intended = next.unwrap_or_else(clock::now);
-                    let frame = match &mut self.script {
-                        Some(script) => match script.message(seq) {
-                            Ok(frame) => frame,
-                            Err(error) => break Some(error.0),
-                        },
-                        None => {
-                            write_message(&mut text, seq, self.size);
-                            Frame::Text(&text)
-                        }
-                    };
-                    let length = frame.bytes();
-                    let sent = clock::now();
-                    match tokio::time::timeout(self.timeout, frame.send(&mut ws)).await {
-                        Ok(Ok(())) => {}
-                        Ok(Err(e)) => break Some(close_kind(&e)),
-                        Err(_) => break Some("a send timed out".to_string()),
+                    match self.send(&mut ws, &mut text, seq, intended, free).await {
+                        Ok(sent) => pending = Some(sent),
+                        Err(kind) => break Some(kind),
                     }
-                    pending = Some(Pending { seq, intended, sent, free });
                     seq += 1;
-                    let mut recorder = self.recorder.borrow_mut();
-                    recorder.counters.sent += 1;
-                    recorder.counters.bytes_sent += length as u64;
-                    self.gauges.sent.fetch_add(1, Ordering::Relaxed);
                 }
                 () = sleep(ping_at), if ping_at.is_some() => {
                     let ping = self.ping(&mut ws, &mut ping_out);
@@ -203,6 +185,42 @@ impl Life {
             }
         }
         self.pong(&mut ws, &mut ping_out);
+    }
+
+    /// Sends message `seq` (the script's, or the numbered text), counted: the reply it waits
+    /// for; or how the connection broke.
+    async fn send(
+        &mut self,
+        ws: &mut WebSocket,
+        text: &mut String,
+        seq: u64,
+        intended: Nanos,
+        free: Nanos,
+    ) -> Result<Pending, String> {
+        let frame = match &mut self.script {
+            Some(script) => script.message(seq).map_err(|error| error.0)?,
+            None => {
+                write_message(text, seq, self.size);
+                Frame::Text(text)
+            }
+        };
+        let length = frame.bytes();
+        let sent = clock::now();
+        match tokio::time::timeout(self.timeout, frame.send(ws)).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => return Err(close_kind(&e)),
+            Err(_) => return Err("a send timed out".to_string()),
+        }
+        let mut recorder = self.recorder.borrow_mut();
+        recorder.counters.sent += 1;
+        recorder.counters.bytes_sent += length as u64;
+        self.gauges.sent.fetch_add(1, Ordering::Relaxed);
+        Ok(Pending {
+            seq,
+            intended,
+            sent,
+            free,
+        })
     }
 
     /// Sends the next ping; returns when it went.
