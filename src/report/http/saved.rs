@@ -190,10 +190,12 @@ pub struct SavedPacing {
 }
 
 impl SavedPacing {
-    /// The pacing of a run of `plan`, when it has a rate.
+    /// The pacing of a run of `plan`, when it has a rate: the one its workers pace with (with
+    /// `--stages`, chosen for the peak, not the mean that `rate` holds).
     pub fn of(plan: &Plan) -> Option<SavedPacing> {
         plan.rate?;
-        let pacing = Pacing::choose(plan.slack, plan.rate, plan.options.threads);
+        let rate = crate::timing::stages::pacing_rate(plan);
+        let pacing = Pacing::choose(plan.slack, rate, plan.options.threads);
         Some(SavedPacing {
             slack_us: pacing.slack_us(),
             auto: pacing.auto,
@@ -505,6 +507,24 @@ mod tests {
         // 500/s over 2 threads: each send paced to the microsecond, chosen by tsumo.
         assert_eq!(v["plan"]["pacing"]["slack_us"], 0);
         assert_eq!(v["plan"]["pacing"]["auto"], true);
+        // With stages the workers pace for the peak, 16,000/s on one thread (200 µs slots),
+        // not the mean `rate` holds (12,000/s: 150 µs).
+        let mut staged = result();
+        staged.plan.options.threads = 1;
+        staged.plan.rate = Some(12_000);
+        staged.plan.stages = vec![
+            Stage {
+                duration_ns: 1_000_000_000,
+                from: 0,
+                to: 16_000,
+            },
+            Stage {
+                duration_ns: 1_000_000_000,
+                from: 16_000,
+                to: 16_000,
+            },
+        ];
+        assert_eq!(to_json(&staged)["plan"]["pacing"]["slack_us"], 200);
         assert_eq!(v["plan"]["headers"][0][0], "X-A");
         assert_eq!(v["elapsed_s"], 10.0);
         assert_eq!(v["interrupted"], true);
