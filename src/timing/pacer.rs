@@ -51,7 +51,7 @@
 
 use std::cell::{Cell, RefCell};
 use std::cmp::{Ordering, Reverse};
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 use std::future::Future;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -194,7 +194,10 @@ pub struct Pacer {
     /// Precise pacing: how early the timerfd is armed; tracks the 75th percentile of how late
     /// it wakes us. Always 0 when coalescing.
     lead: Cell<Nanos>,
-    pacing: Pacing,
+    pacing: Cell<Pacing>,
+    /// With `--stages` and auto pacing: the pacings to come, each from its instant on, so the
+    /// choice follows the rate (see [`Pacer::follow`]).
+    changes: RefCell<VecDeque<(Nanos, Pacing)>>,
 }
 
 impl Pacer {
@@ -222,7 +225,8 @@ impl Pacer {
             armed: Cell::new(0),
             seq: Cell::new(0),
             lead: Cell::new(if pacing.slack == 0 { INITIAL_LEAD } else { 0 }),
-            pacing,
+            pacing: Cell::new(pacing),
+            changes: RefCell::new(VecDeque::new()),
         });
         CURRENT.with(|current| *current.borrow_mut() = Rc::downgrade(&pacer));
         Ok(pacer)
@@ -234,6 +238,7 @@ impl Pacer {
     /// Coalescing: it sleeps until its slot ends or the worker, awake anyway, finds it due.
     pub fn sleep_until(self: &Rc<Self>, deadline: Nanos) -> impl Future<Output = ()> + 'static {
         let pacer = Rc::clone(self);
+        pacer.advance(deadline);
         async move {
             let mut slept = false;
             loop {
@@ -260,6 +265,34 @@ impl Pacer {
         }
     }
 
+    /// The pacing in use now.
+    pub fn pacing(&self) -> Pacing {
+        self.pacing.get()
+    }
+
+    /// Follows a changing rate: from each instant of `changes` (CLOCK_MONOTONIC ns, in order)
+    /// on, deadlines are paced as its pacing says. `--stages` with auto pacing gives the
+    /// profile's choice over time, so a ramp is paced precisely while its rate is low.
+    pub fn follow(&self, changes: impl IntoIterator<Item = (Nanos, Pacing)>) {
+        self.changes.borrow_mut().extend(changes);
+    }
+
+    /// Takes up the pacing of the last change at or before `deadline`.
+    fn advance(&self, deadline: Nanos) {
+        let mut changes = self.changes.borrow_mut();
+        let mut next = None;
+        while changes.front().is_some_and(|(at, _)| *at <= deadline) {
+            next = changes.pop_front().map(|(_, pacing)| pacing);
+        }
+        let Some(pacing) = next else {
+            return;
+        };
+        if pacing.slack == 0 && self.pacing.get().slack != 0 {
+            self.lead.set(INITIAL_LEAD);
+        }
+        self.pacing.set(pacing);
+    }
+
     /// Releases the waiters due at `now`, for a task that is awake and does not wait (a send
     /// already late): a thread that never sleeps never runs the park hook, and its waiters
     /// must still go.
@@ -279,7 +312,7 @@ impl Pacer {
             guard.clear_ready();
             let now = clock::now();
             let armed = self.armed.replace(0);
-            if armed != 0 && now >= armed && self.pacing.slack == 0 {
+            if armed != 0 && now >= armed && self.pacing.get().slack == 0 {
                 self.learn_overshoot(now - armed);
             }
             self.fire_due(now);
@@ -288,7 +321,7 @@ impl Pacer {
 
     /// Deadlines this close are polled for, not slept for (none when coalescing).
     fn poll_window(&self) -> Nanos {
-        if self.pacing.slack == 0 {
+        if self.pacing.get().slack == 0 {
             self.lead.get() + POLL_SLACK
         } else {
             0
@@ -297,7 +330,7 @@ impl Pacer {
 
     /// The widest the poll window can be.
     fn widest_window(&self) -> Nanos {
-        if self.pacing.slack == 0 {
+        if self.pacing.get().slack == 0 {
             MAX_LEAD + POLL_SLACK
         } else {
             0
@@ -364,7 +397,7 @@ impl Pacer {
     /// When the timer fires for a waiter due at `deadline`: the lead ahead of it (precise), or
     /// the end of its slot (coalescing), where every send of the slot is due.
     fn expiry(&self, deadline: Nanos) -> Nanos {
-        let slack = self.pacing.slack;
+        let slack = self.pacing.get().slack;
         let at = if slack == 0 {
             deadline.saturating_sub(self.lead.get())
         } else {

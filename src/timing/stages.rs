@@ -7,6 +7,7 @@
 //! drifts across stages; inside a ramp the quadratic is solved in `f64` (to about a nanosecond).
 
 use super::clock::Nanos;
+use super::pacer::Pacing;
 use crate::plan::{Plan, Stage};
 
 /// Nanoseconds per second.
@@ -264,6 +265,32 @@ impl Target {
             Target::Profile { profile, shards } => Some(profile.rate_at(t) / *shards as f64),
         }
     }
+}
+
+/// How often [`pacings`] looks at the profile's rate: a ramp's pacing changes at most this
+/// often.
+pub const PACING_STEP: Nanos = 100_000_000;
+
+/// The pacing `--slack auto` picks over `profile` for a worker thread that carries `share` of
+/// the run's rate (its connections over all the run's), as the rate changes: each change from
+/// its offset (ns from the start) on. Each step of [`PACING_STEP`] is paced for the higher rate
+/// at its two ends, so a ramp is paced precisely while a thread's share is low and in slots
+/// once it is high.
+pub fn pacings(profile: &Profile, share: f64) -> Vec<(Nanos, Pacing)> {
+    let mut changes: Vec<(Nanos, Pacing)> = Vec::new();
+    let mut t: Nanos = 0;
+    while t < profile.total() {
+        let end = t.saturating_add(PACING_STEP).min(profile.total());
+        let high = profile
+            .rate_at(t)
+            .max(profile.rate_at(end.saturating_sub(1)));
+        let pacing = Pacing::auto(Some((high * share).ceil() as u64));
+        if changes.last().is_none_or(|(_, last)| *last != pacing) {
+            changes.push((t, pacing));
+        }
+        t = end;
+    }
+    changes
 }
 
 /// The rate a run's pacing is chosen for: `-R`'s, or with `--stages` the peak rate (this

@@ -161,3 +161,38 @@ fn the_level_follows_holds_ramps_and_jumps() {
     assert_eq!(stage_at(&stages, 3 * S), 3);
     assert_eq!(stage_at(&stages, 9 * S), 3);
 }
+
+/// Auto pacing over a profile follows the rate: a ramp to 40,000/s on 2 threads is paced
+/// precisely while a thread's share is under 8,000/s, then in slots that grow to 250 µs; the
+/// hold keeps 250 µs, and the ramp down comes back to precise.
+#[test]
+fn pacing_follows_the_rate() {
+    let profile = Profile::new(&[
+        stage(4.0, 0, 40_000),
+        stage(1.0, 40_000, 40_000),
+        stage(4.0, 40_000, 0),
+    ]);
+    let changes = pacings(&profile, 0.5);
+    let at = |t: f64| {
+        let t = (t * 1e9) as Nanos;
+        changes
+            .iter()
+            .take_while(|(from, _)| *from <= t)
+            .last()
+            .map(|(_, pacing)| pacing.slack)
+    };
+    assert_eq!(changes[0], (0, Pacing::auto(Some(1_000))));
+    assert_eq!(at(0.5), Some(0));
+    // 16,000/s by 1.6 s: 8,000 a thread.
+    assert_eq!(at(1.45), Some(0));
+    assert!(at(1.65).is_some_and(|slack| (100_000..250_000).contains(&slack)));
+    assert_eq!(at(4.5), Some(250_000));
+    assert_eq!(at(8.9), Some(0));
+    // Every change is a change, in order.
+    assert!(changes
+        .windows(2)
+        .all(|w| w[0].0 < w[1].0 && w[0].1 != w[1].1));
+    // One thread of a profile that stays low: precise throughout.
+    let low = Profile::new(&[stage(2.0, 0, 1_000)]);
+    assert_eq!(pacings(&low, 1.0), vec![(0, Pacing::auto(Some(1_000)))]);
+}

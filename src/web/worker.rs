@@ -124,6 +124,14 @@ impl Worker for HttpWorker {
         if let Some(profile) = &layout.profile {
             let lengths = profile.stages().iter().map(|stage| stage.duration_ns);
             shared.recorder.borrow_mut().start_stages(t0, lengths);
+            if ctx.pacer.pacing().auto {
+                // This thread's share of the run's rate: its connections of all the run's.
+                let all = layout.total_connections * layout.shard.count.max(1);
+                let share = layout.connections as f64 / all.max(1) as f64;
+                let changes = crate::timing::stages::pacings(profile, share);
+                ctx.pacer
+                    .follow(changes.into_iter().map(|(at, p)| (t0 + at, p)));
+            }
         }
         tokio::task::spawn_local(close_intervals(shared.recorder.clone(), intervals));
         tokio::task::spawn_local(Rc::clone(&shared.watchdog).run());

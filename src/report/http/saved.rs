@@ -187,6 +187,10 @@ pub struct SavedPacing {
     pub slack_us: u64,
     /// Chosen by tsumo from the per-thread rate (`--slack auto`), not given.
     pub auto: bool,
+    /// `--stages` with auto pacing: the choice follows the rate over the run (precise while a
+    /// thread's share is low); `slack_us` is then the peak's.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub follows_rate: bool,
 }
 
 impl SavedPacing {
@@ -199,13 +203,21 @@ impl SavedPacing {
         Some(SavedPacing {
             slack_us: pacing.slack_us(),
             auto: pacing.auto,
+            follows_rate: pacing.auto && !plan.stages.is_empty(),
         })
     }
 
     /// `paced to the microsecond` / `sends coalesced in 100us slots (auto)`.
     pub fn describe(&self) -> String {
         let chosen = if self.auto { " (auto)" } else { "" };
-        if self.slack_us == 0 {
+        if self.follows_rate && self.slack_us > 0 {
+            format!(
+                "as the rate goes (auto): each send to the microsecond below {} req/s a thread, \
+                 in slots of up to {}us above; --slack 0 paces each to the microsecond",
+                Pacing::PRECISE_BELOW,
+                self.slack_us
+            )
+        } else if self.slack_us == 0 {
             format!("each send paced to the microsecond{chosen}")
         } else {
             format!(
@@ -525,6 +537,10 @@ mod tests {
             },
         ];
         assert_eq!(to_json(&staged)["plan"]["pacing"]["slack_us"], 200);
+        assert_eq!(to_json(&staged)["plan"]["pacing"]["follows_rate"], true);
+        assert!(to_json(&result())["plan"]["pacing"]
+            .get("follows_rate")
+            .is_none());
         assert_eq!(v["plan"]["headers"][0][0], "X-A");
         assert_eq!(v["elapsed_s"], 10.0);
         assert_eq!(v["interrupted"], true);
