@@ -16,8 +16,9 @@ use serde::{Deserialize, Serialize};
 use crate::error::Error;
 use crate::report::schema::{decode_histogram, encode_histogram};
 use crate::stats::hdr;
+use crate::stats::live::LiveRun;
 use crate::stats::new_histogram;
-use crate::stats::timeline::ServerInterval;
+use crate::stats::timeline::{ServerInterval, Timeline};
 
 /// One histogram of an interval: the figures, and the whole histogram (base64 HdrHistogram
 /// compressed V2, as the run's own).
@@ -136,6 +137,42 @@ impl<T> Laid<T> {
             self.intervals.clear();
         }
         self.intervals.len()
+    }
+
+    /// Lays out a run's whole intervals not laid out yet (from the first on, stopping at the
+    /// first that is not whole) with `saved`, the kind's timeline → saved intervals (given the
+    /// new intervals, their wall-clock start and their span in seconds), each moved to its place
+    /// in the run by `start_s`; returns the seconds the whole intervals span.
+    pub fn lay<I: Clone>(
+        &mut self,
+        run: &LiveRun,
+        handed: &BTreeMap<u64, (usize, I)>,
+        saved: impl FnOnce(&Timeline<I>, u64, f64) -> Vec<T>,
+        start_s: impl Fn(&mut T) -> &mut f64,
+    ) -> f64 {
+        let whole = run.whole(handed);
+        let done = self.kept(run.ended, whole);
+        let length_s = run.length as f64 / 1e9;
+        let timeline = Timeline {
+            length: Some(run.length),
+            intervals: handed
+                .values()
+                .skip(done)
+                .take(whole - done)
+                .enumerate()
+                .map(|(k, (_, interval))| (k as u64, interval.clone()))
+                .collect(),
+        };
+        let start = run
+            .start_unix_ns
+            .unwrap_or_default()
+            .saturating_add(run.length.saturating_mul(done as u64));
+        let count = timeline.intervals.len();
+        for mut interval in saved(&timeline, start, count as f64 * length_s) {
+            *start_s(&mut interval) += done as f64 * length_s;
+            self.intervals.push(interval);
+        }
+        whole as f64 * length_s
     }
 }
 /// How saved intervals are added: spans aside, every count and histogram.

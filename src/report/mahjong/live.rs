@@ -8,37 +8,16 @@ use crate::report::timeline;
 use crate::stats::format::format_time_us;
 use crate::stats::hdr;
 use crate::stats::live::LiveRun;
-use crate::stats::mahjong::{live, Timeline};
+use crate::stats::mahjong::live;
 
 /// The whole intervals of the current session laid out so far.
 pub type Laid = timeline::Laid<SavedSessionInterval>;
 
 /// The live page's content of a mahjong session (`laid`: what earlier renders laid out).
 pub fn content(run: &LiveRun, m: &live::Data, laid: &mut Laid) -> PageContent {
-    let whole = run.whole(&m.intervals);
-    let done = laid.kept(run.ended, whole);
-    let length_s = run.length as f64 / 1e9;
-    let timeline = Timeline {
-        length: Some(run.length),
-        intervals: m
-            .intervals
-            .values()
-            .skip(done)
-            .take(whole - done)
-            .enumerate()
-            .map(|(k, (_, interval))| (k as u64, interval.clone()))
-            .collect(),
-    };
-    let start = run
-        .start_unix_ns
-        .unwrap_or_default()
-        .saturating_add(run.length.saturating_mul(done as u64));
-    let count = timeline.intervals.len();
-    for mut interval in session_intervals(&timeline, start, count as f64 * length_s) {
-        interval.span.start_s += done as f64 * length_s;
-        laid.intervals.push(interval);
-    }
-    let elapsed_s = whole as f64 * length_s;
+    let elapsed_s = laid.lay(run, &m.intervals, session_intervals, |i| {
+        &mut i.span.start_s
+    });
     let intervals = &laid.intervals;
     let t = &m.totals;
     let sum = &t.counts;

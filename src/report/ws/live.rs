@@ -9,37 +9,14 @@ use crate::report::timeline;
 use crate::stats::format::format_time_us;
 use crate::stats::hdr;
 use crate::stats::live::LiveRun;
-use crate::stats::ws::{live, timeline::Timeline};
+use crate::stats::ws::live;
 
 /// The whole intervals of the current run laid out so far.
 pub type Laid = timeline::Laid<SavedWsInterval>;
 
 /// The live page's content of a WebSocket run (`laid`: what earlier renders laid out).
 pub fn content(run: &LiveRun, w: &live::Data, laid: &mut Laid) -> PageContent {
-    let whole = run.whole(&w.intervals);
-    let done = laid.kept(run.ended, whole);
-    let length_s = run.length as f64 / 1e9;
-    let timeline = Timeline {
-        length: Some(run.length),
-        intervals: w
-            .intervals
-            .values()
-            .skip(done)
-            .take(whole - done)
-            .enumerate()
-            .map(|(k, (_, interval))| (k as u64, interval.clone()))
-            .collect(),
-    };
-    let start = run
-        .start_unix_ns
-        .unwrap_or_default()
-        .saturating_add(run.length.saturating_mul(done as u64));
-    let count = timeline.intervals.len();
-    for mut interval in saved(&timeline, start, count as f64 * length_s) {
-        interval.span.start_s += done as f64 * length_s;
-        laid.intervals.push(interval);
-    }
-    let elapsed_s = whole as f64 * length_s;
+    let elapsed_s = laid.lay(run, &w.intervals, saved, |i| &mut i.span.start_s);
     let sum = &w.totals.counts;
     let h = &w.totals.round_trip;
     let at = |p: f64| (!h.is_empty()).then(|| hdr::value_at_percentile(h, p));
