@@ -24,6 +24,7 @@ pub mod responder;
 pub mod schema;
 pub mod serial;
 pub mod wsecho;
+pub mod wsfaulty;
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};

@@ -153,7 +153,17 @@ impl NginxBuilder {
     /// 127.0.0.1:`upstream_port`: majiang-server's HTTP login and logout and its socket.io
     /// WebSocket upgrade. Connections stay open for an hour without traffic (a game is quiet
     /// between socket.io pings, but a table waiting on a slow player can be quieter).
-    pub fn ws_proxy(mut self, name: &str, upstream_port: u16) -> Self {
+    pub fn ws_proxy(self, name: &str, upstream_port: u16) -> Self {
+        self.ws_proxy_on(name, upstream_port, false)
+    }
+
+    /// As [`NginxBuilder::ws_proxy`], over TLS (`listen … ssl`, the fixture's certificate:
+    /// [`Nginx::cert_path`] for `--cacert`).
+    pub fn wss_proxy(self, name: &str, upstream_port: u16) -> Self {
+        self.ws_proxy_on(name, upstream_port, true)
+    }
+
+    fn ws_proxy_on(mut self, name: &str, upstream_port: u16, tls: bool) -> Self {
         self.upgrade_map = true;
         let body = format!(
             r#"location /server/ {{
@@ -166,7 +176,13 @@ impl NginxBuilder {
             proxy_send_timeout 3600s;
         }}"#
         );
-        self.server(name, &body)
+        self.servers.push(ExtraServer {
+            name: name.to_string(),
+            body,
+            tls,
+            http2: false,
+        });
+        self
     }
 
     /// Writes the files, starts nginx and waits until every port accepts connections.

@@ -39,4 +39,28 @@ impl WsEcho {
     pub fn url(&self) -> String {
         format!("ws://127.0.0.1:{}/", self.port)
     }
+
+    /// Kills the server (SIGKILL), as a crash would, and reaps it.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// R × d messages sent (one per connection's share at most off), each echo matched, nothing
+/// unanswered or pushed, every connection opened: a run's exact counts against an echo server.
+pub fn assert_exact(doc: &serde_json::Value, rate: u64, seconds: u64, connections: u64) {
+    use super::json_u64;
+    let sent = json_u64(doc, "messages.sent");
+    let due = rate * seconds;
+    assert!(
+        sent.abs_diff(due) <= connections,
+        "sent {sent}, due {due}: {doc}"
+    );
+    assert_eq!(json_u64(doc, "messages.due"), due, "{doc}");
+    assert_eq!(json_u64(doc, "messages.answered"), sent, "{doc}");
+    assert_eq!(json_u64(doc, "messages.unanswered"), 0, "{doc}");
+    assert_eq!(json_u64(doc, "messages.timed_out"), 0, "{doc}");
+    assert_eq!(json_u64(doc, "messages.pushed"), 0, "{doc}");
+    assert_eq!(json_u64(doc, "connections.opened"), connections, "{doc}");
 }
