@@ -7,48 +7,13 @@
 mod common;
 
 use std::net::TcpListener;
-use std::process::{Child, Command, Stdio};
+
 use std::time::Duration;
 
-use common::{free_port, json_u64, read_json, run_tsumo, wait_for, Run, TempDir};
+use common::wsecho::WsEcho;
+use common::{json_u64, read_json, run_tsumo, Run, TempDir};
 
 const LIMIT: Duration = Duration::from_secs(60);
-
-/// `node scripts/ws-echo.js PORT ARGS`, stopped when dropped.
-struct Node {
-    child: Child,
-    port: u16,
-}
-
-impl Drop for Node {
-    fn drop(&mut self) {
-        common::terminate(&mut self.child);
-    }
-}
-
-impl Node {
-    fn start(args: &[&str]) -> Node {
-        common::majiang::ensure_installed();
-        let port = free_port();
-        let script = common::majiang::scripts_dir().join("ws-echo.js");
-        let child = Command::new("node")
-            .arg(script)
-            .arg(port.to_string())
-            .args(args)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn node");
-        wait_for("the echo server listens", Duration::from_secs(15), || {
-            std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
-        });
-        Node { child, port }
-    }
-
-    fn url(&self) -> String {
-        format!("ws://127.0.0.1:{}/", self.port)
-    }
-}
 
 /// `tsumo ws ARGS --json FILE URL`, which must succeed: the run and its saved result.
 fn ws_run(args: &[&str], url: &str, dir: &TempDir) -> (Run, serde_json::Value) {
@@ -68,7 +33,7 @@ fn ws_run(args: &[&str], url: &str, dir: &TempDir) -> (Run, serde_json::Value) {
 /// the messages that waited behind it are not tsumo's delay.
 #[test]
 fn the_servers_share_holds_a_stall_and_tsumos_delay_does_not() {
-    let node = Node::start(&["--stall-after", "5"]);
+    let node = WsEcho::start(&["--stall-after", "5"]);
     let dir = TempDir::new("ws-conn-split");
     let (run, doc) = ws_run(&["-t1", "-c2", "-d2s", "-R40"], &node.url(), &dir);
     let answered = json_u64(&doc, "messages.answered");
@@ -114,7 +79,7 @@ fn the_servers_share_holds_a_stall_and_tsumos_delay_does_not() {
 /// second, every one of them opened and timed.
 #[test]
 fn connect_rate_spreads_the_connects() {
-    let node = Node::start(&[]);
+    let node = WsEcho::start(&[]);
     let dir = TempDir::new("ws-conn-rate");
     let args = ["-t2", "-c10", "-d1s", "-R20", "--connect-rate", "10/s"];
     let (run, doc) = ws_run(&args, &node.url(), &dir);
@@ -134,7 +99,7 @@ fn connect_rate_spreads_the_connects() {
 /// `--ping 100ms`: each connection pings ten times or so in a second; each pong is timed.
 #[test]
 fn ping_counts_and_times_the_pongs() {
-    let node = Node::start(&[]);
+    let node = WsEcho::start(&[]);
     let dir = TempDir::new("ws-conn-ping");
     let args = ["-t1", "-c2", "-d1s", "-R10", "--ping", "100ms"];
     let (run, doc) = ws_run(&args, &node.url(), &dir);

@@ -13,6 +13,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+use common::wsecho::{assert_exact, WsEcho};
 use common::{free_port, json_u64, read_json, run_tsumo, wait_for, TempDir};
 
 const LIMIT: Duration = Duration::from_secs(60);
@@ -64,29 +65,6 @@ impl Server {
             .expect("websocketd is installed (scripts/test installs it)");
         Server::listening(child, port)
     }
-
-    /// `node scripts/ws-echo.js P [--stall-after N]`.
-    fn node(stall_after: Option<u32>) -> Server {
-        Server::node_with(&stall_after.map_or(Vec::new(), |n| {
-            vec!["--stall-after".to_string(), n.to_string()]
-        }))
-    }
-
-    /// `node scripts/ws-echo.js P ARGS`.
-    fn node_with(args: &[String]) -> Server {
-        common::majiang::ensure_installed();
-        let port = free_port();
-        let script = common::majiang::scripts_dir().join("ws-echo.js");
-        let mut command = Command::new("node");
-        command.arg(script).arg(port.to_string());
-        command.args(args);
-        let child = command
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn node");
-        Server::listening(child, port)
-    }
 }
 
 /// `tsumo ws ARGS --json FILE URL`, which must succeed; its saved result.
@@ -100,22 +78,6 @@ fn ws_run(args: &[&str], url: &str, dir: &Path, name: &str) -> serde_json::Value
     run.assert_success();
     assert!(run.stdout.contains("Messages/sec:"), "{}", run.stdout);
     read_json(&json)
-}
-
-/// R × d messages sent (one per connection's share at most off), each echo matched.
-fn assert_exact(doc: &serde_json::Value, rate: u64, seconds: u64, connections: u64) {
-    let sent = json_u64(doc, "messages.sent");
-    let due = rate * seconds;
-    assert!(
-        sent.abs_diff(due) <= connections,
-        "sent {sent}, due {due}: {doc}"
-    );
-    assert_eq!(json_u64(doc, "messages.due"), due, "{doc}");
-    assert_eq!(json_u64(doc, "messages.answered"), sent, "{doc}");
-    assert_eq!(json_u64(doc, "messages.unanswered"), 0, "{doc}");
-    assert_eq!(json_u64(doc, "messages.timed_out"), 0, "{doc}");
-    assert_eq!(json_u64(doc, "messages.pushed"), 0, "{doc}");
-    assert_eq!(json_u64(doc, "connections.opened"), connections, "{doc}");
 }
 
 #[test]
@@ -175,7 +137,7 @@ fn wss_takes_the_https_tls_options() {
 
 #[test]
 fn every_message_due_is_sent_and_every_echo_matched_by_node_ws() {
-    let server = Server::node(None);
+    let server = WsEcho::start(&[]);
     let dir = TempDir::new("ws-node");
     let doc = ws_run(
         &["-t2", "-c4", "-d3s", "-R400", "--size", "200"],
@@ -191,7 +153,7 @@ fn every_message_due_is_sent_and_every_echo_matched_by_node_ws() {
 
 #[test]
 fn without_a_rate_each_connection_sends_when_its_last_message_is_answered() {
-    let server = Server::node(None);
+    let server = WsEcho::start(&[]);
     let run = run_tsumo(
         &["ws", "-t1", "-c2", "-d2s", "--json", "-", &server.url()],
         LIMIT,
@@ -220,7 +182,7 @@ fn without_a_rate_each_connection_sends_when_its_last_message_is_answered() {
 /// their actual sends they do not: only the 50th message itself waited there.
 #[test]
 fn a_stalled_reply_shows_in_the_corrected_round_trip_not_the_uncorrected() {
-    let server = Server::node(Some(50));
+    let server = WsEcho::start(&["--stall-after", "50"]);
     let dir = TempDir::new("ws-stall");
     let doc = ws_run(
         &["-t1", "-c2", "-d3s", "-R200", "-U"],
@@ -244,7 +206,7 @@ fn a_stalled_reply_shows_in_the_corrected_round_trip_not_the_uncorrected() {
 /// closes counted by code, that message unanswered, the run still a run (exit 0).
 #[test]
 fn closes_are_counted_by_code() {
-    let server = Server::node_with(&["--close-after".to_string(), "10".to_string()]);
+    let server = WsEcho::start(&["--close-after", "10"]);
     let dir = TempDir::new("ws-close");
     let doc = ws_run(
         &["-t1", "-c2", "-d2s", "-R50"],

@@ -8,48 +8,13 @@ mod common;
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+
 use std::time::Duration;
 
-use common::{free_port, json_u64, read_json, run_tsumo, wait_for, TempDir};
+use common::wsecho::WsEcho;
+use common::{json_u64, read_json, run_tsumo, TempDir};
 
 const LIMIT: Duration = Duration::from_secs(60);
-
-/// `node scripts/ws-echo.js P --mode MODE`, stopped when dropped.
-struct Server {
-    child: Child,
-    port: u16,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        common::terminate(&mut self.child);
-    }
-}
-
-impl Server {
-    fn node(mode: &str) -> Server {
-        common::majiang::ensure_installed();
-        let port = free_port();
-        let script = common::majiang::scripts_dir().join("ws-echo.js");
-        let child = Command::new("node")
-            .arg(script)
-            .arg(port.to_string())
-            .args(["--mode", mode])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn node");
-        wait_for("the server listens", Duration::from_secs(15), || {
-            std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
-        });
-        Server { child, port }
-    }
-
-    fn url(&self) -> String {
-        format!("ws://127.0.0.1:{}/", self.port)
-    }
-}
 
 fn example(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -80,7 +45,7 @@ fn no_failures(doc: &serde_json::Value) {
 /// The echo example: no key, no reply(): each echo answers the message in flight; R × d sent.
 #[test]
 fn an_echo_by_script_counts_exactly() {
-    let server = Server::node("echo");
+    let server = WsEcho::start(&["--mode", "echo"]);
     let dir = TempDir::new("ws-script-echo");
     let (doc, stdout) = scripted(
         &["-t1", "-c4", "-d2s", "-R", "200"],
@@ -104,7 +69,7 @@ fn an_echo_by_script_counts_exactly() {
 /// to an id no longer in flight late, none taken for the call in flight.
 #[test]
 fn json_rpc_replies_are_matched_by_id() {
-    let server = Server::node("rpc");
+    let server = WsEcho::start(&["--mode", "rpc"]);
     let dir = TempDir::new("ws-script-rpc");
     let (doc, stdout) = scripted(
         &["-t1", "-c4", "-d2s", "-R", "200"],
@@ -129,7 +94,7 @@ fn json_rpc_replies_are_matched_by_id() {
 /// means they were sent.
 #[test]
 fn chat_pushes_are_counted_apart_from_the_acknowledgements() {
-    let server = Server::node("chat");
+    let server = WsEcho::start(&["--mode", "chat"]);
     let dir = TempDir::new("ws-script-chat");
     let (doc, _) = scripted(
         &["-t2", "-c4", "-d2s", "-R", "100"],
@@ -187,7 +152,7 @@ fn bad_scripts_are_refused_before_any_traffic() {
 /// then the error's line, exit 1.
 #[test]
 fn a_script_error_in_the_run_fails_it_with_its_line() {
-    let server = Server::node("echo");
+    let server = WsEcho::start(&["--mode", "echo"]);
     let dir = TempDir::new("ws-script-raises");
     let script = dir.path().join("third.lua");
     std::fs::write(
