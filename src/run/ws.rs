@@ -3,13 +3,15 @@
 //! step summary from them).
 
 use super::output::Outputs;
-use super::{error_exit, exit_as, fail};
+use super::{error_exit, exit_as, fail, server_gone};
 use crate::error::{Error, ExitStatus};
 use crate::plan::WsPlan;
 use crate::report;
 use crate::report::tools::saved::{LoadedRun, RunData};
 use crate::report::ws::text::Shown;
+use crate::stats::end::EndReason;
 use crate::stats::sink::Sink;
+use crate::stats::ws::RunResult;
 
 /// `tsumo ws …`: the run, its report on stdout, `--json`, `--html`, `--junit`.
 pub fn run(plan: &WsPlan) -> ExitStatus {
@@ -20,10 +22,13 @@ fn once(plan: &WsPlan) -> ExitStatus {
     if let Err(e) = super::files::of_ws(plan) {
         return error_exit(&e);
     }
-    let (result, script) = match live_run(plan) {
+    let (mut result, script) = match live_run(plan) {
         Ok(run) => run,
         Err(e) => return error_exit(&e),
     };
+    if gone(&result) {
+        result.ended_by = EndReason::ServerGone;
+    }
     let saved = report::ws::saved(&result);
     let mut outputs = Outputs::of(&plan.options);
     let shown = Shown {
@@ -53,10 +58,21 @@ fn once(plan: &WsPlan) -> ExitStatus {
     outputs.status_or(|| exit_as(&saved))
 }
 
+/// Whether the server went away mid-run (killed, crashed): it ended every connection before
+/// the run's duration (connections do not reopen, so the run ended with them), and it no
+/// longer answers the pre-flight check ([`server_gone::check`], as a capacity search asks).
+/// A server that closed or reset them but still answers only misbehaved.
+fn gone(result: &RunResult) -> bool {
+    let c = &result.record.counters;
+    let ended: u64 = c.closes.values().sum();
+    result.ended_by == EndReason::Done
+        && c.connected > 0
+        && ended >= c.connected
+        && server_gone::check(crate::wsload::probe(&result.plan)).is_err()
+}
+
 /// The run, shown on the dashboard when there is one.
-fn live_run(
-    plan: &WsPlan,
-) -> Result<(crate::stats::ws::RunResult, Option<crate::wsload::Script>), Error> {
+fn live_run(plan: &WsPlan) -> Result<(RunResult, Option<crate::wsload::Script>), Error> {
     let feed = crate::dashboard::begin(&plan.options, crate::stats::ws::live::Data::default());
     let (result, script) = crate::wsload::run(plan)?;
     if let Some(feed) = feed {

@@ -81,15 +81,7 @@ impl WsMode {
             None => None,
         };
         crate::sys::check_open_files(plan.connections, plan.options.threads)?;
-        let endpoint = preflight_blocking(Probe {
-            target: &plan.target,
-            insecure: plan.options.insecure,
-            cacert: plan.options.cacert.as_deref(),
-            timeout: plan.timeout,
-            alpn: Alpn::Http1,
-            bind: &plan.options.bind,
-            quic: None,
-        })?;
+        let endpoint = preflight_blocking(probe(plan))?;
         let threads = plan.options.threads;
         Ok(WsMode {
             settings: Settings {
@@ -110,6 +102,20 @@ impl WsMode {
                 script,
             }),
         })
+    }
+}
+
+/// The pre-flight check of a plan's server (TCP, and TLS for `wss://`), as a run connects:
+/// before the run, and after one the server ended early (is it gone?).
+pub fn probe(plan: &WsPlan) -> Probe<'_> {
+    Probe {
+        target: &plan.target,
+        insecure: plan.options.insecure,
+        cacert: plan.options.cacert.as_deref(),
+        timeout: plan.timeout,
+        alpn: Alpn::Http1,
+        bind: &plan.options.bind,
+        quic: None,
     }
 }
 

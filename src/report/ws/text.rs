@@ -188,9 +188,19 @@ fn breakdown(lines: &mut Vec<String>, b: &SavedWsBreakdown, t: impl Fn(u64) -> S
     ));
 }
 
-/// Why a run failed, if it did: no connection opened, or not one message answered.
+/// Why a run failed, if it did: no connection opened, the server gone mid-run, or not one
+/// message answered.
 pub fn failure(s: &SavedWsRun) -> Option<String> {
     let c = &s.connections;
+    if s.ended_by == Some(crate::stats::end::EndReason::ServerGone) {
+        let kinds: Vec<(&str, u64)> = c.closes.iter().map(|(k, n)| (k.as_str(), *n)).collect();
+        return Some(format!(
+            "server gone {:.1}s into the run: it ended every connection ({}) and refused a new \
+             one",
+            s.elapsed_s,
+            counts_said(&kinds)
+        ));
+    }
     if c.opened == 0 {
         let why = match c.failures.is_empty() {
             true => String::new(),
