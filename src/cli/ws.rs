@@ -13,8 +13,10 @@ use super::error::ArgError;
 use super::help::Page;
 use super::shared::{self, flag, value, For};
 use super::units::duration_text;
-use super::{extra_argument, json_out, subcommand_matches, url, url_args, Options, Parsed};
-use crate::plan::{Part, RunOptions, WsPlan};
+use super::wrk::DEFAULT_ROUNDS;
+use super::{extra_argument, json_out, shard, subcommand_matches, url, url_args};
+use super::{Options, Parsed};
+use crate::plan::{RunOptions, WsPlan};
 
 const DEFAULT_THREADS: usize = 2;
 const DEFAULT_CONNECTIONS: usize = 10;
@@ -115,13 +117,19 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
     }
     let (connect_rate, ping) = connection_options(&options)?;
     let u_latency = matches.get_flag("u_latency");
+    let (vs, rounds) = vs_and_rounds(&options)?;
+    let part = shard::part(
+        &matches,
+        &args,
+        &shard::process_env,
+        crate::sys::wallclock::unix_now_ns(),
+    )?;
+    // As HTTP shards: 1/N of the connections and of the rate, on the whole run's send times.
+    let (connections, rate) = shard::split_http(connections, rate, threads, part.shard)?;
     Ok(Parsed::Ws(Box::new(WsPlan {
         target,
         options: RunOptions {
-            part: Part {
-                run_id: super::shard::derived_run_id(&args, crate::sys::wallclock::unix_now_ns()),
-                ..Part::default()
-            },
+            part,
             bind: Vec::new(),
             threads,
             duration,
@@ -131,9 +139,9 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
                 .unwrap_or_else(|| typed.clone()),
             server_pids: super::server_pids(&matches)?,
             interval: super::interval(&options)?,
-            vs: None,
-            vs_label: None,
-            rounds: 1,
+            vs,
+            vs_label: matches.get_one::<String>("vs_label").cloned(),
+            rounds,
             latency: matches.get_flag("latency") || u_latency,
             insecure: matches.get_flag("insecure"),
             cacert: matches.get_one::<PathBuf>("cacert").cloned(),
@@ -155,6 +163,20 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
         connect_rate,
         ping,
     })))
+}
+
+/// The `--vs` target (a `ws://` or `wss://` URL) and `--rounds` (the `--vs-*` options only with
+/// `--vs`).
+fn vs_and_rounds(options: &Options<'_>) -> Result<(Option<crate::plan::Target>, u32), ArgError> {
+    let rounds = super::ab_rounds(options, DEFAULT_ROUNDS)?;
+    let vs = match options.matches.get_one::<String>("vs") {
+        Some(text) => Some(ws_target(text).map_err(|e| match e {
+            ArgError::Refused(line) => ArgError::Refused(format!("{line} for --vs")),
+            other => other,
+        })?),
+        None => None,
+    };
+    Ok((vs, rounds))
 }
 
 /// `--connect-rate N/s` and `--ping T`.
@@ -247,6 +269,13 @@ pub(super) fn command() -> Command {
             shared::quiet(For::Run),
             shared::progress(For::Run),
             shared::label(For::Run),
+            shared::vs(For::Run),
+            shared::vs_label(For::Run),
+            shared::rounds(DEFAULT_ROUNDS),
+            shard::shard_arg(For::Run),
+            shard::shards_arg(),
+            shard::start_at_arg(For::Run),
+            shard::run_id_arg(For::Run),
             shared::server_pid(),
             shared::help(),
         ])
