@@ -72,20 +72,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
         command: &command,
         matches: &matches,
     };
-    let threads = options.count("threads")?.unwrap_or(DEFAULT_THREADS);
-    let connections = options.count("connections")?.unwrap_or(DEFAULT_CONNECTIONS);
-    if threads == 0 {
-        return Err(options.invalid("threads", "must be at least 1"));
-    }
-    if connections == 0 {
-        return Err(options.invalid("connections", "must be at least 1"));
-    }
-    if connections < threads {
-        return Err(ArgError::Refused(format!(
-            "-c {connections} is fewer connections than -t {threads} threads; \
-             give at least one connection per thread"
-        )));
-    }
+    let (threads, connections) = threads_and_connections(&options)?;
     let duration = options.duration("duration")?.unwrap_or(DEFAULT_DURATION);
     if duration.is_zero() {
         return Err(options.invalid("duration", "must be longer than zero"));
@@ -163,6 +150,25 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
         connect_rate,
         ping,
     })))
+}
+
+/// `-t` and `-c`: at least one connection per thread.
+fn threads_and_connections(options: &Options<'_>) -> Result<(usize, usize), ArgError> {
+    let threads = options.count("threads")?.unwrap_or(DEFAULT_THREADS);
+    let connections = options.count("connections")?.unwrap_or(DEFAULT_CONNECTIONS);
+    if threads == 0 {
+        return Err(options.invalid("threads", "must be at least 1"));
+    }
+    if connections == 0 {
+        return Err(options.invalid("connections", "must be at least 1"));
+    }
+    if connections < threads {
+        return Err(ArgError::Refused(format!(
+            "-c {connections} is fewer connections than -t {threads} threads; \
+             give at least one connection per thread"
+        )));
+    }
+    Ok((threads, connections))
 }
 
 /// The `--vs` target (a `ws://` or `wss://` URL) and `--rounds` (the `--vs-*` options only with
