@@ -55,6 +55,8 @@ Examples:
   tsumo ws -c 4 -d 10s --size 1k --json ws.json wss://example.com/socket
   tsumo ws -c 4 -d 10s -R 200 -s docs/examples/ws-jsonrpc.lua ws://127.0.0.1:8080/rpc
   tsumo ws -c 10 -R 1000 --slo 'p99<20ms' --slo 'errors<0.1%' ws://127.0.0.1:8080/echo
+  tsumo ws -R 1000 --label nginx ws://127.0.0.1/echo --vs ws://127.0.0.1:8080/echo
+  tsumo ws -c 100 -R 10k --shard 1/2 --start-at $AT --json s1.json ws://h/echo
 
 Exit status: 0 the run ran; 1 it failed (no connection opened, nothing answered); 2 bad
 command line; 99 the run ran and an objective (--slo) broke.
@@ -335,5 +337,28 @@ mod tests {
         assert_eq!(p.connect_rate, Some(2000));
         assert_eq!(p.ping, Some(Duration::from_millis(500)));
         assert_eq!(plan(&["ws://h/"]).unwrap().connect_rate, None);
+    }
+
+    #[test]
+    fn a_shard_takes_its_share_and_vs_takes_a_ws_url() {
+        let p = plan(&["-t1", "-c4", "-R200", "--shard", "2/2", "ws://h/"]).unwrap();
+        assert_eq!((p.connections, p.rate), (2, Some(100)));
+        assert_eq!(p.options.part.shard.index, 1);
+        let refused = plan(&["-c3", "-R200", "--shard", "1/2", "ws://h/"]).unwrap_err();
+        assert!(
+            refused.contains("do not split evenly into 2 shards"),
+            "{refused}"
+        );
+        let vs = plan(&["ws://a/", "--vs", "wss://b/x", "--vs-label", "b"]).unwrap();
+        assert_eq!(vs.options.vs.map(|t| t.url), Some("wss://b/x".to_string()));
+        assert_eq!(
+            (vs.options.rounds, vs.options.vs_label),
+            (3, Some("b".into()))
+        );
+        let http = plan(&["ws://a/", "--vs", "http://b/"]).unwrap_err();
+        assert!(
+            http.ends_with("scheme must be ws or wss for --vs"),
+            "{http}"
+        );
     }
 }
