@@ -14,6 +14,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use common::wsecho::{assert_exact, WsEcho};
+use common::schema::{assert_valid, assert_valid_doc, Kind};
 use common::{free_port, json_u64, read_json, run_tsumo, wait_for, TempDir};
 
 const LIMIT: Duration = Duration::from_secs(60);
@@ -77,6 +78,7 @@ fn ws_run(args: &[&str], url: &str, dir: &Path, name: &str) -> serde_json::Value
     let run = run_tsumo(&all, LIMIT);
     run.assert_success();
     assert!(run.stdout.contains("Messages/sec:"), "{}", run.stdout);
+    assert_valid(Kind::Ws, &[&json]);
     read_json(&json)
 }
 
@@ -160,6 +162,7 @@ fn without_a_rate_each_connection_sends_when_its_last_message_is_answered() {
     );
     run.assert_success();
     let doc = run.json();
+    assert_valid_doc(Kind::Ws, &doc);
     let sent = json_u64(&doc, "messages.sent");
     assert!(sent > 100, "{doc}");
     assert!(doc["messages"].get("due").is_none(), "{doc}");
@@ -251,6 +254,7 @@ fn a_server_that_never_answers_ends_on_time_with_each_message_timed_out() {
     let unanswered = json_u64(&doc, "messages.unanswered");
     assert_eq!(timed_out + unanswered, sent, "{doc}");
     assert_eq!(doc["failure"], "no message was answered", "{doc}");
+    assert_valid_doc(Kind::Ws, &doc);
 }
 
 /// A server that accepts the connection and never answers the upgrade: each connection counted

@@ -7,10 +7,17 @@ mod common;
 
 use std::time::Duration;
 
+use common::schema::{assert_valid, Kind};
 use common::wsecho::WsEcho;
 use common::{read_json, run_tsumo, TempDir};
 
 const LIMIT: Duration = Duration::from_secs(60);
+
+/// A run's `--json` file, valid against `docs/schema/ws.schema.json`, read.
+fn saved(json: &std::path::Path) -> serde_json::Value {
+    assert_valid(Kind::Ws, &[json]);
+    read_json(json)
+}
 
 /// Objectives an echo server holds: exit 0, each verdict in the JSON and the JUnit file.
 #[test]
@@ -46,7 +53,7 @@ fn objectives_that_hold_exit_0_and_are_saved() {
         "{}",
         run.stdout
     );
-    let doc = read_json(&json);
+    let doc = saved(&json);
     let objectives = doc["objectives"].as_array().expect("objectives");
     assert_eq!(objectives.len(), 4, "{doc}");
     assert!(objectives.iter().all(|v| v["held"] == true), "{doc}");
@@ -97,7 +104,7 @@ fn an_objective_broken_by_a_stall_exits_99_with_the_value_measured() {
         run.stderr
     );
     assert!(!run.stderr.contains("errors<1%"), "{}", run.stderr);
-    let doc = read_json(&json);
+    let doc = saved(&json);
     let p99 = &doc["objectives"][0];
     assert_eq!(p99["held"], false, "{doc}");
     let measured = p99["measured"].as_f64().expect("measured");
@@ -150,7 +157,7 @@ fn the_timeline_is_saved_and_the_page_written() {
         LIMIT,
     );
     run.assert_success();
-    let doc = read_json(&json);
+    let doc = saved(&json);
     let intervals = doc["intervals"].as_array().expect("intervals");
     assert!((4..=5).contains(&intervals.len()), "{doc}");
     let sum = |field: &str| -> u64 {
@@ -254,7 +261,7 @@ fn metrics_scraped_during_a_run_have_the_ws_series() {
     common::wait_for("the run's JSON", Duration::from_secs(30), || json.exists());
     std::thread::sleep(Duration::from_millis(300));
     let (_, after) = get("/metrics").expect("/metrics after the end");
-    let doc = read_json(&json);
+    let doc = saved(&json);
     let sent = metric(&after, "tsumo_ws_messages_total", "state=\"sent\"");
     assert_eq!(sent, doc["messages"]["sent"].as_f64(), "{after}");
     tsumo.finish(LIMIT).assert_success();

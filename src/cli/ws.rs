@@ -13,8 +13,10 @@ use super::error::ArgError;
 use super::help::Page;
 use super::shared::{self, flag, value, For};
 use super::units::duration_text;
-use super::{extra_argument, json_out, subcommand_matches, url, url_args, Options, Parsed};
-use crate::plan::{Part, RunOptions, WsPlan};
+use super::wrk::DEFAULT_ROUNDS;
+use super::{extra_argument, json_out, shard, subcommand_matches, url, url_args};
+use super::{Options, Parsed};
+use crate::plan::{RunOptions, WsPlan};
 
 const DEFAULT_THREADS: usize = 2;
 const DEFAULT_CONNECTIONS: usize = 10;
@@ -53,6 +55,8 @@ Examples:
   tsumo ws -c 4 -d 10s --size 1k --json ws.json wss://example.com/socket
   tsumo ws -c 4 -d 10s -R 200 -s docs/examples/ws-jsonrpc.lua ws://127.0.0.1:8080/rpc
   tsumo ws -c 10 -R 1000 --slo 'p99<20ms' --slo 'errors<0.1%' ws://127.0.0.1:8080/echo
+  tsumo ws -R 1000 --label nginx ws://127.0.0.1/echo --vs ws://127.0.0.1:8080/echo
+  tsumo ws -c 100 -R 10k --shard 1/2 --start-at $AT --json s1.json ws://h/echo
 
 Exit status: 0 the run ran; 1 it failed (no connection opened, nothing answered); 2 bad
 command line; 99 the run ran and an objective (--slo) broke.
@@ -70,20 +74,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
         command: &command,
         matches: &matches,
     };
-    let threads = options.count("threads")?.unwrap_or(DEFAULT_THREADS);
-    let connections = options.count("connections")?.unwrap_or(DEFAULT_CONNECTIONS);
-    if threads == 0 {
-        return Err(options.invalid("threads", "must be at least 1"));
-    }
-    if connections == 0 {
-        return Err(options.invalid("connections", "must be at least 1"));
-    }
-    if connections < threads {
-        return Err(ArgError::Refused(format!(
-            "-c {connections} is fewer connections than -t {threads} threads; \
-             give at least one connection per thread"
-        )));
-    }
+    let (threads, connections) = threads_and_connections(&options)?;
     let duration = options.duration("duration")?.unwrap_or(DEFAULT_DURATION);
     if duration.is_zero() {
         return Err(options.invalid("duration", "must be longer than zero"));
@@ -115,13 +106,19 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
     }
     let (connect_rate, ping) = connection_options(&options)?;
     let u_latency = matches.get_flag("u_latency");
+    let (vs, rounds) = vs_and_rounds(&options)?;
+    let part = shard::part(
+        &matches,
+        &args,
+        &shard::process_env,
+        crate::sys::wallclock::unix_now_ns(),
+    )?;
+    // As HTTP shards: 1/N of the connections and of the rate, on the whole run's send times.
+    let (connections, rate) = shard::split_http(connections, rate, threads, part.shard)?;
     Ok(Parsed::Ws(Box::new(WsPlan {
         target,
         options: RunOptions {
-            part: Part {
-                run_id: super::shard::derived_run_id(&args, crate::sys::wallclock::unix_now_ns()),
-                ..Part::default()
-            },
+            part,
             bind: Vec::new(),
             threads,
             duration,
@@ -131,9 +128,9 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
                 .unwrap_or_else(|| typed.clone()),
             server_pids: super::server_pids(&matches)?,
             interval: super::interval(&options)?,
-            vs: None,
-            vs_label: None,
-            rounds: 1,
+            vs,
+            vs_label: matches.get_one::<String>("vs_label").cloned(),
+            rounds,
             latency: matches.get_flag("latency") || u_latency,
             insecure: matches.get_flag("insecure"),
             cacert: matches.get_one::<PathBuf>("cacert").cloned(),
@@ -155,6 +152,39 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
         connect_rate,
         ping,
     })))
+}
+
+/// `-t` and `-c`: at least one connection per thread.
+fn threads_and_connections(options: &Options<'_>) -> Result<(usize, usize), ArgError> {
+    let threads = options.count("threads")?.unwrap_or(DEFAULT_THREADS);
+    let connections = options.count("connections")?.unwrap_or(DEFAULT_CONNECTIONS);
+    if threads == 0 {
+        return Err(options.invalid("threads", "must be at least 1"));
+    }
+    if connections == 0 {
+        return Err(options.invalid("connections", "must be at least 1"));
+    }
+    if connections < threads {
+        return Err(ArgError::Refused(format!(
+            "-c {connections} is fewer connections than -t {threads} threads; \
+             give at least one connection per thread"
+        )));
+    }
+    Ok((threads, connections))
+}
+
+/// The `--vs` target (a `ws://` or `wss://` URL) and `--rounds` (the `--vs-*` options only with
+/// `--vs`).
+fn vs_and_rounds(options: &Options<'_>) -> Result<(Option<crate::plan::Target>, u32), ArgError> {
+    let rounds = super::ab_rounds(options, DEFAULT_ROUNDS)?;
+    let vs = match options.matches.get_one::<String>("vs") {
+        Some(text) => Some(ws_target(text).map_err(|e| match e {
+            ArgError::Refused(line) => ArgError::Refused(format!("{line} for --vs")),
+            other => other,
+        })?),
+        None => None,
+    };
+    Ok((vs, rounds))
 }
 
 /// `--connect-rate N/s` and `--ping T`.
@@ -247,6 +277,13 @@ pub(super) fn command() -> Command {
             shared::quiet(For::Run),
             shared::progress(For::Run),
             shared::label(For::Run),
+            shared::vs(For::Run),
+            shared::vs_label(For::Run),
+            shared::rounds(DEFAULT_ROUNDS),
+            shard::shard_arg(For::Run),
+            shard::shards_arg(),
+            shard::start_at_arg(For::Run),
+            shard::run_id_arg(For::Run),
             shared::server_pid(),
             shared::help(),
         ])
@@ -300,5 +337,28 @@ mod tests {
         assert_eq!(p.connect_rate, Some(2000));
         assert_eq!(p.ping, Some(Duration::from_millis(500)));
         assert_eq!(plan(&["ws://h/"]).unwrap().connect_rate, None);
+    }
+
+    #[test]
+    fn a_shard_takes_its_share_and_vs_takes_a_ws_url() {
+        let p = plan(&["-t1", "-c4", "-R200", "--shard", "2/2", "ws://h/"]).unwrap();
+        assert_eq!((p.connections, p.rate), (2, Some(100)));
+        assert_eq!(p.options.part.shard.index, 1);
+        let refused = plan(&["-c3", "-R200", "--shard", "1/2", "ws://h/"]).unwrap_err();
+        assert!(
+            refused.contains("do not split evenly into 2 shards"),
+            "{refused}"
+        );
+        let vs = plan(&["ws://a/", "--vs", "wss://b/x", "--vs-label", "b"]).unwrap();
+        assert_eq!(vs.options.vs.map(|t| t.url), Some("wss://b/x".to_string()));
+        assert_eq!(
+            (vs.options.rounds, vs.options.vs_label),
+            (3, Some("b".into()))
+        );
+        let http = plan(&["ws://a/", "--vs", "http://b/"]).unwrap_err();
+        assert!(
+            http.ends_with("scheme must be ws or wss for --vs"),
+            "{http}"
+        );
     }
 }

@@ -26,7 +26,7 @@ use crate::error::Error;
 use crate::net::preflight::{preflight_blocking, Probe};
 use crate::net::stream::{ConnectError, Endpoint};
 use crate::net::tls::Alpn;
-use crate::plan::{Shard, WsPlan};
+use crate::plan::WsPlan;
 use crate::script::ws::{DoneSummary, WsSource};
 use crate::stats::ws::{Recorder, RunResult};
 use crate::timing::pacer::Pacing;
@@ -264,8 +264,10 @@ impl engine::Worker for WsWorker {
             .map(|(index, ws)| (index, ws, scripts.next().flatten().flatten()))
             .filter_map(|(index, ws, script)| Some((index, ws?, script)))
             .map(|(index, ws, script)| {
+                // A shard's connection `index` is the whole run's `shard.global(index)`.
+                let shard = plan.options.part.shard;
                 let schedule = plan.rate.map(|rate| {
-                    Schedule::of_shard(t0, Shard::WHOLE, index, plan.connections, rate)
+                    Schedule::of_shard(t0, shard, index, plan.connections, rate)
                         .lasting(plan.options.duration)
                 });
                 let life = conn::Life {
@@ -273,7 +275,8 @@ impl engine::Worker for WsWorker {
                     size: plan.size,
                     timeout: plan.timeout,
                     ping: plan.ping.map(|every| {
-                        let phase = (index as f64 + 1.0) / plan.connections as f64;
+                        let whole = (plan.connections * shard.count) as f64;
+                        let phase = (shard.global(index) as f64 + 1.0) / whole;
                         (every, every.mul_f64(phase))
                     }),
                     pacer: Rc::clone(&ctx.pacer),
@@ -303,7 +306,9 @@ impl WsWorker {
     ) -> Option<(transport::WebSocket, Option<Scripted>)> {
         let plan = &self.shared.plan;
         if let Some(rate) = plan.connect_rate {
-            let after = (index as u128 * 1_000_000_000 / u128::from(rate)).min(u64::MAX as u128);
+            // The whole run's rate: a shard opens its connections at their turns in the whole.
+            let global = plan.options.part.shard.global(index) as u128;
+            let after = (global * 1_000_000_000 / u128::from(rate)).min(u64::MAX as u128);
             let at = self.opening + Duration::from_nanos(after as u64);
             tokio::time::sleep_until(at.into()).await;
         }

@@ -16,6 +16,8 @@ pub enum Kind {
     Capacity,
     /// A `--vs` comparison.
     Vs,
+    /// A WebSocket run (`tsumo ws`), merged or not.
+    Ws,
 }
 
 impl Kind {
@@ -25,6 +27,7 @@ impl Kind {
             Kind::Session => "session",
             Kind::Capacity => "capacity",
             Kind::Vs => "vs",
+            Kind::Ws => "ws",
         }
     }
 }

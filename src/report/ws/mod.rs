@@ -1,12 +1,13 @@
 //! A WebSocket run as a result: its saved type ([`saved`](mod@saved)), its text ([`text`]),
-//! what its objectives measure (`measures`);
+//! what its objectives measure (`measures`), how runs side by side merge (`merge`: the shards
+//! of one run);
 //! here, [`SavedWsRun`] through [`SavedResult`]: its rows in `tsumo compare`, its histograms
-//! for `tsumo plot`, its verdict. Runs of this kind do not merge yet (`tsumo merge` refuses
-//! them in one line); their page is in `page`, their intervals in [`intervals`].
+//! for `tsumo plot`, its verdict. Their page is in `page`, their intervals in [`intervals`].
 
 pub mod intervals;
 pub mod live;
 mod measures;
+mod merge;
 mod page;
 pub mod saved;
 pub mod text;
@@ -51,6 +52,10 @@ impl SavedResult for SavedWsRun {
 
     fn elapsed_s(&self) -> f64 {
         self.elapsed_s
+    }
+
+    fn interval_ns(&self) -> Option<u64> {
+        crate::report::timeline::length_ns(&self.intervals)
     }
 
     fn cut_by_signal(&self) -> Option<String> {
@@ -132,11 +137,8 @@ impl SavedResult for SavedWsRun {
         totals(self)
     }
 
-    fn merge(parts: &[(&SavedWsRun, &str)], _label: &str) -> Result<SavedWsRun, Error> {
-        let source = parts.first().map_or("", |(_, source)| *source);
-        Err(Error::Usage(format!(
-            "merge: {source} is a WebSocket run, which does not merge yet"
-        )))
+    fn merge(parts: &[(&SavedWsRun, &str)], label: &str) -> Result<SavedWsRun, Error> {
+        merge::merge(parts, label)
     }
 
     fn as_any(&self) -> &dyn Any {
