@@ -515,6 +515,9 @@ pub struct WsPlan {
     pub connect_rate: Option<u64>,
     /// `--ping T`: each connection pings every T and times the pong.
     pub ping: Option<Duration>,
+    /// `--requests FILE` (with `--requests-sample F`): every message on record.
+    #[serde(skip)]
+    pub requests: Option<RequestsOut>,
 }
 
 /// Everything a mahjong session run needs, validated (`tsumo mahjong …`).

@@ -2,12 +2,12 @@
 //! real Prometheus. Its structure: a `${DS_PROMETHEUS}` input, every panel with that data
 //! source, a unique id and a place on the grid, every query selecting by the three variables
 //! (`run_id`, `label`, `shard`), every metric it reads one docs/dashboard.md lists. Its queries:
-//! Prometheus scrapes an HTTP run (one shard of two) against nginx and a mahjong session against
-//! majiang-server at once; then every target of every panel, its variables substituted as
+//! Prometheus scrapes an HTTP run (one shard of two) against nginx, a mahjong session against
+//! majiang-server and a WebSocket run against the Node echo server at once; then every target of every panel, its variables substituted as
 //! Grafana would, is run through Prometheus' HTTP API over the runs' time (a range query, or
 //! an instant one at the end for the totals) and returns data, for all runs and for the run of
 //! its kind; the variables' own `label_values` queries list the runs' values; and the totals'
-//! panels say the JSON's requests, errors, never-sent requests and games.
+//! panels say the JSON's requests, errors, never-sent requests, games and WebSocket messages.
 
 mod common;
 
@@ -29,7 +29,7 @@ const DATA_SOURCE: &str = "${DS_PROMETHEUS}";
 const VARIABLES: [&str; 3] = ["run_id", "label", "shard"];
 
 /// The series the issue asks the board to show (the histograms by their buckets).
-const SHOWN: [&str; 11] = [
+const SHOWN: [&str; 17] = [
     "tsumo_requests_total",
     "tsumo_target_rate",
     "tsumo_latency_seconds_bucket",
@@ -41,6 +41,12 @@ const SHOWN: [&str; 11] = [
     "tsumo_games_started_total",
     "tsumo_games_ended_total",
     "tsumo_reply_lateness_seconds_bucket",
+    "tsumo_ws_messages_total",
+    "tsumo_ws_pushed_total",
+    "tsumo_ws_target_rate",
+    "tsumo_ws_round_trip_seconds_bucket",
+    "tsumo_ws_server_round_trip_seconds_bucket",
+    "tsumo_ws_send_lateness_seconds_bucket",
 ];
 
 fn board() -> Value {
@@ -257,13 +263,14 @@ fn total(
 fn every_panels_query_returns_data_from_a_real_prometheus_and_the_totals_are_the_jsons() {
     let server = common::majiang::Majiang::start();
     let nginx = Nginx::start();
-    let ports = common::free_ports(2);
+    let echo = common::wsecho::WsEcho::start(&[]);
+    let ports = common::free_ports(3);
     let at: Vec<String> = ports.iter().map(|p| format!("127.0.0.1:{p}")).collect();
     let prometheus = Prometheus::start(&at);
     let dir = TempDir::new("tsumo-grafana");
-    let [http_json, session_json] =
-        ["http.json", "session.json"].map(|f| dir.path().join(f).display().to_string());
-    let (url, majiang_url) = (nginx.http_url("/"), server.url());
+    let [http_json, session_json, ws_json] =
+        ["http.json", "session.json", "ws.json"].map(|f| dir.path().join(f).display().to_string());
+    let (url, majiang_url, ws_url) = (nginx.http_url("/"), server.url(), echo.url());
     let start = unix_now() - 1.0;
     let http = || {
         let run = run_tsumo(
@@ -320,7 +327,30 @@ fn every_panels_query_returns_data_from_a_real_prometheus_and_the_totals_are_the
         );
         run.assert_success();
     };
-    common::all_at_once(&[("http", &http), ("session", &session)]);
+    let ws = || {
+        let run = run_tsumo(
+            &[
+                "ws",
+                "-t1",
+                "-c4",
+                "-d6s",
+                "-R200",
+                "--label",
+                "echo",
+                "--quiet",
+                "--dashboard",
+                &at[2],
+                "--dashboard-linger",
+                "3s",
+                "--json",
+                &ws_json,
+                &ws_url,
+            ],
+            LIMIT,
+        );
+        run.assert_success();
+    };
+    common::all_at_once(&[("http", &http), ("session", &session), ("ws", &ws)]);
     // Looked at after the runs, as a board is: once Prometheus has found them gone (and so marked
     // their series stale), the totals are instant queries at that time.
     common::wait_for(
@@ -329,16 +359,21 @@ fn every_panels_query_returns_data_from_a_real_prometheus_and_the_totals_are_the
         || {
             let targets: Value = serde_json::from_str(&prometheus.targets()).unwrap_or_default();
             let active = targets["data"]["activeTargets"].as_array().cloned();
-            active.is_some_and(|a| a.len() == 2 && a.iter().all(|t| t["health"] == "down"))
+            active.is_some_and(|a| a.len() == 3 && a.iter().all(|t| t["health"] == "down"))
         },
     );
     let end = unix_now();
     let range_s = (end - start).ceil() as u64 + 1;
 
+    // `tsumo ws` has no --run-id: its run's is in its JSON.
+    let ws_run_id = read_json(Path::new(&ws_json))["run_id"]
+        .as_str()
+        .expect("the ws run's run_id")
+        .to_string();
     let all = View {
         name: "all runs",
-        run_id: "(grafana-http|grafana-mahjong)".into(),
-        label: "(nginx|majiang)".into(),
+        run_id: format!("(grafana-http|grafana-mahjong|{ws_run_id})"),
+        label: "(nginx|majiang|echo)".into(),
         shard: ".*".into(),
     };
     let http_view = View {
@@ -351,6 +386,12 @@ fn every_panels_query_returns_data_from_a_real_prometheus_and_the_totals_are_the
         name: "the mahjong session",
         run_id: "grafana-mahjong".into(),
         label: "majiang".into(),
+        shard: ".*".into(),
+    };
+    let ws_view = View {
+        name: "the WebSocket run",
+        run_id: ws_run_id.clone(),
+        label: "echo".into(),
         shard: ".*".into(),
     };
     let board = board();
@@ -373,12 +414,13 @@ fn every_panels_query_returns_data_from_a_real_prometheus_and_the_totals_are_the
             prometheus.targets()
         );
         assert!(
-            [&http_view, &session_view]
+            [&http_view, &session_view, &ws_view]
                 .iter()
                 .any(|view| returns_data(target, view)),
-            "{title} ({legend}): no data for {} nor {}: {}",
+            "{title} ({legend}): no data for {}, {} nor {}: {}",
             http_view.name,
             session_view.name,
+            ws_view.name,
             expr(target)
         );
     }
@@ -400,12 +442,16 @@ fn every_panels_query_returns_data_from_a_real_prometheus_and_the_totals_are_the
         values.sort();
         values
     };
-    assert_eq!(
-        values_of("run_id", &all),
-        ["grafana-http", "grafana-mahjong"]
-    );
+    let mut run_ids = vec![
+        "grafana-http".to_string(),
+        "grafana-mahjong".into(),
+        ws_run_id,
+    ];
+    run_ids.sort();
+    assert_eq!(values_of("run_id", &all), run_ids);
     assert_eq!(values_of("label", &http_view), ["nginx"]);
     assert_eq!(values_of("label", &session_view), ["majiang"]);
+    assert_eq!(values_of("label", &ws_view), ["echo"]);
     assert_eq!(values_of("shard", &http_view), ["1/2"]);
     assert!(values_of("shard", &session_view).is_empty());
 
@@ -469,4 +515,38 @@ fn every_panels_query_returns_data_from_a_real_prometheus_and_the_totals_are_the
         stat(("Mahjong games", "errors"), &session_view),
         json_f64(&doc, "errors")
     );
+    let doc = read_json(Path::new(&ws_json));
+    for (legend, field) in [
+        ("sent", "messages.sent"),
+        ("answered", "messages.answered"),
+        ("unanswered", "messages.unanswered"),
+        ("pushed", "messages.pushed"),
+    ] {
+        let saved = json_f64(&doc, field)
+            + if legend == "unanswered" {
+                json_f64(&doc, "messages.timed_out")
+            } else {
+                0.0
+            };
+        assert_eq!(
+            stat(("WebSocket messages", legend), &ws_view),
+            saved,
+            "{legend}"
+        );
+    }
+    assert!(json_f64(&doc, "messages.sent") > 500.0, "{doc}");
+    for (legend, field) in [
+        ("corrected", "round_trip.p99"),
+        ("the server's", "breakdown.server.p99"),
+    ] {
+        let p99 = stat(
+            ("WebSocket round trip p99 over the range", legend),
+            &ws_view,
+        );
+        let (lower, upper) = bucket_of(json_f64(&doc, field) / 1e6);
+        assert!(
+            lower <= p99 && p99 <= upper,
+            "{legend}: Prometheus' p99 {p99}s outside the bucket ({lower}, {upper}] of the JSON's {field}"
+        );
+    }
 }

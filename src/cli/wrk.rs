@@ -339,7 +339,7 @@ pub(super) fn requests(options: &Options) -> Result<Option<RequestsOut>, ArgErro
             None => Ok(None),
         };
     };
-    if matches.contains_id("vs") {
+    if matches.try_contains_id("vs").unwrap_or(false) {
         return Err(ArgError::Refused(
             "--requests goes with a single run, not --vs (one file would mix its rounds)"
                 .to_string(),

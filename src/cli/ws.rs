@@ -151,6 +151,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
         script: matches.get_one::<PathBuf>("script").cloned(),
         connect_rate,
         ping,
+        requests: super::wrk::requests(&options)?,
     })))
 }
 
@@ -268,6 +269,13 @@ pub(super) fn command() -> Command {
             shared::cacert(For::Run),
             shared::json(For::Run),
             shared::interval(For::Run),
+            shared::file("requests", None, "requests").help(
+                "Also write every message as one CSV row (times, connection, sequence,\n\
+                 bytes, round trip, error); zstd-compressed when FILE ends in .zst",
+            ),
+            value("requests_sample", None, "requests-sample")
+                .value_name("F")
+                .help("With --requests, log this fraction of the messages, in (0, 1]"),
             shared::html(For::Run),
             shared::junit(For::Run),
             shared::dashboard(),

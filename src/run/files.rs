@@ -69,9 +69,14 @@ pub fn of_session(plan: &MahjongPlan) -> Result<(), Error> {
     )
 }
 
-/// A WebSocket run's files: `--json` written; `--cacert` read.
+/// A WebSocket run's files: `--json`, `--html`, `--junit`, `--requests` written; `-s` and
+/// `--cacert` read.
 pub fn of_ws(plan: &WsPlan) -> Result<(), Error> {
-    of_options(&plan.options, &[], ("", None))
+    of_options(
+        &plan.options,
+        &[(REQUESTS, plan.requests.as_ref().map(|r| r.path.as_path()))],
+        ("the -s script", plan.script.as_deref()),
+    )
 }
 
 /// Every mode's files (`--json`, `--html`, `--junit` written, then the mode's `outputs`; the

@@ -78,8 +78,14 @@ fn gone(result: &RunResult) -> bool {
 }
 
 /// The run, shown on the dashboard when there is one.
-fn live_run(plan: &WsPlan) -> Result<(RunResult, Option<crate::wsload::Script>), Error> {
-    let feed = crate::dashboard::begin(&plan.options, crate::stats::ws::live::Data::default());
+fn live_run(
+    plan: &WsPlan,
+) -> Result<(crate::stats::ws::RunResult, Option<crate::wsload::Script>), Error> {
+    let data = crate::stats::ws::live::Data {
+        rate: plan.rate,
+        ..Default::default()
+    };
+    let feed = crate::dashboard::begin(&plan.options, data);
     let (result, script) = crate::wsload::run(plan)?;
     if let Some(feed) = feed {
         feed.ended(&result.record.timeline.intervals);

@@ -34,3 +34,21 @@ pub struct RequestsLog {
 
 /// The writer a run streams its rows through.
 pub mod writer;
+
+/// Opens a run's `--requests` log (its file created, its writer started), before any traffic:
+/// a file that cannot be created is the run's error, `--requests` named.
+pub fn open(
+    out: &crate::plan::RequestsOut,
+    part: &crate::plan::Part,
+) -> Result<writer::LogFile, crate::error::Error> {
+    let header = writer::LogHeader {
+        run_id: part.run_id.clone(),
+        shard: (part.shard.index, part.shard.count),
+        sample: out.sample,
+    };
+    writer::LogFile::open(&out.path, header).map_err(|e| crate::error::Error::Output {
+        flag: "--requests".to_string(),
+        path: out.path.display().to_string(),
+        reason: crate::sys::io_reason(&e),
+    })
+}

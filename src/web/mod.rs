@@ -40,7 +40,7 @@ use crate::stats::http::shortfall::{Behind, MachineLoad, Shortfall};
 use crate::stats::http::stages::RunStages;
 use crate::stats::http::RunTimeline;
 use crate::stats::http::{Recorder, RunResult};
-use crate::stats::requests::writer::{LogFile, LogHeader};
+use crate::stats::requests::writer::LogFile;
 use crate::stats::timeline::IntervalClock;
 use crate::sys;
 use crate::timing::pacer::Pacing;
@@ -217,21 +217,6 @@ fn run_stages(
     ))
 }
 
-/// Opens the `--requests` log (its file created, its writer started), before any traffic.
-fn open_log(plan: &Plan, out: &crate::plan::RequestsOut) -> Result<LogFile, Error> {
-    let part = &plan.options.part;
-    let header = LogHeader {
-        run_id: part.run_id.clone(),
-        shard: (part.shard.index, part.shard.count),
-        sample: out.sample,
-    };
-    LogFile::open(&out.path, header).map_err(|e| Error::Output {
-        flag: "--requests".to_string(),
-        path: out.path.display().to_string(),
-        reason: sys::io_reason(&e),
-    })
-}
-
 /// The main thread's side of an HTTP run.
 pub struct HttpMode<'a> {
     plan: &'a Plan,
@@ -284,7 +269,7 @@ impl<'a> HttpMode<'a> {
         };
         thread_scripts.resize_with(plan.options.threads, || None);
         let log = match &plan.requests {
-            Some(out) => Some(open_log(plan, out)?),
+            Some(out) => Some(crate::stats::requests::open(out, &plan.options.part)?),
             None => None,
         };
         Ok(HttpMode {

@@ -45,6 +45,9 @@ pub struct Life {
     pub gauges: Arc<WsGauges>,
     /// `-s`: the script that makes the messages and finds the replies' keys.
     pub script: Option<Scripted>,
+    /// `--requests`: the worker's rows, and this connection's number in them.
+    pub log: super::log::Log,
+    pub conn: u32,
 }
 
 /// The message in flight.
@@ -55,6 +58,8 @@ struct Pending {
     sent: Nanos,
     /// When the connection would have been free for it had tsumo never been late.
     free: Nanos,
+    /// Its length.
+    bytes: u64,
 }
 
 /// The sequence number a message carries, if it is one of ours.
@@ -166,7 +171,9 @@ impl Life {
                     next_ping = next_ping.zip(period).map(|(at, p)| at.saturating_add(p).max(sent));
                 }
                 () = sleep(reply_by), if reply_by.is_some() => {
-                    pending = None;
+                    if let Some(p) = pending.take() {
+                        self.log_unanswered(p, "timeout", None);
+                    }
                     // The server's: free no earlier than now.
                     free = free.max(clock::now());
                     self.recorder.borrow_mut().counters.timed_out += 1;
@@ -175,8 +182,14 @@ impl Life {
             }
         };
         self.gauges.open.fetch_sub(1, Ordering::Relaxed);
-        if pending.is_some() {
+        if let Some(p) = pending {
             self.recorder.borrow_mut().counters.unanswered += 1;
+            let error = if broken.is_some() {
+                "closed"
+            } else {
+                "unanswered"
+            };
+            self.log_unanswered(p, error, broken.as_deref());
         }
         match broken {
             Some(kind) => self.recorder.borrow_mut().closed(kind),
@@ -220,7 +233,14 @@ impl Life {
             intended,
             sent,
             free,
+            bytes: length as u64,
         })
+    }
+
+    /// `--requests`: message `p` ended without its reply (see `super::log`).
+    fn log_unanswered(&self, p: Pending, error: &str, close: Option<&str>) {
+        let message = (p.seq, p.intended, p.sent);
+        super::log::unanswered(&self.log, self.conn, message, error, close);
     }
 
     /// Sends the next ping; returns when it went.
@@ -286,6 +306,8 @@ impl Life {
                 };
                 recorder.answered(p.intended, p.sent, times.received, payload.len());
                 recorder.breakdown.record(&times);
+                let bytes = (payload.len() as u64, p.bytes);
+                super::log::answered(&self.log, self.conn, p.seq, &times, bytes);
                 *free = times.free_after();
                 *pending = None;
                 self.gauges.answered.fetch_add(1, Ordering::Relaxed);

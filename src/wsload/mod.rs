@@ -11,6 +11,7 @@
 
 pub mod conn;
 mod intervals;
+mod log;
 pub mod script;
 
 use std::cell::RefCell;
@@ -28,6 +29,7 @@ use crate::net::stream::{ConnectError, Endpoint};
 use crate::net::tls::Alpn;
 use crate::plan::WsPlan;
 use crate::script::ws::{DoneSummary, WsSource};
+use crate::stats::requests::writer::{LogFile, Rows};
 use crate::stats::ws::{Recorder, RunResult};
 use crate::timing::pacer::Pacing;
 use crate::timing::schedule::Schedule;
@@ -70,6 +72,8 @@ struct Shared {
 pub struct WsMode {
     settings: Settings,
     shared: Arc<Shared>,
+    /// `--requests`: the log the workers' rows go to.
+    log: Option<LogFile>,
 }
 
 impl WsMode {
@@ -83,7 +87,12 @@ impl WsMode {
         crate::sys::check_open_files(plan.connections, plan.options.threads)?;
         let endpoint = preflight_blocking(probe(plan))?;
         let threads = plan.options.threads;
+        let log = match &plan.requests {
+            Some(out) => Some(crate::stats::requests::open(out, &plan.options.part)?),
+            None => None,
+        };
         Ok(WsMode {
+            log,
             settings: Settings {
                 duration: plan.options.duration,
                 // The last messages' replies, each within -T, then the closes.
@@ -123,7 +132,10 @@ pub fn probe(plan: &WsPlan) -> Probe<'_> {
 /// script comes back for its `done()`.
 pub fn run(plan: &WsPlan) -> Result<(RunResult, Option<Script>), Error> {
     let mut mode = WsMode::prepare(plan)?;
-    let run = engine::run(&mut mode)?;
+    let run = engine::run(&mut mode);
+    // The workers ended (their rows handed over): the log's record, also when the run failed.
+    let requests_log = mode.log.take().map(LogFile::finish);
+    let run = run?;
     let script = Arc::try_unwrap(mode.shared)
         .ok()
         .and_then(|shared| shared.script)
@@ -139,6 +151,7 @@ pub fn run(plan: &WsPlan) -> Result<(RunResult, Option<Script>), Error> {
         timestamps: crate::net::stamp::kernel_stamps().as_str(),
         server: run.server,
         start: run.start,
+        requests_log,
     };
     Ok((result, script))
 }
@@ -199,6 +212,7 @@ impl Mode for WsMode {
                 // The remainder goes to the first threads.
                 let n = plan.connections / threads + usize::from(t < plan.connections % threads);
                 let worker = WsWorker {
+                    log: self.log.as_ref().map(LogFile::rows),
                     shared: Arc::clone(&self.shared),
                     connections: first..first + n,
                     opening,
@@ -238,19 +252,23 @@ pub struct WsWorker {
     connections: std::ops::Range<usize>,
     /// When the connections begin to open (`--connect-rate`: connection i opens i/N s after).
     opening: std::time::Instant,
+    /// `--requests`: this worker's rows.
+    log: Option<Rows>,
 }
 
 impl engine::Worker for WsWorker {
     type Gauges = WsGauges;
     type Recorder = WsRecord;
 
-    async fn run(self, ctx: WorkerContext<WsGauges>) -> Result<WsRecord, Error> {
+    async fn run(mut self, ctx: WorkerContext<WsGauges>) -> Result<WsRecord, Error> {
+        let log: log::Log = self.log.take().map(|rows| Rc::new(RefCell::new(rows)));
         let plan = &self.shared.plan;
         let recorder = Rc::new(RefCell::new(Recorder::default()));
         let opened = join_all(self.connections.clone().map(|i| self.open(i, &recorder))).await;
         let (opened, scripts): (Vec<_>, Vec<_>) = opened.into_iter().map(Option::unzip).unzip();
         let mut scripts = scripts.into_iter();
         let t0 = ctx.start();
+        log::start(&log, t0);
         let intervals = Rc::new(RefCell::new(intervals::Intervals::new(
             t0,
             plan.options.interval,
@@ -283,6 +301,8 @@ impl engine::Worker for WsWorker {
                     recorder: Rc::clone(&recorder),
                     gauges: Arc::clone(&ctx.gauges),
                     script,
+                    log: log.clone(),
+                    conn: index as u32,
                 };
                 ctx.gauges.open.fetch_add(1, Ordering::Relaxed);
                 life.run(ws, ctx.shutdown())

@@ -12,6 +12,7 @@
 pub mod browser;
 pub mod caddy;
 pub mod certs;
+pub mod duckdb;
 pub mod fake_majiang;
 pub mod faulty;
 pub mod growing;

@@ -1,10 +1,10 @@
-//! `/metrics` of a WebSocket run: messages by what became of them, pushes, disconnects and the
-//! corrected round trip.
+//! `/metrics` of a WebSocket run: messages by what became of them against the target rate,
+//! pushes, disconnects, the corrected round trip and its server's share, and the send lateness.
 
 use hdrhistogram::Histogram;
 use prometheus_client::encoding::DescriptorEncoder;
 
-use super::{counter, histogram, Labels, SeriesOf};
+use super::{counter, gauge, histogram, Labels, SeriesOf};
 use crate::stats::live::LiveRun;
 use crate::stats::new_histogram;
 use crate::stats::timeline::Interval as _;
@@ -16,6 +16,10 @@ use crate::stats::ws::timeline::Interval;
 pub(super) struct Series {
     sum: Interval,
     round_trip: Histogram<u64>,
+    server: Histogram<u64>,
+    send_late: Histogram<u64>,
+    /// `-R` (`None`: closed loop).
+    rate: Option<u64>,
 }
 
 impl Default for Series {
@@ -23,6 +27,9 @@ impl Default for Series {
         Series {
             sum: Interval::default(),
             round_trip: new_histogram(),
+            server: new_histogram(),
+            send_late: new_histogram(),
+            rate: None,
         }
     }
 }
@@ -33,9 +40,13 @@ impl SeriesOf for Series {
     fn add(&mut self, _run: &LiveRun, w: &live::Data) {
         self.sum.add(&w.totals.counts);
         let _ = self.round_trip.add(&w.totals.round_trip);
+        let _ = self.server.add(&w.totals.server);
+        let _ = self.send_late.add(&w.totals.send_late);
+        self.rate = self.rate.max(w.rate);
     }
 
-    /// The messages by fate, the pushes and disconnects, then the round trip.
+    /// The messages by fate and the target rate, the pushes and disconnects, then the round trip
+    /// and the send lateness.
     fn encode(runs: &[(Labels, Series)], e: &mut DescriptorEncoder) -> Result<(), std::fmt::Error> {
         counter(
             e,
@@ -49,6 +60,13 @@ impl SeriesOf for Series {
                 ("state", "answered", |s: &Series| s.sum.answered),
                 ("state", "unanswered", |s: &Series| s.sum.unanswered),
             ],
+        )?;
+        gauge(
+            e,
+            "ws_target_rate",
+            "tsumo ws: -R, messages per second (absent: closed loop)",
+            runs,
+            &[("", "", |s: &Series| s.rate.map(|r| r as f64))],
         )?;
         counter(
             e,
@@ -72,6 +90,20 @@ impl SeriesOf for Series {
             "WebSocket round trip from each message's intended send time (corrected)",
             runs,
             &[("", "", |s: &Series| Some(&s.round_trip))],
+        )?;
+        histogram(
+            e,
+            "ws_server_round_trip",
+            "WebSocket round trip less tsumo's send delay: the server's share",
+            runs,
+            &[("", "", |s: &Series| Some(&s.server))],
+        )?;
+        histogram(
+            e,
+            "ws_send_lateness",
+            "How late tsumo sent each answered WebSocket message after its due time",
+            runs,
+            &[("", "", |s: &Series| Some(&s.send_late))],
         )
     }
 }

@@ -58,6 +58,14 @@ impl SavedResult for SavedWsRun {
         crate::report::timeline::length_ns(&self.intervals)
     }
 
+    fn requests_log(&self) -> Option<&crate::stats::requests::RequestsLog> {
+        self.requests_log.as_ref()
+    }
+
+    fn requests_log_mut(&mut self) -> Option<&mut Option<crate::stats::requests::RequestsLog>> {
+        Some(&mut self.requests_log)
+    }
+
     fn cut_by_signal(&self) -> Option<String> {
         let signal = self.ended_by.filter(|e| e.is_signal());
         cut_by(signal.is_some(), signal.map(EndReason::name))

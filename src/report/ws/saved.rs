@@ -60,6 +60,9 @@ pub struct SavedWsRun {
     /// The run interval by interval (`--interval`, 1 s by default).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub intervals: Vec<SavedWsInterval>,
+    /// `--requests`: where the log of every message went, as an HTTP run's; absent without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests_log: Option<crate::stats::requests::RequestsLog>,
 }
 
 /// What was asked.
@@ -211,6 +214,7 @@ impl SavedWsRun {
                 r.start.intended_unix_ns.unwrap_or(r.start.actual_unix_ns),
                 r.elapsed.as_secs_f64(),
             ),
+            requests_log: r.requests_log.clone(),
         }
     }
 }
@@ -260,6 +264,7 @@ pub(crate) mod tests {
             failure: None,
             objectives: Vec::new(),
             intervals: Vec::new(),
+            requests_log: None,
         }
     }
 }

@@ -291,8 +291,35 @@ impl Rows {
 
     /// A request that failed (`error`: its kind, as the counters name it) at `ended`.
     pub fn failed(&mut self, place: &Place, intended: u64, sent: u64, ended: u64, error: &str) {
+        self.ended(place, (intended, sent, ended), None, error);
+    }
+
+    /// A message answered, for a mode that times its own (the WebSocket modes): its intended,
+    /// sent and received times, its corrected round trip, the server's share and tsumo's own
+    /// delay (ns), and its bytes in and out.
+    pub fn answered(
+        &mut self,
+        place: &Place,
+        times: (u64, u64, u64),
+        split: (u64, u64, u64),
+        bytes: (u64, u64),
+    ) {
         if self.wants(place) {
-            self.row(place, (intended, sent, ended), None, (0, 0), None, error);
+            self.row(place, times, None, bytes, Some(split), "");
+        }
+    }
+
+    /// A request or message that ended unanswered at `times.2` (`error`: its kind), with the
+    /// status (or close code) it ended with, if any.
+    pub fn ended(
+        &mut self,
+        place: &Place,
+        times: (u64, u64, u64),
+        status: Option<u16>,
+        error: &str,
+    ) {
+        if self.wants(place) {
+            self.row(place, times, status, (0, 0), None, error);
         }
     }
 

@@ -15,13 +15,18 @@ pub struct Data {
     pub intervals: Handed<Interval>,
     /// Every interval handed over, added up.
     pub totals: Totals,
+    /// `-R`, messages per second (`None`: closed loop).
+    pub rate: Option<u64>,
 }
 
-/// The sums of a run's intervals: the counts, and the round trip unpacked.
+/// The sums of a run's intervals: the counts, and the round trip (its server's share, the
+/// send lateness) unpacked.
 #[derive(Debug, Clone)]
 pub struct Totals {
     pub counts: Interval,
     pub round_trip: Histogram<u64>,
+    pub server: Histogram<u64>,
+    pub send_late: Histogram<u64>,
 }
 
 impl Default for Totals {
@@ -29,6 +34,8 @@ impl Default for Totals {
         Totals {
             counts: Interval::default(),
             round_trip: new_histogram(),
+            server: new_histogram(),
+            send_late: new_histogram(),
         }
     }
 }
@@ -36,11 +43,17 @@ impl Default for Totals {
 impl Sums<Interval> for Totals {
     fn add(&mut self, interval: &Interval) {
         let counts = Interval {
-            round_trip: Default::default(),
-            ..interval.clone()
+            sent: interval.sent,
+            answered: interval.answered,
+            unanswered: interval.unanswered,
+            pushed: interval.pushed,
+            disconnects: interval.disconnects,
+            ..Interval::default()
         };
         self.counts.add(&counts);
         let _ = self.round_trip.add(interval.round_trip.unpack());
+        let _ = self.server.add(interval.server.unpack());
+        let _ = self.send_late.add(interval.send_late.unpack());
     }
 }
 

@@ -172,6 +172,8 @@ pub struct RunResult {
     pub timestamps: &'static str,
     pub server: Option<ServerUsage>,
     pub start: StartRecord,
+    /// `--requests`: where the messages' log went.
+    pub requests_log: Option<crate::stats::requests::RequestsLog>,
 }
 
 impl RunResult {

@@ -19,6 +19,10 @@ pub struct Interval {
     pub disconnects: u64,
     /// The corrected round trip of the messages answered in it, µs.
     pub round_trip: Packed,
+    /// Their round trip's share the server caused, and how late tsumo sent them, µs
+    /// (`stats::ws::split`): for `--dashboard`, not saved.
+    pub server: Packed,
+    pub send_late: Packed,
 }
 
 impl timeline::Interval for Interval {
@@ -29,6 +33,8 @@ impl timeline::Interval for Interval {
         self.pushed += other.pushed;
         self.disconnects += other.disconnects;
         self.round_trip.add(&other.round_trip);
+        self.server.add(&other.server);
+        self.send_late.add(&other.send_late);
     }
 }
 
@@ -44,6 +50,8 @@ pub struct Totals {
     pushed: u64,
     disconnects: u64,
     round_trip: Option<Histogram<u64>>,
+    server: Option<Histogram<u64>>,
+    send_late: Option<Histogram<u64>>,
 }
 
 impl Totals {
@@ -57,29 +65,37 @@ impl Totals {
             pushed: c.pushed,
             disconnects: c.closes.values().sum(),
             round_trip: Some(r.corrected.clone()),
+            server: Some(r.breakdown.server.clone()),
+            send_late: Some(r.breakdown.send_late.clone()),
         }
     }
 
     /// The interval from `was` to these totals.
     pub fn since(&self, was: &Totals) -> Interval {
-        let round_trip = match (&self.round_trip, &was.round_trip) {
-            (Some(now), Some(was)) => {
-                let mut h = now.clone();
-                // Totals only grow, so the difference never goes below zero.
-                let _ = h.subtract(was);
-                Packed::pack(&h)
-            }
-            (Some(now), None) => Packed::pack(now),
-            _ => Packed::default(),
-        };
         Interval {
             sent: self.sent - was.sent,
             answered: self.answered - was.answered,
             unanswered: self.unanswered - was.unanswered,
             pushed: self.pushed - was.pushed,
             disconnects: self.disconnects - was.disconnects,
-            round_trip,
+            round_trip: difference(&self.round_trip, &was.round_trip),
+            server: difference(&self.server, &was.server),
+            send_late: difference(&self.send_late, &was.send_late),
         }
+    }
+}
+
+/// A histogram's samples since `was`.
+fn difference(now: &Option<Histogram<u64>>, was: &Option<Histogram<u64>>) -> Packed {
+    match (now, was) {
+        (Some(now), Some(was)) => {
+            let mut h = now.clone();
+            // Totals only grow, so the difference never goes below zero.
+            let _ = h.subtract(was);
+            Packed::pack(&h)
+        }
+        (Some(now), None) => Packed::pack(now),
+        _ => Packed::default(),
     }
 }
 
