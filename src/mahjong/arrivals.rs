@@ -8,7 +8,7 @@
 //! could not log in or connect) still counts, so a failing server is not flooded with
 //! replacements. While the profile falls nobody arrives: the players leave at the end of their
 //! game and are not replaced. At most [`ARRIVALS_AT_ONCE`] of a worker's arrivals are in flight
-//! (logging in or opening their socket), so an overloaded server is not flooded with logins:
+//! (their login not answered yet), so an overloaded server is not flooded with logins:
 //! the others wait, and each arrival's lateness (from the instant the profile called for it to
 //! its login's start) is recorded in its stage. At the profile's end (the engine's `-d`) or on
 //! Ctrl-C the arrivals stop and every player logs out.
@@ -30,7 +30,7 @@ use crate::timing::stages::Profile;
 /// How often the arrivals look at the profile: an arrival is at most this late.
 const TICK: Duration = Duration::from_millis(2);
 
-/// A worker's arrivals in flight at once (logging in, opening their socket): as many as the
+/// A worker's arrivals in flight at once (their login not answered yet): as many as the
 /// logouts it has in flight at once.
 pub const ARRIVALS_AT_ONCE: usize = super::player::LOGOUTS_AT_ONCE;
 

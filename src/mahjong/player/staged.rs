@@ -27,8 +27,8 @@ impl StageClock {
 
 impl Player {
     /// Runs a player that arrived at `arrived` to the end of its stay: always logged out. It
-    /// holds `in_flight`, its place among the worker's arrivals in flight, until its socket is
-    /// open (or its login or socket failed).
+    /// holds `in_flight`, its place among the worker's arrivals in flight, until its login is
+    /// answered (or failed).
     pub async fn run_staged(mut self, arrived: Nanos, in_flight: OwnedSemaphorePermit) {
         self.arrived_at = Some(arrived);
         self.in_stage(arrived, |stage| stage.arrivals += 1);
@@ -47,7 +47,9 @@ impl Player {
 
     /// Login, socket, the table filling, then its games; returns when the player is to leave.
     async fn stay(&mut self, in_flight: OwnedSemaphorePermit) -> Result<(), Interrupt> {
-        if !self.log_in().await {
+        let logged_in = self.log_in().await;
+        drop(in_flight);
+        if !logged_in {
             self.table.set_broken();
             return Ok(());
         }
@@ -55,7 +57,6 @@ impl Player {
             self.table.set_broken();
             return Ok(());
         }
-        drop(in_flight);
         self.table.set_ready();
         let seats = self.ctx.plan.seats;
         let stay = self.ctx.plan.stay;
