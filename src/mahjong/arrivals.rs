@@ -6,11 +6,19 @@
 //! after its game (the one still filling first, else the oldest). A table that ended its
 //! `--stay` games no longer counts, so others arrive in its place; a broken one (a member that
 //! could not log in or connect) still counts, so a failing server is not flooded with
-//! replacements. At the profile's end (the engine's `-d`) or on Ctrl-C the arrivals stop and
-//! every player logs out.
+//! replacements. While the profile falls nobody arrives: the players leave at the end of their
+//! game and are not replaced. At most [`ARRIVALS_AT_ONCE`] of a worker's arrivals are in flight
+//! (their login not answered yet), so an overloaded server is not flooded with logins:
+//! the others wait, and each arrival's lateness (from the instant the profile called for it to
+//! its login's start) is recorded in its stage. At the profile's end (the engine's `-d`) or on
+//! Ctrl-C the arrivals stop and every player logs out.
 
+use std::collections::VecDeque;
 use std::rc::Rc;
+use std::sync::Arc;
 use std::time::Duration;
+
+use tokio::sync::Semaphore;
 
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -21,6 +29,10 @@ use crate::timing::stages::Profile;
 
 /// How often the arrivals look at the profile: an arrival is at most this late.
 const TICK: Duration = Duration::from_millis(2);
+
+/// A worker's arrivals in flight at once (their login not answered yet): as many as the
+/// logouts it has in flight at once.
+pub const ARRIVALS_AT_ONCE: usize = super::player::LOGOUTS_AT_ONCE;
 
 /// One worker's part of the profile: it is lane `lane` of `lanes` (every shard's workers; shard
 /// I's worker w is lane I + N·w).
@@ -47,6 +59,20 @@ impl Arrivals {
             }
     }
 
+    /// How many of this worker's players are due to arrive at `t` with `online` staying: those
+    /// missing from its share, none while the profile falls (the players leaving then are
+    /// not replaced).
+    pub fn wanted(&self, t: Nanos, online: usize) -> usize {
+        let stages = self.profile.stages();
+        let falling = stages
+            .get(crate::timing::stages::stage_at(stages, t))
+            .is_some_and(|stage| stage.to < stage.from);
+        if falling {
+            return 0;
+        }
+        self.share(self.profile.level(t)).saturating_sub(online)
+    }
+
     /// Sends players in and tables out until the profile's end or shutdown; the players' tasks,
     /// still running (they log out on the shutdown).
     pub async fn run(
@@ -58,6 +84,9 @@ impl Arrivals {
         let mut tasks = Vec::new();
         let mut tables: Vec<Rc<Table>> = Vec::new();
         let mut arrivals = 0usize;
+        let in_flight = Arc::new(Semaphore::new(ARRIVALS_AT_ONCE));
+        // When each arrival still to send was first due (oldest first): its lateness.
+        let mut due: VecDeque<Nanos> = VecDeque::new();
         loop {
             if *shutdown.borrow_and_update() {
                 break;
@@ -77,7 +106,13 @@ impl Arrivals {
                     .sum()
             };
             let mut online = staying(&tables);
-            while online < target {
+            let wanted = self.wanted(t, online);
+            due.resize(wanted, now);
+            while let Some(&since) = due.front() {
+                let Ok(permit) = Arc::clone(&in_flight).try_acquire_owned() else {
+                    break;
+                };
+                due.pop_front();
                 let filling = tables.last().filter(|table| {
                     table.arrived() < self.seats && !table.is_leaving() && !table.is_broken()
                 });
@@ -93,8 +128,16 @@ impl Arrivals {
                 // Names unique over the run: the workers' arrivals interleaved.
                 let index = arrivals * self.lanes + self.lane;
                 arrivals += 1;
+                if let Some(stages) = &ctx.stages {
+                    let late = clock::to_us(now.saturating_sub(since));
+                    ctx.recorder
+                        .borrow_mut()
+                        .stage(stages.index(now))
+                        .arrival_lateness
+                        .saturating_record(late);
+                }
                 let player = Player::new(Rc::clone(ctx), index, index, table, owner);
-                tasks.push(tokio::task::spawn_local(player.run_staged(now)));
+                tasks.push(tokio::task::spawn_local(player.run_staged(now, permit)));
                 online += 1;
             }
             self.send_out(&tables, online, target);
@@ -216,5 +259,41 @@ mod tests {
         assert_eq!(leaving(&tables), [true, false, true]);
         arrivals.send_out(&tables, 4, 0);
         assert_eq!(leaving(&tables), [true, true, true]);
+    }
+
+    /// While the profile rises or holds, the players missing from the share are due; while it
+    /// falls, none (a table that ended its stay is not replaced), whatever is online.
+    #[test]
+    fn nobody_is_due_while_the_profile_falls() {
+        let second = 1_000_000_000;
+        let arrivals = Arrivals {
+            profile: Profile::new(&[
+                Stage {
+                    duration_ns: second,
+                    from: 0,
+                    to: 8,
+                },
+                Stage {
+                    duration_ns: second,
+                    from: 8,
+                    to: 8,
+                },
+                Stage {
+                    duration_ns: 10 * second,
+                    from: 8,
+                    to: 0,
+                },
+            ]),
+            lane: 0,
+            lanes: 1,
+            seats: 4,
+        };
+        assert_eq!(arrivals.wanted(second / 2, 0), 4);
+        assert_eq!(arrivals.wanted(second / 2, 3), 1);
+        assert_eq!(arrivals.wanted(3 * second / 2, 4), 4);
+        assert_eq!(arrivals.wanted(3 * second / 2, 9), 0);
+        // Falling: 7 due at 3 s, 4 online (a table left after its game) — none arrive.
+        assert_eq!(arrivals.wanted(3 * second, 4), 0);
+        assert_eq!(arrivals.wanted(3 * second, 0), 0);
     }
 }

@@ -163,9 +163,13 @@ impl MahjongMode {
         Ok(MahjongMode {
             settings: Settings {
                 duration: plan.options.duration,
-                // Every player logs out, also after a signal, within --logout-timeout (a login
-                // in flight gets SHUTDOWN_GRACE first); wait for that, but not for ever.
-                grace: plan.logout_timeout + super::player::SHUTDOWN_GRACE + Duration::from_secs(5),
+                // Every player logs out, also after a signal, within --logout-timeout and its
+                // overtime (a login in flight gets SHUTDOWN_GRACE first); wait for that, but not
+                // for ever.
+                grace: plan.logout_timeout
+                    + super::player::logout_overtime(plan.logout_timeout)
+                    + super::player::SHUTDOWN_GRACE
+                    + Duration::from_secs(5),
                 // The logouts' own cut, and a second for the workers to hand back their records.
                 hurry: super::player::SECOND_SIGNAL_GRACE + Duration::from_secs(1),
                 winding_down: "the players log out",

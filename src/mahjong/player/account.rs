@@ -4,18 +4,15 @@
 //! steps that are retried (through [`retry`]), and the only ones that must happen whatever went
 //! wrong before: a session that is never logged out lives 14 days on the server.
 
-use std::future::Future;
 use std::sync::atomic::Ordering;
-use std::time::Duration;
 
 use thiserror::Error;
-use tokio::sync::watch;
 
 use super::retry::{retry, until_stopped, Failed, Until, SHUTDOWN_GRACE};
 use super::{Interrupt, Player};
 use crate::mahjong::messages;
 use crate::mahjong::phase::SessionGauges;
-use crate::net::http1::oneshot::{self, OneshotError};
+use crate::net::http1::oneshot::{OneshotError, Response};
 use crate::net::http1::request;
 use crate::stats::mahjong::{ErrorKind, Step};
 use crate::timing::clock;
@@ -24,7 +21,7 @@ use crate::ws::transport::{self, WsConnectError};
 
 /// Why a login, connect or logout failed (the last try's reason, when retried).
 #[derive(Debug, Error)]
-enum AccountError {
+pub(super) enum AccountError {
     #[error("{0}")]
     Request(OneshotError),
     #[error("answered {0} without a MAJIANG cookie (wrong base path?)")]
@@ -40,7 +37,7 @@ enum AccountError {
 impl AccountError {
     /// What failed without what differs between players or tries (a random handshake value):
     /// the key errors are grouped by.
-    fn kind(&self) -> String {
+    pub(super) fn kind(&self) -> String {
         match self {
             AccountError::Socket(e) => e.kind(),
             // A malformed answer quotes its bytes (`…: "<excerpt>"`): the example keeps them.
@@ -56,6 +53,19 @@ impl AccountError {
     }
 }
 
+/// The `MAJIANG` session cookie a login's answer sets (`name=value`).
+pub(super) fn session_cookie(response: &Response) -> Option<String> {
+    response
+        .header_values("set-cookie")
+        .filter_map(|v| std::str::from_utf8(v).ok())
+        .find_map(|v| {
+            v.split(';')
+                .next()
+                .filter(|kv| kv.starts_with("MAJIANG=") && kv.len() > 8)
+        })
+        .map(str::to_string)
+}
+
 /// A step that failed for a reason with no part of its own: `login: no answer by the end of the
 /// run`.
 fn step_failed(step: Step, why: &str) -> ErrorKind {
@@ -64,7 +74,7 @@ fn step_failed(step: Step, why: &str) -> ErrorKind {
 
 /// A one-shot request's failure, sorted for [`retry`]; one that may pass (a connection
 /// refused, reset or timed out) counts as trouble for the watch on a server gone.
-fn request_failed(gauges: &SessionGauges, e: OneshotError) -> Failed<AccountError> {
+pub(super) fn request_failed(gauges: &SessionGauges, e: OneshotError) -> Failed<AccountError> {
     if e.is_transient() {
         gauges.trouble.fetch_add(1, Ordering::Relaxed);
         Failed::Transient(AccountError::Request(e))
@@ -73,37 +83,14 @@ fn request_failed(gauges: &SessionGauges, e: OneshotError) -> Failed<AccountErro
     }
 }
 
-/// How long the logouts under way (and the sockets closing before them) still get after a
-/// second signal; those not done by then are listed as left on the server.
-pub(crate) const SECOND_SIGNAL_GRACE: Duration = Duration::from_secs(3);
-
-/// Completes [`SECOND_SIGNAL_GRACE`] after a second signal (never, without one).
-async fn cut_short(mut hurry: watch::Receiver<bool>) {
-    if hurry.wait_for(|hurried| *hurried).await.is_err() {
-        std::future::pending::<()>().await;
-    }
-    tokio::time::sleep(SECOND_SIGNAL_GRACE).await;
-}
-
-/// Runs `step` unless a second signal's grace runs out first (`None`).
-async fn unless_cut<T>(
-    cut: &mut std::pin::Pin<&mut impl Future<Output = ()>>,
-    step: impl Future<Output = T>,
-) -> Option<T> {
-    tokio::select! {
-        out = step => Some(out),
-        _ = cut.as_mut() => None,
-    }
-}
-
 /// Salts of the retry seeds, so a player's three retried steps do not wait alike.
 const LOGIN: u64 = 1;
 const CONNECT: u64 = 2;
-const LOGOUT: u64 = 3;
+pub(super) const LOGOUT: u64 = 3;
 
 impl Player {
     /// A seed for [`retry`]'s jitter, different for every player and step.
-    fn retry_seed(&self, step: u64) -> u64 {
+    pub(super) fn retry_seed(&self, step: u64) -> u64 {
         (self.index as u64 ^ step << 48).wrapping_mul(0xD1B5_4A32_D192_ED03)
     }
 
@@ -125,23 +112,21 @@ impl Player {
         );
         let started = clock::now();
         let bytes = &bytes;
+        let sent_logins = std::rc::Rc::clone(&self.sent_logins);
         let attempts = retry(
             plan.retries,
             self.retry_seed(LOGIN),
             Some(Until::Stopped(&ctx.shutdown)),
             || async {
-                let response = oneshot::send(&endpoint, bytes, plan.connect_timeout)
-                    .await
-                    .map_err(|e| request_failed(&ctx.gauges, e))?;
-                let cookie = response
-                    .header_values("set-cookie")
-                    .filter_map(|v| std::str::from_utf8(v).ok())
-                    .find_map(|v| {
-                        v.split(';')
-                            .next()
-                            .filter(|kv| kv.starts_with("MAJIANG=") && kv.len() > 8)
-                    })
-                    .map(str::to_string);
+                // The login runs on as a task of its own: answered after this try gave up, its
+                // session is logged out with the player (see `logout`).
+                let reply = sent_logins.send(&endpoint, bytes);
+                let response = match tokio::time::timeout(plan.connect_timeout, reply).await {
+                    Ok(Ok(answered)) => answered,
+                    Ok(Err(_)) | Err(_) => Err(OneshotError::Timeout),
+                }
+                .map_err(|e| request_failed(&ctx.gauges, e))?;
+                let cookie = session_cookie(&response);
                 match cookie {
                     Some(cookie) if response.status == 302 || response.status == 200 => Ok(cookie),
                     _ => Err(Failed::Final(AccountError::NoCookie(response.status))),
@@ -293,114 +278,10 @@ impl Player {
             self.playing = false;
         }
     }
-
-    /// Closes the socket and logs out (retried on transient failures). After a second signal
-    /// both get [`SECOND_SIGNAL_GRACE`] more at most; a session not logged out by then is
-    /// listed as left on the server.
-    pub(super) async fn log_out(&mut self) {
-        let cut = cut_short(self.ctx.hurry.clone());
-        tokio::pin!(cut);
-        let closed = unless_cut(&mut cut, self.close_socket()).await.is_some();
-        if !closed {
-            // The socket is dropped unclosed; the server sees it go.
-            self.ws = None;
-        }
-        let Some(cookie) = self.cookie.take() else {
-            return;
-        };
-        let ctx = std::rc::Rc::clone(&self.ctx);
-        let endpoint = std::rc::Rc::clone(&self.endpoint);
-        let plan = &ctx.plan;
-        let bytes = request::format(
-            "POST",
-            &format!("{}/logout", plan.server.path),
-            &ctx.host,
-            &[
-                ("Cookie".to_string(), cookie),
-                ("Content-Length".to_string(), "0".to_string()),
-            ],
-            None,
-        );
-        // The bound starts now: waiting for a turn among the worker's logouts counts in it.
-        let bound = plan.logout_timeout;
-        // One deadline for the tries and for the whole logout.
-        let until = tokio::time::Instant::now() + bound;
-        let bytes = &bytes;
-        let attempts = async {
-            let _turn = ctx.logouts.acquire().await;
-            let started = clock::now();
-            let seed = self.retry_seed(LOGOUT);
-            let outcome = retry(plan.retries, seed, Some(Until::Bound(until)), || async {
-                let response = oneshot::send(&endpoint, bytes, plan.connect_timeout)
-                    .await
-                    .map_err(|e| match request_failed(&ctx.gauges, e) {
-                        // The server is gone (the session ends on it): more tries only wait.
-                        Failed::Transient(e) if ctx.gauges.gone.load(Ordering::Relaxed) => {
-                            Failed::Final(e)
-                        }
-                        failed => failed,
-                    })?;
-                match response.status {
-                    ..400 => Ok(()),
-                    // A server's or proxy's error (a proxy out of connections answers 500, one
-                    // that cannot reach the server 502 to 504): it may pass, and a session left
-                    // behind is the worst outcome. The bound still ends the tries.
-                    500.. => Err(Failed::Transient(AccountError::Status(response.status))),
-                    status => Err(Failed::Final(AccountError::Status(status))),
-                }
-            })
-            .await;
-            (started, outcome)
-        };
-        let outcome = match closed {
-            true => unless_cut(&mut cut, tokio::time::timeout_at(until, attempts)).await,
-            false => None,
-        };
-        signed_in(&ctx.signed_in).remove(&self.index);
-        let failed = match outcome {
-            Some(Ok((started, Ok(())))) => {
-                ctx.recorder
-                    .borrow_mut()
-                    .phase("logout")
-                    .success(clock::to_us(clock::now() - started));
-                ctx.gauges.logged_in.fetch_sub(1, Ordering::Relaxed);
-                return;
-            }
-            Some(Ok((_, Err(gave_up)))) => (
-                gave_up.last.kind(),
-                format!("logout of {}: {gave_up}", self.name()),
-            ),
-            Some(Err(_)) => {
-                let limit = crate::stats::format::format_time_us(bound.as_micros() as f64);
-                (
-                    format!("not done within --logout-timeout {limit}"),
-                    format!(
-                        "logout of {}: not done within --logout-timeout {limit}",
-                        self.name()
-                    ),
-                )
-            }
-            None => {
-                let grace = crate::engine::seconds(SECOND_SIGNAL_GRACE);
-                (
-                    format!("not done {grace} after a second signal"),
-                    format!(
-                        "logout of {}: not done {grace} after a second signal",
-                        self.name()
-                    ),
-                )
-            }
-        };
-        let mut recorder = ctx.recorder.borrow_mut();
-        recorder.phase("logout").failure();
-        recorder.left_on_server.push(self.name());
-        drop(recorder);
-        self.note_error(ErrorKind::Failed(Step::Logout, failed.0), failed.1);
-    }
 }
 
 /// The set of players holding a session (a poisoned lock still holds the right set).
-fn signed_in(
+pub(super) fn signed_in(
     set: &std::sync::Mutex<std::collections::BTreeSet<usize>>,
 ) -> std::sync::MutexGuard<'_, std::collections::BTreeSet<usize>> {
     set.lock()

@@ -8,8 +8,8 @@
 //! reports each phase done (or failed) and waits for the next. This module holds the player's
 //! state and its run through the phases; the steps live by concern:
 //!
-//! - [`account`]: login, the WebSocket up to `HELLO`, closing it and logout — the steps that
-//!   are retried, through the one helper in [`retry`];
+//! - [`account`]: login, the WebSocket up to `HELLO` and closing it, and [`logout`] — the
+//!   steps that are retried, through the one helper in [`retry`];
 //! - [`table`]: forming a table (the owner's room, the others joining it);
 //! - [`game`]: playing a game — `START`, each request answered after its think time, `END`;
 //! - [`serve`]: the event loop under all of them, which serves the socket while the player
@@ -17,6 +17,7 @@
 
 mod account;
 mod game;
+mod logout;
 mod retry;
 mod serve;
 mod staged;
@@ -39,9 +40,9 @@ use crate::sys::rng::XorShift;
 use crate::timing::clock::Nanos;
 use crate::timing::pacer::Pacer;
 use crate::ws::transport::WebSocket;
-pub(crate) use account::SECOND_SIGNAL_GRACE;
 use game::PendingReply;
 pub use game::STEP_MINIMUM;
+pub(crate) use logout::{overtime as logout_overtime, SECOND_SIGNAL_GRACE};
 pub(crate) use retry::SHUTDOWN_GRACE;
 pub use staged::StageClock;
 pub use table::Table;
@@ -102,6 +103,8 @@ pub struct Player {
     table: Rc<Table>,
     owner: bool,
     cookie: Option<String>,
+    /// Its logins sent: one answered after its try gave up still made a session to end.
+    sent_logins: Rc<logout::SentLogins>,
     ws: Option<WebSocket>,
     uid: Option<String>,
     /// Room state as this player last heard it.
@@ -149,6 +152,7 @@ impl Player {
             table,
             owner,
             cookie: None,
+            sent_logins: Rc::default(),
             ws: None,
             uid: None,
             room: None,

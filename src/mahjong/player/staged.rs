@@ -4,6 +4,8 @@
 //! every player logs out — also when the run ends (the profile's end or Ctrl-C: a game still
 //! being played is cut) or anything fails.
 
+use tokio::sync::OwnedSemaphorePermit;
+
 use super::{Interrupt, Player};
 use crate::plan::Stage;
 use crate::stats::mahjong::StageRecord;
@@ -24,11 +26,13 @@ impl StageClock {
 }
 
 impl Player {
-    /// Runs a player that arrived at `arrived` to the end of its stay: always logged out.
-    pub async fn run_staged(mut self, arrived: Nanos) {
+    /// Runs a player that arrived at `arrived` to the end of its stay: always logged out. It
+    /// holds `in_flight`, its place among the worker's arrivals in flight, until its login is
+    /// answered (or failed).
+    pub async fn run_staged(mut self, arrived: Nanos, in_flight: OwnedSemaphorePermit) {
         self.arrived_at = Some(arrived);
         self.in_stage(arrived, |stage| stage.arrivals += 1);
-        let _ = self.stay().await;
+        let _ = self.stay(in_flight).await;
         self.log_out().await;
         self.in_stage(clock::now(), |stage| stage.departures += 1);
         self.table.set_gone();
@@ -42,8 +46,10 @@ impl Player {
     }
 
     /// Login, socket, the table filling, then its games; returns when the player is to leave.
-    async fn stay(&mut self) -> Result<(), Interrupt> {
-        if !self.log_in().await {
+    async fn stay(&mut self, in_flight: OwnedSemaphorePermit) -> Result<(), Interrupt> {
+        let logged_in = self.log_in().await;
+        drop(in_flight);
+        if !logged_in {
             self.table.set_broken();
             return Ok(());
         }

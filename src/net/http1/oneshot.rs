@@ -74,7 +74,8 @@ pub async fn send(
         .unwrap_or(Err(OneshotError::Timeout))
 }
 
-async fn exchange(endpoint: &Endpoint, request: &[u8]) -> Result<Response, OneshotError> {
+/// Sends `request` on a new connection and reads one response, however long it takes.
+pub async fn exchange(endpoint: &Endpoint, request: &[u8]) -> Result<Response, OneshotError> {
     let (mut stream, _) = endpoint.connect().await.map_err(OneshotError::Connect)?;
     stream
         .write_all(request)

@@ -10,7 +10,7 @@ use super::saved::{SavedHistogram, SavedSession};
 use crate::error::Error;
 use crate::report::objectives;
 use crate::report::result::{add_encoded, add_sources, SearchStep};
-use crate::stats::mahjong::add_errors;
+use crate::stats::mahjong::{add_errors, LogoutCounts};
 use crate::stats::new_histogram;
 use std::collections::BTreeSet;
 
@@ -114,6 +114,8 @@ pub(super) fn merge(
     merged.left_on_server = all()
         .flat_map(|s| s.left_on_server.iter().cloned())
         .collect();
+    merged.logouts = LogoutCounts::default();
+    all().for_each(|s| merged.logouts.add(&s.logouts));
     let failures: Vec<String> = all().filter_map(|s| s.failure.clone()).collect();
     merged.failure = (!failures.is_empty()).then(|| failures.join("; "));
     merged.bots.clear();

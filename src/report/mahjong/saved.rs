@@ -19,7 +19,7 @@ pub use crate::report::histogram::SavedHistogram;
 use crate::report::schema::{first_schema, SavedPart, SCHEMA_VERSION};
 use crate::slo::{self, Verdict};
 use crate::stats::end::EndReason;
-use crate::stats::mahjong::{ErrorGroup, PlayStats, RunResult, PHASES};
+use crate::stats::mahjong::{ErrorGroup, LogoutCounts, PlayStats, RunResult, PHASES};
 use crate::sys::procstat::ServerUsage;
 use crate::timing::pacer::Pacing;
 
@@ -79,6 +79,10 @@ pub struct SavedSession {
     /// Players whose session could not be logged out.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub left_on_server: Vec<String>,
+    /// Logouts retried, done past `--logout-timeout`, and late logins' sessions logged out;
+    /// absent when none.
+    #[serde(default, skip_serializing_if = "LogoutCounts::is_empty")]
+    pub logouts: LogoutCounts,
     /// Why the session failed: the line tsumo exits 1 with (absent when it did not fail).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<String>,
@@ -285,6 +289,7 @@ impl SavedSession {
             error_kinds: rec.error_kinds.clone(),
             signals_in_logout: r.signals_in_logout.clone(),
             left_on_server: rec.left_on_server.clone(),
+            logouts: rec.logouts,
             // Judged by the report (`report::mahjong::saved`), which sees the whole result.
             failure: None,
             bots: rec

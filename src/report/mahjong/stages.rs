@@ -43,12 +43,21 @@ pub struct SavedSessionStage {
     pub arrivals_per_s: f64,
     pub departures_per_s: f64,
     pub logins_per_s: f64,
+    /// How late the stage's arrivals began to log in after the profile called for them (µs):
+    /// a worker's arrivals in flight at once are bounded (absent in files of earlier versions).
+    #[serde(default = "empty_histogram")]
+    pub arrival_lateness: SavedHistogram,
     /// Arrival to the first game's start, of the players that arrived in the stage (µs).
     pub time_to_seat: SavedHistogram,
     /// Own-draw steps beyond the think time, ended in the stage (µs).
     pub draw_overshoot: SavedHistogram,
     /// tsumo's reply lateness, of the replies sent in the stage (µs).
     pub reply_lateness: SavedHistogram,
+}
+
+/// An empty histogram, for a field files of earlier versions lack.
+fn empty_histogram() -> SavedHistogram {
+    SavedHistogram::of(&new_histogram())
 }
 
 /// The profile of a session's plan (empty without `--stages`).
@@ -97,6 +106,7 @@ pub fn saved(r: &RunResult) -> Vec<SavedSessionStage> {
             arrivals_per_s: per_s(rec.arrivals),
             departures_per_s: per_s(rec.departures),
             logins_per_s: per_s(rec.logins),
+            arrival_lateness: SavedHistogram::of(&rec.arrival_lateness),
             time_to_seat: SavedHistogram::of(&rec.time_to_seat),
             draw_overshoot: SavedHistogram::of(&rec.draw_overshoot),
             reply_lateness: SavedHistogram::of(&rec.reply_lateness),
@@ -119,7 +129,7 @@ pub fn stopped_in(r: &RunResult) -> Option<usize> {
 /// added (the shards split the profile's tables, so the sums are one process's), their rates
 /// over the longest the stage ran, the histograms added exactly.
 pub fn merge(parts: &[(&[SavedSessionStage], &str)]) -> Result<Vec<SavedSessionStage>, Error> {
-    type Sums = [Histogram<u64>; 3];
+    type Sums = [Histogram<u64>; 4];
     let mut merged: Vec<(SavedSessionStage, Sums)> = Vec::new();
     for (stages, source) in parts {
         for stage in *stages {
@@ -140,6 +150,7 @@ pub fn merge(parts: &[(&[SavedSessionStage], &str)]) -> Result<Vec<SavedSessionS
             m.logins += stage.logins;
             let what = |name: &str| format!("stages/{}/{name}", stage.stage);
             let hists = [
+                ("arrival_lateness", &stage.arrival_lateness),
                 ("time_to_seat", &stage.time_to_seat),
                 ("draw_overshoot", &stage.draw_overshoot),
                 ("reply_lateness", &stage.reply_lateness),
@@ -152,7 +163,7 @@ pub fn merge(parts: &[(&[SavedSessionStage], &str)]) -> Result<Vec<SavedSessionS
     merged.sort_by_key(|(m, _)| m.stage);
     Ok(merged
         .into_iter()
-        .map(|(mut m, [seat, draw, late])| {
+        .map(|(mut m, [arrival, seat, draw, late])| {
             let per_s = |n: u64| {
                 if m.ran_s > 0.0 {
                     n as f64 / m.ran_s
@@ -163,6 +174,7 @@ pub fn merge(parts: &[(&[SavedSessionStage], &str)]) -> Result<Vec<SavedSessionS
             m.arrivals_per_s = per_s(m.arrivals);
             m.departures_per_s = per_s(m.departures);
             m.logins_per_s = per_s(m.logins);
+            m.arrival_lateness = SavedHistogram::of(&arrival);
             m.time_to_seat = SavedHistogram::of(&seat);
             m.draw_overshoot = SavedHistogram::of(&draw);
             m.reply_lateness = SavedHistogram::of(&late);
@@ -206,18 +218,19 @@ pub fn render(out: &mut String, stages: &[SavedSessionStage], stopped_in: Option
     }
     let _ = writeln!(
         out,
-        "  Stages: players online; arrivals, departures, logins per second; time to seat \
-         (arrival to game start); draw overshoot; reply lateness"
+        "  Stages: players online; arrivals, departures, logins per second; arrival lateness \
+         (profile to login); time to seat (arrival to game start); draw overshoot; reply lateness"
     );
     let _ = writeln!(
         out,
-        "    {:<6}{:>8}{:>12}{:>9}{:>9}{:>9}{:>10}{:>10}{:>10}{:>10}{:>10}",
+        "    {:<6}{:>8}{:>12}{:>9}{:>9}{:>9}{:>10}{:>10}{:>10}{:>10}{:>10}{:>10}",
         "stage",
         "time",
         "players",
         "arr/s",
         "dep/s",
         "login/s",
+        "arr p99",
         "seat p50",
         "seat p99",
         "draw p99",
@@ -236,13 +249,14 @@ pub fn render(out: &mut String, stages: &[SavedSessionStage], stopped_in: Option
         };
         let _ = writeln!(
             out,
-            "    {:<6}{:>8}{:>12}{:>9.2}{:>9.2}{:>9.2}{:>10}{:>10}{:>10}{:>10}{:>10}",
+            "    {:<6}{:>8}{:>12}{:>9.2}{:>9.2}{:>9.2}{:>10}{:>10}{:>10}{:>10}{:>10}{:>10}",
             s.stage,
             format!("{:.1}s", s.ran_s),
             players,
             s.arrivals_per_s,
             s.departures_per_s,
             s.logins_per_s,
+            p(&s.arrival_lateness, s.arrival_lateness.p99),
             p(&s.time_to_seat, s.time_to_seat.p50),
             p(&s.time_to_seat, s.time_to_seat.p99),
             p(&s.draw_overshoot, s.draw_overshoot.p99),

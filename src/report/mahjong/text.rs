@@ -296,6 +296,18 @@ fn failures(out: &mut String, s: &SavedSession) {
         "  Disconnects: {}, errors: {}, failed: {failed}",
         s.disconnects, s.errors
     );
+    let l = &s.logouts;
+    if !l.is_empty() || !s.left_on_server.is_empty() {
+        let _ = writeln!(
+            out,
+            "  Logouts: {} retried, {} done past --logout-timeout, {} sessions of late login \
+             answers logged out; {} left on the server",
+            l.retried,
+            l.past_timeout,
+            l.late_logins,
+            s.left_on_server.len()
+        );
+    }
     // By kind, most frequent first: a proxy resetting connections reads differently from a
     // server refusing them.
     let mut kinds: Vec<_> = s.error_kinds.iter().collect();

@@ -75,6 +75,29 @@ pub const OTHER_ERRORS: &str = "other errors";
 /// Examples kept of each kind of error.
 pub const KEPT_EXAMPLES: usize = 2;
 
+/// How the logouts went beyond succeeding or failing: those that took more than one try, those
+/// done past `--logout-timeout` (retried while the server still took connections), and the
+/// sessions of logins answered after their player gave up on them, logged out too.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct LogoutCounts {
+    pub retried: u64,
+    pub past_timeout: u64,
+    pub late_logins: u64,
+}
+
+impl LogoutCounts {
+    pub fn add(&mut self, other: &LogoutCounts) {
+        self.retried += other.retried;
+        self.past_timeout += other.past_timeout;
+        self.late_logins += other.late_logins;
+    }
+
+    /// Nothing to say (the saved file leaves it out).
+    pub fn is_empty(&self) -> bool {
+        *self == LogoutCounts::default()
+    }
+}
+
 /// Errors of one kind (a step and why it failed, without the player's name): how many, and the
 /// first few verbatim.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

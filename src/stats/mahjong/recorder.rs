@@ -6,8 +6,9 @@ use std::collections::BTreeMap;
 
 use hdrhistogram::Histogram;
 
-use super::{add_errors, ErrorGroup, ErrorKind, PhaseStats, PlayStats, Timeline, Totals};
+use super::{add_errors, ErrorGroup, ErrorKind, LogoutCounts, PhaseStats, PlayStats};
 use super::{StageRecord, KEPT_ERRORS, PHASES};
+use super::{Timeline, Totals};
 use crate::stats::new_histogram;
 
 /// One worker's record of a mahjong session (values in µs unless named otherwise).
@@ -44,6 +45,8 @@ pub struct Recorder {
     pub error_kinds: BTreeMap<String, ErrorGroup>,
     /// Players tsumo did not see logged out (the session may stay on the server up to 14 days).
     pub left_on_server: Vec<String>,
+    /// Logouts retried, done past `--logout-timeout`, and late logins' sessions logged out.
+    pub logouts: LogoutCounts,
     /// Players whose table failed to form before they had played at it (the server never
     /// answered `ROOM`, or the room never filled): they failed before they could play.
     pub never_seated: u64,
@@ -78,6 +81,7 @@ impl Default for Recorder {
             first_errors: Vec::new(),
             error_kinds: BTreeMap::new(),
             left_on_server: Vec::new(),
+            logouts: LogoutCounts::default(),
             never_seated: 0,
             bots: BTreeMap::new(),
             timeline: Timeline::default(),
@@ -169,6 +173,7 @@ impl Recorder {
             add_errors(&mut self.error_kinds, kind, group);
         }
         self.never_seated += other.never_seated;
+        self.logouts.add(&other.logouts);
     }
 
     /// What was recorded since `earlier`, a copy of this recorder taken before (a capacity
@@ -249,6 +254,12 @@ impl Recorder {
             first_errors: self.first_errors.clone(),
             error_kinds,
             left_on_server: self.left_on_server.clone(),
+            logouts: LogoutCounts {
+                retried: self.logouts.retried.saturating_sub(earlier.logouts.retried),
+                past_timeout: (self.logouts.past_timeout)
+                    .saturating_sub(earlier.logouts.past_timeout),
+                late_logins: (self.logouts.late_logins).saturating_sub(earlier.logouts.late_logins),
+            },
             never_seated: self.never_seated.saturating_sub(earlier.never_seated),
             bots,
             timeline: Timeline::default(),

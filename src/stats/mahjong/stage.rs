@@ -15,6 +15,9 @@ pub struct StageRecord {
     pub departures: u64,
     /// Logins that succeeded during the stage.
     pub logins: u64,
+    /// How late each arrival of the stage began to log in after the profile called for it
+    /// (µs): the arrivals in flight at once are bounded.
+    pub arrival_lateness: Histogram<u64>,
     /// Arrival to the first `START`, of the players that arrived during the stage.
     pub time_to_seat: Histogram<u64>,
     /// Own-draw steps beyond the think time, ended during the stage.
@@ -29,6 +32,7 @@ impl Default for StageRecord {
             arrivals: 0,
             departures: 0,
             logins: 0,
+            arrival_lateness: new_histogram(),
             time_to_seat: new_histogram(),
             draw_overshoot: new_histogram(),
             reply_lateness: new_histogram(),
@@ -41,6 +45,7 @@ impl StageRecord {
         self.arrivals += other.arrivals;
         self.departures += other.departures;
         self.logins += other.logins;
+        let _ = self.arrival_lateness.add(&other.arrival_lateness);
         let _ = self.time_to_seat.add(&other.time_to_seat);
         let _ = self.draw_overshoot.add(&other.draw_overshoot);
         let _ = self.reply_lateness.add(&other.reply_lateness);
