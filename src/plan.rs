@@ -515,6 +515,10 @@ pub struct WsPlan {
     pub connect_rate: Option<u64>,
     /// `--ping T`: each connection pings every T and times the pong.
     pub ping: Option<Duration>,
+    /// `--socketio`: the event (`--event`) each message is sent as, acknowledged by the server;
+    /// `target.url` is then the Engine.IO URL.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub socketio: Option<String>,
 }
 
 /// Everything a mahjong session run needs, validated (`tsumo mahjong …`).

@@ -12,6 +12,7 @@
 pub mod conn;
 mod intervals;
 pub mod script;
+pub mod socketio;
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -274,6 +275,7 @@ impl engine::Worker for WsWorker {
                     recorder: Rc::clone(&recorder),
                     gauges: Arc::clone(&ctx.gauges),
                     script,
+                    socketio: plan.socketio.as_deref().map(socketio::SocketIo::new),
                 };
                 ctx.gauges.open.fetch_add(1, Ordering::Relaxed);
                 life.run(ws, ctx.shutdown())
@@ -317,14 +319,22 @@ impl WsWorker {
             }
         };
         let start = std::time::Instant::now();
-        let connect = transport::connect_with(&self.shared.endpoint, &plan.target.url, &headers);
+        let connect = async {
+            let url = &plan.target.url;
+            let mut ws = (transport::connect_with(&self.shared.endpoint, url, &headers).await)
+                .map_err(|e| failure_kind(&e))?;
+            if plan.socketio.is_some() {
+                socketio::handshake(&mut ws).await?;
+            }
+            Ok::<_, String>(ws)
+        };
         match tokio::time::timeout(plan.timeout, connect).await {
             Ok(Ok(ws)) => {
                 recorder.borrow_mut().connected(start.elapsed());
                 Some((ws, script))
             }
-            Ok(Err(e)) => {
-                recorder.borrow_mut().failed(failure_kind(&e));
+            Ok(Err(kind)) => {
+                recorder.borrow_mut().failed(kind);
                 None
             }
             Err(_) => {

@@ -23,6 +23,7 @@ pub mod prometheus;
 pub mod responder;
 pub mod schema;
 pub mod serial;
+pub mod socketio;
 pub mod wsecho;
 
 use std::io::{Read, Write};
