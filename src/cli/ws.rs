@@ -130,10 +130,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
         )));
     }
     let (connect_rate, ping) = connection_options(&options)?;
-    let socketio = socketio_event(&options)?;
-    if socketio.is_some() {
-        target.url = crate::ws::socketio::engine_url(&target.url);
-    }
+    let socketio = socketio_event(&options, &mut target)?;
     let u_latency = matches.get_flag("u_latency");
     Ok(Parsed::Ws(Box::new(WsPlan {
         target,
@@ -178,8 +175,12 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
     })))
 }
 
-/// `--socketio [--event NAME]`: the event each message is sent as (`echo` by default).
-fn socketio_event(options: &Options<'_>) -> Result<Option<String>, ArgError> {
+/// `--socketio [--event NAME]`: the event each message is sent as (`echo` by default); the
+/// target's URL becomes the Engine.IO one.
+fn socketio_event(
+    options: &Options<'_>,
+    target: &mut crate::plan::Target,
+) -> Result<Option<String>, ArgError> {
     let event = options.matches.get_one::<String>("event");
     if !options.matches.get_flag("socketio") {
         return match event {
@@ -196,6 +197,7 @@ fn socketio_event(options: &Options<'_>) -> Result<Option<String>, ArgError> {
     if RESERVED_EVENTS.contains(&event) {
         return Err(options.invalid("event", "is reserved by socket.io"));
     }
+    target.url = crate::ws::socketio::engine_url(&target.url);
     Ok(Some(event.to_string()))
 }
 

@@ -214,7 +214,7 @@ impl Life {
             }
         };
         let frame = match &mut self.socketio {
-            Some(socketio) => socketio.frame(seq, frame, scripted)?,
+            Some(socketio) => (socketio.frame(seq, frame, scripted)).map_err(|e| e.to_string())?,
             None => frame,
         };
         let length = frame.bytes();
@@ -285,7 +285,7 @@ impl Life {
                 Ok(Heard::Reply(seq)) => Some(seq),
                 Ok(Heard::Push) => None,
                 Ok(Heard::Keepalive) => return None,
-                Err(kind) => return Some(kind),
+                Err(kind) => return Some(kind.to_string()),
             },
             (None, Some(script)) => match script.answers(payload, binary, pending.map(|p| p.seq)) {
                 Ok(answers) => answers,

@@ -324,7 +324,13 @@ impl WsWorker {
             let mut ws = (transport::connect_with(&self.shared.endpoint, url, &headers).await)
                 .map_err(|e| failure_kind(&e))?;
             if plan.socketio.is_some() {
-                socketio::handshake(&mut ws).await?;
+                socketio::handshake(&mut ws).await.map_err(|e| {
+                    let why = match e {
+                        socketio::SocketIoError::Ws(e) => conn::close_kind(&e),
+                        other => other.to_string(),
+                    };
+                    format!("socket.io handshake: {why}")
+                })?;
             }
             Ok::<_, String>(ws)
         };

@@ -8,11 +8,28 @@
 use std::cell::Cell;
 
 use serde_json::Value;
+use thiserror::Error;
 
-use super::conn::close_kind;
 use super::script::{Frame, Scripted};
 use crate::ws::socketio::{self, Packet};
 use crate::ws::transport::{Message, WebSocket, WsError};
+
+/// Why a socket.io connection ended, or its opening failed, as the report counts it.
+#[derive(Debug, Error)]
+pub enum SocketIoError {
+    #[error("socket.io disconnect")]
+    Disconnected,
+    #[error("socket.io connect error")]
+    ConnectError,
+    #[error("bad socket.io frame")]
+    BadFrame,
+    /// The script's error, its one line.
+    #[error("{0}")]
+    Script(String),
+    /// The WebSocket under it.
+    #[error("{0}")]
+    Ws(WsError),
+}
 
 /// What a server frame is to the connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,22 +69,22 @@ impl SocketIo {
         seq: u64,
         message: Frame<'_>,
         scripted: bool,
-    ) -> Result<Frame<'a>, String> {
+    ) -> Result<Frame<'a>, SocketIoError> {
         let Frame::Text(text) = message else {
-            return Err(format!(
+            return Err(SocketIoError::Script(format!(
                 "{}with --socketio, message() returns the event as JSON array text, not binary",
                 super::script::SCRIPT_ERROR
-            ));
+            )));
         };
         socketio::start_acked_event(&mut self.frame, seq);
         if scripted {
             if !is_event(text) {
-                return Err(format!(
+                return Err(SocketIoError::Script(format!(
                     "{}with --socketio, message() must return the event as a JSON array \
                      [\"name\", payload...], not {}",
                     super::script::SCRIPT_ERROR,
                     text.chars().take(40).collect::<String>()
-                ));
+                )));
             }
             self.frame.push_str(text);
         } else {
@@ -88,7 +105,7 @@ impl SocketIo {
         payload: &[u8],
         binary: bool,
         script: Option<&Scripted>,
-    ) -> Result<Heard, String> {
+    ) -> Result<Heard, SocketIoError> {
         if binary {
             return Ok(Heard::Push);
         }
@@ -99,7 +116,7 @@ impl SocketIo {
                 if let Some(script) = script {
                     script
                         .answers(&payload[2..], false, None)
-                        .map_err(|error| error.0)?;
+                        .map_err(|error| SocketIoError::Script(error.0))?;
                 }
                 Ok(Heard::Push)
             }
@@ -107,14 +124,14 @@ impl SocketIo {
                 self.pong_due.set(true);
                 Ok(Heard::Keepalive)
             }
-            Ok(Packet::Disconnected) => Err("socket.io disconnect".to_string()),
-            Ok(Packet::ConnectError(_)) => Err("socket.io connect error".to_string()),
+            Ok(Packet::Disconnected) => Err(SocketIoError::Disconnected),
+            Ok(Packet::ConnectError(_)) => Err(SocketIoError::ConnectError),
             // Events with an ack id or in another namespace, binary events.
             Ok(Packet::Other(frame)) if frame.starts_with("42") || frame.starts_with("45") => {
                 Ok(Heard::Push)
             }
             Ok(_) => Ok(Heard::Keepalive),
-            Err(_) => Err("bad socket.io frame".to_string()),
+            Err(_) => Err(SocketIoError::BadFrame),
         }
     }
 
@@ -136,27 +153,23 @@ fn is_event(text: &str) -> bool {
 }
 
 /// Opens the default namespace on a new socket: the Engine.IO open packet, our connect, the
-/// server's connect (pings answered meanwhile). A failure as the report counts it.
-pub async fn handshake(ws: &mut WebSocket) -> Result<(), String> {
-    let failed = |why: &str| format!("socket.io handshake: {why}");
+/// server's connect (pings answered meanwhile).
+pub async fn handshake(ws: &mut WebSocket) -> Result<(), SocketIoError> {
     loop {
-        let reply = match ws.next().await {
-            Ok(Message::Text(text)) => match socketio::parse(text) {
+        let reply = match ws.next().await.map_err(SocketIoError::Ws)? {
+            Message::Text(text) => match socketio::parse(text) {
                 Ok(Packet::Open { .. }) => Some(socketio::CONNECT),
                 Ok(Packet::Ping) => Some(socketio::PONG),
                 Ok(Packet::Connected) => return Ok(()),
-                Ok(Packet::ConnectError(_)) => return Err(failed("connect error")),
-                Ok(Packet::Disconnected) => return Err(failed("disconnect")),
+                Ok(Packet::ConnectError(_)) => return Err(SocketIoError::ConnectError),
+                Ok(Packet::Disconnected) => return Err(SocketIoError::Disconnected),
                 Ok(_) => None,
-                Err(_) => return Err(failed("bad socket.io frame")),
+                Err(_) => return Err(SocketIoError::BadFrame),
             },
-            Ok(Message::Binary(_)) => None,
-            Err(e) => return Err(failed(&close_kind(&e))),
+            Message::Binary(_) => None,
         };
         if let Some(reply) = reply {
-            ws.send_text(reply)
-                .await
-                .map_err(|e| failed(&close_kind(&e)))?;
+            ws.send_text(reply).await.map_err(SocketIoError::Ws)?;
         }
     }
 }
@@ -180,6 +193,7 @@ mod tests {
             let e = sio
                 .frame(9, Frame::Text(bad), true)
                 .err()
+                .map(|e| e.to_string())
                 .unwrap_or_default();
             assert!(e.contains("JSON array"), "{bad}: {e}");
         }
@@ -189,7 +203,10 @@ mod tests {
     #[test]
     fn acks_are_replies_events_pushes_and_pings_nothing() {
         let sio = SocketIo::new("echo");
-        let heard = |frame: &str| sio.heard(frame.as_bytes(), false, None);
+        let heard = |frame: &str| {
+            sio.heard(frame.as_bytes(), false, None)
+                .map_err(|e| e.to_string())
+        };
         assert_eq!(heard(r#"437["x"]"#), Ok(Heard::Reply(7)));
         assert_eq!(heard(r#"42["chat","hi"]"#), Ok(Heard::Push));
         assert_eq!(heard(r#"423["chat","hi"]"#), Ok(Heard::Push));
@@ -199,6 +216,6 @@ mod tests {
         assert!(sio.pong_due.get());
         assert_eq!(heard("41").unwrap_err(), "socket.io disconnect");
         assert_eq!(heard("x").unwrap_err(), "bad socket.io frame");
-        assert_eq!(sio.heard(b"\x01", true, None), Ok(Heard::Push));
+        assert_eq!(sio.heard(b"\x01", true, None).ok(), Some(Heard::Push));
     }
 }
