@@ -518,6 +518,10 @@ pub struct WsPlan {
     /// `--requests FILE` (with `--requests-sample F`): every message on record.
     #[serde(skip)]
     pub requests: Option<RequestsOut>,
+    /// `--socketio`: the event (`--event`) each message is sent as, acknowledged by the server;
+    /// `target.url` is then the Engine.IO URL.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub socketio: Option<String>,
 }
 
 /// Everything a mahjong session run needs, validated (`tsumo mahjong …`).

@@ -1,5 +1,5 @@
 //! Engine.IO / socket.io text frames: any text must decode to a packet or a `FrameError`, never a
-//! panic, and an event must survive encoding and decoding again unchanged.
+//! panic, and an event (or an acknowledgement) must survive encoding and decoding again unchanged.
 
 use tsumo::ws::socketio::{self, Packet};
 
@@ -15,6 +15,14 @@ pub fn check(data: &[u8]) {
             assert_eq!(
                 socketio::parse(&again),
                 Ok(Packet::Event { name, args }),
+                "re-encoded as {again}"
+            );
+        }
+        Ok(Packet::Ack { id, args }) => {
+            let again = format!("43{id}{}", serde_json::Value::Array(args.clone()));
+            assert_eq!(
+                socketio::parse(&again),
+                Ok(Packet::Ack { id, args }),
                 "re-encoded as {again}"
             );
         }

@@ -30,6 +30,19 @@ pub const MIN_SIZE: usize = 16;
 /// The longest message (the transport's limit on what the server may send back).
 const MAX_SIZE: usize = crate::ws::transport::MAX_MESSAGE;
 
+/// `--socketio`'s event without `--event`.
+const DEFAULT_EVENT: &str = "echo";
+
+/// Event names socket.io keeps for itself: a client may not emit them.
+const RESERVED_EVENTS: [&str; 6] = [
+    "connect",
+    "connect_error",
+    "disconnect",
+    "disconnecting",
+    "newListener",
+    "removeListener",
+];
+
 const USAGE: &str = "usage: tsumo ws [options] ws://host[:port]/path";
 
 const PAGE: Page = Page {
@@ -45,7 +58,9 @@ and, with -U, from its actual send. Without -R: a closed loop, each connection s
 its next message when the previous one is answered. A connection has one message in
 flight at a time, as a wrk2 connection has one request. With -s script.lua, the
 script's message() makes each message and reply(data) names the message a reply
-answers (docs/websocket.md).
+answers (docs/websocket.md). With --socketio, the connections speak socket.io: each
+message is an event sent with an acknowledgement id, and the server's acknowledgement
+is its reply.
 ",
     heading: "Options",
     column: 25,
@@ -54,6 +69,7 @@ Examples:
   tsumo ws -c 10 -d 30s -R 1000 -L ws://127.0.0.1:8080/echo
   tsumo ws -c 4 -d 10s --size 1k --json ws.json wss://example.com/socket
   tsumo ws -c 4 -d 10s -R 200 -s docs/examples/ws-jsonrpc.lua ws://127.0.0.1:8080/rpc
+  tsumo ws -c 10 -R 1000 --socketio --event echo ws://127.0.0.1:3000/
   tsumo ws -c 10 -R 1000 --slo 'p99<20ms' --slo 'errors<0.1%' ws://127.0.0.1:8080/echo
   tsumo ws -R 1000 --label nginx ws://127.0.0.1/echo --vs ws://127.0.0.1:8080/echo
   tsumo ws -c 100 -R 10k --shard 1/2 --start-at $AT --json s1.json ws://h/echo
@@ -98,13 +114,14 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
     let Some(typed) = matches.get_one::<String>("url") else {
         return Err(ArgError::Refused(format!("missing URL ({USAGE})")));
     };
-    let target = ws_target(typed)?;
+    let mut target = ws_target(typed)?;
     if let Some(extra) = extra_argument(&matches) {
         return Err(ArgError::Refused(format!(
             "unexpected argument '{extra}' ({USAGE})"
         )));
     }
     let (connect_rate, ping) = connection_options(&options)?;
+    let socketio = socketio_event(&options, &mut target)?;
     let u_latency = matches.get_flag("u_latency");
     let (vs, rounds) = vs_and_rounds(&options)?;
     let part = shard::part(
@@ -152,6 +169,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
         connect_rate,
         ping,
         requests: super::wrk::requests(&options)?,
+        socketio,
     })))
 }
 
@@ -186,6 +204,32 @@ fn vs_and_rounds(options: &Options<'_>) -> Result<(Option<crate::plan::Target>, 
         None => None,
     };
     Ok((vs, rounds))
+}
+
+/// `--socketio [--event NAME]`: the event each message is sent as (`echo` by default); the
+/// target's URL becomes the Engine.IO one.
+fn socketio_event(
+    options: &Options<'_>,
+    target: &mut crate::plan::Target,
+) -> Result<Option<String>, ArgError> {
+    let event = options.matches.get_one::<String>("event");
+    if !options.matches.get_flag("socketio") {
+        return match event {
+            Some(_) => Err(ArgError::Refused(
+                "--event names the socket.io event: it needs --socketio".to_string(),
+            )),
+            None => Ok(None),
+        };
+    }
+    let event = event.map_or(DEFAULT_EVENT, String::as_str);
+    if event.is_empty() {
+        return Err(options.invalid("event", "must not be empty"));
+    }
+    if RESERVED_EVENTS.contains(&event) {
+        return Err(options.invalid("event", "is reserved by socket.io"));
+    }
+    target.url = crate::ws::socketio::engine_url(&target.url);
+    Ok(Some(event.to_string()))
 }
 
 /// `--connect-rate N/s` and `--ping T`.
@@ -262,6 +306,16 @@ pub(super) fn command() -> Command {
             value("ping", None, "ping")
                 .value_name("T")
                 .help("Each connection sends a ping every T and times the pong"),
+            flag("socketio", None, "socketio").help(
+                "Speak socket.io (Engine.IO v4, path /socket.io/ unless the URL gives one):\n\
+                 each message an event with an ack id, the ack its reply",
+            ),
+            value("event", None, "event")
+                .value_name("NAME")
+                .help(format!(
+                    "The event --socketio sends, its payload the --size message\n\
+                     [default: {DEFAULT_EVENT}]"
+                )),
             shared::latency(For::Run),
             flag("u_latency", Some('U'), "u_latency")
                 .help("Also print the uncorrected distribution (implies -L)"),
@@ -368,5 +422,23 @@ mod tests {
             http.ends_with("scheme must be ws or wss for --vs"),
             "{http}"
         );
+    }
+
+    #[test]
+    fn socketio_takes_an_event_and_the_engine_io_url() {
+        let p = plan(&["--socketio", "ws://h:3000"]).unwrap();
+        assert_eq!(p.socketio.as_deref(), Some("echo"));
+        assert_eq!(
+            p.target.url,
+            "ws://h:3000/socket.io/?EIO=4&transport=websocket"
+        );
+        assert_eq!(p.options.label, "ws://h:3000");
+        let chat = plan(&["--socketio", "--event", "chat", "ws://h/"]).unwrap();
+        assert_eq!(chat.socketio.as_deref(), Some("chat"));
+        assert_eq!(plan(&["ws://h/"]).unwrap().socketio, None);
+        let refused = |args: &[&str]| plan(args).unwrap_err();
+        assert!(refused(&["--event", "chat", "ws://h/"]).contains("needs --socketio"));
+        assert!(refused(&["--socketio", "--event", "", "ws://h/"]).contains("not be empty"));
+        assert!(refused(&["--socketio", "--event", "connect", "ws://h/"]).contains("reserved"));
     }
 }

@@ -1,7 +1,8 @@
-//! Engine.IO v4 / socket.io v5 text frames, exactly the subset majiang-server uses: the open
-//! packet, ping/pong, namespace connect/disconnect/connect-error, and events (`42[...]`). No
-//! binary packets and no acknowledgements are ever sent by that server, so anything else is
-//! surfaced as [`Packet::Other`] for the caller to count or ignore rather than understood.
+//! Engine.IO v4 / socket.io v5 text frames, the subset majiang-server uses (the open packet,
+//! ping/pong, namespace connect/disconnect/connect-error, and events, `42[...]`) and the
+//! acknowledgements `tsumo ws --socketio` asks for (`42<ID>[...]` out, `43<ID>[...]` back). No
+//! binary packets, so anything else is surfaced as [`Packet::Other`] for the caller to count or
+//! ignore rather than understood.
 //!
 //! Parsing borrows nothing from the frame so a [`Packet`] can outlive the read buffer; encoding
 //! writes compact JSON with raw UTF-8 (rule keys and names are Japanese).
@@ -40,6 +41,8 @@ pub enum Packet {
     ConnectError(String),
     /// socket.io event (`42["NAME", arg, ...]`).
     Event { name: String, args: Vec<Value> },
+    /// socket.io acknowledgement (`43<ID>[arg, ...]`) of the event sent with that id.
+    Ack { id: u64, args: Vec<Value> },
     /// A well-formed frame majiang-server does not use (close, upgrade, noop, probes, acks,
     /// other namespaces): the whole frame.
     Other(String),
@@ -143,7 +146,8 @@ fn parse_socketio(rest: &str, frame: &str) -> Result<Packet, FrameError> {
             Ok(Packet::Other(frame.to_owned()))
         }
         '4' => Ok(Packet::ConnectError(connect_error_message(payload))),
-        // ack, binary event, binary ack
+        '3' if payload.starts_with(|c: char| c.is_ascii_digit()) => parse_ack(payload, frame),
+        // an ack without an id, binary event, binary ack
         '3' | '5' | '6' => Ok(Packet::Other(frame.to_owned())),
         '0' | '1' | '2' => Err(FrameError::new(
             "socket.io packet with a bad payload",
@@ -168,6 +172,18 @@ fn parse_event(json: &str, frame: &str) -> Result<Packet, FrameError> {
     Ok(Packet::Event { name, args: items })
 }
 
+/// `json` is the ack after its type: the id's digits, then the JSON array of its arguments.
+fn parse_ack(json: &str, frame: &str) -> Result<Packet, FrameError> {
+    let digits = json.bytes().take_while(u8::is_ascii_digit).count();
+    let (id, args) = json.split_at(digits);
+    let id = id
+        .parse()
+        .map_err(|_| FrameError::new("ack id out of range", frame))?;
+    let args = serde_json::from_str(args)
+        .map_err(|e| FrameError::new(format!("ack is not a JSON array: {e}"), frame))?;
+    Ok(Packet::Ack { id, args })
+}
+
 /// socket.io sends `{"message": "..."}`; anything else is reported as it came.
 fn connect_error_message(payload: &str) -> String {
     serde_json::from_str::<Value>(payload)
@@ -187,6 +203,48 @@ pub fn event(name: &str, args: &[Value]) -> String {
         let _ = write!(out, ",{arg}");
     }
     out.push(']');
+    out
+}
+
+/// Where a socket.io server's WebSocket is, from a `ws://` URL as typed: the path the URL gives,
+/// or socket.io's default `/socket.io/` for none (or `/`), with Engine.IO v4's query
+/// (`EIO=4&transport=websocket`) added unless the URL already names `EIO`.
+pub fn engine_url(url: &str) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("ws", url));
+    let (authority, path_query) = match rest.find(['/', '?']) {
+        Some(at) => rest.split_at(at),
+        None => (rest, ""),
+    };
+    let (path, query) = path_query.split_once('?').unwrap_or((path_query, ""));
+    let path = match path {
+        "" | "/" => "/socket.io/",
+        given => given,
+    };
+    let named = query
+        .split('&')
+        .any(|pair| pair.split('=').next() == Some("EIO"));
+    let query = match (query, named) {
+        (_, true) => query.to_string(),
+        ("", false) => "EIO=4&transport=websocket".to_string(),
+        (given, false) => format!("{given}&EIO=4&transport=websocket"),
+    };
+    format!("{scheme}://{authority}{path}?{query}")
+}
+
+/// Starts an event frame that asks for an acknowledgement with `id`: `out` becomes `42<ID>`, to
+/// which the caller appends the event's JSON array (`["NAME",arg,...]`).
+pub fn start_acked_event(out: &mut String, id: u64) {
+    use std::fmt::Write as _;
+    out.clear();
+    // Writing into a String cannot fail.
+    let _ = write!(out, "42{id}");
+}
+
+/// Encodes an event frame that asks for an acknowledgement: `42<ID>["NAME",arg,...]`.
+pub fn acked_event(id: u64, name: &str, args: &[Value]) -> String {
+    let mut out = String::new();
+    start_acked_event(&mut out, id);
+    out.push_str(&event(name, args)[2..]);
     out
 }
 
@@ -242,6 +300,7 @@ mod tests {
             "5",
             "40/admin,",
             r#"43[1]"#,
+            r#"43/admin,1[1]"#,
             "42/x,[\"A\"]",
             "421[\"A\"]",
         ] {
@@ -251,6 +310,52 @@ mod tests {
                 "{frame}"
             );
         }
+    }
+
+    #[test]
+    fn acks_carry_their_id_and_args() {
+        assert_eq!(
+            parse(r#"437["0000000000000007...."]"#).unwrap(),
+            Packet::Ack {
+                id: 7,
+                args: vec![json!("0000000000000007....")]
+            }
+        );
+        assert_eq!(
+            parse("4312[]").unwrap(),
+            Packet::Ack {
+                id: 12,
+                args: vec![]
+            }
+        );
+        for frame in ["437", "437{}", "437[1", "4399999999999999999999[1]"] {
+            assert!(parse(frame).is_err(), "{frame:?} should fail");
+        }
+        let frame = acked_event(12, "echo", &[json!({"seq":12})]);
+        assert_eq!(frame, r#"4212["echo",{"seq":12}]"#);
+        let mut out = String::from("junk");
+        start_acked_event(&mut out, 0);
+        assert_eq!(out, "420");
+    }
+
+    #[test]
+    fn engine_url_defaults_the_path_and_adds_the_query() {
+        assert_eq!(
+            engine_url("ws://127.0.0.1:3000"),
+            "ws://127.0.0.1:3000/socket.io/?EIO=4&transport=websocket"
+        );
+        assert_eq!(
+            engine_url("wss://h/"),
+            "wss://h/socket.io/?EIO=4&transport=websocket"
+        );
+        assert_eq!(
+            engine_url("ws://h/chat/socket.io/?room=1"),
+            "ws://h/chat/socket.io/?room=1&EIO=4&transport=websocket"
+        );
+        assert_eq!(
+            engine_url("ws://h/?EIO=4&transport=websocket"),
+            "ws://h/socket.io/?EIO=4&transport=websocket"
+        );
     }
 
     #[test]

@@ -17,6 +17,7 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 use super::script::{Frame, Scripted};
+use super::socketio::{Heard, SocketIo};
 use super::WsGauges;
 use crate::stats::ws::split::Times;
 use crate::stats::ws::Recorder;
@@ -48,6 +49,8 @@ pub struct Life {
     /// `--requests`: the worker's rows, and this connection's number in them.
     pub log: super::log::Log,
     pub conn: u32,
+    /// `--socketio`: messages are events, replies their acknowledgements.
+    pub socketio: Option<SocketIo>,
 }
 
 /// The message in flight.
@@ -149,6 +152,11 @@ impl Life {
                             if let Some(error) = failed {
                                 break Some(error);
                             }
+                            if let Some(socketio) = &self.socketio {
+                                if let Err(e) = socketio.pong(&mut ws).await {
+                                    break Some(close_kind(&e));
+                                }
+                            }
                         }
                         Err(e) => break Some(close_kind(&e)),
                     }
@@ -210,12 +218,17 @@ impl Life {
         intended: Nanos,
         free: Nanos,
     ) -> Result<Pending, String> {
+        let scripted = self.script.is_some();
         let frame = match &mut self.script {
             Some(script) => script.message(seq).map_err(|error| error.0)?,
             None => {
                 write_message(text, seq, self.size);
                 Frame::Text(text)
             }
+        };
+        let frame = match &mut self.socketio {
+            Some(socketio) => (socketio.frame(seq, frame, scripted)).map_err(|e| e.to_string())?,
+            None => frame,
         };
         let length = frame.bytes();
         let sent = clock::now();
@@ -287,12 +300,18 @@ impl Life {
             Message::Text(text) => (text.as_bytes(), false),
             Message::Binary(bytes) => (bytes, true),
         };
-        let answers = match &self.script {
-            Some(script) => match script.answers(payload, binary, pending.map(|p| p.seq)) {
+        let answers = match (&self.socketio, &self.script) {
+            (Some(socketio), script) => match socketio.heard(payload, binary, script.as_ref()) {
+                Ok(Heard::Reply(seq)) => Some(seq),
+                Ok(Heard::Push) => None,
+                Ok(Heard::Keepalive) => return None,
+                Err(kind) => return Some(kind.to_string()),
+            },
+            (None, Some(script)) => match script.answers(payload, binary, pending.map(|p| p.seq)) {
                 Ok(answers) => answers,
                 Err(error) => return Some(error.0),
             },
-            None => seq_of(payload),
+            (None, None) => seq_of(payload),
         };
         let mut recorder = self.recorder.borrow_mut();
         match (answers, *pending) {

@@ -13,6 +13,7 @@ pub mod conn;
 mod intervals;
 mod log;
 pub mod script;
+pub mod socketio;
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -303,6 +304,7 @@ impl engine::Worker for WsWorker {
                     script,
                     log: log.clone(),
                     conn: index as u32,
+                    socketio: plan.socketio.as_deref().map(socketio::SocketIo::new),
                 };
                 ctx.gauges.open.fetch_add(1, Ordering::Relaxed);
                 life.run(ws, ctx.shutdown())
@@ -348,14 +350,28 @@ impl WsWorker {
             }
         };
         let start = std::time::Instant::now();
-        let connect = transport::connect_with(&self.shared.endpoint, &plan.target.url, &headers);
+        let connect = async {
+            let url = &plan.target.url;
+            let mut ws = (transport::connect_with(&self.shared.endpoint, url, &headers).await)
+                .map_err(|e| failure_kind(&e))?;
+            if plan.socketio.is_some() {
+                socketio::handshake(&mut ws).await.map_err(|e| {
+                    let why = match e {
+                        socketio::SocketIoError::Ws(e) => conn::close_kind(&e),
+                        other => other.to_string(),
+                    };
+                    format!("socket.io handshake: {why}")
+                })?;
+            }
+            Ok::<_, String>(ws)
+        };
         match tokio::time::timeout(plan.timeout, connect).await {
             Ok(Ok(ws)) => {
                 recorder.borrow_mut().connected(start.elapsed());
                 Some((ws, script))
             }
-            Ok(Err(e)) => {
-                recorder.borrow_mut().failed(failure_kind(&e));
+            Ok(Err(kind)) => {
+                recorder.borrow_mut().failed(kind);
                 None
             }
             Err(_) => {

@@ -24,6 +24,7 @@ pub mod prometheus;
 pub mod responder;
 pub mod schema;
 pub mod serial;
+pub mod socketio;
 pub mod wsecho;
 pub mod wsfaulty;
 
