@@ -17,6 +17,7 @@
 
 mod account;
 mod game;
+pub(super) mod log;
 mod retry;
 mod serve;
 mod staged;
@@ -75,6 +76,8 @@ pub struct WorkerCtx {
     pub pacer: Rc<Pacer>,
     /// `--stages`: the stage each instant falls in, for the per-stage record.
     pub stages: Option<StageClock>,
+    /// `--requests`: the worker's rows, one per timed reply ([`log`]).
+    pub log: log::Log,
 }
 
 /// Logouts one worker has in flight at once.
@@ -128,6 +131,8 @@ pub struct Player {
     rng: XorShift,
     /// `--stages`: when this player arrived, until its first `START` (its time to seat).
     arrived_at: Option<Nanos>,
+    /// Replies logged or given up so far (`--requests`: the next one's number).
+    replies: u64,
 }
 
 impl Player {
@@ -168,6 +173,7 @@ impl Player {
                 0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03),
             ),
             arrived_at: None,
+            replies: 0,
         }
     }
 
@@ -185,6 +191,7 @@ impl Player {
             self.ctx.board.retire(self.index);
         }
         self.log_out().await;
+        self.give_up_pending();
         // Whatever happened, the coordinator must not wait for this player.
         self.ctx.board.retire(self.index);
     }
