@@ -13,7 +13,8 @@
 //! - [`table`]: forming a table (the owner's room, the others joining it);
 //! - [`game`]: playing a game — `START`, each request answered after its think time, `END`;
 //! - [`serve`]: the event loop under all of them, which serves the socket while the player
-//!   waits for anything, and dispatches each frame.
+//!   waits for anything, and dispatches each frame;
+//! - [`log`]: `--requests`, each timed reply's row.
 
 mod account;
 mod game;
