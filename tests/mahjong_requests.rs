@@ -110,8 +110,14 @@ fn bad_requests_options_are_refused_before_traffic() {
         ),
         (vec!["--requests-sample", "0.5"], "--requests".to_string()),
         (
-            vec!["--requests", "x.csv", "--capacity"],
-            "--capacity".to_string(),
+            vec![
+                "--requests",
+                "x.csv",
+                "--capacity",
+                "--slo",
+                "reply_lateness.p99<1s",
+            ],
+            "--requests is not for --capacity".to_string(),
         ),
     ] {
         let mut all = vec!["mahjong"];

@@ -144,13 +144,6 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
         requests: super::wrk::requests(&options)?,
     };
     if matches.get_flag("capacity") {
-        if plan.requests.is_some() {
-            return Err(ArgError::Refused(
-                "--requests goes with a single session, not --capacity (one file would mix \
-                 its steps)"
-                    .to_string(),
-            ));
-        }
         // The default grows with the players: the search's most, there.
         let default_logout = (!numbers.logout_timeout_given).then_some(default_logout_timeout as _);
         return super::mahjong_capacity::plan(&matches, plan, default_logout);
@@ -535,13 +528,6 @@ pub(super) fn command() -> Command {
             shared::json(For::Mahjong),
             shared::html(For::Mahjong),
             shared::junit(For::Mahjong),
-            shared::file("requests", None, "requests").help(
-                "Also write every timed reply of the bots as one CSV row (times, player,\n\
-                 reply number, bytes, lateness, error); zstd-compressed when FILE ends in .zst",
-            ),
-            value("requests_sample", None, "requests-sample")
-                .value_name("F")
-                .help("With --requests, log this fraction of the replies, in (0, 1]"),
             shared::dashboard(),
             shared::dashboard_linger(),
             shared::prometheus_rw(),
@@ -550,9 +536,23 @@ pub(super) fn command() -> Command {
             slo::arg(For::Mahjong),
             shared::help(),
         ])
-        .args(profile_args())
+        .args(requests_args().into_iter().chain(profile_args()))
         .args(mahjong_capacity::args())
         .args(url_args())
+}
+
+/// `--requests FILE` and `--requests-sample F`: the bots' timed replies on record.
+fn requests_args() -> [clap::Arg; 2] {
+    [
+        shared::file("requests", None, "requests").help(
+            "Also write each timed reply of the bots as one CSV row (times,\n\
+             player, reply number, bytes, lateness, error); zstd-compressed\n\
+             when FILE ends in .zst",
+        ),
+        value("requests_sample", None, "requests-sample")
+            .value_name("F")
+            .help("With --requests, log this fraction of the replies, in (0, 1]"),
+    ]
 }
 
 #[cfg(test)]
