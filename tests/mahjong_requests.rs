@@ -2,7 +2,8 @@
 //! columns, read back by DuckDB (tests/common/duckdb.rs) against the real majiang-server: one
 //! row per reply `reply_lateness` timed (the JSON's count), the p99 of their lateness the JSON's
 //! to its precision, plain and zstd; each player's replies numbered 0, 1, 2… on its `conn`; bad
-//! options refused before traffic.
+//! options refused before traffic. The session's JSON, `requests_log` and all, is valid against
+//! docs/schema/session.schema.json.
 
 mod common;
 
@@ -13,6 +14,7 @@ use serde_json::Value;
 
 use common::duckdb::{assert_p99, duckdb, readers};
 use common::majiang::Majiang;
+use common::schema::{assert_valid_doc, Kind};
 use common::{run_tsumo, TempDir};
 
 const LIMIT: Duration = Duration::from_secs(120);
@@ -71,6 +73,7 @@ fn duckdb_reads_a_row_per_timed_reply_plain_and_zstd() {
         );
         assert_eq!(u(&json, "/requests_log/rows"), u(&read, "/rows"));
         assert_p99(&read, u(&json, "/reply_lateness/p99"));
+        assert_valid_doc(Kind::Session, &json);
     }
     // Each player's replies are numbered 0, 1, 2… on its conn (the player's number); a timed
     // reply's lateness is all tsumo's: corrected = tsumo's own, the server's 0.
