@@ -570,6 +570,9 @@ pub struct MahjongPlan {
     /// arrive in their place (`None`: a table plays until the profile falls or ends).
     #[serde(skip)]
     pub stay: Option<u32>,
+    /// `--requests FILE` (with `--requests-sample F`): every timed reply of the bots on record.
+    #[serde(skip)]
+    pub requests: Option<RequestsOut>,
 }
 
 impl MahjongPlan {

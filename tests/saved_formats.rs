@@ -98,6 +98,7 @@ fn session(label: &str, offset: u64) -> RunResult {
         ended_by: tsumo::stats::end::EndReason::Done,
         timed_out: false,
         signals_in_logout: Vec::new(),
+        requests_log: None,
         record,
         cpu_seconds: 1.25,
         peak_rss_bytes: 12_582_912,

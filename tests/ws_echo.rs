@@ -13,8 +13,8 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use common::wsecho::{assert_exact, WsEcho};
 use common::schema::{assert_valid, assert_valid_doc, Kind};
+use common::wsecho::{assert_exact, WsEcho};
 use common::{free_port, json_u64, read_json, run_tsumo, wait_for, TempDir};
 
 const LIMIT: Duration = Duration::from_secs(60);

@@ -3,7 +3,7 @@
 //! per message sent, the p99 of their round trips the JSON's to its precision, plain and zstd;
 //! messages without a reply have rows with their error (`timeout`, `closed` with the close
 //! code); a full device stops the log, not the run; bad options are refused before traffic.
-//! (`tsumo merge --requests` of ws shards: `tsumo ws` has no shards yet.)
+//! (`tsumo merge --requests` of ws shards: tests/ws_shards.rs.)
 
 mod common;
 

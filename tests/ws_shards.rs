@@ -2,7 +2,8 @@
 //! Node.js echo server (`scripts/ws-echo.js`), merged back with `tsumo merge`: the counts add up
 //! to what one process sends (`-R` × duration, every echo matched), the merged histogram holds
 //! every shard's samples, the intervals line up, and the files are valid against
-//! `docs/schema/ws.schema.json`.
+//! `docs/schema/ws.schema.json`. Their `--requests` logs merge too (`tsumo merge --requests`):
+//! every shard's rows, ordered by intended time.
 
 mod common;
 
@@ -22,7 +23,11 @@ fn two_shards(args: &[&str], url: &str, dir: &TempDir) -> Vec<Run> {
     let start_at = format_rfc3339(start_ns);
     let handles: Vec<_> = (1..=2)
         .map(|i| {
-            let mut argv: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+            // `{i}` in an argument is the shard's number (each its own file).
+            let mut argv: Vec<String> = args
+                .iter()
+                .map(|a| a.replace("{i}", &i.to_string()))
+                .collect();
             let json = dir.path().join(format!("s{i}.json")).display().to_string();
             let shard = format!("{i}/2");
             argv.extend(
@@ -121,6 +126,84 @@ fn two_shards_merge_to_one_process_exact_counts() {
         .chain([merged.as_path()])
         .collect();
     assert_valid(Kind::Ws, &paths);
+}
+
+/// A plain log's rows, each split into its columns (the comment line and the header left out).
+fn log_rows(path: &std::path::Path) -> Vec<Vec<String>> {
+    let text = std::fs::read_to_string(path).expect("read the log");
+    let mut lines = text.lines();
+    assert!(lines
+        .next()
+        .is_some_and(|l| l.starts_with("# tsumo requests v1;")));
+    assert!(lines.next().is_some_and(|l| l.starts_with("intended_ns,")));
+    lines
+        .map(|l| l.split(',').map(str::to_string).collect())
+        .collect()
+}
+
+#[test]
+fn two_shards_logs_merge_into_one_ordered_by_intended_time() {
+    let server = WsEcho::start(&[]);
+    let dir = TempDir::new("ws-shards-requests");
+    let log = dir.path().join("s{i}.csv").display().to_string();
+    let shards = two_shards(
+        &["ws", "-t1", "-c4", "-d2s", "-R400", "--requests", &log],
+        &server.url(),
+        &dir,
+    );
+    for shard in &shards {
+        shard.assert_success();
+    }
+    let part = |name: &str| dir.path().join(name).display().to_string();
+    let logs: Vec<_> = (1..=2)
+        .map(|i| log_rows(&dir.path().join(format!("s{i}.csv"))))
+        .collect();
+    let rows: usize = logs.iter().map(Vec::len).sum();
+    assert!(logs.iter().all(|l| l.len() > 300), "{rows}");
+    let merged_log = part("m.csv");
+    let run = run_tsumo(
+        &[
+            "merge",
+            &part("s1.json"),
+            &part("s2.json"),
+            "-o",
+            &part("m.json"),
+            "--requests",
+            &merged_log,
+        ],
+        LIMIT,
+    );
+    run.assert_success();
+    let merged = log_rows(std::path::Path::new(&merged_log));
+    assert_eq!(merged.len(), rows);
+    let intended: Vec<u64> = merged.iter().map(|r| r[0].parse().unwrap()).collect();
+    assert!(intended.windows(2).all(|w| w[0] <= w[1]), "not ordered");
+    // Both shards' rows, by their shard column (0 and 1).
+    for shard in ["0", "1"] {
+        let n = merged.iter().filter(|r| r[3] == shard).count();
+        assert_eq!(
+            n,
+            logs[shard.parse::<usize>().unwrap()].len(),
+            "shard {shard}"
+        );
+    }
+    let doc = read_json(std::path::Path::new(&part("m.json")));
+    assert_eq!(json_u64(&doc, "requests_log.rows"), rows as u64, "{doc}");
+    assert_eq!(doc["requests_log"]["path"], merged_log.as_str(), "{doc}");
+    // Without --requests the merged file has no log of its own (not the first shard's).
+    let run = run_tsumo(
+        &[
+            "merge",
+            &part("s1.json"),
+            &part("s2.json"),
+            "-o",
+            &part("n.json"),
+        ],
+        LIMIT,
+    );
+    run.assert_success();
+    let doc = read_json(std::path::Path::new(&part("n.json")));
+    assert!(doc.get("requests_log").is_none(), "{doc}");
 }
 
 #[test]

@@ -141,6 +141,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
         lockstep: !matches.get_flag("start_when_full") && stages.is_empty(),
         stages,
         stay,
+        requests: super::wrk::requests(&options)?,
     };
     if matches.get_flag("capacity") {
         // The default grows with the players: the search's most, there.
@@ -535,9 +536,23 @@ pub(super) fn command() -> Command {
             slo::arg(For::Mahjong),
             shared::help(),
         ])
-        .args(profile_args())
+        .args(requests_args().into_iter().chain(profile_args()))
         .args(mahjong_capacity::args())
         .args(url_args())
+}
+
+/// `--requests FILE` and `--requests-sample F`: the bots' timed replies on record.
+fn requests_args() -> [clap::Arg; 2] {
+    [
+        shared::file("requests", None, "requests").help(
+            "Also write each timed reply of the bots as one CSV row (times,\n\
+             player, reply number, bytes, lateness, error); zstd-compressed\n\
+             when FILE ends in .zst",
+        ),
+        value("requests_sample", None, "requests-sample")
+            .value_name("F")
+            .help("With --requests, log this fraction of the replies, in (0, 1]"),
+    ]
 }
 
 #[cfg(test)]

@@ -97,6 +97,11 @@ fn refuse_session_options(matches: &ArgMatches) -> Result<(), ArgError> {
         ),
         ("shard", "--shard", "a capacity search runs on one machine"),
         ("start_at", "--start-at", "a capacity search starts now"),
+        (
+            "requests",
+            "--requests",
+            "one file would mix the steps' replies; log a single session",
+        ),
     ] {
         if matches.value_source(id) == Some(ValueSource::CommandLine) {
             return Err(ArgError::Refused(format!(

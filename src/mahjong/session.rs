@@ -29,6 +29,7 @@ use crate::stats;
 use crate::stats::format::format_time_us;
 pub use crate::stats::mahjong::RunResult;
 use crate::stats::mahjong::{Interval, Players, Totals};
+use crate::stats::requests::writer::{LogFile, Rows};
 use crate::stats::sink::Sink;
 use crate::stats::timeline::IntervalClock;
 use crate::sys;
@@ -94,7 +95,10 @@ pub fn run_with(plan: &MahjongPlan, hooks: Hooks) -> Result<RunResult, Error> {
     let mut mode = MahjongMode::prepare(plan)?;
     mode.settings.stop = hooks.stop.clone();
     mode.hooks = hooks;
-    let run = engine::run(&mut mode)?;
+    let run = engine::run(&mut mode);
+    // The workers ended (their rows handed over): the log's record, also when the run failed.
+    let requests_log = mode.log.take().map(LogFile::finish);
+    let run = run?;
     let mut record = run.recorder;
     let wind_down = &run.wind_down;
     if !wind_down.abandoned.is_empty() {
@@ -128,6 +132,7 @@ pub fn run_with(plan: &MahjongPlan, hooks: Hooks) -> Result<RunResult, Error> {
         peak_rss_bytes: run.usage.peak_rss_bytes,
         server: run.server,
         start: run.start,
+        requests_log,
     })
 }
 
@@ -141,6 +146,8 @@ pub struct MahjongMode {
     /// The draw over think the progress line shows (µs; `u64::MAX` before the first draw):
     /// the worst of the last second that had draws.
     lag_shown: AtomicU64,
+    /// `--requests`: the log the workers' rows go to.
+    log: Option<LogFile>,
 }
 
 impl MahjongMode {
@@ -160,7 +167,12 @@ impl MahjongMode {
             Scheme::Https => "wss",
         };
         let host = server.host_header();
+        let log = match &plan.requests {
+            Some(out) => Some(crate::stats::requests::open(out, &plan.options.part)?),
+            None => None,
+        };
         Ok(MahjongMode {
+            log,
             settings: Settings {
                 duration: plan.options.duration,
                 // Every player logs out, also after a signal, within --logout-timeout and its
@@ -226,6 +238,7 @@ impl Mode for MahjongMode {
                     tables,
                     recorded,
                     signed_in: Arc::default(),
+                    log: self.log.as_ref().map(LogFile::rows),
                 };
                 first_player += tables * plan.seats;
                 worker
@@ -328,6 +341,8 @@ pub struct MahjongWorker {
     recorded: Kept<stats::mahjong::Recorder>,
     /// The players holding a session on the server now.
     signed_in: Arc<Mutex<BTreeSet<usize>>>,
+    /// `--requests`: this worker's rows.
+    log: Option<Rows>,
 }
 
 impl Worker for MahjongWorker {
@@ -365,10 +380,12 @@ impl Worker for MahjongWorker {
             tables,
             recorded,
             signed_in,
+            log,
         } = self;
         // Players log in on their own ramp; the common start is only for the record (and the
         // intervals).
         let t0 = ctx.start();
+        let log = super::player::log::started(log, t0);
         let intervals = Rc::new(RefCell::new(Intervals {
             clock: IntervalClock::new(t0, shared.plan.options.interval),
             index: 0,
@@ -403,6 +420,7 @@ impl Worker for MahjongWorker {
                 t0,
                 stages: shared.plan.stages.clone(),
             }),
+            log,
         });
         if !shared.plan.stages.is_empty() {
             // Over shards, each worker is one lane of every shard's workers: shard I's lanes

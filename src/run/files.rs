@@ -59,12 +59,12 @@ pub fn of_run(plan: &Plan) -> Result<(), Error> {
     )
 }
 
-/// A mahjong session's (and its capacity search's) files: `--json`, `--html`, `--junit`
-/// written; `--rule` and `--cacert` read.
+/// A mahjong session's (and its capacity search's) files: `--json`, `--html`, `--junit`,
+/// `--requests` written; `--rule` and `--cacert` read.
 pub fn of_session(plan: &MahjongPlan) -> Result<(), Error> {
     of_options(
         &plan.options,
-        &[],
+        &[(REQUESTS, plan.requests.as_ref().map(|r| r.path.as_path()))],
         ("the --rule file", plan.rule_file.as_deref()),
     )
 }

@@ -25,6 +25,8 @@ const SAY_PAUSE: Nanos = 500_000_000;
 /// A reply held back for the think time.
 pub(super) struct PendingReply {
     due: Nanos,
+    /// When the request it answers arrived.
+    received: Nanos,
     /// Completes at `due` (the worker's pacer); the event loop waits on it.
     pub(super) timer: Pin<Box<dyn Future<Output = ()>>>,
     frame: String,
@@ -138,15 +140,19 @@ impl Player {
             let think = self.think_time();
             if think > 0 {
                 let due = received + think;
-                self.pending = Some(PendingReply {
+                let held = self.pending.replace(PendingReply {
                     due,
+                    received,
                     timer: Box::pin(self.ctx.pacer.sleep_until(due)),
                     frame,
                 });
+                if let Some(held) = held {
+                    self.log_unsent(held.due, "superseded");
+                }
                 return Ok(());
             }
         }
-        self.record_reply_lateness(received);
+        self.record_reply_lateness(received, received, frame.len());
         self.send(&frame).await
     }
 
@@ -203,8 +209,10 @@ impl Player {
         base + self.rng.below(jitter)
     }
 
-    fn record_reply_lateness(&self, intended: Nanos) {
+    /// A reply due at `intended` (for the request that arrived at `received`) goes out now.
+    fn record_reply_lateness(&mut self, intended: Nanos, received: Nanos, bytes: usize) {
         let now = clock::now();
+        self.log_reply(intended, received, now, bytes as u64);
         let lateness = clock::to_us(now.saturating_sub(intended));
         self.ctx
             .recorder
@@ -216,10 +224,17 @@ impl Player {
         });
     }
 
+    /// The player's session is over: a reply still held back never goes out (`--requests`).
+    pub(super) fn give_up_pending(&mut self) {
+        if let Some(held) = self.pending.take() {
+            self.log_unsent(held.due, "unsent");
+        }
+    }
+
     /// Sends the reply held back for the think time, now that it is due.
     pub(super) async fn send_pending(&mut self) -> Result<(), Interrupt> {
         if let Some(pending) = self.pending.take() {
-            self.record_reply_lateness(pending.due);
+            self.record_reply_lateness(pending.due, pending.received, pending.frame.len());
             self.send(&pending.frame).await?;
         }
         Ok(())

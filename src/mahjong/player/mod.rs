@@ -13,10 +13,12 @@
 //! - [`table`]: forming a table (the owner's room, the others joining it);
 //! - [`game`]: playing a game — `START`, each request answered after its think time, `END`;
 //! - [`serve`]: the event loop under all of them, which serves the socket while the player
-//!   waits for anything, and dispatches each frame.
+//!   waits for anything, and dispatches each frame;
+//! - [`log`]: `--requests`, each timed reply's row.
 
 mod account;
 mod game;
+pub(super) mod log;
 mod logout;
 mod retry;
 mod serve;
@@ -76,6 +78,8 @@ pub struct WorkerCtx {
     pub pacer: Rc<Pacer>,
     /// `--stages`: the stage each instant falls in, for the per-stage record.
     pub stages: Option<StageClock>,
+    /// `--requests`: the worker's rows, one per timed reply ([`log`]).
+    pub log: log::Log,
 }
 
 /// Logouts one worker has in flight at once.
@@ -131,6 +135,8 @@ pub struct Player {
     rng: XorShift,
     /// `--stages`: when this player arrived, until its first `START` (its time to seat).
     arrived_at: Option<Nanos>,
+    /// Replies logged or given up so far (`--requests`: the next one's number).
+    replies: u64,
 }
 
 impl Player {
@@ -172,6 +178,7 @@ impl Player {
                 0x9E37_79B9_7F4A_7C15 ^ (index as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03),
             ),
             arrived_at: None,
+            replies: 0,
         }
     }
 
@@ -189,6 +196,7 @@ impl Player {
             self.ctx.board.retire(self.index);
         }
         self.log_out().await;
+        self.give_up_pending();
         // Whatever happened, the coordinator must not wait for this player.
         self.ctx.board.retire(self.index);
     }

@@ -34,6 +34,7 @@ impl Player {
         self.in_stage(arrived, |stage| stage.arrivals += 1);
         let _ = self.stay(in_flight).await;
         self.log_out().await;
+        self.give_up_pending();
         self.in_stage(clock::now(), |stage| stage.departures += 1);
         self.table.set_gone();
     }

@@ -46,6 +46,8 @@ pub(super) fn merge(
     objectives::refuse_different(&judged)?;
     // Every field not summed below is the first session's (the same tool wrote them all).
     let mut merged = sessions[0].0.clone();
+    // The first part's log is not the merge's (`tsumo merge --requests` writes that).
+    merged.requests_log = None;
     let all = || sessions.iter().map(|(s, _)| *s);
     let sum = |f: fn(&SavedSession) -> u64| all().map(f).sum::<u64>();
 

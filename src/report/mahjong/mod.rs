@@ -70,6 +70,14 @@ impl SavedResult for SavedSession {
         self.elapsed_s
     }
 
+    fn requests_log(&self) -> Option<&crate::stats::requests::RequestsLog> {
+        self.requests_log.as_ref()
+    }
+
+    fn requests_log_mut(&mut self) -> Option<&mut Option<crate::stats::requests::RequestsLog>> {
+        Some(&mut self.requests_log)
+    }
+
     fn cut_by_signal(&self) -> Option<String> {
         cut_by(self.interrupted, self.ended_by.map(EndReason::name))
     }

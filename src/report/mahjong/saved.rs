@@ -107,6 +107,10 @@ pub struct SavedSession {
     /// `--stages`: the stage (from 1) a signal or a server gone stopped the session in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped_in_stage: Option<usize>,
+    /// `--requests`: where the log of the bots' timed replies went, its rows, and whether it
+    /// is complete; absent without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests_log: Option<crate::stats::requests::RequestsLog>,
     /// `merged_from`, `run_id`, `shard`, `start`, as in an HTTP run's file.
     #[serde(flatten)]
     pub part: SavedPart,
@@ -311,6 +315,7 @@ impl SavedSession {
             part: SavedPart::of(&p.options.part, &r.start),
             stages: super::stages::saved(r),
             stopped_in_stage: super::stages::stopped_in(r),
+            requests_log: r.requests_log.clone(),
         };
         // Judged on the saved measures, as a saved session is judged again.
         saved.objectives = slo::judge(&p.options.objectives, &saved);

@@ -42,6 +42,8 @@ pub(super) fn merge(runs: &[(&SavedWsRun, &str)], label: &str) -> Result<SavedWs
     objectives::refuse_different(&judged)?;
     // Every field not added below is the first run's (the same tool wrote them all).
     let mut merged = runs[0].0.clone();
+    // The first part's log is not the merge's (`tsumo merge --requests` writes that).
+    merged.requests_log = None;
     let all = || runs.iter().map(|(r, _)| *r);
     let sum = |f: fn(&SavedWsRun) -> u64| all().map(f).sum::<u64>();
 

@@ -239,6 +239,7 @@ impl Cohorts<'_> {
             ended_by: crate::engine::EndReason::Duration,
             timed_out: false,
             signals_in_logout: Vec::new(),
+            requests_log: None,
             record,
             cpu_seconds,
             peak_rss_bytes,

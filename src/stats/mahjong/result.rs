@@ -27,4 +27,6 @@ pub struct RunResult {
     pub server: Option<ServerUsage>,
     /// When the session started, and when it was meant to (`--start-at`).
     pub start: crate::stats::start::StartRecord,
+    /// `--requests`: where the replies' log went; `None` without it.
+    pub requests_log: Option<crate::stats::requests::RequestsLog>,
 }
