@@ -91,6 +91,8 @@ fn duckdb_reads_a_row_per_timed_reply_plain_and_zstd() {
         *expected += 1;
         if row[12].is_empty() {
             assert_eq!((row[9], row[10]), (row[11], "0"), "{row:?}");
+            // bytes in: the GAME request's frame; out: the reply's.
+            assert!(row[7].parse::<u64>().unwrap() > 0, "{row:?}");
             assert!(row[8].parse::<u64>().unwrap() > 0, "{row:?}");
         }
     }

@@ -27,6 +27,8 @@ pub(super) struct PendingReply {
     due: Nanos,
     /// When the request it answers arrived.
     received: Nanos,
+    /// The request's frame length.
+    bytes_in: u64,
     /// Completes at `due` (the worker's pacer); the event loop waits on it.
     pub(super) timer: Pin<Box<dyn Future<Output = ()>>>,
     frame: String,
@@ -143,6 +145,7 @@ impl Player {
                 let held = self.pending.replace(PendingReply {
                     due,
                     received,
+                    bytes_in: self.frame_in,
                     timer: Box::pin(self.ctx.pacer.sleep_until(due)),
                     frame,
                 });
@@ -152,7 +155,7 @@ impl Player {
                 return Ok(());
             }
         }
-        self.record_reply_lateness(received, received, frame.len());
+        self.record_reply_lateness(received, received, (self.frame_in, frame.len()));
         self.send(&frame).await
     }
 
@@ -210,9 +213,9 @@ impl Player {
     }
 
     /// A reply due at `intended` (for the request that arrived at `received`) goes out now.
-    fn record_reply_lateness(&mut self, intended: Nanos, received: Nanos, bytes: usize) {
+    fn record_reply_lateness(&mut self, intended: Nanos, received: Nanos, bytes: (u64, usize)) {
         let now = clock::now();
-        self.log_reply(intended, received, now, bytes as u64);
+        self.log_reply(intended, received, now, (bytes.0, bytes.1 as u64));
         let lateness = clock::to_us(now.saturating_sub(intended));
         self.ctx
             .recorder
@@ -234,7 +237,11 @@ impl Player {
     /// Sends the reply held back for the think time, now that it is due.
     pub(super) async fn send_pending(&mut self) -> Result<(), Interrupt> {
         if let Some(pending) = self.pending.take() {
-            self.record_reply_lateness(pending.due, pending.received, pending.frame.len());
+            self.record_reply_lateness(
+                pending.due,
+                pending.received,
+                (pending.bytes_in, pending.frame.len()),
+            );
             self.send(&pending.frame).await?;
         }
         Ok(())

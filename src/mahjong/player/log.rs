@@ -4,7 +4,7 @@
 //! from 0. `intended_ns` is when the reply was due (the request's arrival, plus the think time
 //! for an own-turn action), `sent_ns` when it went out, `received_ns` when the request it
 //! answers arrived; `corrected_ns` and `tsumo_ns` are its lateness (sent − due), `server_ns` 0,
-//! `bytes_out` its frame's length. A reply held back for the think time that never went out is
+//! `bytes_in` the length of the request's frame, `bytes_out` its own. A reply held back for the think time that never went out is
 //! a row with its error: `superseded` (the server sent the next request first) or `unsent` (the
 //! game or the player's socket ended first), `sent_ns` and `received_ns` then when it was
 //! given up.
@@ -41,20 +41,22 @@ impl Player {
     }
 
     /// A reply due at `intended` (for the request that arrived at `received`) goes out at
-    /// `sent`: `bytes` its frame's length.
-    pub(super) fn log_reply(&mut self, intended: Nanos, received: Nanos, sent: Nanos, bytes: u64) {
+    /// `sent`: `bytes` the request's frame length and its own.
+    pub(super) fn log_reply(
+        &mut self,
+        intended: Nanos,
+        received: Nanos,
+        sent: Nanos,
+        bytes: (u64, u64),
+    ) {
         if self.ctx.log.is_none() {
             return;
         }
         let place = self.next_place();
         let Some(rows) = &self.ctx.log else { return };
         let late = sent.saturating_sub(intended);
-        rows.borrow_mut().answered(
-            &place,
-            (intended, sent, received),
-            (late, 0, late),
-            (0, bytes),
-        );
+        rows.borrow_mut()
+            .answered(&place, (intended, sent, received), (late, 0, late), bytes);
     }
 
     /// A reply due at `intended` was given up now (`error`: `superseded` or `unsent`).

@@ -137,6 +137,8 @@ pub struct Player {
     arrived_at: Option<Nanos>,
     /// Replies logged or given up so far (`--requests`: the next one's number).
     replies: u64,
+    /// The length of the last frame read (`--requests`: a reply's `bytes_in` is its request's).
+    frame_in: u64,
 }
 
 impl Player {
@@ -179,6 +181,7 @@ impl Player {
             ),
             arrived_at: None,
             replies: 0,
+            frame_in: 0,
         }
     }
 

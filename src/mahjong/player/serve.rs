@@ -195,6 +195,7 @@ impl Player {
             rec.messages_in += 1;
             rec.bytes_in += len as u64;
         }
+        self.frame_in = len as u64;
         self.ctx.gauges.messages.fetch_add(1, Ordering::Relaxed);
         match packet {
             Ok(Packet::Ping) => self.send(socketio::PONG).await,
