@@ -189,6 +189,18 @@ impl Life {
                 () = sleep(drain_by), if drain_by.is_some() => break None,
             }
         };
+        self.finish(ws, pending, broken, ping_out).await;
+    }
+
+    /// The connection is over (`broken`: how, when it broke): the message still waiting for
+    /// its reply counted and logged, the socket closed.
+    async fn finish(
+        &mut self,
+        mut ws: WebSocket,
+        pending: Option<Pending>,
+        broken: Option<String>,
+        mut ping_out: Option<(u64, Nanos)>,
+    ) {
         self.gauges.open.fetch_sub(1, Ordering::Relaxed);
         if let Some(p) = pending {
             self.recorder.borrow_mut().counters.unanswered += 1;

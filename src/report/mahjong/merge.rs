@@ -51,31 +51,7 @@ pub(super) fn merge(
     let all = || sessions.iter().map(|(s, _)| *s);
     let sum = |f: fn(&SavedSession) -> u64| all().map(f).sum::<u64>();
 
-    // Phases and step kinds: every name any session has (sorted, as the maps keep them).
-    let phase_names: BTreeSet<&String> = all().flat_map(|s| s.phases.keys()).collect();
-    merged.phases = phase_names
-        .into_iter()
-        .map(|name| {
-            let phases = all().filter_map(|s| s.phases.get(name));
-            let latency = add_all(sessions, &format!("phases/{name}"), |s| {
-                s.phases.get(name).map(|p| &p.latency)
-            })?;
-            let phase = SavedPhase {
-                ok: phases.clone().map(|p| p.ok).sum(),
-                failed: phases.map(|p| p.failed).sum(),
-                latency,
-            };
-            Ok((name.clone(), phase))
-        })
-        .collect::<Result<_, Error>>()?;
-    let step_kinds: BTreeSet<&String> = all().flat_map(|s| s.steps.keys()).collect();
-    merged.steps = step_kinds
-        .into_iter()
-        .map(|kind| {
-            let step = add_all(sessions, &format!("steps/{kind}"), |s| s.steps.get(kind))?;
-            Ok((kind.clone(), step))
-        })
-        .collect::<Result<_, Error>>()?;
+    phases_and_steps(&mut merged, sessions)?;
     merged.games.duration = add_all(sessions, "games/duration", |s| Some(&s.games.duration))?;
     merged.draw_overshoot = add_all(sessions, "draw_overshoot", |s| Some(&s.draw_overshoot))?;
     merged.deal_overshoot = add_all(sessions, "deal_overshoot", |s| Some(&s.deal_overshoot))?;
@@ -136,6 +112,40 @@ pub(super) fn merge(
     merged.objectives = merged.judge_again();
     merged.label = label.to_string();
     Ok(merged)
+}
+
+/// The sessions' phases and step kinds, every name any session has (sorted, as the maps keep
+/// them): counts added and histograms merged.
+fn phases_and_steps(
+    merged: &mut SavedSession,
+    sessions: &[(&SavedSession, &str)],
+) -> Result<(), Error> {
+    let all = || sessions.iter().map(|(s, _)| *s);
+    let phase_names: BTreeSet<&String> = all().flat_map(|s| s.phases.keys()).collect();
+    merged.phases = phase_names
+        .into_iter()
+        .map(|name| {
+            let phases = all().filter_map(|s| s.phases.get(name));
+            let latency = add_all(sessions, &format!("phases/{name}"), |s| {
+                s.phases.get(name).map(|p| &p.latency)
+            })?;
+            let phase = SavedPhase {
+                ok: phases.clone().map(|p| p.ok).sum(),
+                failed: phases.map(|p| p.failed).sum(),
+                latency,
+            };
+            Ok((name.clone(), phase))
+        })
+        .collect::<Result<_, Error>>()?;
+    let step_kinds: BTreeSet<&String> = all().flat_map(|s| s.steps.keys()).collect();
+    merged.steps = step_kinds
+        .into_iter()
+        .map(|kind| {
+            let step = add_all(sessions, &format!("steps/{kind}"), |s| s.steps.get(kind))?;
+            Ok((kind.clone(), step))
+        })
+        .collect::<Result<_, Error>>()?;
+    Ok(())
 }
 
 /// `--stages`: the sessions' stages merged, and how the whole ended (a server gone in any part

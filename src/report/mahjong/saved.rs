@@ -246,24 +246,7 @@ impl SavedSession {
             mode: "mahjong".to_string(),
             schema: SCHEMA_VERSION,
             label: p.options.label.clone(),
-            plan: SavedSessionPlan {
-                url: p.server.url.clone(),
-                players: p.players as u64,
-                seats: p.seats as u64,
-                threads: p.options.threads as u64,
-                duration_s: p.options.duration.as_secs_f64(),
-                ramp_s: p.ramp.as_secs_f64(),
-                think_s: p.think.as_secs_f64(),
-                think_jitter_s: p.think_jitter.as_secs_f64(),
-                games: p.games,
-                timer: p.timer.clone(),
-                lockstep: p.lockstep,
-                rule: p.rule.clone(),
-                bind: p.options.bind.clone(),
-                think_slack_us: Some(Pacing::THINK.slack_us()),
-                stages: super::stages::profile(r),
-                stay: p.stay,
-            },
+            plan: saved_plan(r),
             elapsed_s: r.elapsed.as_secs_f64(),
             interrupted: r.interrupted,
             ended_by: Some(r.ended_by),
@@ -382,5 +365,28 @@ impl SavedSession {
         names.extend(self.phase_names());
         names.extend(self.steps.keys().map(String::as_str));
         names
+    }
+}
+
+/// The plan of the run `r`, in the saved layout.
+fn saved_plan(r: &RunResult) -> SavedSessionPlan {
+    let p = &r.plan;
+    SavedSessionPlan {
+        url: p.server.url.clone(),
+        players: p.players as u64,
+        seats: p.seats as u64,
+        threads: p.options.threads as u64,
+        duration_s: p.options.duration.as_secs_f64(),
+        ramp_s: p.ramp.as_secs_f64(),
+        think_s: p.think.as_secs_f64(),
+        think_jitter_s: p.think_jitter.as_secs_f64(),
+        games: p.games,
+        timer: p.timer.clone(),
+        lockstep: p.lockstep,
+        rule: p.rule.clone(),
+        bind: p.options.bind.clone(),
+        think_slack_us: Some(Pacing::THINK.slack_us()),
+        stages: super::stages::profile(r),
+        stay: p.stay,
     }
 }
