@@ -31,6 +31,11 @@ pub(crate) const SECOND_SIGNAL_GRACE: Duration = Duration::from_secs(3);
 /// The least a logout goes on past `--logout-timeout` while the server takes its connections.
 const LEAST_OVERTIME: Duration = Duration::from_secs(10);
 
+/// How long a player's logout waits at most for the answer to a login still unanswered (one
+/// whose try gave up): a server that never answers must not hold the end of the run (tests/
+/// mahjong.rs, logins never answered), and a late answer that comes within it is logged out.
+const LATE_LOGIN_WAIT: Duration = Duration::from_secs(5);
+
 /// How long a logout goes on past `--logout-timeout` (`bound`) while the server takes its
 /// connections: as long again, and at least [`LEAST_OVERTIME`].
 pub(crate) fn overtime(bound: Duration) -> Duration {
@@ -128,10 +133,11 @@ impl Player {
             signed_in(&self.ctx.signed_in).remove(&self.index);
             self.note_logout(ended, false);
         }
+        let answer_by = last.min(Instant::now() + bound.min(LATE_LOGIN_WAIT));
         for login in self.sent_logins.take() {
             let stop = login.abort_handle();
             let late = match closed {
-                true => unless_cut(&mut cut, tokio::time::timeout_at(last, login)).await,
+                true => unless_cut(&mut cut, tokio::time::timeout_at(answer_by, login)).await,
                 false => None,
             };
             let Some(Ok(Ok(Some(cookie)))) = late else {
