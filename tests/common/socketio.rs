@@ -1,8 +1,7 @@
 //! The Node.js socket.io server (`scripts/socketio-echo.js`, on the pinned `socket.io`
 //! package) for a test of `tsumo ws --socketio`: started on a free port, stopped when dropped.
 
-use std::process::{Child, Command, Stdio};
-use std::time::Duration;
+use std::process::Child;
 
 /// `node scripts/socketio-echo.js PORT ARGS…`, stopped when dropped.
 pub struct SocketIoEcho {
@@ -20,22 +19,7 @@ impl SocketIoEcho {
     /// Started with `args` (`--stall-after N`, `--disconnect-after N`, `--ping-interval MS`),
     /// once it listens.
     pub fn start(args: &[&str]) -> SocketIoEcho {
-        super::majiang::ensure_installed();
-        let port = super::free_port();
-        let script = super::majiang::scripts_dir().join("socketio-echo.js");
-        let child = Command::new("node")
-            .arg(script)
-            .arg(port.to_string())
-            .args(args)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn node");
-        super::wait_for(
-            "the socket.io server listens",
-            Duration::from_secs(15),
-            || std::net::TcpStream::connect(("127.0.0.1", port)).is_ok(),
-        );
+        let (child, port) = super::wsecho::node_server("socketio-echo.js", args);
         SocketIoEcho { child, port }
     }
 

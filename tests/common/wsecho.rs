@@ -19,20 +19,7 @@ impl Drop for WsEcho {
 impl WsEcho {
     /// Started with `args` (`--stall-after N`, `--close-after N`), once it listens.
     pub fn start(args: &[&str]) -> WsEcho {
-        super::majiang::ensure_installed();
-        let port = super::free_port();
-        let script = super::majiang::scripts_dir().join("ws-echo.js");
-        let child = Command::new("node")
-            .arg(script)
-            .arg(port.to_string())
-            .args(args)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn node");
-        super::wait_for("the echo server listens", Duration::from_secs(15), || {
-            std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
-        });
+        let (child, port) = node_server("ws-echo.js", args);
         WsEcho { child, port }
     }
 
@@ -63,4 +50,25 @@ pub fn assert_exact(doc: &serde_json::Value, rate: u64, seconds: u64, connection
     assert_eq!(json_u64(doc, "messages.timed_out"), 0, "{doc}");
     assert_eq!(json_u64(doc, "messages.pushed"), 0, "{doc}");
     assert_eq!(json_u64(doc, "connections.opened"), connections, "{doc}");
+}
+
+/// `node scripts/SCRIPT PORT ARGS…` (one of the repo's Node servers, on the pinned packages) on
+/// a free port, once it listens: the process and its port.
+pub fn node_server(script: &str, args: &[&str]) -> (Child, u16) {
+    super::majiang::ensure_installed();
+    let port = super::free_port();
+    let child = Command::new("node")
+        .arg(super::majiang::scripts_dir().join(script))
+        .arg(port.to_string())
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn node");
+    super::wait_for(
+        &format!("node {script} listens"),
+        Duration::from_secs(15),
+        || std::net::TcpStream::connect(("127.0.0.1", port)).is_ok(),
+    );
+    (child, port)
 }
